@@ -1,0 +1,3 @@
+from reader.cli import main
+
+main()

@@ -1,0 +1,9 @@
+"""Each module here defines click commands; list them in ALL_COMMANDS."""
+
+
+def ALL_COMMANDS():
+    commands = []
+    # Each area appends its commands here, e.g.:
+    #   from reader.commands.papers import ingest, papers, rm
+    #   commands += [ingest, papers, rm]
+    return commands

@@ -1,0 +1,195 @@
+"""Settings from READER_* environment variables and an optional TOML config file.
+
+Precedence: environment variable > config file > default. The config file is
+READER_CONFIG if set, else $READER_HOME/config.toml if it exists. Keys in the
+file are the variable names without the READER_ prefix, lower-case
+(e.g. `llm_base_url = "http://127.0.0.1:8080/v1"`).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from reader.errors import ConfigError
+
+EMBEDDED_MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m (embedded)"
+DEFAULT_EMBED_MODEL = "all-MiniLM-L6-v2 (packaged)"
+
+
+def default_home() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "reader"
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """One role's endpoint. base_url None means the embedded local model."""
+
+    base_url: str | None
+    model: str | None
+    api_key: str | None
+    timeout_s: float = 120.0
+    max_concurrency: int = 4
+
+    @property
+    def is_embedded(self) -> bool:
+        return not self.base_url
+
+    @property
+    def model_name(self) -> str:
+        if self.is_embedded:
+            return EMBEDDED_MODEL_NAME
+        return self.model or "default"
+
+
+@dataclass(frozen=True)
+class Settings:
+    home: Path
+    database_url: str
+    generator: LLMSettings
+    verifier: LLMSettings
+    embed_model: str | None  # None: the packaged all-MiniLM-L6-v2
+    upload_limit_mb: int = 50
+    web_token: str | None = None
+    output_language: str | None = None  # None: follow the paper
+    cache: bool = True
+    config_file: Path | None = None
+
+    @property
+    def index_dir(self) -> Path:
+        return self.home / "index"
+
+    @property
+    def models_dir(self) -> Path:
+        return self.home / "models"
+
+
+_KEYS = [
+    "home", "database_url", "llm_base_url", "llm_model", "llm_api_key",
+    "verifier_base_url", "verifier_model", "verifier_api_key", "embed_model",
+    "llm_timeout", "llm_concurrency", "upload_limit_mb", "web_token",
+    "output_language", "cache",
+]
+
+
+def _read_file(path: Path) -> dict:
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except OSError as exc:
+        raise ConfigError(f"config file {path}: cannot read it ({exc.strerror})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path}: not valid TOML ({exc})") from exc
+    unknown = sorted(set(data) - set(_KEYS))
+    if unknown:
+        raise ConfigError(f"config file {path}: unknown keys {unknown}; known keys: {_KEYS}")
+    return data
+
+
+def load_settings(env: dict | None = None) -> Settings:
+    env = dict(os.environ if env is None else env)
+    home = Path(env.get("READER_HOME") or default_home()).expanduser()
+    config_path = env.get("READER_CONFIG")
+    file_data: dict = {}
+    config_file = None
+    if config_path:
+        config_file = Path(config_path).expanduser()
+        file_data = _read_file(config_file)
+    elif (home / "config.toml").is_file():
+        config_file = home / "config.toml"
+        file_data = _read_file(config_file)
+    if "home" in file_data and not env.get("READER_HOME"):
+        home = Path(file_data["home"]).expanduser()
+
+    def get(key: str, default=None):
+        value = env.get("READER_" + key.upper())
+        if value not in (None, ""):
+            return value
+        value = file_data.get(key)
+        return default if value in (None, "") else value
+
+    def get_int(key: str, default: int) -> int:
+        raw = get(key, default)
+        try:
+            return int(raw)
+        except (TypeError, ValueError):
+            raise ConfigError(f"READER_{key.upper()}={raw!r} is not a whole number") from None
+
+    def get_float(key: str, default: float) -> float:
+        raw = get(key, default)
+        try:
+            return float(raw)
+        except (TypeError, ValueError):
+            raise ConfigError(f"READER_{key.upper()}={raw!r} is not a number") from None
+
+    timeout = get_float("llm_timeout", 120.0)
+    concurrency = get_int("llm_concurrency", 4)
+    generator = LLMSettings(
+        base_url=get("llm_base_url"),
+        model=get("llm_model"),
+        api_key=get("llm_api_key"),
+        timeout_s=timeout,
+        max_concurrency=concurrency,
+    )
+    verifier_url = get("verifier_base_url")
+    verifier = LLMSettings(
+        base_url=verifier_url or generator.base_url,
+        model=get("verifier_model") or generator.model,
+        api_key=get("verifier_api_key") or generator.api_key,
+        timeout_s=timeout,
+        max_concurrency=concurrency,
+    )
+    database_url = get("database_url") or f"sqlite:///{home / 'reader.db'}"
+    cache_raw = str(get("cache", "1")).lower()
+    return Settings(
+        home=home,
+        database_url=database_url,
+        generator=generator,
+        verifier=verifier,
+        embed_model=get("embed_model"),
+        upload_limit_mb=get_int("upload_limit_mb", 50),
+        web_token=get("web_token"),
+        output_language=get("output_language"),
+        cache=cache_raw not in ("0", "false", "no", "off"),
+        config_file=config_file,
+    )
+
+
+def mask(secret: str | None) -> str:
+    if not secret:
+        return "(not set)"
+    return secret[:3] + "…" + "*" * 4 if len(secret) > 8 else "****"
+
+
+def describe(settings: Settings) -> list[tuple[str, str]]:
+    """The effective settings as (name, value) rows with secrets masked."""
+
+    def llm_rows(prefix: str, s: LLMSettings) -> list[tuple[str, str]]:
+        return [
+            (f"{prefix}_BASE_URL", s.base_url or "(embedded local model)"),
+            (f"{prefix}_MODEL", s.model_name),
+            (f"{prefix}_API_KEY", mask(s.api_key)),
+        ]
+
+    db = settings.database_url
+    if "@" in db:  # hide a password in postgresql://user:pass@host/db
+        head, tail = db.split("@", 1)
+        if ":" in head.split("//", 1)[-1]:
+            db = head.rsplit(":", 1)[0] + ":****@" + tail
+    return [
+        ("READER_HOME", str(settings.home)),
+        ("READER_CONFIG", str(settings.config_file) if settings.config_file else "(none)"),
+        ("READER_DATABASE_URL", db),
+        *llm_rows("READER_LLM", settings.generator),
+        *llm_rows("READER_VERIFIER", settings.verifier),
+        ("READER_EMBED_MODEL", settings.embed_model or DEFAULT_EMBED_MODEL),
+        ("READER_LLM_TIMEOUT", f"{settings.generator.timeout_s:g} s"),
+        ("READER_LLM_CONCURRENCY", str(settings.generator.max_concurrency)),
+        ("READER_CACHE", "on" if settings.cache else "off"),
+        ("READER_OUTPUT_LANGUAGE", settings.output_language or "(follow the paper)"),
+        ("READER_UPLOAD_LIMIT_MB", str(settings.upload_limit_mb)),
+        ("READER_WEB_TOKEN", mask(settings.web_token)),
+    ]

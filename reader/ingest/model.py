@@ -1,0 +1,61 @@
+"""Plain data produced by ingest: what a parsed paper and its chunks look like."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Block:
+    """A run of text in reading order. Pages are 1-based."""
+
+    text: str
+    page: int
+    section: str = ""
+    kind: str = "body"  # body | heading | caption | reference | title | abstract
+
+
+@dataclass
+class CaptionData:
+    kind: str  # figure | table
+    label: str  # "Figure 2", "Table 1"
+    page: int
+    text: str
+
+
+@dataclass
+class ReferenceData:
+    marker: str  # "[12]", "12." or "" (author-year)
+    page: int
+    text: str
+
+
+@dataclass
+class ParsedPaper:
+    sha256: str
+    source_path: str
+    source_kind: str  # pdf | txt | md
+    title: str
+    authors: list[str]
+    year: int | None
+    abstract: str
+    pages: int
+    language: str  # en | zh
+    blocks: list[Block]
+    sections: list[dict] = field(default_factory=list)  # [{"title", "page"}]
+    captions: list[CaptionData] = field(default_factory=list)
+    references: list[ReferenceData] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(b.text for b in self.blocks)
+
+
+@dataclass
+class ChunkData:
+    ordinal: int
+    section: str
+    page_start: int
+    page_end: int
+    text: str
+    n_tokens: int

@@ -1,0 +1,233 @@
+"""SQLAlchemy ORM tables. Every change here needs an Alembic migration in migrations/versions."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from sqlalchemy import (
+    JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Paper(Base):
+    """One source document. The id is the sha256 of the file's bytes."""
+
+    __tablename__ = "papers"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    title: Mapped[str] = mapped_column(Text)
+    authors: Mapped[list] = mapped_column(JSON, default=list)
+    year: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    abstract: Mapped[str] = mapped_column(Text, default="")
+    source_path: Mapped[str] = mapped_column(Text)
+    source_kind: Mapped[str] = mapped_column(String(8))  # pdf | txt | md
+    language: Mapped[str] = mapped_column(String(8), default="en")  # en | zh
+    pages: Mapped[int] = mapped_column(Integer)
+    text_chars: Mapped[int] = mapped_column(Integer, default=0)
+    sections: Mapped[list] = mapped_column(JSON, default=list)  # [{"title", "page"}]
+    ingested_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    chunks: Mapped[list[Chunk]] = relationship(
+        back_populates="paper", cascade="all, delete-orphan", passive_deletes=True,
+        order_by="Chunk.ordinal",
+    )
+    captions: Mapped[list[Caption]] = relationship(
+        cascade="all, delete-orphan", passive_deletes=True, order_by="Caption.ordinal",
+    )
+    references: Mapped[list[Reference]] = relationship(
+        cascade="all, delete-orphan", passive_deletes=True, order_by="Reference.ordinal",
+    )
+
+
+class Chunk(Base):
+    """A passage of a few hundred tokens with its section and page span (1-based, inclusive)."""
+
+    __tablename__ = "chunks"
+    __table_args__ = (UniqueConstraint("paper_id", "ordinal"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    paper_id: Mapped[str] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), index=True)
+    ordinal: Mapped[int] = mapped_column(Integer)
+    section: Mapped[str] = mapped_column(Text, default="")
+    page_start: Mapped[int] = mapped_column(Integer)
+    page_end: Mapped[int] = mapped_column(Integer)
+    text: Mapped[str] = mapped_column(Text)
+    n_tokens: Mapped[int] = mapped_column(Integer, default=0)
+
+    paper: Mapped[Paper] = relationship(back_populates="chunks")
+
+
+class Caption(Base):
+    __tablename__ = "captions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    paper_id: Mapped[str] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), index=True)
+    ordinal: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(16))  # figure | table
+    label: Mapped[str] = mapped_column(String(32), default="")  # e.g. "Figure 2"
+    page: Mapped[int] = mapped_column(Integer)
+    text: Mapped[str] = mapped_column(Text)
+
+
+class Reference(Base):
+    __tablename__ = "paper_references"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    paper_id: Mapped[str] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), index=True)
+    ordinal: Mapped[int] = mapped_column(Integer)
+    marker: Mapped[str] = mapped_column(String(32), default="")  # "[12]" or "" for author-year
+    page: Mapped[int] = mapped_column(Integer)
+    text: Mapped[str] = mapped_column(Text)
+
+
+class Analysis(Base):
+    """A critique or synthesis of one paper; final_text carries the [待验证] marks."""
+
+    __tablename__ = "analyses"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    paper_id: Mapped[str] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(16))  # critique | synthesis | audit
+    final_text: Mapped[str] = mapped_column(Text, default="")
+    flagged_ratio: Mapped[float] = mapped_column(Float, default=0.0)
+    regenerations: Mapped[int] = mapped_column(Integer, default=0)
+    generator_model: Mapped[str] = mapped_column(Text, default="")
+    verifier_model: Mapped[str] = mapped_column(Text, default="")
+    left_out_sections: Mapped[list] = mapped_column(JSON, default=list)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    iterations: Mapped[list[AnalysisIteration]] = relationship(
+        cascade="all, delete-orphan", passive_deletes=True, order_by="AnalysisIteration.iteration",
+    )
+
+
+class AnalysisIteration(Base):
+    """One generated text (iteration 0 is the first draft) and its audit."""
+
+    __tablename__ = "analysis_iterations"
+    __table_args__ = (UniqueConstraint("analysis_id", "iteration"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    analysis_id: Mapped[int] = mapped_column(ForeignKey("analyses.id", ondelete="CASCADE"), index=True)
+    iteration: Mapped[int] = mapped_column(Integer)
+    text: Mapped[str] = mapped_column(Text)
+    n_sentences: Mapped[int] = mapped_column(Integer, default=0)
+    n_flagged: Mapped[int] = mapped_column(Integer, default=0)
+    flagged_ratio: Mapped[float] = mapped_column(Float, default=0.0)
+
+    verdicts: Mapped[list[SentenceVerdict]] = relationship(
+        cascade="all, delete-orphan", passive_deletes=True, order_by="SentenceVerdict.ordinal",
+    )
+
+
+class SentenceVerdict(Base):
+    __tablename__ = "sentence_verdicts"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    iteration_id: Mapped[int] = mapped_column(
+        ForeignKey("analysis_iterations.id", ondelete="CASCADE"), index=True
+    )
+    ordinal: Mapped[int] = mapped_column(Integer)
+    text: Mapped[str] = mapped_column(Text)
+    verdict: Mapped[str] = mapped_column(String(16))  # supported | unsupported | unanswered
+    llm_answer: Mapped[str] = mapped_column(String(16), default="")  # YES | NO | "" (unanswered)
+    reasons: Mapped[list] = mapped_column(JSON, default=list)  # guard reasons, LLM verdict
+    reused: Mapped[bool] = mapped_column(Boolean, default=False)  # verdict carried from an earlier iteration
+
+    evidence: Mapped[list[VerdictEvidence]] = relationship(
+        cascade="all, delete-orphan", passive_deletes=True, order_by="VerdictEvidence.rank",
+    )
+
+
+class VerdictEvidence(Base):
+    """An evidence passage shown to the verifier; chunk_id is None for the first-3000-chars fallback."""
+
+    __tablename__ = "verdict_evidence"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    verdict_id: Mapped[int] = mapped_column(
+        ForeignKey("sentence_verdicts.id", ondelete="CASCADE"), index=True
+    )
+    rank: Mapped[int] = mapped_column(Integer)
+    chunk_id: Mapped[int | None] = mapped_column(
+        ForeignKey("chunks.id", ondelete="SET NULL"), nullable=True
+    )
+    page_start: Mapped[int] = mapped_column(Integer, default=1)
+    page_end: Mapped[int] = mapped_column(Integer, default=1)
+    text: Mapped[str] = mapped_column(Text)
+
+
+class Question(Base):
+    """A question asked with CRAG and its answer; details (sources, grades) as JSON."""
+
+    __tablename__ = "questions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    paper_id: Mapped[str | None] = mapped_column(
+        ForeignKey("papers.id", ondelete="CASCADE"), nullable=True, index=True
+    )
+    question: Mapped[str] = mapped_column(Text)
+    answer: Mapped[str] = mapped_column(Text, default="")
+    grounded: Mapped[bool] = mapped_column(Boolean, default=False)
+    grounded_reason: Mapped[str] = mapped_column(Text, default="")
+    route: Mapped[str] = mapped_column(String(16), default="")
+    confidence: Mapped[float] = mapped_column(Float, default=0.0)
+    details: Mapped[dict] = mapped_column(JSON, default=dict)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ReviewJob(Base):
+    """One paper in a batch review; makes `reader review` resumable."""
+
+    __tablename__ = "review_jobs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    source_path: Mapped[str] = mapped_column(Text)
+    paper_id: Mapped[str | None] = mapped_column(
+        ForeignKey("papers.id", ondelete="CASCADE"), nullable=True, index=True
+    )
+    status: Mapped[str] = mapped_column(String(16), default="pending")  # pending|running|done|error
+    stage: Mapped[str] = mapped_column(String(32), default="")
+    error: Mapped[str] = mapped_column(Text, default="")
+    summary: Mapped[dict] = mapped_column(JSON, default=dict)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class LLMCall(Base):
+    __tablename__ = "llm_calls"
+    __table_args__ = (Index("ix_llm_calls_stage", "stage"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    stage: Mapped[str] = mapped_column(String(32))
+    role: Mapped[str] = mapped_column(String(16))  # generator | verifier
+    model: Mapped[str] = mapped_column(Text)
+    paper_id: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
+    prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    latency_ms: Mapped[float] = mapped_column(Float, default=0.0)
+    cached: Mapped[bool] = mapped_column(Boolean, default=False)
+    error: Mapped[str] = mapped_column(Text, default="")
+
+
+class LLMCacheEntry(Base):
+    """Response cache keyed by sha256 of (model, messages, parameters)."""
+
+    __tablename__ = "llm_cache"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    model: Mapped[str] = mapped_column(Text)
+    text: Mapped[str] = mapped_column(Text)
+    prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
