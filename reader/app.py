@@ -24,3 +24,24 @@ class App:
 
         self.settings.home.mkdir(parents=True, exist_ok=True)
         return open_database(self.settings.database_url)
+
+    @cached_property
+    def search_index(self):
+        """The BM25 + dense index over every chunk (reader.index.store.SearchIndex)."""
+        from reader.index.store import SearchIndex
+
+        return SearchIndex.open(self.settings, self.db)
+
+    @cached_property
+    def generator(self):
+        """The LLM that writes (critique, synthesis, answers), with call log and cache."""
+        from reader.llm.factory import build_llm
+
+        return build_llm(self.settings, "generator", self.db, use_cache=self.use_cache)
+
+    @cached_property
+    def verifier(self):
+        """The LLM that checks (audit, groundedness); falls back to the generator's settings."""
+        from reader.llm.factory import build_llm
+
+        return build_llm(self.settings, "verifier", self.db, use_cache=self.use_cache)
