@@ -1,0 +1,482 @@
+"""Batch review of a collection: ingest, deep read and audit every paper, resumably.
+
+The `review_jobs` table is the run's memory. One row per paper (or, for a file
+that never became a paper, per source path):
+
+    pending ──claim──▶ running ──finish──▶ done
+                          └──────fail────▶ error      (retried by the next run)
+
+A row found "running" at start belongs to a run that was killed. deep_read
+stores its analyses in one transaction at the very end, so the database holds
+either all of a paper's new analyses or none of them; `summary["analysis_floor"]`
+(the highest analysis id before the read started) tells which analyses a run
+wrote. Reconciling a stale row therefore means: new analyses present → finish
+it without redoing anything; absent → redo it. Finishing deletes the paper's
+older analyses in the same transaction that marks the job done, so a paper
+never carries two reviews.
+
+The stages are injected (`ingest(path)`, `read_paper(paper_id, on_progress)`),
+so the runner is tested without PDFs or LLMs; `reader.commands.review` wires in
+the real ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from sqlalchemy import delete, func, or_, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from reader.store.db import transaction
+from reader.store.tables import Analysis, AnalysisIteration, LLMCall, Paper, ReviewJob, utcnow
+
+ANALYSIS_KINDS = ("critique", "synthesis")
+
+
+class IngestOutcome(Protocol):
+    """What review needs from reader.ingest.pipeline.IngestResult."""
+
+    paper_id: str | None
+    status: str  # ingested | unchanged | error
+    error: str
+    title: str
+
+
+IngestFn = Callable[[Path], IngestOutcome]
+ReadFn = Callable[..., Any]  # read_paper(paper_id, on_progress=callable(str)) -> anything
+
+
+@dataclass
+class PaperReview:
+    """One row of the final table (and of `--json`)."""
+
+    source: str
+    paper_id: str | None = None
+    title: str = ""
+    status: str = "pending"  # reviewed | skipped | error | busy
+    error: str = ""
+    sentences: int = 0
+    flagged: int = 0
+    final_ratio: float = 0.0
+    regenerations: int = 0
+    llm_calls: int = 0
+    cached_calls: int = 0
+    seconds: float = 0.0
+
+    def as_json(self) -> dict:
+        data = asdict(self)
+        data["final_ratio"] = round(self.final_ratio, 4)
+        data["seconds"] = round(self.seconds, 2)
+        return data
+
+
+@dataclass
+class ReviewReport:
+    papers: list[PaperReview]
+    seconds: float
+    found: int = 0
+
+    def by_status(self, status: str) -> list[PaperReview]:
+        return [p for p in self.papers if p.status == status]
+
+    @property
+    def failed(self) -> list[PaperReview]:
+        return self.by_status("error")
+
+    def as_json(self) -> dict:
+        return {
+            "papers": [p.as_json() for p in self.papers],
+            "reviewed": len(self.by_status("reviewed")),
+            "skipped": len(self.by_status("skipped")),
+            "failed": len(self.failed),
+            "seconds": round(self.seconds, 2),
+        }
+
+
+@dataclass
+class ProgressEvent:
+    """Paper `index` of `total` entered `stage`; ETA is None until a paper has finished."""
+
+    index: int
+    total: int
+    source: str
+    stage: str
+    elapsed_s: float
+    eta_s: float | None
+    detail: str = ""
+
+
+@dataclass
+class _Planned:
+    index: int
+    source: Path
+    sha256: str | None
+    job_id: int | None = None
+    outcome: PaperReview = field(default_factory=lambda: PaperReview(source=""))
+
+
+# ---------------------------------------------------------------- job table
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _owner() -> dict:
+    return {"pid": os.getpid(), "host": socket.gethostname()}
+
+
+def _owner_alive(summary: dict) -> bool:
+    """Whether the run that marked a job running is still alive on this machine."""
+    pid, host = summary.get("pid"), summary.get("host")
+    if not pid or host != socket.gethostname() or pid == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except (OSError, ValueError):
+        return False
+    try:  # a killed child not yet reaped by its parent is a zombie: dead for our purpose
+        with open(f"/proc/{int(pid)}/stat") as fh:
+            return fh.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def find_job(session: Session, source: Path, sha256: str | None) -> ReviewJob | None:
+    """The job for this paper (by content hash) or for this never-ingested file (by path)."""
+    clauses = [(ReviewJob.paper_id.is_(None)) & (ReviewJob.source_path == str(source))]
+    if sha256:
+        clauses.append(ReviewJob.paper_id == sha256)
+    return session.scalars(
+        select(ReviewJob).where(or_(*clauses)).order_by(ReviewJob.id.desc()).limit(1)
+    ).first()
+
+
+def analyses_of(session: Session, paper_id: str, above_id: int = 0) -> list[Analysis]:
+    return list(session.scalars(
+        select(Analysis).where(Analysis.paper_id == paper_id, Analysis.id > above_id)
+        .where(Analysis.kind.in_(ANALYSIS_KINDS)).order_by(Analysis.id)
+    ))
+
+
+def is_reviewed(session: Session, paper_id: str, above_id: int = 0) -> bool:
+    kinds = {a.kind for a in analyses_of(session, paper_id, above_id)}
+    return kinds >= set(ANALYSIS_KINDS)
+
+
+def review_figures(session: Session, paper_id: str, calls_above_id: int = 0) -> dict:
+    """Sentences, flagged, ratio and regenerations of the paper's newest analyses, plus its LLM calls."""
+    newest: dict[str, Analysis] = {}
+    for analysis in analyses_of(session, paper_id):
+        newest[analysis.kind] = analysis
+    sentences = flagged = regenerations = 0
+    for analysis in newest.values():
+        last = session.scalars(
+            select(AnalysisIteration).where(AnalysisIteration.analysis_id == analysis.id)
+            .order_by(AnalysisIteration.iteration.desc()).limit(1)
+        ).first()
+        if last is not None:
+            sentences += last.n_sentences
+            flagged += last.n_flagged
+        regenerations += analysis.regenerations
+    calls = session.execute(
+        select(LLMCall.cached, func.count()).where(
+            LLMCall.paper_id == paper_id, LLMCall.id > calls_above_id
+        ).group_by(LLMCall.cached)
+    ).all()
+    by_cached = {bool(cached): n for cached, n in calls}
+    return {
+        "sentences": sentences,
+        "flagged": flagged,
+        "final_ratio": flagged / sentences if sentences else 0.0,
+        "regenerations": regenerations,
+        "llm_calls": by_cached.get(False, 0),
+        "cached_calls": by_cached.get(True, 0),
+    }
+
+
+def _max_id(session: Session, column) -> int:
+    return session.scalar(select(func.max(column))) or 0
+
+
+def finish_job(factory: sessionmaker, job_id: int, paper_id: str, seconds: float) -> dict:
+    """Keep only the analyses this job wrote, and mark it done — one transaction."""
+    with transaction(factory) as session:
+        return _finish(session, session.get(ReviewJob, job_id), paper_id, seconds)
+
+
+def _finish(session: Session, job: ReviewJob, paper_id: str, seconds: float) -> dict:
+    floor = int((job.summary or {}).get("analysis_floor", 0))
+    session.execute(
+        delete(Analysis).where(
+            Analysis.paper_id == paper_id, Analysis.id <= floor, Analysis.kind.in_(ANALYSIS_KINDS),
+        ).execution_options(synchronize_session=False)
+    )
+    summary = review_figures(session, paper_id, int((job.summary or {}).get("call_floor", 0)))
+    summary["seconds"] = round(seconds, 3)
+    summary["analysis_floor"] = floor
+    job.summary = summary
+    job.status, job.stage, job.error = "done", "done", ""
+    job.finished_at = utcnow()
+    return summary
+
+
+# ---------------------------------------------------------------- the runner
+
+
+class _Clock:
+    """Elapsed time and a running ETA from the papers finished so far."""
+
+    def __init__(self, total: int):
+        self.start = time.perf_counter()
+        self.total = total
+        self.finished = 0
+        self.lock = threading.Lock()
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    def eta(self) -> float | None:
+        with self.lock:
+            if not self.finished:
+                return None
+            return self.elapsed() / self.finished * (self.total - self.finished)
+
+    def one_finished(self) -> None:
+        with self.lock:
+            self.finished += 1
+
+
+def run_review(
+    sources: list[Path],
+    *,
+    db: sessionmaker,
+    ingest: IngestFn,
+    read_paper: ReadFn,
+    force: bool = False,
+    max_papers: int = 2,
+    on_event: Callable[[ProgressEvent], None] | None = None,
+    stop: threading.Event | None = None,
+) -> ReviewReport:
+    """Review every source file; failures are recorded per paper and never stop the batch.
+
+    `ingest` is serialized (PDF parsing and index writes are not thread-safe);
+    up to `max_papers` deep reads run at once, each bounded further by the LLM's
+    own concurrency limit. Setting `stop` lets running papers finish their
+    current stage's bookkeeping and skips the rest.
+    """
+    started = time.perf_counter()
+    plan, duplicates = _plan(db, sources, force)
+    todo = [p for p in plan if p.outcome.status == "pending"]
+    clock = _Clock(len(todo))
+    ingest_lock = threading.Lock()
+    stop = stop or threading.Event()
+
+    def emit(item: _Planned, stage: str, detail: str = "") -> None:
+        if on_event is not None:
+            on_event(ProgressEvent(
+                index=item.index, total=len(todo), source=str(item.source), stage=stage,
+                elapsed_s=clock.elapsed(), eta_s=clock.eta(), detail=detail,
+            ))
+
+    for position, item in enumerate(todo, start=1):
+        item.index = position
+
+    def work(item: _Planned) -> None:
+        if stop.is_set():
+            item.outcome.status, item.outcome.error = "error", "interrupted before it started"
+            return
+        try:
+            _review_one(item, db=db, ingest=ingest, read_paper=read_paper,
+                        ingest_lock=ingest_lock, emit=emit)
+        finally:
+            clock.one_finished()
+            emit(item, item.outcome.status, item.outcome.error)
+
+    if todo:
+        with ThreadPoolExecutor(max_workers=max(1, max_papers), thread_name_prefix="review") as pool:
+            for future in [pool.submit(work, item) for item in todo]:
+                future.result()
+    return ReviewReport(
+        papers=[p.outcome for p in plan] + duplicates,
+        seconds=time.perf_counter() - started,
+        found=len(sources),
+    )
+
+
+def _plan(db: sessionmaker, sources: list[Path], force: bool) -> tuple[list[_Planned], list[PaperReview]]:
+    """One job per distinct paper: reconcile killed runs, skip finished work, queue the rest."""
+    plan: list[_Planned] = []
+    duplicates: list[PaperReview] = []
+    seen: dict[str, Path] = {}
+    for source in sources:
+        source = Path(source)
+        try:
+            sha = file_sha256(source)
+        except OSError as exc:
+            sha = None
+            unreadable = f"cannot read it ({exc.strerror or exc})"
+        else:
+            unreadable = ""
+        if sha and sha in seen:
+            duplicates.append(PaperReview(
+                source=str(source), paper_id=sha, status="skipped",
+                error=f"same content as {seen[sha]}",
+            ))
+            continue
+        if sha:
+            seen[sha] = source
+        item = _Planned(index=0, source=source, sha256=sha)
+        item.outcome = PaperReview(source=str(source), paper_id=sha)
+        with transaction(db) as session:
+            _plan_one(session, item, force)
+        if unreadable and item.outcome.status == "pending":
+            item.outcome.status, item.outcome.error = "error", unreadable
+            with transaction(db) as session:
+                job = session.get(ReviewJob, item.job_id)
+                job.status, job.error, job.finished_at = "error", unreadable, utcnow()
+        plan.append(item)
+    return plan, duplicates
+
+
+def _plan_one(session: Session, item: _Planned, force: bool) -> None:
+    outcome = item.outcome
+    paper = session.get(Paper, item.sha256) if item.sha256 else None
+    job = find_job(session, item.source, item.sha256)
+    if job is not None and job.paper_id is None and paper is not None:
+        job.paper_id = paper.id
+    if paper is not None:
+        outcome.title = paper.title
+
+    if job is not None and job.status == "running":
+        if _owner_alive(job.summary or {}):
+            outcome.status = "busy"
+            outcome.error = f"being reviewed by another run (pid {job.summary.get('pid')})"
+            item.job_id = job.id
+            return
+        floor = (job.summary or {}).get("analysis_floor")
+        if paper is not None and floor is not None and not force and is_reviewed(session, paper.id, int(floor)):
+            # Killed after deep_read committed but before the job was marked done.
+            item.job_id = job.id
+            summary = _finish(session, job, paper.id, 0.0)
+            _fill(outcome, summary, "reviewed")
+            outcome.error = "finished by an interrupted run"
+            return
+
+    if not force and paper is not None and is_reviewed(session, paper.id):
+        if job is None:
+            job = ReviewJob(source_path=str(item.source), paper_id=paper.id,
+                            started_at=utcnow(), finished_at=utcnow())
+            session.add(job)
+        if job.status != "done" or not job.summary:
+            job.status, job.stage, job.error = "done", "done", ""
+            job.summary = review_figures(session, paper.id)
+        session.flush()
+        item.job_id = job.id
+        _fill(outcome, job.summary, "skipped")
+        outcome.llm_calls = outcome.cached_calls = 0
+        outcome.seconds = 0.0
+        return
+
+    if job is None:
+        job = ReviewJob(source_path=str(item.source), paper_id=paper.id if paper else None)
+        session.add(job)
+    job.status, job.stage, job.error = "pending", "", ""
+    job.source_path = str(item.source)
+    job.summary, job.started_at, job.finished_at = {}, None, None
+    session.flush()
+    item.job_id = job.id
+
+
+def _fill(outcome: PaperReview, summary: dict, status: str) -> None:
+    outcome.status = status
+    for key in ("sentences", "flagged", "final_ratio", "regenerations", "llm_calls",
+                "cached_calls", "seconds"):
+        if key in summary:
+            setattr(outcome, key, summary[key])
+
+
+def _set_stage(db: sessionmaker, job_id: int, **values) -> None:
+    with transaction(db) as session:
+        job = session.get(ReviewJob, job_id)
+        for key, value in values.items():
+            setattr(job, key, value)
+
+
+def _review_one(item: _Planned, *, db, ingest, read_paper, ingest_lock, emit) -> None:
+    outcome = item.outcome
+    started = time.perf_counter()
+    _set_stage(db, item.job_id, status="running", stage="ingest", started_at=utcnow(),
+               summary=_owner())
+    emit(item, "ingest")
+    try:
+        with ingest_lock:
+            result = ingest(item.source)
+        if result.status == "error" or not result.paper_id:
+            raise _PaperFailed(result.error or "ingest failed")
+        outcome.paper_id, outcome.title = result.paper_id, result.title or outcome.title
+
+        with transaction(db) as session:
+            job = session.get(ReviewJob, item.job_id)
+            job.paper_id = result.paper_id
+            job.source_path = str(item.source)
+            job.stage = "read"
+            job.summary = {
+                **_owner(),
+                "analysis_floor": _max_id(session, Analysis.id),
+                "call_floor": _max_id(session, LLMCall.id),
+            }
+
+        def on_progress(*args, **kwargs) -> None:
+            stage = " ".join(str(a) for a in args if a is not None) or str(kwargs.get("stage", ""))
+            emit(item, "read", stage)
+
+        emit(item, "read")
+        read_paper(result.paper_id, on_progress=on_progress)
+        with transaction(db) as session:
+            job = session.get(ReviewJob, item.job_id)
+            if not is_reviewed(session, result.paper_id, int(job.summary["analysis_floor"])):
+                raise _PaperFailed("the deep read finished without storing a critique and a synthesis")
+        summary = finish_job(db, item.job_id, result.paper_id, time.perf_counter() - started)
+        _fill(outcome, summary, "reviewed")
+    except Exception as exc:  # one paper's failure never stops the batch
+        reason = str(exc) if isinstance(exc, _PaperFailed) else _describe(exc)
+        outcome.status, outcome.error = "error", reason
+        outcome.seconds = time.perf_counter() - started
+        _set_stage(db, item.job_id, status="error", error=reason, finished_at=utcnow())
+
+
+class _PaperFailed(Exception):
+    pass
+
+
+def _describe(exc: BaseException) -> str:
+    from reader.errors import ReaderError
+
+    if isinstance(exc, ReaderError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+def job_rows(db: sessionmaker) -> list[dict]:
+    """Every job with its status, for `reader review --status` and tests."""
+    with db() as session:
+        jobs = session.scalars(select(ReviewJob).order_by(ReviewJob.id)).all()
+        return [
+            {"id": j.id, "source_path": j.source_path, "paper_id": j.paper_id, "status": j.status,
+             "stage": j.stage, "error": j.error, "summary": dict(j.summary or {})}
+            for j in jobs
+        ]

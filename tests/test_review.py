@@ -1,0 +1,232 @@
+"""The batch runner and its job table, with injected stages (no PDFs, no LLM)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+
+from reader.review import file_sha256, job_rows, run_review
+from reader.store.db import transaction
+from reader.store.tables import Analysis, AnalysisIteration, LLMCall, Paper, ReviewJob
+
+
+@dataclass
+class FakeIngestResult:
+    paper_id: str | None
+    status: str
+    error: str = ""
+    title: str = ""
+
+
+class FakeWorld:
+    """ingest() stores a Paper for any file not starting with 'BROKEN'; read() stores two analyses."""
+
+    def __init__(self, db, *, read_delay: float = 0.0, fail_on: set[str] = frozenset()):
+        self.db = db
+        self.read_delay = read_delay
+        self.fail_on = set(fail_on)
+        self.ingested: list[str] = []
+        self.read: list[str] = []
+        self.active = 0
+        self.max_active = 0
+        self.lock = threading.Lock()
+
+    def ingest(self, path: Path) -> FakeIngestResult:
+        self.ingested.append(path.name)
+        data = path.read_bytes()
+        if data.startswith(b"BROKEN"):
+            return FakeIngestResult(None, "error", f"{path}: not a PDF")
+        sha = file_sha256(path)
+        with transaction(self.db) as s:
+            if s.get(Paper, sha) is not None:
+                return FakeIngestResult(sha, "unchanged", title=path.stem)
+            s.add(Paper(id=sha, title=path.stem, source_path=str(path), source_kind="pdf", pages=1))
+        return FakeIngestResult(sha, "ingested", title=path.stem)
+
+    def read_paper(self, paper_id: str, on_progress=None) -> dict:
+        with self.lock:
+            self.active += 1
+            self.max_active = max(self.max_active, self.active)
+        try:
+            if on_progress:
+                on_progress("critique")
+            time.sleep(self.read_delay)
+            with self.db() as s:
+                title = s.get(Paper, paper_id).title
+            if title in self.fail_on:
+                raise RuntimeError(f"model exploded on {title}")
+            self.read.append(title)
+            store_review(self.db, paper_id)
+            return {}
+        finally:
+            with self.lock:
+                self.active -= 1
+
+
+def store_review(db, paper_id: str, *, flagged: int = 1, sentences: int = 10) -> None:
+    with transaction(db) as s:
+        for kind in ("critique", "synthesis"):
+            s.add(LLMCall(stage=kind, role="generator", model="fake", paper_id=paper_id))
+            s.add(Analysis(
+                paper_id=paper_id, kind=kind, final_text="x", regenerations=1,
+                flagged_ratio=flagged / sentences,
+                iterations=[
+                    AnalysisIteration(iteration=0, text="a", n_sentences=sentences, n_flagged=5),
+                    AnalysisIteration(iteration=1, text="b", n_sentences=sentences, n_flagged=flagged),
+                ],
+            ))
+
+
+def make_files(folder: Path, names: list[str], broken: tuple[str, ...] = ()) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name in names:
+        path = folder / name
+        path.write_bytes((b"BROKEN " if name in broken else b"%PDF-fake ") + name.encode())
+        paths.append(path)
+    return paths
+
+
+def count(db, table, *where) -> int:
+    with db() as s:
+        return s.scalar(select(func.count()).select_from(table).where(*where))
+
+
+def analyses_per_paper(db) -> dict[str, int]:
+    with db() as s:
+        rows = s.execute(select(Analysis.paper_id, func.count()).group_by(Analysis.paper_id)).all()
+    return dict(rows)
+
+
+def test_reviews_every_paper_and_reports_the_broken_one(db, tmp_path):
+    files = make_files(tmp_path / "papers", ["a.pdf", "b.pdf", "bad.pdf", "c.pdf"], broken=("bad.pdf",))
+    world = FakeWorld(db)
+    report = run_review(files, db=db, ingest=world.ingest, read_paper=world.read_paper)
+
+    statuses = {Path(p.source).name: p.status for p in report.papers}
+    assert statuses == {"a.pdf": "reviewed", "b.pdf": "reviewed", "c.pdf": "reviewed", "bad.pdf": "error"}
+    bad = next(p for p in report.papers if p.status == "error")
+    assert "not a PDF" in bad.error
+    good = next(p for p in report.papers if p.status == "reviewed")
+    # figures come from the final iteration of both analyses and the paper's LLM calls
+    assert (good.sentences, good.flagged, good.regenerations, good.llm_calls) == (20, 2, 2, 2)
+    assert good.final_ratio == pytest.approx(0.1)
+    assert sorted(world.read) == ["a", "b", "c"]
+    assert count(db, ReviewJob) == 4
+    assert {r["status"] for r in job_rows(db)} == {"done", "error"}
+    assert set(analyses_per_paper(db).values()) == {2}
+
+
+def test_rerunning_a_finished_review_does_nothing(db, tmp_path):
+    files = make_files(tmp_path, ["a.pdf", "b.pdf"])
+    world = FakeWorld(db)
+    run_review(files, db=db, ingest=world.ingest, read_paper=world.read_paper)
+    calls_before = count(db, LLMCall)
+
+    again = FakeWorld(db)
+    report = run_review(files, db=db, ingest=again.ingest, read_paper=again.read_paper)
+    assert [p.status for p in report.papers] == ["skipped", "skipped"]
+    assert again.ingested == [] and again.read == []
+    assert count(db, LLMCall) == calls_before
+    assert count(db, ReviewJob) == 2 and count(db, Analysis) == 4
+    # the skipped rows still show the stored figures
+    assert report.papers[0].sentences == 20
+
+
+def test_force_redoes_one_paper_without_duplicating(db, tmp_path):
+    a, b = make_files(tmp_path, ["a.pdf", "b.pdf"])
+    world = FakeWorld(db)
+    run_review([a, b], db=db, ingest=world.ingest, read_paper=world.read_paper)
+    with db() as s:
+        old_ids = set(s.scalars(select(Analysis.id)))
+
+    again = FakeWorld(db)
+    report = run_review([a], db=db, ingest=again.ingest, read_paper=again.read_paper, force=True)
+    assert [p.status for p in report.papers] == ["reviewed"]
+    assert again.read == ["a"]
+    assert count(db, ReviewJob) == 2
+    assert analyses_per_paper(db) == {file_sha256(a): 2, file_sha256(b): 2}
+    with db() as s:
+        a_ids = set(s.scalars(select(Analysis.id).where(Analysis.paper_id == file_sha256(a))))
+    assert not (a_ids & old_ids), "the forced paper keeps only its new analyses"
+
+
+def test_a_failing_paper_is_reported_and_retried_next_run(db, tmp_path):
+    files = make_files(tmp_path, ["a.pdf", "b.pdf", "c.pdf"])
+    world = FakeWorld(db, fail_on={"b"})
+    report = run_review(files, db=db, ingest=world.ingest, read_paper=world.read_paper)
+    failed = report.failed
+    assert [Path(p.source).name for p in failed] == ["b.pdf"]
+    assert "model exploded on b" in failed[0].error
+    assert analyses_per_paper(db) == {file_sha256(files[0]): 2, file_sha256(files[2]): 2}
+
+    fixed = FakeWorld(db)
+    report = run_review(files, db=db, ingest=fixed.ingest, read_paper=fixed.read_paper)
+    assert fixed.read == ["b"]
+    assert [p.status for p in report.papers] == ["skipped", "reviewed", "skipped"]
+    assert count(db, ReviewJob) == 3
+
+
+def test_a_job_left_running_by_a_killed_run_is_redone_once(db, tmp_path):
+    a, b = make_files(tmp_path, ["a.pdf", "b.pdf"])
+    world = FakeWorld(db)
+    world.ingest(a)
+    world.ingest(b)
+    with transaction(db) as s:
+        floor = s.scalar(select(func.max(Analysis.id))) or 0
+        # a: killed during the deep read (nothing committed); b: killed after deep_read
+        # committed but before the job was marked done
+        s.add(ReviewJob(source_path=str(a), paper_id=file_sha256(a), status="running",
+                        stage="read", summary={"analysis_floor": floor, "pid": 1, "host": "elsewhere"}))
+        s.add(ReviewJob(source_path=str(b), paper_id=file_sha256(b), status="running",
+                        stage="read", summary={"analysis_floor": floor, "pid": 1, "host": "elsewhere"}))
+    store_review(db, file_sha256(b))
+
+    resumed = FakeWorld(db)
+    report = run_review([a, b], db=db, ingest=resumed.ingest, read_paper=resumed.read_paper)
+    assert resumed.read == ["a"], "b's committed work is kept, not redone"
+    assert [p.status for p in report.papers] == ["reviewed", "reviewed"]
+    assert count(db, ReviewJob) == 2
+    assert {r["status"] for r in job_rows(db)} == {"done"}
+    assert analyses_per_paper(db) == {file_sha256(a): 2, file_sha256(b): 2}
+
+
+def test_a_paper_reviewed_outside_a_batch_is_skipped(db, tmp_path):
+    (a,) = make_files(tmp_path, ["a.pdf"])
+    world = FakeWorld(db)
+    world.ingest(a)
+    store_review(db, file_sha256(a))  # e.g. by `reader read`
+    report = run_review([a], db=db, ingest=world.ingest, read_paper=world.read_paper)
+    assert report.papers[0].status == "skipped" and world.read == []
+    assert job_rows(db)[0]["status"] == "done"
+
+
+def test_same_content_under_two_names_is_one_job(db, tmp_path):
+    a, b = make_files(tmp_path, ["a.pdf", "b.pdf"])
+    b.write_bytes(a.read_bytes())
+    world = FakeWorld(db)
+    report = run_review([a, b], db=db, ingest=world.ingest, read_paper=world.read_paper)
+    assert [p.status for p in report.papers] == ["reviewed", "skipped"]
+    assert "same content as" in report.papers[1].error
+    assert count(db, ReviewJob) == 1 and world.read == ["a"]
+
+
+def test_papers_are_read_concurrently_up_to_the_bound(db, tmp_path):
+    files = make_files(tmp_path, [f"p{i}.pdf" for i in range(6)])
+    world = FakeWorld(db, read_delay=0.15)
+    events = []
+    run_review(files, db=db, ingest=world.ingest, read_paper=world.read_paper, max_papers=3,
+               on_event=events.append)
+    assert world.max_active == 3
+    stages = {(e.index, e.stage) for e in events}
+    assert {(i, "ingest") for i in range(1, 7)} <= stages
+    assert {(i, "reviewed") for i in range(1, 7)} <= stages
+    assert all(e.total == 6 for e in events)
+    finished = [e for e in events if e.stage == "reviewed"]
+    assert finished[-1].eta_s == 0.0
+    assert any(e.detail == "critique" for e in events)
