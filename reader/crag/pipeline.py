@@ -1,0 +1,326 @@
+"""Corrective RAG as a small state machine.
+
+    retrieve -> grade -> route --correct------------------------------> refine
+                              \\-ambiguous/incorrect-> correct --kept--> refine
+                                                        \\-nothing kept-> fallback -> refine
+    refine -> generate --not found--> done
+                       \\-> check -> done
+
+Each state is a function of the run that returns the next state. The loop
+guard is twofold: corrective rounds are capped (`max_corrective_rounds`,
+default 1) and the fallback runs at most once, so every path reaches `done`;
+a step counter turns any future wiring mistake into an error instead of a hang.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+
+from reader.crag.correct import Search, corrective_retrieval, retrieve_all
+from reader.crag.evidence import Candidate
+from reader.crag.external import ExternalSearch, external_candidates
+from reader.crag.generate import Answer, generate_answer, not_found_sentinel
+from reader.crag.grade import grade_passages
+from reader.crag.refine import refine_all
+from reader.crag.route import AMBIGUOUS, CORRECT, INCORRECT, choose_route, confidence, why_missed
+from reader.llm.base import LLM, Completion
+
+RETRIEVE, GRADE, ROUTE, CORRECT_STEP, FALLBACK, REFINE, GENERATE, CHECK, DONE = (
+    "retrieve", "grade", "route", "correct", "fallback", "refine", "generate", "check", "done",
+)
+MAX_STEPS = 20
+
+CheckGrounded = Callable[[str, list[Candidate], LLM], tuple[bool, str]]
+_CITATION = re.compile(r"\s*\[\d+(?:\s*[,–-]\s*\d+)*\]")
+
+
+@dataclass
+class CragConfig:
+    threshold: float = 0.6
+    min_relevant: int = 2
+    ambiguous_floor: float = 0.4
+    max_corrective_rounds: int = 1
+    n_rewrites: int = 3
+    answer_budget_tokens: int = 1500
+    max_workers: int = 4
+    collection_fallback: bool = True
+    fallback_max_chunks: int = 6  # graded from the rest of the collection
+    external_limit: int = 3
+    check_timeout_s: float = 300.0
+
+
+class Metered:
+    """Counts calls and tokens of one question's LLM use (the wrapped LLM may be shared)."""
+
+    def __init__(self, llm: LLM):
+        self.llm = llm
+        self.model = getattr(llm, "model", "")
+        self.calls = 0
+        self.tokens = 0
+        self._lock = threading.Lock()
+
+    def complete(self, messages, **kwargs) -> Completion:
+        with self._lock:
+            self.calls += 1
+        completion = self.llm.complete(messages, **kwargs)
+        with self._lock:
+            self.tokens += completion.prompt_tokens + completion.completion_tokens
+        return completion
+
+
+@dataclass
+class AskResult:
+    question: str
+    paper_id: str | None
+    answer: str
+    not_found: bool
+    grounded: bool
+    grounded_reason: str
+    route: str
+    confidence: float
+    sources: list[Candidate]  # numbered as cited: sources[0] is [1]
+    graded: list[Candidate]  # everything graded, in the order it was graded
+    rewrites: list[str]
+    llm_calls: int
+    tokens: int
+    seconds: float
+    trace: list[str]
+    corrective_rounds: int
+    fallback_used: bool
+    notes: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict:
+        return {
+            "question": self.question,
+            "paper_id": self.paper_id,
+            "answer": self.answer,
+            "grounded": self.grounded,
+            "grounded_reason": self.grounded_reason,
+            "route": self.route,
+            "confidence": self.confidence,
+            "sources": [
+                {"paper_id": c.paper_id, "chunk_id": c.chunk_id, "pages": c.pages,
+                 "text": c.refined or c.text, "score": round(c.score, 3), "external": c.external,
+                 "origin": c.origin, "label": c.source_label}
+                for c in self.sources
+            ],
+            "grades": [
+                {"chunk_id": c.chunk_id, "paper_id": c.paper_id, "score": round(c.grade.score, 3),
+                 "ambiguous": c.grade.ambiguous, "reasoning": c.grade.reasoning, "origin": c.origin,
+                 **({"error": c.grade.error} if c.grade.error else {})}
+                for c in self.graded if c.grade is not None
+            ],
+            "rewrites": self.rewrites,
+            "llm_calls": self.llm_calls,
+            "tokens": self.tokens,
+            "seconds": round(self.seconds, 3),
+            "trace": self.trace,
+            "corrective_rounds": self.corrective_rounds,
+            "fallback_used": self.fallback_used,
+            "notes": self.notes,
+        }
+
+
+@dataclass
+class _Run:
+    question: str
+    paper_id: str | None
+    generator: Metered
+    verifier: Metered
+    search: Search
+    check_grounded: CheckGrounded
+    external: ExternalSearch | None
+    titles: dict[str, str]
+    config: CragConfig
+    retrieved: list[Candidate] = field(default_factory=list)
+    graded: list[Candidate] = field(default_factory=list)
+    kept: list[Candidate] = field(default_factory=list)
+    refined: list[Candidate] = field(default_factory=list)
+    rewrites: list[str] = field(default_factory=list)
+    route: str = ""
+    confidence: float = 0.0
+    corrective_rounds: int = 0
+    fallback_used: bool = False
+    answer: Answer | None = None
+    grounded: bool = False
+    grounded_reason: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def grade(self, candidates: list[Candidate]) -> None:
+        grades = grade_passages(
+            self.question, [(c.key, c.text, c.paper_id) for c in candidates], self.generator,
+            max_workers=self.config.max_workers,
+        )
+        for candidate, grade in zip(candidates, grades):
+            candidate.grade = grade
+        self.graded.extend(candidates)
+
+    def keep(self, candidates: list[Candidate]) -> None:
+        known = {c.key for c in self.kept}
+        self.kept.extend(c for c in candidates
+                         if c.passes(self.config.threshold) and c.key not in known)
+
+    def seen_keys(self) -> set[str]:
+        return {c.key for c in self.graded} | {c.key for c in self.retrieved}
+
+    def label(self, candidate: Candidate) -> str:
+        if candidate.external:
+            return candidate.source_label
+        title = self.titles.get(candidate.paper_id or "", "") or (candidate.paper_id or "")[:12]
+        where = f"{title}, p. {candidate.pages}" if candidate.pages else title
+        if self.paper_id and candidate.paper_id != self.paper_id:
+            where += " — from another paper in the library, not the one asked about"
+        return where
+
+
+def _retrieve(run: _Run) -> str:
+    hits = run.search(run.question, run.paper_id)
+    run.retrieved = retrieve_all([run.question], lambda q, p: hits, run.paper_id, origin="retrieval")
+    return GRADE
+
+
+def _grade(run: _Run) -> str:
+    run.grade(run.retrieved)
+    return ROUTE
+
+
+def _route(run: _Run) -> str:
+    cfg = run.config
+    run.route = choose_route(run.retrieved, threshold=cfg.threshold, min_relevant=cfg.min_relevant,
+                             ambiguous_floor=cfg.ambiguous_floor)
+    run.confidence = confidence(run.retrieved)
+    run.keep(run.retrieved)
+    if run.route == CORRECT:
+        return REFINE
+    return CORRECT_STEP if cfg.max_corrective_rounds > 0 else _after_correction(run)
+
+
+def _after_correction(run: _Run) -> str:
+    if run.kept:
+        return REFINE
+    if run.corrective_rounds < run.config.max_corrective_rounds:
+        return CORRECT_STEP
+    return FALLBACK if not run.fallback_used else REFINE
+
+
+def _correct(run: _Run) -> str:
+    run.corrective_rounds += 1
+    correction = corrective_retrieval(
+        run.question, why_missed(run.graded, run.config.threshold), llm=run.generator,
+        search=run.search, paper_id=run.paper_id, seen_keys=run.seen_keys(), grade=run.grade,
+        n_rewrites=run.config.n_rewrites, max_workers=run.config.max_workers,
+    )
+    if correction.error:
+        run.notes.append(correction.error)
+    run.rewrites.extend(q for q in correction.rewrites if q not in run.rewrites)
+    run.keep(correction.candidates)
+    return _after_correction(run)
+
+
+def _fallback(run: _Run) -> str:
+    """The rest of the collection (for a one-paper question), then the external source if any."""
+    run.fallback_used = True
+    cfg = run.config
+    found: list[Candidate] = []
+    if run.paper_id is not None and cfg.collection_fallback:
+        queries = [run.question, *run.rewrites]
+        others = retrieve_all(queries, run.search, None, origin="collection", skip_keys=run.seen_keys(),
+                              skip_paper=run.paper_id, max_workers=cfg.max_workers)
+        found.extend(others[:cfg.fallback_max_chunks])
+    if run.external is not None:
+        try:
+            found.extend(external_candidates(run.external.search(run.question, cfg.external_limit)))
+        except Exception as exc:
+            run.notes.append(f"external search ({run.external.name}) failed: {type(exc).__name__}: {exc}")
+    run.grade(found)
+    run.keep(found)
+    return REFINE
+
+
+def _refine(run: _Run) -> str:
+    run.refined = refine_all(run.question, run.kept, run.generator, max_workers=run.config.max_workers)
+    return GENERATE
+
+
+def _generate(run: _Run) -> str:
+    run.answer = generate_answer(
+        run.question, run.refined, run.generator, label=run.label,
+        budget_tokens=run.config.answer_budget_tokens, paper_id=run.paper_id,
+    )
+    if run.answer.not_found:
+        run.grounded = True
+        run.grounded_reason = "nothing to check: the answer is that the papers do not say"
+        return DONE
+    return CHECK
+
+
+def _check(run: _Run) -> str:
+    claims = _CITATION.sub("", run.answer.text).strip()
+    pool = ThreadPoolExecutor(max_workers=1)
+    future = pool.submit(run.check_grounded, claims, run.answer.evidence, run.verifier)
+    try:
+        run.grounded, run.grounded_reason = future.result(timeout=run.config.check_timeout_s)
+    except FutureTimeout:
+        run.grounded = False
+        run.grounded_reason = f"groundedness check timed out after {run.config.check_timeout_s:g} s"
+    except Exception as exc:
+        run.grounded = False
+        run.grounded_reason = f"groundedness check failed: {type(exc).__name__}: {exc}"
+    finally:
+        pool.shutdown(wait=False)
+    return DONE
+
+
+STEPS: dict[str, Callable[[_Run], str]] = {
+    RETRIEVE: _retrieve, GRADE: _grade, ROUTE: _route, CORRECT_STEP: _correct,
+    FALLBACK: _fallback, REFINE: _refine, GENERATE: _generate, CHECK: _check,
+}
+
+
+def ask(
+    question: str,
+    *,
+    paper_id: str | None,
+    generator: LLM,
+    verifier: LLM,
+    search: Search,
+    check_grounded: CheckGrounded,
+    external: ExternalSearch | None = None,
+    titles: dict[str, str] | None = None,
+    config: CragConfig | None = None,
+) -> AskResult:
+    """Answer `question` about one paper (`paper_id`) or the whole collection (None)."""
+    question = question.strip()
+    start = time.perf_counter()
+    run = _Run(question=question, paper_id=paper_id, generator=Metered(generator),
+               verifier=Metered(verifier), search=search, check_grounded=check_grounded,
+               external=external, titles=titles or {}, config=config or CragConfig())
+    trace: list[str] = []
+    state = RETRIEVE
+    while state != DONE:
+        if len(trace) >= MAX_STEPS:
+            raise RuntimeError(f"CRAG state machine did not finish: {' -> '.join(trace)}")
+        trace.append(state)
+        state = STEPS[state](run)
+    answer = run.answer or Answer(not_found_sentinel(question), not_found=True)
+    for candidate in answer.evidence:
+        candidate.source_label = candidate.source_label or run.label(candidate)
+    return AskResult(
+        question=question, paper_id=paper_id, answer=answer.text, not_found=answer.not_found,
+        grounded=run.grounded, grounded_reason=run.grounded_reason, route=run.route,
+        confidence=run.confidence, sources=[] if answer.not_found else answer.evidence,
+        graded=run.graded, rewrites=run.rewrites,
+        llm_calls=run.generator.calls + run.verifier.calls,
+        tokens=run.generator.tokens + run.verifier.tokens,
+        seconds=time.perf_counter() - start, trace=trace,
+        corrective_rounds=run.corrective_rounds, fallback_used=run.fallback_used, notes=run.notes,
+    )
+
+
+__all__ = ["ask", "AskResult", "CragConfig", "CORRECT", "AMBIGUOUS", "INCORRECT"]
