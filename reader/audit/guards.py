@@ -1,0 +1,214 @@
+"""Deterministic guards: things a sentence names that occur nowhere in the paper.
+
+A small verifier model says YES too easily to a fluent sentence that shares
+words with the evidence. Three kinds of detail are checkable without a model,
+against everything the paper contains (text, captions, references, title,
+abstract):
+
+- numbers, normalised: "0.3%", "0.30 %", "1,200", "1.2k", "3×". A number in
+  the sentence is found when some number in the paper rounds to it at the
+  sentence's precision ("84.3" matches "84.27"); a percentage also matches the
+  fraction ("84.3%" ~ "0.843"). Integers below 10 are not checked (counts,
+  section numbers), nor is anything inside a name ("GPT-4", "ResNet-50").
+- names: acronyms and named methods, datasets and baselines, i.e. tokens with
+  two capitals or letters mixed with digits ("BERT", "NEXUS", "RoBERTa", "T5").
+  Hyphenated names are found whole or by their name-like parts ("BERT-large").
+- citation markers: "[12]", "[3, 5-7]", "(Smith et al., 2020)",
+  "Smith and Jones (2019)": numbers must appear as markers in the paper, and an
+  author-year citation needs the surname with the year close by.
+
+`check_sentence` returns one reason per missing detail; an empty list means
+the guards found nothing wrong.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+
+_NUMBER = re.compile(
+    r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?:\s?(%|×|x\b|X\b|times\b|[kK]\b|M\b|B\b))?",
+    re.ASCII,
+)
+_NAME = re.compile(r"(?<![\w-])[A-Za-z][A-Za-z0-9]*(?:[-/][A-Za-z0-9]+)*(?![\w-])", re.ASCII)
+_BRACKET_CITE = re.compile(r"\[(\d{1,3}(?:\s*[-–,;]\s*\d{1,3})*)\]")
+_AUTHOR_YEAR = re.compile(
+    r"(?P<name>[A-Z][A-Za-z'’\-]+)(?:\s+(?:et\s+al\.?|and\s+[A-Z][A-Za-z'’\-]+|&\s+[A-Z][A-Za-z'’\-]+))?"
+    r",?\s*\(?(?P<year>(?:19|20)\d\d)[a-z]?\)?"
+)
+_PAREN = re.compile(r"\(([^()]*)\)")
+_WORD = re.compile(r"[A-Za-z0-9]+")
+
+# Generic acronyms a critique may use without the paper having to contain them.
+_GENERIC_NAMES = {
+    "ai", "ml", "nlp", "llm", "llms", "sota", "gpu", "gpus", "cpu", "cpus", "tpu", "api",
+    "url", "pdf", "ii", "iii", "iv", "vi", "vii", "viii", "ix", "xi", "ok", "eg", "ie",
+    "usa", "us", "uk", "eu", "phd", "faq", "etc", "vs", "id", "ids", "os", "io",
+}
+_SCALE = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9}
+_MIN_UNMARKED_INT = 10
+
+
+@dataclass(frozen=True)
+class Number:
+    value: float
+    quantum: float  # the sentence's precision: 0.1 for "84.3", 100 for "1.2k"
+    percent: bool
+    raw: str
+
+
+def parse_numbers(text: str) -> list[Number]:
+    out = []
+    for m in _NUMBER.finditer(text):
+        whole, frac, unit = m.group(1), m.group(2), m.group(3) or ""
+        value = float(whole.replace(",", "") + ("." + frac if frac else ""))
+        quantum = 10.0 ** -(len(frac) if frac else 0)
+        scale = _SCALE.get(unit, 1.0)
+        out.append(Number(value * scale, quantum * scale, unit == "%", m.group(0).strip()))
+    return out
+
+
+def _is_name(token: str) -> bool:
+    letters = [c for c in token if c.isalpha()]
+    if not letters:
+        return False
+    capitals = sum(1 for c in token if c.isupper())
+    has_digit = any(c.isdigit() for c in token)
+    return capitals >= 2 or (has_digit and bool(letters) and token[0].isalpha())
+
+
+def _norm(token: str) -> str:
+    return re.sub(r"[-/_]", "", token.lower())
+
+
+def _bracket_numbers(inner: str) -> set[int]:
+    nums: set[int] = set()
+    for part in re.split(r"\s*[,;]\s*", inner):
+        bounds = re.split(r"\s*[-–]\s*", part)
+        if len(bounds) == 2 and all(b.isdigit() for b in bounds):
+            lo, hi = int(bounds[0]), int(bounds[1])
+            if 0 <= hi - lo <= 50:
+                nums.update(range(lo, hi + 1))
+        elif part.isdigit():
+            nums.add(int(part))
+    return nums
+
+
+@dataclass
+class PaperFacts:
+    """What the paper contains, indexed for the guards."""
+
+    numbers: list[float] = field(default_factory=list)  # sorted
+    tokens: set[str] = field(default_factory=set)  # normalised words and adjacent pairs
+    citation_numbers: set[int] = field(default_factory=set)
+    text_lower: str = ""
+
+    @classmethod
+    def from_texts(cls, texts: list[str]) -> PaperFacts:
+        joined = "\n".join(t for t in texts if t)
+        numbers = sorted({n.value for n in parse_numbers(joined)})
+        tokens: set[str] = set()
+        for line in joined.splitlines():
+            words = _WORD.findall(line)
+            for raw in _NAME.findall(line):
+                tokens.add(_norm(raw))
+                tokens.update(_norm(p) for p in re.split(r"[-/]", raw))
+            for a, b in zip(words, words[1:]):
+                tokens.add(_norm(a + b))  # "BERT large" found for "BERT-large"
+            tokens.update(_norm(w) for w in words)
+        cites: set[int] = set()
+        for m in _BRACKET_CITE.finditer(joined):
+            cites |= _bracket_numbers(m.group(1))
+        for m in re.finditer(r"(?m)^\s*\[?(\d{1,3})[\].]\s", joined):  # reference list entries
+            cites.add(int(m.group(1)))
+        return cls(numbers, tokens, cites, joined.lower())
+
+    def has_number(self, n: Number) -> bool:
+        candidates = [(n.value, n.quantum)]
+        if n.percent:
+            candidates.append((n.value / 100, n.quantum / 100))
+        for value, quantum in candidates:
+            slack = quantum / 2 + 1e-9 * max(1.0, abs(value))
+            i = bisect.bisect_left(self.numbers, value - slack)
+            if i < len(self.numbers) and self.numbers[i] <= value + slack:
+                return True
+        return False
+
+    def has_name(self, token: str) -> bool:
+        norm = _norm(token)
+        if norm in self.tokens or norm in _GENERIC_NAMES:
+            return True
+        if norm.endswith("s") and norm[:-1] in self.tokens:  # plural "LLMs", "CNNs"
+            return True
+        parts = re.split(r"[-/]", token)
+        if len(parts) > 1:
+            named = [p for p in parts if _is_name(p) or (p.isalpha() and p[0].isupper())]
+            return bool(named) and all(_norm(p) in self.tokens for p in named)
+        return False
+
+    def has_author_year(self, surname: str, year: str) -> bool:
+        name = surname.lower()
+        for m in re.finditer(re.escape(name), self.text_lower):
+            window = self.text_lower[max(0, m.start() - 300):m.end() + 300]
+            if year in window:
+                return True
+        return False
+
+
+def _citations(sentence: str) -> tuple[list[tuple[str, str, str]], list[str], str]:
+    """(author-year citations, bracket markers, the sentence with citations blanked)."""
+    author_years: list[tuple[str, str, str]] = []
+    brackets: list[str] = []
+    spans: list[tuple[int, int]] = []
+    for m in _BRACKET_CITE.finditer(sentence):
+        brackets.append(m.group(0))
+        spans.append(m.span())
+    for m in _AUTHOR_YEAR.finditer(sentence):
+        author_years.append((m.group(0), m.group("name"), m.group("year")))
+        spans.append(m.span())
+    blanked = list(sentence)
+    for s, e in spans:
+        blanked[s:e] = " " * (e - s)
+    return author_years, brackets, "".join(blanked)
+
+
+def _worth_checking(n: Number) -> bool:
+    """Small bare integers are counts and section numbers; everything else is checked."""
+    has_unit = n.raw[-1:] in "%×xX" or n.raw.endswith("times") or n.raw[-1:] in _SCALE
+    return has_unit or "." in n.raw or n.value >= _MIN_UNMARKED_INT
+
+
+def check_sentence(sentence: str, facts: PaperFacts) -> list[str]:
+    """Reasons this sentence names something the paper does not contain ([] when none)."""
+    reasons: list[str] = []
+    author_years, brackets, rest = _citations(sentence)
+    for marker in brackets:
+        missing = sorted(n for n in _bracket_numbers(marker[1:-1]) if n not in facts.citation_numbers)
+        if missing:
+            reasons.append(f"citation {marker} not found in the paper")
+    for raw, surname, year in author_years:
+        if surname.lower() in {"in", "table", "figure", "section", "since", "until", "from"}:
+            continue
+        if not facts.has_author_year(surname, year):
+            shown = raw.strip(" ,")
+            if shown.count("(") > shown.count(")"):
+                shown += ")"
+            reasons.append(f"citation '{shown}' not found in the paper")
+
+    names_seen: set[str] = set()
+    for m in _NAME.finditer(rest):
+        token = m.group(0)
+        if not _is_name(token) or token in names_seen:
+            continue
+        names_seen.add(token)
+        if not facts.has_name(token):
+            reasons.append(f"name '{token}' not found in the paper")
+    rest = _NAME.sub(lambda m: " " * len(m.group(0)) if _is_name(m.group(0)) else m.group(0), rest)
+
+    for n in parse_numbers(rest):
+        if not _worth_checking(n):
+            continue
+        if not facts.has_number(n):
+            reasons.append(f"number {n.raw} not found in the paper")
+    return reasons

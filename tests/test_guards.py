@@ -1,0 +1,76 @@
+"""Deterministic guards: numbers, names and citations the paper does not contain."""
+
+import pytest
+
+from reader.audit.guards import PaperFacts, check_sentence, parse_numbers
+
+PAPER = [
+    "BERT-large: robust fine-tuning. We compare against RoBERTa and the T5 baseline (Raffel et al., 2020).",
+    "Accuracy drops by 0.30 % on MNLI, from 84.27 to 83.97, and training is 3x faster with 1200 examples.",
+    "Figure 2: the 1.5k validation pairs. As shown in [1] and [4-6], distillation helps.",
+    "References\n[1] Hinton, G. et al. 2015. Distilling the knowledge in a neural network.\n"
+    "Devlin, J., Chang, M. 2019. BERT: pre-training of deep bidirectional transformers.",
+]
+
+
+@pytest.fixture(scope="module")
+def facts():
+    return PaperFacts.from_texts(PAPER)
+
+
+def test_nexus_fabrication_is_caught(facts):
+    reasons = check_sentence("BERT-large 精度只下降 0.3%，远低于 NEXUS 的 1.2%。", facts)
+    assert "name 'NEXUS' not found in the paper" in reasons
+    assert "number 1.2% not found in the paper" in reasons
+    # 0.3% is in the paper as "0.30 %": normalised, it is found
+    assert not any("0.3%" in r for r in reasons)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Accuracy drops by only 0.3% on MNLI.",         # "0.30 %"
+        "The model reaches 84.3 before and 84.0 after.",  # rounding of 84.27 / 83.97
+        "Training is 3× faster on 1,200 examples.",      # "3x", "1200"
+        "There are 1.5k validation pairs.",
+        "BERT large and RoBERTa are compared with T5.",  # names, hyphen variant
+        "Distillation [1] and [5] help (Raffel et al., 2020), as Devlin et al. (2019) show.",
+        "两个 LLMs 在 GPU 上运行。",                         # generic acronyms
+        "It uses 3 layers and 2 heads.",                 # small bare integers are not checked
+    ],
+)
+def test_faithful_sentences_pass(facts, sentence):
+    assert check_sentence(sentence, facts) == []
+
+
+@pytest.mark.parametrize(
+    "sentence,reason",
+    [
+        ("Accuracy drops by 0.7% on MNLI.", "number 0.7%"),
+        ("Training uses 2,400 examples.", "number 2,400"),
+        ("It is 12× faster.", "number 12×"),
+        ("The 2.5k pairs were used.", "number 2.5k"),
+        ("It beats XLNet-large by far.", "name 'XLNet-large'"),
+        ("As shown in [12], it helps.", "citation [12]"),
+        ("As argued by Vaswani et al. (2017), attention suffices.", "citation 'Vaswani et al. (2017)'"),
+        ("Unlike (Raffel et al., 2021), it is robust.", "citation"),
+    ],
+)
+def test_fabricated_details_are_flagged(facts, sentence, reason):
+    reasons = check_sentence(sentence, facts)
+    assert any(r.startswith(reason) for r in reasons), reasons
+
+
+def test_number_normalisation():
+    values = {n.raw: (n.value, n.percent) for n in parse_numbers("0.3% 0.30 % 1,200 1.2k 3× 2M")}
+    assert values["0.3%"] == (0.3, True)
+    assert values["0.30 %"] == (0.3, True)
+    assert values["1,200"] == (1200.0, False)
+    assert values["1.2k"] == (1200.0, False)
+    assert values["3×"] == (3.0, False)
+    assert values["2M"] == (2e6, False)
+
+
+def test_percent_matches_fraction():
+    facts = PaperFacts.from_texts(["The F1 score is 0.843 on the test set."])
+    assert check_sentence("F1 reaches 84.3% on the test set.", facts) == []
