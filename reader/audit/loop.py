@@ -1,0 +1,290 @@
+"""The Self-RAG audit: verify every sentence, regenerate while too much is unsupported, mark the rest.
+
+`audit_text` is one audit pass over a text:
+
+1. split into sentences (reader.audit.split); sentences already verified
+   (`known`, keyed by sentence text) keep their verdicts, and a sentence that
+   appears twice is verified once;
+2. the remaining sentences go in batches of 4; each batch's joined text is the
+   search query and the top 3 hits are its evidence (fallback: the first 3,000
+   characters of the paper; with no text at all the prompt says no evidence was
+   found and every claim counts as unsupported);
+3. batches are verified concurrently, at most `max_workers` at a time, so a
+   pass takes about as long as its slowest batch;
+4. the deterministic guards (reader.audit.guards) run on every sentence: a
+   number, name or citation missing from the paper makes it unsupported even
+   when the verifier said YES.
+
+Evidence comes from one of two places:
+- `search(query, paper_id) -> list[SearchHit]`, the paper's own index; or
+- `evidence_for(sentences) -> list[EvidenceRef]`, an override for auditing
+  against a fixed set of passages (e.g. an answer against the passages it was
+  generated from). `paper_id` is then only a label for the call log.
+
+`audit_loop` wraps a generator: flagged_ratio > 0.3 triggers a regeneration
+that is told which sentences had no support, at most twice; then every
+sentence still unsupported gets the prefix `[待验证] ` (first occurrence only).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from reader.audit.guards import PaperFacts, check_sentence
+from reader.audit.split import sentence_spans
+from reader.audit.verify import NO_EVIDENCE_CHARS, EvidenceRef, build_prompt, parse_answers
+from reader.llm.base import user
+
+BATCH_SIZE = 4
+EVIDENCE_PER_BATCH = 3
+FLAG_THRESHOLD = 0.3
+MAX_REGENERATIONS = 2
+MARK = "[待验证] "
+
+SUPPORTED, UNSUPPORTED, UNANSWERED = "supported", "unsupported", "unanswered"
+
+Search = Callable[[str, str | None], list]
+EvidenceFor = Callable[[list[str]], list[EvidenceRef]]
+
+__all__ = [
+    "AuditResult", "EvidenceRef", "LoopResult", "SentenceResult", "audit_loop", "audit_text",
+    "mark_unsupported", "MARK",
+]
+
+
+@dataclass
+class SentenceResult:
+    text: str
+    verdict: str  # supported | unsupported | unanswered
+    llm_answer: str  # "YES" | "NO" | "" (the verifier did not answer)
+    reasons: list[str] = field(default_factory=list)
+    evidence: list[EvidenceRef] = field(default_factory=list)
+    reused: bool = False  # carried over from an earlier pass, no call made
+
+    @property
+    def flagged(self) -> bool:
+        return self.verdict == UNSUPPORTED
+
+    def to_json(self) -> dict:
+        return {
+            "text": self.text,
+            "verdict": self.verdict,
+            "reasons": list(self.reasons),
+            "evidence": [e.to_json() for e in self.evidence],
+        }
+
+
+@dataclass
+class AuditResult:
+    sentences: list[SentenceResult]
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+
+    @property
+    def n_flagged(self) -> int:
+        return sum(1 for s in self.sentences if s.flagged)
+
+    @property
+    def flagged_ratio(self) -> float:
+        return self.n_flagged / len(self.sentences) if self.sentences else 0.0
+
+    @property
+    def flagged(self) -> list[str]:
+        """Distinct unsupported sentences, in order of first appearance."""
+        return list(dict.fromkeys(s.text for s in self.sentences if s.flagged))
+
+    @property
+    def n_unanswered(self) -> int:
+        return sum(1 for s in self.sentences if s.verdict == UNANSWERED)
+
+
+def _hits_to_evidence(hits: list) -> list[EvidenceRef]:
+    ranked = sorted(hits, key=lambda h: h.score, reverse=True)[:EVIDENCE_PER_BATCH]
+    return [EvidenceRef(h.chunk_id, h.page_start, h.page_end, h.text) for h in ranked]
+
+
+def _evidence(batch, paper_id, search, evidence_for, fallback_text) -> list[EvidenceRef]:
+    if evidence_for is not None:
+        found = list(evidence_for(batch))
+    elif search is not None:
+        found = _hits_to_evidence(search(" ".join(batch), paper_id))
+    else:
+        found = []
+    if not found and fallback_text and fallback_text.strip():
+        found = [EvidenceRef(None, 1, 1, fallback_text[:NO_EVIDENCE_CHARS])]
+    return found
+
+
+def _verify_batch(batch, *, paper_id, verifier, search, evidence_for, fallback_text, stage):
+    evidence = _evidence(batch, paper_id, search, evidence_for, fallback_text)
+    completion = verifier.complete(
+        user(build_prompt(batch, evidence)),
+        temperature=0.0, max_tokens=8 * len(batch) + 16, stage=stage, paper_id=paper_id,
+    )
+    answers = parse_answers(completion.text, len(batch))
+    if not evidence:
+        answers = ["NO"] * len(batch)  # nothing to check against: unsupported by definition
+    return answers, evidence, completion
+
+
+def _verdict(answer: str | None, guard_reasons: list[str], has_evidence: bool) -> tuple[str, list[str]]:
+    reasons = list(guard_reasons)
+    if not has_evidence:
+        reasons.append("no evidence found in the paper")
+    if answer == "NO":
+        reasons.append("verifier: NO")
+        return UNSUPPORTED, reasons
+    if guard_reasons:
+        reasons.append("verifier: YES" if answer else "verifier did not answer")
+        return UNSUPPORTED, reasons
+    if answer is None:
+        return UNANSWERED, reasons + ["verifier did not answer"]
+    return SUPPORTED, reasons + ["verifier: YES"]
+
+
+def audit_text(
+    text: str,
+    *,
+    paper_id: str | None = None,
+    verifier,
+    search: Search | None = None,
+    facts: PaperFacts | None = None,
+    fallback_text: str = "",
+    max_workers: int = 4,
+    known: dict[str, SentenceResult] | None = None,
+    evidence_for: EvidenceFor | None = None,
+    stage: str = "verify",
+) -> AuditResult:
+    """One audit pass over `text` (see the module docstring)."""
+    start = time.perf_counter()
+    sentences = [text[s:e] for s, e in sentence_spans(text)]
+    known = known or {}
+    todo = [s for s in dict.fromkeys(sentences) if s not in known]
+    batches = [todo[i:i + BATCH_SIZE] for i in range(0, len(todo), BATCH_SIZE)]
+
+    def run(batch):
+        return _verify_batch(
+            batch, paper_id=paper_id, verifier=verifier, search=search,
+            evidence_for=evidence_for, fallback_text=fallback_text, stage=stage,
+        )
+
+    if len(batches) > 1 and max_workers > 1:
+        with ThreadPoolExecutor(max_workers=min(max_workers, len(batches))) as pool:
+            outcomes = list(pool.map(run, batches))
+    else:
+        outcomes = [run(b) for b in batches]
+
+    fresh: dict[str, SentenceResult] = {}
+    result = AuditResult(sentences=[], llm_calls=len(batches))
+    for batch, (answers, evidence, completion) in zip(batches, outcomes):
+        result.prompt_tokens += completion.prompt_tokens
+        result.completion_tokens += completion.completion_tokens
+        for sentence, answer in zip(batch, answers):
+            guard = check_sentence(sentence, facts) if facts is not None else []
+            verdict, reasons = _verdict(answer, guard, bool(evidence))
+            fresh[sentence] = SentenceResult(sentence, verdict, answer or "", reasons, evidence)
+    for sentence in sentences:
+        if sentence in fresh:
+            result.sentences.append(fresh[sentence])
+        else:
+            old = known[sentence]
+            result.sentences.append(SentenceResult(
+                old.text, old.verdict, old.llm_answer, list(old.reasons), list(old.evidence),
+                reused=True,
+            ))
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def mark_unsupported(text: str, flagged: list[str]) -> str:
+    """Prefix the first occurrence of each flagged sentence with `[待验证] `; delete nothing."""
+    wanted = set(flagged)
+    inserts: list[int] = []
+    for s, e in sentence_spans(text):
+        sentence = text[s:e]
+        if sentence in wanted:
+            wanted.discard(sentence)
+            if not text[max(0, s - len(MARK)):s] == MARK and not sentence.startswith(MARK.strip()):
+                inserts.append(s)
+    for pos in reversed(inserts):
+        text = text[:pos] + MARK + text[pos:]
+    return text
+
+
+@dataclass
+class Iteration:
+    text: str
+    audit: AuditResult
+    generation_calls: int = 0
+    generation_prompt_tokens: int = 0
+    generation_completion_tokens: int = 0
+
+
+@dataclass
+class LoopResult:
+    iterations: list[Iteration]
+    final_text: str
+
+    @property
+    def final(self) -> AuditResult:
+        return self.iterations[-1].audit
+
+    @property
+    def regenerations(self) -> int:
+        return len(self.iterations) - 1
+
+    @property
+    def llm_calls(self) -> int:
+        return sum(it.generation_calls + it.audit.llm_calls for it in self.iterations)
+
+    @property
+    def tokens(self) -> int:
+        return sum(
+            it.generation_prompt_tokens + it.generation_completion_tokens
+            + it.audit.prompt_tokens + it.audit.completion_tokens
+            for it in self.iterations
+        )
+
+
+def audit_loop(
+    generate: Callable[[list[str], str | None], object],
+    audit: Callable[[str, dict[str, SentenceResult]], AuditResult],
+    *,
+    threshold: float = FLAG_THRESHOLD,
+    max_regenerations: int = MAX_REGENERATIONS,
+    on_iteration: Callable[[int, AuditResult], None] | None = None,
+) -> LoopResult:
+    """Generate, audit, regenerate while flagged_ratio > threshold (at most
+    `max_regenerations` times), then mark what is still unsupported.
+
+    generate(flagged, previous_text) returns the text, or a Completion (whose
+    token counts are then added to the totals); the first call gets ([], None).
+    audit(text, known) is an audit pass; `known` carries earlier verdicts so
+    unchanged sentences are not verified again.
+    """
+    known: dict[str, SentenceResult] = {}
+    iterations: list[Iteration] = []
+    flagged: list[str] = []
+    previous: str | None = None
+    while True:
+        out = generate(flagged, previous)
+        text = getattr(out, "text", out)
+        it = Iteration(text=text, audit=AuditResult([]), generation_calls=1,
+                       generation_prompt_tokens=getattr(out, "prompt_tokens", 0),
+                       generation_completion_tokens=getattr(out, "completion_tokens", 0))
+        it.audit = audit(text, known)
+        iterations.append(it)
+        if on_iteration:
+            on_iteration(len(iterations) - 1, it.audit)
+        for s in it.audit.sentences:
+            known.setdefault(s.text, s)
+        if it.audit.flagged_ratio <= threshold or len(iterations) > max_regenerations:
+            break
+        flagged, previous = it.audit.flagged, text
+    final = iterations[-1]
+    return LoopResult(iterations, mark_unsupported(final.text, final.audit.flagged))

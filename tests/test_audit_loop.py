@@ -1,0 +1,224 @@
+"""The audit pass and the regenerate-and-mark loop, with the scripted LLM."""
+
+import re
+import threading
+import time
+
+import pytest
+
+from reader.audit.guards import PaperFacts
+from reader.audit.loop import MARK, audit_loop, audit_text, mark_unsupported
+from reader.index.hits import SearchHit
+from reader.llm.scripted import ScriptedLLM
+
+CLAIM = re.compile(r"^\[(\d+)\] (.*)$", re.M)
+
+
+def claims_of(prompt: str) -> list[str]:
+    head = prompt.split("Evidence:")[0]
+    return [m.group(2) for m in CLAIM.finditer(head)]
+
+
+def rule_verifier(is_supported, **kw) -> ScriptedLLM:
+    """A verifier answering YES/NO per claim by a rule over the claim's text."""
+    def respond(prompt):
+        return "\n".join(
+            f"[{i}] {'YES' if is_supported(c) else 'NO'}" for i, c in enumerate(claims_of(prompt), 1)
+        )
+    return ScriptedLLM(respond, **kw)
+
+
+def hit(chunk_id, text, score=1.0, page=2):
+    return SearchHit(chunk_id, "p1", text, "Results", page, page, score)
+
+
+def paper_search(query, paper_id):
+    return [hit(1, "passage one", 0.2), hit(2, "passage two", 0.9), hit(3, "passage three", 0.5),
+            hit(4, "passage four", 0.1)]
+
+
+GOOD = [f"Good sentence number {w} holds." for w in "ABCDEFGHIJ"]
+
+
+def test_one_pass_batches_evidence_and_verdicts():
+    verifier = rule_verifier(lambda c: "bad" not in c)
+    text = " ".join(GOOD[:5]) + " A bad sentence here."
+    result = audit_text(text, paper_id="p1", verifier=verifier, search=paper_search)
+    assert verifier.calls == 2  # 6 sentences -> batches of 4 and 2
+    assert result.llm_calls == 2
+    assert [s.verdict for s in result.sentences] == ["supported"] * 5 + ["unsupported"]
+    assert result.n_flagged == 1 and result.flagged_ratio == pytest.approx(1 / 6)
+    # top 3 hits by fused score, best first, with pages
+    assert [e.chunk_id for e in result.sentences[0].evidence] == [2, 3, 1]
+    # the query is the batch's joined text
+    assert verifier.history[0]["stage"] == "verify" and verifier.history[0]["paper_id"] == "p1"
+    assert "passage two" in verifier.history[0]["prompt"]
+    assert "passage four" not in verifier.history[0]["prompt"]
+
+
+def test_fallback_to_paper_start_and_no_evidence_at_all():
+    verifier = rule_verifier(lambda c: True)
+    paper_text = "x" * 5000
+    result = audit_text("It holds.", verifier=verifier, search=lambda q, p: [], fallback_text=paper_text)
+    ev = result.sentences[0].evidence
+    assert len(ev) == 1 and ev[0].chunk_id is None and len(ev[0].text) == 3000
+    assert result.sentences[0].verdict == "supported"
+
+    verifier = rule_verifier(lambda c: True)  # even a YES cannot stand without evidence
+    result = audit_text("It holds.", verifier=verifier, search=lambda q, p: [], fallback_text="")
+    assert "No evidence was found" in verifier.history[0]["prompt"]
+    assert result.sentences[0].verdict == "unsupported"
+    assert "no evidence found in the paper" in result.sentences[0].reasons
+
+
+def test_no_sentences():
+    verifier = ScriptedLLM()
+    result = audit_text("  \n## Heading only\n", verifier=verifier, search=paper_search)
+    assert result.sentences == [] and result.flagged_ratio == 0.0 and verifier.calls == 0
+
+
+def test_unanswered_counts_as_supported_but_is_recorded():
+    verifier = ScriptedLLM().enqueue("[1] NO\n[3] YES")
+    text = "First claim. Second claim. Third claim."
+    result = audit_text(text, verifier=verifier, search=paper_search)
+    assert [s.verdict for s in result.sentences] == ["unsupported", "unanswered", "supported"]
+    assert result.n_flagged == 1 and result.n_unanswered == 1
+    assert result.sentences[1].llm_answer == ""
+
+
+def test_garbage_reply_leaves_all_unanswered():
+    verifier = ScriptedLLM().enqueue("I am not sure what you mean.")
+    result = audit_text("First claim. Second claim.", verifier=verifier, search=paper_search)
+    assert [s.verdict for s in result.sentences] == ["unanswered", "unanswered"]
+    assert result.flagged_ratio == 0.0
+
+
+def test_guards_override_a_yes_nexus_example():
+    facts = PaperFacts.from_texts(["BERT-large loses accuracy on MNLI after pruning heads.",
+                                   "Table 1: accuracy of BERT-large and DistilBERT."])
+    verifier = rule_verifier(lambda c: True)  # a verifier that believes everything
+    text = "BERT-large 精度只下降 0.3%，远低于 NEXUS 的 1.2%。BERT-large loses accuracy after pruning."
+    result = audit_text(text, verifier=verifier, search=paper_search, facts=facts)
+    fabricated, faithful = result.sentences
+    assert fabricated.verdict == "unsupported" and fabricated.llm_answer == "YES"
+    assert "name 'NEXUS' not found in the paper" in fabricated.reasons
+    assert "number 0.3% not found in the paper" in fabricated.reasons
+    assert "number 1.2% not found in the paper" in fabricated.reasons
+    assert faithful.verdict == "supported"
+
+
+def test_duplicate_sentence_verified_once_marked_once():
+    verifier = rule_verifier(lambda c: "invented" not in c)
+    text = "An invented claim. A true claim. An invented claim."
+    result = audit_text(text, verifier=verifier, search=paper_search)
+    assert claims_of(verifier.history[0]["prompt"]) == ["An invented claim.", "A true claim."]
+    assert result.n_flagged == 2 and result.flagged == ["An invented claim."]
+    marked = mark_unsupported(text, result.flagged)
+    assert marked == f"{MARK}An invented claim. A true claim. An invented claim."
+
+
+def test_marking_never_deletes_and_handles_cjk():
+    text = "第一句是真的。第二句是编的！Third is fine."
+    marked = mark_unsupported(text, ["第二句是编的！"])
+    assert marked == f"第一句是真的。{MARK}第二句是编的！Third is fine."
+    assert marked.replace(MARK, "") == text
+
+
+def texts_generator(*texts):
+    calls = []
+
+    def generate(flagged, previous):
+        calls.append((list(flagged), previous))
+        return texts[len(calls) - 1]
+
+    return generate, calls
+
+
+def test_loop_passes_first_try():
+    verifier = rule_verifier(lambda c: "fake" not in c.lower())
+    text = " ".join(GOOD[:4]) + " One fake claim."  # 1/5 = 0.2 <= 0.3
+    generate, calls = texts_generator(text)
+    loop = audit_loop(generate, lambda t, known: audit_text(t, verifier=verifier, search=paper_search, known=known))
+    assert len(calls) == 1 and loop.regenerations == 0
+    assert loop.final_text == " ".join(GOOD[:4]) + f" {MARK}One fake claim."
+
+
+def test_loop_one_regeneration_then_pass_feeds_flagged_back():
+    verifier = rule_verifier(lambda c: "fake" not in c.lower())
+    first = "A fake claim. Another fake claim. " + GOOD[0]  # 2/3 flagged
+    second = GOOD[0] + " " + GOOD[1] + " " + GOOD[2]
+    generate, calls = texts_generator(first, second)
+    loop = audit_loop(generate, lambda t, known: audit_text(t, verifier=verifier, search=paper_search, known=known))
+    assert loop.regenerations == 1
+    assert calls[1] == (["A fake claim.", "Another fake claim."], first)
+    assert [round(it.audit.flagged_ratio, 2) for it in loop.iterations] == [0.67, 0.0]
+    assert loop.final_text == second and MARK not in loop.final_text
+
+
+def test_loop_hits_the_cap_and_marks():
+    verifier = rule_verifier(lambda c: "fake" not in c.lower())
+    drafts = [f"Fake claim {i}. Fake again {i}. {GOOD[i]}" for i in range(5)]
+    generate, calls = texts_generator(*drafts)
+    loop = audit_loop(generate, lambda t, known: audit_text(t, verifier=verifier, search=paper_search, known=known))
+    assert len(calls) == 3 and loop.regenerations == 2  # at most 2 regenerations
+    assert loop.final_text == f"{MARK}Fake claim 2. {MARK}Fake again 2. {GOOD[2]}"
+    assert loop.final.flagged_ratio == pytest.approx(2 / 3)
+
+
+def test_incremental_reverification_skips_unchanged_sentences():
+    verifier = rule_verifier(lambda c: "fake" not in c.lower())
+    first = " ".join(GOOD[:4]) + " A fake one. Another fake one. Third fake one."
+    second = " ".join(GOOD[:4]) + " " + GOOD[4]  # four unchanged, one new
+    generate, _ = texts_generator(first, second)
+    seen = []
+
+    def audit(text, known):
+        before = verifier.calls
+        result = audit_text(text, verifier=verifier, search=paper_search, known=known)
+        seen.append((verifier.calls - before, [c for h in verifier.history[before:] for c in claims_of(h["prompt"])]))
+        return result
+
+    loop = audit_loop(generate, audit)
+    assert loop.regenerations == 1
+    assert seen[1] == (1, [GOOD[4]])  # one call, only for the new sentence
+    second_pass = loop.iterations[1].audit
+    assert [s.reused for s in second_pass.sentences] == [True] * 4 + [False]
+    assert second_pass.llm_calls == 1
+
+
+def test_batches_run_concurrently_bounded():
+    active, peak = [0], [0]
+    lock = threading.Lock()
+
+    def respond(prompt):
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+        time.sleep(0.05)
+        with lock:
+            active[0] -= 1
+        return "\n".join(f"[{i}] YES" for i in range(1, 5))
+
+    verifier = ScriptedLLM(respond)
+    text = " ".join(f"Sentence {i} is here." for i in range(40))
+    audit_text(text, verifier=verifier, search=paper_search, max_workers=4)
+    assert verifier.calls == 10
+    assert peak[0] == 4
+
+
+def test_evidence_for_override_audits_against_given_passages():
+    from reader.audit.verify import EvidenceRef
+
+    verifier = rule_verifier(lambda c: True)
+    given = [EvidenceRef(9, 5, 5, "The given passage.")]
+    result = audit_text("A claim.", verifier=verifier, evidence_for=lambda batch: given)
+    assert result.sentences[0].evidence == given
+    assert "The given passage." in verifier.history[0]["prompt"]
+
+
+def test_verifier_failure_propagates():
+    from reader.errors import LLMError
+
+    verifier = ScriptedLLM().enqueue(LLMError("endpoint down"))
+    with pytest.raises(LLMError):
+        audit_text("A claim.", verifier=verifier, search=paper_search)
