@@ -1,0 +1,39 @@
+"""Builds the LLM for a role from the settings: an OpenAI-compatible endpoint when
+a base URL is set, else the embedded model; wrapped with the call log and cache."""
+
+from __future__ import annotations
+
+from reader.config import Settings
+from reader.errors import ConfigError
+
+ROLES = ("generator", "verifier")
+_ENV_PREFIX = {"generator": "READER_LLM", "verifier": "READER_VERIFIER"}
+
+
+def build_inner_llm(settings: Settings, role: str):
+    """The bare LLM for a role (no log, no cache)."""
+    if role not in ROLES:
+        raise ConfigError(f"unknown LLM role {role!r}: use one of {', '.join(ROLES)}")
+    llm_settings = getattr(settings, role)
+    if llm_settings.is_embedded:
+        from reader.llm.local import LocalLLM
+
+        return LocalLLM(settings.models_dir)
+    from reader.llm.openai_compat import OpenAICompatLLM
+
+    return OpenAICompatLLM(llm_settings, env_prefix=_ENV_PREFIX[role])
+
+
+def build_llm(settings: Settings, role: str, db_sessionmaker, use_cache: bool = True):
+    """The LLM a stage uses for `role` ("generator" or "verifier").
+
+    Every call is logged to the database and answered from the response cache
+    when possible (unless use_cache is False). Without a database (None) the
+    bare LLM is returned.
+    """
+    inner = build_inner_llm(settings, role)
+    if db_sessionmaker is None:
+        return inner
+    from reader.llm.logged import LoggedLLM
+
+    return LoggedLLM(inner, role, db_sessionmaker, use_cache=use_cache)

@@ -1,0 +1,162 @@
+"""The embedded default model, run in-process with llama.cpp through xllamacpp.
+
+This is the only module that imports xllamacpp. The model is loaded on the
+first call that needs it (a fully cached run never loads it), once per process:
+both roles share one instance, calls are serialized by a lock, and llama.cpp
+uses every core this process may run on. The instance is released at exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+import time
+from pathlib import Path
+
+from reader.config import EMBEDDED_MODEL_NAME
+from reader.errors import LLMError
+from reader.llm.base import Completion, Message
+
+DEFAULT_CONTEXT_TOKENS = 16384
+
+_lock = threading.Lock()  # guards _servers and serializes generation
+_servers: dict[tuple, object] = {}
+_load_seconds: dict[tuple, float] = {}
+_atexit_registered = False
+
+
+def default_threads() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _release_all() -> None:
+    # xllamacpp frees the model when the last reference to its Server goes;
+    # doing it here, before interpreter teardown, keeps exit quiet.
+    with _lock:
+        _servers.clear()
+
+
+def _load_server(model_path: Path, n_threads: int, n_ctx: int):
+    global _atexit_registered
+    try:
+        import xllamacpp
+    except ImportError as exc:
+        raise LLMError(
+            "the embedded model needs the xllamacpp package: pip install -e . "
+            "(or set READER_LLM_BASE_URL to use an OpenAI-compatible endpoint)"
+        ) from exc
+    params = xllamacpp.CommonParams()
+    params.model.path = str(model_path)
+    params.n_ctx = n_ctx
+    params.n_parallel = 1
+    params.n_gpu_layers = 0
+    params.cpuparams.n_threads = n_threads
+    params.cpuparams_batch.n_threads = n_threads
+    params.warmup = False
+    params.verbosity = -1  # llama.cpp logs nothing unless it fails
+    try:
+        server = xllamacpp.Server(params)
+    except Exception as exc:
+        raise LLMError(f"cannot load the embedded model {model_path}: {exc}") from exc
+    if not _atexit_registered:
+        atexit.register(_release_all)
+        _atexit_registered = True
+    return server
+
+
+class LocalLLM:
+    """Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF) answering in-process."""
+
+    def __init__(
+        self,
+        models_dir: Path | None = None,
+        *,
+        model_path: Path | None = None,
+        n_threads: int | None = None,
+        n_ctx: int = DEFAULT_CONTEXT_TOKENS,
+    ):
+        if models_dir is None and model_path is None:
+            raise ValueError("LocalLLM needs models_dir or model_path")
+        self.models_dir = Path(models_dir) if models_dir is not None else None
+        self._model_path = Path(model_path) if model_path is not None else None
+        self.n_threads = n_threads or default_threads()
+        self.n_ctx = n_ctx
+        self.model = EMBEDDED_MODEL_NAME
+
+    def model_path(self) -> Path:
+        if self._model_path is None:
+            from reader.llm.model_file import ensure_model_file
+
+            self._model_path = ensure_model_file(self.models_dir)
+        return self._model_path
+
+    def _key(self) -> tuple:
+        return (str(self.model_path()), self.n_threads, self.n_ctx)
+
+    def load(self) -> float:
+        """Load the model now (if not yet loaded in this process); returns the load time in seconds."""
+        key = self._key()
+        with _lock:
+            if key not in _servers:
+                start = time.perf_counter()
+                _servers[key] = _load_server(Path(key[0]), self.n_threads, self.n_ctx)
+                _load_seconds[key] = time.perf_counter() - start
+            return _load_seconds[key]
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        stage: str = "",
+        paper_id: str | None = None,
+    ) -> Completion:
+        request = {
+            "messages": messages,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "seed": 0,
+        }
+        start = time.perf_counter()
+        reply = self.raw_reply(request)
+        return _completion_from(reply, time.perf_counter() - start, self.model)
+
+    def raw_reply(self, request: dict) -> dict:
+        """llama.cpp's OpenAI-style reply to a chat request, including its `timings`."""
+        self.load()
+        key = self._key()
+        with _lock:
+            server = _servers.get(key)
+            if server is None:
+                raise LLMError("the embedded model was released (the process is exiting)")
+            return server.handle_chat_completions(request)
+
+
+def _completion_from(reply: dict, latency: float, model: str) -> Completion:
+    error = reply.get("error") if isinstance(reply, dict) else None
+    if error or not isinstance(reply, dict):
+        if isinstance(error, dict) and error.get("type") == "exceed_context_size_error":
+            raise LLMError(
+                f"the prompt ({error.get('n_prompt_tokens')} tokens) is longer than the embedded "
+                f"model's context ({error.get('n_ctx')} tokens): shorten the input or use an "
+                "OpenAI-compatible endpoint with a longer context (READER_LLM_BASE_URL)"
+            )
+        message = error.get("message") if isinstance(error, dict) else reply
+        raise LLMError(f"the embedded model failed: {message}")
+    try:
+        text = reply["choices"][0]["message"]["content"] or ""
+    except (KeyError, IndexError, TypeError) as exc:
+        raise LLMError(f"the embedded model gave a reply without an answer: {str(reply)[:200]}") from exc
+    usage = reply.get("usage") or {}
+    return Completion(
+        text=text,
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+        latency_s=latency,
+        model=model,
+    )
