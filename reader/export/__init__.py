@@ -1,0 +1,120 @@
+"""Export stored reviews as Markdown notes: one per paper plus a collection index.
+
+`export_notes(db, paper_ids, out_dir)` writes `<slug>-<sha8>.md` for each
+reviewed paper and `index.md` linking every reader note present in the
+folder. Writing is idempotent (same bytes for the same stored review) and
+atomic per file; a note whose title changed replaces its older file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlalchemy import select
+from sqlalchemy.orm import sessionmaker
+
+from reader.errors import ReaderError
+from reader.export.markdown import (
+    INDEX_NAME, Note, collect_note, note_file_name, render_index, render_note,
+)
+from reader.store.tables import Paper
+
+__all__ = ["ExportResult", "export_notes", "note_file_name"]
+
+_NOTE_NAME = re.compile(r"-([0-9a-f]{8})\.md$")
+
+
+@dataclass
+class ExportResult:
+    out_dir: Path
+    notes: list[Path] = field(default_factory=list)
+    index: Path | None = None
+    not_reviewed: list[tuple[str, str]] = field(default_factory=list)  # (paper_id, title)
+
+    def as_json(self) -> dict:
+        return {
+            "out_dir": str(self.out_dir),
+            "notes": [str(p) for p in self.notes],
+            "index": str(self.index) if self.index else None,
+            "not_reviewed": [{"paper_id": pid, "title": title} for pid, title in self.not_reviewed],
+        }
+
+
+def write_atomically(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".md", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def export_notes(db: sessionmaker, paper_ids: list[str] | None, out_dir: Path) -> ExportResult:
+    """Write notes for `paper_ids` (None: every reviewed paper) and the index note."""
+    out_dir = Path(out_dir).expanduser()
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ReaderError(f"{out_dir}: cannot create the output folder ({exc.strerror})") from exc
+    if not os.access(out_dir, os.W_OK):
+        raise ReaderError(f"{out_dir}: the output folder is not writable; choose another with --out")
+    result = ExportResult(out_dir=out_dir)
+
+    with db() as session:
+        if paper_ids is None:
+            papers = list(session.scalars(select(Paper).order_by(Paper.title)))
+        else:
+            papers = [session.get(Paper, pid) for pid in paper_ids]
+        notes: dict[str, Note] = {}
+        for paper in papers:
+            if paper is None:
+                continue
+            note = collect_note(session, paper)
+            if note is None:
+                result.not_reviewed.append((paper.id, paper.title))
+                continue
+            notes[paper.id] = note
+            _remove_renamed(out_dir, note)
+            path = out_dir / note.file_name
+            write_atomically(path, render_note(note))
+            result.notes.append(path)
+
+        for prefix, path in _existing_notes(out_dir):
+            if any(pid.startswith(prefix) for pid in notes):
+                continue
+            paper = session.scalars(select(Paper).where(Paper.id.startswith(prefix))).first()
+            note = collect_note(session, paper) if paper is not None else None
+            if note is not None and note.file_name == path.name:
+                notes[paper.id] = note
+
+    if notes or result.notes:
+        result.index = out_dir / INDEX_NAME
+        write_atomically(result.index, render_index(list(notes.values())))
+    return result
+
+
+def _existing_notes(out_dir: Path) -> list[tuple[str, Path]]:
+    found = []
+    for path in sorted(out_dir.glob("*.md")):
+        match = _NOTE_NAME.search(path.name)
+        if match and path.name != INDEX_NAME:
+            found.append((match.group(1), path))
+    return found
+
+
+def _remove_renamed(out_dir: Path, note: Note) -> None:
+    """A paper whose title changed since the last export: drop its old file."""
+    for prefix, path in _existing_notes(out_dir):
+        if prefix == note.paper_id[:8] and path.name != note.file_name:
+            try:
+                head = path.read_text(encoding="utf-8", errors="replace")[:4000]
+            except OSError:
+                continue
+            if f"sha256: {note.paper_id}" in head:
+                path.unlink(missing_ok=True)

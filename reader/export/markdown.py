@@ -1,0 +1,411 @@
+"""Annotated Markdown notes (Obsidian-ready) from stored reviews.
+
+    stored analyses + verdicts + evidence ──collect──▶ Note (plain data) ──jinja2──▶ Markdown
+
+Text from the paper and from the LLM is untrusted markup: anything that would
+become HTML, a wikilink, math, an Obsidian comment, a tag or a thematic break
+is escaped here, before it reaches the templates; the front matter is written
+by a YAML dumper, never by string concatenation. Notes carry no export time,
+so exporting again writes the same bytes.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import lru_cache
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from reader.store.tables import (
+    Analysis, AnalysisIteration, Paper, ReviewJob, SentenceVerdict, VerdictEvidence,
+)
+
+TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
+MARK = "[待验证] "
+KIND_ORDER = ("synthesis", "critique")
+KIND_TITLES = {"synthesis": "Synthesis", "critique": "Critique"}
+INDEX_NAME = "index.md"
+QUOTE_CHARS = 320
+
+
+# ---------------------------------------------------------------- plain data
+
+
+@dataclass
+class Flag:
+    """A sentence the audit could not support, with its nearest evidence."""
+
+    sentence: str
+    evidence: str = ""
+    page_start: int | None = None
+    page_end: int | None = None
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def pages(self) -> str:
+        if self.page_start is None:
+            return ""
+        if self.page_end in (None, self.page_start):
+            return f"p. {self.page_start}"
+        return f"pp. {self.page_start}–{self.page_end}"
+
+
+@dataclass
+class Block:
+    """A paragraph of text, or one flagged sentence shown as a callout."""
+
+    text: str = ""
+    flag: Flag | None = None
+
+
+@dataclass
+class IterationFigures:
+    iteration: int
+    sentences: int
+    flagged: int
+    ratio: float
+
+
+@dataclass
+class AnalysisNote:
+    kind: str
+    title: str
+    blocks: list[Block]
+    sentences: int
+    flagged: int
+    ratio: float
+    regenerations: int
+    unanswered: int
+    iterations: list[IterationFigures]
+    left_out_sections: list[str]
+
+
+@dataclass
+class Note:
+    paper_id: str
+    file_name: str
+    title: str
+    authors: list[str]
+    year: int | None
+    source_path: str
+    reviewed_at: str
+    generator_model: str
+    verifier_model: str
+    abstract: str
+    analyses: list[AnalysisNote]
+    llm_calls: int | None = None
+
+    @property
+    def sentences(self) -> int:
+        return sum(a.sentences for a in self.analyses)
+
+    @property
+    def flagged(self) -> int:
+        return sum(a.flagged for a in self.analyses)
+
+    @property
+    def ratio(self) -> float:
+        return self.flagged / self.sentences if self.sentences else 0.0
+
+    @property
+    def regenerations(self) -> int:
+        return sum(a.regenerations for a in self.analyses)
+
+    @property
+    def tags(self) -> list[str]:
+        tags = ["paper", "reader/reviewed"]
+        if self.flagged:
+            tags.append("reader/has-unverified")
+        return tags
+
+    def front_matter(self) -> dict:
+        data: dict = {"title": self.title, "authors": list(self.authors)}
+        if self.year:
+            data["year"] = self.year
+        data.update({
+            "source": self.source_path,
+            "sha256": self.paper_id,
+            "reviewed_at": self.reviewed_at,
+            "generator_model": self.generator_model,
+            "verifier_model": self.verifier_model,
+            "sentences": self.sentences,
+            "flagged": self.flagged,
+            "flagged_ratio": round(self.ratio, 4),
+            "regenerations": self.regenerations,
+        })
+        if self.llm_calls is not None:
+            data["llm_calls"] = self.llm_calls
+        data["tags"] = self.tags
+        return data
+
+
+# ---------------------------------------------------------------- escaping
+
+_THEMATIC_OR_SETEXT = re.compile(r"^(\s{0,3})([-*_=])[ \t]*(?:\2[ \t]*){2,}$|^(\s{0,3})(=+|-+)[ \t]*$")
+_TAG = re.compile(r"(^|[\s(])#(?=[^\s#\d])")
+_BLOCK_START = re.compile(r"^(\s{0,3})([>#+*-]|\d+[.)])")
+
+
+def escape_inline(text: str) -> str:
+    """Text that stays text in Markdown/Obsidian (no HTML, links, math, comments, tags)."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = text.replace("\\", "\\\\")
+    text = text.replace("[[", "\\[\\[").replace("]]", "\\]\\]")
+    text = text.replace("$", "\\$").replace("%%", "\\%\\%")
+    text = text.replace("==", "\\=\\=").replace("`", "\\`")
+    return _TAG.sub(lambda m: m.group(1) + "\\#", text)
+
+
+def escape_title(text: str) -> str:
+    """A title inside a heading or link text: every Markdown punctuation escaped."""
+    text = " ".join(text.split())
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return re.sub(r"([\\`*_\[\]#|$%=~^])", r"\\\1", text)
+
+
+def escape_block(text: str) -> str:
+    """Generated prose: keep its paragraphs and simple Markdown, neutralise the rest."""
+    lines = []
+    for line in text.splitlines():
+        escaped = escape_inline(line)
+        if _THEMATIC_OR_SETEXT.match(line):
+            escaped = "\\" + escaped.lstrip()
+        lines.append(escaped)
+    return "\n".join(lines)
+
+
+def escape_flat(text: str) -> str:
+    """Text from the PDF (abstract, evidence): one line, nothing at its start read as markup."""
+    flat = " ".join(text.split())
+    return _BLOCK_START.sub(lambda m: m.group(1) + "\\" + m.group(2), escape_inline(flat))
+
+
+def escape_cell(text: str) -> str:
+    return escape_title(text)
+
+
+def quote(text: str, limit: int = QUOTE_CHARS) -> str:
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat[:limit].rsplit(" ", 1)[0]
+    return cut + " …"
+
+
+def slugify(title: str, limit: int = 60) -> str:
+    """A file-name-safe, readable slug; keeps CJK and other letters."""
+    text = unicodedata.normalize("NFKC", title).lower()
+    text = re.sub(r"[^\w]+", "-", text, flags=re.UNICODE).strip("-_")
+    text = re.sub(r"[-_]{2,}", "-", text)
+    if len(text) > limit:
+        text = text[:limit].rsplit("-", 1)[0] if "-" in text[:limit] else text[:limit]
+    return text.strip("-_") or "paper"
+
+
+def note_file_name(title: str, paper_id: str) -> str:
+    """Stable across exports: the slug plus the first 8 hex digits of the sha256."""
+    return f"{slugify(title)}-{paper_id[:8]}.md"
+
+
+# ---------------------------------------------------------------- collecting
+
+
+def split_marked(final_text: str, flags: list[Flag]) -> list[Block]:
+    """Cut the marked text into paragraphs and one callout per `[待验证]` sentence.
+
+    Each marker is matched to the longest flagged sentence that follows it;
+    a marker without a stored verdict keeps the rest of its sentence.
+    """
+    by_text = sorted(flags, key=lambda f: len(f.sentence), reverse=True)
+    blocks: list[Block] = []
+    for paragraph in re.split(r"\n\s*\n", final_text.strip()):
+        rest = paragraph
+        while MARK in rest:
+            before, after = rest.split(MARK, 1)
+            if before.strip():
+                blocks.append(Block(text=before.strip()))
+            flag = next((f for f in by_text if f.sentence and after.startswith(f.sentence)), None)
+            if flag is None:
+                flag = Flag(sentence=_first_sentence(after))
+            blocks.append(Block(flag=flag))
+            rest = after[len(flag.sentence):]
+        if rest.strip():
+            blocks.append(Block(text=rest.strip()))
+    return blocks
+
+
+def _first_sentence(text: str) -> str:
+    from reader.audit.split import split_sentences
+
+    sentences = split_sentences(text)
+    if not sentences:
+        return text.split("\n", 1)[0]
+    first = sentences[0]
+    end = text.find(first)
+    return text[: end + len(first)] if end >= 0 else first
+
+
+def _iterations(session: Session, analysis_id: int) -> list[AnalysisIteration]:
+    return list(session.scalars(
+        select(AnalysisIteration).where(AnalysisIteration.analysis_id == analysis_id)
+        .order_by(AnalysisIteration.iteration)
+    ))
+
+
+def _flags(session: Session, iteration_id: int) -> tuple[list[Flag], int]:
+    verdicts = session.scalars(
+        select(SentenceVerdict).where(SentenceVerdict.iteration_id == iteration_id)
+        .order_by(SentenceVerdict.ordinal)
+    ).all()
+    flags = []
+    for verdict in verdicts:
+        if verdict.verdict != "unsupported":
+            continue
+        nearest = session.scalars(
+            select(VerdictEvidence).where(VerdictEvidence.verdict_id == verdict.id)
+            .order_by(VerdictEvidence.rank).limit(1)
+        ).first()
+        flags.append(Flag(
+            sentence=verdict.text,
+            evidence=quote(nearest.text) if nearest else "",
+            page_start=nearest.page_start if nearest else None,
+            page_end=nearest.page_end if nearest else None,
+            reasons=[str(r) for r in (verdict.reasons or [])],
+        ))
+    unanswered = sum(1 for v in verdicts if v.verdict == "unanswered")
+    return flags, unanswered
+
+
+def newest_analyses(session: Session, paper_id: str) -> dict[str, Analysis]:
+    newest: dict[str, Analysis] = {}
+    for analysis in session.scalars(
+        select(Analysis).where(Analysis.paper_id == paper_id, Analysis.kind.in_(KIND_ORDER))
+        .order_by(Analysis.id)
+    ):
+        newest[analysis.kind] = analysis
+    return newest
+
+
+def collect_note(session: Session, paper: Paper) -> Note | None:
+    """The note's data, or None when the paper has no stored review."""
+    analyses = newest_analyses(session, paper.id)
+    if not analyses:
+        return None
+    views = []
+    for kind in KIND_ORDER:
+        analysis = analyses.get(kind)
+        if analysis is None:
+            continue
+        iterations = _iterations(session, analysis.id)
+        flags, unanswered = _flags(session, iterations[-1].id) if iterations else ([], 0)
+        last = iterations[-1] if iterations else None
+        views.append(AnalysisNote(
+            kind=kind,
+            title=KIND_TITLES[kind],
+            blocks=split_marked(analysis.final_text, flags),
+            sentences=last.n_sentences if last else 0,
+            flagged=last.n_flagged if last else 0,
+            ratio=last.flagged_ratio if last else analysis.flagged_ratio,
+            regenerations=analysis.regenerations,
+            unanswered=unanswered,
+            iterations=[IterationFigures(i.iteration, i.n_sentences, i.n_flagged, i.flagged_ratio)
+                        for i in iterations],
+            left_out_sections=[str(s) for s in (analysis.left_out_sections or [])],
+        ))
+    first = next(iter(analyses.values()))
+    reviewed = max(a.created_at for a in analyses.values())
+    job = session.scalars(
+        select(ReviewJob).where(ReviewJob.paper_id == paper.id, ReviewJob.status == "done")
+        .order_by(ReviewJob.id.desc()).limit(1)
+    ).first()
+    llm_calls = None
+    if job is not None and job.summary and "llm_calls" in job.summary:
+        llm_calls = int(job.summary["llm_calls"])
+    title = " ".join((paper.title or "").split()) or Path(paper.source_path).stem
+    return Note(
+        paper_id=paper.id,
+        file_name=note_file_name(title, paper.id),
+        title=title,
+        authors=[" ".join(str(a).split()) for a in (paper.authors or [])],
+        year=paper.year,
+        source_path=paper.source_path,
+        reviewed_at=_iso(reviewed),
+        generator_model=first.generator_model,
+        verifier_model=first.verifier_model,
+        abstract=paper.abstract or "",
+        analyses=views,
+        llm_calls=llm_calls,
+    )
+
+
+def _iso(moment: datetime) -> str:
+    return moment.replace(microsecond=0).isoformat()
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def _percent(value: float) -> str:
+    return f"{value * 100:.1f}%"
+
+
+def _callout(flag: Flag) -> str:
+    lines = ["> [!warning] 待验证 · no support found in the paper", "> " + escape_flat(flag.sentence)]
+    if flag.evidence:
+        lines += [">", f"> Nearest evidence ({flag.pages}): “{escape_flat(flag.evidence)}”"]
+    else:
+        lines += [">", "> No evidence passage was found in the paper."]
+    if flag.reasons:
+        lines += [">", "> Why: " + escape_flat("; ".join(flag.reasons))]
+    return "\n".join(lines)
+
+
+def _yaml(data: dict) -> str:
+    import yaml
+
+    return yaml.safe_dump(data, allow_unicode=True, sort_keys=False, default_flow_style=False,
+                          width=10_000).strip()
+
+
+@lru_cache(maxsize=1)
+def environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(str(TEMPLATES_DIR)),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,  # Markdown, escaped by the filters below
+    )
+    env.filters.update(
+        md_block=escape_block, md_flat=escape_flat, md_title=escape_title, md_cell=escape_cell,
+        callout=_callout, percent=_percent, yaml=_yaml,
+    )
+    return env
+
+
+def render_note(note: Note) -> str:
+    return environment().get_template("note.md.j2").render(note=note)
+
+
+def render_index(notes: list[Note]) -> str:
+    sentences = sum(n.sentences for n in notes)
+    flagged = sum(n.flagged for n in notes)
+    front = {
+        "title": "Reviewed papers",
+        "papers": len(notes),
+        "sentences": sentences,
+        "flagged": flagged,
+        "flagged_ratio": round(flagged / sentences, 4) if sentences else 0.0,
+        "tags": ["reader/index"],
+    }
+    ordered = sorted(notes, key=lambda n: (n.title.lower(), n.paper_id))
+    return environment().get_template("index.md.j2").render(
+        notes=ordered, front=front, sentences=sentences, flagged=flagged,
+    )
