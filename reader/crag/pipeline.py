@@ -18,8 +18,7 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 from reader.crag.correct import Search, corrective_retrieval, retrieve_all
@@ -253,6 +252,8 @@ def _generate(run: _Run) -> str:
         run.question, run.refined, run.generator, label=run.label,
         budget_tokens=run.config.answer_budget_tokens, paper_id=run.paper_id,
     )
+    for candidate in run.answer.evidence:
+        candidate.source_label = candidate.source_label or run.label(candidate)
     if run.answer.not_found:
         run.grounded = True
         run.grounded_reason = "nothing to check: the answer is that the papers do not say"
@@ -264,11 +265,15 @@ def _check(run: _Run) -> str:
     claims = _CITATION.sub("", run.answer.text).strip()
     pool = ThreadPoolExecutor(max_workers=1)
     future = pool.submit(run.check_grounded, claims, run.answer.evidence, run.verifier)
+    # wait() rather than result(timeout=): TimeoutError raised *inside* the check (an HTTP
+    # read timeout) is the same class as the future's own timeout since Python 3.11.
+    wait([future], timeout=run.config.check_timeout_s)
     try:
-        run.grounded, run.grounded_reason = future.result(timeout=run.config.check_timeout_s)
-    except FutureTimeout:
-        run.grounded = False
-        run.grounded_reason = f"groundedness check timed out after {run.config.check_timeout_s:g} s"
+        if not future.done():
+            run.grounded = False
+            run.grounded_reason = f"groundedness check timed out after {run.config.check_timeout_s:g} s"
+        else:
+            run.grounded, run.grounded_reason = future.result()
     except Exception as exc:
         run.grounded = False
         run.grounded_reason = f"groundedness check failed: {type(exc).__name__}: {exc}"
@@ -309,8 +314,6 @@ def ask(
         trace.append(state)
         state = STEPS[state](run)
     answer = run.answer or Answer(not_found_sentinel(question), not_found=True)
-    for candidate in answer.evidence:
-        candidate.source_label = candidate.source_label or run.label(candidate)
     return AskResult(
         question=question, paper_id=paper_id, answer=answer.text, not_found=answer.not_found,
         grounded=run.grounded, grounded_reason=run.grounded_reason, route=run.route,

@@ -1,0 +1,47 @@
+"""The groundedness check of an answer, done by the deep-read audit machinery.
+
+The answer is audited sentence by sentence (reader.audit.loop.audit_text)
+against the evidence it was generated from — the refined passages — with the
+verifier role, and the deterministic guards check its numbers and names
+against the full text of those passages. `grounded` is true only when every
+sentence is supported; a sentence the verifier left unanswered counts
+against it here, since a grounded flag must not rest on a benefit of the doubt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from reader.crag.evidence import Candidate
+from reader.llm.base import LLM
+
+
+def audit_grounded(answer: str, evidence: Sequence[Candidate], verifier: LLM, *,
+                   max_workers: int = 4) -> tuple[bool, str]:
+    from reader.audit.guards import PaperFacts
+    from reader.audit.loop import SUPPORTED, UNANSWERED, UNSUPPORTED, audit_text
+    from reader.audit.verify import EvidenceRef
+
+    refs = [EvidenceRef(c.chunk_id, c.page_start or 1, c.page_end or c.page_start or 1, c.refined or c.text)
+            for c in evidence]
+    facts = PaperFacts.from_texts([t for c in evidence for t in (c.text, c.source_label)])
+    paper_id = next((c.paper_id for c in evidence if c.paper_id), None)
+    result = audit_text(answer, paper_id=paper_id, verifier=verifier, facts=facts,
+                        evidence_for=lambda batch: refs, max_workers=max_workers, stage="crag-check")
+    total = len(result.sentences)
+    if total == 0:
+        return False, "the answer has no sentence to check"
+    unsupported = [s for s in result.sentences if s.verdict == UNSUPPORTED]
+    unanswered = [s for s in result.sentences if s.verdict == UNANSWERED]
+    supported = sum(1 for s in result.sentences if s.verdict == SUPPORTED)
+    if supported == total:
+        return True, f"all {total} sentences supported by the kept evidence"
+    parts = []
+    if unsupported:
+        first = unsupported[0]
+        why = "; ".join(first.reasons) or "verifier: NO"
+        parts.append(f"{len(unsupported)} of {total} sentences unsupported "
+                     f"(e.g. \"{first.text[:120]}\": {why})")
+    if unanswered:
+        parts.append(f"the verifier gave no verdict for {len(unanswered)} of {total} sentences")
+    return False, "; ".join(parts)
