@@ -25,8 +25,10 @@ class ReaderGroup(click.Group):
 
 @click.group(cls=ReaderGroup, context_settings=CONTEXT_SETTINGS)
 @click.version_option(package_name="reader")
+@click.option("--no-cache", is_flag=True,
+              help="Ask the LLM again instead of reusing cached answers (fresh answers refresh the cache).")
 @click.pass_context
-def cli(ctx):
+def cli(ctx, no_cache):
     """Read academic papers deeply and audit every sentence written about them.
 
     \b
@@ -40,7 +42,7 @@ def cli(ctx):
     """
     from reader.app import App
 
-    ctx.obj = App()
+    ctx.obj = App(use_cache=False if no_cache else None)
 
 
 @cli.command("config")

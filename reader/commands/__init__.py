@@ -8,4 +8,6 @@ def ALL_COMMANDS():
     #   commands += [ingest, papers, rm]
     from reader.commands.serve import serve
     commands += [serve]
+    from reader.commands.llm import stats
+    commands += [stats]
     return commands
