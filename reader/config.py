@@ -4,6 +4,10 @@ Precedence: environment variable > config file > default. The config file is
 READER_CONFIG if set, else $READER_HOME/config.toml if it exists. Keys in the
 file are the variable names without the READER_ prefix, lower-case
 (e.g. `llm_base_url = "http://127.0.0.1:8080/v1"`).
+
+READER_LLM_BASE_URL=scripted: (or scripted:latency_ms=200) selects the
+deterministic dry-run LLM (reader/llm/dryrun.py) instead of a model: for
+trying the pipeline end to end and for subprocess tests.
 """
 
 from __future__ import annotations
@@ -39,9 +43,16 @@ class LLMSettings:
         return not self.base_url
 
     @property
+    def is_scripted(self) -> bool:
+        """READER_LLM_BASE_URL=scripted:[latency_ms=N] — the deterministic dry-run LLM."""
+        return bool(self.base_url) and self.base_url.startswith("scripted:")
+
+    @property
     def model_name(self) -> str:
         if self.is_embedded:
             return EMBEDDED_MODEL_NAME
+        if self.is_scripted:
+            return "scripted-dry-run"
         return self.model or "default"
 
 

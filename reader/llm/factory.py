@@ -15,6 +15,10 @@ def build_inner_llm(settings: Settings, role: str):
     if role not in ROLES:
         raise ConfigError(f"unknown LLM role {role!r}: use one of {', '.join(ROLES)}")
     llm_settings = getattr(settings, role)
+    if llm_settings.is_scripted:
+        from reader.llm.dryrun import build_dry_run_llm
+
+        return build_dry_run_llm(llm_settings)
     if llm_settings.is_embedded:
         from reader.llm.local import LocalLLM
 

@@ -1,0 +1,198 @@
+"""A deterministic stand-in LLM for dry runs and subprocess tests.
+
+Selected with `READER_LLM_BASE_URL=scripted:` (optionally
+`scripted:latency_ms=200` to model a remote endpoint's latency). It answers
+every prompt the pipeline sends with output of the right shape, computed
+from the prompt alone — no model, no network:
+
+- verify prompts (`[n] YES` / `[n] NO`): YES when most of the claim's words
+  occur in the evidence shown, else NO — a crude but honest lexical check;
+- CRAG grading (`Score: x` + reason), sentence selection (numbers), query
+  rewriting (one query per line) and answers (the best-overlapping evidence
+  sentence, cited) by the same word overlap;
+- anything else (critique, synthesis, regeneration): a paragraph built from
+  sentences of the paper text inside the prompt, chosen deterministically.
+
+Same prompt, same answer: tests can count calls and rerun for identical rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+
+from reader.llm.base import Completion, Message
+from reader.llm.scripted import ScriptedLLM
+
+MODEL_NAME = "scripted-dry-run"
+
+_WORD = re.compile(r"[a-z0-9][a-z0-9\-\.%]*[a-z0-9%]|[a-z0-9]")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_STOP = set(
+    "the a an and or of to in on for with by from as at is are was were be been this that these "
+    "those it its their our we they which who what when where how not no can may also than then "
+    "such into over under between both each more most other some all any only very has have had "
+    "do does did using used use based paper study work".split()
+)
+_INSTRUCTION = re.compile(
+    r"\b(write|answer|reply|critique|synthesis|claims?|evidence|prompt|instructions?|do not|"
+    r"you|your|sentence|paragraph|markdown|bullet|json|respond|question)\b", re.I,
+)
+
+
+def words(text: str) -> set[str]:
+    text = text.lower()
+    found = {w.strip(".") for w in _WORD.findall(text)}
+    found = {w for w in found if len(w) > 2 and w not in _STOP}
+    cjk = "".join(_CJK.findall(text))
+    found.update(cjk[i:i + 2] for i in range(len(cjk) - 1))
+    return found
+
+
+def overlap(claim: str, evidence: str) -> float:
+    claim_words = words(claim)
+    if not claim_words:
+        return 0.0
+    return len(claim_words & words(evidence)) / len(claim_words)
+
+
+def _numbered(block: str) -> list[tuple[int, str]]:
+    return [(int(m.group(1)), m.group(2).strip())
+            for m in re.finditer(r"^\[(\d+)\]\s*(.*)$", block, re.M)]
+
+
+def _between(prompt: str, start: str, end: str | None) -> str:
+    head, _, rest = prompt.partition(start)
+    if not _:
+        return ""
+    if end and end in rest:
+        return rest.split(end, 1)[0]
+    return rest
+
+
+def answer_verify(prompt: str) -> str:
+    claims = _numbered(_between(prompt, "Claims:", "Evidence:"))
+    evidence = _between(prompt, "Evidence:", None)
+    no_evidence = "No evidence was found" in evidence
+    lines = []
+    for number, claim in claims:
+        supported = not no_evidence and overlap(claim, evidence) >= 0.7
+        lines.append(f"[{number}] {'YES' if supported else 'NO'}")
+    return "\n".join(lines)
+
+
+def answer_grade(prompt: str) -> str:
+    question = _between(prompt, "Question:", "Passage:").strip()
+    passage = _between(prompt, "Passage:", "Give a relevance score")
+    score = min(1.0, overlap(question, passage) * 1.25)
+    return f"Score: {score:.2f}\nReason: {round(score * 100)}% of the question's terms occur in the passage."
+
+
+def answer_refine(prompt: str) -> str:
+    question = _between(prompt, "Question:", "Numbered sentences").strip()
+    sentences = _numbered(_between(prompt, "Numbered sentences", "Which sentences"))
+    keep = [str(n) for n, s in sentences if overlap(question, s) >= 0.3]
+    return ", ".join(keep) if keep else "none"
+
+
+def answer_rewrite(prompt: str) -> str:
+    question = _between(prompt, "Question:", "\n").strip()
+    match = re.search(r"Write (\d+) alternative", prompt)
+    n = int(match.group(1)) if match else 3
+    terms = sorted(words(question), key=lambda w: (-len(w), w))
+    variants = [question, " ".join(terms), " ".join(terms[: max(1, len(terms) // 2)])]
+    return "\n".join((variants * n)[:n])
+
+
+def answer_question(prompt: str) -> str:
+    question = _between(prompt, "Question:", "\n").strip()
+    sentinel = re.search(r"reply exactly: (.+)$", prompt, re.M)
+    best, best_score = "", 0.0
+    for number, block in enumerate(re.findall(r'"""\n(.*?)\n"""', prompt, re.S), start=1):
+        for sentence in _sentences(block):
+            score = overlap(question, sentence)
+            if score > best_score:
+                best, best_score = f"{sentence} [{number}]", score
+    if best_score < 0.3:
+        return sentinel.group(1).strip() if sentinel else "Not found in the evidence."
+    return best
+
+
+def _sentences(text: str) -> list[str]:
+    from reader.audit.split import split_sentences
+
+    return split_sentences(text)
+
+
+def answer_generate(prompt: str, count: int = 8) -> str:
+    """A paragraph of the paper's own sentences, picked evenly with a prompt-dependent offset."""
+    candidates = []
+    for sentence in _sentences(prompt):
+        flat = " ".join(sentence.split())
+        if 50 <= len(flat) <= 300 and len(flat.split()) >= 8 and not _INSTRUCTION.search(flat) \
+                and "{" not in flat and flat not in candidates:
+            candidates.append(flat)
+    if not candidates:
+        return "The paper text given here is too short to discuss in detail."
+    seed = int(hashlib.sha256(prompt[:200].encode("utf-8")).hexdigest(), 16)
+    step = max(1, len(candidates) // count)
+    start = seed % step
+    picked = candidates[start::step][:count]
+    half = (len(picked) + 1) // 2
+    return " ".join(picked[:half]) + "\n\n" + " ".join(picked[half:])
+
+
+def dry_run_answer(prompt: str) -> str:
+    if "Answer one line per claim" in prompt and "Claims:" in prompt:
+        return answer_verify(prompt)
+    if "Score:" in prompt and "Passage:" in prompt:
+        return answer_grade(prompt)
+    if "Numbered sentences" in prompt and "Reply with their numbers" in prompt:
+        return answer_refine(prompt)
+    if "alternative search queries" in prompt:
+        return answer_rewrite(prompt)
+    if "Answer the question using only the numbered evidence" in prompt:
+        return answer_question(prompt)
+    return answer_generate(prompt)
+
+
+class DryRunLLM:
+    """ScriptedLLM answering with `dry_run_answer`, at most `max_concurrency` calls at once."""
+
+    def __init__(self, *, latency_s: float = 0.0, max_concurrency: int = 4):
+        self.scripted = ScriptedLLM(dry_run_answer, model=MODEL_NAME, latency_s=latency_s)
+        self.model = MODEL_NAME
+        self._slots = threading.BoundedSemaphore(max(1, max_concurrency))
+
+    @property
+    def history(self) -> list[dict]:
+        return self.scripted.history
+
+    def complete(self, messages: list[Message], **kwargs) -> Completion:
+        with self._slots:
+            return self.scripted.complete(messages, **kwargs)
+
+
+def parse_options(base_url: str) -> dict[str, float]:
+    """`scripted:latency_ms=200` → {"latency_ms": 200.0}."""
+    from reader.errors import ConfigError
+
+    options: dict[str, float] = {}
+    spec = base_url.split(":", 1)[1].lstrip("?/")
+    for part in filter(None, re.split(r"[&,;]", spec)):
+        key, _, value = part.partition("=")
+        if key.strip() != "latency_ms":
+            raise ConfigError(f"READER_LLM_BASE_URL={base_url!r}: unknown option {key!r}; "
+                              "the scripted LLM takes only latency_ms, e.g. scripted:latency_ms=200")
+        try:
+            options["latency_ms"] = float(value)
+        except ValueError:
+            raise ConfigError(f"READER_LLM_BASE_URL={base_url!r}: latency_ms must be a number") from None
+    return options
+
+
+def build_dry_run_llm(llm_settings) -> DryRunLLM:
+    options = parse_options(llm_settings.base_url)
+    return DryRunLLM(latency_s=options.get("latency_ms", 0.0) / 1000.0,
+                     max_concurrency=llm_settings.max_concurrency)

@@ -1,0 +1,70 @@
+"""The dry-run LLM behind READER_LLM_BASE_URL=scripted: answers every stage's prompt in shape."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from reader.config import load_settings
+from reader.errors import ConfigError
+from reader.llm.base import user
+from reader.llm.dryrun import MODEL_NAME, DryRunLLM, dry_run_answer
+from reader.prompts import render
+
+PAPER = (
+    "We introduce SPARTA, a sparse retriever for long scientific documents. "
+    "On the LongDocs benchmark SPARTA reaches a recall of 81.2% at ten passages. "
+    "The model is trained on two million query and passage pairs drawn from PubMed. "
+    "Ablations show that the learned term weights account for most of the gain over BM25. "
+    "Training takes nine hours on a single graphics card with sixteen gigabytes of memory."
+)
+
+
+def test_verify_answers_yes_for_claims_in_the_evidence_and_no_otherwise():
+    prompt = render("verify", claims=[
+        "SPARTA reaches a recall of 81.2% at ten passages on LongDocs.",
+        "The model beats GPT-4 on every legal benchmark by a wide margin.",
+    ], evidence=[{"text": PAPER, "pages": "3"}])
+    assert dry_run_answer(prompt) == "[1] YES\n[2] NO"
+    no_evidence = render("verify", claims=["SPARTA reaches a recall of 81.2%."], evidence=[])
+    assert dry_run_answer(no_evidence) == "[1] NO"
+
+
+def test_generation_is_built_from_the_papers_sentences_and_is_deterministic():
+    prompt = f"Write a critique of this paper.\n\nPaper:\n{PAPER}\n\nWrite in English."
+    text = dry_run_answer(prompt)
+    assert text == dry_run_answer(prompt)
+    pieces = [s for s in re.split(r"(?<=\.)\s+", text.replace("\n\n", " ")) if s]
+    assert len(pieces) >= 3
+    assert all(p in PAPER for p in pieces), "only the paper's own sentences"
+    assert "Write a critique" not in text
+
+
+def test_crag_prompts_get_their_shapes():
+    graded = dry_run_answer(render("grade", question="What recall does SPARTA reach?", passage=PAPER))
+    assert re.match(r"Score: (0|1)\.\d\d\nReason: ", graded)
+    queries = dry_run_answer(render("rewrite_queries", question="SPARTA recall", why_missed="none", n=3))
+    assert len(queries.splitlines()) == 3
+    chosen = dry_run_answer(render("refine", question="What recall does SPARTA reach on LongDocs?",
+                                   sentences=["Unrelated words about cooking.", PAPER.split(". ")[1]]))
+    assert chosen == "2"
+
+
+def test_the_setting_selects_it_with_latency_and_a_concurrency_bound(reader_env, monkeypatch):
+    from reader.llm.factory import build_inner_llm
+
+    monkeypatch.setenv("READER_LLM_BASE_URL", "scripted:latency_ms=5")
+    monkeypatch.setenv("READER_LLM_CONCURRENCY", "2")
+    settings = load_settings()
+    assert settings.generator.is_scripted and settings.verifier.is_scripted
+    assert settings.generator.model_name == MODEL_NAME
+    llm = build_inner_llm(settings, "verifier")
+    assert isinstance(llm, DryRunLLM) and llm.scripted.latency_s == pytest.approx(0.005)
+    assert llm._slots._value == 2
+    answer = llm.complete(user(render("verify", claims=["x y z"], evidence=[])), stage="verify")
+    assert answer.text == "[1] NO" and answer.model == MODEL_NAME
+
+    monkeypatch.setenv("READER_LLM_BASE_URL", "scripted:speed=fast")
+    with pytest.raises(ConfigError, match="latency_ms"):
+        build_inner_llm(load_settings(), "generator")
