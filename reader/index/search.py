@@ -1,0 +1,111 @@
+"""Multi-path evidence search: BM25 ∪ dense, fused by reciprocal rank.
+
+RRF score of a chunk = Σ over paths of 1 / (RRF_K + rank on that path), rank
+1-based. A chunk found by one path only still comes back; one found by both
+comes back once, with its rank and score on each path. Passages with the same
+text (e.g. a boilerplate paragraph in two papers) collapse to the best-fused one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from reader.index.hits import SearchHit
+
+RRF_K = 60
+
+
+class SearchablePaths(Protocol):
+    def bm25_top(self, query: str, k: int, paper_id: str | None = None) -> list[tuple[int, float]]: ...
+
+    def dense_top(
+        self, query: str, k: int, paper_id: str | None = None,
+        query_vector: np.ndarray | None = None,
+    ) -> list[tuple[int, float]]: ...
+
+    def chunk_details(self, chunk_ids: list[int]) -> dict[int, dict]: ...
+
+
+@dataclass
+class Fused:
+    chunk_id: int
+    score: float
+    bm25_rank: int | None = None
+    bm25_score: float | None = None
+    dense_rank: int | None = None
+    dense_score: float | None = None
+
+
+def rrf_fuse(
+    bm25: list[tuple[int, float]], dense: list[tuple[int, float]], k: int = RRF_K
+) -> list[Fused]:
+    """Union of two ranked lists (best first), ordered by fused score.
+
+    Ties (a chunk ranked r on one path vs another ranked r on the other) keep
+    the better single-path rank first, then BM25 before dense.
+    """
+    fused: dict[int, Fused] = {}
+    for rank, (chunk_id, score) in enumerate(bm25, start=1):
+        item = fused.setdefault(chunk_id, Fused(chunk_id, 0.0))
+        if item.bm25_rank is None:
+            item.bm25_rank, item.bm25_score = rank, score
+            item.score += 1.0 / (k + rank)
+    for rank, (chunk_id, score) in enumerate(dense, start=1):
+        item = fused.setdefault(chunk_id, Fused(chunk_id, 0.0))
+        if item.dense_rank is None:
+            item.dense_rank, item.dense_score = rank, score
+            item.score += 1.0 / (k + rank)
+
+    def order(item: Fused):
+        best = min(r for r in (item.bm25_rank, item.dense_rank) if r is not None)
+        return (-item.score, best, item.bm25_rank is None)
+
+    return sorted(fused.values(), key=order)
+
+
+def _text_key(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().lower()
+
+
+def multi_search(
+    index: SearchablePaths,
+    query: str,
+    paper_id: str | None = None,
+    top_k_per_path: int = 3,
+    *,
+    query_vector: np.ndarray | None = None,
+) -> list[SearchHit]:
+    """Evidence for `query`: up to top_k_per_path chunks from each path, fused and de-duplicated.
+
+    With paper_id the search runs within that paper's chunks only.
+    query_vector: the query's embedding when the caller already has it.
+    """
+    if not query or not query.strip() or top_k_per_path <= 0:
+        return []
+    bm25 = index.bm25_top(query, top_k_per_path, paper_id)
+    dense = index.dense_top(query, top_k_per_path, paper_id, query_vector=query_vector)
+    fused = rrf_fuse(bm25, dense)
+    details = index.chunk_details([f.chunk_id for f in fused])
+    hits: list[SearchHit] = []
+    seen_texts: set[str] = set()
+    for f in fused:
+        row = details.get(f.chunk_id)
+        if row is None:  # deleted since the index was loaded
+            continue
+        key = _text_key(row["text"])
+        if key in seen_texts:
+            continue
+        seen_texts.add(key)
+        hits.append(
+            SearchHit(
+                chunk_id=f.chunk_id, paper_id=row["paper_id"], text=row["text"],
+                section=row["section"], page_start=row["page_start"], page_end=row["page_end"],
+                score=f.score, bm25_rank=f.bm25_rank, bm25_score=f.bm25_score,
+                dense_rank=f.dense_rank, dense_score=f.dense_score,
+            )
+        )
+    return hits
