@@ -9,6 +9,7 @@ JavaScript there is (upload progress, tooltips) only ever sets textContent.
 from __future__ import annotations
 
 import re
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI, File, Form, Request, UploadFile
@@ -60,7 +61,13 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
     runner = ReviewRunner(ctx, review or services.review_upload)
     templates = _templates()
 
-    app = FastAPI(title="reader", docs_url=None, redoc_url=None, openapi_url=None)
+    @asynccontextmanager
+    async def lifespan(_app):
+        yield
+        runner.shutdown()
+
+    app = FastAPI(title="reader", docs_url=None, redoc_url=None, openapi_url=None,
+                  lifespan=lifespan)
     app.state.ctx = ctx
     app.state.runner = runner
     app.add_middleware(
@@ -73,10 +80,6 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
 
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)
     app.mount("/static", StaticFiles(directory=HERE / "static", html=False), name="static")
-
-    @app.on_event("shutdown")
-    def _stop_runner():
-        runner.shutdown()
 
     def page(request: Request, name: str, status_code: int = 200, **context) -> HTMLResponse:
         context.setdefault("nav", name.removesuffix(".html"))

@@ -1,0 +1,363 @@
+"""The web app over plain HTTP (FastAPI's test client): pages, escaping and the upload guards.
+
+Rows are written straight into the database here so each page can be checked
+alone; tests/test_web_browser.py runs the real pipeline in a browser.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import threading
+from types import SimpleNamespace
+
+import pytest
+
+from reader.store.db import transaction
+from reader.store.tables import (
+    Analysis, AnalysisIteration, Paper, ReviewJob, SentenceVerdict, VerdictEvidence,
+)
+from reader.web import views
+from reader.web.jobs import ReviewRunner, store_upload
+
+HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
+PDF_BYTES = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"
+
+
+def _ctx(app, **changes):
+    settings = dataclasses.replace(app.settings, **changes)
+    return SimpleNamespace(settings=settings, db=app.db, search_index=None,
+                           generator=None, verifier=None)
+
+
+class FakeReview:
+    """Stands in for the pipeline: records what it was given, reports two stages."""
+
+    def __init__(self, fail: str | None = None):
+        self.paths = []
+        self.fail = fail
+        self.release = threading.Event()
+        self.release.set()
+
+    def __call__(self, path, ctx, on_progress):
+        self.paths.append(path)
+        on_progress("ingest", 0.05)
+        self.release.wait(10)
+        on_progress("read: audit", 0.5)
+        if self.fail:
+            from reader.errors import ReaderError
+
+            raise ReaderError(self.fail)
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def client_for(app):
+    from fastapi.testclient import TestClient
+
+    from reader.web.app import create_app
+
+    made = []
+
+    def build(review=None, **changes):
+        web = create_app(_ctx(app, **changes), review=review or FakeReview())
+        client = TestClient(web)
+        client.__enter__()
+        made.append(client)
+        return client
+
+    yield build
+    for client in made:
+        client.__exit__(None, None, None)
+
+
+def add_paper(db, *, title="A paper", language="en", pid=None) -> str:
+    pid = pid or hashlib.sha256(title.encode()).hexdigest()
+    with transaction(db) as s:
+        s.add(Paper(id=pid, title=title, authors=["Ada Lovelace"], year=2020, source_path="x.pdf",
+                    source_kind="pdf", language=language, pages=9))
+    return pid
+
+
+def add_analysis(db, pid, kind, final_text, verdicts, regenerations=0) -> None:
+    """verdicts: [(sentence, verdict, [(page_start, page_end, text), ...]), ...]"""
+    n_flagged = sum(1 for _, v, _ in verdicts if v == "unsupported")
+    with transaction(db) as s:
+        analysis = Analysis(paper_id=pid, kind=kind, final_text=final_text,
+                            flagged_ratio=n_flagged / max(1, len(verdicts)),
+                            regenerations=regenerations, generator_model="gen", verifier_model="ver")
+        it = AnalysisIteration(iteration=regenerations, text=final_text.replace(views.MARK, ""),
+                               n_sentences=len(verdicts), n_flagged=n_flagged,
+                               flagged_ratio=n_flagged / max(1, len(verdicts)))
+        for i, (sentence, verdict, evidence) in enumerate(verdicts):
+            sv = SentenceVerdict(ordinal=i, text=sentence, verdict=verdict,
+                                 llm_answer="NO" if verdict == "unsupported" else "YES")
+            sv.evidence = [VerdictEvidence(rank=r, page_start=a, page_end=b, text=t)
+                           for r, (a, b, t) in enumerate(evidence)]
+            it.verdicts.append(sv)
+        analysis.iterations.append(it)
+        s.add(analysis)
+
+
+SYNTH = [
+    ("The model improves accuracy by 0.3% on the test set.", "supported",
+     [(4, 4, "Table 2 shows a 0.3% gain on the test set.")]),
+    ("It was trained on one million documents.", "unsupported",
+     [(2, 3, "We train on a corpus of news articles."), (7, 7, "Appendix: corpus statistics.")]),
+    ("The authors release their code.", "unanswered", []),
+]
+
+
+def synth_text() -> str:
+    return (f"{SYNTH[0][0]} {views.MARK}{SYNTH[1][0]}\n\n{SYNTH[2][0]}")
+
+
+# ---------------------------------------------------------------- views (pure)
+
+
+def test_segments_keep_every_character_and_find_marked_sentences(db):
+    pid = add_paper(db)
+    add_analysis(db, pid, "synthesis", synth_text(), SYNTH)
+    with db() as s:
+        view = views.paper_view(s, pid)
+    segments = view.analyses[0].segments
+    rebuilt = "".join((views.MARK if seg.sentence and seg.sentence.marked else "") + seg.text
+                      for seg in segments)
+    assert rebuilt == synth_text()
+    sentences = [seg.sentence for seg in segments if seg.sentence]
+    assert [(s.verdict, s.marked) for s in sentences] == [
+        ("supported", False), ("unsupported", True), ("unanswered", False)]
+    assert sentences[1].evidence[0].pages == "pp. 2–3"
+    assert sentences[0].evidence[0].pages == "p. 4"
+
+
+def test_only_first_occurrence_is_marked_and_missing_sentences_stay_in_text():
+    row = SimpleNamespace(ordinal=0, text="Same claim.", verdict="unsupported", llm_answer="NO",
+                          reasons=[], reused=False, evidence=[])
+    gone = SimpleNamespace(ordinal=1, text="Not in the text.", verdict="supported", llm_answer="YES",
+                           reasons=[], reused=False, evidence=[])
+    text = f"{views.MARK}Same claim. Then Same claim. again."
+    segments = views.segment_text(text, [row, gone])
+    marked = [seg for seg in segments if seg.sentence and seg.sentence.marked]
+    assert len(marked) == 1 and marked[0].text == "Same claim."
+    assert "".join(seg.text for seg in segments if not seg.sentence) == " Then Same claim. again."
+
+
+def test_a_mark_without_a_verdict_is_still_highlighted():
+    segments = views.segment_text(f"Fine. {views.MARK}Orphan claim here. Tail.", [])
+    flagged = [seg.sentence for seg in segments if seg.sentence]
+    assert [(s.text, s.marked) for s in flagged] == [("Orphan claim here.", True)]
+
+
+def test_no_evidence_message_follows_the_paper_language():
+    assert views.no_evidence_message("zh") == "未在原文中找到直接证据"
+    assert views.no_evidence_message("en") == "No direct evidence found in the paper"
+
+
+# ---------------------------------------------------------------- pages
+
+
+def test_paper_page_highlights_flagged_sentences_with_evidence_and_pages(db, client_for):
+    pid = add_paper(db, title="Attention Everywhere")
+    add_analysis(db, pid, "synthesis", synth_text(), SYNTH)
+    add_analysis(db, pid, "critique", "The evaluation is thin.",
+                 [("The evaluation is thin.", "supported", [(5, 5, "We evaluate on one set.")])])
+    html = client_for().get(f"/paper/{pid}").text
+    assert html.index('id="synthesis"') < html.index('id="critique"')
+    flagged = html.split('class="sent verdict-unsupported flagged"', 1)[1].split("</span></span>")[0]
+    assert "[待验证]" in flagged and SYNTH[1][0] in flagged
+    assert "No direct evidence found in the paper" in flagged
+    assert "pp. 2–3" in flagged and "We train on a corpus of news articles." in flagged
+    assert html.count(" flagged\"") == 1  # supported/unanswered sentences are not highlighted
+    assert 'id="show-all"' in html and f'href="/paper/{pid}/note.md"' in html
+
+
+def test_chinese_paper_tooltip_is_in_chinese(db, client_for):
+    pid = add_paper(db, title="中文论文", language="zh")
+    add_analysis(db, pid, "synthesis", f"{views.MARK}该方法提升了准确率。",
+                 [("该方法提升了准确率。", "unsupported", [(3, 3, "实验结果见表2。")])])
+    html = client_for().get(f"/paper/{pid}").text
+    assert "未在原文中找到直接证据" in html and "p. 3" in html
+
+
+def test_hostile_text_from_papers_and_llms_is_escaped_everywhere(db, client_for):
+    pid = add_paper(db, title=HOSTILE)
+    add_analysis(db, pid, "synthesis", f"{views.MARK}Claim {HOSTILE} here.",
+                 [(f"Claim {HOSTILE} here.", "unsupported", [(1, 1, f"Evidence {HOSTILE}")])])
+    client = client_for()
+    for path in (f"/paper/{pid}", "/library", f"/ask?paper={pid}", "/library?q=%3Cscript%3E"):
+        html = client.get(path).text
+        assert "<script>alert" not in html and "<img src=x" not in html, path
+        assert "&lt;script&gt;alert(" in html, path
+
+
+def test_library_lists_sorts_and_filters(db, client_for):
+    a = add_paper(db, title="Alpha study")
+    b = add_paper(db, title="Beta study")
+    add_paper(db, title="Gamma notes")
+    add_analysis(db, a, "synthesis", synth_text(), SYNTH, regenerations=2)
+    add_analysis(db, b, "synthesis", "All good.", [("All good.", "supported", [])])
+    with transaction(db) as s:
+        s.add(ReviewJob(source_path="b.pdf", paper_id=b, status="running", stage="read"))
+    client = client_for()
+
+    def titles(url):
+        html = client.get(url).text
+        return [chunk.split("</a>")[0].split(">")[-1]
+                for chunk in html.split('<td class="title">')[1:]]
+
+    assert titles("/library?sort=title&order=asc") == ["Alpha study", "Beta study", "Gamma notes"]
+    assert titles("/library?sort=flagged&order=desc") == ["Alpha study", "Beta study", "Gamma notes"]
+    assert titles("/library?sort=regenerations&order=desc")[0] == "Alpha study"
+    assert titles("/library?q=STUDY&sort=title&order=desc") == ["Beta study", "Alpha study"]
+    html = client.get("/library?sort=title&order=asc").text
+    alpha_row = html.split(f'data-paper="{a}"')[1].split("</tr>")[0]
+    assert "reviewed" in alpha_row and "33%" in alpha_row and ">2<" in alpha_row
+    assert "running: read" in html.split(f'data-paper="{b}"')[1].split("</tr>")[0]
+
+
+def test_unknown_paper_is_a_404_page(client_for):
+    client = client_for()
+    assert client.get("/paper/" + "0" * 64).status_code == 404
+    assert client.get("/paper/..%2F..%2Fetc%2Fpasswd").status_code == 404
+    response = client.get("/paper/not-a-paper-id")
+    assert response.status_code == 404 and "no paper with id" in response.text
+
+
+def test_no_directory_listing(client_for, reader_env):
+    client = client_for()
+    client.post("/upload", files={"files": ("p.pdf", PDF_BYTES, "application/pdf")})
+    for path in ("/static/", "/static", "/uploads/", "/uploads"):
+        response = client.get(path)
+        assert response.status_code == 404, path
+        assert "paper.js" not in response.text and "upload.js" not in response.text
+        assert hashlib.sha256(PDF_BYTES).hexdigest() not in response.text
+    assert client.get("/static/style.css").status_code == 200
+
+
+def test_security_headers(client_for):
+    headers = client_for().get("/library").headers
+    assert "script-src 'self'" in headers["content-security-policy"]
+    assert headers["x-content-type-options"] == "nosniff"
+
+
+# ---------------------------------------------------------------- uploads
+
+
+def test_upload_checks_content_not_name(client_for, reader_env):
+    review = FakeReview()
+    client = client_for(review=review)
+    response = client.post("/upload", headers={"Accept": "application/json"},
+                           files={"files": ("paper.pdf", b"<html>not a pdf</html>", "application/pdf")})
+    assert response.status_code == 400
+    assert "paper.pdf: not a PDF" in response.json()["errors"][0]
+    response = client.post("/upload", headers={"Accept": "application/json"},
+                           files={"files": ("notes.txt", PDF_BYTES, "text/plain")})
+    assert response.status_code == 200 and response.json()["jobs"][0]["name"] == "notes.txt"
+    job = client.app.state.runner.wait(response.json()["jobs"][0]["id"], 10)
+    assert job.status == "done" and job.percent == 100
+    assert job.paper_id == hashlib.sha256(PDF_BYTES).hexdigest()
+
+
+def test_upload_names_are_never_paths(client_for, reader_env, tmp_path):
+    review = FakeReview()
+    client = client_for(review=review)
+    hostile_name = "../../../" + "evil<script>.pdf"
+    response = client.post("/upload", headers={"Accept": "application/json"},
+                           files={"files": (hostile_name, PDF_BYTES, "application/pdf")})
+    job = response.json()["jobs"][0]
+    client.app.state.runner.wait(job["id"], 10)
+    stored = review.paths[0]
+    assert stored.parent == reader_env / "uploads"
+    assert stored.name == hashlib.sha256(PDF_BYTES).hexdigest() + ".pdf"
+    assert not list(tmp_path.rglob("evil*"))
+    assert job["name"] == "evil<script>.pdf"  # shown (escaped), never used
+    html = client.get("/upload").text
+    assert "evil&lt;script&gt;.pdf" in html and "evil<script>" not in html
+
+
+def test_oversized_upload_gets_a_clear_message(client_for):
+    client = client_for(upload_limit_mb=1)
+    big = PDF_BYTES + b"0" * (1024 * 1024 + 10)
+    response = client.post("/upload", headers={"Accept": "application/json"},
+                           files={"files": ("big.pdf", big, "application/pdf")})
+    assert response.status_code == 413
+    assert "big.pdf: larger than the upload limit of 1 MB" in response.json()["errors"][0]
+    # a request far over the cap is refused from its Content-Length, before parsing
+    huge = b"x" * (12 * 1024 * 1024)
+    response = client.post("/upload", content=huge,
+                           headers={"Content-Type": "application/octet-stream"})
+    assert response.status_code == 413 and "limit of 1 MB" in response.text
+    # the HTML form path shows the message on the page
+    response = client.post("/upload", files={"files": ("big.pdf", big, "application/pdf")})
+    assert response.status_code == 413 and "larger than the upload limit of 1 MB" in response.text
+
+
+def test_upload_without_a_file_and_empty_file(client_for):
+    client = client_for()
+    response = client.post("/upload", headers={"Accept": "application/json"},
+                           files={"files": ("empty.pdf", b"", "application/pdf")})
+    assert response.status_code == 400 and "empty.pdf: the file is empty" in response.json()["errors"][0]
+    response = client.post("/upload", headers={"Accept": "application/json"}, data={"x": "1"})
+    assert response.status_code == 400 and "No file received" in response.json()["errors"][0]
+
+
+def test_failed_review_is_reported_on_its_job(client_for):
+    client = client_for(review=FakeReview(fail="broken.pdf: the PDF has no text layer"))
+    job = client.post("/upload", headers={"Accept": "application/json"},
+                      files={"files": ("broken.pdf", PDF_BYTES, "application/pdf")}).json()["jobs"][0]
+    done = client.app.state.runner.wait(job["id"], 10)
+    assert done.status == "error" and "no text layer" in done.error
+    listed = client.get("/api/jobs").json()["jobs"]
+    assert listed[0]["status"] == "error" and "no text layer" in listed[0]["error"]
+
+
+def test_progress_is_visible_while_a_review_runs(tmp_path):
+    review = FakeReview()
+    review.release.clear()
+    runner = ReviewRunner(ctx=None, review=review)
+    job = runner.submit(store_upload(tmp_path, PDF_BYTES), "p.pdf")
+    deadline = threading.Event()
+    for _ in range(200):
+        current = runner.get(job.id)
+        if current.stage == "ingest":
+            break
+        deadline.wait(0.01)
+    assert current.status == "running" and current.percent == 5
+    review.release.set()
+    finished = runner.wait(job.id, 10)
+    assert finished.status == "done" and finished.percent == 100
+    runner.shutdown()
+
+
+# ---------------------------------------------------------------- access
+
+
+def test_token_is_required_when_configured(client_for):
+    client = client_for(web_token="s3cret-token")
+    assert client.get("/library").status_code == 401
+    assert client.get("/library", headers={"Authorization": "Bearer wrong"}).status_code == 401
+    assert client.get("/library", headers={"Authorization": "Bearer s3cret-token"}).status_code == 200
+    response = client.get("/library?token=s3cret-token")
+    assert response.status_code == 200 and "reader_token=" in response.headers["set-cookie"]
+    assert client.get("/library").status_code == 200  # the cookie carries it from now on
+
+
+def test_cross_site_posts_are_refused(client_for):
+    client = client_for()
+    response = client.post("/upload", headers={"Origin": "http://evil.example"},
+                           files={"files": ("p.pdf", PDF_BYTES, "application/pdf")})
+    assert response.status_code == 403
+    response = client.post("/ask", headers={"Origin": "http://testserver"}, data={"question": ""})
+    assert response.status_code == 400 and "Type a question first" in response.text
+
+
+def test_serve_refuses_remote_binding_without_the_flag():
+    from reader.commands.serve import check_bind
+    from reader.errors import ConfigError
+
+    assert check_bind("127.0.0.1", False, None) == []
+    with pytest.raises(ConfigError, match="--allow-remote"):
+        check_bind("0.0.0.0", False, None)
+    warnings = check_bind("0.0.0.0", True, None)
+    assert any("READER_WEB_TOKEN is not set" in w for w in warnings)
