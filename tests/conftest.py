@@ -13,6 +13,24 @@ def shared_pdfs() -> list[Path]:
     return sorted(SHARED_PAPERS.glob("*.pdf"))
 
 
+# Where the embedded model is assembled for tests: the READER_HOME of the shell
+# that runs pytest (read before any test changes it), so it is built once per
+# machine rather than once per test.
+_OUTER_READER_HOME = os.environ.get("READER_HOME")
+
+
+@pytest.fixture(scope="session")
+def embedded_llm():
+    """The embedded model (reader.llm.local.LocalLLM), loaded once for the whole test session."""
+    from reader.config import default_home
+    from reader.llm.local import LocalLLM
+
+    home = Path(_OUTER_READER_HOME).expanduser() if _OUTER_READER_HOME else default_home()
+    llm = LocalLLM(home / "models")
+    llm.load()
+    return llm
+
+
 @pytest.fixture
 def reader_env(tmp_path, monkeypatch):
     """A private READER_HOME (SQLite inside) with no LLM endpoint configured."""
