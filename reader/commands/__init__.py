@@ -10,4 +10,6 @@ def ALL_COMMANDS():
     commands += [serve]
     from reader.commands.llm import stats
     commands += [stats]
+    from reader.commands.ask import ask_cmd, calibrate_cmd
+    commands += [ask_cmd, calibrate_cmd]
     return commands

@@ -1,0 +1,203 @@
+"""`reader ask` (Corrective RAG over the library) and `reader calibrate`."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from reader.errors import PaperNotFound, ReaderError
+
+
+def _resolve_paper(session, ref: str):
+    try:
+        from reader.store.queries import resolve_paper
+    except ImportError:  # the ingest module's resolver is not there yet: accept an id or id prefix
+        from sqlalchemy import select
+
+        from reader.store.tables import Paper
+
+        matches = session.scalars(select(Paper).where(Paper.id.startswith(ref.lower()))).all()
+        if len(matches) != 1:
+            raise PaperNotFound(f"no single paper matches {ref!r}; see `reader papers` for ids") from None
+        return matches[0]
+    return resolve_paper(session, ref)
+
+
+def _titles(session) -> dict[str, str]:
+    from sqlalchemy import select
+
+    from reader.store.tables import Paper
+
+    return {pid: title for pid, title in session.execute(select(Paper.id, Paper.title))}
+
+
+def ask_question(app, question: str, paper_id: str | None = None, *, config=None, external=None,
+                 store: bool = True):
+    """Answer one question with CRAG over the app's library and store it (table questions)."""
+    from reader.crag.grounded import audit_grounded
+    from reader.crag.pipeline import ask
+    from reader.crag.store import save_question
+    from reader.store.db import transaction
+
+    if not question or not question.strip():
+        raise ReaderError("the question is empty: write what you want to know, e.g. "
+                          "reader ask \"Which baselines do they compare against?\"")
+    with app.db() as session:
+        titles = _titles(session)
+    if not titles:
+        raise ReaderError("the library is empty: add papers first with `reader ingest PATH`")
+    if paper_id is not None and paper_id not in titles:
+        raise PaperNotFound(f"paper {paper_id} is not in the library; see `reader papers`")
+    index = app.search_index
+
+    def search(query: str, pid: str | None):
+        return index.search(query, paper_id=pid, top_k_per_path=3)
+
+    result = ask(question, paper_id=paper_id, generator=app.generator, verifier=app.verifier,
+                 search=search, check_grounded=audit_grounded, external=external, titles=titles,
+                 config=config)
+    if store:
+        with transaction(app.db) as session:
+            save_question(session, result)
+    return result
+
+
+def format_result(result) -> str:
+    lines = [result.answer, ""]
+    if result.sources:
+        lines.append("Sources:")
+        for n, source in enumerate(result.sources, 1):
+            tag = " [external]" if source.external else ""
+            lines.append(f"  [{n}] {source.source_label}{tag}  (relevance {source.score:.2f})")
+            quote = source.refined or source.text
+            lines.append(f"      \"{quote[:400]}{'…' if len(quote) > 400 else ''}\"")
+        lines.append("")
+    lines.append(f"Grounded: {'yes' if result.grounded else 'no'} — {result.grounded_reason}")
+    lines.append(f"Route: {result.route} · confidence {result.confidence:.2f}"
+                 + (f" · rewrites: {'; '.join(result.rewrites)}" if result.rewrites else "")
+                 + (" · searched the rest of the library" if result.fallback_used and result.paper_id else ""))
+    lines.append(f"{result.llm_calls} LLM calls · {result.tokens:,} tokens · {result.seconds:.1f} s")
+    lines.extend(f"note: {note}" for note in result.notes)
+    return "\n".join(lines)
+
+
+@click.command("ask")
+@click.argument("question", required=False)
+@click.option("--paper", "paper_ref", help="Ask about this paper (id, id prefix, path or title prefix); "
+              "default: the whole library.")
+@click.option("--json", "as_json", is_flag=True, help="Print the answer, sources and grades as JSON.")
+@click.option("--interactive", "-i", is_flag=True, help="Keep asking until an empty line or Ctrl-D.")
+@click.option("--threshold", type=click.FloatRange(0, 1), default=0.6, show_default=True,
+              help="Grade a chunk must reach to be used as evidence.")
+@click.option("--max-corrections", type=click.IntRange(0, 3), default=1, show_default=True,
+              help="Corrective retrieval rounds allowed per question.")
+@click.pass_obj
+def ask_cmd(app, question, paper_ref, as_json, interactive, threshold, max_corrections):
+    """Answer a question from the papers with Corrective RAG.
+
+    Only evidence the grader judged relevant is used; the answer lists its
+    sources with pages and says whether an independent check found every
+    sentence supported. When the papers do not say, it answers
+    "Not found in the papers."
+
+    \b
+    Examples:
+      reader ask "Which baselines do they compare against?" --paper specter
+      reader ask "Which papers evaluate on ACL data?" --json
+      reader ask --interactive --paper 8bbf99a4
+    """
+    from reader.crag.pipeline import CragConfig
+
+    config = CragConfig(threshold=threshold, max_corrective_rounds=max_corrections)
+    paper_id = None
+    if paper_ref:
+        with app.db() as session:
+            paper_id = _resolve_paper(session, paper_ref).id
+
+    def answer(text: str) -> None:
+        result = ask_question(app, text, paper_id, config=config)
+        if as_json:
+            click.echo(json.dumps(result.as_json(), ensure_ascii=False, indent=2))
+        else:
+            click.echo(format_result(result))
+
+    if not interactive:
+        if not question:
+            raise ReaderError("give a question, e.g. reader ask \"Which baselines do they compare "
+                              "against?\", or use --interactive")
+        answer(question)
+        return
+    if question:
+        answer(question)
+    while True:
+        try:
+            text = click.prompt("question", default="", show_default=False, prompt_suffix="> ",
+                                err=True)
+        except (EOFError, click.Abort):
+            break
+        if text.strip().lower() in ("", "quit", "exit", ":q"):
+            break
+        try:
+            answer(text)
+        except ReaderError as exc:
+            click.echo(f"error: {exc}", err=True)
+        click.echo("", err=True)
+
+
+@click.command("calibrate")
+@click.option("--questions", "questions_file", required=True, type=click.Path(dir_okay=False),
+              help="JSONL file of labelled questions (see eval/questions.jsonl).")
+@click.option("--thresholds", default="0.5,0.6,0.7", show_default=True,
+              help="Comma-separated grade thresholds to compare.")
+@click.option("--limit", type=int, default=None, help="Only the first N questions.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_obj
+def calibrate_cmd(app, questions_file, thresholds, limit, as_json):
+    """Run a labelled question set through `ask` for a grid of thresholds.
+
+    Reports the route distribution, answer and refusal accuracy, LLM calls and
+    latency p50/p95 for each threshold. Questions name their papers by file
+    name or sha256; the papers must already be in the library.
+
+    \b
+    Example:
+      reader calibrate --questions eval/questions.jsonl --thresholds 0.5,0.6,0.7 --limit 10
+    """
+    from reader.crag.calibrate import format_report, load_questions, run_calibration
+
+    try:
+        grid = [float(t) for t in thresholds.split(",") if t.strip()]
+    except ValueError:
+        raise ReaderError(f"--thresholds {thresholds!r}: give numbers like 0.5,0.6,0.7") from None
+    questions = load_questions(questions_file)[:limit]
+    with app.db() as session:
+        titles = _titles(session)
+
+    def run_one(question: str, paper_id: str | None, config):
+        return ask_question(app, question, paper_id, config=config, store=False)
+
+    report = run_calibration(questions, grid, run_one, library=_library_keys(app),
+                             on_progress=lambda msg: click.echo(msg, err=True) if not as_json else None)
+    if as_json:
+        click.echo(json.dumps(report, ensure_ascii=False, indent=2))
+    else:
+        click.echo(format_report(report, titles))
+    sys.stdout.flush()
+
+
+def _library_keys(app) -> dict[str, str]:
+    """file name and sha256 -> paper id, for resolving the questions' paper references."""
+    from pathlib import Path
+
+    from sqlalchemy import select
+
+    from reader.store.tables import Paper
+
+    keys: dict[str, str] = {}
+    with app.db() as session:
+        for pid, source in session.execute(select(Paper.id, Paper.source_path)):
+            keys[pid] = pid
+            keys[Path(source).name] = pid
+    return keys
