@@ -1,0 +1,349 @@
+"""The deep read: a critique and a synthesis of one paper, each audited sentence by sentence.
+
+    paper (DB) ──context within a token budget──▶ generate ──▶ audit_loop ──▶ store
+
+The paper context is the whole paper when it fits the budget; otherwise
+sections are chosen deliberately — abstract, introduction, conclusion,
+results, method, captions, then the rest — each first up to a share of the
+budget, then extended in that order; what was left out is named in the prompt
+and stored in Analysis.left_out_sections.
+
+Critique and synthesis run concurrently and are stored together in one
+transaction at the end, so an interrupted read leaves no half-written analysis.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from sqlalchemy.orm import Session
+
+from reader.audit.guards import PaperFacts
+from reader.audit.loop import LoopResult, audit_loop, audit_text
+from reader.errors import PaperNotFound, ReaderError
+from reader.llm.base import Completion, estimate_tokens, user
+from reader.prompts import language_instruction, render
+
+KINDS = ("critique", "synthesis")
+DEFAULT_CONTEXT_TOKENS = 3000  # suits the embedded model; remote endpoints get more (see context_budget)
+REMOTE_CONTEXT_TOKENS = 12000
+CAPTIONS_TITLE = "Figure and table captions"
+
+# Section priority when the paper does not fit: lower comes first.
+_PRIORITY = [
+    (0, re.compile(r"abstract|摘要", re.I)),
+    (1, re.compile(r"introduction|引言|绪论|前言", re.I)),
+    (2, re.compile(r"conclusion|concluding|discussion|summary|结论|总结|讨论", re.I)),
+    (3, re.compile(r"result|experiment|evaluation|analys|finding|ablation|实验|结果|评估", re.I)),
+    (4, re.compile(r"method|approach|model|framework|architecture|algorithm|proposed|design|方法|模型", re.I)),
+]
+_SKIP = re.compile(r"^\W*(?:\d+\W*)?(?:references|bibliography|acknowledg|参考文献|致谢)", re.I)
+_CAPTION_PRIORITY = 5
+_OTHER_PRIORITY = 6
+
+
+class NotReadable(ReaderError):
+    pass
+
+
+@dataclass
+class Section:
+    title: str
+    text: str
+    priority: int
+
+
+@dataclass
+class PaperMaterial:
+    """What the generators and the guards need from the database, as plain data."""
+
+    paper_id: str
+    title: str
+    language: str
+    sections: list[Section]  # in paper order, captions last
+    facts_texts: list[str]  # text, captions, references, title, abstract
+
+    @property
+    def full_text(self) -> str:
+        return "\n\n".join(s.text for s in self.sections)
+
+
+@dataclass
+class PaperContext:
+    text: str
+    included: list[str]
+    left_out: list[str]  # "Title" for a section left out, "Title (partly)" for a truncated one
+    tokens: int
+
+
+def _priority(title: str) -> int:
+    for priority, pattern in _PRIORITY:
+        if pattern.search(title):
+            return priority
+    return _OTHER_PRIORITY
+
+
+def _join_chunks(texts: list[str]) -> str:
+    """Join consecutive chunks, dropping text a chunk repeats from the previous one."""
+    out = ""
+    for text in texts:
+        overlap = 0
+        for k in range(min(len(out), len(text), 2000), 20, -1):
+            if out.endswith(text[:k]):
+                overlap = k
+                break
+        out = (out + ("\n" if out and not overlap else "") + text[overlap:]) if out else text
+    return out
+
+
+def load_material(session: Session, paper_id: str) -> PaperMaterial:
+    from reader.store.tables import Paper
+
+    paper = session.get(Paper, paper_id)
+    if paper is None:
+        raise PaperNotFound(f"no paper with id {paper_id}: see `reader papers` for what is stored")
+    groups: list[tuple[str, list[str]]] = []
+    for chunk in paper.chunks:
+        title = (chunk.section or "").strip() or "Body"
+        if groups and groups[-1][0] == title:
+            groups[-1][1].append(chunk.text)
+        else:
+            groups.append((title, [chunk.text]))
+    sections: list[Section] = []
+    abstract = (paper.abstract or "").strip()
+    if abstract:
+        sections.append(Section("Abstract", abstract, 0))
+    for title, texts in groups:
+        if _SKIP.match(title) or (abstract and _priority(title) == 0):
+            continue
+        sections.append(Section(title, _join_chunks(texts), _priority(title)))
+    captions = [f"{c.label}: {c.text}" if c.label and not c.text.startswith(c.label) else c.text
+                for c in paper.captions]
+    if captions:
+        sections.append(Section(CAPTIONS_TITLE, "\n".join(captions), _CAPTION_PRIORITY))
+    facts_texts = [paper.title or "", abstract] + [c.text for c in paper.chunks] + captions + [
+        (r.marker + " " + r.text).strip() for r in paper.references
+    ]
+    if not any(s.text.strip() for s in sections):
+        raise NotReadable(
+            f"paper {paper_id[:12]} ({paper.source_path}) has no text to read: "
+            "re-ingest it from a PDF with a text layer"
+        )
+    return PaperMaterial(paper.id, paper.title or "", paper.language or "en", sections, facts_texts)
+
+
+def _truncate(text: str, max_tokens: int) -> str:
+    if estimate_tokens(text) <= max_tokens:
+        return text
+    lo, hi = 0, len(text)
+    while lo < hi:  # longest prefix within the budget
+        mid = (lo + hi + 1) // 2
+        if estimate_tokens(text[:mid]) <= max_tokens:
+            lo = mid
+        else:
+            hi = mid - 1
+    cut = text[:lo]
+    end = max(cut.rfind(". "), cut.rfind("。"), cut.rfind("\n"))
+    return cut[: end + 1] if end > len(cut) // 2 else cut
+
+
+def build_context(material: PaperMaterial, token_budget: int) -> PaperContext:
+    """The paper's text within `token_budget` tokens, sections chosen by priority."""
+    sections = material.sections
+    sizes = [estimate_tokens(s.text) for s in sections]
+    if sum(sizes) <= token_budget:
+        granted = sizes[:]
+    else:
+        granted = [0] * len(sections)
+        order = sorted(range(len(sections)), key=lambda i: (sections[i].priority, i))
+        share = max(token_budget // 5, 150)
+        left = token_budget
+        for pass_cap in (share, None):  # first a share each, then extend in the same order
+            for i in order:
+                if left <= 0:
+                    break
+                want = sizes[i] if pass_cap is None else min(sizes[i], pass_cap)
+                extra = min(want - granted[i], left)
+                if extra > 0 and (granted[i] or extra >= min(60, sizes[i])):  # no tiny scraps
+                    granted[i] += extra
+                    left -= extra
+    parts, included, left_out = [], [], []
+    for section, size, grant in zip(sections, sizes, granted):
+        if grant <= 0:
+            left_out.append(section.title)
+            continue
+        text = section.text if grant >= size else _truncate(section.text, grant)
+        parts.append(f"## {section.title}\n{text}")
+        included.append(section.title)
+        if grant < size:
+            left_out.append(f"{section.title} (partly)")
+    text = "\n\n".join(parts)
+    return PaperContext(text, included, left_out, estimate_tokens(text))
+
+
+def generate(
+    kind: str,
+    generator,
+    material: PaperMaterial,
+    context: PaperContext,
+    *,
+    flagged: list[str] | None = None,
+    previous: str | None = None,
+    max_tokens: int = 900,
+    target_words: int = 450,
+    output_language: str | None = None,
+) -> Completion:
+    """One critique or synthesis draft; with `flagged`, a rewrite of `previous`."""
+    prompt = render(
+        kind,
+        title=material.title,
+        context=context.text,
+        left_out=context.left_out,
+        words=target_words,
+        flagged=list(flagged or []),
+        previous=previous or "",
+        language_instruction=language_instruction(material.language, output_language),
+    )
+    stage = f"regenerate-{kind}" if flagged else kind
+    return generator.complete(user(prompt), temperature=0.2, max_tokens=max_tokens,
+                              stage=stage, paper_id=material.paper_id)
+
+
+@dataclass
+class KindResult:
+    kind: str
+    loop: LoopResult
+    left_out: list[str]
+    seconds: float
+
+    def to_json(self) -> dict:
+        final = self.loop.final
+        return {
+            "kind": self.kind,
+            "final_text": self.loop.final_text,
+            "flagged_ratio": final.flagged_ratio,
+            "iterations": len(self.loop.iterations),
+            "regenerations": self.loop.regenerations,
+            "flagged_per_iteration": [it.audit.n_flagged for it in self.loop.iterations],
+            "sentences_per_iteration": [len(it.audit.sentences) for it in self.loop.iterations],
+            "ratio_per_iteration": [it.audit.flagged_ratio for it in self.loop.iterations],
+            "left_out_sections": self.left_out,
+            "sentences": [s.to_json() for s in final.sentences],
+        }
+
+
+@dataclass
+class DeepReadResult:
+    paper_id: str
+    analyses: list[KindResult] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def llm_calls(self) -> int:
+        return sum(k.loop.llm_calls for k in self.analyses)
+
+    @property
+    def tokens(self) -> int:
+        return sum(k.loop.tokens for k in self.analyses)
+
+    def to_json(self) -> dict:
+        return {
+            "paper_id": self.paper_id,
+            "analyses": [k.to_json() for k in self.analyses],
+            "llm_calls": self.llm_calls,
+            "tokens": self.tokens,
+            "seconds": round(self.seconds, 2),
+        }
+
+
+def context_budget(generator_is_embedded: bool) -> int:
+    return DEFAULT_CONTEXT_TOKENS if generator_is_embedded else REMOTE_CONTEXT_TOKENS
+
+
+def _serialized(search):
+    """Search indexes are not promised to be thread-safe; one query at a time."""
+    if search is None:
+        return None
+    lock = threading.Lock()
+
+    def run(query, paper_id):
+        with lock:
+            return search(query, paper_id)
+
+    return run
+
+
+def deep_read(
+    paper_id: str,
+    *,
+    db,
+    generator,
+    verifier,
+    search,
+    on_progress: Callable[[str], None] | None = None,
+    context_tokens: int = DEFAULT_CONTEXT_TOKENS,
+    max_tokens: int = 900,
+    target_words: int = 450,
+    max_workers: int = 4,
+    kinds: tuple[str, ...] = KINDS,
+    output_language: str | None = None,
+) -> DeepReadResult:
+    """Generate, audit and store the critique and synthesis of a stored paper.
+
+    db is a sessionmaker; search(query, paper_id) -> list[SearchHit].
+    on_progress receives one-line messages such as "critique: verifying 18 sentences".
+    """
+    from reader.audit.record import save_analysis
+    from reader.store.db import transaction
+
+    started = time.perf_counter()
+    progress = on_progress or (lambda message: None)
+    with transaction(db) as session:
+        material = load_material(session, paper_id)
+    facts = PaperFacts.from_texts(material.facts_texts)
+    context = build_context(material, context_tokens)
+    if context.left_out:
+        progress(f"context: {context.tokens} tokens; left out: {', '.join(context.left_out)}")
+    else:
+        progress(f"context: the whole paper, {context.tokens} tokens")
+    search = _serialized(search)
+
+    def run_kind(kind: str) -> KindResult:
+        kind_started = time.perf_counter()
+
+        def gen(flagged, previous):
+            label = f"regenerating ({len(flagged)} unsupported sentences)" if flagged else "generating"
+            progress(f"{kind}: {label}")
+            return generate(kind, generator, material, context, flagged=flagged, previous=previous,
+                            max_tokens=max_tokens, target_words=target_words,
+                            output_language=output_language)
+
+        def audit(text, known):
+            progress(f"{kind}: verifying")
+            return audit_text(text, paper_id=paper_id, verifier=verifier, search=search,
+                              facts=facts, fallback_text=material.full_text,
+                              max_workers=max_workers, known=known)
+
+        def report(number, result):
+            progress(f"{kind}: iteration {number}: {result.n_flagged}/{len(result.sentences)} "
+                     f"sentences unsupported (ratio {result.flagged_ratio:.2f})")
+
+        loop = audit_loop(gen, audit, on_iteration=report)
+        return KindResult(kind, loop, context.left_out, time.perf_counter() - kind_started)
+
+    with ThreadPoolExecutor(max_workers=len(kinds)) as pool:
+        results = list(pool.map(run_kind, kinds))
+
+    progress("storing")
+    with transaction(db) as session:
+        for r in results:
+            save_analysis(session, paper_id=paper_id, kind=r.kind, loop=r.loop,
+                          generator_model=getattr(generator, "model", ""),
+                          verifier_model=getattr(verifier, "model", ""),
+                          left_out_sections=r.left_out)
+    return DeepReadResult(paper_id, results, time.perf_counter() - started)

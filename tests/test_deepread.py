@@ -1,0 +1,191 @@
+"""Deep read with the scripted LLM: context budget, generation, audit loop, storage."""
+
+import re
+
+import pytest
+from sqlalchemy import func, select
+
+from reader.audit.loop import MARK
+from reader.audit.record import analysis_json, load_analyses
+from reader.deepread import build_context, deep_read, load_material
+from reader.index.hits import SearchHit
+from reader.llm.scripted import ScriptedLLM
+from reader.store.db import transaction
+from reader.store.tables import (
+    Analysis, AnalysisIteration, Caption, Chunk, Paper, Reference, SentenceVerdict, VerdictEvidence,
+)
+
+PAPER_ID = "a" * 64
+SECTIONS = [
+    ("1 Introduction", "Pruning attention heads makes BERT-large smaller. " * 30),
+    ("2 Related Work", "Earlier work pruned weights rather than heads. " * 30),
+    ("3 Method", "We score each head by its gradient and remove the lowest. " * 30),
+    ("4 Experiments", "On MNLI accuracy drops from 84.27 to 83.97 after pruning 40% of heads. " * 30),
+    ("5 Conclusion", "Head pruning is cheap and keeps accuracy. " * 20),
+    ("References", "[1] Michel, P. 2019. Are sixteen heads really better than one?"),
+]
+
+
+def add_paper(db, paper_id=PAPER_ID, sections=SECTIONS):
+    with transaction(db) as s:
+        paper = Paper(id=paper_id, title="Pruning Heads in BERT", source_path="/tmp/p.pdf",
+                      source_kind="pdf", language="en", pages=8,
+                      abstract="We prune 40% of attention heads in BERT-large with a 0.3 point loss.")
+        ordinal = 0
+        for page, (title, text) in enumerate(sections, 1):
+            for piece in re.findall(r".{1,600}(?:\s|$)", text, re.S):
+                paper.chunks.append(Chunk(ordinal=ordinal, section=title, page_start=page,
+                                          page_end=page, text=piece.strip(), n_tokens=150))
+                ordinal += 1
+        paper.captions.append(Caption(ordinal=0, kind="table", label="Table 1", page=4,
+                                      text="Table 1: MNLI accuracy before and after pruning."))
+        paper.references.append(Reference(ordinal=0, marker="[1]", page=8,
+                                          text="Michel, P. 2019. Are sixteen heads really better than one?"))
+        s.add(paper)
+
+
+def test_whole_paper_fits(db):
+    add_paper(db)
+    with transaction(db) as s:
+        material = load_material(s, PAPER_ID)
+    assert [sec.title for sec in material.sections][:2] == ["Abstract", "1 Introduction"]
+    assert "References" not in [sec.title for sec in material.sections]
+    ctx = build_context(material, 100_000)
+    assert ctx.left_out == []
+    assert "## 4 Experiments" in ctx.text and "## Figure and table captions" in ctx.text
+
+
+def test_budget_chooses_sections_and_names_what_is_left_out(db):
+    add_paper(db)
+    with transaction(db) as s:
+        material = load_material(s, PAPER_ID)
+    ctx = build_context(material, 600)
+    assert ctx.tokens <= 620
+    assert ctx.included[0] == "Abstract"
+    for wanted in ("1 Introduction", "5 Conclusion", "4 Experiments"):
+        assert wanted in ctx.included
+    assert "2 Related Work" in ctx.left_out  # lowest priority goes first
+    assert any(x.endswith("(partly)") for x in ctx.left_out)
+    # sections stay in paper order
+    positions = [ctx.text.index(f"## {t}") for t in ctx.included]
+    assert positions == sorted(positions)
+
+
+def claims_of(prompt):
+    head = prompt.split("Evidence:")[0]
+    return [m.group(1) for m in re.finditer(r"^\[\d+\] (.*)$", head, re.M)]
+
+
+CRITIQUE_1 = ("## Strengths\nPruning 40% of heads keeps MNLI accuracy near 84.27.\n"
+              "## Weaknesses\nThe paper never compares with NEXUS, which loses 1.2%. "
+              "It also ignores speed. Heads were scored by gradient.")
+CRITIQUE_2 = ("## Strengths\nPruning 40% of heads keeps MNLI accuracy near 84.27.\n"
+              "## Weaknesses\nThe paper does not report speed. Heads were scored by gradient.")
+SYNTHESIS = ("## Problem\nBERT-large is large. ## Key results\nAccuracy drops from 84.27 to 83.97 on MNLI. "
+             "The method prunes 40% of heads.")
+
+
+def make_llms(critiques=(CRITIQUE_1, CRITIQUE_2)):
+    drafts = list(critiques)
+
+    def write(prompt):
+        if "peer reviewer" in prompt:
+            return drafts.pop(0)
+        return SYNTHESIS
+
+    generator = ScriptedLLM(write, model="gen")
+
+    def check(prompt):
+        return "\n".join(f"[{i}] {'NO' if 'ignores' in c else 'YES'}"
+                         for i, c in enumerate(claims_of(prompt), 1))
+
+    verifier = ScriptedLLM(check, model="ver")
+    return generator, verifier
+
+
+def fake_search(db):
+    def search(query, paper_id):
+        with transaction(db) as s:
+            chunks = s.scalars(select(Chunk).where(Chunk.paper_id == paper_id).limit(4)).all()
+            return [SearchHit(c.id, paper_id, c.text, c.section, c.page_start, c.page_end, 1.0 / (i + 1))
+                    for i, c in enumerate(chunks)]
+    return search
+
+
+def test_deep_read_end_to_end(db):
+    add_paper(db)
+    generator, verifier = make_llms()
+    events = []
+    result = deep_read(PAPER_ID, db=db, generator=generator, verifier=verifier,
+                       search=fake_search(db), on_progress=events.append, context_tokens=600)
+    by_kind = {k.kind: k for k in result.analyses}
+    critique = by_kind["critique"]
+    # iteration 0: NEXUS sentence (guards) + "ignores speed" (verifier NO) of 4 -> 0.5 > 0.3
+    assert [it.audit.n_flagged for it in critique.loop.iterations] == [2, 0]
+    assert critique.loop.regenerations == 1
+    regen_prompt = [h for h in generator.history if h["stage"] == "regenerate-critique"][0]["prompt"]
+    assert "The paper never compares with NEXUS, which loses 1.2%." in regen_prompt
+    assert "It also ignores speed." in regen_prompt
+    # unchanged sentences were not verified again: only "The paper does not report speed."
+    second = critique.loop.iterations[1].audit
+    assert second.llm_calls == 1 and sum(not s.reused for s in second.sentences) == 1
+    assert by_kind["synthesis"].loop.regenerations == 0
+    assert {h["stage"] for h in generator.history} == {"critique", "synthesis", "regenerate-critique"}
+    assert any("left out" in e for e in events) and any("iteration 0" in e for e in events)
+
+    data = result.to_json()
+    assert set(data) >= {"paper_id", "analyses", "llm_calls", "tokens"}
+    assert data["llm_calls"] == generator.calls + verifier.calls
+    assert data["tokens"] > 0
+    sentence = data["analyses"][0]["sentences"][0]
+    assert set(sentence) == {"text", "verdict", "reasons", "evidence"}
+    assert set(sentence["evidence"][0]) == {"chunk_id", "pages", "text"}
+
+    with transaction(db) as s:
+        stored = {a.kind: a for a in load_analyses(s, PAPER_ID)}
+        c = stored["critique"]
+        assert c.regenerations == 1 and c.generator_model == "gen" and c.verifier_model == "ver"
+        assert [it.text for it in c.iterations] == [CRITIQUE_1, CRITIQUE_2]
+        assert "2 Related Work" in c.left_out_sections
+        first = c.iterations[0]
+        nexus = [v for v in first.verdicts if "NEXUS" in v.text][0]
+        assert nexus.verdict == "unsupported" and nexus.llm_answer == "YES"
+        assert "name 'NEXUS' not found in the paper" in nexus.reasons
+        assert nexus.evidence and nexus.evidence[0].chunk_id is not None
+        assert [v.reused for v in c.iterations[1].verdicts] == [True, False, True]
+        assert analysis_json(c)["sentences"][1]["verdict"] == "supported"
+        assert MARK not in c.final_text
+
+
+def test_marks_after_cap_and_rereading_replaces(db):
+    add_paper(db)
+    bad = "## Weaknesses\nIt ignores speed. It ignores memory. Heads were scored by gradient."
+    generator, verifier = make_llms(critiques=(bad, bad, bad, bad, bad, bad))
+    deep_read(PAPER_ID, db=db, generator=generator, verifier=verifier, search=fake_search(db))
+    deep_read(PAPER_ID, db=db, generator=generator, verifier=verifier, search=fake_search(db))
+    with transaction(db) as s:
+        analyses = load_analyses(s, PAPER_ID)
+        assert sorted(a.kind for a in analyses) == ["critique", "synthesis"]  # replaced, not duplicated
+        critique = [a for a in analyses if a.kind == "critique"][0]
+        assert critique.regenerations == 2
+        assert critique.final_text == (f"## Weaknesses\n{MARK}It ignores speed. {MARK}It ignores memory. "
+                                       "Heads were scored by gradient.")
+
+
+def test_interrupted_read_stores_nothing(db):
+    add_paper(db)
+    generator, verifier = make_llms()
+    verifier.enqueue(RuntimeError("killed"))
+    with pytest.raises(RuntimeError):
+        deep_read(PAPER_ID, db=db, generator=generator, verifier=verifier, search=fake_search(db))
+    with transaction(db) as s:
+        for table in (Analysis, AnalysisIteration, SentenceVerdict, VerdictEvidence):
+            assert s.scalar(select(func.count()).select_from(table)) == 0
+
+
+def test_unknown_paper_is_a_clear_error(db):
+    from reader.errors import PaperNotFound
+
+    generator, verifier = make_llms()
+    with pytest.raises(PaperNotFound, match="no paper with id"):
+        deep_read("f" * 64, db=db, generator=generator, verifier=verifier, search=None)
