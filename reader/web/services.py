@@ -56,10 +56,24 @@ def review_upload(pdf_path: Path, ctx, on_progress: Callable[[str, float | None]
 
 
 def review_stages(ctx):
-    """The real (ingest, read_paper) stages for `reader.review.run_review`."""
-    from reader.commands.review import review_stages as stages
+    """The real (ingest, read_paper) stages for `reader.review.run_review`, as `reader review`
+    wires them: ingest into the database and the search index, then the audited deep read."""
+    from reader.deepread import deep_read
+    from reader.ingest.pipeline import ingest_file
 
-    return stages(ctx)
+    index = ctx.search_index
+
+    def search(query: str, paper_id: str | None = None):
+        return index.search(query, paper_id=paper_id, top_k_per_path=3)
+
+    def ingest(path: Path):
+        return ingest_file(path, ctx.db, index=index)
+
+    def read_paper(paper_id: str, on_progress=None):
+        return deep_read(paper_id, db=ctx.db, generator=ctx.generator, verifier=ctx.verifier,
+                         search=search, on_progress=on_progress)
+
+    return ingest, read_paper
 
 
 # ---------------------------------------------------------------- Markdown note
