@@ -212,3 +212,23 @@ def test_escapes_keep_text_literal():
     assert md.renderInline(escape_title("*bold* _it_ [x](y) `c` #t")) == "*bold* _it_ [x](y) `c` #t"
     rendered = md.render(escape_block("para\n---\n===\n<div>x</div> and [[w]]"))
     assert "<hr" not in rendered and "<h2>" not in rendered and "<div>" not in rendered
+
+
+def test_export_command(db, tmp_path, reviewed):
+    from click.testing import CliRunner
+
+    from reader.cli import cli
+
+    runner = CliRunner()
+    out = tmp_path / "cli-notes"
+    result = runner.invoke(cli, ["export", "--all", "--out", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    data = __import__("json").loads(result.output)
+    assert [p.rsplit("/", 1)[1] for p in data["notes"]] == ["sparse-retrieval-for-long-documents-abababab.md"]
+    assert data["index"].endswith("index.md")
+
+    both = runner.invoke(cli, ["export", reviewed[:8], "--all", "--out", str(out)])
+    assert both.exit_code != 0 and "not both" in both.output
+    add_paper(db, "12" * 32, "Unread")
+    unread = runner.invoke(cli, ["export", "12" * 32, "--out", str(out)])
+    assert unread.exit_code != 0 and "not reviewed yet (Unread)" in unread.output

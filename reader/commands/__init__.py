@@ -12,4 +12,8 @@ def ALL_COMMANDS():
     commands += [stats]
     from reader.commands.ask import ask_cmd, calibrate_cmd
     commands += [ask_cmd, calibrate_cmd]
+    from reader.commands.search import reindex, search
+    commands += [search, reindex]
+    from reader.commands.review import export, review
+    commands += [review, export]
     return commands

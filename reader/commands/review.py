@@ -1,0 +1,227 @@
+"""`reader review` (batch review of a collection, resumable) and `reader export` (Markdown notes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from pathlib import Path
+
+import click
+
+from reader.errors import ReaderError
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "--"
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+class ProgressPrinter:
+    """One stderr line whenever a paper changes stage: `[i/N] file · stage · elapsed · ETA`."""
+
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stderr
+        self.last: dict[int, tuple[str, str]] = {}
+        self.lock = threading.Lock()
+
+    def __call__(self, event) -> None:
+        key = (event.stage, event.detail)
+        with self.lock:
+            if self.last.get(event.index) == key:
+                return
+            self.last[event.index] = key
+            width = len(str(event.total))
+            stage = event.stage + (f": {event.detail}" if event.detail else "")
+            line = (f"[{event.index:>{width}}/{event.total}] {Path(event.source).name} · {stage} · "
+                    f"{_duration(event.elapsed_s)} elapsed · ETA {_duration(event.eta_s)}")
+            print(line, file=self.stream, flush=True)
+
+
+def _search_for(index):
+    def search(query: str, paper_id: str | None = None, **kwargs):
+        return index.search(query, paper_id=paper_id, top_k_per_path=3)
+
+    return search
+
+
+def _print_table(report) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"Review: {len(report.by_status('reviewed'))} reviewed, "
+                        f"{len(report.by_status('skipped'))} already done, "
+                        f"{len(report.failed)} failed · {_duration(report.seconds)}")
+    for name, justify in [("Paper", "left"), ("Sentences", "right"), ("Flagged", "right"),
+                          ("Final ratio", "right"), ("Regenerations", "right"),
+                          ("LLM calls", "right"), ("Time", "right"), ("Status", "left")]:
+        table.add_column(name, justify=justify, overflow="fold")
+    for row in report.papers:
+        name = row.title or Path(row.source).name
+        if row.status == "error":
+            table.add_row(name, "", "", "", "", "", _duration(row.seconds), "[red]error[/red]")
+            continue
+        table.add_row(
+            name, str(row.sentences), str(row.flagged), f"{row.final_ratio:.1%}",
+            str(row.regenerations), str(row.llm_calls), _duration(row.seconds), row.status,
+        )
+    Console(highlight=False).print(table)
+
+
+@click.command("review")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--force", is_flag=True, help="Review again papers that were already reviewed.")
+@click.option("--jobs", "-j", default=2, show_default=True, type=click.IntRange(1, 32),
+              help="Papers read at once (LLM calls are bounded separately by READER_LLM_CONCURRENCY).")
+@click.option("--export", "export_dir", type=click.Path(path_type=Path),
+              help="Afterwards, write the Markdown notes of every reviewed paper into this folder.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result table as JSON.")
+@click.pass_obj
+def review(app, paths, force, jobs, export_dir, quiet, as_json):
+    """Ingest, deep read and audit every paper under PATHS (folders and files).
+
+    The run is resumable: after Ctrl-C or a crash, run the same command again
+    and it continues where it stopped. Papers already reviewed are skipped
+    unless --force. A paper that fails is reported and skipped; the exit
+    status is 1 if any failed.
+
+    \b
+    Examples:
+      reader review papers/                       # the whole folder
+      reader review papers/ --export notes/       # then write Obsidian notes
+      reader review new.pdf --force --json        # redo one paper, JSON result
+    """
+    from reader.deepread import deep_read
+    from reader.ingest.pipeline import find_sources, ingest_file
+    from reader.review import PaperReview, run_review
+
+    sources, missing = find_sources(list(paths))
+    if not sources and not missing:
+        raise ReaderError(
+            f"no .pdf, .txt or .md files under {', '.join(map(str, paths))}: give a folder of papers"
+        )
+    index = app.search_index
+    search = _search_for(index)
+
+    def ingest(path: Path):
+        return ingest_file(path, app.db, index=index)
+
+    def read_paper(paper_id: str, on_progress=None):
+        return deep_read(paper_id, db=app.db, generator=app.generator, verifier=app.verifier,
+                         search=search, on_progress=on_progress)
+
+    stop = threading.Event()
+    try:
+        report = run_review(
+            sources, db=app.db, ingest=ingest, read_paper=read_paper, force=force,
+            max_papers=jobs, on_event=None if quiet else ProgressPrinter(), stop=stop,
+        )
+    except KeyboardInterrupt:
+        stop.set()
+        click.echo("Interrupted. Finished papers are kept; run the same command again to continue.",
+                   err=True)
+        sys.stderr.flush()
+        sys.stdout.flush()
+        # Worker threads may be inside an LLM call; unfinished papers commit nothing,
+        # and the next run redoes them.
+        os._exit(130)
+
+    for item in missing:
+        report.papers.append(PaperReview(source=str(item.file), status="error",
+                                         error=item.error or "cannot read it"))
+    exported = None
+    if export_dir is not None:
+        from reader.export import export_notes
+
+        exported = export_notes(app.db, None, export_dir)
+
+    if as_json:
+        data = report.as_json()
+        data["failed"] = len(report.failed)
+        if exported is not None:
+            data["export"] = exported.as_json()
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        _print_table(report)
+        if exported is not None:
+            click.echo(f"Notes: {exported.out_dir.resolve()} ({len(exported.notes)} papers, "
+                       f"index: {exported.index.name if exported.index else 'none'})")
+    for row in report.failed:
+        click.echo(f"error: {row.source}: {row.error}", err=True)
+    for row in report.by_status("busy"):
+        click.echo(f"skipped: {row.source}: {row.error}", err=True)
+    if report.failed:
+        sys.exit(1)
+
+
+def _resolve(session, ref: str):
+    try:
+        from reader.store.queries import resolve_paper
+    except ImportError:  # pragma: no cover - the lookup module lands separately
+        resolve_paper = None
+    if resolve_paper is not None:
+        return resolve_paper(session, ref)
+    from sqlalchemy import select
+
+    from reader.errors import PaperNotFound
+    from reader.store.tables import Paper
+
+    matches = session.scalars(select(Paper).where(Paper.id.startswith(ref.lower()))).all()
+    if len(matches) != 1:
+        raise PaperNotFound(f"{ref}: no single paper has this id; see `reader papers`")
+    return matches[0]
+
+
+@click.command("export")
+@click.argument("papers", nargs=-1)
+@click.option("--all", "export_all", is_flag=True, help="Every reviewed paper.")
+@click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path),
+              help="Folder for the notes (e.g. inside an Obsidian vault); created if missing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the written files as JSON.")
+@click.pass_obj
+def export(app, papers, export_all, out_dir, as_json):
+    """Write one annotated Markdown note per reviewed paper, plus index.md.
+
+    Each note has YAML front matter (title, authors, year, source, sha256,
+    models, audit figures, tags), the abstract, the synthesis and the critique
+    with every 待验证 sentence in a callout next to its nearest evidence and
+    page, and a verification summary. Exporting again overwrites the notes.
+
+    \b
+    Examples:
+      reader export --all --out ~/vault/papers
+      reader export "Attention is all" 3f2a9c --out notes/
+    """
+    from reader.export import export_notes
+
+    if bool(papers) == export_all:
+        raise ReaderError("name the papers to export, or use --all (not both)")
+    paper_ids = None
+    if papers:
+        with app.db() as session:
+            paper_ids = [_resolve(session, ref).id for ref in papers]
+    result = export_notes(app.db, paper_ids, out_dir)
+    if papers and not result.notes:
+        titles = "; ".join(title for _, title in result.not_reviewed)
+        raise ReaderError(f"nothing to export: not reviewed yet ({titles}); run `reader review` first")
+    if as_json:
+        click.echo(json.dumps(result.as_json(), indent=2, ensure_ascii=False))
+    else:
+        for path in result.notes:
+            click.echo(str(path))
+        if result.index is not None:
+            click.echo(f"Index: {result.index}")
+        click.echo(f"{len(result.notes)} notes in {result.out_dir.resolve()}")
+    for paper_id, title in result.not_reviewed:
+        if papers:
+            click.echo(f"warning: {title} ({paper_id[:8]}): not reviewed yet, no note written", err=True)
