@@ -1,0 +1,128 @@
+import json
+
+import pytest
+from click.testing import CliRunner
+from sqlalchemy import select
+
+from crag_fakes import CHUNKS, PAPER_A, PAPER_B, TITLES, CragLLM, FakeSearch
+from reader.cli import cli
+from reader.llm.scripted import ScriptedLLM
+from reader.store.tables import Chunk, Paper, Question
+
+
+class FakeIndex:
+    def __init__(self):
+        self.search_fn = FakeSearch()
+
+    def search(self, query, paper_id=None, top_k_per_path=3):
+        return self.search_fn(query, paper_id)
+
+
+@pytest.fixture
+def library(app, monkeypatch):
+    with app.db() as session:
+        for pid, name in ((PAPER_A, "topics.pdf"), (PAPER_B, "wheat.pdf")):
+            session.add(Paper(id=pid, title=TITLES[pid], source_path=f"/papers/{name}", source_kind="pdf",
+                              pages=8))
+        for ordinal, (cid, pid, page, text) in enumerate(CHUNKS):
+            session.add(Chunk(id=cid, paper_id=pid, ordinal=ordinal, page_start=page, page_end=page, text=text))
+        session.commit()
+    app.search_index = FakeIndex()
+    app.generator = CragLLM(relevant_words=["baselines", "gc-ms"])
+    app.verifier = ScriptedLLM(lambda prompt: "[1] YES")
+    monkeypatch.setattr("reader.app.App", lambda *a, **k: app)
+    return app
+
+
+def invoke(*args, input=None):
+    result = CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+    return result
+
+
+def test_ask_prints_answer_sources_grounded_route_and_costs(library):
+    out = invoke("ask", "Which baselines do they compare against?", "--paper", PAPER_A[:8])
+    assert out.exit_code == 0, out.output
+    text = out.output
+    assert "They compare against LDA and TF-IDF [1]." in text
+    assert "[1] Citation Topic Models, p. 5" in text or "[1] Citation Topic Models, p. 6" in text
+    assert "The baselines are LDA and TF-IDF retrieval." in text  # the quote
+    assert "Grounded: yes" in text
+    assert "Route: correct · confidence" in text
+    assert "LLM calls" in text
+    with library.db() as session:
+        [row] = session.scalars(select(Question)).all()
+    assert row.paper_id == PAPER_A and row.route == "correct" and row.grounded
+    assert row.answer.startswith("They compare")
+    assert {"sources", "grades", "rewrites", "llm_calls"} <= set(row.details)
+
+
+def test_ask_json_across_the_collection(library):
+    out = invoke("ask", "How were the metabolite profiles measured with GC-MS?", "--json")
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["paper_id"] is None
+    assert data["sources"][0]["paper_id"] == PAPER_B and data["sources"][0]["external"] is False
+    assert isinstance(data["grades"][0]["reasoning"], str)
+
+
+def test_ask_not_found_is_stored_too(library):
+    out = invoke("ask", "Which GPU hardware was used?", "--paper", PAPER_A)
+    assert out.exit_code == 0
+    assert out.output.startswith("Not found in the papers.")
+    with library.db() as session:
+        [row] = session.scalars(select(Question)).all()
+    assert row.answer == "Not found in the papers." and row.details["sources"] == []
+
+
+def test_ask_interactive_keeps_a_session(library):
+    out = invoke("ask", "--interactive", "--paper", PAPER_A,
+                 input="Which baselines do they compare against?\nWhich GPU hardware was used?\n\n")
+    assert out.exit_code == 0, out.output
+    assert "They compare against LDA" in out.output and "Not found in the papers." in out.output
+    with library.db() as session:
+        assert len(session.scalars(select(Question)).all()) == 2
+
+
+def test_ask_errors_are_one_line(library, app):
+    out = CliRunner().invoke(cli, ["ask", "Which?", "--paper", "ffffffff"])
+    assert out.exit_code != 0 and "ffffffff" in out.output and "Traceback" not in out.output
+    out = CliRunner().invoke(cli, ["ask"])
+    assert out.exit_code != 0 and "give a question" in out.output
+
+
+def test_ask_on_an_empty_library_says_to_ingest(app, monkeypatch):
+    monkeypatch.setattr("reader.app.App", lambda *a, **k: app)
+    out = CliRunner().invoke(cli, ["ask", "Which baselines?"])
+    assert out.exit_code != 0 and "reader ingest" in out.output
+
+
+def test_calibrate_reports_routes_and_accuracy_per_threshold(library, tmp_path):
+    questions = tmp_path / "q.jsonl"
+    rows = [
+        {"id": "a1", "question": "Which baselines do they compare against?", "paper": "topics.pdf",
+         "answer_paper": "topics.pdf"},
+        {"id": "a2", "question": "How were metabolite profiles measured with GC-MS?", "paper": None,
+         "answer_paper": PAPER_B},
+        {"id": "n1", "question": "Which GPU hardware was used?", "paper": "topics.pdf",
+         "answer_paper": "none"},
+    ]
+    questions.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    out = invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6,0.95", "--json")
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.output)
+    by_t = {t["threshold"]: t for t in report["thresholds"]}
+    assert by_t[0.6]["answer_accuracy"] == 1.0 and by_t[0.6]["refusal_accuracy"] == 1.0
+    assert by_t[0.6]["routes"] == {"correct": 1, "ambiguous": 0, "incorrect": 1} | by_t[0.6]["routes"]
+    # the scripted grader gives 0.9, so a 0.95 threshold keeps nothing: every answer becomes a refusal
+    assert by_t[0.95]["answer_accuracy"] == 0.0 and by_t[0.95]["refusal_accuracy"] == 1.0
+    assert by_t[0.6]["latency_p95_s"] >= by_t[0.6]["latency_p50_s"]
+    text = invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6").output
+    assert "answer acc" in text and "100%" in text
+
+
+def test_calibrate_names_a_missing_paper(library, tmp_path):
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"id": "x", "question": "q?", "paper": None,
+                                     "answer_paper": "missing.pdf"}) + "\n")
+    out = CliRunner().invoke(cli, ["calibrate", "--questions", str(questions)])
+    assert out.exit_code != 0 and "missing.pdf" in out.output and "reader ingest" in out.output
