@@ -1,0 +1,232 @@
+"""`reader read` (deep read + audit), `reader show` (stored analyses) and `reader audit` (any text)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from reader.errors import PaperNotFound, ReaderError
+
+VERDICT_MARKS = {"supported": "✓", "unsupported": "✗", "unanswered": "?"}
+
+
+def resolve(app, ref: str):
+    """A stored paper from an id, id prefix, path or title prefix."""
+    try:
+        from reader.store.queries import resolve_paper
+    except ImportError:
+        resolve_paper = None
+    with app.db() as session:
+        if resolve_paper is not None:
+            return resolve_paper(session, ref)
+        from sqlalchemy import or_, select
+
+        from reader.store.tables import Paper
+
+        matches = session.scalars(select(Paper).where(or_(
+            Paper.id.startswith(ref.lower()), Paper.title.ilike(ref.replace("%", r"\%") + "%"),
+        ))).all()
+        if len(matches) != 1:
+            raise PaperNotFound(f"no single paper matches {ref!r}; see `reader papers` for ids")
+        return matches[0]
+
+
+def ingest_path(app, path: Path, echo) -> str:
+    """Ingest a file (a no-op when it is stored already) and return its paper id."""
+    try:
+        from reader.ingest.pipeline import ingest_file
+    except ImportError as exc:
+        raise ReaderError(f"{path}: cannot ingest files in this build ({exc})") from exc
+    echo(f"ingest: {path}")
+    result = ingest_file(path, app.db, app.search_index)
+    if getattr(result, "status", "") == "error" or not getattr(result, "paper_id", None):
+        raise ReaderError(getattr(result, "error", "") or f"{path}: could not be ingested")
+    return result.paper_id
+
+
+def paper_search(app):
+    index = app.search_index
+
+    def search(query: str, paper_id: str | None):
+        return index.search(query, paper_id=paper_id, top_k_per_path=3)
+
+    return search
+
+
+def _summary_lines(result) -> list[str]:
+    lines = []
+    for k in result.analyses:
+        its = k.loop.iterations
+        flagged = ", ".join(f"{it.audit.n_flagged}/{len(it.audit.sentences)}" for it in its)
+        lines.append(
+            f"{k.kind:<10} sentences {len(its[-1].audit.sentences):>3} · flagged per iteration "
+            f"{flagged} · final ratio {k.loop.final.flagged_ratio:.2f} · regenerations "
+            f"{k.loop.regenerations}"
+        )
+        if k.left_out:
+            lines.append(f"{'':<10} left out for length: {', '.join(k.left_out)}")
+    lines.append(f"{result.llm_calls} LLM calls · {result.tokens:,} tokens · {result.seconds:.1f} s")
+    return lines
+
+
+@click.command("read")
+@click.argument("paper")
+@click.option("--json", "as_json", is_flag=True, help="Print the analyses, verdicts and evidence as JSON.")
+@click.option("--show", "show_text", is_flag=True, help="Also print the final critique and synthesis.")
+@click.option("--context-tokens", type=click.IntRange(500, 200_000), default=None,
+              help="Paper tokens given to the generator (default: 3000 for the embedded model, "
+                   "12000 for an endpoint).")
+@click.option("--words", type=click.IntRange(100, 5000), default=None,
+              help="Target length of each analysis (default: 450 embedded, 900 endpoint).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
+@click.pass_obj
+def read(app, paper, as_json, show_text, context_tokens, words, quiet):
+    """Deep-read a paper: write a critique and a synthesis and audit every sentence.
+
+    PAPER is a file (ingested first if needed), a paper id or id prefix, or a
+    title prefix. Sentences still unsupported after at most two rewrites are
+    marked with the prefix [待验证].
+
+    \b
+    Examples:
+      reader read ../papers/specter.pdf
+      reader read f4b6d4e5 --json > specter.json
+      READER_LLM_BASE_URL=http://127.0.0.1:8080/v1 reader read "SPECTER" --words 1200
+    """
+    from reader.deepread import context_budget, deep_read
+
+    def echo(message: str) -> None:
+        if not quiet:
+            click.echo(f"[{time.strftime('%H:%M:%S')}] {message}", err=True)
+
+    path = Path(paper).expanduser()
+    paper_id = ingest_path(app, path, echo) if path.is_file() else resolve(app, paper).id
+    embedded = app.settings.generator.is_embedded
+    result = deep_read(
+        paper_id, db=app.db, generator=app.generator, verifier=app.verifier,
+        search=paper_search(app), on_progress=echo,
+        context_tokens=context_tokens or context_budget(embedded),
+        target_words=words or (450 if embedded else 900),
+        max_tokens=int((words or (450 if embedded else 900)) * 2.2) + 100,
+        max_workers=app.settings.verifier.max_concurrency,
+        output_language=app.settings.output_language,
+    )
+    if as_json:
+        click.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
+        return
+    if show_text:
+        for k in result.analyses:
+            click.echo(f"=== {k.kind} ===\n{k.loop.final_text}\n")
+    for line in _summary_lines(result):
+        click.echo(line)
+    click.echo(f"See the texts with marks: reader show {paper_id[:12]}")
+
+
+@click.command("show")
+@click.argument("paper")
+@click.option("--json", "as_json", is_flag=True, help="Print the stored analyses as JSON.")
+@click.option("--verdicts", is_flag=True, help="Also list every sentence with its verdict and reasons.")
+@click.pass_obj
+def show(app, paper, as_json, verdicts):
+    """Print the stored critique and synthesis of a paper, with [待验证] marks.
+
+    \b
+    Examples:
+      reader show f4b6d4e5
+      reader show "SPECTER" --verdicts
+    """
+    from reader.audit.record import analysis_json, load_analyses
+
+    target = resolve(app, paper)
+    with app.db() as session:
+        analyses = [analysis_json(a) for a in load_analyses(session, target.id)]
+    if as_json:
+        click.echo(json.dumps({"paper_id": target.id, "title": target.title, "analyses": analyses},
+                              ensure_ascii=False, indent=2))
+        return
+    if not analyses:
+        raise ReaderError(f"paper {target.id[:12]} has no analyses yet: run `reader read {target.id[:12]}`")
+    click.echo(f"{target.title}  ({target.id[:12]})\n")
+    for a in analyses:
+        ratios = " → ".join(f"{r:.2f}" for r in a["ratio_per_iteration"])
+        click.echo(f"=== {a['kind']} · flagged ratio per iteration {ratios} · "
+                   f"regenerations {a['regenerations']} ===")
+        if a["left_out_sections"]:
+            click.echo(f"(left out for length: {', '.join(a['left_out_sections'])})")
+        click.echo(a["final_text"] + "\n")
+        if verdicts:
+            _print_sentences(a["sentences"], evidence=False)
+            click.echo("")
+
+
+def _print_sentences(sentences: list[dict], *, evidence: bool) -> None:
+    for n, s in enumerate(sentences, 1):
+        click.echo(f"{n:>3} {VERDICT_MARKS.get(s['verdict'], '?')} {s['verdict']:<11} {s['text']}")
+        for reason in s["reasons"]:
+            click.echo(f"{'':16}- {reason}")
+        if evidence:
+            for e in s["evidence"]:
+                snippet = " ".join(e["text"].split())
+                click.echo(f"{'':16}p. {e['pages']}: {snippet[:160]}{'…' if len(snippet) > 160 else ''}")
+
+
+@click.command("audit")
+@click.option("--paper", "paper_ref", required=True, help="The paper to check against (id, path or title prefix).")
+@click.option("--text-file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="The text to audit (default: read standard input).")
+@click.option("--json", "as_json", is_flag=True, help="Print every sentence with verdict and evidence as JSON.")
+@click.pass_obj
+def audit(app, paper_ref, text_file, as_json):
+    """Audit any text (notes, a draft, a summary) against a paper, sentence by sentence.
+
+    Uses the same machinery as `reader read`: evidence search, the verifier
+    model and the deterministic guards on numbers, names and citations.
+
+    \b
+    Examples:
+      reader audit --paper f4b6d4e5 --text-file my_notes.md
+      echo "SPECTER beats SciBERT by 12 points." | reader audit --paper specter --json
+    """
+    from reader.audit.guards import PaperFacts
+    from reader.audit.loop import audit_text, mark_unsupported
+    from reader.deepread import load_material
+
+    if text_file is not None:
+        try:
+            text = text_file.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise ReaderError(f"{text_file}: not UTF-8 text; save it as UTF-8 and retry") from None
+    else:
+        if sys.stdin.isatty():
+            click.echo("Reading the text to audit from standard input (end with Ctrl-D)…", err=True)
+        text = sys.stdin.read()
+    if not text.strip():
+        raise ReaderError("the text to audit is empty: pass --text-file FILE or pipe the text in")
+    target = resolve(app, paper_ref)
+    with app.db() as session:
+        material = load_material(session, target.id)
+    result = audit_text(
+        text, paper_id=target.id, verifier=app.verifier, search=paper_search(app),
+        facts=PaperFacts.from_texts(material.facts_texts), fallback_text=material.full_text,
+        max_workers=app.settings.verifier.max_concurrency, stage="audit",
+    )
+    marked = mark_unsupported(text, result.flagged)
+    if as_json:
+        click.echo(json.dumps({
+            "paper_id": target.id,
+            "flagged_ratio": result.flagged_ratio,
+            "n_flagged": result.n_flagged,
+            "marked_text": marked,
+            "sentences": [s.to_json() for s in result.sentences],
+            "llm_calls": result.llm_calls,
+            "tokens": result.prompt_tokens + result.completion_tokens,
+        }, ensure_ascii=False, indent=2))
+        return
+    _print_sentences([s.to_json() for s in result.sentences], evidence=True)
+    click.echo(f"\n{result.n_flagged}/{len(result.sentences)} sentences unsupported "
+               f"(ratio {result.flagged_ratio:.2f}) · {result.llm_calls} LLM calls · "
+               f"{result.seconds:.1f} s")
