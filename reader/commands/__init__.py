@@ -16,4 +16,6 @@ def ALL_COMMANDS():
     commands += [search, reindex]
     from reader.commands.review import export, review
     commands += [review, export]
+    from reader.commands.read import audit, read, show
+    commands += [read, show, audit]
     return commands
