@@ -1,0 +1,223 @@
+"""The web app in a real browser: headless Debian chromium driven by Playwright.
+
+The app is served on 127.0.0.1 by uvicorn in a thread, over the real pipeline
+(PDF ingest, index, deep read, audit, CRAG) with a scripted LLM and a hashing
+embedder, so no model is loaded and nothing leaves the machine.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+import shutil
+import socket
+import threading
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from conftest import SHARED_PAPERS
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+PAPER = SHARED_PAPERS / "acl2007_P07-1088.pdf"
+FABRICATED = "The authors trained the system on forty million lunar photographs."
+HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
+UPLOAD_LIMIT_MB = 1
+REVIEW_TIMEOUT_S = 240
+SCREENSHOT_COPY = Path("/tmp/reader_paper_page.png")
+
+
+def find_chromium() -> str | None:
+    for candidate in ("/usr/bin/chromium", shutil.which("chromium"), shutil.which("chromium-browser")):
+        if candidate and Path(candidate).exists():
+            return candidate
+    return None
+
+
+def scripted_answer(prompt: str) -> str:
+    """The dry-run LLM's answers, plus one sentence the paper cannot support in every
+    critique and synthesis, so the audit has something to flag."""
+    from reader.llm.dryrun import dry_run_answer
+
+    answer = dry_run_answer(prompt)
+    head = prompt[:300]
+    if "Paper text" in prompt and ("Write a synthesis" in head or "Write a critique" in head):
+        answer = f"{answer}\n\n{FABRICATED}"
+    return answer
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    path = find_chromium()
+    if path is None:
+        pytest.skip("chromium not found (Debian: apt-get install chromium); .ci/run installs it")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=path, args=CHROMIUM_ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """The web app on a free loopback port, over a private READER_HOME."""
+    import uvicorn
+
+    from reader.app import App
+    from reader.config import load_settings
+    from reader.index.dense import HashingEmbedder
+    from reader.index.store import SearchIndex
+    from reader.llm.scripted import ScriptedLLM
+    from reader.web.app import create_app
+
+    home = tmp_path_factory.mktemp("web_home")
+    settings = dataclasses.replace(load_settings({"READER_HOME": str(home)}),
+                                   upload_limit_mb=UPLOAD_LIMIT_MB)
+    base = App(settings, use_cache=False)
+    ctx = SimpleNamespace(
+        settings=settings, db=base.db,
+        search_index=SearchIndex(settings.index_dir, base.db, embedder=HashingEmbedder()),
+        generator=ScriptedLLM(scripted_answer, model="scripted-writer"),
+        verifier=ScriptedLLM(scripted_answer, model="scripted-checker"),
+    )
+    web = create_app(ctx, allowed_hosts=["127.0.0.1", "localhost"])
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(web, log_level="warning", access_log=False))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started, "the web app did not start"
+    yield SimpleNamespace(url=f"http://127.0.0.1:{sock.getsockname()[1]}", ctx=ctx, app=web)
+    server.should_exit = True
+    thread.join(10)
+
+
+@pytest.fixture
+def page(chromium):
+    context = chromium.new_context(viewport={"width": 1280, "height": 1000})
+    page = context.new_page()
+    dialogs = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.dialogs = dialogs
+    yield page
+    context.close()
+
+
+def test_upload_review_read_and_ask(served, page, tmp_path):
+    if not PAPER.exists():
+        pytest.skip(f"{PAPER} is missing")
+    # Upload: pick the file; the page sends it and shows the review's progress live.
+    page.goto(f"{served.url}/upload")
+    page.set_input_files("#file-input", str(PAPER))
+    row = page.locator("#jobs tbody tr").first
+    row.wait_for()
+    assert PAPER.name in row.locator(".job-name").inner_text()
+    stages_seen = set()
+    deadline = time.monotonic() + REVIEW_TIMEOUT_S
+    while time.monotonic() < deadline:
+        stages_seen.add(row.locator(".job-stage").inner_text())
+        status = row.locator(".job-status").inner_text()
+        if status.startswith(("done", "error")):
+            break
+        page.wait_for_timeout(100)
+    assert status == "done", f"review did not finish: {status!r}"
+    assert row.locator("progress").get_attribute("value") == "100"
+    assert any(s.startswith(("ingest", "read")) for s in stages_seen), stages_seen
+
+    # Library: the paper is listed with its audit figures.
+    paper_id = hashlib.sha256(PAPER.read_bytes()).hexdigest()
+    page.goto(f"{served.url}/library")
+    lib_row = page.locator(f'tr[data-paper="{paper_id}"]')
+    assert lib_row.locator(".status").inner_text() == "reviewed"
+
+    # Paper page: the unsupported sentence is highlighted; hovering shows the tooltip.
+    row_link = lib_row.locator("td.title a")
+    row_link.click()
+    page.wait_for_url(f"**/paper/{paper_id}")
+    flagged = page.locator(".sent.flagged", has_text=FABRICATED).first
+    assert flagged.locator("mark.pending").inner_text() == "[待验证]"
+    tip = flagged.locator(".tip")
+    assert not tip.is_visible()
+    flagged.scroll_into_view_if_needed()
+    flagged.hover()
+    tip.wait_for(state="visible")
+    tip_text = tip.inner_text()
+    assert "No direct evidence found in the paper" in tip_text
+    assert re.search(r"\bpp?\. \d+", tip_text), tip_text
+    shot = tmp_path / "paper_page.png"
+    page.screenshot(path=str(shot), full_page=False)
+    shutil.copyfile(shot, SCREENSHOT_COPY)
+    print(f"\npaper page screenshot: {shot} (copy: {SCREENSHOT_COPY})")
+
+    # The toggle shows every sentence's verdict.
+    supported = page.locator(".sent.verdict-supported").first
+    before = supported.evaluate("e => getComputedStyle(e).backgroundColor")
+    page.check("#show-all")
+    after = supported.evaluate("e => getComputedStyle(e).backgroundColor")
+    assert before != after
+    supported.hover()
+    assert "Supported by the paper" in supported.locator(".tip").inner_text()
+
+    # The Markdown note downloads.
+    with page.expect_download() as download:
+        page.click("#download-note")
+    note = Path(download.value.path()).read_text(encoding="utf-8")
+    assert "[待验证]" in note or "待验证" in note
+
+    # Ask: a question about this paper shows the answer, flags and sources with pages.
+    page.click("text=Ask about this paper")
+    assert page.locator("#scope").input_value() == paper_id
+    page.fill("#question", ASK_QUESTION)
+    page.click("#ask-button")
+    page.locator("#answer").wait_for(timeout=60_000)
+    assert page.locator("#route").inner_text() in ("correct", "ambiguous", "incorrect")
+    assert page.locator("#grounded").inner_text() in ("grounded", "not grounded")
+    sources = page.locator("#sources li")
+    assert sources.count() >= 1
+    assert re.search(r"p\. \d+", sources.first.inner_text())
+    assert page.dialogs == []
+
+
+ASK_QUESTION = "What does the paper propose?"
+
+
+def test_hostile_title_renders_as_text(served, page):
+    from reader.store.db import transaction
+    from reader.store.tables import Paper
+
+    pid = hashlib.sha256(HOSTILE.encode()).hexdigest()
+    with transaction(served.ctx.db) as session:
+        if session.get(Paper, pid) is None:
+            session.add(Paper(id=pid, title=HOSTILE, source_path="hostile.pdf", source_kind="pdf",
+                              language="en", pages=1))
+    page.goto(f"{served.url}/library?q=script")
+    assert page.locator(f'tr[data-paper="{pid}"] td.title').inner_text() == HOSTILE
+    page.goto(f"{served.url}/paper/{pid}")
+    assert page.locator("#paper-title").inner_text() == HOSTILE
+    assert page.title().startswith(HOSTILE)
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator("img[src=x]").count() == 0
+    assert page.dialogs == []
+
+
+def test_oversized_and_non_pdf_uploads_get_their_messages(served, page, tmp_path):
+    big = tmp_path / "huge.pdf"
+    big.write_bytes(b"%PDF-1.4\n" + b"0" * (UPLOAD_LIMIT_MB * 1024 * 1024 + 1000))
+    fake = tmp_path / "slides.pdf"
+    fake.write_bytes(b"PK\x03\x04 this is a zip archive, not a PDF")
+    page.goto(f"{served.url}/upload")
+    jobs_before = page.locator("#jobs tbody tr").count()
+    page.set_input_files("#file-input", [str(big), str(fake)])
+    messages = page.locator("#upload-messages li")
+    messages.nth(1).wait_for()
+    text = " | ".join(messages.all_inner_texts())
+    assert f"huge.pdf: larger than the upload limit of {UPLOAD_LIMIT_MB} MB" in text
+    assert "slides.pdf: not a PDF" in text
+    assert page.locator("#jobs tbody tr").count() == jobs_before
