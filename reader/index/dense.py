@@ -220,12 +220,13 @@ class HashingEmbedder:
         return features
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        import zlib
+        import hashlib
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for i, text in enumerate(texts):
             for feature in self._features(text):
-                out[i, zlib.crc32(feature.encode()) % self.dim] += 1.0
+                digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
+                out[i, int.from_bytes(digest, "little") % self.dim] += 1.0
             norm = np.linalg.norm(out[i])
             if norm:
                 out[i] /= norm

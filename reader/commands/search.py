@@ -1,0 +1,110 @@
+"""`reader search` (evidence search over the library) and `reader reindex`."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import click
+
+from reader.errors import PaperNotFound, ReaderError
+
+
+def resolve_paper_id(db, ref: str) -> str:
+    """A paper id from what the user typed (id, id prefix or title words, as resolve_paper allows)."""
+    from reader.store.db import transaction
+
+    try:
+        from reader.store.queries import resolve_paper
+    except ImportError:
+        resolve_paper = None
+    with transaction(db) as session:
+        if resolve_paper is not None:
+            paper = resolve_paper(session, ref)
+            return getattr(paper, "id", paper)
+        from reader.store.tables import Paper
+
+        paper = session.get(Paper, ref)
+        if paper is None:
+            raise PaperNotFound(f"no paper with id {ref!r}; `reader papers` lists the stored ones")
+        return paper.id
+
+
+def hit_to_json(hit) -> dict:
+    return {
+        "chunk_id": hit.chunk_id,
+        "paper_id": hit.paper_id,
+        "text": hit.text,
+        "pages": hit.pages,
+        "section": hit.section,
+        "score": round(hit.score, 6),
+        "bm25_rank": hit.bm25_rank,
+        "dense_rank": hit.dense_rank,
+    }
+
+
+def _path_label(name: str, rank, score) -> str:
+    return f"{name} #{rank} ({score:.3f})" if rank is not None else f"{name} -"
+
+
+@click.command("search")
+@click.argument("query")
+@click.option("--paper", "paper_ref", metavar="PAPER",
+              help="Search within this paper only (id, id prefix or as `reader papers` shows it).")
+@click.option("-k", "top_k", type=click.IntRange(1, 100), default=3, show_default=True, metavar="N",
+              help="Passages taken from each path (BM25 and dense) before fusion.")
+@click.option("--json", "as_json", is_flag=True,
+              help='Print {"hits": [{chunk_id, paper_id, text, pages, section, score, bm25_rank, dense_rank}]}.')
+@click.pass_obj
+def search(app, query, paper_ref, top_k, as_json):
+    """Find the passages that best match QUERY: BM25 and dense search, fused by reciprocal rank.
+
+    \b
+    Examples:
+      reader search "baseline comparison"
+      reader search "注意力机制" --paper 3fa2 -k 5
+      reader search "citation graph" --json
+    """
+    if not query.strip():
+        raise ReaderError("search: the query is empty; give the words or sentence to look for")
+    paper_id = resolve_paper_id(app.db, paper_ref) if paper_ref else None
+    hits = app.search_index.search(query, paper_id=paper_id, top_k_per_path=top_k)
+    if as_json:
+        click.echo(json.dumps({"hits": [hit_to_json(h) for h in hits]}, ensure_ascii=False, indent=2))
+        return
+    if not hits:
+        click.echo("No passages found." + ("" if len(app.search_index) else " The library is empty."))
+        return
+    for n, hit in enumerate(hits, start=1):
+        where = f"p. {hit.pages}" + (f" · {hit.section}" if hit.section else "")
+        paths = ", ".join([
+            _path_label("bm25", hit.bm25_rank, hit.bm25_score or 0.0),
+            _path_label("dense", hit.dense_rank, hit.dense_score or 0.0),
+        ])
+        click.secho(f"{n}. paper {hit.paper_id[:12]} · {where}", bold=True)
+        click.echo(f"   score {hit.score:.4f} · {paths} · chunk {hit.chunk_id}")
+        text = " ".join(hit.text.split())
+        click.echo("   " + (text if len(text) <= 400 else text[:400] + "…"))
+
+
+@click.command("reindex")
+@click.pass_obj
+def reindex(app):
+    """Rebuild the search index (BM25 and dense vectors) from the chunks in the database.
+
+    Needed only after changing READER_EMBED_MODEL by hand or to start afresh:
+    ingest and `reader rm` keep the index up to date, and a missing or damaged
+    index is rebuilt on its own.
+
+    \b
+    Example:
+      READER_EMBED_MODEL=/models/bge-small-en-v1.5 reader reindex
+    """
+    started = time.perf_counter()
+    index = app.search_index
+    n_chunks = index.rebuild()
+    elapsed = time.perf_counter() - started
+    click.echo(
+        f"Indexed {n_chunks} chunks from {len(index.paper_ids())} papers in {elapsed:.1f} s "
+        f"(embedding model: {index.embedder_name})."
+    )
