@@ -8,9 +8,9 @@ that never became a paper, per source path):
 
 A row found "running" at start belongs to a run that was killed. deep_read
 stores its analyses in one transaction at the very end, so the database holds
-either all of a paper's new analyses or none of them; `summary["analysis_floor"]`
-(the highest analysis id before the read started) tells which analyses a run
-wrote. Reconciling a stale row therefore means: new analyses present → finish
+either all of a paper's new analyses or none of them; `summary["read_since"]`
+(when the read started) tells which analyses a run wrote — ids cannot, since
+SQLite reuses the ids of deleted rows. Reconciling a stale row therefore means: new analyses present → finish
 it without redoing anything; absent → redo it. Finishing deletes the paper's
 older analyses in the same transaction that marks the job done, so a paper
 never carries two reviews.
@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -165,15 +166,15 @@ def find_job(session: Session, source: Path, sha256: str | None) -> ReviewJob | 
     ).first()
 
 
-def analyses_of(session: Session, paper_id: str, above_id: int = 0) -> list[Analysis]:
-    return list(session.scalars(
-        select(Analysis).where(Analysis.paper_id == paper_id, Analysis.id > above_id)
-        .where(Analysis.kind.in_(ANALYSIS_KINDS)).order_by(Analysis.id)
-    ))
+def analyses_of(session: Session, paper_id: str, since: datetime | None = None) -> list[Analysis]:
+    query = select(Analysis).where(Analysis.paper_id == paper_id, Analysis.kind.in_(ANALYSIS_KINDS))
+    if since is not None:
+        query = query.where(Analysis.created_at >= since)
+    return list(session.scalars(query.order_by(Analysis.created_at, Analysis.id)))
 
 
-def is_reviewed(session: Session, paper_id: str, above_id: int = 0) -> bool:
-    kinds = {a.kind for a in analyses_of(session, paper_id, above_id)}
+def is_reviewed(session: Session, paper_id: str, since: datetime | None = None) -> bool:
+    kinds = {a.kind for a in analyses_of(session, paper_id, since)}
     return kinds >= set(ANALYSIS_KINDS)
 
 
@@ -208,6 +209,12 @@ def review_figures(session: Session, paper_id: str, calls_above_id: int = 0) -> 
     }
 
 
+def _since(job: ReviewJob) -> datetime | None:
+    """When this job's deep read started (analyses from then on are its own)."""
+    raw = (job.summary or {}).get("read_since")
+    return datetime.fromisoformat(raw) if raw else None
+
+
 def _max_id(session: Session, column) -> int:
     return session.scalar(select(func.max(column))) or 0
 
@@ -219,15 +226,18 @@ def finish_job(factory: sessionmaker, job_id: int, paper_id: str, seconds: float
 
 
 def _finish(session: Session, job: ReviewJob, paper_id: str, seconds: float) -> dict:
-    floor = int((job.summary or {}).get("analysis_floor", 0))
-    session.execute(
-        delete(Analysis).where(
-            Analysis.paper_id == paper_id, Analysis.id <= floor, Analysis.kind.in_(ANALYSIS_KINDS),
-        ).execution_options(synchronize_session=False)
-    )
+    since = _since(job)
+    if since is not None:
+        session.execute(
+            delete(Analysis).where(
+                Analysis.paper_id == paper_id, Analysis.created_at < since,
+                Analysis.kind.in_(ANALYSIS_KINDS),
+            ).execution_options(synchronize_session=False)
+        )
     summary = review_figures(session, paper_id, int((job.summary or {}).get("call_floor", 0)))
     summary["seconds"] = round(seconds, 3)
-    summary["analysis_floor"] = floor
+    if since is not None:
+        summary["read_since"] = since.isoformat()
     job.summary = summary
     job.status, job.stage, job.error = "done", "done", ""
     job.finished_at = utcnow()
@@ -367,8 +377,8 @@ def _plan_one(session: Session, item: _Planned, force: bool) -> None:
             outcome.error = f"being reviewed by another run (pid {job.summary.get('pid')})"
             item.job_id = job.id
             return
-        floor = (job.summary or {}).get("analysis_floor")
-        if paper is not None and floor is not None and not force and is_reviewed(session, paper.id, int(floor)):
+        since = _since(job)
+        if paper is not None and since is not None and not force and is_reviewed(session, paper.id, since):
             # Killed after deep_read committed but before the job was marked done.
             item.job_id = job.id
             summary = _finish(session, job, paper.id, 0.0)
@@ -436,7 +446,7 @@ def _review_one(item: _Planned, *, db, ingest, read_paper, ingest_lock, emit) ->
             job.stage = "read"
             job.summary = {
                 **_owner(),
-                "analysis_floor": _max_id(session, Analysis.id),
+                "read_since": utcnow().isoformat(),
                 "call_floor": _max_id(session, LLMCall.id),
             }
 
@@ -448,7 +458,7 @@ def _review_one(item: _Planned, *, db, ingest, read_paper, ingest_lock, emit) ->
         read_paper(result.paper_id, on_progress=on_progress)
         with transaction(db) as session:
             job = session.get(ReviewJob, item.job_id)
-            if not is_reviewed(session, result.paper_id, int(job.summary["analysis_floor"])):
+            if not is_reviewed(session, result.paper_id, _since(job)):
                 raise _PaperFailed("the deep read finished without storing a critique and a synthesis")
         summary = finish_job(db, item.job_id, result.paper_id, time.perf_counter() - started)
         _fill(outcome, summary, "reviewed")

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 
 from reader.review import file_sha256, job_rows, run_review
 from reader.store.db import transaction
-from reader.store.tables import Analysis, AnalysisIteration, LLMCall, Paper, ReviewJob
+from reader.store.tables import Analysis, AnalysisIteration, LLMCall, Paper, ReviewJob, utcnow
 
 
 @dataclass
@@ -35,6 +35,7 @@ class FakeWorld:
         self.active = 0
         self.max_active = 0
         self.lock = threading.Lock()
+        self.label = f"written by world {id(self)}"
 
     def ingest(self, path: Path) -> FakeIngestResult:
         self.ingested.append(path.name)
@@ -61,19 +62,21 @@ class FakeWorld:
             if title in self.fail_on:
                 raise RuntimeError(f"model exploded on {title}")
             self.read.append(title)
-            store_review(self.db, paper_id)
+            store_review(self.db, paper_id, text=self.label)
             return {}
         finally:
             with self.lock:
                 self.active -= 1
 
 
-def store_review(db, paper_id: str, *, flagged: int = 1, sentences: int = 10) -> None:
+def store_review(db, paper_id: str, *, flagged: int = 1, sentences: int = 10, text: str = "x") -> None:
+    """Like deep_read: replaces the paper's earlier analyses in the same transaction."""
     with transaction(db) as s:
+        s.execute(delete(Analysis).where(Analysis.paper_id == paper_id))
         for kind in ("critique", "synthesis"):
             s.add(LLMCall(stage=kind, role="generator", model="fake", paper_id=paper_id))
             s.add(Analysis(
-                paper_id=paper_id, kind=kind, final_text="x", regenerations=1,
+                paper_id=paper_id, kind=kind, final_text=text, regenerations=1,
                 flagged_ratio=flagged / sentences,
                 iterations=[
                     AnalysisIteration(iteration=0, text="a", n_sentences=sentences, n_flagged=5),
@@ -142,8 +145,6 @@ def test_force_redoes_one_paper_without_duplicating(db, tmp_path):
     a, b = make_files(tmp_path, ["a.pdf", "b.pdf"])
     world = FakeWorld(db)
     run_review([a, b], db=db, ingest=world.ingest, read_paper=world.read_paper)
-    with db() as s:
-        old_ids = set(s.scalars(select(Analysis.id)))
 
     again = FakeWorld(db)
     report = run_review([a], db=db, ingest=again.ingest, read_paper=again.read_paper, force=True)
@@ -152,8 +153,13 @@ def test_force_redoes_one_paper_without_duplicating(db, tmp_path):
     assert count(db, ReviewJob) == 2
     assert analyses_per_paper(db) == {file_sha256(a): 2, file_sha256(b): 2}
     with db() as s:
-        a_ids = set(s.scalars(select(Analysis.id).where(Analysis.paper_id == file_sha256(a))))
-    assert not (a_ids & old_ids), "the forced paper keeps only its new analyses"
+        texts = set(s.scalars(select(Analysis.final_text).where(Analysis.paper_id == file_sha256(a))))
+    assert texts == {again.label}, "the forced paper keeps only its new analyses"
+
+    # b's analyses are the newest rows: SQLite hands their ids to the replacements
+    report = run_review([b], db=db, ingest=again.ingest, read_paper=again.read_paper, force=True)
+    assert [p.status for p in report.papers] == ["reviewed"], report.papers[0].error
+    assert analyses_per_paper(db) == {file_sha256(a): 2, file_sha256(b): 2}
 
 
 def test_a_failing_paper_is_reported_and_retried_next_run(db, tmp_path):
@@ -177,14 +183,14 @@ def test_a_job_left_running_by_a_killed_run_is_redone_once(db, tmp_path):
     world = FakeWorld(db)
     world.ingest(a)
     world.ingest(b)
+    since = utcnow().isoformat()
     with transaction(db) as s:
-        floor = s.scalar(select(func.max(Analysis.id))) or 0
         # a: killed during the deep read (nothing committed); b: killed after deep_read
         # committed but before the job was marked done
         s.add(ReviewJob(source_path=str(a), paper_id=file_sha256(a), status="running",
-                        stage="read", summary={"analysis_floor": floor, "pid": 1, "host": "elsewhere"}))
+                        stage="read", summary={"read_since": since, "pid": 1, "host": "elsewhere"}))
         s.add(ReviewJob(source_path=str(b), paper_id=file_sha256(b), status="running",
-                        stage="read", summary={"analysis_floor": floor, "pid": 1, "host": "elsewhere"}))
+                        stage="read", summary={"read_since": since, "pid": 1, "host": "elsewhere"}))
     store_review(db, file_sha256(b))
 
     resumed = FakeWorld(db)
