@@ -17,6 +17,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup, escape
 
 from reader.errors import PaperNotFound, ReaderError
 from reader.web import services, views
@@ -28,6 +29,17 @@ MAX_FILES_PER_REQUEST = 10
 PAPER_ID = re.compile(r"^[0-9a-f]{64}$")
 
 
+_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
+_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
+
+
+def prose(text: str) -> Markup:
+    """LLM prose for the page: escaped first, then Markdown headings and bold made visible."""
+    html = str(escape(text))
+    html = _HEADING.sub(r'<span class="md-h">\1</span>', html)
+    return Markup(_BOLD.sub(r"<strong>\1</strong>", html))
+
+
 def _templates() -> Jinja2Templates:
     env = Environment(
         loader=FileSystemLoader(HERE / "templates"),
@@ -36,6 +48,7 @@ def _templates() -> Jinja2Templates:
         lstrip_blocks=True,
     )
     env.filters["percent"] = lambda x: "–" if x is None else f"{x * 100:.0f}%"
+    env.filters["prose"] = prose
     return Jinja2Templates(env=env)
 
 
