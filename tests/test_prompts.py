@@ -1,0 +1,118 @@
+"""Every template in prompts/ renders with sample data.
+
+Adding a template? Add its sample variables to SAMPLES below (one dict per
+variant; cover each {% if %} branch and a Chinese paper). The test fails for a
+template without samples, and for samples that no longer match the template's
+variables.
+"""
+
+import pytest
+from jinja2 import meta
+from jinja2.exceptions import UndefinedError
+
+from reader.prompts import environment, language_instruction, render, template_names
+
+PAPER_EN = (
+    "We evaluate on the WMT 2014 English-German dataset (4.5M sentence pairs). "
+    "Our big model achieves 28.4 BLEU (Table 2)."
+)
+PAPER_ZH = "本文在中文阅读理解数据集上取得了 85.3% 的准确率（表 2），比基线高 4.1 个百分点。"
+
+EVIDENCE_ITEMS = [
+    {"label": "Attention Is All You Need, p. 8", "external": False, "score": 0.91,
+     "reasoning": "states the BLEU score", "text": PAPER_EN},
+    {"label": "web result", "external": True, "score": 0.62,
+     "reasoning": "mentions training cost", "text": "Training took 3.5 days on 8 P100 GPUs."},
+]
+
+
+def _analysis(title, context, lang, **extra):
+    base = {"title": title, "context": context, "words": 600, "left_out": [], "flagged": [],
+            "previous": "", "language_instruction": language_instruction(lang)}
+    return {**base, **extra}
+
+
+_REGENERATION = {
+    "left_out": ["Appendix B", "References"],
+    "flagged": ["The model reaches 41.2 BLEU."],
+    "previous": "The model reaches 41.2 BLEU. It uses attention.",
+}
+
+SAMPLES: dict[str, list[dict]] = {
+    "answer": [
+        {"question": "What BLEU does the big model reach?", "evidence": EVIDENCE_ITEMS,
+         "not_found": "NOT FOUND IN THE PAPERS", "language": language_instruction("en"),
+         "max_sentences": 5},
+        {"question": "准确率是多少？", "evidence": [], "not_found": "NOT FOUND IN THE PAPERS",
+         "language": language_instruction("zh"), "max_sentences": 3},
+    ],
+    "critique": [
+        _analysis("Attention Is All You Need", PAPER_EN, "en"),
+        _analysis("Attention Is All You Need", PAPER_EN, "en", **_REGENERATION),
+        _analysis("中文阅读理解", PAPER_ZH, "zh"),
+    ],
+    "synthesis": [
+        _analysis("Attention Is All You Need", PAPER_EN, "en"),
+        _analysis("中文阅读理解", PAPER_ZH, "zh", **_REGENERATION),
+    ],
+    "grade": [
+        {"question": "What BLEU does the big model reach?", "passage": PAPER_EN},
+        {"question": "准确率是多少？", "passage": PAPER_ZH},
+    ],
+    "refine": [
+        {"question": "What BLEU does the big model reach?",
+         "sentences": ["We evaluate on WMT 2014.", "Our big model achieves 28.4 BLEU."]},
+    ],
+    "rewrite_queries": [
+        {"question": "How long did training take?", "why_missed": "no passage mentions hardware",
+         "n": 3},
+    ],
+    "verify": [
+        {"claims": ["The big model reaches 28.4 BLEU.", "Training took 12 days."],
+         "evidence": [{"text": PAPER_EN, "pages": "8"}, {"text": "Training took 3.5 days.", "pages": ""}]},
+        {"claims": ["准确率为 85.3%。"], "evidence": []},
+    ],
+}
+
+
+def test_every_template_has_samples():
+    names = template_names()
+    assert names, "prompts/ has no templates"
+    missing = [n for n in names if n not in SAMPLES]
+    assert not missing, f"add sample variables for {missing} to SAMPLES in tests/test_prompts.py"
+    stale = sorted(set(SAMPLES) - set(names))
+    assert not stale, f"SAMPLES has entries for templates that no longer exist: {stale}"
+
+
+@pytest.mark.parametrize("name", template_names())
+def test_template_renders_with_samples(name):
+    source = environment().loader.get_source(environment(), f"{name}.j2")[0]
+    declared = meta.find_undeclared_variables(environment().parse(source))
+    for variables in SAMPLES.get(name, []):
+        assert set(variables) == declared, (
+            f"prompts/{name}.j2 uses {sorted(declared)}; the sample gives {sorted(variables)}")
+        text = render(name, **variables)
+        assert text.strip()
+        assert "{{" not in text and "{%" not in text
+        for key, value in variables.items():
+            # A plain string variable printed by the template must reach the prompt.
+            if isinstance(value, str) and value and f"{{{{ {key} }}}}" in source:
+                assert value in text, f"prompts/{name}.j2 dropped {key!r}"
+
+
+def test_chinese_papers_get_a_chinese_instruction():
+    text = render("critique", **SAMPLES["critique"][2])
+    assert PAPER_ZH in text
+    assert language_instruction("zh") in text and "Chinese" in language_instruction("zh")
+    assert language_instruction("en") in render("critique", **SAMPLES["critique"][0])
+    assert language_instruction("zh", override="en") == language_instruction("en")
+
+
+def test_regeneration_branch_lists_the_flagged_sentences():
+    text = render("critique", **SAMPLES["critique"][1])
+    assert "The model reaches 41.2 BLEU." in text and "Appendix B" in text
+
+
+def test_missing_variable_is_an_error_not_an_empty_string():
+    with pytest.raises(UndefinedError):
+        environment().from_string("Question: {{ question }}").render()
