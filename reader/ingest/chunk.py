@@ -1,0 +1,184 @@
+"""ParsedPaper -> passages of a few hundred tokens for evidence search.
+
+Body text is packed section by section, paragraph by paragraph (long
+paragraphs by sentence), with a tail of the previous passage repeated at the
+start of the next so a claim that straddles a boundary is still found whole.
+A section too small to stand alone (a heading followed directly by a
+subsection) joins the next one. Every caption is its own passage, labelled
+"Figure 2 caption"; reference entries are packed into "References" passages
+without overlap and never cut in the middle.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from reader.ingest.model import Block, ChunkData, ParsedPaper
+from reader.ingest.text import CJK_CHARS, is_reference_heading
+
+_SENTENCE_END = re.compile(r"(?<=[.!?;。！？；])\s+(?=[A-Z0-9(\[\"“\u4e00-\u9fff])|(?<=[。！？；])")
+
+
+def count_tokens(text: str) -> int:
+    """Same estimate as reader.llm.base.estimate_tokens (~4 Latin characters or
+    one CJK character per token), computed with a regex for speed."""
+    cjk = len(CJK_CHARS.findall(text))
+    return cjk + max(0, len(text) - cjk) // 4 + 1
+
+
+@dataclass
+class _Piece:
+    text: str
+    page: int
+    tokens: int
+    starts_paragraph: bool
+
+
+@dataclass
+class _Run:
+    section: str
+    pieces: list[_Piece]
+    position: int
+
+    @property
+    def tokens(self) -> int:
+        return sum(p.tokens for p in self.pieces)
+
+
+def _split_long(text: str, max_tokens: int) -> list[str]:
+    """Sentences, and word windows for a 'sentence' longer than max_tokens
+    (tables and formulas have no sentence ends)."""
+    out: list[str] = []
+    for sentence in _SENTENCE_END.split(text):
+        if not sentence:
+            continue
+        if count_tokens(sentence) <= max_tokens:
+            out.append(sentence)
+            continue
+        words = sentence.split(" ")
+        window: list[str] = []
+        for word in words:
+            window.append(word)
+            if count_tokens(" ".join(window)) >= max_tokens:
+                out.append(" ".join(window))
+                window = []
+        if window:
+            out.append(" ".join(window))
+    return out
+
+
+def _pieces(block: Block, target: int) -> list[_Piece]:
+    tokens = count_tokens(block.text)
+    if tokens <= target:
+        return [_Piece(block.text, block.page, tokens, True)]
+    parts = _split_long(block.text, target)
+    return [_Piece(t, block.page, count_tokens(t), i == 0) for i, t in enumerate(parts)]
+
+
+def _join(pieces: list[_Piece]) -> str:
+    out = ""
+    for p in pieces:
+        if not out:
+            out = p.text
+        else:
+            out += ("\n" if p.starts_paragraph else " ") + p.text
+    return out
+
+
+def _overlap(pieces: list[_Piece], overlap: int) -> list[_Piece]:
+    """The tail of a passage, about `overlap` tokens, in whole sentences when
+    they fit, else the last words of the final sentence."""
+    tail: list[_Piece] = []
+    total = 0
+    for p in reversed(pieces):
+        if total + p.tokens > overlap:
+            break
+        tail.insert(0, p)
+        total += p.tokens
+    if not tail and pieces and overlap > 0:
+        last = pieces[-1]
+        words = last.text.split(" ")
+        keep = max(1, min(len(words) - 1, overlap * 3 // 4))
+        text = " ".join(words[-keep:])
+        tail = [_Piece(text, last.page, count_tokens(text), True)]
+    return [_Piece(p.text, p.page, p.tokens, p.starts_paragraph or i == 0) for i, p in enumerate(tail)]
+
+
+def _pack(pieces: list[_Piece], target: int, overlap: int) -> list[list[_Piece]]:
+    chunks: list[list[_Piece]] = []
+    current: list[_Piece] = []
+    fresh = 0  # tokens in `current` that are not overlap from the previous chunk
+    for piece in pieces:
+        size = sum(p.tokens for p in current)
+        # a passage holding just a heading or one short sentence is not worth
+        # its own row: let it run over the target instead
+        if current and fresh >= target // 4 and size + piece.tokens > target:
+            chunks.append(current)
+            current = _overlap(current, overlap) if overlap else []
+            fresh = 0
+        current.append(piece)
+        fresh += piece.tokens
+    if current and fresh:
+        chunks.append(current)
+    return chunks
+
+
+def chunk_paper(parsed: ParsedPaper, target_tokens: int = 300, overlap_tokens: int = 50) -> list[ChunkData]:
+    runs: list[_Run] = []
+    singles: list[tuple[int, str, list[_Piece]]] = []  # captions, reference groups
+    references: list[Block] = []
+    ref_position = 0
+    ref_heading: Block | None = None
+    for position, block in enumerate(parsed.blocks):
+        if not block.text.strip():
+            continue
+        if block.kind == "caption":
+            for pieces in _pack(_pieces(block, target_tokens), target_tokens, 0):
+                singles.append((position, block.section, pieces))
+            continue
+        if block.kind == "heading" and is_reference_heading(block.text):
+            ref_heading = block
+            continue
+        if block.kind == "reference":
+            ref_position = ref_position or position
+            references.append(block)
+            continue
+        label = block.section if block.kind != "title" and block.section else "Front matter"
+        if not runs or runs[-1].section != label:
+            runs.append(_Run(label, [], position))
+        runs[-1].pieces += _pieces(block, target_tokens)
+
+    merged: list[_Run] = []
+    carry: _Run | None = None
+    for run in runs:
+        if carry is not None:
+            run = _Run(run.section, carry.pieces + run.pieces, carry.position)
+            carry = None
+        if run.tokens < target_tokens // 4 and run is not runs[-1]:
+            carry = run
+            continue
+        merged.append(run)
+    if carry is not None:
+        merged.append(carry)
+
+    groups: list[tuple[int, str, list[_Piece]]] = []
+    for run in merged:
+        for i, pieces in enumerate(_pack(run.pieces, target_tokens, overlap_tokens)):
+            groups.append((run.position, run.section, pieces))
+    if references and ref_heading is not None:
+        references.insert(0, ref_heading)
+    for pieces in _pack([p for b in references for p in _pieces(b, target_tokens)], target_tokens, 0):
+        groups.append((ref_position, "References", pieces))
+    groups += singles
+    groups.sort(key=lambda g: g[0])  # stable: passages of one run keep their order
+
+    chunks = []
+    for ordinal, (_, section, pieces) in enumerate(groups):
+        text = _join(pieces)
+        pages = [p.page for p in pieces]
+        chunks.append(ChunkData(
+            ordinal=ordinal, section=section, page_start=min(pages), page_end=max(pages),
+            text=text, n_tokens=count_tokens(text),
+        ))
+    return chunks

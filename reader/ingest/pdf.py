@@ -1,0 +1,517 @@
+"""PDF -> ParsedPaper with pymupdf (the only module that imports it).
+
+Speed matters (a folder of papers is ingested at once), so each page is
+extracted once into a text page and read twice from it: "blocks" gives the
+paragraphs with their boxes, the HTML rendering gives every line's position,
+font size and boldness. Both walk the same lines in the same order; a page
+where they disagree falls back to the slower "dict" extraction.
+
+Layout rules, in order: drop running headers/footers, order blocks by
+columns (a block crossing the page's middle splits the page into bands; inside
+a band the left column comes before the right), then use font statistics for
+the title and section headings.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from reader.errors import IngestError
+from reader.ingest.model import Block, CaptionData, ParsedPaper, ReferenceData
+from reader.ingest.text import (
+    AFTER_REFERENCES, KNOWN_HEADINGS, NUMBERED_HEADING, caption_label, detect_language,
+    guess_year, is_reference_heading, join_lines, normalize_heading, sha256_bytes,
+    split_references,
+)
+
+_HTML_LINE = re.compile(
+    r'<p style="top:([\d.-]+)pt;left:([\d.-]+)pt;line-height:[\d.-]+pt">(.*?)</p>', re.S
+)
+_TITLE_JUNK = re.compile(
+    r"journal|proceedings|arxiv|doi\b|issn|https?://|www\.|©|copyright|open access|research article"
+    r"|\bvol\.|volume|received|accepted|published|licen[cs]e|citation:|editor|perspective$|article$",
+    re.I,
+)
+_AFFILIATION = re.compile(
+    r"univ|institut|depart|dept|school|college|laborator|\blab\b|cent(er|re)|inc\.|corp|research"
+    r"|@|\d{4,}|street|road|avenue|email|e-mail|correspond|academy|hospital|faculty|foundation"
+    r"|google|microsoft|facebook|meta ai|allen|ibm|amazon|company|ltd|gmbh|abstract|keywords",
+    re.I,
+)
+_NAME = re.compile(r"^[A-Z][\w'’.\-]*(?:\s+(?:[A-Z][\w'’.\-]*|de|van|der|von|da|del|la|le)){1,4}$")
+
+
+@dataclass
+class _Line:
+    text: str
+    left: float
+    top: float
+    size: float
+    bold: bool
+
+
+@dataclass
+class _Box:
+    page: int
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    lines: list[_Line] = field(default_factory=list)
+
+    @cached_property
+    def text(self) -> str:
+        return join_lines([ln.text for ln in self.lines])
+
+    @cached_property
+    def size(self) -> float:
+        weights: Counter = Counter()
+        for ln in self.lines:
+            weights[ln.size] += len(ln.text)
+        return weights.most_common(1)[0][0] if weights else 0.0
+
+    @cached_property
+    def bold(self) -> bool:
+        total = sum(len(ln.text) for ln in self.lines) or 1
+        return sum(len(ln.text) for ln in self.lines if ln.bold) / total >= 0.6
+
+
+# ------------------------------------------------------------------ extraction
+
+_SPAN = re.compile(r'(<b>)?(?:<[a-z]+>)*<span style="[^"]*?font-size:([\d.]+)pt[^"]*">([^<]*)</span>')
+
+
+def _html_line_styles(inner: str) -> tuple[float, bool]:
+    """(font size, bold) of one HTML line, weighted by characters per span."""
+    spans = _SPAN.findall(inner)
+    if len(spans) == 1:
+        bold, size, _ = spans[0]
+        return float(size), bool(bold)
+    sizes: dict[str, int] = {}
+    bold_chars = total = 0
+    for bold, size, text in spans:
+        n = len(text)
+        sizes[size] = sizes.get(size, 0) + n
+        total += n
+        if bold:
+            bold_chars += n
+    if not sizes:
+        return 0.0, False
+    return float(max(sizes, key=sizes.get)), total > 0 and bold_chars / total >= 0.6
+
+
+def _boxes_fast(textpage, page_no: int) -> list[_Box] | None:
+    blocks = textpage.extractBLOCKS()
+    styled = _HTML_LINE.findall(textpage.extractHTML())
+    texts = [b[4].split("\n")[:-1] for b in blocks]
+    if sum(len(t) for t in texts) != len(styled):
+        return None
+    boxes, i = [], 0
+    for block, lines in zip(blocks, texts):
+        box = _Box(page_no, block[0], block[1], block[2], block[3])
+        for text in lines:
+            top, left, inner = styled[i]
+            i += 1
+            size, bold = _html_line_styles(inner)
+            box.lines.append(_Line(text, float(left), float(top), size, bold))
+        if box.lines:
+            boxes.append(box)
+    return boxes
+
+
+def _boxes_dict(textpage, page_no: int) -> list[_Box]:
+    boxes = []
+    for block in textpage.extractDICT()["blocks"]:
+        if block.get("type", 0) != 0:
+            continue
+        box = _Box(page_no, *block["bbox"])
+        for line in block["lines"]:
+            spans = line["spans"]
+            text = "".join(s["text"] for s in spans)
+            if not text.strip():
+                continue
+            n = sum(len(s["text"]) for s in spans) or 1
+            sizes: Counter = Counter()
+            for s in spans:
+                sizes[round(s["size"], 1)] += len(s["text"])
+            bold = sum(len(s["text"]) for s in spans if s["flags"] & 16) / n >= 0.6
+            box.lines.append(_Line(text, line["bbox"][0], line["bbox"][1], sizes.most_common(1)[0][0], bold))
+        if box.lines:
+            boxes.append(box)
+    return boxes
+
+
+def _open(path: Path, data: bytes):
+    import pymupdf
+
+    pymupdf.TOOLS.mupdf_display_errors(False)
+    pymupdf.TOOLS.mupdf_display_warnings(False)
+    head = data[:1024]
+    if b"%PDF-" not in head:
+        kind = "empty file" if not data else "the file does not start with %PDF-"
+        raise IngestError(path, f"not a PDF ({kind}); only real PDF files can be ingested")
+    try:
+        doc = pymupdf.open(stream=data, filetype="pdf")
+    except Exception as exc:  # pymupdf raises FileDataError/RuntimeError variants
+        raise IngestError(path, f"corrupt or truncated PDF; pymupdf cannot open it ({exc})") from None
+    if doc.needs_pass or doc.is_encrypted:
+        doc.close()
+        raise IngestError(path, "encrypted PDF (password protected); save an unencrypted copy and ingest that")
+    truncated = b"%%EOF" not in data[-2048:]
+    if doc.page_count == 0:
+        doc.close()
+        if truncated or doc.is_repaired:
+            raise IngestError(path, "corrupt or truncated PDF; no pages could be recovered (re-download it)")
+        raise IngestError(path, "the PDF has zero pages")
+    if truncated and doc.is_repaired:
+        doc.close()
+        raise IngestError(path, "truncated PDF: the file ends before %%EOF (re-download it)")
+    return doc
+
+
+def _extract(path: Path, doc) -> tuple[list[list[_Box]], list[tuple[float, float]]]:
+    import pymupdf
+
+    flags = pymupdf.TEXTFLAGS_TEXT
+    pages, sizes = [], []
+    for page in doc:
+        try:
+            textpage = page.get_textpage(flags=flags)
+            boxes = _boxes_fast(textpage, page.number + 1)
+            if boxes is None:
+                boxes = _boxes_dict(textpage, page.number + 1)
+        except Exception as exc:
+            raise IngestError(path, f"corrupt PDF: page {page.number + 1} cannot be read ({exc})") from None
+        pages.append(boxes)
+        sizes.append((page.rect.width, page.rect.height))
+    return pages, sizes
+
+
+# ---------------------------------------------------------------------- layout
+
+def _repeat_key(text: str) -> str:
+    return re.sub(r"\d+", "#", text.lower()).strip()
+
+
+def _drop_running_lines(pages: list[list[_Box]], sizes) -> list[list[_Box]]:
+    """Remove page numbers and header/footer lines that repeat across pages."""
+    def in_margin(line: _Line, height: float) -> bool:
+        return line.top < height * 0.11 or line.top > height * 0.90
+
+    counts: Counter = Counter()
+    for boxes, (_, height) in zip(pages, sizes):
+        counts.update({_repeat_key(ln.text) for b in boxes for ln in b.lines if in_margin(ln, height)})
+    min_repeats = max(2, len(pages) // 3)
+
+    def running(line: _Line, height: float) -> bool:
+        if not in_margin(line, height):
+            return False
+        key = _repeat_key(line.text)
+        return not key or bool(re.fullmatch(r"(page\s*)?#(\s*(of|/)\s*#)?|[ivx]+", key)) or counts[key] >= min_repeats
+
+    kept = []
+    for boxes, (_, height) in zip(pages, sizes):
+        keep = []
+        for b in boxes:
+            lines = [ln for ln in b.lines if not running(ln, height)]
+            if len(lines) == len(b.lines):
+                keep.append(b)
+            elif lines:
+                keep.append(_Box(b.page, b.x0, max(b.y0, lines[0].top), b.x1, b.y1, lines))
+        kept.append(keep)
+    return kept
+
+
+def _reading_order(boxes: list[_Box], width: float) -> list[_Box]:
+    """Bands split by blocks that cross the page middle; in a band, the left
+    column top to bottom, then the right column."""
+    mid, tol = width / 2, width * 0.03
+    ordered, band = [], []
+
+    def flush():
+        band.sort(key=lambda b: (b.x0 + b.x1 >= width, b.y0, b.x0))
+        ordered.extend(band)
+        band.clear()
+
+    for box in sorted(boxes, key=lambda b: (b.y0, b.x0)):
+        if box.x0 < mid - tol and box.x1 > mid + tol:
+            flush()
+            ordered.append(box)
+        else:
+            band.append(box)
+    flush()
+    return ordered
+
+
+def _body_size(pages: list[list[_Box]]) -> float:
+    weights: Counter = Counter()
+    for boxes in pages:
+        for b in boxes:
+            for ln in b.lines:
+                weights[round(ln.size * 2) / 2] += len(ln.text)
+    return weights.most_common(1)[0][0] if weights else 10.0
+
+
+def _looks_like_heading(text: str, n_lines: int) -> bool:
+    if not (2 < len(text) <= 120) or n_lines > 3 or caption_label(text):
+        return False
+    if text[-1] in ",;" or not re.search(r"[A-Za-z]{3}|[\u4e00-\u9fff]{2}", text):
+        return False
+    first = re.sub(r"^(?:\d+(?:\.\d+)*\.?|[A-H](?:\.\d+)*\.?|[IVX]+\.)\s+", "", text)[:1]
+    return bool(first) and (first.isupper() or "\u4e00" <= first <= "\u9fff") and len(text.split()) <= 14
+
+
+def _styled(box_or_line, body: float) -> bool:
+    return box_or_line.size >= body + 0.8 or box_or_line.bold
+
+
+def _split_leading_heading(box: _Box, body: float) -> list[_Box]:
+    """A heading line glued to the top of its first paragraph becomes its own box."""
+    if len(box.lines) < 2:
+        return [box]
+    first, rest = box.lines[0], box.lines[1:]
+    if not _styled(first, body) or any(_styled(ln, body) for ln in rest[:2]):
+        return [box]
+    if not _looks_like_heading(first.text.strip(), 1):
+        return [box]
+    if not (NUMBERED_HEADING.match(first.text.strip()) or normalize_heading(first.text) in KNOWN_HEADINGS):
+        return [box]
+    head = _Box(box.page, box.x0, box.y0, box.x1, rest[0].top, [first])
+    tail = _Box(box.page, box.x0, rest[0].top, box.x1, box.y1, rest)
+    return [head, tail]
+
+
+def _heading_kind(box: _Box, body: float) -> str:
+    """'numbered', 'known', 'styled' or '' for a box that is not a heading."""
+    text = box.text
+    if not _looks_like_heading(text, len(box.lines)):
+        return ""
+    if text[-1] == ".":
+        return ""
+    if normalize_heading(text.rstrip(":")) in KNOWN_HEADINGS and len(box.lines) == 1:
+        return "known"
+    if not _styled(box, body) or box.size < body - 0.3:
+        return ""
+    if NUMBERED_HEADING.match(text):
+        return "numbered"
+    return "styled" if box.size >= body + 0.8 or len(text.split()) <= 8 else ""
+
+
+def _heading_kinds(ordered: list[_Box], body: float) -> list[str]:
+    kinds = [_heading_kind(b, body) for b in ordered]
+    if sum(1 for k in kinds if k == "numbered") >= 3:
+        # a paper with numbered headings: unnumbered styled lines are not headings
+        return [k if k != "styled" else "" for k in kinds]
+    for i, kind in enumerate(kinds):
+        if kind != "styled":
+            continue
+        # figure labels and table headers are styled too, but a real heading
+        # leads into a paragraph (possibly after a subheading)
+        follower = next((b for b, k in zip(ordered[i + 1:i + 4], kinds[i + 1:i + 4]) if not k), None)
+        if follower is None or len(follower.text) < 150 or abs(follower.size - body) > 0.6:
+            kinds[i] = ""
+    return kinds
+
+
+def _reference_lines(boxes: list[_Box], sizes) -> list[tuple[str, int, bool]]:
+    """(line, page, starts_entry): with a hanging indent an entry starts at the
+    column's margin; without one, at the start of a paragraph."""
+    groups: dict[tuple[int, bool], list[_Box]] = {}
+    for box in boxes:
+        width = sizes[box.page - 1][0]
+        groups.setdefault((box.page, box.x0 + box.x1 >= width), []).append(box)
+    hanging: dict[tuple[int, bool], float | None] = {}
+    for key, group in groups.items():
+        lefts = [ln.left for b in group for ln in b.lines]
+        margin = min(lefts)
+        indented = sum(1 for x in lefts if x > margin + 4)
+        hanging[key] = margin if indented >= 0.2 * len(lefts) and indented < 0.9 * len(lefts) else None
+    lines = []
+    for box in boxes:
+        width = sizes[box.page - 1][0]
+        margin = hanging[(box.page, box.x0 + box.x1 >= width)]
+        for i, ln in enumerate(box.lines):
+            starts = ln.left <= margin + 1.5 if margin is not None else i == 0
+            lines.append((ln.text.strip(), box.page, starts))
+    return lines
+
+
+# ------------------------------------------------------------ front matter
+
+def _norm(text: str) -> str:
+    return re.sub(r"[\W_]+", "", text.lower())
+
+
+def _title(first_page: list[_Box], height: float, meta_title: str, page_text: str) -> tuple[str, list[_Box]]:
+    candidates = [
+        b for b in first_page
+        if b.y0 < height * 0.5 and len(re.findall(r"[A-Za-z]{2,}", b.text)) >= 2
+        and not _TITLE_JUNK.search(b.text) and len(b.text) < 300 and (b.text[:1].isupper() or b.text[:1].isdigit())
+    ]
+    boxes: list[_Box] = []
+    if candidates:
+        top = max(b.size for b in candidates)
+        first = next(b for b in candidates if b.size >= top - 0.3)
+        boxes = [first]
+        for b in candidates[candidates.index(first) + 1:]:
+            if b.size >= top - 0.3 and b.y0 - boxes[-1].y1 < top * 2.5:
+                boxes.append(b)
+            else:
+                break
+    font_title = join_lines([b.text for b in boxes])
+    meta = (meta_title or "").strip()
+    if len(meta.split()) >= 3 and not _TITLE_JUNK.search(meta) and _norm(meta) in _norm(page_text):
+        wanted = _norm(meta)
+        matching = [b for b in first_page if len(_norm(b.text)) > 3 and _norm(b.text) in wanted]
+        return meta, matching or boxes
+    return font_title, boxes
+
+
+def _authors(front: list[_Box], meta_author: str, page_text: str) -> list[str]:
+    norm_page = _norm(page_text)
+    meta = [a.strip() for a in re.split(r";|,| and ", meta_author or "") if a.strip()]
+    if meta and all(_NAME.match(a) and not _AFFILIATION.search(a) and _norm(a.split()[-1]) in norm_page
+                    for a in meta):
+        return meta
+    names: list[str] = []
+    for box in front:
+        for line in box.lines:
+            if _AFFILIATION.search(line.text):
+                continue
+            for piece in re.split(r",|;|\band\b|&|\s{3,}", line.text):
+                piece = re.sub(r"[^\w\s'’.\-]|[\d_\u3000-\u9fff]", " ", piece).strip(" .")
+                piece = re.sub(r"\s+", " ", piece)
+                if _NAME.match(piece) and piece not in names:
+                    names.append(piece)
+    return names[:40]
+
+
+# ------------------------------------------------------------------- assembly
+
+def parse_pdf(path: Path, data: bytes | None = None) -> ParsedPaper:
+    """Parse a PDF into blocks in reading order with sections, captions and
+    references. Raises IngestError naming the file for every unusable input."""
+    path = Path(path)
+    if data is None:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise IngestError(path, f"cannot read the file ({exc.strerror})") from None
+    doc = _open(path, data)
+    try:
+        meta = doc.metadata or {}
+        raw_pages, sizes = _extract(path, doc)
+    finally:
+        doc.close()
+    n_chars = sum(len(ln.text.strip()) for boxes in raw_pages for b in boxes for ln in b.lines)
+    if n_chars < 20:
+        raise IngestError(path, "no text layer (scanned images?); OCR it first, e.g. `ocrmypdf in.pdf out.pdf`, "
+                          "then ingest the OCR'd file")
+    pages = _drop_running_lines(raw_pages, sizes)
+    body = _body_size(pages)
+    ordered: list[_Box] = []
+    for boxes, (width, _) in zip(pages, sizes):
+        for box in _reading_order(boxes, width):
+            ordered.extend(_split_leading_heading(box, body))
+
+    first_page = [b for b in ordered if b.page == 1]
+    page1_text = "\n".join(b.text for b in first_page)
+    title, title_boxes = _title(first_page, sizes[0][1], meta.get("title", ""), page1_text)
+
+    kinds = _heading_kinds(ordered, body)
+    title_ids = {id(b) for b in title_boxes}
+
+    blocks: list[Block] = []
+    sections: list[dict] = []
+    captions: list[CaptionData] = []
+    ref_boxes: list[_Box] = []
+    front: list[_Box] = []
+    section = ""
+    in_refs = False
+    for box, kind in zip(ordered, kinds):
+        text = box.text
+        if not text:
+            continue
+        if id(box) in title_ids:
+            blocks.append(Block(text, box.page, "", "title"))
+            continue
+        if kind and in_refs and not (AFTER_REFERENCES.match(text) and kind != "styled"):
+            kind = ""
+        if kind:
+            section = text.rstrip(":").strip()
+            in_refs = is_reference_heading(text)
+            sections.append({"title": section, "page": box.page, "level": section.split(" ")[0].count(".") + 1
+                             if NUMBERED_HEADING.match(section) else 1})
+            blocks.append(Block(text, box.page, section, "heading"))
+            continue
+        label = caption_label(text)
+        if label:
+            captions.append(CaptionData(label[0], label[1], box.page, text))
+            blocks.append(Block(text, box.page, f"{label[1]} caption", "caption"))
+            continue
+        if in_refs:
+            ref_boxes.append(box)
+            continue
+        if not sections:
+            front.append(box)
+            blocks.append(Block(text, box.page, "Front matter", "body"))
+            continue
+        block_kind = "abstract" if normalize_heading(section) in ("abstract", "summary") else "body"
+        blocks.append(Block(text, box.page, section, block_kind))
+
+    references = split_references(_reference_lines(ref_boxes, sizes))
+    blocks += [
+        Block(f"{r.marker} {r.text}" if r.marker else r.text, r.page, "References", "reference")
+        for r in references
+    ]
+    abstract = " ".join(b.text for b in blocks if b.kind == "abstract")
+    if not abstract:
+        abstract = _inline_abstract(blocks)
+    title_y = max((b.y1 for b in title_boxes), default=0)
+    author_boxes = [b for b in front if b.page == 1 and b.y0 >= title_y - 1]
+    full_text = "\n".join(b.text for b in blocks)
+    return ParsedPaper(
+        sha256=sha256_bytes(data),
+        source_path=str(path),
+        source_kind="pdf",
+        title=title or path.stem,
+        authors=_authors(author_boxes, meta.get("author", ""), page1_text),
+        year=guess_year(page1_text) or _meta_year(meta),
+        abstract=abstract,
+        pages=len(raw_pages),
+        language=detect_language(full_text),
+        blocks=blocks,
+        sections=sections,
+        captions=captions,
+        references=references,
+    )
+
+
+def _inline_abstract(blocks: list[Block]) -> str:
+    """'Abstract: ...' or 'Abstract—...' written into the paragraph itself."""
+    for b in blocks[:40]:
+        m = re.match(r"^\s*(abstract|summary)\s*[:.\u2014\u2013-]\s*", b.text, re.I)
+        if m and len(b.text) > 100:
+            return b.text[m.end():]
+    return ""
+
+
+def _meta_year(meta: dict) -> int | None:
+    m = re.match(r"D:(\d{4})", meta.get("creationDate") or "")
+    return int(m.group(1)) if m else None
+
+
+def raw_page_texts(path: Path) -> list[str]:
+    """pymupdf's own plain text per page: the reference for coverage checks."""
+    import pymupdf
+
+    with pymupdf.open(path) as doc:
+        return [page.get_text() for page in doc]
+
+
+__all__ = ["parse_pdf", "raw_page_texts", "ReferenceData"]

@@ -1,0 +1,268 @@
+"""Plain-text sources (.txt, .md) and the text rules every parser shares:
+heading, caption and reference patterns, line joining, language detection.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+from reader.errors import IngestError
+from reader.ingest.model import Block, CaptionData, ParsedPaper, ReferenceData
+
+# "1 Introduction", "2.3. Results", "A Appendix", "IV. EXPERIMENTS"
+NUMBERED_HEADING = re.compile(
+    r"^(?:\d{1,2}(?:\.\d{1,2}){0,3}\.?|[A-H](?:\.\d{1,2}){0,2}\.?|[IVX]{1,5}\.)\s+[A-Z][^\n]{0,120}$"
+)
+KNOWN_HEADINGS = {
+    "abstract", "summary", "introduction", "background", "related work", "related works",
+    "method", "methods", "methodology", "materials and methods", "approach", "model",
+    "experiments", "experimental setup", "evaluation", "results", "results and discussion",
+    "discussion", "analysis", "conclusion", "conclusions", "conclusions and future work",
+    "conclusion and future work", "future work", "limitations", "ethics statement",
+    "ethical considerations", "acknowledgments", "acknowledgements", "acknowledgment",
+    "acknowledgement", "references", "bibliography", "literature cited", "works cited",
+    "appendix", "appendices", "supplementary material", "supporting information",
+    "author contributions", "funding", "data availability", "competing interests",
+    "keywords", "index terms",
+}
+REFERENCE_HEADINGS = {"references", "bibliography", "literature cited", "works cited", "reference"}
+# Headings that end a reference list (appendices and back matter follow it).
+AFTER_REFERENCES = re.compile(
+    r"^(?:[A-H](?:\.\d+)*\.?\s+\S|appendi|supplementa|supporting information|author contributions"
+    r"|acknowledg|funding|about the author|biograph)",
+    re.I,
+)
+CAPTION = re.compile(
+    r"^(?P<word>Figure|Fig\.?|FIGURE|FIG\.?|Table|TABLE|Tab\.)\s*"
+    r"(?P<num>S?\d{1,3}[a-z]?|[IVX]{1,5})\s*(?P<sep>[.:|\u2014\u2013-]|\s{2,}|\s+(?=[A-Z(]))"
+)
+NUMBERED_REFERENCE = re.compile(r"^\s*(\[\d{1,3}\]|\d{1,3}\.(?=\s|$)|\(\d{1,3}\))\s*")
+YEAR = re.compile(r"\b(19[5-9]\d|20[0-4]\d)\b")
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def normalize_heading(text: str) -> str:
+    """'3.1 Related Work' -> 'related work' (numbering and punctuation dropped)."""
+    text = re.sub(r"^(?:\d+(?:\.\d+)*\.?|[A-H](?:\.\d+)*\.?|[IVX]+\.)\s+", "", text.strip())
+    return re.sub(r"[^a-z ]", "", text.lower()).strip()
+
+
+def is_reference_heading(text: str) -> bool:
+    return normalize_heading(text) in REFERENCE_HEADINGS
+
+
+def caption_label(text: str) -> tuple[str, str] | None:
+    """('figure', 'Figure 2') when the text starts like a caption, else None."""
+    m = CAPTION.match(text)
+    if not m:
+        return None
+    word = m.group("word").lower()
+    kind = "table" if word.startswith("tab") else "figure"
+    return kind, f"{kind.capitalize()} {m.group('num')}"
+
+
+CJK_CHARS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
+_NOT_ASCII_LETTER = re.compile(r"[^A-Za-z]+")
+
+
+def is_cjk(ch: str) -> bool:
+    return "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf" or "\u3040" <= ch <= "\u30ff"
+
+
+def detect_language(text: str) -> str:
+    """'zh' when CJK characters dominate: one CJK character carries about as
+    much as a Latin word (~5 letters), so compare against letters / 5."""
+    cjk = len(CJK_CHARS.findall(text))
+    letters = len(_NOT_ASCII_LETTER.sub("", text))
+    return "zh" if cjk > letters / 5 else "en"
+
+
+def join_lines(lines: list[str]) -> str:
+    """Join the lines of one paragraph: drop end-of-line hyphens before a
+    lower-case continuation, no space between CJK characters."""
+    out = ""
+    for line in lines:
+        line = line.strip()
+        if not line:
+            continue
+        if not out:
+            out = line
+        elif out.endswith("-") and len(out) > 1 and out[-2].isalpha() and line[0].islower():
+            out = out[:-1] + line
+        elif is_cjk(out[-1]) and is_cjk(line[0]):
+            out += line
+        else:
+            out += " " + line
+    return out
+
+
+def dehyphenate(text: str) -> str:
+    """The same hyphen rule as join_lines, applied to raw extracted text."""
+    return re.sub(r"(?<=[A-Za-z])-\n(?=[a-z])", "", text)
+
+
+def _numbered_list(lines: list[tuple[str, int, bool]]) -> bool:
+    """True when line-initial markers count up 1, 2, 3... (not years or volumes)."""
+    numbers = []
+    for text, _, _ in lines:
+        m = NUMBERED_REFERENCE.match(text)
+        if m:
+            numbers.append(int(re.sub(r"\D", "", m.group(1))))
+    steps = sum(1 for a, b in zip(numbers, numbers[1:]) if b == a + 1)
+    return len(numbers) >= 3 and steps >= 0.6 * (len(numbers) - 1)
+
+
+def split_references(lines: list[tuple[str, int, bool]]) -> list[ReferenceData]:
+    """Reference entries from (line, page, starts_entry) triples in reading order.
+
+    Numbered lists ([12], 12., (12)) that count up split on the markers.
+    Otherwise the caller's starts_entry hint (a new paragraph, or a line at the
+    hanging-indent margin) decides.
+    """
+    use_markers = _numbered_list(lines)
+    entries: list[list] = []  # [marker, page, [lines]]
+    expected = 1
+    for text, page, starts in lines:
+        m = NUMBERED_REFERENCE.match(text) if use_markers else None
+        if m and int(re.sub(r"\D", "", m.group(1))) not in (1, expected, expected + 1, expected + 2):
+            m = None  # a number inside an entry, e.g. a volume at the start of a line
+        if m or (not use_markers and starts) or not entries:
+            marker = m.group(1) if m else ""
+            if m:
+                expected = int(re.sub(r"\D", "", marker)) + 1
+            body = text[m.end():] if m else text
+            entries.append([marker, page, [body]])
+        else:
+            entries[-1][2].append(text)
+    refs = []
+    for marker, page, parts in entries:
+        body = join_lines(parts)
+        if len(body) >= 12 or marker:
+            refs.append(ReferenceData(marker=marker, page=page, text=body))
+        elif refs:
+            refs[-1].text = join_lines([refs[-1].text, body])
+    return refs
+
+
+def guess_year(text: str) -> int | None:
+    """The publication year from front-matter text: a year next to ©,
+    'Copyright', 'Proceedings', 'Published' or a conference name first,
+    else the latest plausible year mentioned."""
+    m = re.search(
+        r"(?:©|\(c\)|copyright|published|proceedings[^\n]{0,120}?|accepted|received)[^\n]{0,60}?"
+        r"\b(19[5-9]\d|20[0-4]\d)\b",
+        text, re.I,
+    )
+    if m:
+        return int(m.group(1))
+    years = [int(y) for y in YEAR.findall(text)]
+    return max(years) if years else None
+
+
+# ---------------------------------------------------------------- .txt / .md
+
+MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+
+
+def _paragraphs(page_text: str) -> list[str]:
+    return [p for p in re.split(r"\n\s*\n", page_text) if p.strip()]
+
+
+def _plain_heading(paragraph: str) -> str | None:
+    """A one-line paragraph that reads like a section heading in plain text."""
+    if "\n" in paragraph.strip() or len(paragraph) > 100:
+        return None
+    line = paragraph.strip().rstrip(":")
+    if normalize_heading(line) in KNOWN_HEADINGS or NUMBERED_HEADING.match(line):
+        return line
+    return None
+
+
+def decode_text(path: Path, data: bytes) -> str:
+    for encoding in ("utf-8-sig", "utf-16") if data[:2] in (b"\xff\xfe", b"\xfe\xff") else ("utf-8-sig",):
+        try:
+            return data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    raise IngestError(path, "not UTF-8 text; convert it to UTF-8 (e.g. iconv -t UTF-8) and ingest again")
+
+
+def parse_text(path: Path, data: bytes | None = None) -> ParsedPaper:
+    """A .txt or .md file as a paper: pages split on form feeds, Markdown
+    headings (or plain-text headings like '2 Methods') start sections."""
+    path = Path(path)
+    if data is None:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise IngestError(path, f"cannot read the file ({exc.strerror})") from None
+    if b"\x00" in data[:4096] and data[:2] not in (b"\xff\xfe", b"\xfe\xff"):
+        raise IngestError(path, "binary data, not a text file")
+    text = decode_text(path, data).replace("\r\n", "\n").replace("\r", "\n")
+    if not text.strip():
+        raise IngestError(path, "empty text file (nothing to read)")
+    markdown = path.suffix.lower() in (".md", ".markdown")
+    pages = text.split("\f")
+    blocks: list[Block] = []
+    sections: list[dict] = []
+    captions: list[CaptionData] = []
+    ref_lines: list[tuple[str, int, bool]] = []
+    title = ""
+    section = ""
+    in_refs = False
+    for page_no, page_text in enumerate(pages, start=1):
+        for para in _paragraphs(page_text):
+            md = MD_HEADING.match(para.strip()) if markdown else None
+            heading = md.group(2).strip() if md else _plain_heading(para)
+            if md and not title and len(md.group(1)) == 1:
+                title = heading
+                blocks.append(Block(heading, page_no, "", "title"))
+                continue
+            if heading:
+                section = heading
+                in_refs = is_reference_heading(heading) or (in_refs and not AFTER_REFERENCES.match(heading))
+                sections.append({"title": heading, "page": page_no})
+                blocks.append(Block(heading, page_no, section, "heading"))
+                continue
+            if in_refs:
+                lines = [ln for ln in para.split("\n") if ln.strip()]
+                ref_lines += [(ln.strip(), page_no, i == 0) for i, ln in enumerate(lines)]
+                continue
+            body = join_lines(para.split("\n"))
+            label = caption_label(body)
+            if label:
+                captions.append(CaptionData(label[0], label[1], page_no, body))
+                blocks.append(Block(body, page_no, f"{label[1]} caption", "caption"))
+                continue
+            if not title:
+                title = body[:200] if len(body) <= 200 else body[:120].rsplit(" ", 1)[0] + "…"
+                if len(body) <= 200:
+                    blocks.append(Block(body, page_no, "", "title"))
+                    continue
+            kind = "abstract" if normalize_heading(section) == "abstract" else "body"
+            blocks.append(Block(body, page_no, section, kind))
+    references = split_references(ref_lines)
+    blocks += [Block(r.text if not r.marker else f"{r.marker} {r.text}", r.page, "References", "reference")
+               for r in references]
+    abstract = " ".join(b.text for b in blocks if b.kind == "abstract")
+    full = "\n".join(b.text for b in blocks)
+    return ParsedPaper(
+        sha256=sha256_bytes(data),
+        source_path=str(path),
+        source_kind="md" if markdown else "txt",
+        title=title or path.stem,
+        authors=[],
+        year=guess_year(full[:3000]),
+        abstract=abstract,
+        pages=len(pages),
+        language=detect_language(full),
+        blocks=blocks,
+        sections=sections,
+        captions=captions,
+        references=references,
+    )
