@@ -74,3 +74,19 @@ def test_number_normalisation():
 def test_percent_matches_fraction():
     facts = PaperFacts.from_texts(["The F1 score is 0.843 on the test set."])
     assert check_sentence("F1 reaches 84.3% on the test set.", facts) == []
+
+
+def test_a_name_after_a_negation_is_not_checked(facts):
+    # the critique may name what the paper lacks; numbers are still checked
+    assert check_sentence("The paper does not compare against XLNet.", facts) == []
+    assert check_sentence("论文没有与 XLNet 比较。", facts) == []
+    assert check_sentence("Without tuning, XLNet-large trails by 0.9 points.", facts) != []
+    reasons = check_sentence("XLNet is better, without any tuning.", facts)
+    assert reasons == ["name 'XLNet' not found in the paper"]
+
+
+def test_acronym_defined_in_the_sentence_is_checked_by_its_expansion():
+    facts = PaperFacts.from_texts(["Crosstalk between dendritic cells and innate lymphoid cells."])
+    assert check_sentence("Dendritic cells (DCs) talk to innate lymphoid cells (ILCs).", facts) == []
+    reasons = check_sentence("We propose the Neuro-Symbolic Idea Generator (NS-IG).", facts)
+    assert reasons == ["name 'NS-IG' not found in the paper"]

@@ -46,6 +46,12 @@ _GENERIC_NAMES = {
     "url", "pdf", "ii", "iii", "iv", "vi", "vii", "viii", "ix", "xi", "ok", "eg", "ie",
     "usa", "us", "uk", "eu", "phd", "faq", "etc", "vs", "id", "ids", "os", "io",
 }
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|neither|nor|lacks?|lacking|missing|absent|without|omits?|omitted|"
+    r"fails?\s+to|\w+n't)\b|未|没有|缺少|缺乏|忽略|忽视|并无",
+    re.IGNORECASE,
+)
+NEGATION_REACH = 60  # characters before a name in which a negation exempts it
 _SCALE = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9}
 _MIN_UNMARKED_INT = 10
 
@@ -70,12 +76,31 @@ def parse_numbers(text: str) -> list[Number]:
 
 
 def _is_name(token: str) -> bool:
-    letters = [c for c in token if c.isalpha()]
-    if not letters:
+    """Two capitals, or letters then digits: "BERT", "RoBERTa", "T5"; a hyphenated
+    token when one of its parts is ("BERT-large", not "anti-interleukin-2")."""
+    parts = re.split(r"[-/]", token)
+    if len(parts) > 1:
+        return any(_is_name(p) for p in parts if p)
+    if not token[:1].isalpha():
         return False
     capitals = sum(1 for c in token if c.isupper())
-    has_digit = any(c.isdigit() for c in token)
-    return capitals >= 2 or (has_digit and bool(letters) and token[0].isalpha())
+    return capitals >= 2 or any(c.isdigit() for c in token)
+
+
+def _defined_acronyms(sentence: str) -> dict[str, str]:
+    """Acronyms the sentence defines, with their expansion:
+    "dendritic cells (DCs)" -> {"DCs": "dendritic cells"}."""
+    defined = {}
+    for m in re.finditer(r"\(([A-Za-z][A-Za-z0-9-]{1,11})\)", sentence):
+        acronym = m.group(1)
+        letters = [c.lower() for c in acronym.rstrip("s") if c.isalpha()]
+        words = re.findall(r"[A-Za-z][A-Za-z0-9]*", sentence[: m.start()])
+        for k in range(len(letters), min(len(letters) + 3, len(words)) + 1):
+            initials = iter(w[0].lower() for w in words[-k:])
+            if words[-k][0].lower() == letters[0] and all(ch in initials for ch in letters):
+                defined[acronym] = " ".join(words[-k:]).lower()
+                break
+    return defined
 
 
 def _norm(token: str) -> str:
@@ -103,6 +128,7 @@ class PaperFacts:
     tokens: set[str] = field(default_factory=set)  # normalised words and adjacent pairs
     citation_numbers: set[int] = field(default_factory=set)
     text_lower: str = ""
+    words_joined: str = ""  # lower-case words separated by single spaces
 
     @classmethod
     def from_texts(cls, texts: list[str]) -> PaperFacts:
@@ -122,7 +148,8 @@ class PaperFacts:
             cites |= _bracket_numbers(m.group(1))
         for m in re.finditer(r"(?m)^\s*\[?(\d{1,3})[\].]\s", joined):  # reference list entries
             cites.add(int(m.group(1)))
-        return cls(numbers, tokens, cites, joined.lower())
+        lower = joined.lower()
+        return cls(numbers, tokens, cites, lower, " " + " ".join(re.findall(r"[a-z0-9]+", lower)) + " ")
 
     def has_number(self, n: Number) -> bool:
         candidates = [(n.value, n.quantum)]
@@ -139,13 +166,17 @@ class PaperFacts:
         norm = _norm(token)
         if norm in self.tokens or norm in _GENERIC_NAMES:
             return True
-        if norm.endswith("s") and norm[:-1] in self.tokens:  # plural "LLMs", "CNNs"
-            return True
-        parts = re.split(r"[-/]", token)
+        if (norm.endswith("s") and norm[:-1] in self.tokens) or norm + "s" in self.tokens:
+            return True  # plural on either side: "LLMs", "iPSC" ~ "iPSCs"
+        parts = [p for p in re.split(r"[-/]", token) if p]
         if len(parts) > 1:
-            named = [p for p in parts if _is_name(p) or (p.isalpha() and p[0].isupper())]
-            return bool(named) and all(_norm(p) in self.tokens for p in named)
+            return all(self.has_name(p) for p in parts if _is_name(p))
         return False
+
+    def has_phrase(self, phrase: str) -> bool:
+        """The words in this order, ignoring case, hyphens and line breaks."""
+        words = re.findall(r"[a-z0-9]+", phrase.lower())
+        return bool(words) and " ".join(words) in self.words_joined
 
     def has_author_year(self, surname: str, year: str) -> bool:
         name = surname.lower()
@@ -179,6 +210,10 @@ def _worth_checking(n: Number) -> bool:
     return has_unit or "." in n.raw or n.value >= _MIN_UNMARKED_INT
 
 
+def _negated(sentence: str, position: int) -> bool:
+    return bool(_NEGATION.search(sentence, max(0, position - NEGATION_REACH), position))
+
+
 def check_sentence(sentence: str, facts: PaperFacts) -> list[str]:
     """Reasons this sentence names something the paper does not contain ([] when none)."""
     reasons: list[str] = []
@@ -196,15 +231,22 @@ def check_sentence(sentence: str, facts: PaperFacts) -> list[str]:
                 shown += ")"
             reasons.append(f"citation '{shown}' not found in the paper")
 
+    # A sentence saying something is absent ("no comparison with XLNet") may name
+    # what the paper lacks: a name shortly after a negation is not checked.
+    # An acronym the sentence defines is found when its expansion is in the paper.
+    defined = _defined_acronyms(sentence)
     names_seen: set[str] = set()
     for m in _NAME.finditer(rest):
         token = m.group(0)
-        if not _is_name(token) or token in names_seen:
+        if not _is_name(token) or token in names_seen or _negated(sentence, m.start()):
             continue
         names_seen.add(token)
-        if not facts.has_name(token):
-            reasons.append(f"name '{token}' not found in the paper")
-    rest = _NAME.sub(lambda m: " " * len(m.group(0)) if _is_name(m.group(0)) else m.group(0), rest)
+        if facts.has_name(token) or (token in defined and facts.has_phrase(defined[token])):
+            continue
+        reasons.append(f"name '{token}' not found in the paper")
+    # digits glued to words are part of a name, not numbers ("GPT-4", "interleukin-2")
+    rest = _NAME.sub(lambda m: " " * len(m.group(0)) if _is_name(m.group(0)) or any(
+        c.isdigit() for c in m.group(0)) else m.group(0), rest)
 
     for n in parse_numbers(rest):
         if not _worth_checking(n):
