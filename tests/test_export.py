@@ -232,3 +232,7 @@ def test_export_command(db, tmp_path, reviewed):
     add_paper(db, "12" * 32, "Unread")
     unread = runner.invoke(cli, ["export", "12" * 32, "--out", str(out)])
     assert unread.exit_code != 0 and "not reviewed yet (Unread)" in unread.output
+
+
+def test_generated_headings_sit_below_the_notes_own():
+    assert escape_block("## Strengths\nGood.\n# Top\n### Deep") == "### Strengths\nGood.\n### Top\n#### Deep"

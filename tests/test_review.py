@@ -236,3 +236,75 @@ def test_papers_are_read_concurrently_up_to_the_bound(db, tmp_path):
     finished = [e for e in events if e.stage == "reviewed"]
     assert finished[-1].eta_s == 0.0
     assert any(e.detail == "critique" for e in events)
+
+
+SECTIONS = {
+    "Abstract": "We present LexiRank, a ranking method for scientific passages that combines term "
+                "statistics with citation context. On the SciPass benchmark LexiRank improves "
+                "recall at ten from 61.5% to 70.2% over BM25.",
+    "Introduction": "Researchers increasingly rely on search tools to find evidence inside long "
+                    "papers. Term matching alone misses passages that paraphrase the query. "
+                    "Citation context offers a cheap signal about what a passage is about. "
+                    "We study whether this signal helps passage ranking in practice.",
+    "Method": "LexiRank scores each passage with BM25 and adds a weighted citation-context score. "
+              "The weight is tuned on a held-out split of two hundred queries. "
+              "Passages shorter than twenty words are merged with their neighbours before scoring. "
+              "The citation context is the sentence that contains the citation marker.",
+    "Results": "LexiRank reaches a recall at ten of 70.2% on SciPass while BM25 reaches 61.5%. "
+               "The gain is largest for queries that paraphrase the passage wording. "
+               "Removing the citation context brings recall back to 62.0%, close to BM25. "
+               "Ranking one query takes about four milliseconds on a laptop processor.",
+    "Conclusion": "Citation context is a useful and cheap ranking signal for scientific passages. "
+                  "Future work will test LexiRank on papers written in Chinese.",
+}
+
+
+def test_dry_run_deep_read_end_to_end_then_export(reader_env, monkeypatch, tmp_path):
+    """The real deep_read with the dry-run LLM (call log and cache on), a real index, then export."""
+    from reader.app import App
+    from reader.deepread import deep_read
+    from reader.export import export_notes
+    from reader.index.dense import HashingEmbedder
+    from reader.index.store import SearchIndex
+    from reader.store.tables import Chunk
+
+    monkeypatch.setenv("READER_LLM_BASE_URL", "scripted:")
+    app = App()
+    db = app.db
+    index = SearchIndex(app.settings.index_dir, db, embedder=HashingEmbedder())
+    path = tmp_path / "lexirank.txt"
+    path.write_text("\n\n".join(SECTIONS.values()), encoding="utf-8")
+
+    def ingest(source: Path) -> FakeIngestResult:
+        sha = file_sha256(source)
+        with transaction(db) as s:
+            s.add(Paper(id=sha, title="LexiRank: Citation Context for Passage Ranking",
+                        abstract=SECTIONS["Abstract"], source_path=str(source), source_kind="txt",
+                        pages=1, chunks=[Chunk(ordinal=i, section=name, page_start=1, page_end=1, text=body)
+                                         for i, (name, body) in enumerate(SECTIONS.items())]))
+        with db() as s:
+            index.add_paper(sha, [(c.id, c.text) for c in s.get(Paper, sha).chunks])
+        return FakeIngestResult(sha, "ingested", title="LexiRank")
+
+    def read_paper(paper_id, on_progress=None):
+        return deep_read(paper_id, db=db, generator=app.generator, verifier=app.verifier,
+                         search=lambda q, pid: index.search(q, paper_id=pid), on_progress=on_progress)
+
+    events = []
+    report = run_review([path], db=db, ingest=ingest, read_paper=read_paper, on_event=events.append)
+    (row,) = report.papers
+    assert row.status == "reviewed", row.error
+    assert row.sentences > 0 and row.llm_calls >= 4  # two generations and their verify batches
+    assert count(db, Analysis) == 2
+    assert any("verifying" in e.detail for e in events)
+    with db() as s:
+        models = set(s.scalars(select(Analysis.generator_model)))
+        stages = set(s.scalars(select(LLMCall.stage).where(LLMCall.paper_id == row.paper_id)))
+    assert models == {"scripted-dry-run"}
+    assert {"critique", "synthesis"} <= stages
+
+    result = export_notes(db, None, tmp_path / "notes")
+    note = result.notes[0].read_text(encoding="utf-8")
+    assert note.startswith("---\ntitle: 'LexiRank: Citation Context for Passage Ranking'\n")
+    assert "## Synthesis" in note and "## Critique" in note
+    assert note.count("> [!warning] 待验证") == row.flagged

@@ -68,3 +68,20 @@ def test_the_setting_selects_it_with_latency_and_a_concurrency_bound(reader_env,
     monkeypatch.setenv("READER_LLM_BASE_URL", "scripted:speed=fast")
     with pytest.raises(ConfigError, match="latency_ms"):
         build_inner_llm(load_settings(), "generator")
+
+
+def test_critique_prompt_gets_headings_and_regeneration_drops_the_flagged():
+    context = PAPER + " " + PAPER.replace("SPARTA", "The system")
+    prompt = render("critique", title="SPARTA", context=context, left_out=[], words=200, flagged=[],
+                    previous="", language_instruction="Write in English.")
+    draft = dry_run_answer(prompt)
+    assert draft.startswith("## Strengths\n")
+    body = [line for line in draft.splitlines() if line and not line.startswith("## ")]
+    assert body and all(s in context for line in body for s in re.split(r"(?<=\.) ", line))
+
+    flagged = body[0].split(". ")[0] + "."
+    again = render("critique", title="SPARTA", context=context, left_out=[], words=200,
+                   flagged=[flagged], previous=draft, language_instruction="Write in English.")
+    rewritten = dry_run_answer(again)
+    assert flagged not in rewritten
+    assert rewritten.replace(" ", "") == draft.replace(flagged, "").replace(" ", "")

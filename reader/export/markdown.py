@@ -169,10 +169,21 @@ def escape_title(text: str) -> str:
     return re.sub(r"([\\`*_\[\]#|$%=~^])", r"\\\1", text)
 
 
-def escape_block(text: str) -> str:
-    """Generated prose: keep its paragraphs and simple Markdown, neutralise the rest."""
+_HEADING = re.compile(r"^\s{0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
+
+
+def escape_block(text: str, min_heading: int = 3) -> str:
+    """Generated prose: keep its paragraphs and simple Markdown, neutralise the rest.
+
+    Its headings are pushed down to at least `min_heading`, below the note's own.
+    """
     lines = []
     for line in text.splitlines():
+        heading = _HEADING.match(line)
+        if heading:
+            level = min(6, max(min_heading, len(heading.group(1)) + min_heading - 2))
+            lines.append("#" * level + " " + escape_inline(heading.group(2)))
+            continue
         escaped = escape_inline(line)
         if _THEMATIC_OR_SETEXT.match(line):
             escaped = "\\" + escaped.lstrip()

@@ -10,7 +10,8 @@ from the prompt alone — no model, no network:
 - CRAG grading (`Score: x` + reason), sentence selection (numbers), query
   rewriting (one query per line) and answers (the best-overlapping evidence
   sentence, cited) by the same word overlap;
-- anything else (critique, synthesis, regeneration): a paragraph built from
+- regeneration: the previous draft without the sentences listed as unsupported;
+- anything else (critique, synthesis): the prompt's headings, each with
   sentences of the paper text inside the prompt, chosen deterministically.
 
 Same prompt, same answer: tests can count calls and rerun for identical rows.
@@ -125,10 +126,34 @@ def _sentences(text: str) -> list[str]:
     return split_sentences(text)
 
 
-def answer_generate(prompt: str, count: int = 8) -> str:
-    """A paragraph of the paper's own sentences, picked evenly with a prompt-dependent offset."""
+def _paper_region(prompt: str) -> tuple[str, str]:
+    """(the paper text inside a generation prompt, the instructions after it)."""
+    match = re.search(r"^Paper text[^\n]*:\n", prompt, re.M)
+    if not match:
+        return prompt, ""
+    rest = prompt[match.end():]
+    end = re.search(r"\n\n(?=Write about|Rules:)", rest)
+    return (rest[: end.start()], rest[end.start():]) if end else (rest, "")
+
+
+def answer_regenerate(prompt: str) -> str:
+    """The previous draft without the sentences the prompt lists as unsupported."""
+    listed = _between(prompt, "had no support in the paper last time:", "Rewrite the draft")
+    flagged = [line[2:].strip() for line in listed.splitlines() if line.startswith("- ")]
+    previous = _between(prompt, "Previous draft:\n", None)
+    previous = previous.rsplit("\n\n", 1)[0] if "\n\n" in previous else previous
+    for sentence in flagged:
+        previous = previous.replace(sentence, "", 1)
+    return "\n".join(re.sub(r"  +", " ", line).strip() for line in previous.splitlines()).strip()
+
+
+def answer_generate(prompt: str, per_heading: int = 2) -> str:
+    """Sections of the paper's own sentences, picked evenly with a prompt-dependent offset."""
+    paper, instructions = _paper_region(prompt)
+    headings = re.findall(r"^## (.+)$", instructions, re.M)
+    count = per_heading * len(headings) if headings else 8
     candidates = []
-    for sentence in _sentences(prompt):
+    for sentence in _sentences(paper):
         flat = " ".join(sentence.split())
         if 50 <= len(flat) <= 300 and len(flat.split()) >= 8 and not _INSTRUCTION.search(flat) \
                 and "{" not in flat and flat not in candidates:
@@ -137,10 +162,16 @@ def answer_generate(prompt: str, count: int = 8) -> str:
         return "The paper text given here is too short to discuss in detail."
     seed = int(hashlib.sha256(prompt[:200].encode("utf-8")).hexdigest(), 16)
     step = max(1, len(candidates) // count)
-    start = seed % step
-    picked = candidates[start::step][:count]
-    half = (len(picked) + 1) // 2
-    return " ".join(picked[:half]) + "\n\n" + " ".join(picked[half:])
+    picked = candidates[seed % step::step][:count]
+    if not headings:
+        half = (len(picked) + 1) // 2
+        return " ".join(picked[:half]) + "\n\n" + " ".join(picked[half:])
+    parts = []
+    for i, heading in enumerate(headings):
+        group = picked[i * per_heading:(i + 1) * per_heading]
+        if group:
+            parts.append(f"## {heading}\n" + " ".join(group))
+    return "\n\n".join(parts)
 
 
 def dry_run_answer(prompt: str) -> str:
@@ -154,6 +185,8 @@ def dry_run_answer(prompt: str) -> str:
         return answer_rewrite(prompt)
     if "Answer the question using only the numbered evidence" in prompt:
         return answer_question(prompt)
+    if "had no support in the paper last time" in prompt and "Previous draft:" in prompt:
+        return answer_regenerate(prompt)
     return answer_generate(prompt)
 
 
