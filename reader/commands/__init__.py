@@ -6,6 +6,8 @@ def ALL_COMMANDS():
     # Each area appends its commands here, e.g.:
     #   from reader.commands.papers import ingest, papers, rm
     #   commands += [ingest, papers, rm]
+    from reader.commands.papers import ingest, papers, rm
+    commands += [ingest, papers, rm]
     from reader.commands.serve import serve
     commands += [serve]
     from reader.commands.llm import stats

@@ -1,0 +1,163 @@
+"""`reader ingest`, `reader papers` and `reader rm`."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+
+def _search_index(app):
+    """The search index, or None (with a notice) when it cannot be opened."""
+    try:
+        return app.search_index
+    except ImportError as exc:
+        click.echo(f"note: search index unavailable ({exc}); papers are stored without it "
+                   "and indexed later by `reader reindex`", err=True)
+    except Exception as exc:  # a broken index must not stop papers from being stored
+        click.echo(f"note: search index unavailable ({exc}); papers are stored without it "
+                   "and indexed later by `reader reindex`", err=True)
+    return None
+
+
+def _result_line(result) -> str:
+    if result.status == "error":
+        return f"error: {result.file}: {result.error}"
+    line = f"{result.status:<9} {result.file}  {result.title[:70]!r} ({result.pages} pages, {result.chunks} chunks)"
+    if result.error:  # stored, but a later step (the index) complained
+        line += f"\n          warning: {result.error}"
+    return line
+
+
+@click.command("ingest")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=str))
+@click.option("--json", "as_json", is_flag=True,
+              help='One JSON object per file: {"file", "paper_id", "status", "error", "title", "pages", "chunks"}.')
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar and no per-file lines; errors only.")
+@click.pass_obj
+def ingest(app, paths, as_json, quiet):
+    """Parse PDFs (and .txt/.md files) into the library: text in reading order,
+    sections, captions, references, and passages for evidence search.
+
+    PATHS are files or folders (searched recursively). A paper is identified by
+    the sha256 of its bytes, so ingesting the same file again changes nothing.
+    A file that cannot be read is reported and skipped; the exit status is 1 if
+    any file failed.
+
+    \b
+    Examples:
+      reader ingest papers/sample_paper.pdf
+      reader ingest ~/papers/ --json > ingest.jsonl
+    """
+    from reader.ingest.pipeline import find_sources, ingest_file
+
+    sources, results = find_sources(paths)
+    index = _search_index(app) if sources else None
+    db = app.db
+
+    def report(result) -> None:
+        if as_json:
+            click.echo(json.dumps(result.as_json(), ensure_ascii=False))
+        elif result.status == "error":
+            click.echo(_result_line(result), err=True)
+        elif not quiet:
+            click.echo(_result_line(result))
+
+    for result in results:
+        report(result)
+    if len(sources) > 1 and not as_json and not quiet:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        columns = [TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   TextColumn("{task.description}")]
+        with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+            task = progress.add_task("", total=len(sources))
+            for source in sources:
+                progress.update(task, description=source.name[:40])
+                result = ingest_file(source, db, index=index)
+                results.append(result)
+                report(result)
+                progress.advance(task)
+    else:
+        for source in sources:
+            result = ingest_file(source, db, index=index)
+            results.append(result)
+            report(result)
+
+    failed = sum(1 for r in results if r.status == "error")
+    if not as_json and not quiet and len(results) > 1:
+        counts = {s: sum(1 for r in results if r.status == s) for s in ("ingested", "unchanged")}
+        click.echo(f"{counts['ingested']} ingested, {counts['unchanged']} unchanged, {failed} failed")
+    if not results:
+        click.echo(f"error: no .pdf, .txt or .md files under {', '.join(paths)}", err=True)
+        sys.exit(1)
+    if failed:
+        sys.exit(1)
+
+
+@click.command("papers")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print a JSON array of {id, title, authors, year, pages, chunks, language, source_path, "
+                   "ingested_at, status}.")
+@click.pass_obj
+def papers(app, as_json):
+    """List the papers in the library with their review status.
+
+    \b
+    Example:
+      reader papers
+      reader papers --json | jq -r '.[].title'
+    """
+    from reader.store.queries import list_papers
+
+    with app.db() as session:
+        rows = list_papers(session)
+    if as_json:
+        click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        return
+    if not rows:
+        click.echo("No papers yet. Add some with: reader ingest papers/")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False)
+    for name, justify in (("id", "left"), ("title", "left"), ("pages", "right"), ("chunks", "right"),
+                          ("status", "left")):
+        table.add_column(name, justify=justify, overflow="fold" if name == "title" else "ellipsis")
+    for row in rows:
+        table.add_row(row["id"][:12], row["title"], str(row["pages"]), str(row["chunks"]), row["status"])
+    Console(width=max(100, Console().width), soft_wrap=False).print(table)
+
+
+@click.command("rm")
+@click.argument("paper")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@click.pass_obj
+def rm(app, paper, yes):
+    """Remove a paper and everything derived from it (passages, analyses,
+    verdicts, answers, index rows). PAPER is an id, id prefix (6+ characters),
+    file path or title prefix.
+
+    \b
+    Example:
+      reader rm 8bbf99a4e2d9 --yes
+    """
+    from reader.ingest.pipeline import remove_paper
+    from reader.store.queries import resolve_paper
+
+    with app.db() as session:
+        found = resolve_paper(session, paper)
+        paper_id, title = found.id, found.title
+    if not yes:
+        click.confirm(f"Remove {paper_id[:12]} {title!r} and everything derived from it?", abort=True, err=True)
+    index = _search_index(app)
+    remove_paper(app.db, paper_id)
+    click.echo(f"removed {paper_id[:12]} {title!r}")
+    if index is not None:
+        try:
+            index.remove_paper(paper_id)
+        except Exception as exc:  # the database is the source of truth; the index catches up
+            click.echo(f"warning: search index not updated ({exc}); it drops the paper on next use", err=True)

@@ -1,0 +1,189 @@
+"""Files -> stored papers: find sources, parse, chunk, write one paper per
+transaction, then tell the search index.
+
+A paper's id is the sha256 of the file's bytes, so ingesting the same file
+again (under any name) is a no-op. A failure on one file is reported in its
+IngestResult and never touches another paper's rows.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.exc import IntegrityError
+
+from reader.errors import IngestError, PaperNotFound
+from reader.ingest.chunk import chunk_paper
+from reader.ingest.model import ChunkData, ParsedPaper
+from reader.ingest.text import sha256_bytes
+from reader.store.db import transaction
+from reader.store.tables import Caption, Chunk, Paper, Reference
+
+SOURCE_SUFFIXES = (".pdf", ".txt", ".md")
+
+
+@dataclass
+class IngestResult:
+    file: str
+    paper_id: str | None = None
+    status: str = "error"  # ingested | unchanged | error
+    error: str = ""  # the reason, without the file name (the caller prints both)
+    title: str = ""
+    pages: int = 0
+    chunks: int = 0
+
+    def as_json(self) -> dict:
+        return asdict(self)
+
+
+def find_sources(paths) -> tuple[list[Path], list[IngestResult]]:
+    """Files to ingest (folders searched recursively for .pdf/.txt/.md, hidden
+    entries skipped) and an error result for every path that cannot be used."""
+    found: list[Path] = []
+    errors: list[IngestResult] = []
+    seen: set[Path] = set()
+
+    def add(path: Path) -> None:
+        key = path.resolve()
+        if key not in seen:
+            seen.add(key)
+            found.append(path)
+
+    for raw in paths:
+        path = Path(raw).expanduser()
+        if not path.exists():
+            errors.append(IngestResult(str(path), error="no such file or directory"))
+        elif path.is_dir():
+            if not os.access(path, os.R_OK | os.X_OK):
+                errors.append(IngestResult(str(path), error="cannot read the folder (permission denied)"))
+                continue
+            for root, dirs, files in os.walk(path, onerror=lambda exc: errors.append(
+                    IngestResult(str(exc.filename), error=f"cannot read the folder ({exc.strerror})"))):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                for name in sorted(files):
+                    if not name.startswith(".") and name.lower().endswith(SOURCE_SUFFIXES):
+                        add(Path(root) / name)
+        elif path.suffix.lower() in SOURCE_SUFFIXES:
+            add(path)
+        else:
+            errors.append(IngestResult(
+                str(path), error=f"unsupported file type {path.suffix or '(none)'!r}; "
+                "reader ingests .pdf, .txt and .md files",
+            ))
+    return found, errors
+
+
+def parse_file(path: Path, data: bytes) -> ParsedPaper:
+    """PDF by content (whatever the extension), else text by extension."""
+    from reader.ingest.text import parse_text
+
+    if data[:1024].lstrip().startswith(b"%PDF-") or path.suffix.lower() == ".pdf":
+        from reader.ingest.pdf import parse_pdf
+
+        return parse_pdf(path, data)
+    return parse_text(path, data)
+
+
+def _store(db, parsed: ParsedPaper, chunks: list[ChunkData]) -> list[tuple[int, str]]:
+    """Write the paper and everything parsed from it in one transaction;
+    returns [(chunk_id, text)] for the index."""
+    with transaction(db) as session:
+        paper = Paper(
+            id=parsed.sha256, title=parsed.title, authors=parsed.authors, year=parsed.year,
+            abstract=parsed.abstract, source_path=parsed.source_path, source_kind=parsed.source_kind,
+            language=parsed.language, pages=parsed.pages,
+            text_chars=sum(len(b.text) for b in parsed.blocks), sections=parsed.sections,
+        )
+        paper.chunks = [
+            Chunk(ordinal=c.ordinal, section=c.section, page_start=c.page_start, page_end=c.page_end,
+                  text=c.text, n_tokens=c.n_tokens)
+            for c in chunks
+        ]
+        paper.captions = [
+            Caption(ordinal=i, kind=c.kind, label=c.label[:32], page=c.page, text=c.text)
+            for i, c in enumerate(parsed.captions)
+        ]
+        paper.references = [
+            Reference(ordinal=i, marker=r.marker[:32], page=r.page, text=r.text)
+            for i, r in enumerate(parsed.references)
+        ]
+        session.add(paper)
+        session.flush()
+        return [(c.id, c.text) for c in paper.chunks]
+
+
+def ingest_file(path, db, index=None) -> IngestResult:
+    """Ingest one file. Never raises for a bad file: the result says what went wrong."""
+    path = Path(path)
+    result = IngestResult(str(path))
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        result.error = "is a folder; give the folder to ingest_paths / `reader ingest`"
+        return result
+    except OSError as exc:
+        result.error = f"cannot read the file ({exc.strerror or exc})"
+        return result
+    paper_id = sha256_bytes(data)
+    result.paper_id = paper_id
+    with db() as session:
+        stored = session.get(Paper, paper_id)
+        if stored is not None:
+            result.status, result.title, result.pages = "unchanged", stored.title, stored.pages
+            result.chunks = session.scalar(select(func.count()).where(Chunk.paper_id == paper_id))
+            return result
+    try:
+        parsed = parse_file(path, data)
+        chunks = chunk_paper(parsed)
+        if not chunks:
+            raise IngestError(path, "no text to index after parsing")
+        rows = _store(db, parsed, chunks)
+    except IngestError as exc:
+        result.error = exc.reason
+        return result
+    except IntegrityError:
+        # stored by a concurrent ingest of the same bytes between our check and commit
+        result.status = "unchanged"
+        return result
+    result.status, result.title, result.pages, result.chunks = "ingested", parsed.title, parsed.pages, len(rows)
+    if index is not None:
+        try:
+            index.add_paper(paper_id, rows)
+        except Exception as exc:  # the DB rows stand; the index is rebuilt from them
+            result.error = (f"stored, but the search index was not updated ({exc}); "
+                            "it is rebuilt from the database on next use or with `reader reindex`")
+    return result
+
+
+def ingest_paths(
+    paths, db, index=None, on_progress: Callable[[IngestResult, int, int], None] | None = None,
+) -> list[IngestResult]:
+    """Ingest files and folders; on_progress(result, done, total) after each file."""
+    sources, results = find_sources(paths)
+    total = len(sources) + len(results)
+    done = len(results)
+    if on_progress:
+        for i, r in enumerate(results, start=1):
+            on_progress(r, i, total)
+    for source in sources:
+        result = ingest_file(source, db, index=index)
+        results.append(result)
+        done += 1
+        if on_progress:
+            on_progress(result, done, total)
+    return results
+
+
+def remove_paper(db, paper_id: str, index=None) -> None:
+    """Delete a paper and everything derived from it (chunks, captions,
+    references, analyses, questions, review jobs: FK cascades), then its index rows."""
+    with transaction(db) as session:
+        if session.scalar(select(Paper.id).where(Paper.id == paper_id)) is None:
+            raise PaperNotFound(f"no paper with id {paper_id}; see `reader papers`")
+        session.execute(delete(Paper).where(Paper.id == paper_id))
+    if index is not None:
+        index.remove_paper(paper_id)

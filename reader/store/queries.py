@@ -1,0 +1,118 @@
+"""Read-side lookups shared by the commands and the web app."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+from pathlib import Path
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from reader.errors import PaperNotFound
+from reader.store.tables import Analysis, Chunk, Paper, ReviewJob
+
+MIN_PREFIX = 6
+
+
+def _describe(papers) -> str:
+    return "; ".join(f"{p.id[:12]} {p.title[:60]!r}" for p in papers[:5])
+
+
+def _file_sha256(path: Path) -> str | None:
+    try:
+        digest = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()
+    except OSError:
+        return None
+
+
+def resolve_paper(session: Session, ref: str) -> Paper:
+    """A stored paper from a full id, a unique id prefix (6+ hex characters),
+    a file path (by content hash, else by stored source path) or a
+    case-insensitive title prefix. PaperNotFound lists the candidates."""
+    ref = (ref or "").strip()
+    if not ref:
+        raise PaperNotFound("no paper given; pass an id, id prefix, file path or title (see `reader papers`)")
+    lowered = ref.lower()
+    paper = session.get(Paper, lowered)
+    if paper is not None:
+        return paper
+
+    if re.fullmatch(r"[0-9a-f]+", lowered) and len(lowered) >= MIN_PREFIX:
+        matches = session.scalars(select(Paper).where(Paper.id.startswith(lowered)).limit(6)).all()
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            raise PaperNotFound(f"id prefix {ref!r} matches several papers: {_describe(matches)}; give more characters")
+
+    path = Path(ref).expanduser()
+    if path.is_file():
+        digest = _file_sha256(path)
+        paper = session.get(Paper, digest) if digest else None
+        if paper is not None:
+            return paper
+    if path.suffix or "/" in ref:
+        candidates = {str(path), str(path.resolve())} if path.exists() else {str(path)}
+        matches = session.scalars(select(Paper).where(Paper.source_path.in_(candidates))).all()
+        if len(matches) == 1:
+            return matches[0]
+        if not matches and path.is_file():
+            raise PaperNotFound(f"{ref}: this file is not in the library; ingest it first with `reader ingest {ref}`")
+
+    escaped = lowered.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    matches = session.scalars(
+        select(Paper).where(func.lower(Paper.title).like(escaped + "%", escape="\\")).limit(6)
+    ).all()
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        exact = [p for p in matches if p.title.lower() == lowered]
+        if len(exact) == 1:
+            return exact[0]
+        raise PaperNotFound(f"{ref!r} matches several titles: {_describe(matches)}; give an id prefix instead")
+
+    titles = {p.title: p for p in session.scalars(select(Paper)).all()}
+    close = difflib.get_close_matches(ref, list(titles), n=3, cutoff=0.4)
+    if not close:
+        close = [t for t in titles if lowered in t.lower()][:3]
+    hint = f"; did you mean: {_describe([titles[t] for t in close])}" if close else ""
+    raise PaperNotFound(f"no paper matches {ref!r}{hint}; see `reader papers` for ids and titles")
+
+
+def list_papers(session: Session) -> list[dict]:
+    """Every stored paper, newest first: id, title, pages, chunks, status
+    (the latest review job's status, else 'analysed' or 'ingested')."""
+    chunk_counts = dict(session.execute(
+        select(Chunk.paper_id, func.count()).group_by(Chunk.paper_id)
+    ).all())
+    analysed = set(session.scalars(select(Analysis.paper_id).distinct()).all())
+    latest_job = {}
+    for paper_id, status in session.execute(
+        select(ReviewJob.paper_id, ReviewJob.status).where(ReviewJob.paper_id.is_not(None))
+        .order_by(ReviewJob.id)
+    ).all():
+        latest_job[paper_id] = status
+    rows = []
+    for paper in session.scalars(select(Paper).order_by(Paper.ingested_at.desc(), Paper.title)).all():
+        status = latest_job.get(paper.id) or ("analysed" if paper.id in analysed else "ingested")
+        rows.append({
+            "id": paper.id,
+            "title": paper.title,
+            "authors": list(paper.authors or []),
+            "year": paper.year,
+            "pages": paper.pages,
+            "chunks": chunk_counts.get(paper.id, 0),
+            "language": paper.language,
+            "source_path": paper.source_path,
+            "ingested_at": paper.ingested_at.isoformat() if paper.ingested_at else None,
+            "status": status,
+        })
+    return rows
+
+
+__all__ = ["resolve_paper", "list_papers"]
