@@ -77,7 +77,7 @@ def claims_of(prompt):
 
 
 CRITIQUE_1 = ("## Strengths\nPruning 40% of heads keeps MNLI accuracy near 84.27.\n"
-              "## Weaknesses\nThe paper never compares with NEXUS, which loses 1.2%. "
+              "## Weaknesses\nIt trails NEXUS, which loses only 1.2%. "
               "It also ignores speed. Heads were scored by gradient.")
 CRITIQUE_2 = ("## Strengths\nPruning 40% of heads keeps MNLI accuracy near 84.27.\n"
               "## Weaknesses\nThe paper does not report speed. Heads were scored by gradient.")
@@ -124,7 +124,7 @@ def test_deep_read_end_to_end(db):
     assert [it.audit.n_flagged for it in critique.loop.iterations] == [2, 0]
     assert critique.loop.regenerations == 1
     regen_prompt = [h for h in generator.history if h["stage"] == "regenerate-critique"][0]["prompt"]
-    assert "The paper never compares with NEXUS, which loses 1.2%." in regen_prompt
+    assert "It trails NEXUS, which loses only 1.2%." in regen_prompt
     assert "It also ignores speed." in regen_prompt
     # unchanged sentences were not verified again: only "The paper does not report speed."
     second = critique.loop.iterations[1].audit
