@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, selectinload
 
 from reader.store.tables import (
     Analysis, AnalysisIteration, Paper, ReviewJob, SentenceVerdict,
@@ -199,6 +199,8 @@ def current_analyses(session: Session, paper_id: str) -> list[Analysis]:
     """The newest analysis of each kind, synthesis first."""
     rows = session.scalars(
         select(Analysis).where(Analysis.paper_id == paper_id).order_by(Analysis.id)
+        .options(selectinload(Analysis.iterations).selectinload(AnalysisIteration.verdicts)
+                 .selectinload(SentenceVerdict.evidence))
     ).all()
     newest: dict[str, Analysis] = {}
     for row in rows:
@@ -249,34 +251,60 @@ SORT_KEYS = {
 }
 
 
+def _audit_figures(session: Session, paper_ids: list[str]) -> dict[str, tuple[int, int, int, bool]]:
+    """paper id -> (sentences, flagged, regenerations, has_analysis) over the newest analysis
+    of each kind, in three queries whatever the library's size."""
+    newest: dict[tuple[str, str], tuple[int, int]] = {}
+    wanted = set(paper_ids)
+    for aid, pid, kind, regenerations in session.execute(
+        select(Analysis.id, Analysis.paper_id, Analysis.kind, Analysis.regenerations)
+        .order_by(Analysis.id)
+    ):
+        if pid in wanted:
+            newest[(pid, kind)] = (aid, regenerations or 0)
+    last = (
+        select(AnalysisIteration.analysis_id, func.max(AnalysisIteration.iteration).label("n"))
+        .group_by(AnalysisIteration.analysis_id).subquery()
+    )
+    counts = {
+        aid: (n_sentences, n_flagged)
+        for aid, n_sentences, n_flagged in session.execute(
+            select(AnalysisIteration.analysis_id, AnalysisIteration.n_sentences,
+                   AnalysisIteration.n_flagged)
+            .join(last, (last.c.analysis_id == AnalysisIteration.analysis_id)
+                  & (last.c.n == AnalysisIteration.iteration))
+        )
+    }
+    figures: dict[str, tuple[int, int, int, bool]] = {}
+    for (pid, _kind), (aid, regenerations) in newest.items():
+        sentences, flagged, regen, _ = figures.get(pid, (0, 0, 0, True))
+        n_sentences, n_flagged = counts.get(aid, (0, 0))
+        figures[pid] = (sentences + n_sentences, flagged + n_flagged, regen + regenerations, True)
+    return figures
+
+
 def library_rows(
     session: Session, *, title_filter: str = "", sort: str = "added", descending: bool = True,
 ) -> list[LibraryRow]:
-    query = select(Paper)
+    query = select(Paper.id, Paper.title, Paper.ingested_at)
     needle = title_filter.strip()
     if needle:
         query = query.where(func.lower(Paper.title).contains(needle.lower()))
-    papers = session.scalars(query).all()
+    papers = session.execute(query).all()
     jobs = _latest_jobs(session)
+    figures = _audit_figures(session, [p.id for p in papers])
     rows = []
-    for paper in papers:
-        analyses = current_analyses(session, paper.id)
-        sentences = flagged = regenerations = 0
-        for analysis in analyses:
-            final = _final_iteration(analysis)
-            if final is not None:
-                sentences += final.n_sentences
-                flagged += final.n_flagged
-            regenerations += analysis.regenerations or 0
+    for pid, title, ingested_at in papers:
+        sentences, flagged, regenerations, has_analysis = figures.get(pid, (0, 0, 0, False))
         rows.append(LibraryRow(
-            id=paper.id,
-            title=paper.title or "(untitled)",
-            status=paper_status(jobs.get(paper.id), bool(analyses)),
+            id=pid,
+            title=title or "(untitled)",
+            status=paper_status(jobs.get(pid), has_analysis),
             sentences=sentences,
             flagged=flagged,
-            flagged_ratio=(flagged / sentences if sentences else 0.0) if analyses else None,
+            flagged_ratio=(flagged / sentences if sentences else 0.0) if has_analysis else None,
             regenerations=regenerations,
-            ingested_at=paper.ingested_at,
+            ingested_at=ingested_at,
         ))
     key = SORT_KEYS.get(sort, SORT_KEYS["added"])
     rows.sort(key=key, reverse=descending)
