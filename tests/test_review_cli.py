@@ -55,7 +55,7 @@ def env(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("READER_")}
     env.update({
         "READER_HOME": str(tmp_path / "home"),
-        "READER_LLM_BASE_URL": "scripted:latency_ms=150",
+        "READER_LLM_BASE_URL": "scripted:latency_ms=80",
         "READER_EMBED_MODEL": "hashing",  # the name the swapped-in embedder is stored under
         "PYTHONPATH": str(ROOT),
     })

@@ -41,7 +41,8 @@ class ProgressPrinter:
                 return
             self.last[event.index] = key
             width = len(str(event.total))
-            stage = event.stage + (f": {event.detail}" if event.detail else "")
+            detail = event.detail if len(event.detail) <= 90 else event.detail[:89] + "…"
+            stage = event.stage + (f": {detail}" if detail else "")
             line = (f"[{event.index:>{width}}/{event.total}] {Path(event.source).name} · {stage} · "
                     f"{_duration(event.elapsed_s)} elapsed · ETA {_duration(event.eta_s)}")
             print(line, file=self.stream, flush=True)
@@ -58,23 +59,25 @@ def _print_table(report) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 132)
     table = Table(title=f"Review: {len(report.by_status('reviewed'))} reviewed, "
                         f"{len(report.by_status('skipped'))} already done, "
                         f"{len(report.failed)} failed · {_duration(report.seconds)}")
-    for name, justify in [("Paper", "left"), ("Sentences", "right"), ("Flagged", "right"),
-                          ("Final ratio", "right"), ("Regenerations", "right"),
-                          ("LLM calls", "right"), ("Time", "right"), ("Status", "left")]:
-        table.add_column(name, justify=justify, overflow="fold")
+    table.add_column("Paper", overflow="ellipsis", no_wrap=True, max_width=44)
+    for name in ("Sentences", "Flagged", "Final ratio", "Regens", "LLM calls", "Time"):
+        table.add_column(name, justify="right", no_wrap=True, min_width=len(name))
+    table.add_column("Status", no_wrap=True, min_width=8)
     for row in report.papers:
         name = row.title or Path(row.source).name
         if row.status == "error":
-            table.add_row(name, "", "", "", "", "", _duration(row.seconds), "[red]error[/red]")
+            table.add_row(Path(row.source).name, "", "", "", "", "", _duration(row.seconds),
+                          "[red]error[/red]")
             continue
         table.add_row(
             name, str(row.sentences), str(row.flagged), f"{row.final_ratio:.1%}",
             str(row.regenerations), str(row.llm_calls), _duration(row.seconds), row.status,
         )
-    Console(highlight=False).print(table)
+    console.print(table)
 
 
 @click.command("review")
