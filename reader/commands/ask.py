@@ -11,17 +11,8 @@ from reader.errors import PaperNotFound, ReaderError
 
 
 def _resolve_paper(session, ref: str):
-    try:
-        from reader.store.queries import resolve_paper
-    except ImportError:  # the ingest module's resolver is not there yet: accept an id or id prefix
-        from sqlalchemy import select
+    from reader.store.queries import resolve_paper
 
-        from reader.store.tables import Paper
-
-        matches = session.scalars(select(Paper).where(Paper.id.startswith(ref.lower()))).all()
-        if len(matches) != 1:
-            raise PaperNotFound(f"no single paper matches {ref!r}; see `reader papers` for ids") from None
-        return matches[0]
     return resolve_paper(session, ref)
 
 
