@@ -38,13 +38,17 @@ CAPTIONS_TITLE = "Figure and table captions"
 _PRIORITY = [
     (0, re.compile(r"abstract|摘要", re.I)),
     (1, re.compile(r"introduction|引言|绪论|前言", re.I)),
-    (2, re.compile(r"conclusion|concluding|discussion|summary|结论|总结|讨论", re.I)),
+    (6, re.compile(r"related work|prior work|previous work|background|相关工作", re.I)),
+    (2, re.compile(r"conclusion|concluding|discussion|summary|limitation|结论|总结|讨论|局限", re.I)),
     (3, re.compile(r"result|experiment|evaluation|analys|finding|ablation|实验|结果|评估", re.I)),
     (4, re.compile(r"method|approach|model|framework|architecture|algorithm|proposed|design|方法|模型", re.I)),
 ]
-_SKIP = re.compile(r"^\W*(?:\d+\W*)?(?:references|bibliography|acknowledg|参考文献|致谢)", re.I)
+_SKIP = re.compile(r"^\W*(?:\d+\W*)?(?:references|bibliography|acknowledg|author contributions|front matter|supporting information|funding|competing interests|conflicts? of interest|data availability|参考文献|致谢)", re.I)
+_CAPTION_CHUNK = re.compile(r"^(?:figure|fig\.?|table)\s*\S+\s+caption$", re.I)  # captions come from their table
+_NUMBERING = re.compile(r"^(\d+|[A-Z])(?:\.\d+)*\.?\s+\S")
 _CAPTION_PRIORITY = 5
 _OTHER_PRIORITY = 6
+_APPENDIX_PRIORITY = 7
 
 
 class NotReadable(ReaderError):
@@ -81,11 +85,32 @@ class PaperContext:
     tokens: int
 
 
-def _priority(title: str) -> int:
+def _own_priority(title: str) -> int | None:
     for priority, pattern in _PRIORITY:
         if pattern.search(title):
             return priority
-    return _OTHER_PRIORITY
+    return None
+
+
+def _priorities(titles: list[str]) -> list[int]:
+    """Each section's priority: its own title's, else its parent's ("2.1 System
+    Overview" under "2 Method"); numbered by a letter, it is an appendix."""
+    out: list[int] = []
+    top_level: dict[str, int] = {}
+    for title in titles:
+        numbering = _NUMBERING.match(title)
+        top = numbering.group(1) if numbering else None
+        own = _own_priority(title)
+        if top and top.isalpha():
+            priority = _APPENDIX_PRIORITY
+        elif own is not None:
+            priority = own
+        else:
+            priority = top_level.get(top, _OTHER_PRIORITY) if top else _OTHER_PRIORITY
+        if top and top not in top_level:
+            top_level[top] = priority
+        out.append(priority)
+    return out
 
 
 def _join_chunks(texts: list[str]) -> str:
@@ -118,10 +143,11 @@ def load_material(session: Session, paper_id: str) -> PaperMaterial:
     abstract = (paper.abstract or "").strip()
     if abstract:
         sections.append(Section("Abstract", abstract, 0))
-    for title, texts in groups:
-        if _SKIP.match(title) or (abstract and _priority(title) == 0):
+    groups = [(t, texts) for t, texts in groups if not _SKIP.match(t) and not _CAPTION_CHUNK.match(t)]
+    for (title, texts), priority in zip(groups, _priorities([t for t, _ in groups])):
+        if abstract and priority == 0:
             continue
-        sections.append(Section(title, _join_chunks(texts), _priority(title)))
+        sections.append(Section(title, _join_chunks(texts), priority))
     captions = [f"{c.label}: {c.text}" if c.label and not c.text.startswith(c.label) else c.text
                 for c in paper.captions]
     if captions:
@@ -161,14 +187,17 @@ def build_context(material: PaperMaterial, token_budget: int) -> PaperContext:
     else:
         granted = [0] * len(sections)
         order = sorted(range(len(sections)), key=lambda i: (sections[i].priority, i))
-        share = max(token_budget // 5, 150)
+        per_class: dict[int, int] = {}
+        for section in sections:
+            per_class[section.priority] = per_class.get(section.priority, 0) + 1
+        share = max(token_budget // 5, 150)  # first pass: a share per class, split among its sections
         left = token_budget
-        for pass_cap in (share, None):  # first a share each, then extend in the same order
+        for first_pass in (True, False):  # then extend in the same order
             for i in order:
                 if left <= 0:
                     break
-                want = sizes[i] if pass_cap is None else min(sizes[i], pass_cap)
-                extra = min(want - granted[i], left)
+                cap = max(share // per_class[sections[i].priority], 80) if first_pass else sizes[i]
+                extra = min(min(sizes[i], cap) - granted[i], left)
                 if extra > 0 and (granted[i] or extra >= min(60, sizes[i])):  # no tiny scraps
                     granted[i] += extra
                     left -= extra
@@ -184,6 +213,14 @@ def build_context(material: PaperMaterial, token_budget: int) -> PaperContext:
             left_out.append(f"{section.title} (partly)")
     text = "\n\n".join(parts)
     return PaperContext(text, included, left_out, estimate_tokens(text))
+
+
+def _shown(left_out: list[str], limit: int = 12) -> list[str]:
+    """What the prompt names as left out: whole sections first, at most `limit`."""
+    whole = [t for t in left_out if not t.endswith("(partly)")]
+    partly = [t for t in left_out if t.endswith("(partly)")]
+    names = whole + partly
+    return names if len(names) <= limit else names[:limit] + [f"{len(names) - limit} more"]
 
 
 def generate(
@@ -203,7 +240,7 @@ def generate(
         kind,
         title=material.title,
         context=context.text,
-        left_out=context.left_out,
+        left_out=_shown(context.left_out),
         words=target_words,
         flagged=list(flagged or []),
         previous=previous or "",

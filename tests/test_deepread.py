@@ -189,3 +189,20 @@ def test_unknown_paper_is_a_clear_error(db):
     generator, verifier = make_llms()
     with pytest.raises(PaperNotFound, match="no paper with id"):
         deep_read("f" * 64, db=db, generator=generator, verifier=verifier, search=None)
+
+
+def test_section_priorities_follow_parents_and_skip_appendices():
+    from reader.deepread import _priorities
+
+    titles = ["1 Introduction", "2 Our Method", "2.1 System Overview", "3 Experiments",
+              "3.1 Setup", "4 Related Work", "5 Conclusion", "A Proofs", "B.1 More results"]
+    assert _priorities(titles) == [1, 4, 4, 3, 3, 6, 2, 7, 7]
+
+
+def test_caption_chunks_are_not_repeated_as_sections(db):
+    sections = SECTIONS[:2] + [("Figure 1 caption", "Figure 1: the pruning pipeline.")] + SECTIONS[2:]
+    add_paper(db, sections=sections)
+    with transaction(db) as s:
+        material = load_material(s, PAPER_ID)
+    titles = [sec.title for sec in material.sections]
+    assert "Figure 1 caption" not in titles and titles[-1] == "Figure and table captions"
