@@ -47,7 +47,7 @@ class FakeReview:
         if self.fail:
             from reader.errors import ReaderError
 
-            raise ReaderError(self.fail)
+            raise ReaderError(self.fail.format(path=path))
         return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
@@ -303,11 +303,11 @@ def test_upload_without_a_file_and_empty_file(client_for):
 
 
 def test_failed_review_is_reported_on_its_job(client_for):
-    client = client_for(review=FakeReview(fail="broken.pdf: the PDF has no text layer"))
+    client = client_for(review=FakeReview(fail="{path}: the PDF has no text layer"))
     job = client.post("/upload", headers={"Accept": "application/json"},
                       files={"files": ("broken.pdf", PDF_BYTES, "application/pdf")}).json()["jobs"][0]
     done = client.app.state.runner.wait(job["id"], 10)
-    assert done.status == "error" and "no text layer" in done.error
+    assert done.status == "error" and done.error == "broken.pdf: the PDF has no text layer"
     listed = client.get("/api/jobs").json()["jobs"]
     assert listed[0]["status"] == "error" and "no text layer" in listed[0]["error"]
 

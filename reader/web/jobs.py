@@ -117,13 +117,17 @@ class ReviewRunner:
                 changes["percent"] = max(job.percent, min(99, int(round(fraction * 100))))
             self._update(job, **changes)
 
+        def shown(message: str) -> str:
+            # The stored path means nothing to the person who uploaded; their file name does.
+            return message.replace(str(pdf_path), job.name)
+
         try:
             paper_id = self.review(pdf_path, self.ctx, on_progress)
         except ReaderError as exc:
-            self._update(job, status="error", stage="failed", error=str(exc))
+            self._update(job, status="error", stage="failed", error=shown(str(exc)))
         except Exception as exc:  # a bug, but one upload must not take the server down
             traceback.print_exc()
             self._update(job, status="error", stage="failed",
-                         error=f"internal error: {type(exc).__name__}: {exc}")
+                         error=shown(f"internal error: {type(exc).__name__}: {exc}"))
         else:
             self._update(job, status="done", stage="done", percent=100, paper_id=paper_id)
