@@ -118,6 +118,10 @@ def test_calibrate_reports_routes_and_accuracy_per_threshold(library, tmp_path):
     assert by_t[0.6]["latency_p95_s"] >= by_t[0.6]["latency_p50_s"]
     text = invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6").output
     assert "answer acc" in text and "100%" in text
+    subset = json.loads(invoke("calibrate", "--questions", str(questions), "--ids", "n1", "--json").output)
+    assert [q["id"] for q in subset["thresholds"][0]["questions"]] == ["n1"]
+    out = CliRunner().invoke(cli, ["calibrate", "--questions", str(questions), "--ids", "zz"])
+    assert out.exit_code != 0 and "zz" in out.output
 
 
 def test_calibrate_names_a_missing_paper(library, tmp_path):

@@ -143,9 +143,10 @@ def ask_cmd(app, question, paper_ref, as_json, interactive, threshold, max_corre
 @click.option("--thresholds", default="0.5,0.6,0.7", show_default=True,
               help="Comma-separated grade thresholds to compare.")
 @click.option("--limit", type=int, default=None, help="Only the first N questions.")
+@click.option("--ids", default=None, help="Only these question ids (comma-separated), e.g. a01,n05.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_obj
-def calibrate_cmd(app, questions_file, thresholds, limit, as_json):
+def calibrate_cmd(app, questions_file, thresholds, limit, ids, as_json):
     """Run a labelled question set through `ask` for a grid of thresholds.
 
     Reports the route distribution, answer and refusal accuracy, LLM calls and
@@ -154,7 +155,8 @@ def calibrate_cmd(app, questions_file, thresholds, limit, as_json):
 
     \b
     Example:
-      reader calibrate --questions eval/questions.jsonl --thresholds 0.5,0.6,0.7 --limit 10
+      reader calibrate --questions eval/questions.jsonl --thresholds 0.5,0.6,0.7
+      reader calibrate --questions eval/questions.jsonl --ids a01,a14,n01,n05 --json
     """
     from reader.crag.calibrate import format_report, load_questions, run_calibration
 
@@ -162,7 +164,14 @@ def calibrate_cmd(app, questions_file, thresholds, limit, as_json):
         grid = [float(t) for t in thresholds.split(",") if t.strip()]
     except ValueError:
         raise ReaderError(f"--thresholds {thresholds!r}: give numbers like 0.5,0.6,0.7") from None
-    questions = load_questions(questions_file)[:limit]
+    questions = load_questions(questions_file)
+    if ids:
+        wanted = [i.strip() for i in ids.split(",") if i.strip()]
+        unknown = sorted(set(wanted) - {q.id for q in questions})
+        if unknown:
+            raise ReaderError(f"{questions_file}: no question with id {', '.join(unknown)}")
+        questions = [q for q in questions if q.id in wanted]
+    questions = questions[:limit]
     with app.db() as session:
         titles = _titles(session)
 
