@@ -361,3 +361,9 @@ def test_serve_refuses_remote_binding_without_the_flag():
         check_bind("0.0.0.0", False, None)
     warnings = check_bind("0.0.0.0", True, None)
     assert any("READER_WEB_TOKEN is not set" in w for w in warnings)
+
+
+def test_asking_an_empty_library_says_so_on_the_ask_page(client_for):
+    response = client_for().post("/ask", data={"question": "What is measured?"})
+    assert response.status_code == 400
+    assert "the library is empty" in response.text and 'id="ask-form"' in response.text

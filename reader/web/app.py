@@ -232,7 +232,13 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
         if not question:
             return page(request, "ask.html", 400, question="", result=None,
                         message="Type a question first.", **context)
-        result = services.ask(ctx, question, context["scope"] or None)
+        try:
+            result = services.ask(ctx, question, context["scope"] or None)
+        except ReaderError as exc:
+            if wants_json(request):
+                return JSONResponse({"error": str(exc)}, status_code=400)
+            return page(request, "ask.html", 400, question=question, result=None,
+                        message=str(exc), **context)
         if wants_json(request):
             return JSONResponse(result.to_dict())
         return page(request, "ask.html", question=question, result=result, **context)
