@@ -72,11 +72,15 @@ class PaperReview:
     llm_calls: int = 0
     cached_calls: int = 0
     seconds: float = 0.0
+    ingest_seconds: float = 0.0
+    read_seconds: float = 0.0
 
     def as_json(self) -> dict:
         data = asdict(self)
         data["final_ratio"] = round(self.final_ratio, 4)
         data["seconds"] = round(self.seconds, 2)
+        data["ingest_seconds"] = round(self.ingest_seconds, 2)
+        data["read_seconds"] = round(self.read_seconds, 2)
         return data
 
 
@@ -434,7 +438,9 @@ def _review_one(item: _Planned, *, db, ingest, read_paper, ingest_lock, emit) ->
     emit(item, "ingest")
     try:
         with ingest_lock:
+            ingest_started = time.perf_counter()
             result = ingest(item.source)
+            outcome.ingest_seconds = time.perf_counter() - ingest_started
         if result.status == "error" or not result.paper_id:
             raise _PaperFailed(result.error or "ingest failed")
         outcome.paper_id, outcome.title = result.paper_id, result.title or outcome.title
@@ -455,7 +461,9 @@ def _review_one(item: _Planned, *, db, ingest, read_paper, ingest_lock, emit) ->
             emit(item, "read", stage)
 
         emit(item, "read")
+        read_started = time.perf_counter()
         read_paper(result.paper_id, on_progress=on_progress)
+        outcome.read_seconds = time.perf_counter() - read_started
         with transaction(db) as session:
             job = session.get(ReviewJob, item.job_id)
             if not is_reviewed(session, result.paper_id, _since(job)):
