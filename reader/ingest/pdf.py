@@ -29,9 +29,9 @@ from reader.ingest.text import (
     split_references,
 )
 
-_HTML_LINE = re.compile(
-    r'<p style="top:([\d.-]+)pt;left:([\d.-]+)pt;line-height:[\d.-]+pt">(.*?)</p>', re.S
-)
+# One <p> per text line, one line of output each (no re.S: a lazy scan across
+# the page was the slowest step of parsing).
+_HTML_LINE = re.compile(r'<p style="top:([^p]+)pt;left:([^p]+)pt;[^>]*>(.*)</p>')
 _TITLE_JUNK = re.compile(
     r"journal|proceedings|arxiv|doi\b|issn|https?://|www\.|©|copyright|open access|research article"
     r"|\bvol\.|volume|received|accepted|published|licen[cs]e|citation:|editor|perspective$|article$",
@@ -46,13 +46,34 @@ _AFFILIATION = re.compile(
 _NAME = re.compile(r"^[A-Z][\w'’.\-]*(?:\s+(?:[A-Z][\w'’.\-]*|de|van|der|von|da|del|la|le)){1,4}$")
 
 
-@dataclass
 class _Line:
-    text: str
-    left: float
-    top: float
-    size: float
-    bold: bool
+    """One line: text and position, font size and boldness. The style is
+    parsed from the line's HTML only when asked (most lines never are)."""
+
+    __slots__ = ("text", "left", "top", "_html", "_size", "_bold")
+
+    def __init__(self, text: str, left: float, top: float, html: str = "",
+                 size: float | None = None, bold: bool = False):
+        self.text, self.left, self.top, self._html = text, left, top, html
+        self._size, self._bold = size, bold
+
+    def _parse(self) -> None:
+        self._size, self._bold = _html_line_styles(self._html)
+
+    @property
+    def size(self) -> float:
+        if self._size is None:
+            self._parse()
+        return self._size
+
+    @property
+    def bold(self) -> bool:
+        if self._size is None:
+            self._parse()
+        return self._bold
+
+
+_STYLE_LINES = 3
 
 
 @dataclass
@@ -68,17 +89,20 @@ class _Box:
     def text(self) -> str:
         return join_lines([ln.text for ln in self.lines])
 
+    # Style from the first lines only: enough to tell a heading from a
+    # paragraph, and most paragraphs then never have their HTML parsed.
     @cached_property
     def size(self) -> float:
-        weights: Counter = Counter()
-        for ln in self.lines:
-            weights[ln.size] += len(ln.text)
-        return weights.most_common(1)[0][0] if weights else 0.0
+        weights: dict[float, int] = {}
+        for ln in self.lines[:_STYLE_LINES]:
+            weights[ln.size] = weights.get(ln.size, 0) + len(ln.text)
+        return max(weights, key=weights.get) if weights else 0.0
 
     @cached_property
     def bold(self) -> bool:
-        total = sum(len(ln.text) for ln in self.lines) or 1
-        return sum(len(ln.text) for ln in self.lines if ln.bold) / total >= 0.6
+        lines = self.lines[:_STYLE_LINES]
+        total = sum(len(ln.text) for ln in lines) or 1
+        return sum(len(ln.text) for ln in lines if ln.bold) / total >= 0.6
 
 
 # ------------------------------------------------------------------ extraction
@@ -117,8 +141,7 @@ def _boxes_fast(textpage, page_no: int) -> list[_Box] | None:
         for text in lines:
             top, left, inner = styled[i]
             i += 1
-            size, bold = _html_line_styles(inner)
-            box.lines.append(_Line(text, float(left), float(top), size, bold))
+            box.lines.append(_Line(text, float(left), float(top), inner))
         if box.lines:
             boxes.append(box)
     return boxes
@@ -140,7 +163,8 @@ def _boxes_dict(textpage, page_no: int) -> list[_Box]:
             for s in spans:
                 sizes[round(s["size"], 1)] += len(s["text"])
             bold = sum(len(s["text"]) for s in spans if s["flags"] & 16) / n >= 0.6
-            box.lines.append(_Line(text, line["bbox"][0], line["bbox"][1], sizes.most_common(1)[0][0], bold))
+            box.lines.append(_Line(text, line["bbox"][0], line["bbox"][1], size=sizes.most_common(1)[0][0],
+                                   bold=bold))
         if box.lines:
             boxes.append(box)
     return boxes
@@ -200,25 +224,32 @@ def _repeat_key(text: str) -> str:
 
 def _drop_running_lines(pages: list[list[_Box]], sizes) -> list[list[_Box]]:
     """Remove page numbers and header/footer lines that repeat across pages."""
-    def in_margin(line: _Line, height: float) -> bool:
-        return line.top < height * 0.11 or line.top > height * 0.90
-
+    keys: dict[int, str] = {}  # id(line) -> repeat key, for lines in the top/bottom margin
     counts: Counter = Counter()
     for boxes, (_, height) in zip(pages, sizes):
-        counts.update({_repeat_key(ln.text) for b in boxes for ln in b.lines if in_margin(ln, height)})
+        top, bottom = height * 0.11, height * 0.90
+        on_page = set()
+        for b in boxes:
+            if top <= b.y0 and b.y1 <= bottom:
+                continue
+            for ln in b.lines:
+                if ln.top < top or ln.top > bottom:
+                    keys[id(ln)] = key = _repeat_key(ln.text)
+                    on_page.add(key)
+        counts.update(on_page)
     min_repeats = max(2, len(pages) // 3)
 
-    def running(line: _Line, height: float) -> bool:
-        if not in_margin(line, height):
+    def running(line: _Line) -> bool:
+        key = keys.get(id(line))
+        if key is None:
             return False
-        key = _repeat_key(line.text)
         return not key or bool(re.fullmatch(r"(page\s*)?#(\s*(of|/)\s*#)?|[ivx]+", key)) or counts[key] >= min_repeats
 
     kept = []
-    for boxes, (_, height) in zip(pages, sizes):
+    for boxes in pages:
         keep = []
         for b in boxes:
-            lines = [ln for ln in b.lines if not running(ln, height)]
+            lines = [ln for ln in b.lines if not running(ln)]
             if len(lines) == len(b.lines):
                 keep.append(b)
             elif lines:
@@ -249,11 +280,17 @@ def _reading_order(boxes: list[_Box], width: float) -> list[_Box]:
 
 
 def _body_size(pages: list[list[_Box]]) -> float:
+    """The most common font size of running text, weighted by characters;
+    paragraphs (3+ lines) decide, by the style of their first lines."""
     weights: Counter = Counter()
     for boxes in pages:
         for b in boxes:
-            for ln in b.lines:
-                weights[round(ln.size * 2) / 2] += len(ln.text)
+            if len(b.lines) >= 3:
+                weights[round(b.size * 2) / 2] += len(b.text)
+    if not weights:
+        for boxes in pages:
+            for b in boxes:
+                weights[round(b.size * 2) / 2] += len(b.text)
     return weights.most_common(1)[0][0] if weights else 10.0
 
 

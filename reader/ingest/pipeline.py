@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, insert, select
 from sqlalchemy.exc import IntegrityError
 
 from reader.errors import IngestError, PaperNotFound
@@ -21,7 +21,7 @@ from reader.ingest.chunk import chunk_paper
 from reader.ingest.model import ChunkData, ParsedPaper
 from reader.ingest.text import sha256_bytes
 from reader.store.db import transaction
-from reader.store.tables import Caption, Chunk, Paper, Reference
+from reader.store.tables import Caption, Chunk, Paper, Reference, utcnow
 
 SOURCE_SUFFIXES = (".pdf", ".txt", ".md")
 
@@ -90,30 +90,37 @@ def parse_file(path: Path, data: bytes) -> ParsedPaper:
 
 def _store(db, parsed: ParsedPaper, chunks: list[ChunkData]) -> list[tuple[int, str]]:
     """Write the paper and everything parsed from it in one transaction;
-    returns [(chunk_id, text)] for the index."""
+    returns [(chunk_id, text)] for the index. Core executemany inserts: the
+    ORM's row-by-row flush was a quarter of the ingest time."""
+    paper_id = parsed.sha256
     with transaction(db) as session:
-        paper = Paper(
-            id=parsed.sha256, title=parsed.title, authors=parsed.authors, year=parsed.year,
+        session.execute(insert(Paper).values(
+            id=paper_id, title=parsed.title, authors=parsed.authors, year=parsed.year,
             abstract=parsed.abstract, source_path=parsed.source_path, source_kind=parsed.source_kind,
             language=parsed.language, pages=parsed.pages,
             text_chars=sum(len(b.text) for b in parsed.blocks), sections=parsed.sections,
-        )
-        paper.chunks = [
-            Chunk(ordinal=c.ordinal, section=c.section, page_start=c.page_start, page_end=c.page_end,
-                  text=c.text, n_tokens=c.n_tokens)
+            ingested_at=utcnow(),
+        ))
+        session.execute(insert(Chunk), [
+            {"paper_id": paper_id, "ordinal": c.ordinal, "section": c.section, "page_start": c.page_start,
+             "page_end": c.page_end, "text": c.text, "n_tokens": c.n_tokens}
             for c in chunks
-        ]
-        paper.captions = [
-            Caption(ordinal=i, kind=c.kind, label=c.label[:32], page=c.page, text=c.text)
-            for i, c in enumerate(parsed.captions)
-        ]
-        paper.references = [
-            Reference(ordinal=i, marker=r.marker[:32], page=r.page, text=r.text)
-            for i, r in enumerate(parsed.references)
-        ]
-        session.add(paper)
-        session.flush()
-        return [(c.id, c.text) for c in paper.chunks]
+        ])
+        if parsed.captions:
+            session.execute(insert(Caption), [
+                {"paper_id": paper_id, "ordinal": i, "kind": c.kind, "label": c.label[:32], "page": c.page,
+                 "text": c.text}
+                for i, c in enumerate(parsed.captions)
+            ])
+        if parsed.references:
+            session.execute(insert(Reference), [
+                {"paper_id": paper_id, "ordinal": i, "marker": r.marker[:32], "page": r.page, "text": r.text}
+                for i, r in enumerate(parsed.references)
+            ])
+        rows = session.execute(
+            select(Chunk.id, Chunk.text).where(Chunk.paper_id == paper_id).order_by(Chunk.ordinal)
+        ).all()
+        return [(cid, text) for cid, text in rows]
 
 
 def ingest_file(path, db, index=None) -> IngestResult:
