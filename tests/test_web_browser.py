@@ -120,7 +120,8 @@ def test_upload_review_read_and_ask(served, page, tmp_path):
     row.wait_for()
     assert PAPER.name in row.locator(".job-name").inner_text()
     stages_seen = set()
-    deadline = time.monotonic() + REVIEW_TIMEOUT_S
+    started = time.monotonic()
+    deadline = started + REVIEW_TIMEOUT_S
     while time.monotonic() < deadline:
         stages_seen.add(row.locator(".job-stage").inner_text())
         status = row.locator(".job-status").inner_text()
@@ -128,6 +129,8 @@ def test_upload_review_read_and_ask(served, page, tmp_path):
             break
         page.wait_for_timeout(100)
     assert status == "done", f"review did not finish: {status!r}"
+    print(f"\nupload to reviewed, seen in the page: {time.monotonic() - started:.1f} s "
+          f"({PAPER.name}, scripted LLM, hashing embedder); stages: {len(stages_seen)}")
     assert row.locator("progress").get_attribute("value") == "100"
     assert any(s.startswith(("ingest", "read")) for s in stages_seen), stages_seen
 
