@@ -298,6 +298,12 @@ class DeepReadResult:
         }
 
 
+def is_embedded(llm) -> bool:
+    from reader.config import EMBEDDED_MODEL_NAME
+
+    return getattr(llm, "model", "") == EMBEDDED_MODEL_NAME
+
+
 def context_budget(generator_is_embedded: bool) -> int:
     return DEFAULT_CONTEXT_TOKENS if generator_is_embedded else REMOTE_CONTEXT_TOKENS
 
@@ -323,9 +329,9 @@ def deep_read(
     verifier,
     search,
     on_progress: Callable[[str], None] | None = None,
-    context_tokens: int = DEFAULT_CONTEXT_TOKENS,
-    max_tokens: int = 900,
-    target_words: int = 450,
+    context_tokens: int | None = None,
+    max_tokens: int | None = None,
+    target_words: int | None = None,
     max_workers: int = 4,
     kinds: tuple[str, ...] = KINDS,
     output_language: str | None = None,
@@ -333,12 +339,18 @@ def deep_read(
     """Generate, audit and store the critique and synthesis of a stored paper.
 
     db is a sessionmaker; search(query, paper_id) -> list[SearchHit].
-    on_progress receives one-line messages such as "critique: verifying 18 sentences".
+    on_progress receives one-line messages such as "critique: iteration 0: 5/18 sentences unsupported".
+    Sizes left as None follow the generator: small for the embedded model
+    (3,000 paper tokens, ~450 words), larger for an endpoint (12,000, ~900).
     """
     from reader.audit.record import save_analysis
     from reader.store.db import transaction
 
     started = time.perf_counter()
+    embedded = is_embedded(generator)
+    context_tokens = context_tokens or context_budget(embedded)
+    target_words = target_words or (450 if embedded else 900)
+    max_tokens = max_tokens or int(target_words * 2.2) + 100
     progress = on_progress or (lambda message: None)
     with transaction(db) as session:
         material = load_material(session, paper_id)

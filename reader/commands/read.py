@@ -97,7 +97,7 @@ def read(app, paper, as_json, show_text, context_tokens, words, quiet):
       reader read f4b6d4e5 --json > specter.json
       READER_LLM_BASE_URL=http://127.0.0.1:8080/v1 reader read "SPECTER" --words 1200
     """
-    from reader.deepread import context_budget, deep_read
+    from reader.deepread import deep_read
 
     def echo(message: str) -> None:
         if not quiet:
@@ -105,14 +105,10 @@ def read(app, paper, as_json, show_text, context_tokens, words, quiet):
 
     path = Path(paper).expanduser()
     paper_id = ingest_path(app, path, echo) if path.is_file() else resolve(app, paper).id
-    embedded = app.settings.generator.is_embedded
     result = deep_read(
         paper_id, db=app.db, generator=app.generator, verifier=app.verifier,
-        search=paper_search(app), on_progress=echo,
-        context_tokens=context_tokens or context_budget(embedded),
-        target_words=words or (450 if embedded else 900),
-        max_tokens=int((words or (450 if embedded else 900)) * 2.2) + 100,
-        max_workers=app.settings.verifier.max_concurrency,
+        search=paper_search(app), on_progress=echo, context_tokens=context_tokens,
+        target_words=words, max_workers=app.settings.verifier.max_concurrency,
         output_language=app.settings.output_language,
     )
     if as_json:
