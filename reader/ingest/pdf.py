@@ -280,13 +280,13 @@ def _reading_order(boxes: list[_Box], width: float) -> list[_Box]:
 
 
 def _body_size(pages: list[list[_Box]]) -> float:
-    """The most common font size of running text, weighted by characters;
-    paragraphs (3+ lines) decide, by the style of their first lines."""
+    """The most common font size of running text: the first line of each
+    paragraph (3+ lines), weighted by the paragraph's characters."""
     weights: Counter = Counter()
     for boxes in pages:
         for b in boxes:
             if len(b.lines) >= 3:
-                weights[round(b.size * 2) / 2] += len(b.text)
+                weights[round(b.lines[0].size * 2) / 2] += len(b.text)
     if not weights:
         for boxes in pages:
             for b in boxes:
@@ -326,7 +326,7 @@ def _split_leading_heading(box: _Box, body: float) -> list[_Box]:
 def _heading_kind(box: _Box, body: float) -> str:
     """'numbered', 'known', 'styled' or '' for a box that is not a heading."""
     text = box.text
-    if not _looks_like_heading(text, len(box.lines)):
+    if len(box.lines) > 3 or len(text) > 120 or not _looks_like_heading(text, len(box.lines)):
         return ""
     if text[-1] == ".":
         return ""
@@ -445,8 +445,7 @@ def parse_pdf(path: Path, data: bytes | None = None) -> ParsedPaper:
         raw_pages, sizes = _extract(path, doc)
     finally:
         doc.close()
-    n_chars = sum(len(ln.text.strip()) for boxes in raw_pages for b in boxes for ln in b.lines)
-    if n_chars < 20:
+    if sum(len(b.text.replace(" ", "")) for boxes in raw_pages for b in boxes) < 20:
         raise IngestError(path, "no text layer (scanned images?); OCR it first, e.g. `ocrmypdf in.pdf out.pdf`, "
                           "then ingest the OCR'd file")
     pages = _drop_running_lines(raw_pages, sizes)

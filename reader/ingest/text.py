@@ -67,7 +67,7 @@ def caption_label(text: str) -> tuple[str, str] | None:
 
 
 CJK_CHARS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
-_NOT_ASCII_LETTER = re.compile(r"[^A-Za-z]+")
+_NOT_LETTER_BYTES = bytes(b for b in range(128) if not chr(b).isalpha())
 
 
 def is_cjk(ch: str) -> bool:
@@ -78,27 +78,25 @@ def detect_language(text: str) -> str:
     """'zh' when CJK characters dominate: one CJK character carries about as
     much as a Latin word (~5 letters), so compare against letters / 5."""
     cjk = len(CJK_CHARS.findall(text))
-    letters = len(_NOT_ASCII_LETTER.sub("", text))
+    letters = len(text.encode("ascii", "ignore").translate(None, _NOT_LETTER_BYTES))
     return "zh" if cjk > letters / 5 else "en"
+
+
+_HYPHEN_BREAK = re.compile(r"(?<=[A-Za-z])-\n(?=[a-z])")
+_CJK_BREAK = re.compile(r"(?<=[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff])\n(?=[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff])")
 
 
 def join_lines(lines: list[str]) -> str:
     """Join the lines of one paragraph: drop end-of-line hyphens before a
     lower-case continuation, no space between CJK characters."""
-    out = ""
-    for line in lines:
-        line = line.strip()
-        if not line:
-            continue
-        if not out:
-            out = line
-        elif out.endswith("-") and len(out) > 1 and out[-2].isalpha() and line[0].islower():
-            out = out[:-1] + line
-        elif is_cjk(out[-1]) and is_cjk(line[0]):
-            out += line
-        else:
-            out += " " + line
-    return out
+    if len(lines) == 1:
+        return lines[0].strip()
+    text = "\n".join([s for s in (line.strip() for line in lines) if s])
+    if "-\n" in text:
+        text = _HYPHEN_BREAK.sub("", text)
+    if not text.isascii():
+        text = _CJK_BREAK.sub("", text)
+    return text.replace("\n", " ")
 
 
 def dehyphenate(text: str) -> str:
