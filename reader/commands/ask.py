@@ -179,7 +179,7 @@ def calibrate_cmd(app, questions_file, thresholds, limit, ids, as_json):
         return ask_question(app, question, paper_id, config=config, store=False)
 
     report = run_calibration(questions, grid, run_one, library=_library_keys(app),
-                             on_progress=lambda msg: click.echo(msg, err=True) if not as_json else None)
+                             on_progress=lambda msg: click.echo(msg, err=True))
     if as_json:
         click.echo(json.dumps(report, ensure_ascii=False, indent=2))
     else:
