@@ -112,7 +112,7 @@ def _numbered_list(lines: list[tuple[str, int, bool]]) -> bool:
         if m:
             numbers.append(int(re.sub(r"\D", "", m.group(1))))
     steps = sum(1 for a, b in zip(numbers, numbers[1:]) if b == a + 1)
-    return len(numbers) >= 3 and steps >= 0.6 * (len(numbers) - 1)
+    return len(numbers) >= 2 and steps >= 0.6 * (len(numbers) - 1)
 
 
 def split_references(lines: list[tuple[str, int, bool]]) -> list[ReferenceData]:
