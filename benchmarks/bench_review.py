@@ -45,8 +45,8 @@ HASHING_BOOTSTRAP = (
 PLAIN_BOOTSTRAP = "from reader.cli import main\nmain()\n"
 
 
-def run_review(args: list[str], env: dict, bootstrap: str) -> tuple[float, int, subprocess.CompletedProcess]:
-    """Run `reader <args>` as a subprocess; wall seconds, peak RSS in MB, result."""
+def run_review(args: list[str], env: dict, bootstrap: str) -> tuple[float, int, float, subprocess.CompletedProcess]:
+    """Run `reader <args>` as a subprocess; wall seconds, peak RSS in MB, CPU seconds, result."""
     started = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen([sys.executable, "-c", bootstrap, *args], env=env, cwd=ROOT,
@@ -57,7 +57,7 @@ def run_review(args: list[str], env: dict, bootstrap: str) -> tuple[float, int, 
         out.seek(0)
         err.seek(0)
         result = subprocess.CompletedProcess(proc.args, proc.returncode, out.read(), err.read())
-    return wall, usage.ru_maxrss // 1024, result
+    return wall, usage.ru_maxrss // 1024, usage.ru_utime + usage.ru_stime, result
 
 
 def environment(home: Path, *, latency_ms: float | None, concurrency: int, embedder: str) -> dict:
@@ -104,13 +104,13 @@ def part_one(papers: list[Path], latency_ms: float, jobs: int, concurrency: int,
         for label, n in (("serial", 1), ("concurrent", jobs)):
             home = Path(tmp) / f"home-{label}"
             env = environment(home, latency_ms=latency_ms, concurrency=concurrency, embedder=embedder)
-            wall, rss, result = run_review(
+            wall, rss, cpu, result = run_review(
                 ["review", str(folder), "--jobs", str(n), "--json", "--quiet"], env, bootstrap)
             if result.returncode not in (0, 1) or not result.stdout.strip():
                 print(result.stderr[-3000:], file=sys.stderr)
                 raise SystemExit(f"{label} run failed (exit {result.returncode})")
             report = json.loads(result.stdout)
-            runs[label] = {"wall": wall, "rss": rss, "report": report, "db": db_figures(home)}
+            runs[label] = {"wall": wall, "rss": rss, "cpu": cpu, "report": report, "db": db_figures(home)}
 
     serial, concurrent = runs["serial"], runs["concurrent"]
     per_paper = {p["source"]: p for p in serial["report"]["papers"]}
@@ -134,9 +134,9 @@ def part_one(papers: list[Path], latency_ms: float, jobs: int, concurrency: int,
     print()
     print(f"sum of per-paper critical paths (serial run)  {critical_sum:8.1f} s")
     print(f"serial run wall time (--jobs 1)                {serial['wall']:8.1f} s   "
-          f"peak RSS {serial['rss']} MB")
+          f"peak RSS {serial['rss']} MB, CPU {serial['cpu']:.1f} s")
     print(f"concurrent run wall time (--jobs {jobs})           {concurrent['wall']:8.1f} s   "
-          f"peak RSS {concurrent['rss']} MB")
+          f"peak RSS {concurrent['rss']} MB, CPU {concurrent['cpu']:.1f} s")
     print(f"ideal with {jobs} at once (sum / {jobs})               {critical_sum / jobs:8.1f} s")
     print(f"  of which ingest {ingest_sum:.1f} s (serialized), deep read {read_sum:.1f} s")
     print(f"lower bound max(sum/{jobs}, ingests + a read)       {bound:8.1f} s")
@@ -163,7 +163,7 @@ def part_two(paper: Path) -> None:
         if shared_models.is_dir():
             home.mkdir(parents=True)
             (home / "models").symlink_to(shared_models.resolve())
-        wall, rss, result = run_review(["review", str(paper), "--json", "--quiet"], env, PLAIN_BOOTSTRAP)
+        wall, rss, cpu, result = run_review(["review", str(paper), "--json", "--quiet"], env, PLAIN_BOOTSTRAP)
         if not result.stdout.strip():
             print(result.stderr[-3000:], file=sys.stderr)
             raise SystemExit(f"review failed (exit {result.returncode})")
@@ -171,7 +171,8 @@ def part_two(paper: Path) -> None:
         figures = db_figures(home)
     print(f"reader review {paper.name} with the embedded default LLM and MiniLM")
     print(f"status {row['status']} {row['error']}")
-    print(f"wall time {wall:.1f} s (paper {row['seconds']:.1f} s), peak RSS {rss} MB")
+    print(f"wall time {wall:.1f} s (paper {row['seconds']:.1f} s: ingest {row['ingest_seconds']:.1f} s, "
+          f"deep read {row['read_seconds']:.1f} s), CPU {cpu:.1f} s, peak RSS {rss} MB")
     print(f"LLM calls {figures['llm_calls']} ({figures['cached']} cached), prompt tokens "
           f"{figures['prompt_tokens']}, completion tokens {figures['completion_tokens']}")
     print("calls per stage: " + ", ".join(f"{s} {n}" for s, n in figures["per_stage"]))

@@ -28,7 +28,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -321,9 +321,19 @@ def run_review(
             emit(item, item.outcome.status, item.outcome.error)
 
     if todo:
-        with ThreadPoolExecutor(max_workers=max(1, max_papers), thread_name_prefix="review") as pool:
-            for future in [pool.submit(work, item) for item in todo]:
-                future.result()
+        pool = ThreadPoolExecutor(max_workers=max(1, max_papers), thread_name_prefix="review")
+        futures = [pool.submit(work, item) for item in todo]
+        try:
+            # Short waits keep the main thread responsive to Ctrl-C.
+            while not all(f.done() for f in futures):
+                wait(futures, timeout=0.2)
+        except BaseException:
+            stop.set()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
+        for future in futures:
+            future.result()
     return ReviewReport(
         papers=[p.outcome for p in plan] + duplicates,
         seconds=time.perf_counter() - started,

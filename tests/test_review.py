@@ -308,3 +308,18 @@ def test_dry_run_deep_read_end_to_end_then_export(reader_env, monkeypatch, tmp_p
     assert note.startswith("---\ntitle: 'LexiRank: Citation Context for Passage Ranking'\n")
     assert "## Synthesis" in note and "## Critique" in note
     assert note.count("> [!warning] 待验证") == row.flagged
+
+
+def test_a_job_held_by_a_live_run_is_left_alone(db, tmp_path):
+    import os
+    import socket
+
+    (a,) = make_files(tmp_path, ["a.pdf"])
+    world = FakeWorld(db)
+    world.ingest(a)
+    with transaction(db) as s:  # another live process on this machine holds the job
+        s.add(ReviewJob(source_path=str(a), paper_id=file_sha256(a), status="running", stage="read",
+                        summary={"pid": os.getppid(), "host": socket.gethostname()}))
+    report = run_review([a], db=db, ingest=world.ingest, read_paper=world.read_paper)
+    assert report.papers[0].status == "busy" and "another run" in report.papers[0].error
+    assert world.read == [] and job_rows(db)[0]["status"] == "running"

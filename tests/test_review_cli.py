@@ -146,14 +146,27 @@ def test_kill_resume_rerun_and_force(folder, env):
     assert query(env, "SELECT count(*) FROM review_jobs WHERE paper_id IS NOT NULL") == [(len(PAPERS),)]
 
 
-def test_review_then_export_from_the_command_line(folder, env, tmp_path):
+def test_ctrl_c_then_review_and_export_from_the_command_line(folder, env, tmp_path):
     (folder / "broken.pdf").unlink()
-    for name in PAPERS[1:]:
+    for name in PAPERS[2:]:
         (folder / name).unlink()
     out = tmp_path / "notes"
-    done = run(env, "review", str(folder), "--export", str(out))
+    proc = subprocess.Popen(reader_cmd("review", str(folder), "--jobs", "1", "--export", str(out)),
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    deadline = time.monotonic() + 240
+    while not done_papers(env):
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert "Interrupted" in err and "run the same command again" in err
+    assert not out.exists(), "an interrupted run exports nothing"
+
+    done = run(env, "review", str(folder), "--jobs", "1", "--export", str(out))
     assert done.returncode == 0, done.stderr
-    assert "[1/1]" in done.stderr and "ETA" in done.stderr
+    assert "[1/1]" in done.stderr and "ETA" in done.stderr, "only the unfinished paper is redone"
     assert "Notes:" in done.stdout and str(out.resolve()) in done.stdout
     notes = sorted(p.name for p in out.glob("*.md"))
-    assert len(notes) == 2 and "index.md" in notes
+    assert len(notes) == 3 and "index.md" in notes
+    assert query(env, "SELECT count(*) FROM analyses") == [(4,)]
