@@ -109,7 +109,8 @@ def test_calibrate_reports_routes_and_accuracy_per_threshold(library, tmp_path):
     questions.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     out = invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6,0.95", "--json")
     assert out.exit_code == 0, out.output
-    report = json.loads(out.output)
+    report = json.loads(out.stdout)  # progress lines go to stderr
+    assert "threshold 0.6 [1/3] a1" in out.stderr
     by_t = {t["threshold"]: t for t in report["thresholds"]}
     assert by_t[0.6]["answer_accuracy"] == 1.0 and by_t[0.6]["refusal_accuracy"] == 1.0
     assert by_t[0.6]["routes"] == {"correct": 1, "ambiguous": 0, "incorrect": 1} | by_t[0.6]["routes"]
@@ -118,7 +119,7 @@ def test_calibrate_reports_routes_and_accuracy_per_threshold(library, tmp_path):
     assert by_t[0.6]["latency_p95_s"] >= by_t[0.6]["latency_p50_s"]
     text = invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6").output
     assert "answer acc" in text and "100%" in text
-    subset = json.loads(invoke("calibrate", "--questions", str(questions), "--ids", "n1", "--json").output)
+    subset = json.loads(invoke("calibrate", "--questions", str(questions), "--ids", "n1", "--json").stdout)
     assert [q["id"] for q in subset["thresholds"][0]["questions"]] == ["n1"]
     out = CliRunner().invoke(cli, ["calibrate", "--questions", str(questions), "--ids", "zz"])
     assert out.exit_code != 0 and "zz" in out.output
