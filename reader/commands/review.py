@@ -157,7 +157,8 @@ def review(app, paths, force, jobs, export_dir, quiet, as_json):
     else:
         _print_table(report)
         if exported is not None:
-            click.echo(f"Notes: {exported.out_dir.resolve()} ({len(exported.notes)} papers, "
+            count = len(exported.notes)
+            click.echo(f"Notes: {exported.out_dir.resolve()} ({count} paper{'s' * (count != 1)}, "
                        f"index: {exported.index.name if exported.index else 'none'})")
     for row in report.failed:
         click.echo(f"error: {row.source}: {row.error}", err=True)
@@ -224,7 +225,8 @@ def export(app, papers, export_all, out_dir, as_json):
             click.echo(str(path))
         if result.index is not None:
             click.echo(f"Index: {result.index}")
-        click.echo(f"{len(result.notes)} notes in {result.out_dir.resolve()}")
+        count = len(result.notes)
+        click.echo(f"{count} note{'s' * (count != 1)} in {result.out_dir.resolve()}")
     for paper_id, title in result.not_reviewed:
         if papers:
             click.echo(f"warning: {title} ({paper_id[:8]}): not reviewed yet, no note written", err=True)
