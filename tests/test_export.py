@@ -236,3 +236,16 @@ def test_export_command(db, tmp_path, reviewed):
 
 def test_generated_headings_sit_below_the_notes_own():
     assert escape_block("## Strengths\nGood.\n# Top\n### Deep") == "### Strengths\nGood.\n### Top\n#### Deep"
+
+
+def test_export_command_resolves_titles_and_rejects_unknown_papers(db, tmp_path, reviewed):
+    from click.testing import CliRunner
+
+    from reader.cli import cli
+
+    out = tmp_path / "by-title"
+    ok = CliRunner().invoke(cli, ["export", "sparse retrieval", "--out", str(out)])
+    assert ok.exit_code == 0, ok.output
+    assert (out / "sparse-retrieval-for-long-documents-abababab.md").is_file()
+    missing = CliRunner().invoke(cli, ["export", "no such paper", "--out", str(out)])
+    assert missing.exit_code == 1 and "no such paper" in missing.output

@@ -168,24 +168,6 @@ def review(app, paths, force, jobs, export_dir, quiet, as_json):
         sys.exit(1)
 
 
-def _resolve(session, ref: str):
-    try:
-        from reader.store.queries import resolve_paper
-    except ImportError:  # pragma: no cover - the lookup module lands separately
-        resolve_paper = None
-    if resolve_paper is not None:
-        return resolve_paper(session, ref)
-    from sqlalchemy import select
-
-    from reader.errors import PaperNotFound
-    from reader.store.tables import Paper
-
-    matches = session.scalars(select(Paper).where(Paper.id.startswith(ref.lower()))).all()
-    if len(matches) != 1:
-        raise PaperNotFound(f"{ref}: no single paper has this id; see `reader papers`")
-    return matches[0]
-
-
 @click.command("export")
 @click.argument("papers", nargs=-1)
 @click.option("--all", "export_all", is_flag=True, help="Every reviewed paper.")
@@ -207,13 +189,14 @@ def export(app, papers, export_all, out_dir, as_json):
       reader export "Attention is all" 3f2a9c --out notes/
     """
     from reader.export import export_notes
+    from reader.store.queries import resolve_paper
 
     if bool(papers) == export_all:
         raise ReaderError("name the papers to export, or use --all (not both)")
     paper_ids = None
     if papers:
         with app.db() as session:
-            paper_ids = [_resolve(session, ref).id for ref in papers]
+            paper_ids = [resolve_paper(session, ref).id for ref in papers]
     result = export_notes(app.db, paper_ids, out_dir)
     if papers and not result.notes:
         titles = "; ".join(title for _, title in result.not_reviewed)
