@@ -187,12 +187,13 @@ def _open(path: Path, data: bytes):
         doc.close()
         raise IngestError(path, "encrypted PDF (password protected); save an unencrypted copy and ingest that")
     truncated = b"%%EOF" not in data[-2048:]
+    repaired = doc.is_repaired
     if doc.page_count == 0:
         doc.close()
-        if truncated or doc.is_repaired:
+        if truncated or repaired:
             raise IngestError(path, "corrupt or truncated PDF; no pages could be recovered (re-download it)")
         raise IngestError(path, "the PDF has zero pages")
-    if truncated and doc.is_repaired:
+    if truncated and repaired:
         doc.close()
         raise IngestError(path, "truncated PDF: the file ends before %%EOF (re-download it)")
     return doc
