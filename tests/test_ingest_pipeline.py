@@ -278,3 +278,14 @@ def test_cli_ingest_errors_on_stderr(tmp_path, cli_env):
     result = run("ingest", str(empty))
     assert result.exit_code == 1
     assert result.stderr.strip() == f"error: {empty}: empty text file (nothing to read)"
+
+
+def test_cli_ingest_folder_with_progress(tmp_path, cli_env):
+    shutil.copy(SAMPLE, tmp_path / "a.pdf")
+    (tmp_path / "b.md").write_text("# Notes\n\nA few words on reading order.\n")
+    result = run("ingest", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    assert "ingested" in result.stdout and "a.pdf" in result.stdout and "b.md" in result.stdout
+    assert result.stdout.strip().splitlines()[-1] == "2 ingested, 0 unchanged, 0 failed"
+    quiet = run("ingest", "--quiet", str(tmp_path))
+    assert quiet.exit_code == 0 and quiet.stdout == ""
