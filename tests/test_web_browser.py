@@ -159,6 +159,15 @@ def test_upload_review_read_and_ask(served, page, tmp_path):
     shutil.copyfile(shot, SCREENSHOT_COPY)
     print(f"\npaper page screenshot: {shot} (copy: {SCREENSHOT_COPY})")
 
+    # A click pins the tooltip, so it stays when the pointer leaves; Escape closes it.
+    page.mouse.move(0, 0)
+    tip.wait_for(state="hidden")
+    flagged.click()
+    page.mouse.move(0, 0)
+    assert tip.is_visible()
+    page.keyboard.press("Escape")
+    tip.wait_for(state="hidden")
+
     # The toggle shows every sentence's verdict.
     supported = page.locator(".sent.verdict-supported").first
     before = supported.evaluate("e => getComputedStyle(e).backgroundColor")
@@ -185,6 +194,14 @@ def test_upload_review_read_and_ask(served, page, tmp_path):
     sources = page.locator("#sources li")
     assert sources.count() >= 1
     assert re.search(r"p\. \d+", sources.first.inner_text())
+
+    # The same question across the whole library.
+    page.select_option("#scope", "")
+    page.click("#ask-button")
+    page.wait_for_load_state()
+    page.locator("#answer").wait_for(timeout=60_000)
+    assert page.locator("#scope").input_value() == ""
+    assert page.locator("#route").inner_text() in ("correct", "ambiguous", "incorrect")
     assert page.dialogs == []
 
 
