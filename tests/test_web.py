@@ -367,3 +367,38 @@ def test_asking_an_empty_library_says_so_on_the_ask_page(client_for):
     response = client_for().post("/ask", data={"question": "What is measured?"})
     assert response.status_code == 400
     assert "the library is empty" in response.text and 'id="ask-form"' in response.text
+
+
+def test_reader_serve_listens_on_loopback_and_serves_pages(reader_env):
+    import os
+    import re
+    import subprocess
+    import sys
+    import urllib.request
+
+    env = {**os.environ, "READER_HOME": str(reader_env)}
+    proc = subprocess.Popen([sys.executable, "-m", "reader", "serve", "--port", "0"], env=env,
+                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    try:
+        line = proc.stderr.readline()
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        assert match, line
+        with urllib.request.urlopen(f"http://127.0.0.1:{match.group(1)}/library", timeout=10) as r:
+            assert r.status == 200 and "The library is empty" in r.read().decode()
+        request = urllib.request.Request(f"http://127.0.0.1:{match.group(1)}/library",
+                                         headers={"Host": "rebound.example"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=10)
+        assert refused.value.code == 400  # loopback serves loopback Host names only
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_reader_serve_refuses_a_public_address_without_the_flag(reader_env):
+    from click.testing import CliRunner
+
+    from reader.cli import cli
+
+    result = CliRunner().invoke(cli, ["serve", "--host", "0.0.0.0"])
+    assert result.exit_code != 0 and "--allow-remote" in result.output

@@ -62,6 +62,7 @@ def serve(app, host, port, allow_remote):
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
+        sock.listen(128)  # connections wait in the backlog until the app is up
     except OSError as exc:
         raise ConfigError(f"cannot listen on {host}:{port} ({exc.strerror}); "
                           f"pick another --port") from None
