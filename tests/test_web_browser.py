@@ -194,6 +194,7 @@ def test_upload_review_read_and_ask(served, page, tmp_path):
     sources = page.locator("#sources li")
     assert sources.count() >= 1
     assert re.search(r"p\. \d+", sources.first.inner_text())
+    page.screenshot(path=str(tmp_path / "ask_page.png"), full_page=True)
 
     # The same question across the whole library.
     page.select_option("#scope", "")
