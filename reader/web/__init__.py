@@ -1,0 +1,1 @@
+"""The web page: `create_app(ctx)` in reader.web.app; served by `reader serve`."""

@@ -62,7 +62,8 @@ def content_disposition(file_name: str) -> str:
 
 def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> FastAPI:
     """The ASGI app over `ctx`. `review(pdf_path, ctx, on_progress) -> paper_id` runs an
-    upload's review (default: reader.review's per-paper review)."""
+    upload's review (default: services.review_upload, i.e. reader.review.run_review with the
+    stages `reader review` uses). `allowed_hosts` restricts the Host header (loopback serving)."""
     settings = ctx.settings
     limit_mb = settings.upload_limit_mb
     limit_bytes = limit_mb * 1024 * 1024
