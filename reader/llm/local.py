@@ -134,7 +134,10 @@ class LocalLLM:
             server = _servers.get(key)
             if server is None:
                 raise LLMError("the embedded model was released (the process is exiting)")
-            return server.handle_chat_completions(request)
+            try:
+                return server.handle_chat_completions(request)
+            except Exception as exc:  # llama.cpp errors surface as RuntimeError/ValueError
+                raise LLMError(f"the embedded model failed: {exc}") from exc
 
 
 def _completion_from(reply: dict, latency: float, model: str) -> Completion:
