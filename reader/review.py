@@ -140,8 +140,18 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _process_start(pid: int) -> str | None:
+    """The kernel's start time of a process (with the pid, it names the process uniquely)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[-1].split()
+    except OSError:
+        return None
+    return None if fields[0] == "Z" else fields[19]  # a zombie is dead for our purpose
+
+
 def _owner() -> dict:
-    return {"pid": os.getpid(), "host": socket.gethostname()}
+    return {"pid": os.getpid(), "host": socket.gethostname(), "start": _process_start(os.getpid())}
 
 
 def _owner_alive(summary: dict) -> bool:
@@ -153,11 +163,11 @@ def _owner_alive(summary: dict) -> bool:
         os.kill(int(pid), 0)
     except (OSError, ValueError):
         return False
-    try:  # a killed child not yet reaped by its parent is a zombie: dead for our purpose
-        with open(f"/proc/{int(pid)}/stat") as fh:
-            return fh.read().rsplit(")", 1)[-1].split()[0] != "Z"
-    except OSError:
+    if not os.path.isdir("/proc"):
         return True
+    start = _process_start(int(pid))
+    # A recycled pid belongs to another process: its start time differs.
+    return start is not None and summary.get("start") in (None, start)
 
 
 def find_job(session: Session, source: Path, sha256: str | None) -> ReviewJob | None:

@@ -323,3 +323,9 @@ def test_a_job_held_by_a_live_run_is_left_alone(db, tmp_path):
     report = run_review([a], db=db, ingest=world.ingest, read_paper=world.read_paper)
     assert report.papers[0].status == "busy" and "another run" in report.papers[0].error
     assert world.read == [] and job_rows(db)[0]["status"] == "running"
+
+    with transaction(db) as s:  # the same pid, recycled by a process that started at another time
+        job = s.scalars(select(ReviewJob)).one()
+        job.summary = {**job.summary, "start": "1"}
+    report = run_review([a], db=db, ingest=world.ingest, read_paper=world.read_paper)
+    assert report.papers[0].status == "reviewed" and world.read == ["a"]
