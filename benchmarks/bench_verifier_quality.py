@@ -69,6 +69,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=30, help="items per label per dataset (0 = all)")
     parser.add_argument("--guards-only", action="store_true", help="skip the model (all items, fast)")
+    parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: all cores)")
     args = parser.parse_args()
 
     llm = None
@@ -76,7 +77,7 @@ def main() -> None:
         from reader.config import load_settings
         from reader.llm.local import LocalLLM
 
-        llm = LocalLLM(load_settings().models_dir)
+        llm = LocalLLM(load_settings().models_dir, n_threads=args.threads)
         print(f"loading the embedded model: {llm.load():.1f} s", flush=True)
 
     print(f"{'dataset':<12} {'n':>4} {'method':<10} {'bal.acc':>8} {'recall unsup':>13} {'recall sup':>11}")
@@ -87,7 +88,9 @@ def main() -> None:
         results = {"guards": guard_flags}
         if llm is not None:
             llm_flags, unanswered, seconds, tokens = [], 0, 0.0, 0
-            for claim, evidence, _ in items:
+            for done, (claim, evidence, _) in enumerate(items, 1):
+                if done % 10 == 0:
+                    print(f"  {name}: {done}/{len(items)} …", file=sys.stderr, flush=True)
                 prompt = build_prompt([claim], [EvidenceRef(None, 1, 1, evidence)])
                 start = time.perf_counter()
                 completion = llm.complete(user(prompt), temperature=0.0, max_tokens=24, stage="verify")
