@@ -71,7 +71,7 @@ def passage_of(prompt: str) -> str:
 
 
 def role_of(prompt: str) -> str:
-    if prompt.startswith("You grade whether"):
+    if prompt.startswith("Passage from a research paper"):
         return "grade"
     if "alternative search queries" in prompt:
         return "rewrite"

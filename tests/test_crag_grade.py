@@ -51,6 +51,21 @@ def test_words_decide_without_a_score(reply, score):
     assert ambiguous is False
 
 
+@pytest.mark.parametrize("reply, score, reasoning", [
+    ("YES\nThe passage lists SIF, SciBERT and Sent-BERT.", RELEVANT_SCORE, "The passage lists SIF, SciBERT and Sent-BERT"),
+    ("Yes, it names the baselines.", RELEVANT_SCORE, "it names the baselines"),
+    ("**NO**\nIt is about dialogue systems.", IRRELEVANT_SCORE, "It is about dialogue systems"),
+    ("NO", IRRELEVANT_SCORE, "NO"),
+    ("no.", IRRELEVANT_SCORE, "NO"),
+    ("NO\nScore: 0.7", 0.7, ""),  # an explicit score still wins
+    ("Not sure; nothing relevant", RELEVANT_SCORE, "Not sure; nothing relevant"),  # "Not" is not "No"
+])
+def test_the_yes_no_verdict_the_prompt_asks_for(reply, score, reasoning):
+    parsed, ambiguous, why = parse_grade(reply)
+    assert parsed == score and ambiguous is False
+    assert why == reasoning
+
+
 @pytest.mark.parametrize("reply", [
     "", "   ", "I cannot tell.", "banana", "Score: high", "Score: -", "Score: 500",
     "The passage discusses 2019 results.",

@@ -134,7 +134,7 @@ def test_sentinel_language_and_recognition():
 
 
 def test_every_crag_prompt_renders():
-    assert "Score:" in render("grade", question="q", passage="p")
+    assert "YES or NO" in render("grade", question="q", passage="p")
     assert "3 alternative" in render("rewrite_queries", question="q", why_missed="w", n=3)
     assert "[2] b" in render("refine", question="q", sentences=["a", "b"])
     text = render("answer", question="q", not_found=NOT_FOUND, language="Write in English.", max_sentences=4,

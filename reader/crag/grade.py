@@ -1,8 +1,9 @@
 """Grade each retrieved chunk for relevance to the question, concurrently.
 
-The grader is asked for `Score: <0-1>` and a one-line reason, but small
-models answer in many shapes, so parsing is lenient (see `parse_grade`).
-An explicit score always wins; otherwise the words decide; anything else is
+The grader is asked for YES/NO and a one-line reason, but models answer in
+many shapes, so parsing is lenient (see `parse_grade`). An explicit score
+always wins (`Score: 0.75`, `7/10`, `8` on a 1-10 scale); otherwise a leading
+YES/NO (0.8/0.2) or the words "relevant"/"irrelevant" decide; anything else is
 0.4 and marked ambiguous — deliberately below the 0.6 threshold, so an
 unreadable grade never lets a chunk into the answer on its own.
 """
@@ -38,6 +39,9 @@ _IRRELEVANT = re.compile(
     re.IGNORECASE,
 )
 _RELEVANT = re.compile(r"\brelevant\b|相关", re.IGNORECASE)
+# The prompt asks for YES/NO first: the embedded 1.5B model answered "Score: 0.5" to every
+# passage when asked for a score, but tells relevant from unrelated passages with YES/NO.
+_VERDICT_WORD = re.compile(r"^\W*(yes|no)\b\W*", re.IGNORECASE)
 _REASON_LABEL = re.compile(r"^\s*[-*]?\s*\**\s*(?:reason(?:ing)?|because|理由|原因)\s*\**\s*[:：]\s*",
                            re.IGNORECASE)
 
@@ -91,6 +95,7 @@ def _reasoning(text: str) -> str:
         if _REASON_LABEL.match(line):
             return _REASON_LABEL.sub("", line)[:MAX_REASON_CHARS]
     for line in lines:
+        line = _VERDICT_WORD.sub("", line)
         rest = _LEADING_SCORE_TEXT.sub("", _SCORE_LABEL.sub("", line)).strip(" *:-–—.,")
         if rest:
             return rest[:MAX_REASON_CHARS]
@@ -103,6 +108,11 @@ def parse_grade(text: str) -> tuple[float, bool, str]:
     score = _explicit_score(text)
     if score is not None:
         return score, False, reasoning
+    first_line = next((line for line in text.splitlines() if line.strip()), "")
+    verdict = _VERDICT_WORD.match(first_line)
+    if verdict:
+        score = RELEVANT_SCORE if verdict.group(1).lower() == "yes" else IRRELEVANT_SCORE
+        return score, False, reasoning or verdict.group(1).upper()
     if _IRRELEVANT.search(text):
         return IRRELEVANT_SCORE, False, reasoning
     if _RELEVANT.search(text):
