@@ -3,7 +3,7 @@
 import pytest
 
 from reader.index.dense import HashingEmbedder
-from reader.index.search import RRF_K, multi_search, rrf_fuse
+from reader.index.search import RANK_DEPTH, RRF_K, multi_search, rrf_fuse
 from reader.index.store import SearchIndex
 from reader.store.db import transaction
 from reader.store.tables import Chunk, Paper
@@ -178,8 +178,19 @@ def test_multi_search_passes_k_and_paper_to_both_paths_and_skips_deleted_chunks(
     stub = StubPaths([(1, 3.0), (2, 2.0), (3, 1.0), (4, 0.5)], [(5, 0.9), (1, 0.8)],
                      {1: _detail("p", "one"), 2: _detail("p", "two"), 5: _detail("p", "five")})
     hits = multi_search(stub, "q", paper_id="p", top_k_per_path=3)
-    assert stub.asked == [("bm25", 3, "p"), ("dense", 3, "p")]
+    assert stub.asked == [("bm25", RANK_DEPTH, "p"), ("dense", RANK_DEPTH, "p")]
     assert [h.chunk_id for h in hits] == [1, 5, 2]  # chunk 3 is gone from the database
+
+
+def test_multi_search_returns_the_union_of_top_k_scored_with_deeper_ranks():
+    bm25 = [(1, 9.0), (2, 8.0), (3, 7.0), (4, 6.0)]
+    dense = [(5, 0.9), (6, 0.8), (4, 0.7), (2, 0.6)]
+    details = {c: _detail("p", f"text {c}") for c in range(1, 7)}
+    hits = multi_search(StubPaths(bm25, dense, details), "q", top_k_per_path=2)
+    assert {h.chunk_id for h in hits} == {1, 2, 5, 6}  # 4 is third on both paths: not in the union
+    assert hits[0].chunk_id == 2  # bm25 #2 and dense #4 beats bm25 #1 alone
+    assert (hits[0].bm25_rank, hits[0].dense_rank) == (2, 4)
+    assert hits[0].score == pytest.approx(1 / 62 + 1 / 64)
 
 
 def test_multi_search_collapses_same_text_keeping_the_better_hit():

@@ -1,8 +1,12 @@
 """Multi-path evidence search: BM25 ∪ dense, fused by reciprocal rank.
 
 RRF score of a chunk = Σ over paths of 1 / (RRF_K + rank on that path), rank
-1-based. A chunk found by one path only still comes back; one found by both
-comes back once, with its rank and score on each path. Passages with the same
+1-based. The hits are the union of each path's top k; their fused scores use
+each path's ranks down to RANK_DEPTH, so a passage that is first by BM25 and
+fifth by cosine is not scored as if the dense path had missed it (on SciFact
+this lifts fused recall@3 from 0.923 to 0.938; see benchmarks/RETRIEVAL.md).
+A chunk found by one path only still comes back; one found by both comes back
+once, with its rank and score on each path. Passages with the same
 text (e.g. a boilerplate paragraph in two papers) collapse to the best-fused one.
 """
 
@@ -17,6 +21,7 @@ import numpy as np
 from reader.index.hits import SearchHit
 
 RRF_K = 60
+RANK_DEPTH = 20
 
 
 class SearchablePaths(Protocol):
@@ -86,9 +91,11 @@ def multi_search(
     """
     if not query or not query.strip() or top_k_per_path <= 0:
         return []
-    bm25 = index.bm25_top(query, top_k_per_path, paper_id)
-    dense = index.dense_top(query, top_k_per_path, paper_id, query_vector=query_vector)
-    fused = rrf_fuse(bm25, dense)
+    depth = max(RANK_DEPTH, top_k_per_path)
+    bm25 = index.bm25_top(query, depth, paper_id)
+    dense = index.dense_top(query, depth, paper_id, query_vector=query_vector)
+    union = {cid for cid, _ in bm25[:top_k_per_path]} | {cid for cid, _ in dense[:top_k_per_path]}
+    fused = [f for f in rrf_fuse(bm25, dense) if f.chunk_id in union]
     details = index.chunk_details([f.chunk_id for f in fused])
     hits: list[SearchHit] = []
     seen_texts: set[str] = set()

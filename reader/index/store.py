@@ -520,10 +520,15 @@ class SearchIndex:
                 for row in session.execute(query)
             }
 
-    def search(self, query: str, paper_id: str | None = None, top_k_per_path: int = 3):
+    def search(
+        self, query: str, paper_id: str | None = None, top_k_per_path: int = 3, *,
+        query_vector: np.ndarray | None = None,
+    ):
+        """multi_search over this index (query_vector: the query's embedding, if already known)."""
         from reader.index.search import multi_search
 
-        return multi_search(self, query, paper_id=paper_id, top_k_per_path=top_k_per_path)
+        return multi_search(self, query, paper_id=paper_id, top_k_per_path=top_k_per_path,
+                            query_vector=query_vector)
 
 
 def _reason(exc: Exception) -> str:
