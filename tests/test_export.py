@@ -249,3 +249,14 @@ def test_export_command_resolves_titles_and_rejects_unknown_papers(db, tmp_path,
     assert (out / "sparse-retrieval-for-long-documents-abababab.md").is_file()
     missing = CliRunner().invoke(cli, ["export", "no such paper", "--out", str(out)])
     assert missing.exit_code == 1 and "no such paper" in missing.output
+
+
+def test_split_marked_handles_adjacent_and_repeated_flags():
+    from reader.export.markdown import Flag, split_marked
+
+    a, b = "Claim A is made up.", "Claim B is made up too."
+    text = f"## Strengths\n[待验证] {a} [待验证] {b} Fine sentence.\n\nFine again. {a}\n\n[待验证] 未知的说法。后面的句子。"
+    blocks = split_marked(text, [Flag(sentence=a), Flag(sentence=b)])
+    kinds = [("flag:" + blk.flag.sentence) if blk.flag else blk.text for blk in blocks]
+    assert kinds == ["## Strengths", f"flag:{a}", f"flag:{b}", "Fine sentence.",
+                     f"Fine again. {a}", "flag:未知的说法。", "后面的句子。"]
