@@ -13,6 +13,9 @@ abstract):
 - names: acronyms and named methods, datasets and baselines, i.e. tokens with
   two capitals or letters mixed with digits ("BERT", "NEXUS", "RoBERTa", "T5").
   Hyphenated names are found whole or by their name-like parts ("BERT-large").
+  An acronym the sentence defines ("dendritic cells (DCs)") is found when its
+  expansion is in the paper. A name shortly after a negation ("does not
+  compare with XLNet") is not checked: a critique may name what is missing.
 - citation markers: "[12]", "[3, 5-7]", "(Smith et al., 2020)",
   "Smith and Jones (2019)": numbers must appear as markers in the paper, and an
   author-year citation needs the surname with the year close by.
@@ -37,7 +40,6 @@ _AUTHOR_YEAR = re.compile(
     r"(?P<name>[A-Z][A-Za-z'’\-]+)(?:\s+(?:et\s+al\.?|and\s+[A-Z][A-Za-z'’\-]+|&\s+[A-Z][A-Za-z'’\-]+))?"
     r",?\s*\(?(?P<year>(?:19|20)\d\d)[a-z]?\)?"
 )
-_PAREN = re.compile(r"\(([^()]*)\)")
 _WORD = re.compile(r"[A-Za-z0-9]+")
 
 # Generic acronyms a critique may use without the paper having to contain them.
