@@ -198,3 +198,20 @@ def test_multi_search_collapses_same_text_keeping_the_better_hit():
                      {1: _detail("p", "Same  text."), 2: _detail("q", "same text.")})
     hits = multi_search(stub, "q")
     assert [h.chunk_id for h in hits] == [2]
+
+
+def test_large_matrix_half_precision_scan_gives_the_exact_top_k():
+    import numpy as np
+
+    from reader.index.dense import HALF_PRECISION_FROM, DenseMatrix, cosine_top
+
+    rng = np.random.default_rng(1)
+    vectors = rng.standard_normal((HALF_PRECISION_FROM + 100, 32)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    query = vectors[123] + 0.05 * vectors[456]
+    fast = DenseMatrix(vectors).top(query, 5)
+    exact = cosine_top(vectors, query, 5)
+    assert [r for r, _ in fast] == [r for r, _ in exact] and fast[0][0] == 123
+    assert [s for _, s in fast] == pytest.approx([s for _, s in exact], abs=1e-6)
+    rows = np.arange(100, 200)
+    assert DenseMatrix(vectors).top(query, 2, rows)[0][0] == 123

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from reader.index.bm25 import BM25Path, TokenTable
-from reader.index.dense import Embedder, cosine_top, embedder_name, encode_with_progress
+from reader.index.dense import DenseMatrix, Embedder, embedder_name, encode_with_progress
 
 FORMAT_VERSION = 1
 CURRENT = "CURRENT"
@@ -282,6 +282,7 @@ class SearchIndex:
         self._generation: str | None = None
         self._data: IndexData | None = None
         self._bm25: BM25Path | None = None
+        self._dense: DenseMatrix | None = None
 
     @classmethod
     def open(cls, settings, db, *, quiet: bool | None = None) -> SearchIndex:
@@ -498,7 +499,11 @@ class SearchIndex:
             return []
         if query_vector is None:
             query_vector = self.embed_query(query)
-        return [(int(data.chunk_ids[r]), s) for r, s in cosine_top(data.vectors, query_vector, k, rows)]
+        with self._lock:
+            if self._dense is None or self._dense.vectors is not data.vectors:
+                self._dense = DenseMatrix(data.vectors)
+            dense = self._dense
+        return [(int(data.chunk_ids[r]), s) for r, s in dense.top(query_vector, k, rows)]
 
     def chunk_details(self, chunk_ids: list[int]) -> dict[int, dict]:
         """id -> {paper_id, text, section, page_start, page_end} from the database, one query."""
