@@ -46,7 +46,7 @@ def critical_path(result, workers: int, latency: float) -> float:
         by_origin[grade["origin"]] = by_origin.get(grade["origin"], 0) + 1
     waves = [math.ceil(n / workers) for n in by_origin.values()]  # retrieval, rewrite, collection
     waves.append(1 if result.rewrites else 0)
-    refine_calls = sum(1 for s in result.sources if s.refine_note.startswith(("kept sentences", "unread")))
+    refine_calls = sum(1 for s in result.sources if s.refine_note.startswith(("kept sentences", "unread", "refiner said")))
     waves.append(math.ceil(refine_calls / workers) if refine_calls else 0)
     waves.append(0 if result.not_found else 1)  # answer
     waves.append(0 if result.not_found else 1)  # check: the answer's sentences fit one batch

@@ -140,3 +140,13 @@ def test_every_crag_prompt_renders():
     text = render("answer", question="q", not_found=NOT_FOUND, language="Write in English.", max_sentences=4,
                   evidence=[{"label": "T, p. 3", "external": True, "score": 0.8, "reasoning": "r", "text": "t"}])
     assert NOT_FOUND in text and "[1] T, p. 3" in text and "external" in text
+
+
+def test_refine_falls_back_to_question_terms_when_the_refiner_says_none_to_a_graded_chunk():
+    text = "Section 5 describes the setup. We compare with two baselines, SIF and Citeomatic. Training is slow."
+    kept = refine_all("Which baselines does SPECTER compare against?", [Candidate("chunk:1", text, "p", 1)],
+                      ScriptedLLM().enqueue("none"))
+    assert kept[0].refined == "We compare with two baselines, SIF and Citeomatic."
+    assert kept[0].refine_note.startswith("refiner said none")
+    nothing = refine_all("Which GPU was used?", [Candidate("chunk:1", text, "p", 1)], ScriptedLLM().enqueue("none"))
+    assert nothing == []  # the refiner and the question terms agree: dropped

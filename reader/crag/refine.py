@@ -6,6 +6,12 @@ whitespace runs collapsed, as PDF text breaks lines mid-sentence). A chunk
 where no sentence survives is dropped. When the reply has no usable numbers
 (or the call fails) the chunk is kept whole: it already passed the grader,
 and dropping evidence because of a formatting slip would be worse.
+
+When the model answers "none" for a chunk the grader judged relevant, the two
+disagree; then the sentences that share a content word with the question are
+kept (still verbatim), and the chunk is dropped only if there are none. The
+embedded 1.5B model answered "none" for the one passage that listed the
+baselines asked about, which made the whole answer "not found".
 """
 
 from __future__ import annotations
@@ -41,6 +47,26 @@ def parse_selection(text: str, n_sentences: int) -> list[int] | None:
     return None
 
 
+_QUESTION_WORDS = frozenset(
+    "which what how when where who whom whose why doe does do did against paper papers "
+    "author authors use used using we they their this that".split()
+)
+
+
+def question_terms(question: str) -> set[str]:
+    from reader.index.tokenize import tokenize
+
+    return {t for t in tokenize(question) if len(t) >= 3 and t not in _QUESTION_WORDS}
+
+
+def lexical_selection(question: str, sentences: Sequence[str]) -> list[int]:
+    """1-based numbers of the sentences sharing a content word (stemmed) with the question."""
+    from reader.index.tokenize import tokenize
+
+    terms = question_terms(question)
+    return [n for n, sentence in enumerate(sentences, 1) if terms & set(tokenize(sentence))]
+
+
 def join_selected(sentences: Sequence[str], numbers: Sequence[int]) -> str:
     parts: list[str] = []
     previous = None
@@ -71,10 +97,14 @@ def refine_one(question: str, candidate: Candidate, llm: LLM) -> Candidate | Non
     if numbers is None:
         candidate.refined, candidate.refine_note = text, "unreadable selection, kept whole"
         return candidate
+    note = f"kept sentences {numbers} of {len(sentences)}"
     if not numbers:
-        return None
+        numbers = lexical_selection(question, sentences)
+        if not numbers:
+            return None
+        note = f"refiner said none; kept sentences {numbers} of {len(sentences)} sharing question terms"
     candidate.refined = join_selected(sentences, numbers)
-    candidate.refine_note = f"kept sentences {numbers} of {len(sentences)}"
+    candidate.refine_note = note
     return candidate
 
 
