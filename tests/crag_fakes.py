@@ -77,7 +77,7 @@ def role_of(prompt: str) -> str:
         return "rewrite"
     if "Which sentences help answer the question?" in prompt:
         return "refine"
-    if prompt.startswith("Answer the question using only"):
+    if prompt.startswith("Evidence from research papers"):
         return "answer"
     return "other"
 

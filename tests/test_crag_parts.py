@@ -138,8 +138,10 @@ def test_every_crag_prompt_renders():
     assert "3 alternative" in render("rewrite_queries", question="q", why_missed="w", n=3)
     assert "[2] b" in render("refine", question="q", sentences=["a", "b"])
     text = render("answer", question="q", not_found=NOT_FOUND, language="Write in English.", max_sentences=4,
+                  from_elsewhere=True,
                   evidence=[{"label": "T, p. 3", "external": True, "score": 0.8, "reasoning": "r", "text": "t"}])
     assert NOT_FOUND in text and "[1] T, p. 3" in text and "external" in text
+    assert "another paper or an external source" in text
 
 
 def test_refine_falls_back_to_question_terms_when_the_refiner_says_none_to_a_graded_chunk():

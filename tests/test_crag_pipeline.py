@@ -60,6 +60,7 @@ def test_incorrect_route_falls_back_to_the_rest_of_the_collection_and_says_so():
     assert "another paper" in source.source_label and "Wheat Metabolomics" in source.source_label
     answer_prompt = next(c["prompt"] for c in llm.history if c["stage"] == "crag-answer")
     assert "from another paper in the library" in answer_prompt
+    assert "Say which evidence comes from another paper" in answer_prompt
     assert result.as_json()["sources"][0]["paper_id"] == PAPER_B
 
 

@@ -79,8 +79,9 @@ def generate_answer(
     ]
     language = ("Write in Chinese (简体中文)." if question_language(question) == "zh"
                 else "Write in English.")
+    from_elsewhere = any(c.external or (paper_id is not None and c.paper_id != paper_id) for c in chosen)
     prompt = render("answer", question=question, evidence=items, not_found=sentinel,
-                    language=language, max_sentences=max_sentences)
+                    language=language, max_sentences=max_sentences, from_elsewhere=from_elsewhere)
     completion = llm.complete(user(prompt), temperature=0.1, max_tokens=400,
                               stage="crag-answer", paper_id=paper_id)
     text = completion.text.strip()
