@@ -42,9 +42,9 @@ SAMPLES: dict[str, list[dict]] = {
     "answer": [
         {"question": "What BLEU does the big model reach?", "evidence": EVIDENCE_ITEMS,
          "not_found": "NOT FOUND IN THE PAPERS", "language": language_instruction("en"),
-         "max_sentences": 5},
+         "max_sentences": 5, "from_elsewhere": True},
         {"question": "准确率是多少？", "evidence": [], "not_found": "NOT FOUND IN THE PAPERS",
-         "language": language_instruction("zh"), "max_sentences": 3},
+         "language": language_instruction("zh"), "max_sentences": 3, "from_elsewhere": False},
     ],
     "critique": [
         _analysis("Attention Is All You Need", PAPER_EN, "en"),
@@ -90,7 +90,8 @@ def test_template_renders_with_samples(name):
     declared = meta.find_undeclared_variables(environment().parse(source))
     for variables in SAMPLES.get(name, []):
         assert set(variables) == declared, (
-            f"prompts/{name}.j2 uses {sorted(declared)}; the sample gives {sorted(variables)}")
+            f"prompts/{name}.j2 uses {sorted(declared)}; the sample gives {sorted(variables)}: "
+            "update SAMPLES in tests/test_prompts.py")
         text = render(name, **variables)
         assert text.strip()
         assert "{{" not in text and "{%" not in text
