@@ -11,6 +11,7 @@ from reader.errors import ConfigError
 from reader.llm.base import user
 from reader.llm.dryrun import MODEL_NAME, DryRunLLM, dry_run_answer
 from reader.prompts import render
+from test_prompts import SAMPLES  # current variable names of every template
 
 PAPER = (
     "We introduce SPARTA, a sparse retriever for long scientific documents. "
@@ -43,12 +44,21 @@ def test_generation_is_built_from_the_papers_sentences_and_is_deterministic():
 
 def test_crag_prompts_get_their_shapes():
     graded = dry_run_answer(render("grade", question="What recall does SPARTA reach?", passage=PAPER))
-    assert re.match(r"Score: (0|1)\.\d\d\nReason: ", graded)
+    assert re.match(r"YES\n\d+% of the question's terms", graded)
+    unrelated = dry_run_answer(render("grade", question="Which wheat cultivars were grown?", passage=PAPER))
+    assert unrelated.startswith("NO\n")
     queries = dry_run_answer(render("rewrite_queries", question="SPARTA recall", why_missed="none", n=3))
     assert len(queries.splitlines()) == 3
     chosen = dry_run_answer(render("refine", question="What recall does SPARTA reach on LongDocs?",
                                    sentences=["Unrelated words about cooking.", PAPER.split(". ")[1]]))
     assert chosen == "2"
+    evidence = [{"label": "SPARTA p. 3", "external": False, "score": 0.9, "reasoning": "states it",
+                 "text": PAPER}]
+    base = {**SAMPLES["answer"][0], "evidence": evidence, "not_found": "NOT FOUND"}
+    answered = dry_run_answer(render("answer", **{**base, "question": "What recall does SPARTA reach on LongDocs?"}))
+    assert answered == "On the LongDocs benchmark SPARTA reaches a recall of 81.2% at ten passages. [1]"
+    refused = dry_run_answer(render("answer", **{**base, "question": "Which wheat cultivars grew best?"}))
+    assert refused == "NOT FOUND"
 
 
 def test_the_setting_selects_it_with_latency_and_a_concurrency_bound(reader_env, monkeypatch):

@@ -7,9 +7,9 @@ from the prompt alone — no model, no network:
 
 - verify prompts (`[n] YES` / `[n] NO`): YES when most of the claim's words
   occur in the evidence shown, else NO — a crude but honest lexical check;
-- CRAG grading (`Score: x` + reason), sentence selection (numbers), query
+- CRAG grading (YES/NO + reason), sentence selection (numbers), query
   rewriting (one query per line) and answers (the best-overlapping evidence
-  sentence, cited) by the same word overlap;
+  sentence, cited, or the prompt's not-found sentinel) by the same word overlap;
 - regeneration: the previous draft without the sentences listed as unsupported;
 - anything else (critique, synthesis): the prompt's headings, each with
   sentences of the paper text inside the prompt, chosen deterministically.
@@ -83,22 +83,34 @@ def answer_verify(prompt: str) -> str:
     return "\n".join(lines)
 
 
+def _question(prompt: str) -> str:
+    match = re.search(r"^Question: (.*)$", prompt, re.M)
+    return match.group(1).strip() if match else ""
+
+
+def _quoted(prompt: str) -> list[str]:
+    return re.findall(r'"""\n(.*?)\n"""', prompt, re.S)
+
+
 def answer_grade(prompt: str) -> str:
-    question = _between(prompt, "Question:", "Passage:").strip()
-    passage = _between(prompt, "Passage:", "Give a relevance score")
-    score = min(1.0, overlap(question, passage) * 1.25)
-    return f"Score: {score:.2f}\nReason: {round(score * 100)}% of the question's terms occur in the passage."
+    """YES/NO on the first line (or `Score: x`, for a prompt that asks for one), then a reason."""
+    question, passages = _question(prompt), _quoted(prompt)
+    share = overlap(question, passages[0] if passages else "")
+    reason = f"{round(share * 100)}% of the question's terms occur in the passage."
+    if "Score:" in prompt and "YES or NO" not in prompt:
+        return f"Score: {min(1.0, share * 1.25):.2f}\nReason: {reason}"
+    return f"{'YES' if share >= 0.5 else 'NO'}\n{reason}"
 
 
 def answer_refine(prompt: str) -> str:
-    question = _between(prompt, "Question:", "Numbered sentences").strip()
+    question = _question(prompt)
     sentences = _numbered(_between(prompt, "Numbered sentences", "Which sentences"))
     keep = [str(n) for n, s in sentences if overlap(question, s) >= 0.3]
     return ", ".join(keep) if keep else "none"
 
 
 def answer_rewrite(prompt: str) -> str:
-    question = _between(prompt, "Question:", "\n").strip()
+    question = _question(prompt)
     match = re.search(r"Write (\d+) alternative", prompt)
     n = int(match.group(1)) if match else 3
     terms = sorted(words(question), key=lambda w: (-len(w), w))
@@ -107,10 +119,11 @@ def answer_rewrite(prompt: str) -> str:
 
 
 def answer_question(prompt: str) -> str:
-    question = _between(prompt, "Question:", "\n").strip()
+    """The evidence sentence that best matches the question, cited; else the not-found sentinel."""
+    question = _question(prompt)
     sentinel = re.search(r"reply exactly: (.+)$", prompt, re.M)
     best, best_score = "", 0.0
-    for number, block in enumerate(re.findall(r'"""\n(.*?)\n"""', prompt, re.S), start=1):
+    for number, block in enumerate(_quoted(prompt), start=1):
         for sentence in _sentences(block):
             score = overlap(question, sentence)
             if score > best_score:
@@ -177,13 +190,13 @@ def answer_generate(prompt: str, per_heading: int = 2) -> str:
 def dry_run_answer(prompt: str) -> str:
     if "Answer one line per claim" in prompt and "Claims:" in prompt:
         return answer_verify(prompt)
-    if "Score:" in prompt and "Passage:" in prompt:
+    if "Passage" in prompt and ("Reply YES or NO" in prompt or "Score:" in prompt):
         return answer_grade(prompt)
     if "Numbered sentences" in prompt and "Reply with their numbers" in prompt:
         return answer_refine(prompt)
     if "alternative search queries" in prompt:
         return answer_rewrite(prompt)
-    if "Answer the question using only the numbered evidence" in prompt:
+    if re.search(r"Answer the question .*using only the (numbered )?evidence", prompt):
         return answer_question(prompt)
     if "had no support in the paper last time" in prompt and "Previous draft:" in prompt:
         return answer_regenerate(prompt)
