@@ -78,6 +78,10 @@ def main() -> None:
     from reader.llm.local import LocalLLM
     from reader.llm.model_file import ensure_model_file
 
+    import os
+
+    print(f"load average      {' '.join(f'{x:.1f}' for x in os.getloadavg())} "
+          f"on {os.cpu_count()} cores (other processes slow every figure below)")
     settings = load_settings()
     start = time.perf_counter()
     path = ensure_model_file(settings.models_dir)
@@ -96,6 +100,7 @@ def main() -> None:
     print(f"verify call       {seconds:.2f} s for 4 claims + evidence "
           f"({out.prompt_tokens} prompt, {out.completion_tokens} generated tokens): "
           f"{out.text.replace(chr(10), ' | ')}")
+    print(f"load average      {os.getloadavg()[0]:.1f} at the end")
     print(f"resident memory   {rss_mb():.0f} MB (process; {rss_mb() - rss_before:.0f} MB for the model)")
 
     if not args.no_baseline and args.threads != 1:
