@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session
 
 from reader.audit.guards import PaperFacts
 from reader.audit.loop import LoopResult, audit_loop, audit_text
+from reader.audit.split import sentence_spans
 from reader.errors import PaperNotFound, ReaderError
 from reader.llm.base import Completion, estimate_tokens, user
 from reader.prompts import language_instruction, render
@@ -215,6 +216,18 @@ def build_context(material: PaperMaterial, token_budget: int) -> PaperContext:
     return PaperContext(text, included, left_out, estimate_tokens(text))
 
 
+def remove_sentences(text: str, sentences: list[str]) -> str:
+    """`text` without every occurrence of the given sentences (for the rewrite prompt)."""
+    unwanted = set(sentences)
+    out, last = [], 0
+    for start, end in sentence_spans(text):
+        if text[start:end] in unwanted:
+            out.append(text[last:start].rstrip(" "))
+            last = end
+    out.append(text[last:])
+    return re.sub(r"[ \t]+\n|\n[ \t]+", "\n", "".join(out)).strip()
+
+
 def _shown(left_out: list[str], limit: int = 12) -> list[str]:
     """What the prompt names as left out: whole sections first, at most `limit`."""
     whole = [t for t in left_out if not t.endswith("(partly)")]
@@ -366,6 +379,8 @@ def deep_read(
         kind_started = time.perf_counter()
 
         def gen(flagged, previous):
+            # A small model copies what it is shown: show the draft without the unsupported sentences.
+            previous = remove_sentences(previous, flagged) if previous else previous
             label = f"regenerating ({len(flagged)} unsupported sentences)" if flagged else "generating"
             progress(f"{kind}: {label}")
             return generate(kind, generator, material, context, flagged=flagged, previous=previous,

@@ -206,3 +206,17 @@ def test_caption_chunks_are_not_repeated_as_sections(db):
         material = load_material(s, PAPER_ID)
     titles = [sec.title for sec in material.sections]
     assert "Figure 1 caption" not in titles and titles[-1] == "Figure and table captions"
+
+
+def test_rewrite_prompt_shows_the_draft_without_unsupported_sentences(db):
+    from reader.deepread import remove_sentences
+
+    assert remove_sentences("## W\nBad one. Good one. Bad two.\nThird.", ["Bad one.", "Bad two."]) == \
+        "## W\nGood one.\nThird."
+    add_paper(db)
+    generator, verifier = make_llms()
+    deep_read(PAPER_ID, db=db, generator=generator, verifier=verifier, search=fake_search(db))
+    prompt = [h for h in generator.history if h["stage"] == "regenerate-critique"][0]["prompt"]
+    draft = prompt.split("Previous draft without them:")[1]
+    assert "It also ignores speed." not in draft and "Heads were scored by gradient." in draft
+    assert "- It also ignores speed." in prompt  # still listed as unsupported
