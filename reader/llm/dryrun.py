@@ -151,9 +151,14 @@ def _paper_region(prompt: str) -> tuple[str, str]:
 
 def answer_regenerate(prompt: str) -> str:
     """The previous draft without the sentences the prompt lists as unsupported."""
-    listed = _between(prompt, "had no support in the paper last time:", "Rewrite the draft")
-    flagged = [line[2:].strip() for line in listed.splitlines() if line.startswith("- ")]
-    previous = _between(prompt, "Previous draft:\n", None)
+    listed = _between(prompt, "had no support in the paper last time:", None).lstrip("\n")
+    flagged = []
+    for line in listed.splitlines():
+        if not line.startswith("- "):
+            break
+        flagged.append(line[2:].strip())
+    found = re.search(r"^Previous draft[^\n]*:\n", prompt, re.M)
+    previous = prompt[found.end():] if found else ""
     previous = previous.rsplit("\n\n", 1)[0] if "\n\n" in previous else previous
     for sentence in flagged:
         previous = previous.replace(sentence, "", 1)
@@ -198,7 +203,7 @@ def dry_run_answer(prompt: str) -> str:
         return answer_rewrite(prompt)
     if re.search(r"Answer the question .*using only the (numbered )?evidence", prompt):
         return answer_question(prompt)
-    if "had no support in the paper last time" in prompt and "Previous draft:" in prompt:
+    if "had no support in the paper last time" in prompt and re.search(r"^Previous draft[^\n]*:$", prompt, re.M):
         return answer_regenerate(prompt)
     return answer_generate(prompt)
 
