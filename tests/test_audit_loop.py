@@ -15,7 +15,7 @@ CLAIM = re.compile(r"^\[(\d+)\] (.*)$", re.M)
 
 
 def claims_of(prompt: str) -> list[str]:
-    head = prompt.split("Evidence:")[0]
+    head = prompt.rpartition("Claims:")[2]
     return [m.group(2) for m in CLAIM.finditer(head)]
 
 

@@ -72,7 +72,7 @@ def test_budget_chooses_sections_and_names_what_is_left_out(db):
 
 
 def claims_of(prompt):
-    head = prompt.split("Evidence:")[0]
+    head = prompt.rpartition("Claims:")[2]
     return [m.group(1) for m in re.finditer(r"^\[\d+\] (.*)$", head, re.M)]
 
 

@@ -73,8 +73,8 @@ def _between(prompt: str, start: str, end: str | None) -> str:
 
 
 def answer_verify(prompt: str) -> str:
-    claims = _numbered(_between(prompt, "Claims:", "Evidence:"))
-    evidence = _between(prompt, "Evidence:", None)
+    evidence, _, claims_block = prompt.rpartition("Claims:")
+    claims = _numbered(claims_block)
     no_evidence = "No evidence was found" in evidence
     lines = []
     for number, claim in claims:
