@@ -7,52 +7,13 @@ import sys
 
 import click
 
-from reader.errors import PaperNotFound, ReaderError
+from reader.errors import ReaderError
 
 
 def _resolve_paper(session, ref: str):
     from reader.store.queries import resolve_paper
 
     return resolve_paper(session, ref)
-
-
-def _titles(session) -> dict[str, str]:
-    from sqlalchemy import select
-
-    from reader.store.tables import Paper
-
-    return {pid: title for pid, title in session.execute(select(Paper.id, Paper.title))}
-
-
-def ask_question(app, question: str, paper_id: str | None = None, *, config=None, external=None,
-                 store: bool = True):
-    """Answer one question with CRAG over the app's library and store it (table questions)."""
-    from reader.crag.grounded import audit_grounded
-    from reader.crag.pipeline import ask
-    from reader.crag.store import save_question
-    from reader.store.db import transaction
-
-    if not question or not question.strip():
-        raise ReaderError("the question is empty: write what you want to know, e.g. "
-                          "reader ask \"Which baselines do they compare against?\"")
-    with app.db() as session:
-        titles = _titles(session)
-    if not titles:
-        raise ReaderError("the library is empty: add papers first with `reader ingest PATH`")
-    if paper_id is not None and paper_id not in titles:
-        raise PaperNotFound(f"paper {paper_id} is not in the library; see `reader papers`")
-    index = app.search_index
-
-    def search(query: str, pid: str | None):
-        return index.search(query, paper_id=pid, top_k_per_path=3)
-
-    result = ask(question, paper_id=paper_id, generator=app.generator, verifier=app.verifier,
-                 search=search, check_grounded=audit_grounded, external=external, titles=titles,
-                 config=config)
-    if store:
-        with transaction(app.db) as session:
-            save_question(session, result)
-    return result
 
 
 def format_result(result) -> str:
@@ -99,6 +60,8 @@ def ask_cmd(app, question, paper_ref, as_json, interactive, threshold, max_corre
       reader ask "Which papers evaluate on ACL data?" --json
       reader ask --interactive --paper 8bbf99a4
     """
+    from reader.crag.service import ask_question, library_titles
+
     from reader.crag.pipeline import CragConfig
 
     config = CragConfig(threshold=threshold, max_corrective_rounds=max_corrections)
@@ -158,6 +121,8 @@ def calibrate_cmd(app, questions_file, thresholds, limit, ids, as_json):
       reader calibrate --questions eval/questions.jsonl --thresholds 0.5,0.6,0.7
       reader calibrate --questions eval/questions.jsonl --ids a01,a14,n01,n05 --json
     """
+    from reader.crag.service import ask_question, library_titles
+
     from reader.crag.calibrate import format_report, load_questions, run_calibration
 
     try:
@@ -173,7 +138,7 @@ def calibrate_cmd(app, questions_file, thresholds, limit, ids, as_json):
         questions = [q for q in questions if q.id in wanted]
     questions = questions[:limit]
     with app.db() as session:
-        titles = _titles(session)
+        titles = library_titles(session)
 
     def run_one(question: str, paper_id: str | None, config):
         return ask_question(app, question, paper_id, config=config, store=False)

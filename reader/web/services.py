@@ -126,7 +126,7 @@ class AskView:
 
 def ask(ctx, question: str, paper_id: str | None) -> AskView:
     """Answer with Corrective RAG about one paper or (paper_id None) the whole library."""
-    from reader.commands.ask import ask_question
+    from reader.crag.service import ask_question
 
     result = ask_question(ctx, question, paper_id)
     return AskView(
