@@ -60,9 +60,8 @@ def ask_cmd(app, question, paper_ref, as_json, interactive, threshold, max_corre
       reader ask "Which papers evaluate on ACL data?" --json
       reader ask --interactive --paper 8bbf99a4
     """
-    from reader.crag.service import ask_question, library_titles
-
     from reader.crag.pipeline import CragConfig
+    from reader.crag.service import ask_question
 
     config = CragConfig(threshold=threshold, max_corrective_rounds=max_corrections)
     paper_id = None
