@@ -1,0 +1,85 @@
+"""The same schema and pipeline on PostgreSQL: a throwaway cluster on 127.0.0.1.
+
+Skipped (with the reason) where no PostgreSQL server binaries are installed.
+"""
+
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import create_engine, func, select
+
+from conftest import ROOT
+from reader.store.tables import Base, Chunk, Paper
+
+
+def _pg_bin() -> str | None:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    return os.path.dirname(found[-1]) if found else None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def pg_url():
+    pytest.importorskip("psycopg")
+    bin_dir = _pg_bin()
+    if not bin_dir:
+        pytest.skip("no PostgreSQL server binaries (/usr/lib/postgresql/*/bin)")
+    # Not under pytest's tmp dir: that is private to root, and the server runs as postgres.
+    base = Path(tempfile.mkdtemp(prefix="reader-pg-"))
+    run_as = []
+    if os.geteuid() == 0:  # initdb refuses to run as root
+        shutil.chown(base, "postgres")
+        run_as = ["runuser", "-u", "postgres", "--"]
+    data, port = base / "data", _free_port()
+    subprocess.run([*run_as, f"{bin_dir}/initdb", "-D", str(data), "-A", "trust", "-U", "reader"],
+                   check=True, capture_output=True)
+    subprocess.run([*run_as, f"{bin_dir}/pg_ctl", "-D", str(data), "-w", "-l", str(base / "log"),
+                    "-o", f"-p {port} -k {base} -c listen_addresses=127.0.0.1", "start"],
+                   check=True, capture_output=True)
+    try:
+        yield f"postgresql+psycopg://reader@127.0.0.1:{port}/postgres"
+    finally:
+        subprocess.run([*run_as, f"{bin_dir}/pg_ctl", "-D", str(data), "-m", "immediate", "stop"],
+                       capture_output=True)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_migrations_match_the_orm_on_postgresql(pg_url):
+    from reader.store.db import upgrade
+
+    upgrade(pg_url)
+    with create_engine(pg_url).connect() as conn:
+        assert compare_metadata(MigrationContext.configure(conn), Base.metadata) == []
+
+
+def test_review_and_rm_on_postgresql(pg_url, tmp_path):
+    env = {**os.environ, "READER_HOME": str(tmp_path / "home"), "READER_DATABASE_URL": pg_url,
+           "READER_LLM_BASE_URL": "scripted:"}
+    reader = [sys.executable, "-m", "reader"]
+    sample = str(ROOT / "papers" / "sample_paper.pdf")
+    done = subprocess.run([*reader, "review", sample, "--quiet", "--json"], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    engine = create_engine(pg_url)
+    with engine.connect() as conn:
+        paper_id = conn.execute(select(Paper.id)).scalar_one()
+        assert conn.execute(select(func.count()).select_from(Chunk)).scalar_one() > 0
+    gone = subprocess.run([*reader, "rm", paper_id, "--yes"], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert gone.returncode == 0, gone.stderr
+    with engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(Chunk)).scalar_one() == 0
