@@ -225,3 +225,11 @@ def test_groundedness_when_the_verifier_endpoint_fails():
                  check_grounded=audit_grounded, titles=TITLES)
     assert result.grounded is False and "read timed out" in result.grounded_reason
     assert result.answer.startswith("They compare against LDA")
+
+
+def test_every_grade_failing_is_an_error_not_a_not_found_answer():
+    from reader.errors import LLMError
+
+    down = ScriptedLLM(lambda p: (_ for _ in ()).throw(LLMError("no answer from http://127.0.0.1:9/v1")))
+    with pytest.raises(LLMError, match="grader could not judge any passage.*127.0.0.1:9"):
+        run("Which baselines do they compare against?", down)

@@ -28,6 +28,7 @@ from reader.crag.generate import Answer, generate_answer, not_found_sentinel
 from reader.crag.grade import grade_passages
 from reader.crag.refine import refine_all
 from reader.crag.route import AMBIGUOUS, CORRECT, INCORRECT, choose_route, confidence, why_missed
+from reader.errors import LLMError
 from reader.llm.base import LLM, Completion
 
 RETRIEVE, GRADE, ROUTE, CORRECT_STEP, FALLBACK, REFINE, GENERATE, CHECK, DONE = (
@@ -159,6 +160,11 @@ class _Run:
         for candidate, grade in zip(candidates, grades):
             candidate.grade = grade
         self.graded.extend(candidates)
+        failed = [g for g in grades if g.error]
+        if failed and len(failed) == len(grades):
+            # Every grade failed (endpoint down, bad key): answering "not found" would be a lie.
+            raise LLMError(f"the grader could not judge any passage, so the question was not "
+                           f"answered: {failed[0].error}")
 
     def keep(self, candidates: list[Candidate]) -> None:
         known = {c.key for c in self.kept}

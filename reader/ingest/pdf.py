@@ -14,11 +14,8 @@ the title and section headings.
 
 from __future__ import annotations
 
-import html
 import re
 from collections import Counter
-from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 
 from reader.errors import IngestError
@@ -31,7 +28,7 @@ from reader.ingest.text import (
 
 # One <p> per text line, one line of output each (no re.S: a lazy scan across
 # the page was the slowest step of parsing).
-_HTML_LINE = re.compile(r'<p style="top:([^p]+)pt;left:([^p]+)pt;[^>]*>(.*)</p>')
+_HTML_LINE = re.compile(rb'<p style="top:([^p]+)pt;left:([^p]+)pt;[^>]*>(.*)</p>')
 _TITLE_JUNK = re.compile(
     r"journal|proceedings|arxiv|doi\b|issn|https?://|www\.|©|copyright|open access|research article"
     r"|\bvol\.|volume|received|accepted|published|licen[cs]e|citation:|editor|perspective$|article$",
@@ -52,7 +49,7 @@ class _Line:
 
     __slots__ = ("text", "left", "top", "_html", "_size", "_bold")
 
-    def __init__(self, text: str, left: float, top: float, html: str = "",
+    def __init__(self, text: str, left: float, top: float, html: bytes = b"",
                  size: float | None = None, bold: bool = False):
         self.text, self.left, self.top, self._html = text, left, top, html
         self._size, self._bold = size, bold
@@ -76,47 +73,80 @@ class _Line:
 _STYLE_LINES = 3
 
 
-@dataclass
 class _Box:
-    page: int
-    x0: float
-    y0: float
-    x1: float
-    y1: float
-    lines: list[_Line] = field(default_factory=list)
+    """One text block. Built from the fast path it keeps the lines' texts and
+    raw HTML matches and makes _Line objects only when they are asked for:
+    most paragraphs only ever need their text and first-line style."""
 
-    @cached_property
+    __slots__ = ("page", "x0", "y0", "x1", "y1", "_lines", "_texts", "_styled", "_head", "_text", "_size",
+                 "_bold")
+
+    def __init__(self, page: int, x0: float, y0: float, x1: float, y1: float, lines: list[_Line] | None = None,
+                 texts: list[str] | None = None, styled: list[tuple] | None = None):
+        self.page, self.x0, self.y0, self.x1, self.y1 = page, x0, y0, x1, y1
+        self._lines = lines if lines is not None or texts is not None else []
+        self._texts, self._styled = texts, styled
+        self._head = self._text = self._size = self._bold = None
+
+    @property
+    def lines(self) -> list[_Line]:
+        if self._lines is None:
+            self._lines = [_Line(t, float(left), float(top), inner)
+                           for t, (top, left, inner) in zip(self._texts, self._styled)]
+        return self._lines
+
+    @property
+    def n_lines(self) -> int:
+        return len(self._lines) if self._lines is not None else len(self._texts)
+
+    def head(self) -> list[_Line]:
+        """The first few lines (style is judged from them)."""
+        if self._head is None:
+            if self._lines is not None:
+                self._head = self._lines[:_STYLE_LINES]
+            else:
+                self._head = [_Line(t, float(left), float(top), inner) for t, (top, left, inner)
+                              in zip(self._texts[:_STYLE_LINES], self._styled[:_STYLE_LINES])]
+        return self._head
+
+    @property
     def text(self) -> str:
-        return join_lines([ln.text for ln in self.lines])
+        if self._text is None:
+            self._text = join_lines(self._texts if self._lines is None else [ln.text for ln in self._lines])
+        return self._text
 
     # Style from the first lines only: enough to tell a heading from a
     # paragraph, and most paragraphs then never have their HTML parsed.
-    @cached_property
+    @property
     def size(self) -> float:
-        weights: dict[float, int] = {}
-        for ln in self.lines[:_STYLE_LINES]:
-            weights[ln.size] = weights.get(ln.size, 0) + len(ln.text)
-        return max(weights, key=weights.get) if weights else 0.0
+        if self._size is None:
+            weights: dict[float, int] = {}
+            for ln in self.head():
+                weights[ln.size] = weights.get(ln.size, 0) + len(ln.text)
+            self._size = max(weights, key=weights.get) if weights else 0.0
+        return self._size
 
-    @cached_property
+    @property
     def bold(self) -> bool:
-        lines = self.lines[:_STYLE_LINES]
-        total = sum(len(ln.text) for ln in lines) or 1
-        return sum(len(ln.text) for ln in lines if ln.bold) / total >= 0.6
+        if self._bold is None:
+            lines = self.head()
+            total = sum(len(ln.text) for ln in lines) or 1
+            self._bold = sum(len(ln.text) for ln in lines if ln.bold) / total >= 0.6
+        return self._bold
 
 
 # ------------------------------------------------------------------ extraction
 
-_SPAN = re.compile(r'(<b>)?(?:<[a-z]+>)*<span style="[^"]*?font-size:([\d.]+)pt[^"]*">([^<]*)</span>')
+_SPAN = re.compile(rb'(<b>)?(?:<[a-z]+>)*<span style="[^"]*?font-size:([\d.]+)pt[^"]*">([^<]*)</span>')
 
 
-def _html_line_styles(inner: str) -> tuple[float, bool]:
+def _html_line_styles(inner: bytes) -> tuple[float, bool]:
     """(font size, bold) of one HTML line, weighted by characters per span."""
     spans = _SPAN.findall(inner)
     if len(spans) == 1:
         bold, size, _ = spans[0]
         return float(size), bool(bold)
-    sizes: dict[str, int] = {}
+    sizes: dict[bytes, int] = {}
     bold_chars = total = 0
     for bold, size, text in spans:
         n = len(text)
@@ -129,28 +159,46 @@ def _html_line_styles(inner: str) -> tuple[float, bool]:
     return float(max(sizes, key=sizes.get)), total > 0 and bold_chars / total >= 0.6
 
 
-def _boxes_fast(textpage, page_no: int) -> list[_Box] | None:
+def _page_html(textpage) -> bytes:
+    """The page as mupdf's HTML, as bytes: it escapes every non-ASCII
+    character, so the decoding TextPage.extractHTML does is not needed."""
+    from pymupdf import mupdf
+
+    buffer = mupdf.fz_new_buffer(1 << 16)
+    out = mupdf.FzOutput(buffer)
+    mupdf.fz_print_stext_page_as_html(out, textpage.this, 0)
+    out.fz_close_output()
+    return mupdf.fz_buffer_extract_copy(buffer)
+
+
+def _on_page(x0: float, y0: float, x1: float, y1: float, width: float, height: float) -> bool:
+    # the text page is built without mediabox clipping (cheaper); drop what lies off the page
+    return x1 > 0 and y1 > 0 and x0 < width and y0 < height
+
+
+def _boxes_fast(textpage, page_no: int, width: float, height: float) -> list[_Box] | None:
     blocks = textpage.extractBLOCKS()
-    styled = _HTML_LINE.findall(textpage.extractHTML())
-    texts = [b[4].split("\n")[:-1] for b in blocks]
-    if sum(len(t) for t in texts) != len(styled):
+    styled = _HTML_LINE.findall(_page_html(textpage))
+    texts = [b[4].split("\n") for b in blocks]
+    if sum(len(t) for t in texts) - len(texts) != len(styled):
         return None
     boxes, i = [], 0
-    for block, lines in zip(blocks, texts):
-        box = _Box(page_no, block[0], block[1], block[2], block[3])
-        for text in lines:
-            top, left, inner = styled[i]
-            i += 1
-            box.lines.append(_Line(text, float(left), float(top), inner))
-        if box.lines:
-            boxes.append(box)
+    for (x0, y0, x1, y1, *_), lines in zip(blocks, texts):
+        n = len(lines) - 1
+        if not n:
+            continue
+        if not _on_page(x0, y0, x1, y1, width, height):
+            i += n
+            continue
+        boxes.append(_Box(page_no, x0, y0, x1, y1, texts=lines[:n], styled=styled[i:i + n]))
+        i += n
     return boxes
 
 
-def _boxes_dict(textpage, page_no: int) -> list[_Box]:
+def _boxes_dict(textpage, page_no: int, width: float, height: float) -> list[_Box]:
     boxes = []
     for block in textpage.extractDICT()["blocks"]:
-        if block.get("type", 0) != 0:
+        if block.get("type", 0) != 0 or not _on_page(*block["bbox"], width, height):
             continue
         box = _Box(page_no, *block["bbox"])
         for line in block["lines"]:
@@ -202,18 +250,20 @@ def _open(path: Path, data: bytes):
 def _extract(path: Path, doc) -> tuple[list[list[_Box]], list[tuple[float, float]]]:
     import pymupdf
 
-    flags = pymupdf.TEXTFLAGS_TEXT
+    flags = pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_MEDIABOX_CLIP
     pages, sizes = [], []
     for page in doc:
         try:
+            rect = page.rect
+            width, height = rect.width, rect.height
             textpage = page.get_textpage(flags=flags)
-            boxes = _boxes_fast(textpage, page.number + 1)
+            boxes = _boxes_fast(textpage, page.number + 1, width, height)
             if boxes is None:
-                boxes = _boxes_dict(textpage, page.number + 1)
+                boxes = _boxes_dict(textpage, page.number + 1, width, height)
         except Exception as exc:
             raise IngestError(path, f"corrupt PDF: page {page.number + 1} cannot be read ({exc})") from None
         pages.append(boxes)
-        sizes.append((page.rect.width, page.rect.height))
+        sizes.append((width, height))
     return pages, sizes
 
 
@@ -226,6 +276,7 @@ def _repeat_key(text: str) -> str:
 def _drop_running_lines(pages: list[list[_Box]], sizes) -> list[list[_Box]]:
     """Remove page numbers and header/footer lines that repeat across pages."""
     keys: dict[int, str] = {}  # id(line) -> repeat key, for lines in the top/bottom margin
+    margin_boxes: set[int] = set()
     counts: Counter = Counter()
     for boxes, (_, height) in zip(pages, sizes):
         top, bottom = height * 0.11, height * 0.90
@@ -237,6 +288,7 @@ def _drop_running_lines(pages: list[list[_Box]], sizes) -> list[list[_Box]]:
                 if ln.top < top or ln.top > bottom:
                     keys[id(ln)] = key = _repeat_key(ln.text)
                     on_page.add(key)
+                    margin_boxes.add(id(b))
         counts.update(on_page)
     min_repeats = max(2, len(pages) // 3)
 
@@ -250,6 +302,9 @@ def _drop_running_lines(pages: list[list[_Box]], sizes) -> list[list[_Box]]:
     for boxes in pages:
         keep = []
         for b in boxes:
+            if id(b) not in margin_boxes:
+                keep.append(b)
+                continue
             lines = [ln for ln in b.lines if not running(ln)]
             if len(lines) == len(b.lines):
                 keep.append(b)
@@ -286,8 +341,8 @@ def _body_size(pages: list[list[_Box]]) -> float:
     weights: Counter = Counter()
     for boxes in pages:
         for b in boxes:
-            if len(b.lines) >= 3:
-                weights[round(b.lines[0].size * 2) / 2] += len(b.text)
+            if b.n_lines >= 3:
+                weights[round(b.head()[0].size * 2) / 2] += len(b.text)
     if not weights:
         for boxes in pages:
             for b in boxes:
@@ -295,12 +350,16 @@ def _body_size(pages: list[list[_Box]]) -> float:
     return weights.most_common(1)[0][0] if weights else 10.0
 
 
+_WORDLIKE = re.compile(r"[A-Za-z]{3}|[\u4e00-\u9fff]{2}")
+_HEADING_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[A-H](?:\.\d+)*\.?|[IVX]+\.)\s+")
+
+
 def _looks_like_heading(text: str, n_lines: int) -> bool:
-    if not (2 < len(text) <= 120) or n_lines > 3 or caption_label(text):
+    if not (2 < len(text) <= 120) or n_lines > 3 or text[-1] in ",;" or caption_label(text):
         return False
-    if text[-1] in ",;" or not re.search(r"[A-Za-z]{3}|[\u4e00-\u9fff]{2}", text):
+    if not _WORDLIKE.search(text):
         return False
-    first = re.sub(r"^(?:\d+(?:\.\d+)*\.?|[A-H](?:\.\d+)*\.?|[IVX]+\.)\s+", "", text)[:1]
+    first = _HEADING_NUMBER.sub("", text, count=1)[:1]
     return bool(first) and (first.isupper() or "\u4e00" <= first <= "\u9fff") and len(text.split()) <= 14
 
 
@@ -310,11 +369,12 @@ def _styled(box_or_line, body: float) -> bool:
 
 def _split_leading_heading(box: _Box, body: float) -> list[_Box]:
     """A heading line glued to the top of its first paragraph becomes its own box."""
-    if len(box.lines) < 2:
+    if box.n_lines < 2:
+        return [box]
+    head = box.head()
+    if not _styled(head[0], body) or any(_styled(ln, body) for ln in head[1:3]):
         return [box]
     first, rest = box.lines[0], box.lines[1:]
-    if not _styled(first, body) or any(_styled(ln, body) for ln in rest[:2]):
-        return [box]
     if not _looks_like_heading(first.text.strip(), 1):
         return [box]
     if not (NUMBERED_HEADING.match(first.text.strip()) or normalize_heading(first.text) in KNOWN_HEADINGS):
@@ -326,12 +386,12 @@ def _split_leading_heading(box: _Box, body: float) -> list[_Box]:
 
 def _heading_kind(box: _Box, body: float) -> str:
     """'numbered', 'known', 'styled' or '' for a box that is not a heading."""
+    if box.n_lines > 3:
+        return ""
     text = box.text
-    if len(box.lines) > 3 or len(text) > 120 or not _looks_like_heading(text, len(box.lines)):
+    if len(text) > 120 or not text or text[-1] == "." or not _looks_like_heading(text, box.n_lines):
         return ""
-    if text[-1] == ".":
-        return ""
-    if normalize_heading(text.rstrip(":")) in KNOWN_HEADINGS and len(box.lines) == 1:
+    if normalize_heading(text.rstrip(":")) in KNOWN_HEADINGS and box.n_lines == 1:
         return "known"
     if not _styled(box, body) or box.size < body - 0.3:
         return ""

@@ -82,8 +82,10 @@ def detect_language(text: str) -> str:
     return "zh" if cjk > letters / 5 else "en"
 
 
-_HYPHEN_BREAK = re.compile(r"(?<=[A-Za-z])-\n(?=[a-z])")
-_CJK_BREAK = re.compile(r"(?<=[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff])\n(?=[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff])")
+# The literal comes first and the look-behind after it, so the regex engine
+# jumps from one line break to the next instead of testing every character.
+_HYPHEN_BREAK = re.compile(r"-\n(?<=[A-Za-z]-\n)(?=[a-z])")
+_CJK_BREAK = re.compile(r"\n(?<=[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]\n)(?=[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff])")
 
 
 def join_lines(lines: list[str]) -> str:
