@@ -491,7 +491,7 @@ def _authors(front: list[_Box], meta_author: str, page_text: str) -> list[str]:
 
 # ------------------------------------------------------------------- assembly
 
-def parse_pdf(path: Path, data: bytes | None = None) -> ParsedPaper:
+def parse_pdf(path: Path, data: bytes | None = None, sha256: str | None = None) -> ParsedPaper:
     """Parse a PDF into blocks in reading order with sections, captions and
     references. Raises IngestError naming the file for every unusable input."""
     path = Path(path)
@@ -573,7 +573,7 @@ def parse_pdf(path: Path, data: bytes | None = None) -> ParsedPaper:
     author_boxes = [b for b in front if b.page == 1 and b.y0 >= title_y - 1]
     full_text = "\n".join(b.text for b in blocks)
     return ParsedPaper(
-        sha256=sha256_bytes(data),
+        sha256=sha256 or sha256_bytes(data),
         source_path=str(path),
         source_kind="pdf",
         title=title or path.stem,

@@ -77,14 +77,15 @@ def find_sources(paths) -> tuple[list[Path], list[IngestResult]]:
     return found, errors
 
 
-def parse_file(path: Path, data: bytes) -> ParsedPaper:
-    """PDF by content (whatever the extension), else text by extension."""
+def parse_file(path: Path, data: bytes, sha256: str | None = None) -> ParsedPaper:
+    """PDF by content (whatever the extension), else text by extension.
+    `sha256` is the bytes' hash when the caller already has it."""
     from reader.ingest.text import parse_text
 
     if data[:1024].lstrip().startswith(b"%PDF-") or path.suffix.lower() == ".pdf":
         from reader.ingest.pdf import parse_pdf
 
-        return parse_pdf(path, data)
+        return parse_pdf(path, data, sha256)
     return parse_text(path, data)
 
 
@@ -117,10 +118,8 @@ def _store(db, parsed: ParsedPaper, chunks: list[ChunkData]) -> list[tuple[int, 
                 {"paper_id": paper_id, "ordinal": i, "marker": r.marker[:32], "page": r.page, "text": r.text}
                 for i, r in enumerate(parsed.references)
             ])
-        rows = session.execute(
-            select(Chunk.id, Chunk.text).where(Chunk.paper_id == paper_id).order_by(Chunk.ordinal)
-        ).all()
-        return [(cid, text) for cid, text in rows]
+        ids = session.scalars(select(Chunk.id).where(Chunk.paper_id == paper_id).order_by(Chunk.ordinal)).all()
+        return list(zip(ids, (c.text for c in chunks)))
 
 
 def ingest_file(path, db, index=None) -> IngestResult:
@@ -144,7 +143,7 @@ def ingest_file(path, db, index=None) -> IngestResult:
             result.chunks = session.scalar(select(func.count()).where(Chunk.paper_id == paper_id))
             return result
     try:
-        parsed = parse_file(path, data)
+        parsed = parse_file(path, data, paper_id)
         chunks = chunk_paper(parsed)
         if not chunks:
             raise IngestError(path, "no text to index after parsing")
