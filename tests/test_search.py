@@ -215,3 +215,68 @@ def test_large_matrix_half_precision_scan_gives_the_exact_top_k():
     assert [s for _, s in fast] == pytest.approx([s for _, s in exact], abs=1e-6)
     rows = np.arange(100, 200)
     assert DenseMatrix(vectors).top(query, 2, rows)[0][0] == 123
+
+
+def test_split_sentences_keeps_abbreviations_decimals_and_short_fragments_together():
+    from reader.index.search import split_sentences
+
+    assert split_sentences("ADAR1 binds to Dicer. AIRE is expressed in some skin tumors.") == [
+        "ADAR1 binds to Dicer.", "AIRE is expressed in some skin tumors."]
+    assert split_sentences("A dose of 0.5 mg, e.g. the usual one, works.") == [
+        "A dose of 0.5 mg, e.g. the usual one, works."]
+    assert split_sentences("Fig. 3 shows the effect on accuracy.") == ["Fig. 3 shows the effect on accuracy."]
+    assert split_sentences("本文提出一种新的中文文本分类方法。实验在三个公开数据集上进行。") == [
+        "本文提出一种新的中文文本分类方法。", "实验在三个公开数据集上进行。"]
+
+
+class PerSentencePaths(StubPaths):
+    """Each sentence has its own ranked lists; records the queries and vectors it was given."""
+
+    def __init__(self, by_query, details):
+        super().__init__([], [], details)
+        self.by_query = by_query
+        self.vectors = []
+
+    def bm25_top(self, query, k, paper_id=None):
+        self.asked.append(("bm25", query, paper_id))
+        return self.by_query[query][0][:k]
+
+    def dense_top(self, query, k, paper_id=None, query_vector=None):
+        self.asked.append(("dense", query, paper_id))
+        self.vectors.append(query_vector)
+        return self.by_query[query][1][:k]
+
+    def embed_queries(self, queries):
+        return [f"vec:{q}" for q in queries]
+
+
+def test_multi_sentence_query_gives_each_sentence_its_own_best_evidence():
+    first, second = "Drought stress changes wheat metabolites.", "Transformers use self-attention."
+    by_query = {
+        # the first sentence's lists agree on chunk 1 and are crowded with its paper's chunks 2, 3
+        first: ([(1, 9.0), (2, 8.0), (3, 7.0)], [(1, 0.9), (2, 0.8), (3, 0.7)]),
+        second: ([(7, 5.0), (8, 4.0)], [(9, 0.6), (7, 0.5)]),
+        f"{first} {second}": ([(1, 9.0), (2, 8.0), (3, 7.0), (7, 1.0)], [(1, 0.9), (2, 0.8), (3, 0.7)]),
+    }
+    details = {c: _detail("p", f"text {c}") for c in range(1, 10)}
+    stub = PerSentencePaths(by_query, details)
+    hits = multi_search(stub, f"{first} {second}", paper_id="p", top_k_per_path=3)
+    assert [q for _, q, _ in stub.asked] == [first, first, second, second]
+    assert {p for _, _, p in stub.asked} == {"p"}
+    assert stub.vectors == [f"vec:{first}", f"vec:{second}"]
+    # each sentence's first hit before either sentence's second; the one both paths agree on first
+    assert [h.chunk_id for h in hits[:2]] == [1, 7]
+    assert hits[1].bm25_rank == 1 and hits[1].dense_rank == 2
+    assert hits[0].score == pytest.approx(1 / (RRF_K + 1))
+    assert len(hits) <= 6
+    # as one query, the first sentence's paper fills the top 3
+    whole = multi_search(stub, f"{first} {second}", paper_id="p", top_k_per_path=3, split=False)
+    assert [h.chunk_id for h in whole[:3]] == [1, 2, 3]
+
+
+def test_multi_sentence_query_on_a_real_index_finds_both_topics(library):
+    index, ids = library
+    hits = index.search("Wheat seedlings under drought stress. Transformers use self-attention over tokens.",
+                        top_k_per_path=1)
+    found = [h.chunk_id for h in hits[:2]]
+    assert ids[(PAPER_B, 0)] in found and ids[(PAPER_A, 1)] in found

@@ -488,6 +488,9 @@ class SearchIndex:
     def embed_query(self, query: str) -> np.ndarray:
         return self.embedder.encode([query])[0]
 
+    def embed_queries(self, queries: list[str]) -> np.ndarray:
+        return self.embedder.encode(queries)
+
     def dense_top(
         self, query: str, k: int, paper_id: str | None = None,
         query_vector: np.ndarray | None = None,
@@ -527,13 +530,14 @@ class SearchIndex:
 
     def search(
         self, query: str, paper_id: str | None = None, top_k_per_path: int = 3, *,
-        query_vector: np.ndarray | None = None,
+        query_vector: np.ndarray | None = None, split: bool = True,
     ):
-        """multi_search over this index (query_vector: the query's embedding, if already known)."""
+        """multi_search over this index (query_vector: the query's embedding, if already known;
+        split: search a multi-sentence query sentence by sentence)."""
         from reader.index.search import multi_search
 
         return multi_search(self, query, paper_id=paper_id, top_k_per_path=top_k_per_path,
-                            query_vector=query_vector)
+                            query_vector=query_vector, split=split)
 
 
 def _reason(exc: Exception) -> str:
