@@ -109,16 +109,18 @@ def _pack(pieces: list[_Piece], target: int, overlap: int) -> list[list[_Piece]]
     chunks: list[list[_Piece]] = []
     current: list[_Piece] = []
     fresh = 0  # tokens in `current` that are not overlap from the previous chunk
+    size = 0  # tokens in `current`
     for piece in pieces:
-        size = sum(p.tokens for p in current)
         # a passage holding just a heading or one short sentence is not worth
         # its own row: let it run over the target instead
         if current and fresh >= target // 4 and size + piece.tokens > target:
             chunks.append(current)
             current = _overlap(current, overlap) if overlap else []
+            size = sum(p.tokens for p in current)
             fresh = 0
         current.append(piece)
         fresh += piece.tokens
+        size += piece.tokens
     if current and fresh:
         chunks.append(current)
     return chunks

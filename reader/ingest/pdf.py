@@ -99,15 +99,21 @@ class _Box:
     def n_lines(self) -> int:
         return len(self._lines) if self._lines is not None else len(self._texts)
 
+    def line(self, i: int) -> _Line:
+        """Line i, made on its own when the other lines are not needed."""
+        if self._lines is not None:
+            return self._lines[i]
+        if self._head is None:
+            self._head = {}
+        ln = self._head.get(i)
+        if ln is None:
+            top, left, inner = self._styled[i]
+            ln = self._head[i] = _Line(self._texts[i], float(left), float(top), inner)
+        return ln
+
     def head(self) -> list[_Line]:
         """The first few lines (style is judged from them)."""
-        if self._head is None:
-            if self._lines is not None:
-                self._head = self._lines[:_STYLE_LINES]
-            else:
-                self._head = [_Line(t, float(left), float(top), inner) for t, (top, left, inner)
-                              in zip(self._texts[:_STYLE_LINES], self._styled[:_STYLE_LINES])]
-        return self._head
+        return [self.line(i) for i in range(min(_STYLE_LINES, self.n_lines))]
 
     @property
     def text(self) -> str:
@@ -342,7 +348,7 @@ def _body_size(pages: list[list[_Box]]) -> float:
     for boxes in pages:
         for b in boxes:
             if b.n_lines >= 3:
-                weights[round(b.head()[0].size * 2) / 2] += len(b.text)
+                weights[round(b.line(0).size * 2) / 2] += len(b.text)
     if not weights:
         for boxes in pages:
             for b in boxes:
@@ -371,8 +377,7 @@ def _split_leading_heading(box: _Box, body: float) -> list[_Box]:
     """A heading line glued to the top of its first paragraph becomes its own box."""
     if box.n_lines < 2:
         return [box]
-    head = box.head()
-    if not _styled(head[0], body) or any(_styled(ln, body) for ln in head[1:3]):
+    if not _styled(box.line(0), body) or any(_styled(box.line(i), body) for i in range(1, min(3, box.n_lines))):
         return [box]
     first, rest = box.lines[0], box.lines[1:]
     if not _looks_like_heading(first.text.strip(), 1):
@@ -391,7 +396,8 @@ def _heading_kind(box: _Box, body: float) -> str:
     text = box.text
     if len(text) > 120 or not text or text[-1] == "." or not _looks_like_heading(text, box.n_lines):
         return ""
-    if normalize_heading(text.rstrip(":")) in KNOWN_HEADINGS and box.n_lines == 1:
+    # known headings are at most a few words (long lines skip the normalising)
+    if box.n_lines == 1 and len(text) <= 60 and normalize_heading(text.rstrip(":")) in KNOWN_HEADINGS:
         return "known"
     if not _styled(box, body) or box.size < body - 0.3:
         return ""

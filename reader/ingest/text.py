@@ -40,6 +40,7 @@ CAPTION = re.compile(
 )
 NUMBERED_REFERENCE = re.compile(r"^\s*(\[\d{1,3}\]|\d{1,3}\.(?=\s|$)|\(\d{1,3}\))\s*")
 YEAR = re.compile(r"\b(19[5-9]\d|20[0-4]\d)\b")
+_NOT_DIGIT = re.compile(r"\D")
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -112,7 +113,7 @@ def _numbered_list(lines: list[tuple[str, int, bool]]) -> bool:
     for text, _, _ in lines:
         m = NUMBERED_REFERENCE.match(text)
         if m:
-            numbers.append(int(re.sub(r"\D", "", m.group(1))))
+            numbers.append(int(_NOT_DIGIT.sub("", m.group(1))))
     steps = sum(1 for a, b in zip(numbers, numbers[1:]) if b == a + 1)
     return len(numbers) >= 2 and steps >= 0.6 * (len(numbers) - 1)
 
@@ -129,12 +130,12 @@ def split_references(lines: list[tuple[str, int, bool]]) -> list[ReferenceData]:
     expected = 1
     for text, page, starts in lines:
         m = NUMBERED_REFERENCE.match(text) if use_markers else None
-        if m and int(re.sub(r"\D", "", m.group(1))) not in (1, expected, expected + 1, expected + 2):
+        if m and int(_NOT_DIGIT.sub("", m.group(1))) not in (1, expected, expected + 1, expected + 2):
             m = None  # a number inside an entry, e.g. a volume at the start of a line
         if m or (not use_markers and starts) or not entries:
             marker = m.group(1) if m else ""
             if m:
-                expected = int(re.sub(r"\D", "", marker)) + 1
+                expected = int(_NOT_DIGIT.sub("", marker)) + 1
             body = text[m.end():] if m else text
             entries.append([marker, page, [body]])
         else:
