@@ -215,6 +215,11 @@ def test_large_matrix_half_precision_scan_gives_the_exact_top_k():
     assert [s for _, s in fast] == pytest.approx([s for _, s in exact], abs=1e-6)
     rows = np.arange(100, 200)
     assert DenseMatrix(vectors).top(query, 2, rows)[0][0] == 123
+    # a large restriction goes through the float16 scan too, and stays within the rows
+    even = np.arange(0, len(vectors), 2)
+    restricted = DenseMatrix(vectors).top(query, 5, even)
+    assert [r for r, _ in restricted] == [r for r, _ in cosine_top(vectors, query, 5, even)]
+    assert all(r % 2 == 0 for r, _ in restricted)
 
 
 def test_split_sentences_keeps_abbreviations_decimals_and_short_fragments_together():

@@ -213,13 +213,22 @@ class DenseMatrix:
         self.vectors = vectors
         self._half = None
 
-    def _half_scores(self, query_vector: np.ndarray) -> np.ndarray:
+    def _half_candidates(self, query_vector: np.ndarray, n: int, rows: np.ndarray | None) -> np.ndarray:
+        """Rows of the n best float16 scores (among `rows` when given), in no particular order.
+
+        torch.topk on the half-precision scores: converting 100,000 scores to
+        float32 and selecting them in numpy cost as much as the product itself.
+        """
         import torch
 
         if self._half is None:
             self._half = torch.from_numpy(np.ascontiguousarray(self.vectors)).half()
         query = torch.from_numpy(np.ascontiguousarray(query_vector)).half()
-        return (self._half @ query).float().numpy()
+        scores = self._half @ query
+        if rows is not None:
+            scores = scores[torch.from_numpy(np.asarray(rows, dtype=np.int64))]
+        best = torch.topk(scores, min(n, len(scores)), sorted=False).indices.numpy()
+        return best if rows is None else np.asarray(rows)[best]
 
     def top(self, query_vector: np.ndarray, k: int, rows: np.ndarray | None = None) -> list[tuple[int, float]]:
         from reader.index.bm25 import top_k
@@ -234,8 +243,7 @@ class DenseMatrix:
         if len(self.vectors) < HALF_PRECISION_FROM:
             with single_blas_thread():
                 return top_k(self.vectors @ query_vector, k)
-        scores = self._half_scores(query_vector)
-        candidates = np.asarray([r for r, _ in top_k(scores, k + RESCORE_EXTRA, rows)])
+        candidates = self._half_candidates(query_vector, k + RESCORE_EXTRA, rows)
         with single_blas_thread():
             exact = self.vectors[candidates] @ query_vector
         return [(int(candidates[i]), s) for i, s in top_k(exact, k)]
