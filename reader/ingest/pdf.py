@@ -535,6 +535,7 @@ def parse_pdf(path: Path, data: bytes | None = None, sha256: str | None = None) 
     ref_boxes: list[_Box] = []
     front: list[_Box] = []
     section = ""
+    abstract_for = ("", False)  # (section, whether it is the abstract)
     in_refs = False
     for box, kind in zip(ordered, kinds):
         text = box.text
@@ -564,8 +565,9 @@ def parse_pdf(path: Path, data: bytes | None = None, sha256: str | None = None) 
             front.append(box)
             blocks.append(Block(text, box.page, "Front matter", "body"))
             continue
-        block_kind = "abstract" if normalize_heading(section) in ("abstract", "summary") else "body"
-        blocks.append(Block(text, box.page, section, block_kind))
+        if section != abstract_for[0]:
+            abstract_for = (section, normalize_heading(section) in ("abstract", "summary"))
+        blocks.append(Block(text, box.page, section, "abstract" if abstract_for[1] else "body"))
 
     references = split_references(_reference_lines(ref_boxes, sizes))
     blocks += [

@@ -109,7 +109,8 @@ def _store(db, parsed: ParsedPaper, chunks: list[ChunkData]) -> list[tuple[int, 
     returns [(chunk_id, text)] for the index."""
     paper_id = parsed.sha256
     with transaction(db) as session:
-        session.execute(insert(Paper).values(
+        # values as parameters (not .values()) so the compiled statement is cached
+        session.execute(insert(Paper), dict(
             id=paper_id, title=parsed.title, authors=parsed.authors, year=parsed.year,
             abstract=parsed.abstract, source_path=parsed.source_path, source_kind=parsed.source_kind,
             language=parsed.language, pages=parsed.pages,
@@ -124,8 +125,17 @@ def _store(db, parsed: ParsedPaper, chunks: list[ChunkData]) -> list[tuple[int, 
                      [(paper_id, i, c.kind, c.label[:32], c.page, c.text) for i, c in enumerate(parsed.captions)])
         _insert_many(session, Reference, ("paper_id", "ordinal", "marker", "page", "text"),
                      [(paper_id, i, r.marker[:32], r.page, r.text) for i, r in enumerate(parsed.references)])
-        ids = session.scalars(select(Chunk.id).where(Chunk.paper_id == paper_id).order_by(Chunk.ordinal)).all()
+        ids = _chunk_ids(session, paper_id)
         return list(zip(ids, (c.text for c in chunks)))
+
+
+def _chunk_ids(session, paper_id: str) -> list[int]:
+    conn = session.connection()
+    if conn.dialect.name == "sqlite":
+        rows = conn.connection.driver_connection.execute(
+            "SELECT id FROM chunks WHERE paper_id = ? ORDER BY ordinal", (paper_id,)).fetchall()
+        return [r[0] for r in rows]
+    return list(session.scalars(select(Chunk.id).where(Chunk.paper_id == paper_id).order_by(Chunk.ordinal)))
 
 
 def ingest_file(path, db, index=None) -> IngestResult:
