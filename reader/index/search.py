@@ -25,6 +25,7 @@ from typing import Protocol
 
 import numpy as np
 
+from reader.audit.split import split_sentences as split_text
 from reader.index.hits import SearchHit
 
 RRF_K = 60
@@ -79,16 +80,14 @@ def rrf_fuse(
     return sorted(fused.values(), key=order)
 
 
-# A sentence ends at . ! ? followed by space and a capital, digit, quote or
-# bracket ("e.g. the" and "0.5" do not split), or at a CJK full stop.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(\[])|(?<=[。！？])")
 MIN_SENTENCE_CHARS = 12
 
 
 def split_sentences(query: str) -> list[str]:
-    """The query's sentences; fragments shorter than MIN_SENTENCE_CHARS join the previous one."""
+    """The query's sentences (the audit's splitter, which keeps "Fig. 3", "e.g." and "0.5" whole);
+    fragments shorter than MIN_SENTENCE_CHARS join the previous one."""
     sentences: list[str] = []
-    for part in _SENTENCE_END.split(query.strip()):
+    for part in split_text(query):
         part = part.strip()
         if not part:
             continue
