@@ -28,7 +28,3 @@ class PaperNotFound(ReaderError):
 
 class LLMError(ReaderError):
     """An LLM endpoint failed in a way retrying will not fix (or retries ran out)."""
-
-
-class IndexError_(ReaderError):
-    """A search index is unusable; callers rebuild it from the database."""
