@@ -39,7 +39,9 @@ def test_minilm_matches_bare_flagmodel(minilm):
 def test_real_paper_search_returns_the_passage_a_sentence_was_copied_from(minilm, db, tmp_path):
     from reader.ingest.pipeline import ingest_file
 
-    pdf = next(p for p in shared_pdfs() if p.name.startswith("acl2020_specter"))
+    pdf = next((p for p in shared_pdfs() if p.name.startswith("acl2020_specter")), None)
+    if pdf is None:
+        pytest.skip("../shared/papers/acl2020_specter*.pdf is not here")
     index = SearchIndex(tmp_path / "index", db, minilm)
     result = ingest_file(pdf, db, index=index)
     assert result.status == "ingested" and not result.error, result.error

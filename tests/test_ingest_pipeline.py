@@ -215,8 +215,10 @@ def test_resolve_and_list_papers(tmp_path, db):
             resolve_paper(s, "reading")
         with pytest.raises(PaperNotFound, match="did you mean.*Reading Order"):
             resolve_paper(s, "Reading Odrer and Coverage")
+        never_ingested = tmp_path / "other.txt"
+        never_ingested.write_text("A file that exists but was never ingested.\n")
         with pytest.raises(PaperNotFound, match="not in the library"):
-            resolve_paper(s, str(SHORT_PAPER if SHORT_PAPER != SAMPLE else md.with_suffix(".txt")))
+            resolve_paper(s, str(never_ingested))
         rows = {r["id"]: r for r in list_papers(s)}
     assert rows[sample.paper_id]["status"] == "ingested"
     assert rows[sample.paper_id]["chunks"] == sample.chunks and rows[sample.paper_id]["pages"] == 2
