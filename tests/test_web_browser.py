@@ -81,7 +81,9 @@ def served(tmp_path_factory):
     ctx = SimpleNamespace(
         settings=settings, db=base.db,
         search_index=SearchIndex(settings.index_dir, base.db, embedder=HashingEmbedder()),
-        generator=ScriptedLLM(scripted_answer, model="scripted-writer"),
+        # a writer that takes a moment, as a real one does, so that the page
+        # polled every 100 ms sees the review's stages and not only its end
+        generator=ScriptedLLM(scripted_answer, model="scripted-writer", latency_s=0.3),
         verifier=ScriptedLLM(scripted_answer, model="scripted-checker"),
     )
     web = create_app(ctx, allowed_hosts=["127.0.0.1", "localhost"])
