@@ -10,12 +10,6 @@ import click
 from reader.errors import ReaderError
 
 
-def _resolve_paper(session, ref: str):
-    from reader.store.queries import resolve_paper
-
-    return resolve_paper(session, ref)
-
-
 def format_result(result) -> str:
     lines = [result.answer, ""]
     if result.sources:
@@ -62,12 +56,10 @@ def ask_cmd(app, question, paper_ref, as_json, interactive, threshold, max_corre
     """
     from reader.crag.pipeline import CragConfig
     from reader.crag.service import ask_question
+    from reader.store.queries import resolve_paper_id
 
     config = CragConfig(threshold=threshold, max_corrective_rounds=max_corrections)
-    paper_id = None
-    if paper_ref:
-        with app.db() as session:
-            paper_id = _resolve_paper(session, paper_ref).id
+    paper_id = resolve_paper_id(app.db, paper_ref) if paper_ref else None
 
     def answer(text: str) -> None:
         result = ask_question(app, text, paper_id, config=config)

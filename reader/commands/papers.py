@@ -12,10 +12,7 @@ def _search_index(app):
     """The search index, or None (with a notice) when it cannot be opened."""
     try:
         return app.search_index
-    except ImportError as exc:
-        click.echo(f"note: search index unavailable ({exc}); papers are stored without it "
-                   "and indexed later by `reader reindex`", err=True)
-    except Exception as exc:  # a broken index must not stop papers from being stored
+    except Exception as exc:  # a broken or missing index must not stop papers from being stored
         click.echo(f"note: search index unavailable ({exc}); papers are stored without it "
                    "and indexed later by `reader reindex`", err=True)
     return None

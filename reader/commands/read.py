@@ -9,42 +9,27 @@ from pathlib import Path
 
 import click
 
-from reader.errors import PaperNotFound, ReaderError
+from reader.errors import ReaderError
 
 VERDICT_MARKS = {"supported": "✓", "unsupported": "✗", "unanswered": "?"}
 
 
 def resolve(app, ref: str):
     """A stored paper from an id, id prefix, path or title prefix."""
-    try:
-        from reader.store.queries import resolve_paper
-    except ImportError:
-        resolve_paper = None
+    from reader.store.queries import resolve_paper
+
     with app.db() as session:
-        if resolve_paper is not None:
-            return resolve_paper(session, ref)
-        from sqlalchemy import or_, select
-
-        from reader.store.tables import Paper
-
-        matches = session.scalars(select(Paper).where(or_(
-            Paper.id.startswith(ref.lower()), Paper.title.ilike(ref.replace("%", r"\%") + "%"),
-        ))).all()
-        if len(matches) != 1:
-            raise PaperNotFound(f"no single paper matches {ref!r}; see `reader papers` for ids")
-        return matches[0]
+        return resolve_paper(session, ref)
 
 
 def ingest_path(app, path: Path, echo) -> str:
     """Ingest a file (a no-op when it is stored already) and return its paper id."""
-    try:
-        from reader.ingest.pipeline import ingest_file
-    except ImportError as exc:
-        raise ReaderError(f"{path}: cannot ingest files in this build ({exc})") from exc
+    from reader.ingest.pipeline import ingest_file
+
     echo(f"ingest: {path}")
     result = ingest_file(path, app.db, app.search_index)
-    if getattr(result, "status", "") == "error" or not getattr(result, "paper_id", None):
-        raise ReaderError(getattr(result, "error", "") or f"{path}: could not be ingested")
+    if result.status == "error":
+        raise ReaderError(result.error)
     return result.paper_id
 
 

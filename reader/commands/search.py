@@ -7,27 +7,7 @@ import time
 
 import click
 
-from reader.errors import PaperNotFound, ReaderError
-
-
-def resolve_paper_id(db, ref: str) -> str:
-    """A paper id from what the user typed (id, id prefix or title words, as resolve_paper allows)."""
-    from reader.store.db import transaction
-
-    try:
-        from reader.store.queries import resolve_paper
-    except ImportError:
-        resolve_paper = None
-    with transaction(db) as session:
-        if resolve_paper is not None:
-            paper = resolve_paper(session, ref)
-            return getattr(paper, "id", paper)
-        from reader.store.tables import Paper
-
-        paper = session.get(Paper, ref)
-        if paper is None:
-            raise PaperNotFound(f"no paper with id {ref!r}; `reader papers` lists the stored ones")
-        return paper.id
+from reader.errors import ReaderError
 
 
 def hit_to_json(hit) -> dict:
@@ -67,6 +47,8 @@ def search(app, query, paper_ref, top_k, as_json):
     """
     if not query.strip():
         raise ReaderError("search: the query is empty; give the words or sentence to look for")
+    from reader.store.queries import resolve_paper_id
+
     paper_id = resolve_paper_id(app.db, paper_ref) if paper_ref else None
     hits = app.search_index.search(query, paper_id=paper_id, top_k_per_path=top_k)
     if as_json:

@@ -84,6 +84,12 @@ def resolve_paper(session: Session, ref: str) -> Paper:
     raise PaperNotFound(f"no paper matches {ref!r}{hint}; see `reader papers` for ids and titles")
 
 
+def resolve_paper_id(db, ref: str) -> str:
+    """resolve_paper's id, in a session of its own."""
+    with db() as session:
+        return resolve_paper(session, ref).id
+
+
 def list_papers(session: Session) -> list[dict]:
     """Every stored paper, newest first: id, title, pages, chunks, status
     (the latest review job's status, else 'analysed' or 'ingested')."""
