@@ -61,7 +61,7 @@ def test_stats_for_one_paper_by_title_or_prefix(app):
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert data["paper_id"] == "a" * 64 and data["total"]["calls"] == 3
-    result = CliRunner().invoke(cli, ["stats", "--paper", "bbbb"])
+    result = CliRunner().invoke(cli, ["stats", "--paper", "bbbbbb"])
     assert result.exit_code == 0, result.output
     assert result.output.startswith("2 LLM calls for paper bbbbbbbbbbbb: 0 from the cache, 1 failed")
     assert "critique" in result.output and "深度学习综述" in result.output
@@ -72,8 +72,7 @@ def test_stats_unknown_paper_is_a_one_line_error(app):
     result = CliRunner().invoke(cli, ["stats", "--paper", "no such paper"])
     assert result.exit_code == 1
     assert result.output.strip() == (
-        "Error: no paper matches 'no such paper': give an id (prefix) or part of a title "
-        "from `reader papers`")
+        "Error: no paper matches 'no such paper'; see `reader papers` for ids and titles")
 
 
 def test_stats_on_an_empty_log(app):

@@ -26,7 +26,7 @@ def _table(title: str, rows, *, with_title: bool = False) -> list[str]:
 
 
 @click.command("stats")
-@click.option("--paper", "paper", metavar="PAPER", help="Only calls for this paper (id, id prefix or part of the title).")
+@click.option("--paper", "paper", metavar="PAPER", help="Only calls for this paper (id, id prefix, file path or title prefix).")
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.pass_obj
 def stats(app, paper, as_json):
@@ -38,7 +38,7 @@ def stats(app, paper, as_json):
     \b
     Examples:
       reader stats
-      reader stats --paper 3fa9 --json
+      reader stats --paper 3fa9c2 --json
     """
     import json
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from sqlalchemy import Integer, case, func, or_, select
+from sqlalchemy import Integer, case, func, select
 
-from reader.errors import PaperNotFound
+from reader.store.queries import resolve_paper
 from reader.store.tables import LLMCall, Paper
 
 
@@ -59,23 +59,6 @@ def _row(key, measures, title: str = "") -> UsageRow:
     return UsageRow(key=key, calls=int(calls), cached=int(cached), errors=int(errors),
                     prompt_tokens=int(prompt), completion_tokens=int(completion),
                     time_s=round(float(latency_ms) / 1000.0, 3), title=title)
-
-
-def resolve_paper(session, text: str) -> Paper:
-    """A paper by full id, id prefix (4+ characters) or a piece of its title."""
-    paper = session.get(Paper, text)
-    if paper is not None:
-        return paper
-    conditions = [Paper.title.ilike(f"%{text}%")]
-    if len(text) >= 4:
-        conditions.append(Paper.id.startswith(text))
-    matches = session.scalars(select(Paper).where(or_(*conditions)).limit(6)).all()
-    if len(matches) == 1:
-        return matches[0]
-    if not matches:
-        raise PaperNotFound(f"no paper matches {text!r}: give an id (prefix) or part of a title from `reader papers`")
-    names = "; ".join(f"{p.id[:10]} {p.title[:40]}" for p in matches[:5])
-    raise PaperNotFound(f"{text!r} matches several papers ({names}): give more of the id or title")
 
 
 def usage_report(db, paper: str | None = None) -> UsageReport:
