@@ -1,10 +1,9 @@
 """The audit pass and the regenerate-and-mark loop, with the scripted LLM."""
 
 import re
-import threading
-import time
 
 import pytest
+from concurrency_probe import ConcurrencyProbe
 
 from reader.audit.guards import PaperFacts
 from reader.audit.loop import MARK, audit_loop, audit_text, mark_unsupported
@@ -187,23 +186,12 @@ def test_incremental_reverification_skips_unchanged_sentences():
 
 
 def test_batches_run_concurrently_bounded():
-    active, peak = [0], [0]
-    lock = threading.Lock()
-
-    def respond(prompt):
-        with lock:
-            active[0] += 1
-            peak[0] = max(peak[0], active[0])
-        time.sleep(0.05)
-        with lock:
-            active[0] -= 1
-        return "\n".join(f"[{i}] YES" for i in range(1, 5))
-
-    verifier = ScriptedLLM(respond)
+    probe = ConcurrencyProbe()
+    verifier = ScriptedLLM(probe.wrap(lambda prompt: "\n".join(f"[{i}] YES" for i in range(1, 5))))
     text = " ".join(f"Sentence {i} is here." for i in range(40))
     audit_text(text, verifier=verifier, search=paper_search, max_workers=4)
     assert verifier.calls == 10
-    assert peak[0] == 4
+    assert probe.peak == 4
 
 
 def test_evidence_for_override_audits_against_given_passages():

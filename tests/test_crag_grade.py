@@ -1,4 +1,5 @@
 import pytest
+from concurrency_probe import ConcurrencyProbe
 
 from reader.crag.grade import (
     AMBIGUOUS_SCORE, IRRELEVANT_SCORE, RELEVANT_SCORE, grade_passages, parse_grade,
@@ -85,21 +86,8 @@ def test_reasoning_is_the_one_line_reason():
 
 
 def test_grading_is_concurrent_keeps_order_and_survives_a_failed_call():
-    import threading
-    import time
-
-    in_flight, peak, lock = [0], [0], threading.Lock()
-
-    def respond(prompt):
-        with lock:
-            in_flight[0] += 1
-            peak[0] = max(peak[0], in_flight[0])
-        time.sleep(0.05)
-        with lock:
-            in_flight[0] -= 1
-        return "Score: 0.9" if "alpha" in prompt else "Score: 0.1"
-
-    llm = ScriptedLLM(respond)
+    probe = ConcurrencyProbe()
+    llm = ScriptedLLM(probe.wrap(lambda prompt: "Score: 0.9" if "alpha" in prompt else "Score: 0.1"))
     llm.enqueue(RuntimeError("endpoint down"))  # the first call fails
     passages = [(f"chunk:{i}", "alpha text" if i % 2 else "beta text", "p") for i in range(6)]
     grades = grade_passages("q?", passages, llm, max_workers=4)
@@ -108,5 +96,5 @@ def test_grading_is_concurrent_keeps_order_and_survives_a_failed_call():
     assert len(failed) == 1 and failed[0].ambiguous and failed[0].score == AMBIGUOUS_SCORE
     ok = [g for g in grades if not g.error]
     assert all(g.score == (0.9 if int(g.chunk_key.split(":")[1]) % 2 else 0.1) for g in ok)
-    assert peak[0] > 1
+    assert probe.peak > 1
     assert all(call["stage"] == "crag-grade" for call in llm.history)
