@@ -329,3 +329,31 @@ def test_a_job_held_by_a_live_run_is_left_alone(db, tmp_path):
         job.summary = {**job.summary, "start": "1"}
     report = run_review([a], db=db, ingest=world.ingest, read_paper=world.read_paper)
     assert report.papers[0].status == "reviewed" and world.read == ["a"]
+
+
+def test_review_stages_pass_the_output_language_setting(app, tmp_path):
+    """`reader review` and web uploads read papers with READER_OUTPUT_LANGUAGE, as `reader read` does."""
+    import dataclasses
+    from types import SimpleNamespace
+
+    from reader.index.dense import HashingEmbedder
+    from reader.index.store import SearchIndex
+    from reader.llm.dryrun import DryRunLLM
+    from reader.review import review_stages
+
+    paper = tmp_path / "sparta.md"
+    paper.write_text(
+        "# SPARTA: sparse retrieval for long documents\n\n## Introduction\n\n"
+        "We introduce SPARTA, a sparse retriever for long scientific documents. "
+        "On the LongDocs benchmark SPARTA reaches a recall of 81.2% at ten passages. "
+        "The model is trained on two million query and passage pairs drawn from PubMed.\n",
+        encoding="utf-8")
+    llm = DryRunLLM()
+    ctx = SimpleNamespace(settings=dataclasses.replace(app.settings, output_language="zh"), db=app.db,
+                          search_index=SearchIndex(tmp_path / "index", app.db, HashingEmbedder()),
+                          generator=llm, verifier=llm)
+    ingest, read_paper = review_stages(ctx)
+    paper_id = ingest(paper).paper_id
+    read_paper(paper_id)
+    writing = [call["prompt"] for call in llm.history if call["stage"] in ("critique", "synthesis")]
+    assert writing and all("Write in Chinese (简体中文)." in prompt for prompt in writing)

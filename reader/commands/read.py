@@ -33,15 +33,6 @@ def ingest_path(app, path: Path, echo) -> str:
     return result.paper_id
 
 
-def paper_search(app):
-    index = app.search_index
-
-    def search(query: str, paper_id: str | None):
-        return index.search(query, paper_id=paper_id, top_k_per_path=3)
-
-    return search
-
-
 def _summary_lines(result) -> list[str]:
     lines = []
     for k in result.analyses:
@@ -92,7 +83,7 @@ def read(app, paper, as_json, show_text, context_tokens, words, quiet):
     paper_id = ingest_path(app, path, echo) if path.is_file() else resolve(app, paper).id
     result = deep_read(
         paper_id, db=app.db, generator=app.generator, verifier=app.verifier,
-        search=paper_search(app), on_progress=echo, context_tokens=context_tokens,
+        search=app.search_index.search, on_progress=echo, context_tokens=context_tokens,
         target_words=words, max_workers=app.settings.verifier.max_concurrency,
         output_language=app.settings.output_language,
     )
@@ -191,7 +182,7 @@ def audit(app, paper_ref, text_file, as_json):
     with app.db() as session:
         material = load_material(session, target.id)
     result = audit_text(
-        text, paper_id=target.id, verifier=app.verifier, search=paper_search(app),
+        text, paper_id=target.id, verifier=app.verifier, search=app.search_index.search,
         facts=PaperFacts.from_texts(material.facts_texts), fallback_text=material.full_text,
         max_workers=app.settings.verifier.max_concurrency, stage="audit",
     )

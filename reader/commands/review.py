@@ -48,13 +48,6 @@ class ProgressPrinter:
             print(line, file=self.stream, flush=True)
 
 
-def _search_for(index):
-    def search(query: str, paper_id: str | None = None, **kwargs):
-        return index.search(query, paper_id=paper_id, top_k_per_path=3)
-
-    return search
-
-
 def _print_table(report) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -104,24 +97,15 @@ def review(app, paths, force, jobs, export_dir, quiet, as_json):
       reader review papers/ --export notes/       # then write Obsidian notes
       reader review new.pdf --force --json        # redo one paper, JSON result
     """
-    from reader.deepread import deep_read
-    from reader.ingest.pipeline import find_sources, ingest_file
-    from reader.review import PaperReview, run_review
+    from reader.ingest.pipeline import find_sources
+    from reader.review import PaperReview, review_stages, run_review
 
     sources, missing = find_sources(list(paths))
     if not sources and not missing:
         raise ReaderError(
             f"no .pdf, .txt or .md files under {', '.join(map(str, paths))}: give a folder of papers"
         )
-    index = app.search_index
-    search = _search_for(index)
-
-    def ingest(path: Path):
-        return ingest_file(path, app.db, index=index)
-
-    def read_paper(paper_id: str, on_progress=None):
-        return deep_read(paper_id, db=app.db, generator=app.generator, verifier=app.verifier,
-                         search=search, on_progress=on_progress)
+    ingest, read_paper = review_stages(app)
 
     stop = threading.Event()
     try:

@@ -31,13 +31,8 @@ def ask_question(app, question: str, paper_id: str | None = None, *, config=None
         raise ReaderError("the library is empty: add papers first with `reader ingest PATH`")
     if paper_id is not None and paper_id not in titles:
         raise PaperNotFound(f"paper {paper_id} is not in the library; see `reader papers`")
-    index = app.search_index
-
-    def search(query: str, pid: str | None):
-        return index.search(query, paper_id=pid, top_k_per_path=3)
-
     result = ask(question, paper_id=paper_id, generator=app.generator, verifier=app.verifier,
-                 search=search, check_grounded=audit_grounded, external=external, titles=titles,
+                 search=app.search_index.search, check_grounded=audit_grounded, external=external, titles=titles,
                  config=config)
     if store:
         with transaction(app.db) as session:

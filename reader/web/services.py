@@ -36,7 +36,7 @@ def _read_fraction(detail: str, seen: list[str]) -> float:
 def review_upload(pdf_path: Path, ctx, on_progress: Callable[[str, float | None], None]) -> str:
     """Ingest, deep-read and audit one uploaded PDF through the batch review runner
     (so the web and `reader review` record the same ReviewJob rows). Returns the paper id."""
-    from reader.review import run_review
+    from reader.review import review_stages, run_review
 
     ingest, read_paper = review_stages(ctx)
     details: list[str] = []
@@ -53,27 +53,6 @@ def review_upload(pdf_path: Path, ctx, on_progress: Callable[[str, float | None]
     if outcome.status in ("reviewed", "skipped") and outcome.paper_id:
         return outcome.paper_id
     raise ReviewFailed(outcome.error or f"the review ended as {outcome.status!r}")
-
-
-def review_stages(ctx):
-    """The real (ingest, read_paper) stages for `reader.review.run_review`, as `reader review`
-    wires them: ingest into the database and the search index, then the audited deep read."""
-    from reader.deepread import deep_read
-    from reader.ingest.pipeline import ingest_file
-
-    index = ctx.search_index
-
-    def search(query: str, paper_id: str | None = None):
-        return index.search(query, paper_id=paper_id, top_k_per_path=3)
-
-    def ingest(path: Path):
-        return ingest_file(path, ctx.db, index=index)
-
-    def read_paper(paper_id: str, on_progress=None):
-        return deep_read(paper_id, db=ctx.db, generator=ctx.generator, verifier=ctx.verifier,
-                         search=search, on_progress=on_progress)
-
-    return ingest, read_paper
 
 
 # ---------------------------------------------------------------- Markdown note
