@@ -478,8 +478,9 @@ class SearchIndex:
 
     def bm25_top(self, query: str, k: int, paper_id: str | None = None) -> list[tuple[int, float]]:
         """(chunk id, BM25 score) of the k best chunks, best first."""
-        data = self._ensure_loaded()
-        bm25 = self._bm25
+        with self._lock:  # the matrix and its BM25 from the same generation, even mid-update
+            data = self._ensure_loaded()
+            bm25 = self._bm25
         rows = self._rows(data, paper_id)
         if rows is not None and len(rows) == 0:
             return []
