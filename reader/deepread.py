@@ -269,7 +269,6 @@ class KindResult:
     kind: str
     loop: LoopResult
     left_out: list[str]
-    seconds: float
 
     def to_json(self) -> dict:
         final = self.loop.final
@@ -376,8 +375,6 @@ def deep_read(
     search = _serialized(search)
 
     def run_kind(kind: str) -> KindResult:
-        kind_started = time.perf_counter()
-
         def gen(flagged, previous):
             # A small model copies what it is shown: show the draft without the unsupported sentences.
             previous = remove_sentences(previous, flagged) if previous else previous
@@ -398,7 +395,7 @@ def deep_read(
                      f"sentences unsupported (ratio {result.flagged_ratio:.2f})")
 
         loop = audit_loop(gen, audit, on_iteration=report)
-        return KindResult(kind, loop, context.left_out, time.perf_counter() - kind_started)
+        return KindResult(kind, loop, context.left_out)
 
     with ThreadPoolExecutor(max_workers=len(kinds)) as pool:
         results = list(pool.map(run_kind, kinds))

@@ -149,6 +149,14 @@ def test_a_mark_without_a_verdict_is_still_highlighted():
     assert [(s.text, s.marked) for s in flagged] == [("Orphan claim here.", True)]
 
 
+def test_a_mark_without_a_verdict_covers_the_whole_sentence_past_abbreviations():
+    sentence = "It beats BERT (Fig. 3) by 2.5 points, e.g. on ACL."
+    segments = views.segment_text(f"Fine. {views.MARK}{sentence} Tail.", [])
+    flagged = [seg.sentence for seg in segments if seg.sentence]
+    assert [(s.text, s.marked) for s in flagged] == [(sentence, True)]
+    assert [seg.text for seg in segments if not seg.sentence] == ["Fine. ", " Tail."]
+
+
 def test_no_evidence_message_follows_the_paper_language():
     assert views.no_evidence_message("zh") == "未在原文中找到直接证据"
     assert views.no_evidence_message("en") == "No direct evidence found in the paper"

@@ -34,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from reader.audit.guards import PaperFacts, check_sentence
-from reader.audit.split import sentence_spans
+from reader.audit.split import sentence_spans, split_sentences
 from reader.audit.verify import NO_EVIDENCE_CHARS, EvidenceRef, build_prompt, parse_answers
 from reader.llm.base import user
 
@@ -162,7 +162,7 @@ def audit_text(
 ) -> AuditResult:
     """One audit pass over `text` (see the module docstring)."""
     start = time.perf_counter()
-    sentences = [text[s:e] for s, e in sentence_spans(text)]
+    sentences = split_sentences(text)
     known = known or {}
     todo = [s for s in dict.fromkeys(sentences) if s not in known]
     batches = [todo[i:i + BATCH_SIZE] for i in range(0, len(todo), BATCH_SIZE)]
@@ -220,7 +220,6 @@ def mark_unsupported(text: str, flagged: list[str]) -> str:
 class Iteration:
     text: str
     audit: AuditResult
-    generation_calls: int = 0
     generation_prompt_tokens: int = 0
     generation_completion_tokens: int = 0
 
@@ -240,7 +239,8 @@ class LoopResult:
 
     @property
     def llm_calls(self) -> int:
-        return sum(it.generation_calls + it.audit.llm_calls for it in self.iterations)
+        """One generation call per iteration plus the verification calls."""
+        return len(self.iterations) + sum(it.audit.llm_calls for it in self.iterations)
 
     @property
     def tokens(self) -> int:
@@ -274,10 +274,9 @@ def audit_loop(
     while True:
         out = generate(flagged, previous)
         text = getattr(out, "text", out)
-        it = Iteration(text=text, audit=AuditResult([]), generation_calls=1,
+        it = Iteration(text=text, audit=audit(text, known),
                        generation_prompt_tokens=getattr(out, "prompt_tokens", 0),
                        generation_completion_tokens=getattr(out, "completion_tokens", 0))
-        it.audit = audit(text, known)
         iterations.append(it)
         if on_iteration:
             on_iteration(len(iterations) - 1, it.audit)

@@ -11,6 +11,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session, selectinload
 
 from reader.audit.loop import LoopResult
+from reader.audit.verify import EvidenceRef
 from reader.store.tables import (
     Analysis, AnalysisIteration, SentenceVerdict, VerdictEvidence,
 )
@@ -25,12 +26,10 @@ def save_analysis(
     generator_model: str = "",
     verifier_model: str = "",
     left_out_sections: list[str] | None = None,
-    replace: bool = True,
 ) -> Analysis:
-    """Add the analysis with all its iterations; with `replace`, earlier
-    analyses of the same kind for this paper are removed in the same session."""
-    if replace:
-        session.execute(delete(Analysis).where(Analysis.paper_id == paper_id, Analysis.kind == kind))
+    """Add the analysis with all its iterations; earlier analyses of the same
+    kind for this paper are removed in the same session."""
+    session.execute(delete(Analysis).where(Analysis.paper_id == paper_id, Analysis.kind == kind))
     analysis = Analysis(
         paper_id=paper_id,
         kind=kind,
@@ -65,23 +64,34 @@ def save_analysis(
     return analysis
 
 
+KIND_ORDER = ("synthesis", "critique")  # the order the web page and the notes show the kinds in
+
+_ALL_ROWS = (
+    selectinload(Analysis.iterations)
+    .selectinload(AnalysisIteration.verdicts)
+    .selectinload(SentenceVerdict.evidence)
+)
+
+
 def load_analyses(session: Session, paper_id: str) -> list[Analysis]:
     """The stored analyses of a paper, newest first within each kind, all rows loaded."""
     stmt = (
         select(Analysis)
         .where(Analysis.paper_id == paper_id)
-        .options(
-            selectinload(Analysis.iterations)
-            .selectinload(AnalysisIteration.verdicts)
-            .selectinload(SentenceVerdict.evidence)
-        )
+        .options(_ALL_ROWS)
         .order_by(Analysis.kind, Analysis.created_at.desc(), Analysis.id.desc())
     )
     return list(session.scalars(stmt))
 
 
-def _pages(start: int, end: int) -> str:
-    return str(start) if start == end else f"{start}-{end}"
+def newest_analyses(session: Session, paper_id: str) -> dict[str, Analysis]:
+    """kind -> the newest (highest id) analysis of that kind, all rows loaded;
+    kinds in the order they were first stored."""
+    newest: dict[str, Analysis] = {}
+    stmt = select(Analysis).where(Analysis.paper_id == paper_id).options(_ALL_ROWS).order_by(Analysis.id)
+    for analysis in session.scalars(stmt):
+        newest[analysis.kind] = analysis
+    return newest
 
 
 def verdict_json(v: SentenceVerdict) -> dict:
@@ -90,14 +100,13 @@ def verdict_json(v: SentenceVerdict) -> dict:
         "verdict": v.verdict,
         "reasons": list(v.reasons or []),
         "evidence": [
-            {"chunk_id": e.chunk_id, "pages": _pages(e.page_start, e.page_end), "text": e.text}
-            for e in v.evidence
+            EvidenceRef(e.chunk_id, e.page_start, e.page_end, e.text).to_json() for e in v.evidence
         ],
     }
 
 
 def analysis_json(a: Analysis) -> dict:
-    """The stored analysis in the shape `reader read --json` prints."""
+    """The stored analysis in the shape `reader show --json` prints."""
     last = a.iterations[-1] if a.iterations else None
     return {
         "kind": a.kind,

@@ -108,3 +108,14 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 def split_sentences(text: str) -> list[str]:
     """The sentences of `text`, punctuation kept, empty pieces dropped."""
     return [text[s:e] for s, e in sentence_spans(text)]
+
+
+def first_sentence(text: str) -> str:
+    """`text` up to the end of its first sentence (what a `[待验证] ` mark in front of it
+    covers); the first line when no sentence is found."""
+    sentences = split_sentences(text)
+    if not sentences:
+        return text.split("\n", 1)[0]
+    first = sentences[0]
+    end = text.find(first)
+    return text[: end + len(first)] if end >= 0 else first

@@ -112,7 +112,7 @@ def calibrate_cmd(app, questions_file, thresholds, limit, ids, as_json):
       reader calibrate --questions eval/questions.jsonl --thresholds 0.5,0.6,0.7
       reader calibrate --questions eval/questions.jsonl --ids a01,a14,n01,n05 --json
     """
-    from reader.crag.service import ask_question, library_titles
+    from reader.crag.service import ask_question
 
     from reader.crag.calibrate import format_report, load_questions, run_calibration
 
@@ -128,8 +128,6 @@ def calibrate_cmd(app, questions_file, thresholds, limit, ids, as_json):
             raise ReaderError(f"{questions_file}: no question with id {', '.join(unknown)}")
         questions = [q for q in questions if q.id in wanted]
     questions = questions[:limit]
-    with app.db() as session:
-        titles = library_titles(session)
 
     def run_one(question: str, paper_id: str | None, config):
         return ask_question(app, question, paper_id, config=config, store=False)
@@ -139,7 +137,7 @@ def calibrate_cmd(app, questions_file, thresholds, limit, ids, as_json):
     if as_json:
         click.echo(json.dumps(report, ensure_ascii=False, indent=2))
     else:
-        click.echo(format_report(report, titles))
+        click.echo(format_report(report))
     sys.stdout.flush()
 
 

@@ -144,7 +144,7 @@ def run_calibration(
     return report
 
 
-def format_report(report: dict, titles: dict[str, str] | None = None) -> str:
+def format_report(report: dict) -> str:
     def pct(value):
         return "-" if value is None else f"{value:.0%}"
 

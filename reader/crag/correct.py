@@ -27,9 +27,6 @@ class Correction:
     candidates: list[Candidate] = field(default_factory=list)  # new, graded
     error: str = ""
 
-    def kept(self, threshold: float) -> list[Candidate]:
-        return [c for c in self.candidates if c.passes(threshold)]
-
 
 def parse_rewrites(text: str, question: str, n: int = 3) -> list[str]:
     """Up to n distinct queries, one per line, without list marks, quotes or the question itself."""

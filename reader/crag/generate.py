@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from reader.crag.evidence import Candidate
 from reader.llm.base import LLM, Completion, estimate_tokens, user
-from reader.prompts import render
+from reader.prompts import language_instruction, render
 
 NOT_FOUND = "Not found in the papers."
 NOT_FOUND_ZH = "未在论文中找到。"
@@ -77,8 +77,7 @@ def generate_answer(
          "reasoning": c.grade.reasoning if c.grade else "", "text": c.refined or c.text}
         for c in chosen
     ]
-    language = ("Write in Chinese (简体中文)." if question_language(question) == "zh"
-                else "Write in English.")
+    language = language_instruction(question_language(question))
     from_elsewhere = any(c.external or (paper_id is not None and c.paper_id != paper_id) for c in chosen)
     prompt = render("answer", question=question, evidence=items, not_found=sentinel,
                     language=language, max_sentences=max_sentences, from_elsewhere=from_elsewhere)

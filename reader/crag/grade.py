@@ -11,7 +11,7 @@ unreadable grade never lets a chunk into the answer on its own.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -141,12 +141,11 @@ def grade_passages(
     llm: LLM,
     *,
     max_workers: int = 4,
-    grade_fn: Callable[..., Grade] = grade_one,
 ) -> list[Grade]:
     """Grade (key, text, paper_id) passages concurrently; results keep the input order."""
     if not passages:
         return []
     with ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(passages)))) as pool:
-        futures = [pool.submit(grade_fn, question, key, text, llm, paper_id=paper_id)
+        futures = [pool.submit(grade_one, question, key, text, llm, paper_id=paper_id)
                    for key, text, paper_id in passages]
         return [f.result() for f in futures]

@@ -44,7 +44,6 @@ _CITATION = re.compile(r"\s*\[\d+(?:\s*[,–-]\s*\d+)*\]")
 class CragConfig:
     threshold: float = 0.6
     min_relevant: int = 2
-    ambiguous_floor: float = 0.4
     max_corrective_rounds: int = 1
     n_rewrites: int = 3
     answer_budget_tokens: int = 1500
@@ -60,7 +59,6 @@ class Metered:
 
     def __init__(self, llm: LLM):
         self.llm = llm
-        self.model = getattr(llm, "model", "")
         self.calls = 0
         self.tokens = 0
         self._lock = threading.Lock()
@@ -185,8 +183,7 @@ class _Run:
 
 
 def _retrieve(run: _Run) -> str:
-    hits = run.search(run.question, run.paper_id)
-    run.retrieved = retrieve_all([run.question], lambda q, p: hits, run.paper_id, origin="retrieval")
+    run.retrieved = retrieve_all([run.question], run.search, run.paper_id, origin="retrieval")
     return GRADE
 
 
@@ -197,8 +194,7 @@ def _grade(run: _Run) -> str:
 
 def _route(run: _Run) -> str:
     cfg = run.config
-    run.route = choose_route(run.retrieved, threshold=cfg.threshold, min_relevant=cfg.min_relevant,
-                             ambiguous_floor=cfg.ambiguous_floor)
+    run.route = choose_route(run.retrieved, threshold=cfg.threshold, min_relevant=cfg.min_relevant)
     run.confidence = confidence(run.retrieved)
     run.keep(run.retrieved)
     if run.route == CORRECT:

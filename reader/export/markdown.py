@@ -22,13 +22,12 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from reader.store.tables import (
-    Analysis, AnalysisIteration, Paper, ReviewJob, SentenceVerdict, VerdictEvidence,
-)
+from reader.audit.loop import MARK
+from reader.audit.record import KIND_ORDER, newest_analyses
+from reader.audit.split import first_sentence
+from reader.store.tables import AnalysisIteration, Paper, ReviewJob
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
-MARK = "[待验证] "
-KIND_ORDER = ("synthesis", "critique")
 KIND_TITLES = {"synthesis": "Synthesis", "critique": "Critique"}
 INDEX_NAME = "index.md"
 QUOTE_CHARS = 320
@@ -243,7 +242,7 @@ def split_marked(final_text: str, flags: list[Flag]) -> list[Block]:
                 blocks.append(Block(text=before.strip()))
             flag = next((f for f in by_text if f.sentence and after.startswith(f.sentence)), None)
             if flag is None:
-                flag = Flag(sentence=_first_sentence(after))
+                flag = Flag(sentence=first_sentence(after))
             blocks.append(Block(flag=flag))
             rest = after[len(flag.sentence):]
         if rest.strip():
@@ -251,37 +250,13 @@ def split_marked(final_text: str, flags: list[Flag]) -> list[Block]:
     return blocks
 
 
-def _first_sentence(text: str) -> str:
-    from reader.audit.split import split_sentences
-
-    sentences = split_sentences(text)
-    if not sentences:
-        return text.split("\n", 1)[0]
-    first = sentences[0]
-    end = text.find(first)
-    return text[: end + len(first)] if end >= 0 else first
-
-
-def _iterations(session: Session, analysis_id: int) -> list[AnalysisIteration]:
-    return list(session.scalars(
-        select(AnalysisIteration).where(AnalysisIteration.analysis_id == analysis_id)
-        .order_by(AnalysisIteration.iteration)
-    ))
-
-
-def _flags(session: Session, iteration_id: int) -> tuple[list[Flag], int]:
-    verdicts = session.scalars(
-        select(SentenceVerdict).where(SentenceVerdict.iteration_id == iteration_id)
-        .order_by(SentenceVerdict.ordinal)
-    ).all()
+def _flags(iteration: AnalysisIteration) -> tuple[list[Flag], int]:
+    verdicts = iteration.verdicts  # in ordinal order, each with its evidence in rank order
     flags = []
     for verdict in verdicts:
         if verdict.verdict != "unsupported":
             continue
-        nearest = session.scalars(
-            select(VerdictEvidence).where(VerdictEvidence.verdict_id == verdict.id)
-            .order_by(VerdictEvidence.rank).limit(1)
-        ).first()
+        nearest = verdict.evidence[0] if verdict.evidence else None
         flags.append(Flag(
             sentence=verdict.text,
             evidence=quote(nearest.text) if nearest else "",
@@ -293,19 +268,9 @@ def _flags(session: Session, iteration_id: int) -> tuple[list[Flag], int]:
     return flags, unanswered
 
 
-def newest_analyses(session: Session, paper_id: str) -> dict[str, Analysis]:
-    newest: dict[str, Analysis] = {}
-    for analysis in session.scalars(
-        select(Analysis).where(Analysis.paper_id == paper_id, Analysis.kind.in_(KIND_ORDER))
-        .order_by(Analysis.id)
-    ):
-        newest[analysis.kind] = analysis
-    return newest
-
-
 def collect_note(session: Session, paper: Paper) -> Note | None:
     """The note's data, or None when the paper has no stored review."""
-    analyses = newest_analyses(session, paper.id)
+    analyses = {kind: a for kind, a in newest_analyses(session, paper.id).items() if kind in KIND_ORDER}
     if not analyses:
         return None
     views = []
@@ -313,8 +278,8 @@ def collect_note(session: Session, paper: Paper) -> Note | None:
         analysis = analyses.get(kind)
         if analysis is None:
             continue
-        iterations = _iterations(session, analysis.id)
-        flags, unanswered = _flags(session, iterations[-1].id) if iterations else ([], 0)
+        iterations = analysis.iterations  # in iteration order
+        flags, unanswered = _flags(iterations[-1]) if iterations else ([], 0)
         last = iterations[-1] if iterations else None
         views.append(AnalysisNote(
             kind=kind,

@@ -23,6 +23,7 @@ import hashlib
 import re
 import threading
 
+from reader.audit.split import split_sentences
 from reader.llm.base import Completion, Message
 from reader.llm.scripted import ScriptedLLM
 
@@ -124,19 +125,13 @@ def answer_question(prompt: str) -> str:
     sentinel = re.search(r"reply exactly: (.+)$", prompt, re.M)
     best, best_score = "", 0.0
     for number, block in enumerate(_quoted(prompt), start=1):
-        for sentence in _sentences(block):
+        for sentence in split_sentences(block):
             score = overlap(question, sentence)
             if score > best_score:
                 best, best_score = f"{sentence} [{number}]", score
     if best_score < 0.3:
         return sentinel.group(1).strip() if sentinel else "Not found in the evidence."
     return best
-
-
-def _sentences(text: str) -> list[str]:
-    from reader.audit.split import split_sentences
-
-    return split_sentences(text)
 
 
 def _paper_region(prompt: str) -> tuple[str, str]:
@@ -171,7 +166,7 @@ def answer_generate(prompt: str, per_heading: int = 2) -> str:
     headings = re.findall(r"^## (.+)$", instructions, re.M)
     count = per_heading * len(headings) if headings else 8
     candidates = []
-    for sentence in _sentences(paper):
+    for sentence in split_sentences(paper):
         flat = " ".join(sentence.split())
         if 50 <= len(flat) <= 300 and len(flat.split()) >= 8 and not _INSTRUCTION.search(flat) \
                 and "{" not in flat and flat not in candidates:

@@ -129,7 +129,7 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
     # ---- upload -------------------------------------------------------------------
     @app.get("/upload", response_class=HTMLResponse)
     def upload_page(request: Request):
-        jobs = sorted(runner.all(), key=lambda j: j.created_at, reverse=True)
+        jobs = runner.all()
         return page(request, "upload.html", jobs=jobs, limit_mb=limit_mb, messages=[])
 
     def accept_upload(upload: UploadFile) -> tuple[dict | None, str | None]:
@@ -167,13 +167,13 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
             413 if any("upload limit" in e for e in errors) else 400)
         if wants_json(request):
             return JSONResponse({"jobs": accepted, "errors": errors}, status_code=status)
-        jobs = sorted(runner.all(), key=lambda j: j.created_at, reverse=True)
+        jobs = runner.all()
         return page(request, "upload.html", status, jobs=jobs, limit_mb=limit_mb,
                     messages=errors)
 
     @app.get("/api/jobs")
     def jobs_api():
-        jobs = sorted(runner.all(), key=lambda j: j.created_at, reverse=True)
+        jobs = runner.all()
         return {"jobs": [j.to_dict() for j in jobs]}
 
     @app.get("/api/jobs/{job_id}")

@@ -79,8 +79,10 @@ class ReviewRunner:
             return JobProgress(**job.to_dict()) if job else None
 
     def all(self) -> list[JobProgress]:
+        """Every job, newest first."""
         with self._lock:
-            return [JobProgress(**j.to_dict()) for j in self._jobs.values()]
+            jobs = [JobProgress(**j.to_dict()) for j in self._jobs.values()]
+        return sorted(jobs, key=lambda j: j.created_at, reverse=True)
 
     def wait(self, job_id: str, timeout: float) -> JobProgress | None:
         """Block until the job finishes (for the CLI and tests)."""

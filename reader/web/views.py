@@ -12,18 +12,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session
 
+from reader.audit.loop import MARK
+from reader.audit.record import KIND_ORDER, newest_analyses
+from reader.audit.split import first_sentence
 from reader.store.tables import (
     Analysis, AnalysisIteration, Paper, ReviewJob, SentenceVerdict,
 )
 
-MARK = "[待验证] "
 NO_EVIDENCE = {
     "zh": "未在原文中找到直接证据",
     "en": "No direct evidence found in the paper",
 }
-KIND_ORDER = {"synthesis": 0, "critique": 1}
 EVIDENCE_PREVIEW_CHARS = 420
 
 
@@ -124,20 +125,22 @@ def _sentence_view(verdict: SentenceVerdict, marked: bool) -> SentenceView:
     )
 
 
-_STRAY_MARK = re.compile(r"\[待验证\] ?([^\n]*?(?:[。！？.!?](?=\s|$)|$))", re.M)
+_STRAY_MARK = re.compile(r"\[待验证\] ?")
 
 
 def _plain(text: str) -> list[Segment]:
-    """Plain text, with any mark the verdicts did not account for still highlighted."""
+    """Plain text, with any mark the verdicts did not account for still highlighted
+    (up to the end of the sentence after it, found as the audit splits sentences)."""
     out: list[Segment] = []
     pos = 0
-    for match in _STRAY_MARK.finditer(text):
+    while match := _STRAY_MARK.search(text, pos):
         if match.start() > pos:
             out.append(Segment(text[pos:match.start()]))
+        sentence = first_sentence(text[match.end():])
         out.append(Segment("", SentenceView(
-            ordinal=-1, text=match.group(1), verdict="unsupported", marked=True,
+            ordinal=-1, text=sentence, verdict="unsupported", marked=True,
         )))
-        pos = match.end()
+        pos = match.end() + len(sentence)
     if pos < len(text):
         out.append(Segment(text[pos:]))
     return out
@@ -196,16 +199,11 @@ def analysis_view(analysis: Analysis) -> AnalysisView:
 
 
 def current_analyses(session: Session, paper_id: str) -> list[Analysis]:
-    """The newest analysis of each kind, synthesis first."""
-    rows = session.scalars(
-        select(Analysis).where(Analysis.paper_id == paper_id).order_by(Analysis.id)
-        .options(selectinload(Analysis.iterations).selectinload(AnalysisIteration.verdicts)
-                 .selectinload(SentenceVerdict.evidence))
-    ).all()
-    newest: dict[str, Analysis] = {}
-    for row in rows:
-        newest[row.kind] = row
-    return sorted(newest.values(), key=lambda a: (KIND_ORDER.get(a.kind, 9), a.kind))
+    """The newest analysis of each kind, synthesis first, unknown kinds last."""
+    def order(a: Analysis) -> tuple[int, str]:
+        return (KIND_ORDER.index(a.kind) if a.kind in KIND_ORDER else len(KIND_ORDER), a.kind)
+
+    return sorted(newest_analyses(session, paper_id).values(), key=order)
 
 
 def paper_view(session: Session, paper_id: str) -> PaperView | None:
