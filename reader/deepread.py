@@ -15,7 +15,6 @@ transaction at the end, so an interrupted read leaves no half-written analysis.
 from __future__ import annotations
 
 import re
-import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -320,19 +319,6 @@ def context_budget(generator_is_embedded: bool) -> int:
     return DEFAULT_CONTEXT_TOKENS if generator_is_embedded else REMOTE_CONTEXT_TOKENS
 
 
-def _serialized(search):
-    """Search indexes are not promised to be thread-safe; one query at a time."""
-    if search is None:
-        return None
-    lock = threading.Lock()
-
-    def run(query, paper_id):
-        with lock:
-            return search(query, paper_id)
-
-    return run
-
-
 def deep_read(
     paper_id: str,
     *,
@@ -372,7 +358,6 @@ def deep_read(
         progress(f"context: {context.tokens} tokens; left out: {', '.join(context.left_out)}")
     else:
         progress(f"context: the whole paper, {context.tokens} tokens")
-    search = _serialized(search)
 
     def run_kind(kind: str) -> KindResult:
         def gen(flagged, previous):
