@@ -22,7 +22,6 @@ real ones.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import socket
 import threading
@@ -37,6 +36,7 @@ from typing import Any, Protocol
 from sqlalchemy import delete, func, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from reader.ingest.text import file_sha256
 from reader.store.db import transaction
 from reader.store.tables import Analysis, AnalysisIteration, LLMCall, Paper, ReviewJob, utcnow
 
@@ -88,7 +88,6 @@ class PaperReview:
 class ReviewReport:
     papers: list[PaperReview]
     seconds: float
-    found: int = 0
 
     def by_status(self, status: str) -> list[PaperReview]:
         return [p for p in self.papers if p.status == status]
@@ -130,14 +129,6 @@ class _Planned:
 
 
 # ---------------------------------------------------------------- job table
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def review_stages(app) -> tuple[Callable, Callable]:
@@ -368,7 +359,6 @@ def run_review(
     return ReviewReport(
         papers=[p.outcome for p in plan] + duplicates,
         seconds=time.perf_counter() - started,
-        found=len(sources),
     )
 
 
@@ -497,9 +487,8 @@ def _review_one(item: _Planned, *, db, ingest, read_paper, ingest_lock, emit) ->
                 "call_floor": _max_id(session, LLMCall.id),
             }
 
-        def on_progress(*args, **kwargs) -> None:
-            stage = " ".join(str(a) for a in args if a is not None) or str(kwargs.get("stage", ""))
-            emit(item, "read", stage)
+        def on_progress(message: str) -> None:
+            emit(item, "read", message)
 
         emit(item, "read")
         read_started = time.perf_counter()

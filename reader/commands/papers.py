@@ -47,41 +47,40 @@ def ingest(app, paths, as_json, quiet):
       reader ingest papers/sample_paper.pdf
       reader ingest ~/papers/ --json > ingest.jsonl
     """
-    from reader.ingest.pipeline import find_sources, ingest_file
+    from reader.ingest.pipeline import ingest_paths
 
-    sources, results = find_sources(paths)
-    index = _search_index(app) if sources else None
-    db = app.db
+    bar = None  # a rich progress bar, shown while two or more files are ingested
 
-    def report(result) -> None:
+    def before_file(source, n_files) -> None:
+        nonlocal bar
+        if bar is None and n_files > 1 and not as_json and not quiet:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            columns = [TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                       TextColumn("{task.description}")]
+            bar = Progress(*columns, console=Console(stderr=True), transient=True)
+            bar.start()
+            bar.add_task("", total=n_files)
+        if bar is not None:
+            bar.update(bar.task_ids[0], description=source.name[:40])
+
+    def report(result, done, total) -> None:
         if as_json:
             click.echo(json.dumps(result.as_json(), ensure_ascii=False))
         elif result.status == "error":
             click.echo(_result_line(result), err=True)
         elif not quiet:
             click.echo(_result_line(result))
+        if bar is not None:
+            bar.advance(bar.task_ids[0])
 
-    for result in results:
-        report(result)
-    if len(sources) > 1 and not as_json and not quiet:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        columns = [TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   TextColumn("{task.description}")]
-        with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
-            task = progress.add_task("", total=len(sources))
-            for source in sources:
-                progress.update(task, description=source.name[:40])
-                result = ingest_file(source, db, index=index)
-                results.append(result)
-                report(result)
-                progress.advance(task)
-    else:
-        for source in sources:
-            result = ingest_file(source, db, index=index)
-            results.append(result)
-            report(result)
+    try:
+        results = ingest_paths(paths, app.db, open_index=lambda: _search_index(app),
+                               on_progress=report, before_file=before_file)
+    finally:
+        if bar is not None:
+            bar.stop()
 
     failed = sum(1 for r in results if r.status == "error")
     if not as_json and not quiet and len(results) > 1:

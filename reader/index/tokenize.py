@@ -59,7 +59,3 @@ def tokenize(text: str) -> list[str]:
         for slot, stem in zip(word_slots, _stemmer().stemWords(words)):
             tokens[slot] = stem
     return tokens
-
-
-def tokenize_many(texts: list[str]) -> list[list[str]]:
-    return [tokenize(text) for text in texts]

@@ -15,16 +15,10 @@ import re
 from dataclasses import dataclass
 
 from reader.ingest.model import Block, ChunkData, ParsedPaper
-from reader.ingest.text import CJK_CHARS, is_reference_heading
+from reader.ingest.text import is_reference_heading
+from reader.llm.base import estimate_tokens
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;。！？；])\s+(?=[A-Z0-9(\[\"“\u4e00-\u9fff])|(?<=[。！？；])")
-
-
-def count_tokens(text: str) -> int:
-    """Same estimate as reader.llm.base.estimate_tokens (~4 Latin characters or
-    one CJK character per token), computed with a regex for speed."""
-    cjk = len(CJK_CHARS.findall(text))
-    return cjk + max(0, len(text) - cjk) // 4 + 1
 
 
 @dataclass
@@ -53,14 +47,14 @@ def _split_long(text: str, max_tokens: int) -> list[str]:
     for sentence in _SENTENCE_END.split(text):
         if not sentence:
             continue
-        if count_tokens(sentence) <= max_tokens:
+        if estimate_tokens(sentence) <= max_tokens:
             out.append(sentence)
             continue
         words = sentence.split(" ")
         window: list[str] = []
         for word in words:
             window.append(word)
-            if count_tokens(" ".join(window)) >= max_tokens:
+            if estimate_tokens(" ".join(window)) >= max_tokens:
                 out.append(" ".join(window))
                 window = []
         if window:
@@ -69,11 +63,11 @@ def _split_long(text: str, max_tokens: int) -> list[str]:
 
 
 def _pieces(block: Block, target: int) -> list[_Piece]:
-    tokens = count_tokens(block.text)
+    tokens = estimate_tokens(block.text)
     if tokens <= target:
         return [_Piece(block.text, block.page, tokens, True)]
     parts = _split_long(block.text, target)
-    return [_Piece(t, block.page, count_tokens(t), i == 0) for i, t in enumerate(parts)]
+    return [_Piece(t, block.page, estimate_tokens(t), i == 0) for i, t in enumerate(parts)]
 
 
 def _join(pieces: list[_Piece]) -> str:
@@ -101,7 +95,7 @@ def _overlap(pieces: list[_Piece], overlap: int) -> list[_Piece]:
         words = last.text.split(" ")
         keep = max(1, min(len(words) - 1, overlap * 3 // 4))
         text = " ".join(words[-keep:])
-        tail = [_Piece(text, last.page, count_tokens(text), True)]
+        tail = [_Piece(text, last.page, estimate_tokens(text), True)]
     return [_Piece(p.text, p.page, p.tokens, p.starts_paragraph or i == 0) for i, p in enumerate(tail)]
 
 
@@ -181,6 +175,6 @@ def chunk_paper(parsed: ParsedPaper, target_tokens: int = 300, overlap_tokens: i
         pages = [p.page for p in pieces]
         chunks.append(ChunkData(
             ordinal=ordinal, section=section, page_start=min(pages), page_end=max(pages),
-            text=text, n_tokens=count_tokens(text),
+            text=text, n_tokens=estimate_tokens(text),
         ))
     return chunks

@@ -46,10 +46,6 @@ class ParsedPaper:
     captions: list[CaptionData] = field(default_factory=list)
     references: list[ReferenceData] = field(default_factory=list)
 
-    @property
-    def text(self) -> str:
-        return "\n".join(b.text for b in self.blocks)
-
 
 @dataclass
 class ChunkData:

@@ -21,7 +21,7 @@ from pathlib import Path
 from reader.errors import IngestError
 from reader.ingest.model import Block, CaptionData, ParsedPaper, ReferenceData
 from reader.ingest.text import (
-    AFTER_REFERENCES, KNOWN_HEADINGS, NUMBERED_HEADING, caption_label, detect_language,
+    AFTER_REFERENCES, HEADING_NUMBER, KNOWN_HEADINGS, NUMBERED_HEADING, caption_label, detect_language,
     guess_year, is_reference_heading, join_lines, normalize_heading, sha256_bytes,
     split_references,
 )
@@ -357,7 +357,6 @@ def _body_size(pages: list[list[_Box]]) -> float:
 
 
 _WORDLIKE = re.compile(r"[A-Za-z]{3}|[\u4e00-\u9fff]{2}")
-_HEADING_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[A-H](?:\.\d+)*\.?|[IVX]+\.)\s+")
 
 
 def _looks_like_heading(text: str, n_lines: int) -> bool:
@@ -365,7 +364,7 @@ def _looks_like_heading(text: str, n_lines: int) -> bool:
         return False
     if not _WORDLIKE.search(text):
         return False
-    first = _HEADING_NUMBER.sub("", text, count=1)[:1]
+    first = HEADING_NUMBER.sub("", text, count=1)[:1]
     return bool(first) and (first.isupper() or "\u4e00" <= first <= "\u9fff") and len(text.split()) <= 14
 
 

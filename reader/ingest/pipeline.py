@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from reader.errors import IngestError, PaperNotFound
 from reader.ingest.chunk import chunk_paper
 from reader.ingest.model import ChunkData, ParsedPaper
-from reader.ingest.text import sha256_bytes
+from reader.ingest.text import parse_text, sha256_bytes
 from reader.store.db import transaction
 from reader.store.tables import Caption, Chunk, Paper, Reference, utcnow
 
@@ -80,13 +80,11 @@ def find_sources(paths) -> tuple[list[Path], list[IngestResult]]:
 def parse_file(path: Path, data: bytes, sha256: str | None = None) -> ParsedPaper:
     """PDF by content (whatever the extension), else text by extension.
     `sha256` is the bytes' hash when the caller already has it."""
-    from reader.ingest.text import parse_text
-
     if data[:1024].lstrip().startswith(b"%PDF-") or path.suffix.lower() == ".pdf":
         from reader.ingest.pdf import parse_pdf
 
         return parse_pdf(path, data, sha256)
-    return parse_text(path, data)
+    return parse_text(path, data, sha256)
 
 
 def _insert_many(session, table, columns: tuple[str, ...], rows: list[tuple]) -> None:
@@ -183,16 +181,24 @@ def ingest_file(path, db, index=None) -> IngestResult:
 
 
 def ingest_paths(
-    paths, db, index=None, on_progress: Callable[[IngestResult, int, int], None] | None = None,
+    paths, db, open_index: Callable[[], object] | None = None,
+    on_progress: Callable[[IngestResult, int, int], None] | None = None,
+    before_file: Callable[[Path, int], None] | None = None,
 ) -> list[IngestResult]:
-    """Ingest files and folders; on_progress(result, done, total) after each file."""
+    """Ingest files and folders. open_index() gives the search index to update
+    (or None); it is called once, and only when there is a file to ingest.
+    on_progress(result, done, total) after each file and each unusable path;
+    before_file(path, n_files) before each file is read."""
     sources, results = find_sources(paths)
+    index = open_index() if open_index and sources else None
     total = len(sources) + len(results)
     done = len(results)
     if on_progress:
         for i, r in enumerate(results, start=1):
             on_progress(r, i, total)
     for source in sources:
+        if before_file:
+            before_file(source, len(sources))
         result = ingest_file(source, db, index=index)
         results.append(result)
         done += 1

@@ -41,15 +41,26 @@ CAPTION = re.compile(
 NUMBERED_REFERENCE = re.compile(r"^\s*(\[\d{1,3}\]|\d{1,3}\.(?=\s|$)|\(\d{1,3}\))\s*")
 YEAR = re.compile(r"\b(19[5-9]\d|20[0-4]\d)\b")
 _NOT_DIGIT = re.compile(r"\D")
+# The numbering in front of a heading: "3.1 ", "A.2. ", "IV. "
+HEADING_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[A-H](?:\.\d+)*\.?|[IVX]+\.)\s+")
 
 
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file's bytes, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def normalize_heading(text: str) -> str:
     """'3.1 Related Work' -> 'related work' (numbering and punctuation dropped)."""
-    text = re.sub(r"^(?:\d+(?:\.\d+)*\.?|[A-H](?:\.\d+)*\.?|[IVX]+\.)\s+", "", text.strip())
+    text = HEADING_NUMBER.sub("", text.strip())
     return re.sub(r"[^a-z ]", "", text.lower()).strip()
 
 
@@ -69,10 +80,6 @@ def caption_label(text: str) -> tuple[str, str] | None:
 
 CJK_CHARS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
 _NOT_LETTER_BYTES = bytes(b for b in range(128) if not chr(b).isalpha())
-
-
-def is_cjk(ch: str) -> bool:
-    return "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf" or "\u3040" <= ch <= "\u30ff"
 
 
 def detect_language(text: str) -> str:
@@ -193,9 +200,10 @@ def decode_text(path: Path, data: bytes) -> str:
     raise IngestError(path, "not UTF-8 text; convert it to UTF-8 (e.g. iconv -t UTF-8) and ingest again")
 
 
-def parse_text(path: Path, data: bytes | None = None) -> ParsedPaper:
+def parse_text(path: Path, data: bytes | None = None, sha256: str | None = None) -> ParsedPaper:
     """A .txt or .md file as a paper: pages split on form feeds, Markdown
-    headings (or plain-text headings like '2 Methods') start sections."""
+    headings (or plain-text headings like '2 Methods') start sections.
+    `sha256` is the bytes' hash when the caller already has it."""
     path = Path(path)
     if data is None:
         try:
@@ -253,7 +261,7 @@ def parse_text(path: Path, data: bytes | None = None) -> ParsedPaper:
     abstract = " ".join(b.text for b in blocks if b.kind == "abstract")
     full = "\n".join(b.text for b in blocks)
     return ParsedPaper(
-        sha256=sha256_bytes(data),
+        sha256=sha256 or sha256_bytes(data),
         source_path=str(path),
         source_kind="md" if markdown else "txt",
         title=title or path.stem,

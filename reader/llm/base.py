@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from reader.ingest.text import CJK_CHARS
+
 
 @dataclass
 class Completion:
@@ -44,6 +46,6 @@ def user(content: str) -> list[Message]:
 
 def estimate_tokens(text: str) -> int:
     """Rough token count without a tokenizer: ~4 characters per token for
-    Latin script, ~1 per CJK character."""
-    cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
+    Latin script, ~1 per CJK character (ideographs, extension A, kana)."""
+    cjk = len(CJK_CHARS.findall(text))
     return cjk + max(0, len(text) - cjk) // 4 + 1

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reader.errors import LLMError
+from reader.ingest.text import file_sha256
 
 MODEL_FILENAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 MODEL_SIZE = 1_117_320_768
@@ -50,14 +51,6 @@ def part_paths() -> list[Path]:
             "or set READER_LLM_BASE_URL to use an OpenAI-compatible endpoint instead"
         )
     return paths
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(_CHUNK):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -116,7 +109,7 @@ def ensure_model_file(
 def _assemble(target: Path, spec: ModelSpec, parts: list[Path] | None, announce) -> Path:
     if is_verified(target, spec):
         return target
-    if target.is_file() and target.stat().st_size == spec.size and sha256_of(target) == spec.sha256:
+    if target.is_file() and target.stat().st_size == spec.size and file_sha256(target) == spec.sha256:
         _marker(target).write_text(_stamp(target, spec) + "\n")
         return target
 

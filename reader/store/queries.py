@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import hashlib
 import re
 from pathlib import Path
 
@@ -11,6 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from reader.errors import PaperNotFound
+from reader.ingest.text import file_sha256
 from reader.store.tables import Analysis, Chunk, Paper, ReviewJob
 
 MIN_PREFIX = 6
@@ -18,17 +18,6 @@ MIN_PREFIX = 6
 
 def _describe(papers) -> str:
     return "; ".join(f"{p.id[:12]} {p.title[:60]!r}" for p in papers[:5])
-
-
-def _file_sha256(path: Path) -> str | None:
-    try:
-        digest = hashlib.sha256()
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(block)
-        return digest.hexdigest()
-    except OSError:
-        return None
 
 
 def resolve_paper(session: Session, ref: str) -> Paper:
@@ -52,7 +41,10 @@ def resolve_paper(session: Session, ref: str) -> Paper:
 
     path = Path(ref).expanduser()
     if path.is_file():
-        digest = _file_sha256(path)
+        try:
+            digest = file_sha256(path)
+        except OSError:
+            digest = None
         paper = session.get(Paper, digest) if digest else None
         if paper is not None:
             return paper
