@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 from reader.cli import cli
 from reader.store.tables import Chunk
-from test_deepread import PAPER_ID, add_paper, claims_of, make_llms
+from test_deepread import PAPER_ID, add_paper, make_llms
 
 
 class FakeIndex:

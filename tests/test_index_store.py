@@ -1,6 +1,5 @@
 """The on-disk index stays consistent with the chunks table and survives damage."""
 
-import os
 
 import numpy as np
 import pytest

@@ -3,7 +3,6 @@ page spans, and at least 95% of pymupdf's text in the chunks."""
 
 import re
 import sys
-from pathlib import Path
 
 import pytest
 

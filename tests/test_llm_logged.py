@@ -6,7 +6,6 @@ import pytest
 from sqlalchemy import select
 
 from loopback_openai import Fault, LoopbackOpenAI
-from reader.config import load_settings
 from reader.errors import ConfigError, LLMError
 from reader.llm.base import user
 from reader.llm.factory import build_llm
