@@ -31,7 +31,8 @@ def render(name: str, **variables) -> str:
 
 
 def template_names() -> list[str]:
-    return sorted(p.stem for p in PROMPTS_DIR.glob("*.j2"))
+    """The prompts that can be rendered; files starting with "_" are parts they include."""
+    return sorted(p.stem for p in PROMPTS_DIR.glob("*.j2") if not p.stem.startswith("_"))
 
 
 def language_instruction(paper_language: str, override: str | None = None) -> str:

@@ -84,10 +84,22 @@ def test_every_template_has_samples():
     assert not stale, f"SAMPLES has entries for templates that no longer exist: {stale}"
 
 
+def _source_and_variables(filename: str) -> tuple[str, set[str]]:
+    """A template's source and the variables it uses, its included parts' counted in."""
+    env = environment()
+    source = env.loader.get_source(env, filename)[0]
+    tree = env.parse(source)
+    variables = set(meta.find_undeclared_variables(tree))
+    for included in meta.find_referenced_templates(tree):
+        part_source, part_variables = _source_and_variables(included)
+        source += part_source
+        variables |= part_variables
+    return source, variables
+
+
 @pytest.mark.parametrize("name", template_names())
 def test_template_renders_with_samples(name):
-    source = environment().loader.get_source(environment(), f"{name}.j2")[0]
-    declared = meta.find_undeclared_variables(environment().parse(source))
+    source, declared = _source_and_variables(f"{name}.j2")
     for variables in SAMPLES.get(name, []):
         assert set(variables) == declared, (
             f"prompts/{name}.j2 uses {sorted(declared)}; the sample gives {sorted(variables)}: "
