@@ -35,8 +35,7 @@ from dataclasses import dataclass, field
 
 from reader.audit.guards import PaperFacts, check_sentence
 from reader.audit.split import sentence_spans, split_sentences
-from reader.audit.verify import NO_EVIDENCE_CHARS, EvidenceRef, build_prompt, parse_answers
-from reader.llm.base import user
+from reader.audit.verify import NO_EVIDENCE_CHARS, EvidenceRef, build_messages, parse_answers
 
 BATCH_SIZE = 4
 EVIDENCE_PER_BATCH = 3
@@ -123,7 +122,7 @@ def _evidence(batch, paper_id, search, evidence_for, fallback_text) -> list[Evid
 def _verify_batch(batch, *, paper_id, verifier, search, evidence_for, fallback_text, stage):
     evidence = _evidence(batch, paper_id, search, evidence_for, fallback_text)
     completion = verifier.complete(
-        user(build_prompt(batch, evidence)),
+        build_messages(batch, evidence),
         temperature=0.0, max_tokens=8 * len(batch) + 16, stage=stage, paper_id=paper_id,
     )
     answers = parse_answers(completion.text, len(batch))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from reader.llm.base import Message, user
 from reader.prompts import render
 
 NO_EVIDENCE_CHARS = 3000  # the fallback: this much of the paper's beginning
@@ -39,6 +40,11 @@ class EvidenceRef:
 
 def build_prompt(claims: list[str], evidence: list[EvidenceRef]) -> str:
     return render("verify", claims=claims, evidence=evidence)
+
+
+def build_messages(claims: list[str], evidence: list[EvidenceRef]) -> list[Message]:
+    """The conversation sent to the verifier for one batch."""
+    return user(build_prompt(claims, evidence))
 
 
 _NUMBERED = re.compile(r"^\W*(?:claim\s*)?[\[(]?\s*(\d{1,3})\s*[\]).:]", re.IGNORECASE)
