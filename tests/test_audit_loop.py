@@ -63,11 +63,24 @@ def test_fallback_to_paper_start_and_no_evidence_at_all():
     assert len(ev) == 1 and ev[0].chunk_id is None and len(ev[0].text) == 3000
     assert result.sentences[0].verdict == "supported"
 
-    verifier = rule_verifier(lambda c: True)  # even a YES cannot stand without evidence
+    verifier = rule_verifier(lambda c: True)  # nothing to check against: unsupported, and no call
     result = audit_text("It holds.", verifier=verifier, search=lambda q, p: [], fallback_text="")
-    assert "No evidence was found" in verifier.history[0]["prompt"]
+    assert verifier.calls == 0 and result.llm_calls == 0
     assert result.sentences[0].verdict == "unsupported"
     assert "no evidence found in the paper" in result.sentences[0].reasons
+
+
+def test_search_failure_falls_back_to_the_papers_opening_text():
+    def broken_search(query, paper_id):
+        raise OSError("index file truncated")
+
+    verifier = rule_verifier(lambda c: True)
+    result = audit_text("It holds. It also holds.", verifier=verifier, search=broken_search,
+                        fallback_text="The paper's opening text says it holds.")
+    assert verifier.calls == 1
+    assert [s.verdict for s in result.sentences] == ["supported", "supported"]
+    assert result.sentences[0].evidence[0].chunk_id is None
+    assert any("search failed (OSError: index file truncated)" in r for r in result.sentences[0].reasons)
 
 
 def test_no_sentences():

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from reader.audit.guards import PaperFacts, check_sentence
 from reader.audit.split import sentence_spans, split_sentences
 from reader.audit.verify import NO_EVIDENCE_CHARS, EvidenceRef, build_messages, parse_answers
+from reader.llm.base import Completion
 
 BATCH_SIZE = 4
 EVIDENCE_PER_BATCH = 3
@@ -50,7 +51,7 @@ EvidenceFor = Callable[[list[str]], list[EvidenceRef]]
 
 __all__ = [
     "AuditResult", "EvidenceRef", "LoopResult", "SentenceResult", "audit_loop", "audit_text",
-    "mark_unsupported", "MARK",
+    "audit_sentences", "mark_unsupported", "MARK",
 ]
 
 
@@ -107,28 +108,36 @@ def _hits_to_evidence(hits: list) -> list[EvidenceRef]:
     return [EvidenceRef(h.chunk_id, h.page_start, h.page_end, h.text) for h in ranked]
 
 
-def _evidence(batch, paper_id, search, evidence_for, fallback_text) -> list[EvidenceRef]:
-    if evidence_for is not None:
-        found = list(evidence_for(batch))
-    elif search is not None:
-        found = _hits_to_evidence(search(" ".join(batch), paper_id))
-    else:
-        found = []
+def _evidence(batch, paper_id, search, evidence_for, fallback_text) -> tuple[list[EvidenceRef], str]:
+    """The batch's evidence and, when it is the fallback, why."""
+    note = ""
+    try:
+        if evidence_for is not None:
+            found = list(evidence_for(batch))
+        elif search is not None:
+            found = _hits_to_evidence(search(" ".join(batch), paper_id))
+        else:
+            found = []
+    except Exception as exc:  # a broken index must not lose the read: check against the opening text
+        found, note = [], f"search failed ({type(exc).__name__}: {exc}); checked against the paper's opening text"
     if not found and fallback_text and fallback_text.strip():
         found = [EvidenceRef(None, 1, 1, fallback_text[:NO_EVIDENCE_CHARS])]
-    return found
+        note = note or "no passage matched; checked against the paper's opening text"
+    return found, note
+
+
+_NO_CALL = Completion(text="")
 
 
 def _verify_batch(batch, *, paper_id, verifier, search, evidence_for, fallback_text, stage):
-    evidence = _evidence(batch, paper_id, search, evidence_for, fallback_text)
+    evidence, note = _evidence(batch, paper_id, search, evidence_for, fallback_text)
+    if not evidence:  # nothing to check against: unsupported by definition, no call needed
+        return ["NO"] * len(batch), evidence, _NO_CALL, note
     completion = verifier.complete(
         build_messages(batch, evidence),
         temperature=0.0, max_tokens=8 * len(batch) + 16, stage=stage, paper_id=paper_id,
     )
-    answers = parse_answers(completion.text, len(batch))
-    if not evidence:
-        answers = ["NO"] * len(batch)  # nothing to check against: unsupported by definition
-    return answers, evidence, completion
+    return parse_answers(completion.text, len(batch)), evidence, completion, note
 
 
 def _verdict(answer: str | None, guard_reasons: list[str], has_evidence: bool) -> tuple[str, list[str]]:
@@ -146,8 +155,13 @@ def _verdict(answer: str | None, guard_reasons: list[str], has_evidence: bool) -
     return SUPPORTED, reasons + ["verifier: YES"]
 
 
-def audit_text(
-    text: str,
+def audit_text(text: str, **kwargs) -> AuditResult:
+    """One audit pass over `text` (see the module docstring); keyword arguments as `audit_sentences`."""
+    return audit_sentences(split_sentences(text), **kwargs)
+
+
+def audit_sentences(
+    sentences: list[str],
     *,
     paper_id: str | None = None,
     verifier,
@@ -159,9 +173,8 @@ def audit_text(
     evidence_for: EvidenceFor | None = None,
     stage: str = "verify",
 ) -> AuditResult:
-    """One audit pass over `text` (see the module docstring)."""
+    """Verify already split sentences, in batches of 4, in this order."""
     start = time.perf_counter()
-    sentences = split_sentences(text)
     known = known or {}
     todo = [s for s in dict.fromkeys(sentences) if s not in known]
     batches = [todo[i:i + BATCH_SIZE] for i in range(0, len(todo), BATCH_SIZE)]
@@ -179,13 +192,16 @@ def audit_text(
         outcomes = [run(b) for b in batches]
 
     fresh: dict[str, SentenceResult] = {}
-    result = AuditResult(sentences=[], llm_calls=len(batches))
-    for batch, (answers, evidence, completion) in zip(batches, outcomes):
+    result = AuditResult(sentences=[])
+    for batch, (answers, evidence, completion, note) in zip(batches, outcomes):
+        result.llm_calls += completion is not _NO_CALL
         result.prompt_tokens += completion.prompt_tokens
         result.completion_tokens += completion.completion_tokens
         for sentence, answer in zip(batch, answers):
             guard = check_sentence(sentence, facts) if facts is not None else []
             verdict, reasons = _verdict(answer, guard, bool(evidence))
+            if note:
+                reasons.append(note)
             fresh[sentence] = SentenceResult(sentence, verdict, answer or "", reasons, evidence)
     for sentence in sentences:
         if sentence in fresh:
