@@ -1,0 +1,232 @@
+"""The audit on eval/audit_dev.jsonl: recall per fabricated kind, false flags on faithful sentences.
+
+Each of the 14 shared papers is ingested into a benchmark home (kept between runs), and its
+development sentences are audited the way `reader audit` does it: in batches of 4 (a seeded
+shuffle of the paper's sentences, faithful and fabricated mixed), evidence from the paper's own
+index, the verifier and the guards. Papers are split in two halves by name (`HALF_A`, for choosing
+thresholds, and the rest, for reporting); figures are printed for each half and for all, with
+Wilson 95% intervals.
+
+    .venv/bin/python benchmarks/bench_audit_dev.py --guards-only
+    .venv/bin/python benchmarks/bench_audit_dev.py --out /tmp/dev_model.jsonl     # embedded model
+    .venv/bin/python benchmarks/bench_audit_dev.py --from /tmp/dev_model.jsonl --threshold 0.5
+
+`--from` re-scores saved per-sentence results (the verifier's P(YES) and the guards' reasons)
+without calling the model again, so a threshold can be chosen on half A and read on half B.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+PAPERS = ROOT.parent / "shared" / "papers"
+DEV_SET = ROOT / "eval" / "audit_dev.jsonl"
+KINDS = ("changed_number", "swapped_number", "invented_name", "invented_claim", "reversed_relation")
+# Thresholds are chosen on these papers' sentences and reported on the other seven.
+HALF_A = {
+    "acl2007_P07-1088.pdf", "acl2014_P14-1059.pdf", "acl2020_s2orc_2020.acl-main.447.pdf",
+    "acl2023_tutorial_goal_awareness_2023.acl-tutorials.1.pdf", "iop_jpcs2188_012011.pdf",
+    "naacl2013_roark13.pdf", "neuron_perspective_rhythmic_attentional_scanning.pdf",
+}
+
+
+def load_dev_set(path: Path = DEV_SET) -> list[dict]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    if n == 0:
+        return 0.0, 0.0
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def flagged(item: dict, threshold: float | None, guards: bool = True) -> bool:
+    """Is this saved result a flag at this P(YES) threshold (None: the verifier's YES/NO)?"""
+    guard = guards and bool(item["guard_reasons"])
+    if item.get("mode") == "guards":
+        return guard
+    if threshold is not None and item.get("p_yes") is not None:
+        return guard or item["p_yes"] < threshold
+    return guard or item["flagged_by_verifier"]
+
+
+def table(items: list[dict], threshold: float | None, title: str, guards: bool = True) -> list[str]:
+    lines = [f"{title} ({len(items)} sentences)",
+             f"  {'kind':<18} {'n':>4} {'flagged':>8} {'rate':>6}  95% interval"]
+    by_kind = defaultdict(list)
+    for item in items:
+        by_kind[item["kind"]].append(flagged(item, threshold, guards))
+    for kind in ("faithful",) + KINDS + ("all fabricated",):
+        flags = by_kind[kind] if kind != "all fabricated" else [
+            f for k in KINDS for f in by_kind[k]]
+        if not flags:
+            continue
+        k, n = sum(flags), len(flags)
+        lo, hi = wilson(k, n)
+        label = "faithful (false)" if kind == "faithful" else kind
+        lines.append(f"  {label:<18} {n:>4} {k:>8} {k / n:>6.2f}  [{lo:.2f}, {hi:.2f}]")
+    return lines
+
+
+def report(items: list[dict], threshold: float | None, guards: bool = True) -> str:
+    halves = [
+        ("half A (choose)", [i for i in items if i["paper"] in HALF_A]),
+        ("half B (report)", [i for i in items if i["paper"] not in HALF_A]),
+        ("all", items),
+    ]
+    out = []
+    for title, part in halves:
+        out += table(part, threshold, title, guards)
+    zh = [i for i in items if i.get("lang") == "zh"]
+    if zh:
+        out += table(zh, threshold, "Chinese sentences, all papers", guards)
+    return "\n".join(out)
+
+
+def choose_threshold(items: list[dict], max_false: float = 0.05) -> float | None:
+    """On half A: the highest P(YES) threshold whose false-flag rate stays within max_false."""
+    part = [i for i in items if i["paper"] in HALF_A and i.get("p_yes") is not None]
+    if not part:
+        return None
+    best = None
+    for step in range(1, 100):
+        t = step / 100
+        faithful = [flagged(i, t) for i in part if i["kind"] == "faithful"]
+        if faithful and sum(faithful) / len(faithful) <= max_false:
+            best = t
+    return best
+
+
+def _results_for(sentences, result_sentences) -> list:
+    """Map audit results back to the input sentences (a splitter may cut one in two)."""
+    out = []
+    for s in sentences:
+        out.append([r for r in result_sentences if r.text in s] or [None])
+    return out
+
+
+def run(args) -> list[dict]:
+    os.environ.setdefault("READER_HOME", args.home)
+    from reader.app import App
+    from reader.audit.guards import PaperFacts, check_sentence
+    from reader.audit import loop
+    from reader.deepread import load_material
+    from reader.ingest.pipeline import ingest_paths
+    from reader.store.tables import Paper
+    from sqlalchemy import select
+
+    app = App(use_cache=False)
+    rows = load_dev_set()
+    wanted = sorted({r["paper"] for r in rows})
+    with app.db() as session:
+        stored = {Path(p.source_path or "").name: p.id for p in session.scalars(select(Paper))}
+    missing = [PAPERS / name for name in wanted if name not in stored]
+    if missing:
+        print(f"ingesting {len(missing)} papers into {args.home} …", file=sys.stderr, flush=True)
+        for r in ingest_paths(missing, app.db, open_index=lambda: app.search_index):
+            stored[Path(r.file).name] = r.paper_id
+
+    verifier = None
+    if not args.guards_only:
+        from reader.llm.local import LocalLLM
+
+        verifier = LocalLLM(app.settings.models_dir, n_threads=args.threads)
+        print(f"loading the embedded model: {verifier.load():.1f} s", file=sys.stderr, flush=True)
+
+    results = []
+    calls = tokens = 0
+    started = time.perf_counter()
+    for name in wanted:
+        paper_rows = [r for r in rows if r["paper"] == name]
+        random.Random(name).shuffle(paper_rows)
+        paper_id = stored[name]
+        with app.db() as session:
+            material = load_material(session, paper_id)
+        facts = PaperFacts.from_texts(material.facts_texts)
+        sentences = [r["sentence"] for r in paper_rows]
+        if verifier is None:
+            outcomes = [[None] for _ in sentences]
+        else:
+            audit = loop.audit_sentences if hasattr(loop, "audit_sentences") else (
+                lambda ss, **kw: loop.audit_text("\n".join(ss), **kw))
+            result = audit(sentences, paper_id=paper_id, verifier=verifier,
+                           search=app.search_index.search, facts=facts,
+                           fallback_text=material.full_text, max_workers=1)
+            calls += result.llm_calls
+            tokens += result.prompt_tokens + result.completion_tokens
+            outcomes = _results_for(sentences, result.sentences)
+            print(f"  {name}: {len(sentences)} sentences, {result.llm_calls} calls, "
+                  f"{time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+        for row, found in zip(paper_rows, outcomes):
+            guard = check_sentence(row["sentence"], facts)
+            verifier_no = any(r is not None and r.llm_answer == "NO" for r in found)
+            p_values = [getattr(r, "p_yes", None) for r in found if r is not None]
+            p_values = [p for p in p_values if p is not None]
+            results.append({
+                "id": row["id"], "paper": name, "kind": row["kind"], "lang": row["lang"],
+                "mode": "guards" if verifier is None else "model",
+                "guard_reasons": guard,
+                "flagged_by_verifier": verifier_no or any(
+                    r is not None and r.flagged and not guard for r in found),
+                "verdict_reasons": [x for r in found if r is not None for x in r.reasons],
+                "p_yes": min(p_values) if p_values else None,
+            })
+    if verifier is not None:
+        print(f"{calls} verifier calls, {tokens} tokens, {time.perf_counter() - started:.0f} s",
+              flush=True)
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--guards-only", action="store_true", help="no model: the guards alone")
+    parser.add_argument("--home", default="/tmp/reader-bench-audit-dev",
+                        help="READER_HOME for the benchmark (papers are ingested once)")
+    parser.add_argument("--out", help="save per-sentence results here (JSON lines)")
+    parser.add_argument("--from", dest="source", help="re-score saved results instead of running")
+    parser.add_argument("--threshold", type=float, default=None,
+                        help="flag when the verifier's P(YES) is below this (default: its YES/NO)")
+    parser.add_argument("--choose", action="store_true",
+                        help="choose the P(YES) threshold on half A (false flags <= 0.05)")
+    parser.add_argument("--threads", type=int, default=None)
+    args = parser.parse_args()
+
+    if args.source:
+        with open(args.source, encoding="utf-8") as fh:
+            items = [json.loads(line) for line in fh]
+    else:
+        items = run(args)
+        if args.out:
+            with open(args.out, "w", encoding="utf-8") as fh:
+                for item in items:
+                    fh.write(json.dumps(item, ensure_ascii=False) + "\n")
+    threshold = args.threshold
+    if args.choose:
+        threshold = choose_threshold(items)
+        print(f"threshold chosen on half A: {threshold}")
+    mode = items[0]["mode"] if items else "?"
+    print(f"mode: {'guards alone' if mode == 'guards' else 'embedded verifier + guards'}"
+          + (f", P(YES) threshold {threshold}" if threshold is not None else ""))
+    print(report(items, threshold))
+    if mode == "model":
+        print("\nverifier alone (no guards):")
+        print(report(items, threshold, guards=False))
+
+
+if __name__ == "__main__":
+    main()
