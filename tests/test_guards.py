@@ -89,4 +89,27 @@ def test_acronym_defined_in_the_sentence_is_checked_by_its_expansion():
     facts = PaperFacts.from_texts(["Crosstalk between dendritic cells and innate lymphoid cells."])
     assert check_sentence("Dendritic cells (DCs) talk to innate lymphoid cells (ILCs).", facts) == []
     reasons = check_sentence("We propose the Neuro-Symbolic Idea Generator (NS-IG).", facts)
-    assert reasons == ["name 'NS-IG' not found in the paper"]
+    assert reasons == ["name 'NS-IG' not found in the paper", "name 'Generator' not found in the paper"]
+
+
+@pytest.mark.parametrize("sentence, name", [
+    ("Author disambiguation follows the method of Okafor et al. for merging clusters.", "Okafor"),
+    ("The pipeline is built on the Paperwise toolkit.", "Paperwise"),
+    ("Word alignments were produced with fast_align for every pair.", "fast_align"),
+    ("The converters were compared with zhconv on the test set.", "zhconv"),
+    ("作者还与 Marchetti 提出的方法做了比较。", "Marchetti"),
+])
+def test_names_written_as_plain_words_are_checked(sentence, name):
+    facts = PaperFacts.from_texts(["We compare converters on a test set with the method of Culotta et al."])
+    assert f"name '{name}' not found in the paper" in check_sentence(sentence, facts)
+
+
+@pytest.mark.parametrize("sentence", [
+    "Paperwise is not what they use.",                     # sentence-initial: not taken for a name
+    "The results hold for English and Chinese on Google data.",  # common words stay ordinary
+    "It does not compare with Okafor's method.",           # negated: may name what is missing
+    "The method of Culotta is followed.",                  # in the paper
+])
+def test_ordinary_capitalised_words_are_not_names(sentence):
+    facts = PaperFacts.from_texts(["We follow the method of Culotta et al. on the data."])
+    assert check_sentence(sentence, facts) == []
