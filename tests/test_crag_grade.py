@@ -98,3 +98,52 @@ def test_grading_is_concurrent_keeps_order_and_survives_a_failed_call():
     assert all(g.score == (0.9 if int(g.chunk_key.split(":")[1]) % 2 else 0.1) for g in ok)
     assert probe.peak > 1
     assert all(call["stage"] == "crag-grade" for call in llm.history)
+
+
+# Numbers inside the reason are part of the reason: only a labelled score
+# ("Score: 7/10", "score = 0.8", "Relevance: 8") overrides the YES/NO verdict.
+@pytest.mark.parametrize("reply, score, reasoning", [
+    ("NO — covers 3/4 datasets", IRRELEVANT_SCORE, "covers 3/4 datasets"),
+    ("YES, 2 of 3 claims", RELEVANT_SCORE, "2 of 3 claims"),
+    ("YES\n3/4 of the baselines are named in the passage.", RELEVANT_SCORE,
+     "3/4 of the baselines are named in the passage"),
+    ("NO. The passage covers 1/2 of the question (the datasets, not the metrics).", IRRELEVANT_SCORE,
+     "The passage covers 1/2 of the question (the datasets, not the metrics)"),
+    ("YES - 2/3 claims are answered by Table 2", RELEVANT_SCORE, "2/3 claims are answered by Table 2"),
+    ("NO\nIt only reports a ROUGE score 0.41 on CNN/DM.", IRRELEVANT_SCORE,
+     "It only reports a ROUGE score 0.41 on CNN/DM"),
+    ("NO — only 1 of the 4 metrics (F1 score: 0.91) is given", IRRELEVANT_SCORE,
+     "only 1 of the 4 metrics (F1 score: 0.91) is given"),
+    ("YES\nReason: names 3 baselines and their 10/10 recall", RELEVANT_SCORE,
+     "names 3 baselines and their 10/10 recall"),
+    ("NO (covers 9/10 of the datasets but none of the question's metrics)", IRRELEVANT_SCORE,
+     "covers 9/10 of the datasets but none of the question's metrics)"),
+    ("**YES**\nThe passage lists 8 of the 10 systems compared in Table 3.", RELEVANT_SCORE,
+     "The passage lists 8 of the 10 systems compared in Table 3"),
+    ("Answer: NO\nThe passage is about 2 other tasks.", IRRELEVANT_SCORE, "The passage is about 2 other tasks"),
+    # a labelled score does override the verdict
+    ("NO\nScore: 7/10", 0.7, ""),
+    ("YES (score = 0.8)", 0.8, ""),
+    ("NO, score: 0.3", 0.3, ""),
+    ("YES\nRelevance: 9\nReason: names the baselines", 0.9, "names the baselines"),
+    ("NO — Score: 0.6, it covers 3/4 datasets", 0.6, "it covers 3/4 datasets"),
+    ("YES\n**Relevance:** 7/10", 0.7, ""),
+])
+def test_only_a_labelled_score_overrides_the_verdict(reply, score, reasoning):
+    parsed, ambiguous, why = parse_grade(reply)
+    assert parsed == pytest.approx(score) and ambiguous is False
+    assert why == reasoning
+
+
+@pytest.mark.parametrize("reply, score, ambiguous", [
+    ("It covers 3/4 datasets and is relevant", RELEVANT_SCORE, False),  # a count is not a score
+    ("It covers 3/4 datasets", AMBIGUOUS_SCORE, True),
+    ("The passage gets 3 / 10 from me", 0.3, False),  # a fraction on a score scale
+    ("score = 0.8", 0.8, False),
+    ("Relevance: 8", 0.8, False),
+    ("Relevant: 7/10", 0.7, False),
+    ("1. Score: 0.8", 0.8, False),
+])
+def test_scores_without_a_verdict_word(reply, score, ambiguous):
+    parsed, amb, _ = parse_grade(reply)
+    assert parsed == pytest.approx(score) and amb is ambiguous

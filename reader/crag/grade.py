@@ -1,11 +1,14 @@
 """Grade each retrieved chunk for relevance to the question, concurrently.
 
 The grader is asked for YES/NO and a one-line reason, but models answer in
-many shapes, so parsing is lenient (see `parse_grade`). An explicit score
-always wins (`Score: 0.75`, `7/10`, `8` on a 1-10 scale); otherwise a leading
-YES/NO (0.8/0.2) or the words "relevant"/"irrelevant" decide; anything else is
-0.4 and marked ambiguous — deliberately below the 0.6 threshold, so an
-unreadable grade never lets a chunk into the answer on its own.
+many shapes, so parsing is lenient (see `parse_grade`). A labelled score
+always wins (`Score: 0.75`, `score = 7/10`, `Relevance: 8` on a 1-10 scale);
+otherwise a leading YES/NO (0.8/0.2) decides, and a number or fraction in its
+reason ("NO — covers 3/4 datasets") is no score. Without a verdict word a reply
+that is a score (`8`, `7/10 - mentions...`), the words "relevant"/"irrelevant"
+or a fraction on a score scale ("gets 3 / 10") decide; anything else is 0.4
+and marked ambiguous — deliberately below the 0.6 threshold, so an unreadable
+grade never lets a chunk into the answer on its own.
 """
 
 from __future__ import annotations
@@ -25,11 +28,18 @@ MAX_REASON_CHARS = 240
 
 _NUMBER = r"(\d+(?:\.\d+)?|\.\d+)"
 _SCORE_LABEL = re.compile(
-    r"\b(?:score|rating|relevance(?:\s+score)?|分数|评分)\s*[:：=]?\s*\**\s*" + _NUMBER
+    r"\b(?:score|rating|relevan(?:ce|cy|t)(?:\s+score)?|分数|评分)\s*\**\s*[:：=]?\s*\**\s*" + _NUMBER
     + r"(?:\s*/\s*" + _NUMBER + r")?",
     re.IGNORECASE,
 )
+# What may stand before a labelled score on its line: nothing, markup, separators, or the
+# verdict ("NO, score: 0.3", "Yes (score = 0.8)") — not prose ("a ROUGE score 0.41", "F1 score: 0.9").
+_LABEL_LEAD = re.compile(
+    r"(?:\s*\d{1,2}[.)]\s+)?[\s*_#>•(\[,;:—–|-]*(?:(?:yes|no)\b[\s*.,;:!—–(\[-]*)?$", re.IGNORECASE
+)
 _FRACTION = re.compile(r"(?<![\d.])" + _NUMBER + r"\s*/\s*" + _NUMBER + r"(?![\d.])")
+_LEADING_FRACTION = re.compile(r"^\s*\**\s*" + _NUMBER + r"\s*/\s*" + _NUMBER + r"(?![\d.])")
+_SCORE_SCALES = {5.0, 10.0, 100.0}  # "3 / 10" is a score, "3/4 datasets" a count
 # A line that opens with a bare number: "8", "0.75", "8.", "7 - mostly relevant".
 # "1. The passage..." is a list number, not a score, so a trailing dot only counts at line end.
 _LEADING_NUMBER = re.compile(r"^\s*\**\s*" + _NUMBER + r"\s*\**\s*(?:[.)]?\s*$|[,:–—-]|\s+[-–—:(])")
@@ -41,7 +51,8 @@ _IRRELEVANT = re.compile(
 _RELEVANT = re.compile(r"\brelevant\b|相关", re.IGNORECASE)
 # The prompt asks for YES/NO first: the embedded 1.5B model answered "Score: 0.5" to every
 # passage when asked for a score, but tells relevant from unrelated passages with YES/NO.
-_VERDICT_WORD = re.compile(r"^\W*(yes|no)\b\W*", re.IGNORECASE)
+_VERDICT_WORD = re.compile(r"^\W*(?:(?:answer|verdict|relevant|relevance)\W*)?(yes|no)\b\W*",
+                           re.IGNORECASE)
 _REASON_LABEL = re.compile(r"^\s*[-*]?\s*\**\s*(?:reason(?:ing)?|because|理由|原因)\s*\**\s*[:：]\s*",
                            re.IGNORECASE)
 
@@ -70,22 +81,38 @@ def _normalise(value: float, scale: float | None = None) -> float | None:
     return min(1.0, max(0.0, value))
 
 
-def _explicit_score(text: str) -> float | None:
-    match = _SCORE_LABEL.search(text)
+def _labelled_scores(line: str) -> list[re.Match[str]]:
+    """The labelled scores of one line ("Score: 7/10", "NO, score = 0.3"), not a score
+    named inside prose ("reports a ROUGE score 0.41")."""
+    return [m for m in _SCORE_LABEL.finditer(line) if _LABEL_LEAD.fullmatch(line, 0, m.start())]
+
+
+def _labelled_score(text: str) -> float | None:
+    for line in text.splitlines():
+        for match in _labelled_scores(line):
+            scale = float(match.group(2)) if match.group(2) else None
+            score = _normalise(float(match.group(1)), scale)
+            if score is not None:
+                return score
+    return None
+
+
+def _bare_score(first_line: str) -> float | None:
+    """A reply that is a score: "8", "0.75", "7/10 - mentions the baselines"."""
+    match = _LEADING_FRACTION.match(first_line)
     if match:
-        scale = float(match.group(2)) if match.group(2) else None
-        score = _normalise(float(match.group(1)), scale)
-        if score is not None:
-            return score
-    match = _FRACTION.search(text)
-    if match:
-        score = _normalise(float(match.group(1)), float(match.group(2)))
-        if score is not None:
-            return score
-    first_line = next((line for line in text.splitlines() if line.strip()), "")
+        return _normalise(float(match.group(1)), float(match.group(2)))
     match = _LEADING_NUMBER.match(first_line)
     if match:
         return _normalise(float(match.group(1)))
+    return None
+
+
+def _scale_fraction(text: str) -> float | None:
+    """A fraction on a score scale anywhere: "The passage gets 3 / 10 from me"."""
+    for match in _FRACTION.finditer(text):
+        if float(match.group(2)) in _SCORE_SCALES:
+            return _normalise(float(match.group(1)), float(match.group(2)))
     return None
 
 
@@ -95,17 +122,22 @@ def _reasoning(text: str) -> str:
         if _REASON_LABEL.match(line):
             return _REASON_LABEL.sub("", line)[:MAX_REASON_CHARS]
     for line in lines:
+        for match in reversed(_labelled_scores(line)):
+            line = line[:match.start()] + line[match.end():]
         line = _VERDICT_WORD.sub("", line)
-        rest = _LEADING_SCORE_TEXT.sub("", _SCORE_LABEL.sub("", line)).strip(" *:-–—.,")
+        rest = _LEADING_SCORE_TEXT.sub("", line).replace("()", "").strip(" *:-–—.,")
         if rest:
             return rest[:MAX_REASON_CHARS]
     return ""
 
 
 def parse_grade(text: str) -> tuple[float, bool, str]:
-    """(score in [0, 1], ambiguous, one-line reasoning) from whatever the grader wrote."""
+    """(score in [0, 1], ambiguous, one-line reasoning) from whatever the grader wrote.
+
+    Only a labelled score overrides the YES/NO verdict: numbers in the reason
+    ("NO — covers 3/4 datasets", "YES, 2 of 3 claims") are part of the reason."""
     reasoning = _reasoning(text)
-    score = _explicit_score(text)
+    score = _labelled_score(text)
     if score is not None:
         return score, False, reasoning
     first_line = next((line for line in text.splitlines() if line.strip()), "")
@@ -113,10 +145,16 @@ def parse_grade(text: str) -> tuple[float, bool, str]:
     if verdict:
         score = RELEVANT_SCORE if verdict.group(1).lower() == "yes" else IRRELEVANT_SCORE
         return score, False, reasoning or verdict.group(1).upper()
+    score = _bare_score(first_line)
+    if score is not None:
+        return score, False, reasoning
     if _IRRELEVANT.search(text):
         return IRRELEVANT_SCORE, False, reasoning
     if _RELEVANT.search(text):
         return RELEVANT_SCORE, False, reasoning
+    score = _scale_fraction(text)
+    if score is not None:
+        return score, False, reasoning
     return AMBIGUOUS_SCORE, True, reasoning or "unreadable grade"
 
 
