@@ -42,7 +42,7 @@ GOOD = [f"Good sentence number {w} holds." for w in "ABCDEFGHIJ"]
 def test_one_pass_batches_evidence_and_verdicts():
     verifier = rule_verifier(lambda c: "bad" not in c)
     text = " ".join(GOOD[:5]) + " A bad sentence here."
-    result = audit_text(text, paper_id="p1", verifier=verifier, search=paper_search)
+    result = audit_text(text, paper_id="p1", verifier=verifier, search=paper_search, focused=False)
     assert verifier.calls == 2  # 6 sentences -> batches of 4 and 2
     assert result.llm_calls == 2
     assert [s.verdict for s in result.sentences] == ["supported"] * 5 + ["unsupported"]
@@ -223,3 +223,26 @@ def test_verifier_failure_propagates():
     verifier = ScriptedLLM().enqueue(LLMError("endpoint down"))
     with pytest.raises(LLMError):
         audit_text("A claim.", verifier=verifier, search=paper_search)
+
+
+def test_focused_evidence_shows_each_claims_deciding_sentences():
+    filler = " ".join(f"Unrelated remark number {i} about formatting." for i in range(12))
+    passages = {
+        "SPECTER": hit(7, f"{filler} SPECTER reaches 80.0 on average over all tasks. Next it is ablated. {filler}",
+                       page=6),
+        "corpus": hit(8, f"{filler} The corpus holds 146K papers from Semantic Scholar. {filler}", page=4),
+    }
+
+    def search(query, paper_id):
+        return [h for key, h in passages.items() if key.lower() in query.lower()]
+
+    verifier = rule_verifier(lambda c: True)
+    result = audit_text("SPECTER reaches 80.0 on average. The corpus has 146K papers.",
+                        paper_id="p1", verifier=verifier, search=search)
+    prompt = verifier.history[0]["prompt"]
+    assert verifier.calls == 1
+    assert "SPECTER reaches 80.0 on average over all tasks." in prompt
+    assert "The corpus holds 146K papers from Semantic Scholar." in prompt
+    assert "Next it is ablated." in prompt  # a neighbour comes along
+    assert prompt.count("Unrelated remark") <= 4  # not the whole 300-token passages
+    assert {e.chunk_id for e in result.sentences[0].evidence} == {7, 8}

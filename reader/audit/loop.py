@@ -36,13 +36,16 @@ from dataclasses import dataclass, field
 from reader.audit.guards import PaperFacts, check_sentence
 from reader.audit.split import sentence_spans, split_sentences
 from reader.audit.verify import NO_EVIDENCE_CHARS, EvidenceRef, build_messages, parse_answers
-from reader.llm.base import Completion
+from reader.audit.confidence import claim_probabilities
+from reader.audit.evidence import focus
+from reader.llm.base import Completion, supports_logprobs
 
 BATCH_SIZE = 4
 EVIDENCE_PER_BATCH = 3
 FLAG_THRESHOLD = 0.3
 MAX_REGENERATIONS = 2
 MARK = "[待验证] "
+TOP_LOGPROBS = 5  # alternatives per answer token, enough to find both YES and NO
 
 SUPPORTED, UNSUPPORTED, UNANSWERED = "supported", "unsupported", "unanswered"
 
@@ -63,6 +66,7 @@ class SentenceResult:
     reasons: list[str] = field(default_factory=list)
     evidence: list[EvidenceRef] = field(default_factory=list)
     reused: bool = False  # carried over from an earlier pass, no call made
+    p_yes: float | None = None  # the verifier's probability of YES, when it gave log-probabilities
 
     @property
     def flagged(self) -> bool:
@@ -108,12 +112,15 @@ def _hits_to_evidence(hits: list) -> list[EvidenceRef]:
     return [EvidenceRef(h.chunk_id, h.page_start, h.page_end, h.text) for h in ranked]
 
 
-def _evidence(batch, paper_id, search, evidence_for, fallback_text) -> tuple[list[EvidenceRef], str]:
+def _evidence(batch, paper_id, search, evidence_for, fallback_text, focused=True
+              ) -> tuple[list[EvidenceRef], str]:
     """The batch's evidence and, when it is the fallback, why."""
     note = ""
     try:
         if evidence_for is not None:
             found = list(evidence_for(batch))
+        elif search is not None and focused:
+            found = focus(batch, [_hits_to_evidence(search(claim, paper_id)) for claim in batch])
         elif search is not None:
             found = _hits_to_evidence(search(" ".join(batch), paper_id))
         else:
@@ -129,13 +136,14 @@ def _evidence(batch, paper_id, search, evidence_for, fallback_text) -> tuple[lis
 _NO_CALL = Completion(text="")
 
 
-def _verify_batch(batch, *, paper_id, verifier, search, evidence_for, fallback_text, stage):
-    evidence, note = _evidence(batch, paper_id, search, evidence_for, fallback_text)
+def _verify_batch(batch, *, paper_id, verifier, search, evidence_for, fallback_text, stage, focused):
+    evidence, note = _evidence(batch, paper_id, search, evidence_for, fallback_text, focused)
     if not evidence:  # nothing to check against: unsupported by definition, no call needed
         return ["NO"] * len(batch), evidence, _NO_CALL, note
+    extra = {"logprobs": TOP_LOGPROBS} if supports_logprobs(verifier) else {}
     completion = verifier.complete(
         build_messages(batch, evidence),
-        temperature=0.0, max_tokens=8 * len(batch) + 16, stage=stage, paper_id=paper_id,
+        temperature=0.0, max_tokens=8 * len(batch) + 16, stage=stage, paper_id=paper_id, **extra,
     )
     return parse_answers(completion.text, len(batch)), evidence, completion, note
 
@@ -172,8 +180,12 @@ def audit_sentences(
     known: dict[str, SentenceResult] | None = None,
     evidence_for: EvidenceFor | None = None,
     stage: str = "verify",
+    focused: bool = True,
 ) -> AuditResult:
-    """Verify already split sentences, in batches of 4, in this order."""
+    """Verify already split sentences, in batches of 4, in this order. With `focused`, each
+    sentence is searched on its own and the verifier sees the passages' best-matching sentences
+    (reader.audit.evidence); otherwise the batch's joined text is the query and whole passages
+    are shown."""
     start = time.perf_counter()
     known = known or {}
     todo = [s for s in dict.fromkeys(sentences) if s not in known]
@@ -182,7 +194,7 @@ def audit_sentences(
     def run(batch):
         return _verify_batch(
             batch, paper_id=paper_id, verifier=verifier, search=search,
-            evidence_for=evidence_for, fallback_text=fallback_text, stage=stage,
+            evidence_for=evidence_for, fallback_text=fallback_text, stage=stage, focused=focused,
         )
 
     if len(batches) > 1 and max_workers > 1:
@@ -197,12 +209,14 @@ def audit_sentences(
         result.llm_calls += completion is not _NO_CALL
         result.prompt_tokens += completion.prompt_tokens
         result.completion_tokens += completion.completion_tokens
-        for sentence, answer in zip(batch, answers):
+        p_values = claim_probabilities(completion.logprobs, len(batch))
+        for sentence, answer, p_yes in zip(batch, answers, p_values):
             guard = check_sentence(sentence, facts) if facts is not None else []
             verdict, reasons = _verdict(answer, guard, bool(evidence))
             if note:
                 reasons.append(note)
-            fresh[sentence] = SentenceResult(sentence, verdict, answer or "", reasons, evidence)
+            fresh[sentence] = SentenceResult(sentence, verdict, answer or "", reasons, evidence,
+                                             p_yes=p_yes)
     for sentence in sentences:
         if sentence in fresh:
             result.sentences.append(fresh[sentence])
@@ -210,7 +224,7 @@ def audit_sentences(
             old = known[sentence]
             result.sentences.append(SentenceResult(
                 old.text, old.verdict, old.llm_answer, list(old.reasons), list(old.evidence),
-                reused=True,
+                reused=True, p_yes=old.p_yes,
             ))
     result.seconds = time.perf_counter() - start
     return result

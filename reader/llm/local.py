@@ -16,7 +16,7 @@ from pathlib import Path
 
 from reader.config import EMBEDDED_MODEL_NAME
 from reader.errors import LLMError
-from reader.llm.base import Completion, Message
+from reader.llm.base import Completion, Message, token_logprobs
 
 DEFAULT_CONTEXT_TOKENS = 16384
 
@@ -86,6 +86,7 @@ class LocalLLM:
         self.n_threads = n_threads or default_threads()
         self.n_ctx = n_ctx
         self.model = EMBEDDED_MODEL_NAME
+        self.supports_logprobs = True
 
     def model_path(self) -> Path:
         if self._model_path is None:
@@ -115,6 +116,7 @@ class LocalLLM:
         max_tokens: int = 512,
         stage: str = "",
         paper_id: str | None = None,
+        logprobs: int = 0,
     ) -> Completion:
         request = {
             "messages": messages,
@@ -122,6 +124,8 @@ class LocalLLM:
             "max_tokens": max_tokens,
             "seed": 0,
         }
+        if logprobs:
+            request.update(logprobs=True, top_logprobs=logprobs)
         start = time.perf_counter()
         reply = self.raw_reply(request)
         return _completion_from(reply, time.perf_counter() - start, self.model)
@@ -156,10 +160,12 @@ def _completion_from(reply: dict, latency: float, model: str) -> Completion:
     except (KeyError, IndexError, TypeError) as exc:
         raise LLMError(f"the embedded model gave a reply without an answer: {str(reply)[:200]}") from exc
     usage = reply.get("usage") or {}
+    logprobs = (reply["choices"][0].get("logprobs") or {}).get("content")
     return Completion(
         text=text,
         prompt_tokens=int(usage.get("prompt_tokens") or 0),
         completion_tokens=int(usage.get("completion_tokens") or 0),
         latency_s=latency,
         model=model,
+        logprobs=token_logprobs(logprobs) if logprobs else None,
     )

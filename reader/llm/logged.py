@@ -17,14 +17,18 @@ import time
 
 from sqlalchemy.exc import IntegrityError
 
-from reader.llm.base import Completion, Message
+from reader.llm.base import Completion, Message, supports_logprobs
 from reader.store.tables import LLMCacheEntry, LLMCall
 
 
-def cache_key(model: str, messages: list[Message], temperature: float, max_tokens: int) -> str:
+def cache_key(model: str, messages: list[Message], temperature: float, max_tokens: int,
+              logprobs: int = 0) -> str:
+    params = {"model": model, "messages": messages, "temperature": float(temperature),
+              "max_tokens": int(max_tokens)}
+    if logprobs:
+        params["logprobs"] = int(logprobs)
     payload = json.dumps(
-        {"model": model, "messages": messages, "temperature": float(temperature),
-         "max_tokens": int(max_tokens)},
+        params,
         sort_keys=True, ensure_ascii=False, separators=(",", ":"),
     )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
@@ -41,6 +45,10 @@ class LoggedLLM:
     def model(self) -> str:
         return self.inner.model
 
+    @property
+    def supports_logprobs(self) -> bool:
+        return supports_logprobs(self.inner)
+
     def complete(
         self,
         messages: list[Message],
@@ -49,9 +57,11 @@ class LoggedLLM:
         max_tokens: int = 512,
         stage: str = "",
         paper_id: str | None = None,
+        logprobs: int = 0,
     ) -> Completion:
         start = time.perf_counter()
-        key = cache_key(self.model, messages, temperature, max_tokens)
+        logprobs = logprobs if self.supports_logprobs else 0
+        key = cache_key(self.model, messages, temperature, max_tokens, logprobs)
         if self.use_cache:
             hit = self._cached(key)
             if hit is not None:
@@ -59,9 +69,10 @@ class LoggedLLM:
                 self._log(stage, paper_id, hit, cached=True)
                 return hit
         try:
+            extra = {"logprobs": logprobs} if logprobs else {}
             completion = self.inner.complete(
                 messages, temperature=temperature, max_tokens=max_tokens,
-                stage=stage, paper_id=paper_id,
+                stage=stage, paper_id=paper_id, **extra,
             )
         except Exception as exc:
             failed = Completion(text="", latency_s=time.perf_counter() - start, model=self.model)
@@ -84,12 +95,14 @@ class LoggedLLM:
                 completion_tokens=entry.completion_tokens,
                 model=entry.model,
                 cached=True,
+                logprobs=entry.logprobs,
             )
 
     def _store(self, key: str, completion: Completion) -> None:
         values = dict(model=self.model, text=completion.text,
                       prompt_tokens=completion.prompt_tokens,
-                      completion_tokens=completion.completion_tokens)
+                      completion_tokens=completion.completion_tokens,
+                      logprobs=completion.logprobs)
         with self.db() as session:
             entry = session.get(LLMCacheEntry, key)
             if entry is None:

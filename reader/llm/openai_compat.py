@@ -15,7 +15,7 @@ from email.utils import parsedate_to_datetime
 
 from reader.config import LLMSettings
 from reader.errors import LLMError
-from reader.llm.base import Completion, Message
+from reader.llm.base import Completion, Message, token_logprobs
 
 MAX_RETRY_AFTER_S = 60.0
 
@@ -48,6 +48,7 @@ class OpenAICompatLLM:
         # Without a model name the endpoint picks its own; keep cache entries of
         # different endpoints apart then.
         self.model = settings.model or f"default@{self.base_url}"
+        self.supports_logprobs = True  # servers that ignore the request simply return none
         self.env_prefix = env_prefix
         self.max_attempts = max(1, max_attempts)
         self.backoff_base_s = backoff_base_s
@@ -80,13 +81,14 @@ class OpenAICompatLLM:
         max_tokens: int = 512,
         stage: str = "",
         paper_id: str | None = None,
+        logprobs: int = 0,
     ) -> Completion:
         start = time.perf_counter()
         reasons: list[str] = []
         with self._slots:
             for attempt in range(1, self.max_attempts + 1):
                 try:
-                    completion = self._attempt(messages, temperature, max_tokens)
+                    completion = self._attempt(messages, temperature, max_tokens, logprobs)
                 except _Transient as fault:
                     reasons.append(fault.reason)
                     if attempt == self.max_attempts:
@@ -106,15 +108,18 @@ class OpenAICompatLLM:
         backoff = min(self.backoff_max_s, self.backoff_base_s * 2 ** (attempt - 1))
         return backoff + random.uniform(0, self.backoff_base_s)
 
-    def _attempt(self, messages: list[Message], temperature: float, max_tokens: int) -> Completion:
+    def _attempt(self, messages: list[Message], temperature: float, max_tokens: int,
+                 logprobs: int = 0) -> Completion:
         import openai
 
+        extra = {"logprobs": True, "top_logprobs": logprobs} if logprobs else {}
         try:
             response = self.client().chat.completions.create(
                 model=self.request_model,
                 messages=messages,
                 temperature=temperature,
                 max_tokens=max_tokens,
+                **extra,
             )
         except openai.RateLimitError as exc:
             raise _Transient("rate limited (429)", retry_after_s(exc.response)) from exc
@@ -136,11 +141,13 @@ class OpenAICompatLLM:
         if not isinstance(text, str) or not text.strip():
             raise _Transient("empty answer")
         usage = getattr(response, "usage", None)
+        content = getattr(getattr(choices[0], "logprobs", None), "content", None)
         return Completion(
             text=text,
             prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
             completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
             model=getattr(response, "model", None) or self.model,
+            logprobs=token_logprobs(content) if content else None,
         )
 
     def _permanent_error(self, exc) -> LLMError:

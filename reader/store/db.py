@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 # The newest revision in migrations/versions; update it with every new migration
 # (tests/test_store.py checks it against alembic).
-HEAD_REVISION = "0001"
+HEAD_REVISION = "0002"
 
 _lock = threading.Lock()
 _upgraded: set[str] = set()

@@ -142,6 +142,7 @@ class SentenceVerdict(Base):
     llm_answer: Mapped[str] = mapped_column(String(16), default="")  # YES | NO | "" (unanswered)
     reasons: Mapped[list] = mapped_column(JSON, default=list)  # guard reasons, LLM verdict
     reused: Mapped[bool] = mapped_column(Boolean, default=False)  # verdict carried from an earlier iteration
+    p_yes: Mapped[float | None] = mapped_column(Float, nullable=True)  # the verifier's P(YES), when known
 
     evidence: Mapped[list[VerdictEvidence]] = relationship(
         cascade="all, delete-orphan", passive_deletes=True, order_by="VerdictEvidence.rank",
@@ -230,4 +231,6 @@ class LLMCacheEntry(Base):
     text: Mapped[str] = mapped_column(Text)
     prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
     completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    # per-token log-probabilities, when they were asked for (the verifier's P(YES))
+    logprobs: Mapped[list | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

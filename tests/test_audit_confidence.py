@@ -1,0 +1,69 @@
+"""The verifier's P(YES) read from token log-probabilities."""
+
+import math
+
+import pytest
+
+from reader.audit.confidence import claim_probabilities, yes_probability
+from reader.llm.base import Completion
+
+
+def pos(token, **top):
+    top = {k.replace("_", " "): math.log(v) for k, v in top.items()}
+    return {"token": token, "logprob": top.get(token, math.log(0.5)), "top": top}
+
+
+def reply(*lines):
+    """Tokens as llama.cpp gives them for "[1] YES\\n[2] NO": '[', '1', ']', ' YES', '\\n' …"""
+    tokens = []
+    for number, answer in lines:
+        tokens += [pos("["), pos(str(number)), pos("]"), answer, pos("\n")]
+    return tokens
+
+
+def test_probability_of_yes_per_numbered_claim():
+    tokens = reply((1, pos(" YES", _YES=0.59, _NO=0.41)), (2, pos(" NO", _NO=0.7, _YES=0.3)))
+    p = claim_probabilities(tokens, 2)
+    assert p == [pytest.approx(0.59), pytest.approx(0.3)]
+
+
+def test_mass_of_yes_variants_is_summed_and_other_tokens_ignored():
+    p = yes_probability(pos(" YES", _YES=0.5, Yes=0.1, _NO=0.2, _Maybe=0.2))
+    assert p == pytest.approx(0.6 / 0.8)
+
+
+def test_claims_without_an_answer_token_or_without_logprobs_have_none():
+    tokens = reply((2, pos(" NO", _NO=0.9, _YES=0.1)))
+    assert claim_probabilities(tokens, 3) == [None, pytest.approx(0.1), None]
+    assert claim_probabilities(None, 2) == [None, None]
+    assert claim_probabilities(reply((7, pos(" YES", _YES=1.0))), 2) == [None, None]  # not asked
+
+
+def test_logged_llm_caches_logprobs_and_keys_on_them(db):
+    from reader.llm.logged import LoggedLLM
+
+    class WithLogprobs:
+        model, supports_logprobs, calls = "m", True, []
+
+        def complete(self, messages, *, logprobs=0, **kw):
+            self.calls.append(logprobs)
+            lp = [{"token": " YES", "logprob": -0.1, "top": {" YES": -0.1}}] if logprobs else None
+            return Completion("[1] YES", 5, 3, logprobs=lp)
+
+    inner = WithLogprobs()
+    llm = LoggedLLM(inner, "verifier", db)
+    msgs = [{"role": "user", "content": "check"}]
+    first = llm.complete(msgs, logprobs=5)
+    again = llm.complete(msgs, logprobs=5)
+    plain = llm.complete(msgs)
+    assert inner.calls == [5, 0]  # the second call came from the cache; without logprobs: another key
+    assert again.cached and again.logprobs == first.logprobs and plain.logprobs is None
+
+
+def test_an_llm_without_logprobs_support_is_not_asked_for_them(db):
+    from reader.audit.loop import audit_text
+    from reader.llm.scripted import ScriptedLLM
+
+    verifier = ScriptedLLM(lambda prompt: "[1] YES")  # complete() takes no logprobs argument
+    result = audit_text("It holds.", verifier=verifier, fallback_text="It holds, says the paper.")
+    assert result.sentences[0].verdict == "supported" and result.sentences[0].p_yes is None
