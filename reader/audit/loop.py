@@ -38,6 +38,7 @@ from reader.audit.split import sentence_spans, split_sentences
 from reader.audit.verify import NO_EVIDENCE_CHARS, EvidenceRef, build_messages, parse_answers
 from reader.audit.confidence import claim_probabilities
 from reader.audit.evidence import focus
+from reader.audit.relations import reversal
 from reader.llm.base import Completion, supports_logprobs
 
 BATCH_SIZE = 4
@@ -46,6 +47,11 @@ FLAG_THRESHOLD = 0.3
 MAX_REGENERATIONS = 2
 MARK = "[待验证] "
 TOP_LOGPROBS = 5  # alternatives per answer token, enough to find both YES and NO
+# The verifier accepts a claim when its P(YES) reaches this (chosen on half of eval/audit_dev.jsonl,
+# see docs/audit.md); without log-probabilities its first word decides.
+YES_THRESHOLD = 0.5
+# A claim whose reversal the verifier also accepts stands only if it is preferred by this much.
+CONTRAST_MARGIN = 0.2
 
 SUPPORTED, UNSUPPORTED, UNANSWERED = "supported", "unsupported", "unanswered"
 
@@ -67,6 +73,7 @@ class SentenceResult:
     evidence: list[EvidenceRef] = field(default_factory=list)
     reused: bool = False  # carried over from an earlier pass, no call made
     p_yes: float | None = None  # the verifier's probability of YES, when it gave log-probabilities
+    judgement: Judgement | None = None  # everything the verifier said (None when reused)
 
     @property
     def flagged(self) -> bool:
@@ -76,6 +83,7 @@ class SentenceResult:
         return {
             "text": self.text,
             "verdict": self.verdict,
+            "p_yes": self.p_yes,
             "reasons": list(self.reasons),
             "evidence": [e.to_json() for e in self.evidence],
         }
@@ -136,31 +144,72 @@ def _evidence(batch, paper_id, search, evidence_for, fallback_text, focused=True
 _NO_CALL = Completion(text="")
 
 
-def _verify_batch(batch, *, paper_id, verifier, search, evidence_for, fallback_text, stage, focused):
+@dataclass
+class Judgement:
+    """What the verifier said about one claim (and about its reversal, when it has one)."""
+
+    answer: str | None  # "YES" | "NO" | None (not answered)
+    p_yes: float | None = None
+    reversal: str | None = None
+    reversal_answer: str | None = None
+    reversal_p_yes: float | None = None
+
+    def accepted(self, threshold: float | None) -> bool | None:
+        return _accepted(self.answer, self.p_yes, threshold)
+
+    def reversal_accepted(self, threshold: float | None) -> bool:
+        return bool(self.reversal) and bool(_accepted(self.reversal_answer, self.reversal_p_yes, threshold))
+
+
+def _accepted(answer, p_yes, threshold) -> bool | None:
+    if threshold is not None and p_yes is not None:
+        return p_yes >= threshold
+    return None if answer is None else answer == "YES"
+
+
+def _verify_batch(batch, *, paper_id, verifier, search, evidence_for, fallback_text, stage, focused,
+                  contrast):
     evidence, note = _evidence(batch, paper_id, search, evidence_for, fallback_text, focused)
     if not evidence:  # nothing to check against: unsupported by definition, no call needed
-        return ["NO"] * len(batch), evidence, _NO_CALL, note
+        return [Judgement("NO") for _ in batch], evidence, _NO_CALL, note
+    reversals = [reversal(claim) if contrast else None for claim in batch]
+    asked = list(batch) + [r for r in reversals if r]
     extra = {"logprobs": TOP_LOGPROBS} if supports_logprobs(verifier) else {}
     completion = verifier.complete(
-        build_messages(batch, evidence),
-        temperature=0.0, max_tokens=8 * len(batch) + 16, stage=stage, paper_id=paper_id, **extra,
+        build_messages(asked, evidence),
+        temperature=0.0, max_tokens=8 * len(asked) + 16, stage=stage, paper_id=paper_id, **extra,
     )
-    return parse_answers(completion.text, len(batch)), evidence, completion, note
+    answers = parse_answers(completion.text, len(asked))
+    p_values = claim_probabilities(completion.logprobs, len(asked))
+    judgements = [Judgement(a, p) for a, p in zip(answers, p_values)]
+    position = len(batch)
+    for judgement, turned in zip(judgements, reversals):
+        if turned:
+            judgement.reversal = turned
+            judgement.reversal_answer, judgement.reversal_p_yes = answers[position], p_values[position]
+            position += 1
+    return judgements[:len(batch)], evidence, completion, note
 
 
-def _verdict(answer: str | None, guard_reasons: list[str], has_evidence: bool) -> tuple[str, list[str]]:
+def _verdict(j: Judgement, guard_reasons: list[str], has_evidence: bool,
+             threshold: float | None) -> tuple[str, list[str]]:
     reasons = list(guard_reasons)
     if not has_evidence:
         reasons.append("no evidence found in the paper")
-    if answer == "NO":
-        reasons.append("verifier: NO")
-        return UNSUPPORTED, reasons
+    accepted = j.accepted(threshold)
+    said = "verifier did not answer" if accepted is None else f"verifier: {'YES' if accepted else 'NO'}"
+    if j.p_yes is not None:
+        said += f" (P(YES) {j.p_yes:.2f}" + (f", threshold {threshold:.2f})" if threshold is not None else ")")
+    if accepted is False:
+        return UNSUPPORTED, reasons + [said]
     if guard_reasons:
-        reasons.append("verifier: YES" if answer else "verifier did not answer")
-        return UNSUPPORTED, reasons
-    if answer is None:
-        return UNANSWERED, reasons + ["verifier did not answer"]
-    return SUPPORTED, reasons + ["verifier: YES"]
+        return UNSUPPORTED, reasons + [said]
+    if accepted and j.reversal_accepted(threshold) and (
+            j.p_yes is None or j.reversal_p_yes is None or j.p_yes - j.reversal_p_yes < CONTRAST_MARGIN):
+        return UNSUPPORTED, reasons + [said, f'the verifier also accepts the reversal "{j.reversal}"']
+    if accepted is None:
+        return UNANSWERED, reasons + [said]
+    return SUPPORTED, reasons + [said]
 
 
 def audit_text(text: str, **kwargs) -> AuditResult:
@@ -181,11 +230,15 @@ def audit_sentences(
     evidence_for: EvidenceFor | None = None,
     stage: str = "verify",
     focused: bool = True,
+    contrast: bool = True,
+    yes_threshold: float | None = YES_THRESHOLD,
 ) -> AuditResult:
     """Verify already split sentences, in batches of 4, in this order. With `focused`, each
     sentence is searched on its own and the verifier sees the passages' best-matching sentences
     (reader.audit.evidence); otherwise the batch's joined text is the query and whole passages
-    are shown."""
+    are shown. With `contrast`, a sentence with a direction word is also asked about in reverse
+    (reader.audit.relations). With log-probabilities, the verifier accepts a claim when its
+    P(YES) reaches `yes_threshold` (None: its first word decides)."""
     start = time.perf_counter()
     known = known or {}
     todo = [s for s in dict.fromkeys(sentences) if s not in known]
@@ -195,6 +248,7 @@ def audit_sentences(
         return _verify_batch(
             batch, paper_id=paper_id, verifier=verifier, search=search,
             evidence_for=evidence_for, fallback_text=fallback_text, stage=stage, focused=focused,
+            contrast=contrast,
         )
 
     if len(batches) > 1 and max_workers > 1:
@@ -205,18 +259,17 @@ def audit_sentences(
 
     fresh: dict[str, SentenceResult] = {}
     result = AuditResult(sentences=[])
-    for batch, (answers, evidence, completion, note) in zip(batches, outcomes):
+    for batch, (judgements, evidence, completion, note) in zip(batches, outcomes):
         result.llm_calls += completion is not _NO_CALL
         result.prompt_tokens += completion.prompt_tokens
         result.completion_tokens += completion.completion_tokens
-        p_values = claim_probabilities(completion.logprobs, len(batch))
-        for sentence, answer, p_yes in zip(batch, answers, p_values):
+        for sentence, j in zip(batch, judgements):
             guard = check_sentence(sentence, facts) if facts is not None else []
-            verdict, reasons = _verdict(answer, guard, bool(evidence))
+            verdict, reasons = _verdict(j, guard, bool(evidence), yes_threshold)
             if note:
                 reasons.append(note)
-            fresh[sentence] = SentenceResult(sentence, verdict, answer or "", reasons, evidence,
-                                             p_yes=p_yes)
+            fresh[sentence] = SentenceResult(sentence, verdict, j.answer or "", reasons, evidence,
+                                             p_yes=j.p_yes, judgement=j)
     for sentence in sentences:
         if sentence in fresh:
             result.sentences.append(fresh[sentence])

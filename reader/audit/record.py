@@ -51,7 +51,7 @@ def save_analysis(
         for ordinal, s in enumerate(it.audit.sentences):
             verdict = SentenceVerdict(
                 ordinal=ordinal, text=s.text, verdict=s.verdict, llm_answer=s.llm_answer,
-                reasons=list(s.reasons), reused=s.reused,
+                reasons=list(s.reasons), reused=s.reused, p_yes=s.p_yes,
             )
             verdict.evidence = [
                 VerdictEvidence(rank=rank, chunk_id=e.chunk_id, page_start=e.page_start,
@@ -98,6 +98,7 @@ def verdict_json(v: SentenceVerdict) -> dict:
     return {
         "text": v.text,
         "verdict": v.verdict,
+        "p_yes": v.p_yes,
         "reasons": list(v.reasons or []),
         "evidence": [
             EvidenceRef(e.chunk_id, e.page_start, e.page_end, e.text).to_json() for e in v.evidence
