@@ -26,6 +26,7 @@ from reader.audit.guards import PaperFacts
 from reader.audit.loop import LoopResult, audit_loop, audit_text
 from reader.audit.split import sentence_spans
 from reader.errors import PaperNotFound, ReaderError
+from reader.ingest.text import TEXT_SECTION
 from reader.llm.base import Completion, estimate_tokens, user
 from reader.prompts import language_instruction, render
 
@@ -36,6 +37,7 @@ CAPTIONS_TITLE = "Figure and table captions"
 
 # Section priority when the paper does not fit: lower comes first.
 _PRIORITY = [
+    (1, re.compile(r"^" + TEXT_SECTION + r"$")),  # a paper without headings: its whole text
     (0, re.compile(r"abstract|摘要", re.I)),
     (1, re.compile(r"introduction|引言|绪论|前言", re.I)),
     (6, re.compile(r"related work|prior work|previous work|background|相关工作", re.I)),
@@ -45,6 +47,8 @@ _PRIORITY = [
 ]
 _SKIP = re.compile(r"^\W*(?:\d+\W*)?(?:references|bibliography|acknowledg|author contributions|front matter|supporting information|funding|competing interests|conflicts? of interest|data availability|参考文献|致谢)", re.I)
 _CAPTION_CHUNK = re.compile(r"^(?:figure|fig\.?|table)\s*\S+\s+caption$", re.I)  # captions come from their table
+_FRONT_MATTER = re.compile(r"^\W*front matter\W*$", re.I)
+_REFERENCES = re.compile(r"^\W*(?:\d+\W*)?(?:references|bibliography|参考文献)", re.I)
 _NUMBERING = re.compile(r"^(\d+|[A-Z])(?:\.\d+)*\.?\s+\S")
 _CAPTION_PRIORITY = 5
 _OTHER_PRIORITY = 6
@@ -143,11 +147,15 @@ def load_material(session: Session, paper_id: str) -> PaperMaterial:
     abstract = (paper.abstract or "").strip()
     if abstract:
         sections.append(Section("Abstract", abstract, 0))
+    all_groups = groups
+    front = _front_matter_as_text(groups, abstract)
     groups = [(t, texts) for t, texts in groups if not _SKIP.match(t) and not _CAPTION_CHUNK.match(t)]
     for (title, texts), priority in zip(groups, _priorities([t for t, _ in groups])):
         if abstract and priority == 0:
             continue
         sections.append(Section(title, _join_chunks(texts), priority))
+    if front is not None:
+        sections.insert(1 if abstract else 0, front)
     captions = [f"{c.label}: {c.text}" if c.label and not c.text.startswith(c.label) else c.text
                 for c in paper.captions]
     if captions:
@@ -155,12 +163,46 @@ def load_material(session: Session, paper_id: str) -> PaperMaterial:
     facts_texts = [paper.title or "", abstract] + [c.text for c in paper.chunks] + captions + [
         (r.marker + " " + r.text).strip() for r in paper.references
     ]
+    if not any(s.text.strip() for s in sections if s.priority not in (0, _CAPTION_PRIORITY)):
+        # Nothing but an abstract and captions, because the headings put the text into
+        # sections a read skips (a lone "Funding" heading on page 1, say): read the rest of
+        # the text rather than nothing, the references only as a last resort.
+        shown = {s.title for s in sections}
+        texts = [t for title, chunk_texts in all_groups if title not in shown
+                 and not _CAPTION_CHUNK.match(title) and not _REFERENCES.match(title)
+                 for t in chunk_texts]
+        if not texts and not any(s.text.strip() for s in sections):
+            texts = [c.text for c in paper.chunks]
+        text = _join_chunks([t for t in texts if t.strip()])
+        if abstract and abstract in text:
+            text = text.replace(abstract, "", 1).strip()
+        if text:
+            sections.insert(1 if abstract else 0, Section(TEXT_SECTION, text, 1))
     if not any(s.text.strip() for s in sections):
         raise NotReadable(
             f"paper {paper_id[:12]} ({paper.source_path}) has no text to read: "
             "re-ingest it from a PDF with a text layer"
         )
     return PaperMaterial(paper.id, paper.title or "", paper.language or "en", sections, facts_texts)
+
+
+def _front_matter_as_text(groups: list[tuple[str, list[str]]], abstract: str) -> Section | None:
+    """The text before the first heading, as a section to read, when it is the paper's
+    main text: a paper without detected headings (a plain .txt, a PDF whose headings
+    were not found) is all "Front matter". Real front matter (title, authors,
+    affiliations) is short beside the sections after it and stays out."""
+    front = [t for title, texts in groups if _FRONT_MATTER.match(title) for t in texts]
+    if not front:
+        return None
+    text = _join_chunks(front)
+    if abstract and abstract in text:  # already the Abstract section
+        text = text.replace(abstract, "", 1).strip()
+    body = sum(estimate_tokens(t) for title, texts in groups
+               if not _SKIP.match(title) and not _CAPTION_CHUNK.match(title) for t in texts)
+    tokens = estimate_tokens(text)
+    if not text or (tokens < body and tokens < 800):
+        return None
+    return Section(TEXT_SECTION, text, 1)
 
 
 def _truncate(text: str, max_tokens: int) -> str:
@@ -211,6 +253,9 @@ def build_context(material: PaperMaterial, token_budget: int) -> PaperContext:
         included.append(section.title)
         if grant < size:
             left_out.append(f"{section.title} (partly)")
+    if not parts and material.full_text.strip():  # the budget chose nothing: the text's beginning
+        parts = [_truncate(material.full_text, max(token_budget, 1))]
+        included, left_out = [s.title for s in sections], [f"{s.title} (partly)" for s in sections]
     text = "\n\n".join(parts)
     return PaperContext(text, included, left_out, estimate_tokens(text))
 

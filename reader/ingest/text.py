@@ -41,6 +41,8 @@ CAPTION = re.compile(
 NUMBERED_REFERENCE = re.compile(r"^\s*(\[\d{1,3}\]|\d{1,3}\.(?=\s|$)|\(\d{1,3}\))\s*")
 YEAR = re.compile(r"\b(19[5-9]\d|20[0-4]\d)\b")
 _NOT_DIGIT = re.compile(r"\D")
+# The section of a paper's text when no heading was found (not "Front matter": it is the body).
+TEXT_SECTION = "Text"
 # The numbering in front of a heading: "3.1 ", "A.2. ", "IV. "
 HEADING_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[A-H](?:\.\d+)*\.?|[IVX]+\.)\s+")
 
@@ -202,7 +204,8 @@ def decode_text(path: Path, data: bytes) -> str:
 
 def parse_text(path: Path, data: bytes | None = None, sha256: str | None = None) -> ParsedPaper:
     """A .txt or .md file as a paper: pages split on form feeds, Markdown
-    headings (or plain-text headings like '2 Methods') start sections.
+    headings (or plain-text headings like '2 Methods') start sections; without
+    any heading the text after the title is one section, TEXT_SECTION.
     `sha256` is the bytes' hash when the caller already has it."""
     path = Path(path)
     if data is None:
@@ -255,6 +258,10 @@ def parse_text(path: Path, data: bytes | None = None, sha256: str | None = None)
                     continue
             kind = "abstract" if normalize_heading(section) == "abstract" else "body"
             blocks.append(Block(body, page_no, section, kind))
+    if not sections:  # no heading anywhere: what follows the title is the body, not front matter
+        for block in blocks:
+            if block.kind == "body" and not block.section:
+                block.section = TEXT_SECTION
     references = split_references(ref_lines)
     blocks += [Block(r.text if not r.marker else f"{r.marker} {r.text}", r.page, "References", "reference")
                for r in references]
