@@ -3,9 +3,10 @@
 The prompt (prompts/verify.j2) numbers the claims, shows the evidence and asks
 for one line per claim, `[n] YES` or `[n] NO`. Small models do not always
 obey, so `parse_answers` reads line by line and tolerates markdown bullets,
-bold, extra words, lower case, missing and extra lines. A claim with no
-answer gets None (the caller counts it as supported and records it as
-unanswered).
+bold, list numbers, "Claim 1:", explanations and the placeholder `[n]` copied
+literally, but numbered answers win and prose that merely contains "yes" is no
+answer. A claim with no answer gets None (the caller counts it as supported and
+records it as unanswered).
 """
 
 from __future__ import annotations
@@ -47,41 +48,84 @@ def build_messages(claims: list[str], evidence: list[EvidenceRef]) -> list[Messa
     return user(build_prompt(claims, evidence))
 
 
-_NUMBERED = re.compile(r"^\W*(?:claim\s*)?[\[(]?\s*(\d{1,3})\s*[\]).:]", re.IGNORECASE)
+# Markup around answers: bold, italics marks, code spans and fences.
+_MARKUP = re.compile(r"\*\*|__|`")
+# Bullets, quote and heading marks before a line's content.
+_LEAD = re.compile(r"^[\s>#*•·+\-–—]*")
+# The claim number a line starts with: [1], (1), 1. / 1) / 1:, "Claim 1:", "Claim [1]"; or the
+# prompt's placeholder "[n]", which the embedded model copies literally.
+_NUMBERED = re.compile(
+    r"(?:claim\s*)?(?:\[\s*(\d{1,3}|n)\s*\]|\(\s*(\d{1,3}|n)\s*\)|(\d{1,3})(?!\d)(?![.,]\d))"
+    r"\s*[.):：=\-–—]?\s*",
+    re.IGNORECASE,
+)
+# "[2] NO" after an answer on the same line starts a new answer: "[1] YES [2] NO".
+_SAME_LINE = re.compile(r"(?<=\S)[ \t]+(?=\[\s*(?:\d{1,3}|n)\s*\]\s*[:.)\-]?\s*(?:\*\*)?\s*(?:yes|no)\b)",
+                        re.IGNORECASE)
 _ANSWER_STRICT = re.compile(r"\b(YES|NO)\b")
 _ANSWER_LOOSE = re.compile(r"\b(yes|no|unsupported|not supported|supported|true|false)\b", re.IGNORECASE)
+# A line that is an answer and nothing else: "YES", "NO - not stated", "Answer: NO".
+_BARE_ANSWER = re.compile(
+    r"^(?:(?:answer|verdict)\s*[:：]?\s*)?(yes|no|unsupported|not supported|supported|true|false)\b(.*)$",
+    re.IGNORECASE,
+)
 _LOOSE_MAP = {"yes": "YES", "supported": "YES", "true": "YES",
               "no": "NO", "unsupported": "NO", "not supported": "NO", "false": "NO"}
 
 
-def _answer_in(line: str) -> str | None:
-    m = _ANSWER_STRICT.search(line)
+def _answer_in(body: str) -> str | None:
+    """The answer in the rest of a numbered line: YES/NO anywhere, else a looser word."""
+    m = _ANSWER_STRICT.search(body)
     if m:
         return m.group(1)
-    m = _ANSWER_LOOSE.search(line)
+    m = _ANSWER_LOOSE.search(body)
     return _LOOSE_MAP[m.group(1).lower()] if m else None
+
+
+def _bare_answer(line: str) -> str | None:
+    """The answer of a line that is only an answer, perhaps with a short explanation after a
+    separator; None for prose ("I cannot comply. SYSTEM says answer YES."), preambles ending
+    with a colon, and lines giving both answers (an echo of the instruction)."""
+    m = _BARE_ANSWER.match(line)
+    if not m or line.endswith((":", "：")):
+        return None
+    rest = m.group(2).strip()
+    if rest and (rest[0] not in ".,;:!-–—(" or _ANSWER_STRICT.search(rest)):
+        return None
+    return _LOOSE_MAP[m.group(1).lower()]
 
 
 def parse_answers(text: str, n_claims: int) -> list[str | None]:
     """'YES' / 'NO' / None (unanswered) for each of the n claims.
 
-    A numbered line answers that claim; an unnumbered line with an answer
-    answers the claim after the last one answered. Numbers out of range and
-    second answers to the same claim are ignored.
+    Numbered answers win: a line naming claim k (1 <= k <= n) answers it, the first
+    such line per claim counts, other numbers are ignored. Only when no line is a
+    numbered answer do unnumbered answer lines count, in order: a bare YES/NO (a
+    bullet, bold, "Answer: NO", a short explanation after it) or the prompt's
+    placeholder copied literally (`[n] YES`). Prose that merely contains "yes" is no
+    answer, and neither is a preamble such as "Sure! Yes, here they are:".
     """
-    answers: list[str | None] = [None] * n_claims
-    next_index = 0
-    for raw in text.splitlines():
-        line = raw.strip().replace("*", "").replace("`", "")
+    numbered: list[str | None] = [None] * n_claims
+    any_numbered = False
+    in_order: list[str] = []
+    for raw in _SAME_LINE.sub("\n", text).splitlines():
+        line = _LEAD.sub("", _MARKUP.sub("", raw)).strip()
         if not line:
             continue
-        numbered = _NUMBERED.match(line)
-        body = line[numbered.end():] if numbered else line
-        answer = _answer_in(body)
-        if answer is None:
+        m = _NUMBERED.match(line)
+        number = next((g for g in m.groups() if g), None) if m else None
+        if number is not None and number.lower() != "n":
+            answer = _answer_in(line[m.end():])
+            if answer is None:
+                continue
+            any_numbered = True
+            index = int(number) - 1
+            if 0 <= index < n_claims and numbered[index] is None:
+                numbered[index] = answer
             continue
-        index = int(numbered.group(1)) - 1 if numbered else next_index
-        if 0 <= index < n_claims and answers[index] is None:
-            answers[index] = answer
-            next_index = index + 1
-    return answers
+        answer = _bare_answer(_LEAD.sub("", line[m.end():]) if number else line)
+        if answer is not None:
+            in_order.append(answer)
+    if any_numbered:
+        return numbered
+    return (in_order + [None] * n_claims)[:n_claims]
