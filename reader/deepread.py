@@ -27,8 +27,8 @@ from reader.audit.loop import LoopResult, audit_loop, audit_text
 from reader.audit.split import sentence_spans
 from reader.errors import PaperNotFound, ReaderError
 from reader.ingest.text import TEXT_SECTION
-from reader.llm.base import Completion, estimate_tokens, user
-from reader.prompts import language_instruction, render
+from reader.llm.base import Completion, estimate_tokens
+from reader.prompts import language_instruction, messages
 
 KINDS = ("critique", "synthesis")
 DEFAULT_CONTEXT_TOKENS = 3000  # suits the embedded model; remote endpoints get more (see context_budget)
@@ -293,7 +293,7 @@ def generate(
     output_language: str | None = None,
 ) -> Completion:
     """One critique or synthesis draft; with `flagged`, a rewrite of `previous`."""
-    prompt = render(
+    conversation = messages(
         kind,
         title=material.title,
         context=context.text,
@@ -304,7 +304,7 @@ def generate(
         language_instruction=language_instruction(material.language, output_language),
     )
     stage = f"regenerate-{kind}" if flagged else kind
-    return generator.complete(user(prompt), temperature=0.2, max_tokens=max_tokens,
+    return generator.complete(conversation, temperature=0.2, max_tokens=max_tokens,
                               stage=stage, paper_id=material.paper_id)
 
 

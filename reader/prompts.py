@@ -1,21 +1,48 @@
 """Every prompt is a jinja2 file in prompts/, rendered through this one environment.
 
+A prompt is a conversation: each template has a `system` block (the instructions)
+and a `user` block (the data). A paper is untrusted input, and so is everything
+derived from it, so every piece of paper text, passage, claim, question and draft
+goes into the user message between tags (<passage n="1" page="3"> … </passage>,
+<claims> … </claims>, <paper> … </paper>) through the `data` filter, which
+neutralises whatever could open or close a tag: the text cannot forge the
+prompt's structure, and the system message tells the model that tagged text is
+data, never instructions.
+
 StrictUndefined makes a missing variable an error instead of an empty string.
 """
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 PROMPTS_DIR = Path(__file__).resolve().parents[1] / "prompts"
+ROLES = ("system", "user")
+
+# "<" (or a full-width "＜") that could start a tag: before a letter, "/", "!" or "?".
+# "p < 0.05", "a<3" and "<=" stay as they are.
+_TAG_START = re.compile(r"[<＜](?=[A-Za-z/!?])")
+NEUTRAL_LT = "‹"
+
+
+def data(text, inline: bool = False) -> str:
+    """Untrusted text made safe to put between the prompts' data tags (the jinja filter `data`).
+
+    Every "<" that could open or close a tag becomes "‹", so "</passage>" or
+    "<claims>" inside a paper is inert text; numbers and comparisons are untouched.
+    inline=True also folds line breaks into spaces, for one item per numbered line.
+    """
+    text = _TAG_START.sub(NEUTRAL_LT, str(text))
+    return " ".join(text.split()) if inline else text
 
 
 @lru_cache(maxsize=1)
 def environment() -> Environment:
-    return Environment(
+    env = Environment(
         loader=FileSystemLoader(str(PROMPTS_DIR)),
         undefined=StrictUndefined,
         keep_trailing_newline=False,
@@ -23,11 +50,23 @@ def environment() -> Environment:
         lstrip_blocks=True,
         autoescape=False,  # prompts are plain text, not HTML
     )
+    env.filters["data"] = data
+    return env
+
+
+def messages(name: str, **variables) -> list[dict]:
+    """prompts/<name>.j2 as a conversation: its `system` block, then its `user` block."""
+    template = environment().get_template(f"{name}.j2")
+    out = []
+    for role in ROLES:
+        context = template.new_context(dict(variables))
+        out.append({"role": role, "content": "".join(template.blocks[role](context)).strip()})
+    return out
 
 
 def render(name: str, **variables) -> str:
-    """Render prompts/<name>.j2 with the given variables."""
-    return environment().get_template(f"{name}.j2").render(**variables).strip()
+    """The conversation as one text, system then user (for tests and the dry-run LLM)."""
+    return "\n\n".join(m["content"] for m in messages(name, **variables))
 
 
 def template_names() -> list[str]:

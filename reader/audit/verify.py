@@ -1,12 +1,16 @@
 """One verification call: a terse prompt over a batch of claims, and a lenient parser.
 
-The prompt (prompts/verify.j2) numbers the claims, shows the evidence and asks
-for one line per claim, `[n] YES` or `[n] NO`. Small models do not always
-obey, so `parse_answers` reads line by line and tolerates markdown bullets,
-bold, list numbers, "Claim 1:", explanations and the placeholder `[n]` copied
-literally, but numbered answers win and prose that merely contains "yes" is no
-answer. A claim with no answer gets None (the caller counts it as supported and
-records it as unanswered).
+The conversation (prompts/verify.j2) puts the instructions in the system
+message and the data in the user message: the evidence passages, each inside
+<passage n=".." page=".."> … </passage>, then the numbered claims inside
+<claims> … </claims>, then one line per claim asked for, `[n] YES` or `[n] NO`.
+Paper text cannot open or close those tags (reader.prompts.data).
+
+Small models do not always obey, so `parse_answers` reads line by line and
+tolerates markdown bullets, bold, list numbers, "Claim 1:", explanations and the
+placeholder `[n]` copied literally, but numbered answers win and prose that
+merely contains "yes" is no answer. A claim with no answer gets None (the caller
+counts it as supported and records it as unanswered).
 """
 
 from __future__ import annotations
@@ -14,8 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from reader.llm.base import Message, user
-from reader.prompts import render
+from reader.llm.base import Message
+from reader.prompts import messages, render
 
 NO_EVIDENCE_CHARS = 3000  # the fallback: this much of the paper's beginning
 
@@ -40,12 +44,13 @@ class EvidenceRef:
 
 
 def build_prompt(claims: list[str], evidence: list[EvidenceRef]) -> str:
+    """The conversation of `build_messages` as one text (system, then user)."""
     return render("verify", claims=claims, evidence=evidence)
 
 
 def build_messages(claims: list[str], evidence: list[EvidenceRef]) -> list[Message]:
-    """The conversation sent to the verifier for one batch."""
-    return user(build_prompt(claims, evidence))
+    """The conversation sent to the verifier for one batch: instructions, then the data."""
+    return messages("verify", claims=claims, evidence=evidence)
 
 
 # Markup around answers: bold, italics marks, code spans and fences.

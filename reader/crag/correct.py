@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 from reader.crag.evidence import Candidate
 from reader.index.hits import SearchHit
-from reader.llm.base import LLM, user
-from reader.prompts import render
+from reader.llm.base import LLM
+from reader.prompts import messages
 
 Search = Callable[[str, "str | None"], list[SearchHit]]
 
@@ -45,8 +45,8 @@ def parse_rewrites(text: str, question: str, n: int = 3) -> list[str]:
 
 def write_rewrites(question: str, why: str, llm: LLM, *, n: int = 3,
                    paper_id: str | None = None) -> list[str]:
-    prompt = render("rewrite_queries", question=question, why_missed=why, n=n)
-    completion = llm.complete(user(prompt), temperature=0.3, max_tokens=160,
+    conversation = messages("rewrite_queries", question=question, why_missed=why, n=n)
+    completion = llm.complete(conversation, temperature=0.3, max_tokens=160,
                               stage="crag-rewrite", paper_id=paper_id)
     return parse_rewrites(completion.text, question, n)
 

@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from reader.crag.evidence import Candidate
-from reader.llm.base import LLM, Completion, estimate_tokens, user
-from reader.prompts import language_instruction, render
+from reader.llm.base import LLM, Completion, estimate_tokens
+from reader.prompts import language_instruction, messages
 
 NOT_FOUND = "Not found in the papers."
 NOT_FOUND_ZH = "未在论文中找到。"
@@ -79,9 +79,9 @@ def generate_answer(
     ]
     language = language_instruction(question_language(question))
     from_elsewhere = any(c.external or (paper_id is not None and c.paper_id != paper_id) for c in chosen)
-    prompt = render("answer", question=question, evidence=items, not_found=sentinel,
-                    language=language, max_sentences=max_sentences, from_elsewhere=from_elsewhere)
-    completion = llm.complete(user(prompt), temperature=0.1, max_tokens=400,
+    conversation = messages("answer", question=question, evidence=items, not_found=sentinel,
+                            language=language, max_sentences=max_sentences, from_elsewhere=from_elsewhere)
+    completion = llm.complete(conversation, temperature=0.1, max_tokens=400,
                               stage="crag-answer", paper_id=paper_id)
     text = completion.text.strip()
     if not text or is_not_found(text):

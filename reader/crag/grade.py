@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from reader.llm.base import LLM, user
-from reader.prompts import render
+from reader.llm.base import LLM, Message
+from reader.prompts import messages
 
 RELEVANT_SCORE = 0.8
 IRRELEVANT_SCORE = 0.2
@@ -158,14 +158,15 @@ def parse_grade(text: str) -> tuple[float, bool, str]:
     return AMBIGUOUS_SCORE, True, reasoning or "unreadable grade"
 
 
-def grade_prompt(question: str, passage: str) -> str:
-    return render("grade", question=question, passage=passage)
+def grade_messages(question: str, passage: str) -> list[Message]:
+    """Instructions in the system message; the passage and the question, as data, in the user message."""
+    return messages("grade", question=question, passage=passage)
 
 
 def grade_one(question: str, key: str, passage: str, llm: LLM, *,
               paper_id: str | None = None) -> Grade:
     try:
-        completion = llm.complete(user(grade_prompt(question, passage)), temperature=0.0,
+        completion = llm.complete(grade_messages(question, passage), temperature=0.0,
                                   max_tokens=80, stage="crag-grade", paper_id=paper_id)
     except Exception as exc:  # one failed grade must not sink the question
         return Grade(key, AMBIGUOUS_SCORE, True, "grader call failed", error=f"{type(exc).__name__}: {exc}")

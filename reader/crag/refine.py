@@ -22,8 +22,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from reader.audit.split import split_sentences
 from reader.crag.evidence import Candidate
-from reader.llm.base import LLM, user
-from reader.prompts import render
+from reader.llm.base import LLM
+from reader.prompts import messages
 
 GAP = " … "  # between kept sentences that were not adjacent in the chunk
 _NONE = re.compile(r"\b(?:none|no sentences?|nothing)\b|无|没有", re.IGNORECASE)
@@ -85,9 +85,9 @@ def refine_one(question: str, candidate: Candidate, llm: LLM) -> Candidate | Non
     if len(sentences) <= 1:
         candidate.refined, candidate.refine_note = text, "single sentence, kept whole"
         return candidate if text else None
-    prompt = render("refine", question=question, sentences=sentences)
+    conversation = messages("refine", question=question, sentences=sentences)
     try:
-        reply = llm.complete(user(prompt), temperature=0.0, max_tokens=40,
+        reply = llm.complete(conversation, temperature=0.0, max_tokens=40,
                              stage="crag-refine", paper_id=candidate.paper_id).text
     except Exception as exc:
         candidate.refined = text
