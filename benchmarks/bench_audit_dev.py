@@ -30,6 +30,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+try:
+    from reader.audit.loop import Judgement  # noqa: E402
+except ImportError:  # run against an older checkout, which keeps no verdict details
+    Judgement = None
+
 PAPERS = ROOT.parent / "shared" / "papers"
 DEV_SET = ROOT / "eval" / "audit_dev.jsonl"
 KINDS = ("changed_number", "swapped_number", "invented_name", "invented_claim", "reversed_relation")
@@ -55,22 +60,35 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def flagged(item: dict, threshold: float | None, guards: bool = True) -> bool:
-    """Is this saved result a flag at this P(YES) threshold (None: the verifier's YES/NO)?"""
+def flagged(item: dict, threshold: float | None, guards: bool = True, margin: float | None = None) -> bool:
+    """Is this saved result a flag at this P(YES) threshold (None: the verifier's YES/NO), with
+    the contrast check at this margin (None: without it)?"""
     guard = guards and bool(item["guard_reasons"])
     if item.get("mode") == "guards":
         return guard
-    if threshold is not None and item.get("p_yes") is not None:
-        return guard or item["p_yes"] < threshold
-    return guard or item["flagged_by_verifier"]
+    if "answer" not in item:  # results saved before the verdict details were kept
+        if threshold is not None and item.get("p_yes") is not None:
+            return guard or item["p_yes"] < threshold
+        return guard or item["flagged_by_verifier"]
+    judgement = Judgement(item["answer"], item["p_yes"], item["reversal"], item["reversal_answer"],
+                          item["reversal_p_yes"])
+    if not item["has_evidence"]:
+        return True
+    if judgement.accepted(threshold) is False:
+        return True
+    if margin is not None and judgement.accepted(threshold) and judgement.reversal_accepted(threshold):
+        if judgement.p_yes is None or judgement.reversal_p_yes is None or (
+                judgement.p_yes - judgement.reversal_p_yes < margin):
+            return True
+    return guard
 
 
-def table(items: list[dict], threshold: float | None, title: str, guards: bool = True) -> list[str]:
+def table(items: list[dict], flag, title: str) -> list[str]:
     lines = [f"{title} ({len(items)} sentences)",
              f"  {'kind':<18} {'n':>4} {'flagged':>8} {'rate':>6}  95% interval"]
     by_kind = defaultdict(list)
     for item in items:
-        by_kind[item["kind"]].append(flagged(item, threshold, guards))
+        by_kind[item["kind"]].append(flag(item))
     for kind in ("faithful",) + KINDS + ("all fabricated",):
         flags = by_kind[kind] if kind != "all fabricated" else [
             f for k in KINDS for f in by_kind[k]]
@@ -83,7 +101,7 @@ def table(items: list[dict], threshold: float | None, title: str, guards: bool =
     return lines
 
 
-def report(items: list[dict], threshold: float | None, guards: bool = True) -> str:
+def report(items: list[dict], flag) -> str:
     halves = [
         ("half A (choose)", [i for i in items if i["paper"] in HALF_A]),
         ("half B (report)", [i for i in items if i["paper"] not in HALF_A]),
@@ -91,25 +109,28 @@ def report(items: list[dict], threshold: float | None, guards: bool = True) -> s
     ]
     out = []
     for title, part in halves:
-        out += table(part, threshold, title, guards)
+        out += table(part, flag, title)
     zh = [i for i in items if i.get("lang") == "zh"]
     if zh:
-        out += table(zh, threshold, "Chinese sentences, all papers", guards)
+        out += table(zh, flag, "Chinese sentences, all papers")
     return "\n".join(out)
 
 
-def choose_threshold(items: list[dict], max_false: float = 0.05) -> float | None:
-    """On half A: the highest P(YES) threshold whose false-flag rate stays within max_false."""
-    part = [i for i in items if i["paper"] in HALF_A and i.get("p_yes") is not None]
-    if not part:
-        return None
+def choose(items: list[dict], max_false: float = 0.05, contrast: bool = True):
+    """On half A: the (threshold, margin) with the most fabrications flagged while the false-flag
+    rate stays within max_false (ties: the lower threshold, then the larger margin)."""
+    part = [i for i in items if i["paper"] in HALF_A]
+    faithful = [i for i in part if i["kind"] == "faithful"]
+    fabricated = [i for i in part if i["kind"] != "faithful"]
     best = None
-    for step in range(1, 100):
-        t = step / 100
-        faithful = [flagged(i, t) for i in part if i["kind"] == "faithful"]
-        if faithful and sum(faithful) / len(faithful) <= max_false:
-            best = t
-    return best
+    for step in range(5, 100, 5):
+        for margin in ([None] if not contrast else [None, 0.0, 0.1, 0.2, 0.3, 0.5]):
+            t = step / 100
+            false = sum(flagged(i, t, margin=margin) for i in faithful) / max(1, len(faithful))
+            caught = sum(flagged(i, t, margin=margin) for i in fabricated)
+            if false <= max_false and (best is None or caught > best[0]):
+                best = (caught, t, margin)
+    return (best[1], best[2]) if best else (None, None)
 
 
 def _results_for(sentences, result_sentences) -> list:
@@ -123,7 +144,7 @@ def _results_for(sentences, result_sentences) -> list:
 def run(args) -> list[dict]:
     os.environ.setdefault("READER_HOME", args.home)
     from reader.app import App
-    from reader.audit.guards import PaperFacts, check_sentence
+    from reader.audit.guards import PaperFacts, binding_doubts, check_sentence
     from reader.audit import loop
     from reader.deepread import load_material
     from reader.ingest.pipeline import ingest_paths
@@ -164,9 +185,11 @@ def run(args) -> list[dict]:
         else:
             audit = loop.audit_sentences if hasattr(loop, "audit_sentences") else (
                 lambda ss, **kw: loop.audit_text("\n".join(ss), **kw))
+            options = {} if not hasattr(loop, "Judgement") else {
+                "focused": not args.passages, "contrast": not args.no_contrast}
             result = audit(sentences, paper_id=paper_id, verifier=verifier,
                            search=app.search_index.search, facts=facts,
-                           fallback_text=material.full_text, max_workers=1)
+                           fallback_text=material.full_text, max_workers=1, **options)
             calls += result.llm_calls
             tokens += result.prompt_tokens + result.completion_tokens
             outcomes = _results_for(sentences, result.sentences)
@@ -174,6 +197,7 @@ def run(args) -> list[dict]:
                   f"{time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
         for row, found in zip(paper_rows, outcomes):
             guard = check_sentence(row["sentence"], facts)
+            judgement = getattr(found[0], "judgement", None) if len(found) == 1 else None
             verifier_no = any(r is not None and r.llm_answer == "NO" for r in found)
             p_values = [getattr(r, "p_yes", None) for r in found if r is not None]
             p_values = [p for p in p_values if p is not None]
@@ -181,11 +205,18 @@ def run(args) -> list[dict]:
                 "id": row["id"], "paper": name, "kind": row["kind"], "lang": row["lang"],
                 "mode": "guards" if verifier is None else "model",
                 "guard_reasons": guard,
+                "binding_doubts": binding_doubts(row["sentence"], facts),
                 "flagged_by_verifier": verifier_no or any(
                     r is not None and r.flagged and not guard for r in found),
                 "verdict_reasons": [x for r in found if r is not None for x in r.reasons],
                 "p_yes": min(p_values) if p_values else None,
             })
+            if judgement is not None:
+                results[-1].update(
+                    answer=judgement.answer, reversal=judgement.reversal,
+                    reversal_answer=judgement.reversal_answer,
+                    reversal_p_yes=judgement.reversal_p_yes,
+                    has_evidence=bool(found[0].evidence))
     if verifier is not None:
         print(f"{calls} verifier calls, {tokens} tokens, {time.perf_counter() - started:.0f} s",
               flush=True)
@@ -201,8 +232,12 @@ def main() -> None:
     parser.add_argument("--from", dest="source", help="re-score saved results instead of running")
     parser.add_argument("--threshold", type=float, default=None,
                         help="flag when the verifier's P(YES) is below this (default: its YES/NO)")
+    parser.add_argument("--margin", type=float, default=None,
+                        help="contrast check: a claim whose reversal is also accepted needs this lead in P(YES)")
     parser.add_argument("--choose", action="store_true",
-                        help="choose the P(YES) threshold on half A (false flags <= 0.05)")
+                        help="choose threshold and margin on half A (false flags <= 0.05)")
+    parser.add_argument("--passages", action="store_true", help="whole passages, not focused evidence")
+    parser.add_argument("--no-contrast", action="store_true", help="no contrast check")
     parser.add_argument("--threads", type=int, default=None)
     args = parser.parse_args()
 
@@ -215,17 +250,18 @@ def main() -> None:
             with open(args.out, "w", encoding="utf-8") as fh:
                 for item in items:
                     fh.write(json.dumps(item, ensure_ascii=False) + "\n")
-    threshold = args.threshold
+    threshold, margin = args.threshold, args.margin
     if args.choose:
-        threshold = choose_threshold(items)
-        print(f"threshold chosen on half A: {threshold}")
+        threshold, margin = choose(items, contrast=not args.no_contrast)
+        print(f"chosen on half A (false flags <= 0.05): P(YES) threshold {threshold}, contrast margin {margin}")
     mode = items[0]["mode"] if items else "?"
     print(f"mode: {'guards alone' if mode == 'guards' else 'embedded verifier + guards'}"
-          + (f", P(YES) threshold {threshold}" if threshold is not None else ""))
-    print(report(items, threshold))
+          + (f", P(YES) threshold {threshold}" if threshold is not None else "")
+          + (f", contrast margin {margin}" if margin is not None else ""))
+    print(report(items, lambda i: flagged(i, threshold, margin=margin)))
     if mode == "model":
         print("\nverifier alone (no guards):")
-        print(report(items, threshold, guards=False))
+        print(report(items, lambda i: flagged(i, threshold, guards=False, margin=margin)))
 
 
 if __name__ == "__main__":

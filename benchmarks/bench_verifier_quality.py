@@ -3,13 +3,17 @@
 SciFact claims are checked against the abstract they were written against
 (true = supported, false = contradicted); SummEdits-SciTLDR summaries against
 their abstract (1 = consistent). "Flagged" is the positive class; balanced
-accuracy = (recall on unsupported + recall on supported) / 2.
+accuracy = (recall on unsupported + recall on supported) / 2, with a 95% interval
+(normal approximation on each recall).
 
-Each item is one call with the real verify prompt (one claim, the abstract as
-the only evidence). The embedded model is slow on 2 cores, so a balanced,
-seeded sample is used (--n per label per dataset).
+Each item is one call through the audit itself (reader.audit.loop.audit_sentences:
+the verify prompt, the verifier's P(YES) against the threshold, the contrast check,
+the guards), with the abstract as the only evidence; `--focused` shows the
+abstract's best-matching sentences instead of the whole abstract. A balanced,
+seeded sample is used (--n per label per dataset). `--out` saves every item so
+that `--from` can re-score it at another threshold without the model.
 
-    .venv/bin/python benchmarks/bench_verifier_quality.py [--n 30] [--guards-only]
+    .venv/bin/python benchmarks/bench_verifier_quality.py [--n 50] [--guards-only] [--out F]
 """
 
 from __future__ import annotations
@@ -25,8 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from reader.audit.guards import PaperFacts, check_sentence  # noqa: E402
-from reader.audit.verify import EvidenceRef, build_prompt, parse_answers  # noqa: E402
-from reader.llm.base import user  # noqa: E402
+from reader.audit.verify import EvidenceRef  # noqa: E402
 
 EVAL = ROOT.parent / "shared" / "eval"
 
@@ -65,49 +68,107 @@ def balanced_accuracy(flags: list[bool], supported: list[bool]) -> tuple[float, 
     return (tpr + tnr) / 2, tpr, tnr
 
 
+def interval(flags: list[bool], supported: list[bool]) -> tuple[float, float]:
+    """95% interval of the balanced accuracy (the two recalls are independent samples)."""
+    import math
+
+    pos = [f for f, s in zip(flags, supported) if not s]
+    neg = [not f for f, s in zip(flags, supported) if s]
+    variance = sum(p * (1 - p) / len(x) for x in (pos, neg) if x for p in [sum(x) / len(x)]) / 4
+    ba = balanced_accuracy(flags, supported)[0]
+    return max(0.0, ba - 1.96 * math.sqrt(variance)), min(1.0, ba + 1.96 * math.sqrt(variance))
+
+
+def run_model(items, llm, focused: bool, contrast: bool) -> list[dict]:
+    from reader.audit.evidence import focus
+    from reader.audit.loop import audit_sentences
+
+    out = []
+    for done, (claim, evidence, supported) in enumerate(items, 1):
+        if done % 10 == 0:
+            print(f"  {done}/{len(items)} …", file=sys.stderr, flush=True)
+        passage = [EvidenceRef(None, 1, 1, evidence)]
+        shown = (lambda batch: focus(batch, [passage] * len(batch))) if focused else (lambda batch: passage)
+        start = time.perf_counter()
+        result = audit_sentences([claim], verifier=llm, evidence_for=shown, max_workers=1,
+                                 contrast=contrast)
+        s = result.sentences[0]
+        j = s.judgement
+        out.append({"supported": supported, "answer": j.answer, "p_yes": j.p_yes,
+                    "reversal": j.reversal, "reversal_answer": j.reversal_answer,
+                    "reversal_p_yes": j.reversal_p_yes, "has_evidence": True,
+                    "seconds": time.perf_counter() - start, "prompt_tokens": result.prompt_tokens})
+    return out
+
+
+def verifier_flags(saved: list[dict], threshold, margin) -> list[bool]:
+    from reader.audit.loop import Judgement
+
+    flags = []
+    for item in saved:
+        j = Judgement(item["answer"], item["p_yes"], item["reversal"], item["reversal_answer"],
+                      item["reversal_p_yes"])
+        accepted = j.accepted(threshold)
+        undecided = margin is not None and accepted and j.reversal_accepted(threshold) and (
+            j.p_yes is None or j.reversal_p_yes is None or j.p_yes - j.reversal_p_yes < margin)
+        flags.append(accepted is False or bool(undecided))
+    return flags
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=30, help="items per label per dataset (0 = all)")
     parser.add_argument("--guards-only", action="store_true", help="skip the model (all items, fast)")
     parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: all cores)")
+    parser.add_argument("--focused", action="store_true", help="the abstract's best sentences only")
+    parser.add_argument("--no-contrast", action="store_true", help="no contrast check")
+    parser.add_argument("--threshold", type=float, default=None,
+                        help="P(YES) threshold (default: the audit's YES_THRESHOLD)")
+    parser.add_argument("--margin", type=float, default=None,
+                        help="contrast margin (default: the audit's CONTRAST_MARGIN)")
+    parser.add_argument("--out", help="save the model's answers per item (JSON)")
+    parser.add_argument("--from", dest="source", help="re-score answers saved with --out")
     args = parser.parse_args()
 
+    from reader.audit.loop import CONTRAST_MARGIN, YES_THRESHOLD
+
+    threshold = YES_THRESHOLD if args.threshold is None else args.threshold
+    margin = None if args.no_contrast else (CONTRAST_MARGIN if args.margin is None else args.margin)
+    saved: dict = json.loads(Path(args.source).read_text()) if args.source else {}
     llm = None
-    if not args.guards_only:
+    if not args.guards_only and not saved:
         from reader.config import load_settings
         from reader.llm.local import LocalLLM
 
         llm = LocalLLM(load_settings().models_dir, n_threads=args.threads)
         print(f"loading the embedded model: {llm.load():.1f} s", flush=True)
 
-    print(f"{'dataset':<12} {'n':>4} {'method':<10} {'bal.acc':>8} {'recall unsup':>13} {'recall sup':>11}")
+    print(f"P(YES) threshold {threshold}, contrast margin {margin}")
+    print(f"{'dataset':<12} {'n':>4} {'method':<10} {'bal.acc':>8}  {'95% interval':<14} "
+          f"{'recall unsup':>13} {'recall sup':>11}")
     for name, rows in (("SciFact", scifact()), ("SummEdits", summedits())):
         items = rows if args.guards_only else sample(rows, args.n)
         supported = [r[2] for r in items]
         guard_flags = [bool(check_sentence(claim, PaperFacts.from_texts([ev]))) for claim, ev, _ in items]
         results = {"guards": guard_flags}
         if llm is not None:
-            llm_flags, unanswered, seconds, tokens = [], 0, 0.0, 0
-            for done, (claim, evidence, _) in enumerate(items, 1):
-                if done % 10 == 0:
-                    print(f"  {name}: {done}/{len(items)} …", file=sys.stderr, flush=True)
-                prompt = build_prompt([claim], [EvidenceRef(None, 1, 1, evidence)])
-                start = time.perf_counter()
-                completion = llm.complete(user(prompt), temperature=0.0, max_tokens=24, stage="verify")
-                seconds += time.perf_counter() - start
-                tokens += completion.prompt_tokens
-                answer = parse_answers(completion.text, 1)[0]
-                unanswered += answer is None
-                llm_flags.append(answer == "NO")
-            results["verifier"] = llm_flags
-            results["both"] = [a or b for a, b in zip(llm_flags, guard_flags)]
+            saved[name] = run_model(items, llm, args.focused, not args.no_contrast)
+        if saved.get(name):
+            results["verifier"] = verifier_flags(saved[name], threshold, margin)
+            results["both"] = [a or b for a, b in zip(results["verifier"], guard_flags)]
         for method in ("verifier", "guards", "both"):
             if method in results:
                 ba, tpr, tnr = balanced_accuracy(results[method], supported)
-                print(f"{name:<12} {len(items):>4} {method:<10} {ba:>8.3f} {tpr:>13.3f} {tnr:>11.3f}", flush=True)
-        if llm is not None:
-            print(f"{'':<12} {'':>4} ({unanswered} unanswered; {seconds / len(items):.1f} s and "
-                  f"{tokens / len(items):.0f} prompt tokens per call)", flush=True)
+                lo, hi = interval(results[method], supported)
+                print(f"{name:<12} {len(items):>4} {method:<10} {ba:>8.3f}  [{lo:.3f}, {hi:.3f}] "
+                      f"{tpr:>13.3f} {tnr:>11.3f}", flush=True)
+        if saved.get(name):
+            per = saved[name]
+            print(f"{'':<12} {'':>4} ({sum(i['answer'] is None for i in per)} unanswered; "
+                  f"{sum(i['seconds'] for i in per) / len(per):.1f} s and "
+                  f"{sum(i['prompt_tokens'] for i in per) / len(per):.0f} prompt tokens per item)", flush=True)
+    if args.out and llm is not None:
+        Path(args.out).write_text(json.dumps(saved))
 
 
 if __name__ == "__main__":

@@ -66,18 +66,18 @@ class FakeSearch:
 
 
 def passage_of(prompt: str) -> str:
-    match = re.search(r'"""\n(.*?)\n"""', prompt, re.S)
+    match = re.search(r"<passage[^>]*>\n(.*?)\n</passage>", prompt, re.S)
     return match.group(1) if match else ""
 
 
 def role_of(prompt: str) -> str:
-    if prompt.startswith("Passage from a research paper"):
+    if "Passage from a research paper" in prompt:
         return "grade"
     if "alternative search queries" in prompt:
         return "rewrite"
     if "Which sentences help answer the question?" in prompt:
         return "refine"
-    if prompt.startswith("Evidence from research papers"):
+    if "Evidence from research papers" in prompt:
         return "answer"
     return "other"
 

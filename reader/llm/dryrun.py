@@ -85,17 +85,26 @@ def answer_verify(prompt: str) -> str:
 
 
 def _question(prompt: str) -> str:
-    match = re.search(r"^Question: (.*)$", prompt, re.M)
+    match = re.search(r"<question>(.*?)</question>", prompt)
     return match.group(1).strip() if match else ""
 
 
-def _quoted(prompt: str) -> list[str]:
-    return re.findall(r'"""\n(.*?)\n"""', prompt, re.S)
+def _tagged(prompt: str, tag: str) -> list[str]:
+    """The contents of every <tag ...> … </tag> block (the prompts' data)."""
+    return re.findall(rf"<{tag}\b[^>]*>\n?(.*?)\n?</{tag}>", prompt, re.S)
+
+
+def _passage_text(block: str) -> str:
+    """An answer prompt's passage without its "[n] label" and "Relevance:" lines."""
+    lines = block.split("\n")
+    while lines and re.match(r"\[\d+\] |Relevance: ", lines[0]):
+        lines.pop(0)
+    return "\n".join(lines)
 
 
 def answer_grade(prompt: str) -> str:
     """YES/NO on the first line (or `Score: x`, for a prompt that asks for one), then a reason."""
-    question, passages = _question(prompt), _quoted(prompt)
+    question, passages = _question(prompt), _tagged(prompt, "passage")
     share = overlap(question, passages[0] if passages else "")
     reason = f"{round(share * 100)}% of the question's terms occur in the passage."
     if "Score:" in prompt and "YES or NO" not in prompt:
@@ -124,8 +133,8 @@ def answer_question(prompt: str) -> str:
     question = _question(prompt)
     sentinel = re.search(r"reply exactly: (.+)$", prompt, re.M)
     best, best_score = "", 0.0
-    for number, block in enumerate(_quoted(prompt), start=1):
-        for sentence in split_sentences(block):
+    for number, block in enumerate(_tagged(prompt, "passage"), start=1):
+        for sentence in split_sentences(_passage_text(block)):
             score = overlap(question, sentence)
             if score > best_score:
                 best, best_score = f"{sentence} [{number}]", score
@@ -135,26 +144,18 @@ def answer_question(prompt: str) -> str:
 
 
 def _paper_region(prompt: str) -> tuple[str, str]:
-    """(the paper text inside a generation prompt, the instructions after it)."""
-    match = re.search(r"^Paper text[^\n]*:\n", prompt, re.M)
+    """(the paper text inside a generation prompt, the instructions around it)."""
+    match = re.search(r"<paper>\n?(.*?)\n?</paper>", prompt, re.S)
     if not match:
         return prompt, ""
-    rest = prompt[match.end():]
-    end = re.search(r"\n\n(?=Write about|Rules:)", rest)
-    return (rest[: end.start()], rest[end.start():]) if end else (rest, "")
+    return match.group(1), prompt[: match.start()] + prompt[match.end():]
 
 
 def answer_regenerate(prompt: str) -> str:
     """The previous draft without the sentences the prompt lists as unsupported."""
-    listed = _between(prompt, "had no support in the paper last time:", None).lstrip("\n")
-    flagged = []
-    for line in listed.splitlines():
-        if not line.startswith("- "):
-            break
-        flagged.append(line[2:].strip())
-    found = re.search(r"^Previous draft[^\n]*:\n", prompt, re.M)
-    previous = prompt[found.end():] if found else ""
-    previous = previous.rsplit("\n\n", 1)[0] if "\n\n" in previous else previous
+    listed = (_tagged(prompt, "flagged") or [""])[0]
+    flagged = [line[2:].strip() for line in listed.splitlines() if line.startswith("- ")]
+    previous = (_tagged(prompt, "draft") or [""])[0]
     for sentence in flagged:
         previous = previous.replace(sentence, "", 1)
     return "\n".join(re.sub(r"  +", " ", line).strip() for line in previous.splitlines()).strip()
