@@ -27,6 +27,12 @@ def test_probability_of_yes_per_numbered_claim():
     assert p == [pytest.approx(0.59), pytest.approx(0.3)]
 
 
+def test_the_placeholder_copied_literally_answers_the_claims_in_order():
+    tokens = [pos("[n"), pos("]"), pos(" YES", _YES=0.8, _NO=0.2), pos("\n"),
+              pos("["), pos("n"), pos("]"), pos(" NO", _NO=0.6, _YES=0.4)]
+    assert claim_probabilities(tokens, 2) == [pytest.approx(0.8), pytest.approx(0.4)]
+
+
 def test_mass_of_yes_variants_is_summed_and_other_tokens_ignored():
     p = yes_probability(pos(" YES", _YES=0.5, Yes=0.1, _NO=0.2, _Maybe=0.2))
     assert p == pytest.approx(0.6 / 0.8)

@@ -47,6 +47,7 @@ def claim_probabilities(logprobs: list[dict] | None, n_claims: int) -> list[floa
         return found
     text = ""
     claim: int | None = None
+    placeholders = 0  # the small model often copies the prompt's "[n]" literally: claims in order
     for position in logprobs:
         token = position["token"]
         if claim is not None and _kind(token) is not None:
@@ -54,8 +55,11 @@ def claim_probabilities(logprobs: list[dict] | None, n_claims: int) -> list[floa
                 found[claim] = yes_probability(position)
             claim = None
         text += token
-        tail = re.search(r"\[\s*(\d{1,3})\s*\]\s*$", text[-12:])
-        if tail:
+        tail = re.search(r"\[\s*(\d{1,3}|n)\s*\]\s*$", text[-12:])
+        if tail and tail.group(1) == "n":
+            claim, placeholders = placeholders, placeholders + 1
+            text += " "  # the same "[n]" must not be read twice
+        elif tail:
             claim = int(tail.group(1)) - 1
         elif "\n" in token:
             claim = None
