@@ -5,15 +5,24 @@
 1. split into sentences (reader.audit.split); sentences already verified
    (`known`, keyed by sentence text) keep their verdicts, and a sentence that
    appears twice is verified once;
-2. the remaining sentences go in batches of 4; each batch's joined text is the
-   search query and the top 3 hits are its evidence (fallback: the first 3,000
-   characters of the paper; with no text at all the prompt says no evidence was
-   found and every claim counts as unsupported);
-3. batches are verified concurrently, at most `max_workers` at a time, so a
+2. the remaining sentences go in batches of 4. Each sentence is searched on its
+   own (top 3 hits) and the verifier is shown, per sentence, the passages'
+   best-matching sentences with their neighbours (reader.audit.evidence; with
+   `focused=False`, the batch's joined text is the query and the top 3 whole
+   passages are shown). Fallback: the first 3,000 characters of the paper, also
+   when the search fails; with no text at all there is no call and every claim
+   is unsupported;
+3. a sentence with a direction word ("higher", "outperforms", "低于") is also
+   asked about in reverse in the same call (reader.audit.relations);
+4. batches are verified concurrently, at most `max_workers` at a time, so a
    pass takes about as long as its slowest batch;
-4. the deterministic guards (reader.audit.guards) run on every sentence: a
-   number, name or citation missing from the paper makes it unsupported even
-   when the verifier said YES.
+5. the verdict: where the verifier gives token log-probabilities, a claim is
+   accepted when its P(YES) reaches `yes_threshold` (reader.audit.confidence),
+   else by its first word; a claim whose reversal is accepted as well is not
+   decided and counts as unsupported unless clearly preferred; the
+   deterministic guards (reader.audit.guards) run on every sentence: a number,
+   name or citation missing from the paper makes it unsupported even when the
+   verifier said YES. The reasons are stored with the verdict.
 
 Evidence comes from one of two places:
 - `search(query, paper_id) -> list[SearchHit]`, the paper's own index; or
