@@ -68,6 +68,8 @@ class Settings:
     output_language: str | None = None  # None: follow the paper
     cache: bool = True
     config_file: Path | None = None
+    # The verifier's P(YES) from which a claim counts as supported; None: the audit's default.
+    verify_threshold: float | None = None
 
     @property
     def index_dir(self) -> Path:
@@ -82,7 +84,7 @@ _KEYS = [
     "home", "database_url", "llm_base_url", "llm_model", "llm_api_key",
     "verifier_base_url", "verifier_model", "verifier_api_key", "embed_model",
     "llm_timeout", "llm_concurrency", "upload_limit_mb", "web_token",
-    "output_language", "cache",
+    "output_language", "cache", "verify_threshold",
 ]
 
 
@@ -155,6 +157,12 @@ def load_settings(env: dict | None = None) -> Settings:
     )
     database_url = get("database_url") or f"sqlite:///{home / 'reader.db'}"
     cache_raw = str(get("cache", "1")).lower()
+    verify_threshold = get("verify_threshold")
+    if verify_threshold is not None:
+        verify_threshold = get_float("verify_threshold", 0.0)
+        if not 0.0 <= verify_threshold <= 1.0:
+            raise ConfigError(f"READER_VERIFY_THRESHOLD={verify_threshold!r} must lie between 0 and 1 "
+                              "(a probability; lower flags fewer sentences)")
     return Settings(
         home=home,
         database_url=database_url,
@@ -166,6 +174,7 @@ def load_settings(env: dict | None = None) -> Settings:
         output_language=get("output_language"),
         cache=cache_raw not in ("0", "false", "no", "off"),
         config_file=config_file,
+        verify_threshold=verify_threshold,
     )
 
 
@@ -201,6 +210,8 @@ def describe(settings: Settings) -> list[tuple[str, str]]:
         ("READER_LLM_CONCURRENCY", str(settings.generator.max_concurrency)),
         ("READER_CACHE", "on" if settings.cache else "off"),
         ("READER_OUTPUT_LANGUAGE", settings.output_language or "(follow the paper)"),
+        ("READER_VERIFY_THRESHOLD", "(default)" if settings.verify_threshold is None
+         else f"{settings.verify_threshold:g}"),
         ("READER_UPLOAD_LIMIT_MB", str(settings.upload_limit_mb)),
         ("READER_WEB_TOKEN", mask(settings.web_token)),
     ]

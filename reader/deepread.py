@@ -378,6 +378,7 @@ def deep_read(
     max_workers: int = 4,
     kinds: tuple[str, ...] = KINDS,
     output_language: str | None = None,
+    yes_threshold: float | None = None,
 ) -> DeepReadResult:
     """Generate, audit and store the critique and synthesis of a stored paper.
 
@@ -417,6 +418,7 @@ def deep_read(
         def audit(text, known):
             progress(f"{kind}: verifying")
             return audit_text(text, paper_id=paper_id, verifier=verifier, search=search,
+                              yes_threshold=yes_threshold,
                               facts=facts, fallback_text=material.full_text,
                               max_workers=max_workers, known=known)
 

@@ -147,7 +147,8 @@ def review_stages(app) -> tuple[Callable, Callable]:
         return deep_read(paper_id, db=app.db, generator=app.generator, verifier=app.verifier,
                          search=index.search, on_progress=on_progress,
                          max_workers=app.settings.verifier.max_concurrency,
-                         output_language=app.settings.output_language)
+                         output_language=app.settings.output_language,
+                         yes_threshold=app.settings.verify_threshold)
 
     return ingest, read_paper
 

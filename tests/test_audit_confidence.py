@@ -73,3 +73,36 @@ def test_an_llm_without_logprobs_support_is_not_asked_for_them(db):
     verifier = ScriptedLLM(lambda prompt: "[1] YES")  # complete() takes no logprobs argument
     result = audit_text("It holds.", verifier=verifier, fallback_text="It holds, says the paper.")
     assert result.sentences[0].verdict == "supported" and result.sentences[0].p_yes is None
+
+
+class _Unsure:
+    """A verifier that answers YES with P(YES) 0.6 to every claim, with log-probabilities."""
+
+    model, supports_logprobs = "unsure", True
+
+    def complete(self, messages, *, logprobs=0, **kw):
+        tokens = []
+        for n in (1, 2, 3, 4):
+            tokens += [pos("["), pos(str(n)), pos("]"), pos(" YES", _YES=0.6, _NO=0.4), pos("\n")]
+        return Completion("\n".join(f"[{n}] YES" for n in (1, 2, 3, 4)), logprobs=tokens)
+
+
+def test_the_threshold_on_p_yes_decides_and_is_a_setting(monkeypatch, tmp_path):
+    from reader.audit.loop import audit_text
+    from reader.config import load_settings
+    from reader.errors import ConfigError
+
+    def verdict(threshold):
+        result = audit_text("It holds.", verifier=_Unsure(), fallback_text="It holds.", yes_threshold=threshold)
+        return result.sentences[0].verdict, result.sentences[0].reasons
+
+    assert verdict(0.5)[0] == "supported"
+    flagged, reasons = verdict(0.7)
+    assert flagged == "unsupported" and "verifier: NO (P(YES) 0.60, threshold 0.70)" in reasons
+
+    monkeypatch.setenv("READER_HOME", str(tmp_path))
+    monkeypatch.setenv("READER_VERIFY_THRESHOLD", "0.7")
+    assert load_settings().verify_threshold == 0.7
+    monkeypatch.setenv("READER_VERIFY_THRESHOLD", "70")
+    with pytest.raises(ConfigError, match="READER_VERIFY_THRESHOLD=70.0 must lie between 0 and 1"):
+        load_settings()

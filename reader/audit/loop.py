@@ -240,14 +240,15 @@ def audit_sentences(
     stage: str = "verify",
     focused: bool = True,
     contrast: bool = True,
-    yes_threshold: float | None = YES_THRESHOLD,
+    yes_threshold: float | None = None,
 ) -> AuditResult:
     """Verify already split sentences, in batches of 4, in this order. With `focused`, each
     sentence is searched on its own and the verifier sees the passages' best-matching sentences
     (reader.audit.evidence); otherwise the batch's joined text is the query and whole passages
     are shown. With `contrast`, a sentence with a direction word is also asked about in reverse
     (reader.audit.relations). With log-probabilities, the verifier accepts a claim when its
-    P(YES) reaches `yes_threshold` (None: its first word decides)."""
+    P(YES) reaches `yes_threshold` (None: YES_THRESHOLD); otherwise its first word decides."""
+    threshold = YES_THRESHOLD if yes_threshold is None else yes_threshold
     start = time.perf_counter()
     known = known or {}
     todo = [s for s in dict.fromkeys(sentences) if s not in known]
@@ -274,7 +275,7 @@ def audit_sentences(
         result.completion_tokens += completion.completion_tokens
         for sentence, j in zip(batch, judgements):
             guard = check_sentence(sentence, facts) if facts is not None else []
-            verdict, reasons = _verdict(j, guard, bool(evidence), yes_threshold)
+            verdict, reasons = _verdict(j, guard, bool(evidence), threshold)
             if note:
                 reasons.append(note)
             fresh[sentence] = SentenceResult(sentence, verdict, j.answer or "", reasons, evidence,

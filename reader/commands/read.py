@@ -85,7 +85,7 @@ def read(app, paper, as_json, show_text, context_tokens, words, quiet):
         paper_id, db=app.db, generator=app.generator, verifier=app.verifier,
         search=app.search_index.search, on_progress=echo, context_tokens=context_tokens,
         target_words=words, max_workers=app.settings.verifier.max_concurrency,
-        output_language=app.settings.output_language,
+        output_language=app.settings.output_language, yes_threshold=app.settings.verify_threshold,
     )
     if as_json:
         click.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
@@ -185,6 +185,7 @@ def audit(app, paper_ref, text_file, as_json):
         text, paper_id=target.id, verifier=app.verifier, search=app.search_index.search,
         facts=PaperFacts.from_texts(material.facts_texts), fallback_text=material.full_text,
         max_workers=app.settings.verifier.max_concurrency, stage="audit",
+        yes_threshold=app.settings.verify_threshold,
     )
     marked = mark_unsupported(text, result.flagged)
     if as_json:
