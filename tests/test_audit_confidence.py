@@ -33,6 +33,13 @@ def test_the_placeholder_copied_literally_answers_the_claims_in_order():
     assert claim_probabilities(tokens, 2) == [pytest.approx(0.8), pytest.approx(0.4)]
 
 
+def test_bare_answers_count_in_order_only_when_nothing_is_numbered():
+    bare = [pos("NO", NO=0.7, YES=0.3), pos("\n"), pos("YES", YES=0.9, NO=0.1)]
+    assert claim_probabilities(bare, 2) == [pytest.approx(0.3), pytest.approx(0.9)]
+    mixed = [pos("YES", YES=0.9, NO=0.1), pos("\n")] + reply((2, pos(" NO", _NO=0.8, _YES=0.2)))
+    assert claim_probabilities(mixed, 2) == [None, pytest.approx(0.2)]
+
+
 def test_mass_of_yes_variants_is_summed_and_other_tokens_ignored():
     p = yes_probability(pos(" YES", _YES=0.5, Yes=0.1, _NO=0.2, _Maybe=0.2))
     assert p == pytest.approx(0.6 / 0.8)

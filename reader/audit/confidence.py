@@ -17,8 +17,8 @@ from __future__ import annotations
 import math
 import re
 
-_YES = {"YES", "Y", "TRUE", "SUPPORTED"}
-_NO = {"NO", "N", "FALSE", "UNSUPPORTED"}
+_YES = {"YES", "TRUE", "SUPPORTED"}
+_NO = {"NO", "FALSE", "UNSUPPORTED"}
 
 
 def _kind(token: str) -> str | None:
@@ -40,27 +40,37 @@ def yes_probability(position: dict) -> float | None:
 
 
 def claim_probabilities(logprobs: list[dict] | None, n_claims: int) -> list[float | None]:
-    """P(YES) for each of the n claims, read at the answer token that follows "[k]" (None when
-    the reply has no numbered answer for a claim, or no log-probabilities at all)."""
-    found: list[float | None] = [None] * n_claims
+    """P(YES) for each of the n claims, read at the answer token that follows "[k]"; as
+    `parse_answers` does, only when no answer is numbered do answers at the start of a line
+    ("YES", "- NO", or the placeholder "[n] YES" copied literally) count, in order. None for a
+    claim without an answer token, and for all when there are no log-probabilities."""
+    numbered: list[float | None] = [None] * n_claims
+    in_order: list[float | None] = []
     if not logprobs:
-        return found
-    text = ""
-    claim: int | None = None
-    placeholders = 0  # the small model often copies the prompt's "[n]" literally: claims in order
+        return numbered
+    any_numbered = False
+    line = ""  # the current line up to this token
+    claim: int | None = None  # the claim the next answer token answers
     for position in logprobs:
         token = position["token"]
-        if claim is not None and _kind(token) is not None:
-            if 0 <= claim < n_claims and found[claim] is None:
-                found[claim] = yes_probability(position)
+        kind = _kind(token)
+        if kind is not None and claim is not None:
+            if claim >= 0:
+                any_numbered = True
+                if claim < n_claims and numbered[claim] is None:
+                    numbered[claim] = yes_probability(position)
+            else:
+                in_order.append(yes_probability(position))
             claim = None
-        text += token
-        tail = re.search(r"\[\s*(\d{1,3}|n)\s*\]\s*$", text[-12:])
-        if tail and tail.group(1) == "n":
-            claim, placeholders = placeholders, placeholders + 1
-            text += " "  # the same "[n]" must not be read twice
-        elif tail:
-            claim = int(tail.group(1)) - 1
+        elif kind is not None and not re.sub(r"[\s*_`>#•\-]", "", line):
+            in_order.append(yes_probability(position))  # a bare answer at the start of a line
+        line = (line + token).rsplit("\n", 1)[-1]
+        tail = re.search(r"\[\s*(\d{1,3}|n)\s*\]\s*$", line)
+        if tail:
+            claim = -1 if tail.group(1) == "n" else int(tail.group(1)) - 1
+            line += " "  # the same "[k]" is read once
         elif "\n" in token:
             claim = None
-    return found
+    if any_numbered:
+        return numbered
+    return (in_order + [None] * n_claims)[:n_claims]
