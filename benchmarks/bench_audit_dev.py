@@ -144,7 +144,7 @@ def _results_for(sentences, result_sentences) -> list:
 def run(args) -> list[dict]:
     os.environ.setdefault("READER_HOME", args.home)
     from reader.app import App
-    from reader.audit.guards import PaperFacts, binding_doubts, check_sentence
+    from reader.audit.guards import PaperFacts, check_sentence
     from reader.audit import loop
     from reader.deepread import load_material
     from reader.ingest.pipeline import ingest_paths
@@ -205,7 +205,6 @@ def run(args) -> list[dict]:
                 "id": row["id"], "paper": name, "kind": row["kind"], "lang": row["lang"],
                 "mode": "guards" if verifier is None else "model",
                 "guard_reasons": guard,
-                "binding_doubts": binding_doubts(row["sentence"], facts),
                 "flagged_by_verifier": verifier_no or any(
                     r is not None and r.flagged and not guard for r in found),
                 "verdict_reasons": [x for r in found if r is not None for x in r.reasons],

@@ -31,7 +31,6 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from reader.index.tokenize import tokenize
 
 _NUMBER = re.compile(
     r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?:\s?(%|×|x\b|X\b|times\b|[kK]\b|M\b|B\b))?",
@@ -59,12 +58,6 @@ _NEGATION = re.compile(
 NEGATION_REACH = 60  # characters before a name in which a negation exempts it
 _SCALE = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9}
 _MIN_UNMARKED_INT = 10
-# A number is bound to its quantity when, at one of the places the paper has it, at least
-# BIND_SHARE of the sentence's words around it (those the paper uses at all) are also around it.
-CLAIM_REACH = 8  # words on each side of the number in the sentence
-PAPER_REACH = 8  # words on each side of the number in the paper
-BIND_MARGIN = 3  # the other place shares this many more of the sentence's words
-BIND_MIN_HITS = 3
 
 
 @dataclass(frozen=True)
@@ -84,31 +77,6 @@ def parse_numbers(text: str) -> list[Number]:
         scale = _SCALE.get(unit, 1.0)
         out.append(Number(value * scale, quantum * scale, unit == "%", m.group(0).strip()))
     return out
-
-
-def _number_spans(text: str):
-    for m in _NUMBER.finditer(text):
-        for n in parse_numbers(m.group(0)):
-            yield n, m.start(), m.end()
-
-
-def _same_kind(a: float, b: float) -> bool:
-    """Numbers one could be mistaken for the other: the same order of magnitude give or take 10x."""
-    if a <= 0 or b <= 0:
-        return False
-    return 0.1 <= a / b <= 10
-
-
-def _context(text: str, start: int, end: int, reach: int) -> set[str]:
-    """The search tokens (stems, CJK bigrams) of the `reach` words on each side of text[start:end]."""
-    left = [t for t in tokenize(text[max(0, start - 12 * reach):start]) if not t.isdigit()]
-    right = [t for t in tokenize(text[end:end + 12 * reach]) if not t.isdigit()]
-    return set(left[-reach:]) | set(right[:reach])
-
-
-def _snippet(text: str, start: int, end: int, width: int = 60) -> str:
-    lo, hi = max(0, start - width), min(len(text), end + width)
-    return ("…" if lo else "") + " ".join(text[lo:hi].split()) + ("…" if hi < len(text) else "")
 
 
 def _is_name(token: str) -> bool:
@@ -165,16 +133,11 @@ class PaperFacts:
     citation_numbers: set[int] = field(default_factory=set)
     text_lower: str = ""
     words_joined: str = ""  # lower-case words separated by single spaces
-    text: str = ""  # everything joined, for the context of a number
-    number_sites: list[tuple[float, int, int]] = field(default_factory=list)  # (value, start, end), sorted
-    vocabulary: set[str] = field(default_factory=set)  # the paper's search tokens (stems, CJK bigrams)
-    _site_contexts: dict[int, set[str]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_texts(cls, texts: list[str]) -> PaperFacts:
         joined = "\n".join(t for t in texts if t)
-        sites = sorted((n.value, start, end) for n, start, end in _number_spans(joined))
-        numbers = sorted({value for value, _, _ in sites})
+        numbers = sorted({n.value for n in parse_numbers(joined)})
         tokens: set[str] = set()
         for line in joined.splitlines():
             words = _WORD.findall(line)
@@ -191,7 +154,7 @@ class PaperFacts:
             cites.add(int(m.group(1)))
         lower = joined.lower()
         words_joined = " " + " ".join(re.findall(r"[a-z0-9]+", lower)) + " "
-        return cls(numbers, tokens, cites, lower, words_joined, joined, sites, set(tokenize(joined)))
+        return cls(numbers, tokens, cites, lower, words_joined)
 
     def has_number(self, n: Number) -> bool:
         candidates = [(n.value, n.quantum)]
@@ -203,39 +166,6 @@ class PaperFacts:
             if i < len(self.numbers) and self.numbers[i] <= value + slack:
                 return True
         return False
-
-    def site_context(self, index: int) -> set[str]:
-        if index not in self._site_contexts:
-            _, start, end = self.number_sites[index]
-            self._site_contexts[index] = _context(self.text, start, end, PAPER_REACH)
-        return self._site_contexts[index]
-
-    def best_other_number(self, n: Number, wanted: set[str]) -> tuple[int, str]:
-        """The most of `wanted` found around a number that is not n, and a snippet of that place."""
-        best, snippet = 0, ""
-        for i, (value, start, end) in enumerate(self.number_sites):
-            if abs(value - n.value) <= n.quantum / 2 + 1e-9 or not _same_kind(value, n.value):
-                continue
-            hits = len(wanted & self.site_context(i))
-            if hits > best:
-                best, snippet = hits, _snippet(self.text, start, end)
-        return best, snippet
-
-    def number_contexts(self, n: Number, reach: int | None = None) -> list[tuple[str, set[str]]]:
-        """Each place the paper has this number: (a short snippet, the search tokens around it)."""
-        candidates = [(n.value, n.quantum)]
-        if n.percent:
-            candidates.append((n.value / 100, n.quantum / 100))
-        out = []
-        for value, quantum in candidates:
-            slack = quantum / 2 + 1e-9 * max(1.0, abs(value))
-            i = bisect.bisect_left(self.number_sites, (value - slack, -1, -1))
-            while i < len(self.number_sites) and self.number_sites[i][0] <= value + slack:
-                _, start, end = self.number_sites[i]
-                out.append((_snippet(self.text, start, end),
-                            _context(self.text, start, end, reach or PAPER_REACH)))
-                i += 1
-        return out
 
     def has_name(self, token: str) -> bool:
         norm = _norm(token)
@@ -361,37 +291,9 @@ def check_sentence(sentence: str, facts: PaperFacts) -> list[str]:
     rest = _NAME.sub(lambda m: " " * len(m.group(0)) if _is_name(m.group(0)) or any(
         c.isdigit() for c in m.group(0)) else m.group(0), rest)
 
-    for n, start, end in _number_spans(rest):
+    for n in parse_numbers(rest):
         if not _worth_checking(n):
             continue
         if not facts.has_number(n):
             reasons.append(f"number {n.raw} not found in the paper")
     return reasons
-
-
-def binding_doubts(sentence: str, facts: PaperFacts) -> list[str]:
-    """Numbers the paper has, but whose words in the sentence sit in the paper around another
-    number: a doubt, not a verdict (tables and paraphrase make it noisy), weighed with the verifier."""
-    doubts = []
-    _, _, rest = _citations(sentence)
-    rest = _NAME.sub(lambda m: " " * len(m.group(0)) if _is_name(m.group(0)) or any(
-        c.isdigit() for c in m.group(0)) else m.group(0), rest)
-    for n, start, end in _number_spans(rest):
-        if _worth_checking(n) and facts.has_number(n):
-            doubt = _unbound_number(sentence, n, start, end, facts)
-            if doubt:
-                doubts.append(doubt)
-    return doubts
-
-
-def _unbound_number(sentence: str, n: Number, start: int, end: int, facts: PaperFacts) -> str:
-    """A reason when the words the sentence puts around this number sit, in the paper, around
-    another number clearly more than around this one (a real number on the wrong quantity)."""
-    wanted = {t for t in _context(sentence, start, end, CLAIM_REACH) if t in facts.vocabulary}
-    if len(wanted) < 2:
-        return ""  # nothing to compare (e.g. a Chinese sentence about an English paper)
-    same = max((len(wanted & ctx) for _, ctx in facts.number_contexts(n)), default=0)
-    other, snippet = facts.best_other_number(n, wanted)
-    if other >= BIND_MIN_HITS and other >= same + BIND_MARGIN:
-        return f'number {n.raw}: the paper gives these words with another number: "{snippet}"'
-    return ""
