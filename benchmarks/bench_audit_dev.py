@@ -116,21 +116,16 @@ def report(items: list[dict], flag) -> str:
     return "\n".join(out)
 
 
-def choose(items: list[dict], max_false: float = 0.05, contrast: bool = True):
-    """On half A: the (threshold, margin) with the most fabrications flagged while the false-flag
-    rate stays within max_false (ties: the lower threshold, then the larger margin)."""
-    part = [i for i in items if i["paper"] in HALF_A]
-    faithful = [i for i in part if i["kind"] == "faithful"]
-    fabricated = [i for i in part if i["kind"] != "faithful"]
+def choose(items: list[dict], max_false: float = 0.05, margin: float | None = None) -> float | None:
+    """On half A: the highest P(YES) threshold whose false-flag rate stays within max_false
+    (false flags grow with the threshold, so it is also the one that catches the most)."""
+    faithful = [i for i in items if i["paper"] in HALF_A and i["kind"] == "faithful"]
     best = None
-    for step in range(5, 100, 5):
-        for margin in ([None] if not contrast else [None, 0.0, 0.1, 0.2, 0.3, 0.5]):
-            t = step / 100
-            false = sum(flagged(i, t, margin=margin) for i in faithful) / max(1, len(faithful))
-            caught = sum(flagged(i, t, margin=margin) for i in fabricated)
-            if false <= max_false and (best is None or caught > best[0]):
-                best = (caught, t, margin)
-    return (best[1], best[2]) if best else (None, None)
+    for step in range(1, 100):
+        t = step / 100
+        if sum(flagged(i, t, margin=margin) for i in faithful) <= max_false * len(faithful):
+            best = t
+    return best
 
 
 def _results_for(sentences, result_sentences) -> list:
@@ -186,7 +181,7 @@ def run(args) -> list[dict]:
             audit = loop.audit_sentences if hasattr(loop, "audit_sentences") else (
                 lambda ss, **kw: loop.audit_text("\n".join(ss), **kw))
             options = {} if not hasattr(loop, "Judgement") else {
-                "focused": not args.passages, "contrast": not args.no_contrast}
+                "focused": not args.passages, "contrast": args.contrast}
             result = audit(sentences, paper_id=paper_id, verifier=verifier,
                            search=app.search_index.search, facts=facts,
                            fallback_text=material.full_text, max_workers=1, **options)
@@ -234,9 +229,9 @@ def main() -> None:
     parser.add_argument("--margin", type=float, default=None,
                         help="contrast check: a claim whose reversal is also accepted needs this lead in P(YES)")
     parser.add_argument("--choose", action="store_true",
-                        help="choose threshold and margin on half A (false flags <= 0.05)")
+                        help="choose the threshold on half A (false flags <= 0.05)")
     parser.add_argument("--passages", action="store_true", help="whole passages, not focused evidence")
-    parser.add_argument("--no-contrast", action="store_true", help="no contrast check")
+    parser.add_argument("--contrast", action="store_true", help="with the contrast check")
     parser.add_argument("--threads", type=int, default=None)
     args = parser.parse_args()
 
@@ -251,8 +246,8 @@ def main() -> None:
                     fh.write(json.dumps(item, ensure_ascii=False) + "\n")
     threshold, margin = args.threshold, args.margin
     if args.choose:
-        threshold, margin = choose(items, contrast=not args.no_contrast)
-        print(f"chosen on half A (false flags <= 0.05): P(YES) threshold {threshold}, contrast margin {margin}")
+        threshold = choose(items, margin=margin)
+        print(f"chosen on half A (false flags <= 0.05): P(YES) threshold {threshold}")
     mode = items[0]["mode"] if items else "?"
     print(f"mode: {'guards alone' if mode == 'guards' else 'embedded verifier + guards'}"
           + (f", P(YES) threshold {threshold}" if threshold is not None else "")

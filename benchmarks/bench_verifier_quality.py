@@ -121,7 +121,7 @@ def main() -> None:
     parser.add_argument("--guards-only", action="store_true", help="skip the model (all items, fast)")
     parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: all cores)")
     parser.add_argument("--focused", action="store_true", help="the abstract's best sentences only")
-    parser.add_argument("--no-contrast", action="store_true", help="no contrast check")
+    parser.add_argument("--contrast", action="store_true", help="with the contrast check")
     parser.add_argument("--threshold", type=float, default=None,
                         help="P(YES) threshold (default: the audit's YES_THRESHOLD)")
     parser.add_argument("--margin", type=float, default=None,
@@ -133,7 +133,7 @@ def main() -> None:
     from reader.audit.loop import CONTRAST_MARGIN, YES_THRESHOLD
 
     threshold = YES_THRESHOLD if args.threshold is None else args.threshold
-    margin = None if args.no_contrast else (CONTRAST_MARGIN if args.margin is None else args.margin)
+    margin = (CONTRAST_MARGIN if args.margin is None else args.margin) if args.contrast else None
     saved: dict = json.loads(Path(args.source).read_text()) if args.source else {}
     llm = None
     if not args.guards_only and not saved:
@@ -152,7 +152,7 @@ def main() -> None:
         guard_flags = [bool(check_sentence(claim, PaperFacts.from_texts([ev]))) for claim, ev, _ in items]
         results = {"guards": guard_flags}
         if llm is not None:
-            saved[name] = run_model(items, llm, args.focused, not args.no_contrast)
+            saved[name] = run_model(items, llm, args.focused, args.contrast)
         if saved.get(name):
             results["verifier"] = verifier_flags(saved[name], threshold, margin)
             results["both"] = [a or b for a, b in zip(results["verifier"], guard_flags)]

@@ -35,7 +35,8 @@ def test_yes_to_a_claim_and_its_reversal_is_not_support():
         return "\n".join(f"[{i}] YES" for i in range(1, len(claims) + 1))  # says YES to everything
 
     result = audit_text("A beats B on every task. The corpus holds 146K papers.",
-                        verifier=ScriptedLLM(respond), fallback_text="A beats B. The corpus holds 146K papers.")
+                        verifier=ScriptedLLM(respond), fallback_text="A beats B. The corpus holds 146K papers.",
+                        contrast=True)
     assert seen[0][-1] == "A trails B on every task."  # the reversal asked in the same call
     first, second = result.sentences
     assert first.verdict == "unsupported"
@@ -49,6 +50,17 @@ def test_a_verifier_that_tells_the_claim_from_its_reversal_supports_it():
         return "\n".join(f"[{i}] {'NO' if 'trails' in c else 'YES'}" for i, c in enumerate(claims, 1))
 
     result = audit_text("A beats B on every task.", verifier=ScriptedLLM(respond),
-                        fallback_text="A beats B.")
+                        fallback_text="A beats B.", contrast=True)
     assert result.sentences[0].verdict == "supported"
     assert result.sentences[0].judgement.reversal_answer == "NO"
+
+
+def test_the_contrast_check_is_off_by_default():
+    seen = []
+
+    def respond(prompt):
+        seen.append(_claims(prompt))
+        return "[1] YES"
+
+    result = audit_text("A beats B on every task.", verifier=ScriptedLLM(respond), fallback_text="A beats B.")
+    assert seen == [["A beats B on every task."]] and result.sentences[0].verdict == "supported"
