@@ -61,7 +61,7 @@ TOP_LOGPROBS = 5  # alternatives per answer token, enough to find both YES and N
 # The verifier accepts a claim when its P(YES) reaches this: the highest threshold that kept false
 # flags within 0.05 on half A of eval/audit_dev.jsonl (docs/audit.md has the curve); without
 # log-probabilities its first word decides.
-YES_THRESHOLD = 0.14
+YES_THRESHOLD = 0.17
 # A claim whose reversal the verifier also accepts stands only if it is preferred by this much.
 CONTRAST_MARGIN = 0.2
 
