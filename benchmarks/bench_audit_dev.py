@@ -9,6 +9,7 @@ Wilson 95% intervals.
 
     .venv/bin/python benchmarks/bench_audit_dev.py --guards-only
     .venv/bin/python benchmarks/bench_audit_dev.py --out /tmp/dev_model.jsonl     # embedded model
+    READER_VERIFIER_BASE_URL=http://host:8080/v1 .venv/bin/python benchmarks/bench_audit_dev.py --choose
     .venv/bin/python benchmarks/bench_audit_dev.py --from /tmp/dev_model.jsonl --threshold 0.5
 
 `--from` re-scores saved per-sentence results (the verifier's P(YES) and the guards' reasons)
@@ -158,11 +159,12 @@ def run(args) -> list[dict]:
             stored[Path(r.file).name] = r.paper_id
 
     verifier = None
-    if not args.guards_only:
-        from reader.llm.local import LocalLLM
+    if not args.guards_only:  # the verifier the settings name: the embedded model unless
+        from reader.llm.factory import build_inner_llm  # READER_VERIFIER_BASE_URL is set
 
-        verifier = LocalLLM(app.settings.models_dir, n_threads=args.threads)
-        print(f"loading the embedded model: {verifier.load():.1f} s", file=sys.stderr, flush=True)
+        verifier = build_inner_llm(app.settings, "verifier")
+        if hasattr(verifier, "load"):
+            print(f"loading the embedded model: {verifier.load():.1f} s", file=sys.stderr, flush=True)
 
     results = []
     calls = tokens = 0
@@ -199,6 +201,7 @@ def run(args) -> list[dict]:
             results.append({
                 "id": row["id"], "paper": name, "kind": row["kind"], "lang": row["lang"],
                 "mode": "guards" if verifier is None else "model",
+                "verifier": getattr(verifier, "model", ""),
                 "guard_reasons": guard,
                 "flagged_by_verifier": verifier_no or any(
                     r is not None and r.flagged and not guard for r in found),
@@ -232,7 +235,6 @@ def main() -> None:
                         help="choose the threshold on half A (false flags <= 0.05)")
     parser.add_argument("--passages", action="store_true", help="whole passages, not focused evidence")
     parser.add_argument("--contrast", action="store_true", help="with the contrast check")
-    parser.add_argument("--threads", type=int, default=None)
     args = parser.parse_args()
 
     if args.source:
@@ -249,7 +251,8 @@ def main() -> None:
         threshold = choose(items, margin=margin)
         print(f"chosen on half A (false flags <= 0.05): P(YES) threshold {threshold}")
     mode = items[0]["mode"] if items else "?"
-    print(f"mode: {'guards alone' if mode == 'guards' else 'embedded verifier + guards'}"
+    model = items[0].get("verifier") or "embedded model" if items else ""
+    print(f"mode: {'guards alone' if mode == 'guards' else f'verifier ({model}) + guards'}"
           + (f", P(YES) threshold {threshold}" if threshold is not None else "")
           + (f", contrast margin {margin}" if margin is not None else ""))
     print(report(items, lambda i: flagged(i, threshold, margin=margin)))
