@@ -14,8 +14,12 @@ abstract):
   two capitals or letters mixed with digits ("BERT", "NEXUS", "RoBERTa", "T5").
   Hyphenated names are found whole or by their name-like parts ("BERT-large").
   An acronym the sentence defines ("dendritic cells (DCs)") is found when its
-  expansion is in the paper. A name shortly after a negation ("does not
-  compare with XLNet") is not checked: a critique may name what is missing.
+  expansion is in the paper. Names written as plain words count too: a
+  capitalised word in mid-sentence that is rare in English ("Okafor",
+  "Paperwise"; wordfreq's Zipf frequency below 4.5) and an identifier no
+  dictionary knows ("fast_align", "zhconv"). A name shortly after a negation
+  ("does not compare with XLNet") is not checked: a critique may name what is
+  missing.
 - citation markers: "[12]", "[3, 5-7]", "(Smith et al., 2020)",
   "Smith and Jones (2019)": numbers must appear as markers in the paper, and an
   author-year citation needs the surname with the year close by.
