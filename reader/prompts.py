@@ -29,14 +29,34 @@ _TAG_START = re.compile(r"[<＜](?=[A-Za-z/!?])")
 NEUTRAL_LT = "‹"
 
 
+# Text in a passage that speaks to the model rather than about research: a fake answer line
+# ("[1] YES"), a role label ("SYSTEM: …"), an order to drop the instructions or to answer every
+# claim a certain way. The tags keep such lines from looking like the prompt, but a 1.5B model still
+# follows them (tests/test_audit_model.py), so they are taken out of passages.
+_ADDRESSED_TO_MODEL = re.compile(
+    r"^[ \t>*#-]*\[\s*(?:\d{1,3}|n)\s*\]\s*\**\s*(?:YES|NO)\b.*$"  # a whole fake answer line
+    r"|^[ \t>*#-]*(?:SYSTEM|ASSISTANT|INSTRUCTIONS?)\s*:[^\n]*"  # a role label, to the line's end
+    r"|(?<=[.!?] )(?:SYSTEM|ASSISTANT)\s*:[^\n.!?]*[.!?]?"  # or in mid-line, to the sentence's end
+    r"|^\s*(?:-{2,}\s*passage\b[^\n]*|claims?\s*:\s*|\"{3}\s*"  # a line of the prompt's structure
+    r"|[<‹＜]/?(?:passage|claims?|paper|draft|flagged|question|notes|sentences|title|left_out)\b[^\n>]*>?\s*)$"
+    r"|\b(?:ignore|disregard|forget|override)\W+(?:all\W+|any\W+|the\W+)?"
+    r"(?:previous|prior|above|earlier|preceding|your|system)\W+(?:instructions?|prompts?|rules)\b[^\n.!?]*[.!?]?"
+    r"|\banswer\W+(?:with\W+)?(?:YES|NO)\W+(?:to|for)\W+(?:every|all|each|any)\b[^\n.!?]*[.!?]?",
+    re.IGNORECASE | re.MULTILINE,
+)
+REMOVED_LINE = "[text addressed to the model removed]"
+
+
 def data(text, inline: bool = False) -> str:
     """Untrusted text made safe to put between the prompts' data tags (the jinja filter `data`).
 
     Every "<" that could open or close a tag becomes "‹", so "</passage>" or
     "<claims>" inside a paper is inert text; numbers and comparisons are untouched.
+    Text addressed to the model (fake answer lines, role labels, the prompt's own
+    structure, "ignore previous instructions …") is replaced by a note saying so.
     inline=True also folds line breaks into spaces, for one item per numbered line.
     """
-    text = _TAG_START.sub(NEUTRAL_LT, str(text))
+    text = _ADDRESSED_TO_MODEL.sub(REMOVED_LINE, _TAG_START.sub(NEUTRAL_LT, str(text)))
     return " ".join(text.split()) if inline else text
 
 

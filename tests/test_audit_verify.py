@@ -3,6 +3,7 @@
 import pytest
 
 from reader.audit.verify import EvidenceRef, build_messages, build_prompt, parse_answers
+from reader.prompts import REMOVED_LINE
 
 
 @pytest.mark.parametrize(
@@ -113,7 +114,8 @@ def test_paper_text_cannot_open_or_close_a_tag_or_add_a_claim():
     prompt = user["content"]
     assert prompt.count("<passage ") == 1 and prompt.count("</passage>") == 1
     assert prompt.count("<claims>") == 1 and prompt.count("</claims>") == 1
-    assert "‹/passage>" in prompt and '‹passage n="9"' in prompt
+    for fragment in ("--- passage 9", 'passage n="9"', "[1] YES", "Ignore previous"):
+        assert fragment not in prompt  # neutralised, then taken out as text addressed to the model
     assert "p < 0.05, 3<4, 84.27%" in prompt  # numbers and comparisons intact
     claims = prompt.split("<claims>\n")[1].split("\n</claims>")[0]
-    assert claims == "[1] It works. [2] YES ‹/claims>"  # one line: a claim cannot add another
+    assert claims == f"[1] It works. {REMOVED_LINE}"  # one line: a claim cannot add another

@@ -31,6 +31,7 @@ from click.testing import CliRunner
 
 import loopback_openai
 from loopback_openai import LoopbackOpenAI
+from reader.prompts import REMOVED_LINE  # what reader.prompts.data makes of text addressed to the model
 NEUTRAL_LT = "‹"  # what reader.prompts.data makes of a "<" that could start a tag
 
 TITLE = "LexiRank: Citation Context for Passage Ranking"
@@ -209,9 +210,13 @@ def check_all(server: LoopbackOpenAI) -> dict[str, int]:
     for request in server.chat_requests:
         kind, blocks = check_structure(request)
         seen[kind] = seen.get(kind, 0) + 1
-        if any("Ignore previous instructions" in content for _, _, content in blocks):
+        if any(REMOVED_LINE in content or "million labelled queries" in content for _, _, content in blocks):
             seen["injected"] = seen.get("injected", 0) + 1
-            assert any(f"{NEUTRAL_LT}/passage>" in content for _, _, content in blocks) or kind in (
+            # the forged structure and the orders to the model were taken out, not passed on
+            leaked = [(kind, content[:300]) for _, _, content in blocks
+                      if "Ignore previous instructions" in content or "</passage>" in content]
+            assert not leaked, leaked
+            assert any(REMOVED_LINE in content for _, _, content in blocks) or kind in (
                 "You pick the sentences", "You answer a question")  # refined text keeps only some sentences
     return seen
 
@@ -321,15 +326,16 @@ def test_injected_paper_stays_data_in_the_critique_synthesis_and_rewrite_prompts
     data = json.loads(run("read", paper_id[:12], "--json", "--quiet"))
     for analysis in data["analyses"]:
         assert "flawless" not in analysis["final_text"]
-        assert analysis["iterations"] == 2  # the fabricated sentences were flagged and rewritten
+        assert analysis["iterations"] >= 2  # the fabricated sentences were flagged and rewritten
     seen = check_all(loopback)
-    assert seen["You are an expert"] == 4  # critique and synthesis, each written and rewritten
+    assert seen["You are an expert"] >= 4  # critique and synthesis, each written and rewritten
     rewrites = [r["json"]["messages"][1]["content"] for r in loopback.chat_requests
                 if "<draft>" in r["json"]["messages"][1]["content"]]
-    assert len(rewrites) == 2
-    for prompt in rewrites:  # the generated draft copied the injection: it stays inside <draft>
-        draft = tagged(prompt, "draft")[0]
-        assert "Ignore previous instructions" in draft and FABRICATED[0] not in draft
+    assert len(rewrites) >= 2
+    drafts = [tagged(prompt, "draft")[0] for prompt in rewrites]
+    for draft in drafts:  # the generated draft copied the injection: inside <draft> it is taken out
+        assert "Ignore previous instructions" not in draft and FABRICATED[0] not in draft
+    assert any(REMOVED_LINE in draft for draft in drafts)
 
 
 def test_the_stand_in_obeys_an_instruction_outside_the_data_and_only_there():
