@@ -12,25 +12,14 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
 
-from reader.audit.split import split_sentences
+from reader.audit.split import join_selected, split_sentences
 from reader.audit.verify import EvidenceRef
 from reader.index.tokenize import tokenize
 
-PASSAGES_PER_CLAIM = 3  # hits searched per claim
 SENTENCES_PER_CLAIM = 2  # best sentences kept per claim, each with its neighbours
 NEIGHBOURS = 1  # sentences kept on either side of a best sentence
 MAX_CHARS = 2400  # the whole focused evidence of a batch
-
-
-@dataclass
-class _Sentence:
-    ref: int  # which passage
-    index: int  # position in the passage
-    text: str
-    tokens: set[str]
-
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
@@ -40,73 +29,50 @@ def _terms(text: str) -> set[str]:
     return {t for t in tokenize(text) if not t.isdigit()} | set(_NUMBER.findall(text))
 
 
-def _sentences(passages: list[EvidenceRef]) -> list[_Sentence]:
-    out = []
-    for ref, passage in enumerate(passages):
-        for index, text in enumerate(split_sentences(passage.text)):
-            out.append(_Sentence(ref, index, text, _terms(text)))
-    return out
-
-
-def _weights(sentences: list[_Sentence]) -> dict[str, float]:
-    """Inverse sentence frequency: a word in every sentence decides nothing."""
-    df = Counter(t for s in sentences for t in s.tokens)
-    n = len(sentences) or 1
-    return {t: math.log(1 + n / d) for t, d in df.items()}
+def _unique_passages(passages_per_claim: list[list[EvidenceRef]]) -> tuple[list[EvidenceRef], list[list[int]]]:
+    """The distinct passages, and for each claim the positions of its own among them."""
+    passages: list[EvidenceRef] = []
+    position: dict[tuple, int] = {}
+    claim_refs = []
+    for found in passages_per_claim:
+        refs = []
+        for p in found:
+            key = (p.chunk_id, p.page_start, p.text[:80])
+            if key not in position:
+                position[key] = len(passages)
+                passages.append(p)
+            refs.append(position[key])
+        claim_refs.append(refs)
+    return passages, claim_refs
 
 
 def focus(claims: list[str], passages_per_claim: list[list[EvidenceRef]]) -> list[EvidenceRef]:
     """The focused evidence for a batch: per claim, its best sentences (with neighbours) from
     its own passages; excerpts of one passage are merged and kept in the passage's order."""
-    passages: list[EvidenceRef] = []
-    seen: dict[tuple, int] = {}
-    claim_refs: list[list[int]] = []
-    for found in passages_per_claim:
-        refs = []
-        for p in found:
-            key = (p.chunk_id, p.page_start, p.text[:80])
-            if key not in seen:
-                seen[key] = len(passages)
-                passages.append(p)
-            refs.append(seen[key])
-        claim_refs.append(refs)
-    sentences = _sentences(passages)
-    weights = _weights(sentences)
-    keep: set[tuple[int, int]] = set()
+    passages, claim_refs = _unique_passages(passages_per_claim)
+    sentences = [split_sentences(p.text) for p in passages]
+    terms = [[_terms(s) for s in passage] for passage in sentences]
+    df = Counter(t for passage in terms for sentence in passage for t in sentence)
+    n = sum(len(passage) for passage in terms) or 1
+    weight = {t: math.log(1 + n / d) for t, d in df.items()}  # a word in every sentence decides nothing
+    keep: set[tuple[int, int]] = set()  # (passage, sentence index)
     for claim, refs in zip(claims, claim_refs):
         wanted = _terms(claim)
         scored = sorted(
-            (sum(weights[t] for t in s.tokens & wanted), -s.ref, -s.index, s)
-            for s in sentences if s.ref in refs
+            (sum(weight[t] for t in terms[ref][i] & wanted), -ref, -i)
+            for ref in set(refs) for i in range(len(sentences[ref]))
         )
-        best = [s for score, _, _, s in reversed(scored[-SENTENCES_PER_CLAIM:]) if score > 0]
+        best = [(-ref, -i) for score, ref, i in scored[-SENTENCES_PER_CLAIM:] if score > 0]
         if not best and refs:  # no word in common: the opening of the claim's best passage
             keep.update((refs[0], i) for i in range(SENTENCES_PER_CLAIM + 1))
-        for s in best:
-            for i in range(s.index - NEIGHBOURS, s.index + NEIGHBOURS + 1):
-                keep.add((s.ref, i))
+        keep.update((ref, i + d) for ref, i in best for d in range(-NEIGHBOURS, NEIGHBOURS + 1))
     out: list[EvidenceRef] = []
     budget = MAX_CHARS
     for ref, passage in enumerate(passages):
-        parts = [s.text for s in sentences if s.ref == ref and (s.ref, s.index) in keep]
-        if not parts or budget <= 0:
+        kept = [i + 1 for i in range(len(sentences[ref])) if (ref, i) in keep]
+        if not kept or budget <= 0:
             continue
-        text = " … ".join(_runs(sentences, ref, keep))[:budget]
+        text = join_selected(sentences[ref], kept)[:budget]
         budget -= len(text)
         out.append(EvidenceRef(passage.chunk_id, passage.page_start, passage.page_end, text))
     return out
-
-
-def _runs(sentences: list[_Sentence], ref: int, keep: set[tuple[int, int]]) -> list[str]:
-    """Kept sentences of one passage, consecutive ones joined, gaps marked by the caller."""
-    runs: list[list[str]] = []
-    last = None
-    for s in sentences:
-        if s.ref != ref or (ref, s.index) not in keep:
-            continue
-        if last is not None and s.index == last + 1:
-            runs[-1].append(s.text)
-        else:
-            runs.append([s.text])
-        last = s.index
-    return [" ".join(run) for run in runs]

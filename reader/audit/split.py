@@ -36,6 +36,7 @@ Every sentence returned is an exact substring of the input (see
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 # The seed regex's punctuation, plus closing quotes/brackets that stay with the sentence.
 _CANDIDATE = re.compile(r"[。！？.!?]+[\"'”’」』）)\]]*")
@@ -231,3 +232,19 @@ def first_sentence(text: str) -> str:
     first = sentences[0]
     end = text.find(first)
     return text[: end + len(first)] if end >= 0 else first
+
+
+GAP = " … "  # between kept sentences that were not adjacent in their text
+
+
+def join_selected(sentences: Sequence[str], numbers: Sequence[int]) -> str:
+    """The sentences with these 1-based numbers (ascending), adjacent ones joined by a space,
+    the others by " … "."""
+    parts: list[str] = []
+    previous = None
+    for n in numbers:
+        if previous is not None:
+            parts.append(" " if n == previous + 1 else GAP)
+        parts.append(sentences[n - 1])
+        previous = n
+    return "".join(parts)

@@ -20,12 +20,11 @@ import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from reader.audit.split import split_sentences
+from reader.audit.split import join_selected, split_sentences
 from reader.crag.evidence import Candidate
 from reader.llm.base import LLM
 from reader.prompts import messages
 
-GAP = " … "  # between kept sentences that were not adjacent in the chunk
 _NONE = re.compile(r"\b(?:none|no sentences?|nothing)\b|无|没有", re.IGNORECASE)
 _NUMBER_OR_RANGE = re.compile(r"(\d+)(?:\s*[-–]\s*(\d+))?")
 
@@ -65,17 +64,6 @@ def lexical_selection(question: str, sentences: Sequence[str]) -> list[int]:
 
     terms = question_terms(question)
     return [n for n, sentence in enumerate(sentences, 1) if terms & set(tokenize(sentence))]
-
-
-def join_selected(sentences: Sequence[str], numbers: Sequence[int]) -> str:
-    parts: list[str] = []
-    previous = None
-    for n in numbers:
-        if previous is not None:
-            parts.append(" " if n == previous + 1 else GAP)
-        parts.append(sentences[n - 1])
-        previous = n
-    return "".join(parts)
 
 
 def refine_one(question: str, candidate: Candidate, llm: LLM) -> Candidate | None:
