@@ -71,17 +71,10 @@ def flagged(item: dict, threshold: float | None, guards: bool = True, margin: fl
         if threshold is not None and item.get("p_yes") is not None:
             return guard or item["p_yes"] < threshold
         return guard or item["flagged_by_verifier"]
-    judgement = Judgement(item["answer"], item["p_yes"], item["reversal"], item["reversal_answer"],
-                          item["reversal_p_yes"])
-    if not item["has_evidence"]:
+    judgement = Judgement.from_dict(item)
+    if not item["has_evidence"] or judgement.accepted(threshold) is False:
         return True
-    if judgement.accepted(threshold) is False:
-        return True
-    if margin is not None and judgement.accepted(threshold) and judgement.reversal_accepted(threshold):
-        if judgement.p_yes is None or judgement.reversal_p_yes is None or (
-                judgement.p_yes - judgement.reversal_p_yes < margin):
-            return True
-    return guard
+    return guard or (margin is not None and judgement.undecided(threshold, margin))
 
 
 def table(items: list[dict], flag, title: str) -> list[str]:

@@ -104,15 +104,9 @@ def run_model(items, llm, focused: bool, contrast: bool) -> list[dict]:
 def verifier_flags(saved: list[dict], threshold, margin) -> list[bool]:
     from reader.audit.loop import Judgement
 
-    flags = []
-    for item in saved:
-        j = Judgement(item["answer"], item["p_yes"], item["reversal"], item["reversal_answer"],
-                      item["reversal_p_yes"])
-        accepted = j.accepted(threshold)
-        undecided = margin is not None and accepted and j.reversal_accepted(threshold) and (
-            j.p_yes is None or j.reversal_p_yes is None or j.p_yes - j.reversal_p_yes < margin)
-        flags.append(accepted is False or bool(undecided))
-    return flags
+    judgements = [Judgement.from_dict(item) for item in saved]
+    return [j.accepted(threshold) is False or (margin is not None and j.undecided(threshold, margin))
+            for j in judgements]
 
 
 def main() -> None:

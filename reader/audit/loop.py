@@ -44,12 +44,12 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from reader.audit.guards import PaperFacts, check_sentence
-from reader.audit.split import sentence_spans, split_sentences
-from reader.audit.verify import NO_EVIDENCE_CHARS, EvidenceRef, build_messages, parse_answers
 from reader.audit.confidence import claim_probabilities
 from reader.audit.evidence import focus
+from reader.audit.guards import PaperFacts, check_sentence
 from reader.audit.relations import reversal
+from reader.audit.split import sentence_spans, split_sentences
+from reader.audit.verify import NO_EVIDENCE_CHARS, EvidenceRef, build_messages, parse_answers
 from reader.llm.base import Completion, supports_logprobs
 
 BATCH_SIZE = 4
@@ -84,8 +84,12 @@ class SentenceResult:
     reasons: list[str] = field(default_factory=list)
     evidence: list[EvidenceRef] = field(default_factory=list)
     reused: bool = False  # carried over from an earlier pass, no call made
-    p_yes: float | None = None  # the verifier's probability of YES, when it gave log-probabilities
-    judgement: Judgement | None = None  # everything the verifier said (None when reused)
+    judgement: Judgement | None = None  # everything the verifier said
+
+    @property
+    def p_yes(self) -> float | None:
+        """The verifier's probability of YES, when it gave log-probabilities."""
+        return self.judgement.p_yes if self.judgement else None
 
     @property
     def flagged(self) -> bool:
@@ -172,6 +176,16 @@ class Judgement:
     def reversal_accepted(self, threshold: float | None) -> bool:
         return bool(self.reversal) and bool(_accepted(self.reversal_answer, self.reversal_p_yes, threshold))
 
+    def undecided(self, threshold: float | None, margin: float = CONTRAST_MARGIN) -> bool:
+        """Accepted, but so is its reversal, and the claim is not preferred by `margin`."""
+        return bool(self.accepted(threshold)) and self.reversal_accepted(threshold) and (
+            self.p_yes is None or self.reversal_p_yes is None or self.p_yes - self.reversal_p_yes < margin)
+
+    @classmethod
+    def from_dict(cls, item: dict) -> Judgement:
+        """From a dict with the fields' names (as the benchmarks save them)."""
+        return cls(*(item[name] for name in ("answer", "p_yes", "reversal", "reversal_answer", "reversal_p_yes")))
+
 
 def _accepted(answer, p_yes, threshold) -> bool | None:
     if threshold is not None and p_yes is not None:
@@ -216,8 +230,7 @@ def _verdict(j: Judgement, guard_reasons: list[str], has_evidence: bool,
         return UNSUPPORTED, reasons + [said]
     if guard_reasons:
         return UNSUPPORTED, reasons + [said]
-    if accepted and j.reversal_accepted(threshold) and (
-            j.p_yes is None or j.reversal_p_yes is None or j.p_yes - j.reversal_p_yes < CONTRAST_MARGIN):
+    if j.undecided(threshold):
         return UNSUPPORTED, reasons + [said, f'the verifier also accepts the reversal "{j.reversal}"']
     if accepted is None:
         return UNANSWERED, reasons + [said]
@@ -282,7 +295,7 @@ def audit_sentences(
             if note:
                 reasons.append(note)
             fresh[sentence] = SentenceResult(sentence, verdict, j.answer or "", reasons, evidence,
-                                             p_yes=j.p_yes, judgement=j)
+                                             judgement=j)
     for sentence in sentences:
         if sentence in fresh:
             result.sentences.append(fresh[sentence])
@@ -290,7 +303,7 @@ def audit_sentences(
             old = known[sentence]
             result.sentences.append(SentenceResult(
                 old.text, old.verdict, old.llm_answer, list(old.reasons), list(old.evidence),
-                reused=True, p_yes=old.p_yes,
+                reused=True, judgement=old.judgement,
             ))
     result.seconds = time.perf_counter() - start
     return result
