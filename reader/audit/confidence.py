@@ -17,17 +17,12 @@ from __future__ import annotations
 import math
 import re
 
-_YES = {"YES", "TRUE", "SUPPORTED"}
-_NO = {"NO", "FALSE", "UNSUPPORTED"}
+from reader.audit.verify import ANSWER_WORDS
 
 
 def _kind(token: str) -> str | None:
-    word = re.sub(r"[^A-Za-z]", "", token).upper()
-    if word in _YES:
-        return "YES"
-    if word in _NO:
-        return "NO"
-    return None
+    """YES or NO for a token that is an answer word (as parse_answers reads them), else None."""
+    return ANSWER_WORDS.get(re.sub(r"[^A-Za-z]", "", token).lower())
 
 
 def yes_probability(position: dict) -> float | None:

@@ -74,8 +74,8 @@ _BARE_ANSWER = re.compile(
     r"^(?:(?:answer|verdict)\s*[:：]?\s*)?(yes|no|unsupported|not supported|supported|true|false)\b(.*)$",
     re.IGNORECASE,
 )
-_LOOSE_MAP = {"yes": "YES", "supported": "YES", "true": "YES",
-              "no": "NO", "unsupported": "NO", "not supported": "NO", "false": "NO"}
+ANSWER_WORDS = {"yes": "YES", "supported": "YES", "true": "YES",
+                "no": "NO", "unsupported": "NO", "not supported": "NO", "false": "NO"}
 
 
 def _answer_in(body: str) -> str | None:
@@ -84,7 +84,7 @@ def _answer_in(body: str) -> str | None:
     if m:
         return m.group(1)
     m = _ANSWER_LOOSE.search(body)
-    return _LOOSE_MAP[m.group(1).lower()] if m else None
+    return ANSWER_WORDS[m.group(1).lower()] if m else None
 
 
 def _bare_answer(line: str) -> str | None:
@@ -97,7 +97,7 @@ def _bare_answer(line: str) -> str | None:
     rest = m.group(2).strip()
     if rest and (rest[0] not in ".,;:!-–—(" or _ANSWER_STRICT.search(rest)):
         return None
-    return _LOOSE_MAP[m.group(1).lower()]
+    return ANSWER_WORDS[m.group(1).lower()]
 
 
 def parse_answers(text: str, n_claims: int) -> list[str | None]:
