@@ -24,10 +24,11 @@ from sqlalchemy.orm import Session
 
 from reader.audit.guards import PaperFacts
 from reader.audit.loop import LoopResult, audit_loop, audit_text
-from reader.audit.split import sentence_spans
+from reader.text.split import sentence_spans
 from reader.errors import PaperNotFound, ReaderError
 from reader.ingest.text import TEXT_SECTION
-from reader.llm.base import Completion, estimate_tokens
+from reader.llm.base import Completion
+from reader.text.tokens import estimate_tokens
 from reader.prompts import language_instruction, messages
 
 KINDS = ("critique", "synthesis")

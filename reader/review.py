@@ -36,7 +36,7 @@ from typing import Any, Protocol
 from sqlalchemy import delete, func, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from reader.ingest.text import file_sha256
+from reader.text.digest import file_sha256
 from reader.store.db import transaction
 from reader.store.tables import Analysis, AnalysisIteration, LLMCall, Paper, ReviewJob, utcnow
 

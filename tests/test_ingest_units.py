@@ -8,7 +8,7 @@ from reader.ingest.model import Block, ParsedPaper
 from reader.ingest.text import (
     caption_label, detect_language, join_lines, normalize_heading, parse_text, split_references,
 )
-from reader.llm.base import estimate_tokens
+from reader.text.tokens import estimate_tokens
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from reader.audit.split import sentence_spans, split_sentences
+from reader.text.split import sentence_spans, split_sentences
 
 NAIVE = re.compile(r"(?<=[。！？.!?])\s*")
 

@@ -13,7 +13,7 @@ import math
 import re
 from collections import Counter
 
-from reader.audit.split import join_selected, split_sentences
+from reader.text.split import join_selected, split_sentences
 from reader.audit.verify import EvidenceRef
 from reader.index.tokenize import tokenize
 

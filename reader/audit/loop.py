@@ -48,7 +48,7 @@ from reader.audit.confidence import claim_probabilities
 from reader.audit.evidence import focus
 from reader.audit.guards import PaperFacts, check_sentence
 from reader.audit.relations import reversal
-from reader.audit.split import sentence_spans, split_sentences
+from reader.text.split import sentence_spans, split_sentences
 from reader.audit.verify import NO_EVIDENCE_CHARS, EvidenceRef, build_messages, parse_answers
 from reader.llm.base import Completion, supports_logprobs
 

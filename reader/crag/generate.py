@@ -13,7 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from reader.crag.evidence import Candidate
-from reader.llm.base import LLM, Completion, estimate_tokens
+from reader.llm.base import LLM, Completion
+from reader.text.tokens import estimate_tokens
 from reader.prompts import language_instruction, messages
 
 NOT_FOUND = "Not found in the papers."

@@ -20,7 +20,7 @@ import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from reader.audit.split import join_selected, split_sentences
+from reader.text.split import join_selected, split_sentences
 from reader.crag.evidence import Candidate
 from reader.llm.base import LLM
 from reader.prompts import messages

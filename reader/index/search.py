@@ -25,7 +25,7 @@ from typing import Protocol
 
 import numpy as np
 
-from reader.audit.split import split_sentences as split_text
+from reader.text.split import split_sentences as split_text
 from reader.index.hits import SearchHit
 
 RRF_K = 60

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from reader.ingest.model import Block, ChunkData, ParsedPaper
 from reader.ingest.text import is_reference_heading
-from reader.llm.base import estimate_tokens
+from reader.text.tokens import estimate_tokens
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;。！？；])\s+(?=[A-Z0-9(\[\"“\u4e00-\u9fff])|(?<=[。！？；])")
 

@@ -22,9 +22,9 @@ from reader.errors import IngestError
 from reader.ingest.model import Block, CaptionData, ParsedPaper, ReferenceData
 from reader.ingest.text import (
     AFTER_REFERENCES, HEADING_NUMBER, KNOWN_HEADINGS, NUMBERED_HEADING, caption_label, detect_language,
-    guess_year, is_reference_heading, join_lines, normalize_heading, sha256_bytes,
-    split_references,
+    guess_year, is_reference_heading, join_lines, normalize_heading, split_references,
 )
+from reader.text.digest import sha256_bytes
 
 # One <p> per text line, one line of output each (no re.S: a lazy scan across
 # the page was the slowest step of parsing).

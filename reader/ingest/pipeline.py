@@ -19,7 +19,8 @@ from sqlalchemy.exc import IntegrityError
 from reader.errors import IngestError, PaperNotFound
 from reader.ingest.chunk import chunk_paper
 from reader.ingest.model import ChunkData, ParsedPaper
-from reader.ingest.text import parse_text, sha256_bytes
+from reader.ingest.text import parse_text
+from reader.text.digest import sha256_bytes
 from reader.store.db import transaction
 from reader.store.tables import Caption, Chunk, Paper, Reference, utcnow
 

@@ -4,11 +4,12 @@ heading, caption and reference patterns, line joining, language detection.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from pathlib import Path
 
 from reader.errors import IngestError
+from reader.text.digest import sha256_bytes
+from reader.text.tokens import CJK_CHARS
 from reader.ingest.model import Block, CaptionData, ParsedPaper, ReferenceData
 
 # "1 Introduction", "2.3. Results", "A Appendix", "IV. EXPERIMENTS"
@@ -47,19 +48,6 @@ TEXT_SECTION = "Text"
 HEADING_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[A-H](?:\.\d+)*\.?|[IVX]+\.)\s+")
 
 
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def file_sha256(path: Path) -> str:
-    """The sha256 of a file's bytes, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def normalize_heading(text: str) -> str:
     """'3.1 Related Work' -> 'related work' (numbering and punctuation dropped)."""
     text = HEADING_NUMBER.sub("", text.strip())
@@ -80,7 +68,6 @@ def caption_label(text: str) -> tuple[str, str] | None:
     return kind, f"{kind.capitalize()} {m.group('num')}"
 
 
-CJK_CHARS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
 _NOT_LETTER_BYTES = bytes(b for b in range(128) if not chr(b).isalpha())
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from reader.ingest.text import CJK_CHARS
 
 
 @dataclass
@@ -63,10 +62,3 @@ def token_logprobs(content: list) -> list[dict]:
 def user(content: str) -> list[Message]:
     """A one-message conversation, the common case."""
     return [{"role": "user", "content": content}]
-
-
-def estimate_tokens(text: str) -> int:
-    """Rough token count without a tokenizer: ~4 characters per token for
-    Latin script, ~1 per CJK character (ideographs, extension A, kana)."""
-    cjk = len(CJK_CHARS.findall(text))
-    return cjk + max(0, len(text) - cjk) // 4 + 1

@@ -23,7 +23,7 @@ import hashlib
 import re
 import threading
 
-from reader.audit.split import split_sentences
+from reader.text.split import split_sentences
 from reader.llm.base import Completion, Message
 from reader.llm.scripted import ScriptedLLM
 

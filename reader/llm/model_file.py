@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reader.errors import LLMError
-from reader.ingest.text import file_sha256
+from reader.text.digest import file_sha256
 
 MODEL_FILENAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 MODEL_SIZE = 1_117_320_768

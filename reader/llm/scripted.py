@@ -12,7 +12,8 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from reader.llm.base import Completion, Message, estimate_tokens
+from reader.llm.base import Completion, Message
+from reader.text.tokens import estimate_tokens
 
 
 class ScriptedLLM:

@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from reader.errors import PaperNotFound
-from reader.ingest.text import file_sha256
+from reader.text.digest import file_sha256
 from reader.store.tables import Analysis, Chunk, Paper, ReviewJob
 
 MIN_PREFIX = 6

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from reader.audit.loop import MARK
 from reader.audit.record import KIND_ORDER, newest_analyses
-from reader.audit.split import first_sentence
+from reader.text.split import first_sentence
 from reader.store.tables import (
     Analysis, AnalysisIteration, Paper, ReviewJob, SentenceVerdict,
 )
