@@ -36,12 +36,14 @@ class App:
     def generator(self):
         """The LLM that writes (critique, synthesis, answers), with call log and cache."""
         from reader.llm.factory import build_llm
+        from reader.store.calls import CallStore
 
-        return build_llm(self.settings, "generator", self.db, use_cache=self.use_cache)
+        return build_llm(self.settings, "generator", CallStore(self.db), use_cache=self.use_cache)
 
     @cached_property
     def verifier(self):
         """The LLM that checks (audit, groundedness); falls back to the generator's settings."""
         from reader.llm.factory import build_llm
+        from reader.store.calls import CallStore
 
-        return build_llm(self.settings, "verifier", self.db, use_cache=self.use_cache)
+        return build_llm(self.settings, "verifier", CallStore(self.db), use_cache=self.use_cache)

@@ -4,6 +4,7 @@ import math
 
 import pytest
 
+from reader.store.calls import CallStore
 from reader.audit.confidence import claim_probabilities, yes_probability
 from reader.llm.base import Completion
 
@@ -64,7 +65,7 @@ def test_logged_llm_caches_logprobs_and_keys_on_them(db):
             return Completion("[1] YES", 5, 3, logprobs=lp)
 
     inner = WithLogprobs()
-    llm = LoggedLLM(inner, "verifier", db)
+    llm = LoggedLLM(inner, "verifier", CallStore(db))
     msgs = [{"role": "user", "content": "check"}]
     first = llm.complete(msgs, logprobs=5)
     again = llm.complete(msgs, logprobs=5)

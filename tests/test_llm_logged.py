@@ -6,6 +6,7 @@ import pytest
 from sqlalchemy import select
 
 from loopback_openai import Fault, LoopbackOpenAI
+from reader.store.calls import CallStore
 from reader.errors import ConfigError, LLMError
 from reader.llm.base import user
 from reader.llm.factory import build_llm
@@ -23,7 +24,7 @@ def calls(db):
 
 def test_cache_miss_then_hit(db):
     inner = ScriptedLLM(lambda prompt: f"answer to {prompt}")
-    llm = LoggedLLM(inner, "generator", db)
+    llm = LoggedLLM(inner, "generator", CallStore(db))
     first = llm.complete(user("q1"), stage="critique", paper_id="p1")
     second = llm.complete(user("q1"), stage="critique", paper_id="p1")
     assert first.text == second.text == "answer to q1"
@@ -38,14 +39,14 @@ def test_cache_miss_then_hit(db):
 
 def test_cache_key_covers_model_prompt_and_parameters(db):
     inner = ScriptedLLM(lambda prompt: "x")
-    llm = LoggedLLM(inner, "verifier", db)
+    llm = LoggedLLM(inner, "verifier", CallStore(db))
     llm.complete(user("q"))
     llm.complete(user("q"), temperature=0.7)
     llm.complete(user("q"), max_tokens=10)
     llm.complete(user("q "))
     llm.complete([{"role": "system", "content": "be terse"}, *user("q")])
     assert inner.calls == 5
-    other_model = LoggedLLM(ScriptedLLM(lambda p: "y", model="other"), "verifier", db)
+    other_model = LoggedLLM(ScriptedLLM(lambda p: "y", model="other"), "verifier", CallStore(db))
     assert other_model.complete(user("q")).text == "y"
     keys = {cache_key("m", user("q"), 0.0, 512), cache_key("m", user("q"), 0, 512)}
     assert len(keys) == 1, "0 and 0.0 are the same temperature"
@@ -54,17 +55,17 @@ def test_cache_key_covers_model_prompt_and_parameters(db):
 def test_no_cache_bypasses_lookup_but_refreshes_the_entry(db):
     answers = iter(["old", "new"])
     inner = ScriptedLLM(lambda prompt: next(answers))
-    LoggedLLM(inner, "generator", db).complete(user("q"))
-    fresh = LoggedLLM(inner, "generator", db, use_cache=False).complete(user("q"))
+    LoggedLLM(inner, "generator", CallStore(db)).complete(user("q"))
+    fresh = LoggedLLM(inner, "generator", CallStore(db), use_cache=False).complete(user("q"))
     assert fresh.text == "new" and not fresh.cached
-    again = LoggedLLM(inner, "generator", db).complete(user("q"))
+    again = LoggedLLM(inner, "generator", CallStore(db)).complete(user("q"))
     assert again.text == "new" and again.cached
     assert inner.calls == 2
 
 
 def test_errors_are_logged_and_reraised(db):
     inner = ScriptedLLM().enqueue(LLMError("endpoint down"))
-    llm = LoggedLLM(inner, "verifier", db)
+    llm = LoggedLLM(inner, "verifier", CallStore(db))
     with pytest.raises(LLMError, match="endpoint down"):
         llm.complete(user("q"), stage="verify", paper_id="p9")
     (row,) = calls(db)
@@ -76,7 +77,7 @@ def test_errors_are_logged_and_reraised(db):
 
 def test_empty_answers_are_not_cached(db):
     inner = ScriptedLLM().enqueue("", "real")
-    llm = LoggedLLM(inner, "generator", db)
+    llm = LoggedLLM(inner, "generator", CallStore(db))
     assert llm.complete(user("q")).text == ""
     assert llm.complete(user("q")).text == "real"
     assert llm.complete(user("q")).cached
@@ -84,7 +85,7 @@ def test_empty_answers_are_not_cached(db):
 
 def test_many_threads_share_the_log_and_cache(db):
     inner = ScriptedLLM(lambda prompt: prompt.upper(), latency_s=0.01)
-    llm = LoggedLLM(inner, "verifier", db)
+    llm = LoggedLLM(inner, "verifier", CallStore(db))
     errors = []
 
     def work(i):
@@ -108,14 +109,14 @@ def test_many_threads_share_the_log_and_cache(db):
 
 
 def test_factory_defaults_to_the_embedded_model_for_both_roles(app):
-    generator = build_llm(app.settings, "generator", app.db)
-    verifier = build_llm(app.settings, "verifier", app.db)
+    generator = build_llm(app.settings, "generator", CallStore(app.db))
+    verifier = build_llm(app.settings, "verifier", CallStore(app.db))
     assert isinstance(generator, LoggedLLM) and isinstance(generator.inner, LocalLLM)
     assert isinstance(verifier.inner, LocalLLM)
     assert generator.model == verifier.model == "qwen2.5-coder-1.5b-instruct-q4_k_m (embedded)"
     assert generator.inner.models_dir == app.settings.models_dir
     with pytest.raises(ConfigError, match="unknown LLM role 'judge'"):
-        build_llm(app.settings, "judge", app.db)
+        build_llm(app.settings, "judge", CallStore(app.db))
 
 
 def test_factory_gives_roles_separate_endpoints(reader_env, monkeypatch):

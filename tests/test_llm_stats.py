@@ -5,6 +5,7 @@ import json
 from click.testing import CliRunner
 
 from loopback_openai import LoopbackOpenAI
+from reader.store.calls import CallStore
 from reader.cli import cli
 from reader.llm.base import user
 from reader.llm.logged import LoggedLLM
@@ -22,13 +23,13 @@ def add_paper(db, paper_id, title):
 def record_calls(db):
     add_paper(db, "a" * 64, "Attention Is All You Need")
     add_paper(db, "b" * 64, "深度学习综述")
-    gen = LoggedLLM(ScriptedLLM(lambda p: "a long critique text"), "generator", db)
-    ver = LoggedLLM(ScriptedLLM(lambda p: "[1] YES", model="checker"), "verifier", db)
+    gen = LoggedLLM(ScriptedLLM(lambda p: "a long critique text"), "generator", CallStore(db))
+    ver = LoggedLLM(ScriptedLLM(lambda p: "[1] YES", model="checker"), "verifier", CallStore(db))
     gen.complete(user("critique A"), stage="critique", paper_id="a" * 64)
     gen.complete(user("critique A"), stage="critique", paper_id="a" * 64)  # cached
     ver.complete(user("verify A"), stage="verify", paper_id="a" * 64)
     gen.complete(user("critique B"), stage="critique", paper_id="b" * 64)
-    failing = LoggedLLM(ScriptedLLM().enqueue(RuntimeError("boom")), "verifier", db)
+    failing = LoggedLLM(ScriptedLLM().enqueue(RuntimeError("boom")), "verifier", CallStore(db))
     try:
         failing.complete(user("verify B"), stage="verify", paper_id="b" * 64)
     except RuntimeError:

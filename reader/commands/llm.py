@@ -42,7 +42,7 @@ def stats(app, paper, as_json):
     """
     import json
 
-    from reader.llm.stats import usage_report
+    from reader.store.usage import usage_report
 
     report = usage_report(app.db, paper)
     if as_json:

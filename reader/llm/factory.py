@@ -28,16 +28,16 @@ def build_inner_llm(settings: Settings, role: str):
     return OpenAICompatLLM(llm_settings, env_prefix=_ENV_PREFIX[role])
 
 
-def build_llm(settings: Settings, role: str, db_sessionmaker, use_cache: bool = True):
+def build_llm(settings: Settings, role: str, calls, use_cache: bool = True):
     """The LLM a stage uses for `role` ("generator" or "verifier").
 
-    Every call is logged to the database and answered from the response cache
-    when possible (unless use_cache is False). Without a database (None) the
-    bare LLM is returned.
+    Every call is logged through `calls` (a reader.store.calls.CallStore) and
+    answered from the response cache when possible (unless use_cache is False).
+    Without one (None) the bare LLM is returned.
     """
     inner = build_inner_llm(settings, role)
-    if db_sessionmaker is None:
+    if calls is None:
         return inner
     from reader.llm.logged import LoggedLLM
 
-    return LoggedLLM(inner, role, db_sessionmaker, use_cache=use_cache)
+    return LoggedLLM(inner, role, calls, use_cache=use_cache)

@@ -6,7 +6,9 @@ key made of the model, the full messages and the parameters, so re-running
 finished work costs no LLM calls. With use_cache=False the cache is not read,
 but fresh answers still replace the stored ones.
 
-Stages call from many threads, so each database write uses its own short session.
+The log and the cache are written through `calls` (reader.store.calls.CallStore
+in the product, anything with the same three methods in a test), so this layer
+never touches the database itself.
 """
 
 from __future__ import annotations
@@ -15,10 +17,7 @@ import hashlib
 import json
 import time
 
-from sqlalchemy.exc import IntegrityError
-
 from reader.llm.base import Completion, Message, supports_logprobs
-from reader.store.tables import LLMCacheEntry, LLMCall
 
 
 def cache_key(model: str, messages: list[Message], temperature: float, max_tokens: int,
@@ -35,10 +34,10 @@ def cache_key(model: str, messages: list[Message], temperature: float, max_token
 
 
 class LoggedLLM:
-    def __init__(self, inner, role: str, db, use_cache: bool = True):
+    def __init__(self, inner, role: str, calls, use_cache: bool = True):
         self.inner = inner
         self.role = role
-        self.db = db
+        self.calls = calls
         self.use_cache = use_cache
 
     @property
@@ -83,50 +82,19 @@ class LoggedLLM:
         self._log(stage, paper_id, completion, cached=False)
         return completion
 
-    # -- database ------------------------------------------------------------
     def _cached(self, key: str) -> Completion | None:
-        with self.db() as session:
-            entry = session.get(LLMCacheEntry, key)
-            if entry is None:
-                return None
-            return Completion(
-                text=entry.text,
-                prompt_tokens=entry.prompt_tokens,
-                completion_tokens=entry.completion_tokens,
-                model=entry.model,
-                cached=True,
-                logprobs=entry.logprobs,
-            )
+        answer = self.calls.cached(key)
+        return None if answer is None else Completion(cached=True, **answer)
 
     def _store(self, key: str, completion: Completion) -> None:
-        values = dict(model=self.model, text=completion.text,
-                      prompt_tokens=completion.prompt_tokens,
-                      completion_tokens=completion.completion_tokens,
-                      logprobs=completion.logprobs)
-        with self.db() as session:
-            entry = session.get(LLMCacheEntry, key)
-            if entry is None:
-                session.add(LLMCacheEntry(key=key, **values))
-            else:
-                for name, value in values.items():
-                    setattr(entry, name, value)
-            try:
-                session.commit()
-            except IntegrityError:  # another thread stored the same prompt first
-                session.rollback()
+        self.calls.remember(key, {
+            "model": self.model, "text": completion.text, "prompt_tokens": completion.prompt_tokens,
+            "completion_tokens": completion.completion_tokens, "logprobs": completion.logprobs,
+        })
 
     def _log(self, stage: str, paper_id: str | None, completion: Completion, *,
              cached: bool, error: str = "") -> None:
-        with self.db() as session:
-            session.add(LLMCall(
-                stage=(stage or "")[:32],
-                role=self.role[:16],
-                model=self.model,
-                paper_id=paper_id,
-                prompt_tokens=completion.prompt_tokens,
-                completion_tokens=completion.completion_tokens,
-                latency_ms=completion.latency_s * 1000.0,
-                cached=cached,
-                error=error,
-            ))
-            session.commit()
+        self.calls.log(stage=stage, role=self.role, model=self.model, paper_id=paper_id,
+                       prompt_tokens=completion.prompt_tokens,
+                       completion_tokens=completion.completion_tokens,
+                       latency_s=completion.latency_s, cached=cached, error=error)
