@@ -40,7 +40,7 @@ CASES = {
 
 
 def critical_path(result, workers: int, latency: float) -> float:
-    data = result.as_json()
+    data = result.to_json()
     by_origin: dict[str, int] = {}
     for grade in data["grades"]:
         by_origin[grade["origin"]] = by_origin.get(grade["origin"], 0) + 1

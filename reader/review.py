@@ -75,7 +75,7 @@ class PaperReview:
     ingest_seconds: float = 0.0
     read_seconds: float = 0.0
 
-    def as_json(self) -> dict:
+    def to_json(self) -> dict:
         data = asdict(self)
         data["final_ratio"] = round(self.final_ratio, 4)
         data["seconds"] = round(self.seconds, 2)
@@ -96,9 +96,9 @@ class ReviewReport:
     def failed(self) -> list[PaperReview]:
         return self.by_status("error")
 
-    def as_json(self) -> dict:
+    def to_json(self) -> dict:
         return {
-            "papers": [p.as_json() for p in self.papers],
+            "papers": [p.to_json() for p in self.papers],
             "reviewed": len(self.by_status("reviewed")),
             "skipped": len(self.by_status("skipped")),
             "failed": len(self.failed),

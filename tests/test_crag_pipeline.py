@@ -42,7 +42,7 @@ def test_ambiguous_route_refines_what_is_there_and_runs_corrective_retrieval():
     # what was there (3) plus what the correction found (4); the ambiguous and irrelevant are dropped
     assert {s.chunk_id for s in result.sources} == {3, 4}
     assert {s.origin for s in result.sources} == {"retrieval", "rewrite"}
-    grades = {g["chunk_id"]: g for g in result.as_json()["grades"]}
+    grades = {g["chunk_id"]: g for g in result.to_json()["grades"]}
     assert grades[1]["ambiguous"] and grades[1]["score"] == 0.4
     assert not result.not_found and not result.fallback_used
 
@@ -61,7 +61,7 @@ def test_incorrect_route_falls_back_to_the_rest_of_the_collection_and_says_so():
     answer_prompt = next(c["prompt"] for c in llm.history if c["stage"] == "crag-answer")
     assert "from another paper in the library" in answer_prompt
     assert "Say which evidence comes from another paper" in answer_prompt
-    assert result.as_json()["sources"][0]["paper_id"] == PAPER_B
+    assert result.to_json()["sources"][0]["paper_id"] == PAPER_B
 
 
 def test_empty_evidence_makes_no_generator_call_and_says_not_found():
@@ -74,7 +74,7 @@ def test_empty_evidence_makes_no_generator_call_and_says_not_found():
     assert calls == []  # nothing claimed, nothing to check
     assert result.grounded is True and "not" in result.grounded_reason
     assert result.sources == []
-    assert result.as_json()["grades"]  # the grades are still reported
+    assert result.to_json()["grades"]  # the grades are still reported
 
 
 def test_not_found_in_chinese_for_a_chinese_question():
@@ -138,7 +138,7 @@ def test_rewrites_are_retrieved_concurrently_and_deduplicated():
     rewrite_calls = [c for c in search.calls if c[0].startswith("LDA")]
     assert len(rewrite_calls) == 3
     assert search.peak >= 2  # the three rewrite searches overlapped
-    graded_ids = [g["chunk_id"] for g in result.as_json()["grades"]]
+    graded_ids = [g["chunk_id"] for g in result.to_json()["grades"]]
     assert len(graded_ids) == len(set(graded_ids))  # every chunk graded once
     assert {2, 3} <= set(graded_ids)
 
@@ -160,7 +160,7 @@ def test_collection_question_uses_the_external_source_labelled_as_external():
     result = run("When were quantum widgets described?", llm, paper_id=None, external=external)
     assert external.queries == ["When were quantum widgets described?"]
     assert result.sources[0].external is True
-    assert result.as_json()["sources"][0]["external"] is True
+    assert result.to_json()["sources"][0]["external"] is True
     assert "external" in result.sources[0].source_label
     answer_prompt = next(c["prompt"] for c in llm.history if c["stage"] == "crag-answer")
     assert "(external source, not in the library)" in answer_prompt
@@ -176,7 +176,7 @@ def test_external_search_is_off_by_default_and_collection_questions_search_every
 
 def test_json_shape():
     result = run("Which baselines do they compare against?", CragLLM(relevant_words=["baselines"]))
-    data = result.as_json()
+    data = result.to_json()
     assert {"answer", "grounded", "route", "confidence", "sources", "grades", "rewrites",
             "llm_calls", "tokens"} <= set(data)
     assert {"paper_id", "chunk_id", "pages", "text", "score", "external"} <= set(data["sources"][0])
@@ -200,7 +200,7 @@ def test_groundedness_uses_the_audit_machinery_against_the_kept_evidence():
     assert "The baselines are LDA and TF-IDF retrieval." in call["prompt"]  # the refined evidence
     assert "[1]" not in call["prompt"].split("LDA and TF-IDF", 1)[0][-5:]
     assert result.llm_calls == len(verifier.history) + sum(
-        1 for c in result.as_json()["grades"]) + 1 + 1  # grades + one refine + answer + check
+        1 for c in result.to_json()["grades"]) + 1 + 1  # grades + one refine + answer + check
 
 
 def test_groundedness_flags_a_fabricated_number_even_when_the_verifier_says_yes():

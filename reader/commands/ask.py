@@ -64,7 +64,7 @@ def ask_cmd(app, question, paper_ref, as_json, interactive, threshold, max_corre
     def answer(text: str) -> None:
         result = ask_question(app, text, paper_id, config=config)
         if as_json:
-            click.echo(json.dumps(result.as_json(), ensure_ascii=False, indent=2))
+            click.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
         else:
             click.echo(format_result(result))
 

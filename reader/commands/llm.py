@@ -46,7 +46,7 @@ def stats(app, paper, as_json):
 
     report = usage_report(app.db, paper)
     if as_json:
-        click.echo(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
+        click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
         return
     t = report.total
     if t.calls == 0:

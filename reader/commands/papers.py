@@ -67,7 +67,7 @@ def ingest(app, paths, as_json, quiet):
 
     def report(result, done, total) -> None:
         if as_json:
-            click.echo(json.dumps(result.as_json(), ensure_ascii=False))
+            click.echo(json.dumps(result.to_json(), ensure_ascii=False))
         elif result.status == "error":
             click.echo(_result_line(result), err=True)
         elif not quiet:

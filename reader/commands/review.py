@@ -133,10 +133,10 @@ def review(app, paths, force, jobs, export_dir, quiet, as_json):
         exported = export_notes(app.db, None, export_dir)
 
     if as_json:
-        data = report.as_json()
+        data = report.to_json()
         data["failed"] = len(report.failed)
         if exported is not None:
-            data["export"] = exported.as_json()
+            data["export"] = exported.to_json()
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         _print_table(report)
@@ -186,7 +186,7 @@ def export(app, papers, export_all, out_dir, as_json):
         titles = "; ".join(title for _, title in result.not_reviewed)
         raise ReaderError(f"nothing to export: not reviewed yet ({titles}); run `reader review` first")
     if as_json:
-        click.echo(json.dumps(result.as_json(), indent=2, ensure_ascii=False))
+        click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
     else:
         for path in result.notes:
             click.echo(str(path))

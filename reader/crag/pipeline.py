@@ -93,7 +93,7 @@ class AskResult:
     fallback_used: bool
     notes: list[str] = field(default_factory=list)
 
-    def as_json(self) -> dict:
+    def to_json(self) -> dict:
         return {
             "question": self.question,
             "paper_id": self.paper_id,

@@ -9,7 +9,7 @@ def save_question(session, result: AskResult) -> int:
     """Add the row to `session` (the caller commits); returns its id after a flush."""
     from reader.store.tables import Question
 
-    details = result.as_json()
+    details = result.to_json()
     for key in ("question", "paper_id", "answer", "grounded", "grounded_reason", "route", "confidence"):
         details.pop(key, None)
     row = Question(

@@ -35,7 +35,7 @@ class ExportResult:
     index: Path | None = None
     not_reviewed: list[tuple[str, str]] = field(default_factory=list)  # (paper_id, title)
 
-    def as_json(self) -> dict:
+    def to_json(self) -> dict:
         return {
             "out_dir": str(self.out_dir),
             "notes": [str(p) for p in self.notes],

@@ -37,7 +37,7 @@ class IngestResult:
     pages: int = 0
     chunks: int = 0
 
-    def as_json(self) -> dict:
+    def to_json(self) -> dict:
         return asdict(self)
 
 

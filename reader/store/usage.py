@@ -32,7 +32,7 @@ class UsageReport:
     by_model: list[UsageRow]
     by_paper: list[UsageRow]
 
-    def as_dict(self) -> dict:
+    def to_json(self) -> dict:
         return {
             "paper_id": self.paper_id,
             "total": asdict(self.total),

@@ -144,7 +144,7 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
             return None, f"{name}: not a PDF (its content does not start with %PDF-); " \
                          f"upload PDF files only."
         path = store_upload(upload_dir, data)
-        return runner.submit(path, name).to_dict(), None
+        return runner.submit(path, name).to_json(), None
 
     @app.post("/upload")
     def upload(request: Request, files: list[UploadFile] = File(default=[])):
@@ -174,14 +174,14 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
     @app.get("/api/jobs")
     def jobs_api():
         jobs = runner.all()
-        return {"jobs": [j.to_dict() for j in jobs]}
+        return {"jobs": [j.to_json() for j in jobs]}
 
     @app.get("/api/jobs/{job_id}")
     def job_api(job_id: str):
         job = runner.get(job_id)
         if job is None:
             return JSONResponse({"error": f"no upload job {job_id!r}"}, status_code=404)
-        return job.to_dict()
+        return job.to_json()
 
     # ---- library and papers ------------------------------------------------------
     @app.get("/library", response_class=HTMLResponse)
@@ -241,7 +241,7 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
             return page(request, "ask.html", 400, question=question, result=None,
                         message=str(exc), **context)
         if wants_json(request):
-            return JSONResponse(result.to_dict())
+            return JSONResponse(result.to_json())
         return page(request, "ask.html", question=question, result=result, **context)
 
     return app

@@ -40,7 +40,7 @@ class JobProgress:
     def finished(self) -> bool:
         return self.status in ("done", "error")
 
-    def to_dict(self) -> dict:
+    def to_json(self) -> dict:
         return asdict(self)
 
 
@@ -76,12 +76,12 @@ class ReviewRunner:
     def get(self, job_id: str) -> JobProgress | None:
         with self._lock:
             job = self._jobs.get(job_id)
-            return JobProgress(**job.to_dict()) if job else None
+            return JobProgress(**job.to_json()) if job else None
 
     def all(self) -> list[JobProgress]:
         """Every job, newest first."""
         with self._lock:
-            jobs = [JobProgress(**j.to_dict()) for j in self._jobs.values()]
+            jobs = [JobProgress(**j.to_json()) for j in self._jobs.values()]
         return sorted(jobs, key=lambda j: j.created_at, reverse=True)
 
     def wait(self, job_id: str, timeout: float) -> JobProgress | None:

@@ -99,7 +99,7 @@ class AskView:
     llm_calls: int = 0
     seconds: float = 0.0
 
-    def to_dict(self) -> dict:
+    def to_json(self) -> dict:
         return asdict(self)
 
 
