@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-PROMPTS_DIR = Path(__file__).resolve().parents[1] / "prompts"
+from reader.resources import prompts_dir
+
+PROMPTS_DIR = prompts_dir()
 ROLES = ("system", "user")
 
 # "<" (or a full-width "＜") that could start a tag: before a letter, "/", "!" or "?".

@@ -10,7 +10,9 @@ from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+from reader.resources import migrations_dir
+
+MIGRATIONS_DIR = migrations_dir()
 # The newest revision in migrations/versions; update it with every new migration
 # (tests/test_store.py checks it against alembic).
 HEAD_REVISION = "0002"
