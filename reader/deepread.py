@@ -32,8 +32,6 @@ from reader.text.tokens import estimate_tokens
 from reader.prompts import language_instruction, messages
 
 KINDS = ("critique", "synthesis")
-DEFAULT_CONTEXT_TOKENS = 3000  # suits the embedded model; remote endpoints get more (see context_budget)
-REMOTE_CONTEXT_TOKENS = 12000
 CAPTIONS_TITLE = "Figure and table captions"
 
 # Section priority when the paper does not fit: lower comes first.
@@ -355,16 +353,6 @@ class DeepReadResult:
         }
 
 
-def is_embedded(llm) -> bool:
-    from reader.config import EMBEDDED_MODEL_NAME
-
-    return getattr(llm, "model", "") == EMBEDDED_MODEL_NAME
-
-
-def context_budget(generator_is_embedded: bool) -> int:
-    return DEFAULT_CONTEXT_TOKENS if generator_is_embedded else REMOTE_CONTEXT_TOKENS
-
-
 def deep_read(
     paper_id: str,
     *,
@@ -385,16 +373,18 @@ def deep_read(
 
     db is a sessionmaker; search(query, paper_id) -> list[SearchHit].
     on_progress receives one-line messages such as "critique: iteration 0: 5/18 sentences unsupported".
-    Sizes left as None follow the generator: small for the embedded model
-    (3,000 paper tokens, ~450 words), larger for an endpoint (12,000, ~900).
+    Sizes left as None follow the generator's capabilities (reader.llm.base.capabilities_of):
+    small for the embedded model (3,000 paper tokens, ~450 words), larger for an endpoint
+    or an LLM that does not say (12,000, ~900).
     """
     from reader.audit.record import save_analysis
+    from reader.llm.base import capabilities_of
     from reader.store.db import transaction
 
     started = time.perf_counter()
-    embedded = is_embedded(generator)
-    context_tokens = context_tokens or context_budget(embedded)
-    target_words = target_words or (450 if embedded else 900)
+    capabilities = capabilities_of(generator)
+    context_tokens = context_tokens or capabilities.context_tokens
+    target_words = target_words or capabilities.target_words
     max_tokens = max_tokens or int(target_words * 2.2) + 100
     progress = on_progress or (lambda message: None)
     with transaction(db) as session:

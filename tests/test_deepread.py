@@ -8,7 +8,9 @@ from sqlalchemy import func, select
 from reader.audit.loop import MARK
 from reader.audit.record import analysis_json, load_analyses
 from reader.deepread import build_context, deep_read, load_material
+from reader.config import EMBEDDED_MODEL_NAME, LLMSettings
 from reader.index.hits import SearchHit
+from reader.llm.base import ENDPOINT, SMALL_LOCAL, capabilities_of
 from reader.llm.scripted import ScriptedLLM
 from reader.store.db import transaction
 from reader.store.tables import (
@@ -110,6 +112,41 @@ def fake_search(db):
             return [SearchHit(c.id, paper_id, c.text, c.section, c.page_start, c.page_end, 1.0 / (i + 1))
                     for i, c in enumerate(chunks)]
     return search
+
+
+@pytest.mark.parametrize("name, capabilities, words, left_out", [
+    ("a-tiny-model", SMALL_LOCAL, 450, True),
+    (EMBEDDED_MODEL_NAME, ENDPOINT, 900, False),  # the name decides nothing
+])
+def test_sizes_follow_the_generators_capabilities(db, name, capabilities, words, left_out):
+    long_sections = [(title, " ".join(f"In trial {i} of {title} the score was {i}.{n}." for i in range(150)))
+                     for n, (title, _) in enumerate(SECTIONS[:5])]
+    add_paper(db, sections=long_sections)  # more than 3,000 tokens, less than 12,000
+    _, verifier = make_llms()
+    generator = ScriptedLLM(lambda prompt: SYNTHESIS, model=name, capabilities=capabilities)
+    events = []
+    deep_read(PAPER_ID, db=db, generator=generator, verifier=verifier, search=fake_search(db),
+              on_progress=events.append, kinds=("synthesis",))
+    first = generator.history[0]
+    assert f"Write about {words} words" in first["prompt"]
+    assert first["max_tokens"] == int(words * 2.2) + 100
+    [context] = [e for e in events if e.startswith("context: ")]
+    assert ("left out" in context) is left_out, context
+
+
+def test_each_llm_says_what_it_can_do():
+    from reader.llm.local import LocalLLM
+    from reader.llm.openai_compat import OpenAICompatLLM
+
+    assert capabilities_of(LocalLLM(model_path="model.gguf")) == SMALL_LOCAL  # not loaded
+    assert capabilities_of(OpenAICompatLLM(LLMSettings("http://127.0.0.1:9/v1", None, None))) == ENDPOINT
+    assert capabilities_of(ScriptedLLM()) == ENDPOINT
+    assert capabilities_of(ScriptedLLM(capabilities=SMALL_LOCAL)) == SMALL_LOCAL
+
+    class OwnLLM:  # an LLM of the user's own need not say
+        model = EMBEDDED_MODEL_NAME
+
+    assert capabilities_of(OwnLLM()) == ENDPOINT
 
 
 def test_deep_read_end_to_end(db):

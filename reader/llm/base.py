@@ -2,6 +2,11 @@
 
 An LLM is anything with a `model` name and a `complete()` method. `stage` and
 `paper_id` only label the call for the call log and `reader stats`.
+
+What a model can do is an attribute of the LLM object, not a guess from its
+name: an LLM may carry `capabilities` (a `Capabilities`, e.g. `SMALL_LOCAL`)
+and `supports_logprobs`; `capabilities_of(llm)` and `supports_logprobs(llm)`
+read them with defaults for an LLM of the user's own that has neither.
 """
 
 from __future__ import annotations
@@ -9,6 +14,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+
+@dataclass(frozen=True)
+class Capabilities:
+    """How much a generator is given and asked for when it writes a deep read (reader.deepread).
+
+    context_tokens: paper tokens put into the critique/synthesis prompt (the paper's
+        sections are chosen to fit when it is longer);
+    target_words: the length each critique/synthesis is asked to have.
+    """
+
+    context_tokens: int
+    target_words: int
+
+
+# The embedded 1.5B model: a short context and short drafts, which it can fill
+# without drifting from the paper.
+SMALL_LOCAL = Capabilities(context_tokens=3000, target_words=450)
+# An OpenAI-compatible endpoint (and any LLM that does not say): more of the paper, longer drafts.
+ENDPOINT = Capabilities(context_tokens=12000, target_words=900)
 
 
 @dataclass
@@ -44,6 +68,12 @@ class LLM(Protocol):
 def supports_logprobs(llm) -> bool:
     """Does this LLM take `complete(..., logprobs=k)`? (An LLM of the user's own need not.)"""
     return bool(getattr(llm, "supports_logprobs", False))
+
+
+def capabilities_of(llm) -> Capabilities:
+    """The LLM's `capabilities`; ENDPOINT for one that has none (an LLM of the user's own need not)."""
+    capabilities = getattr(llm, "capabilities", None)
+    return capabilities if isinstance(capabilities, Capabilities) else ENDPOINT
 
 
 def token_logprobs(content: list) -> list[dict]:

@@ -24,7 +24,7 @@ import re
 import threading
 
 from reader.text.split import split_sentences
-from reader.llm.base import Completion, Message
+from reader.llm.base import ENDPOINT, Completion, Message
 from reader.llm.scripted import ScriptedLLM
 
 MODEL_NAME = "scripted-dry-run"
@@ -210,6 +210,7 @@ class DryRunLLM:
     def __init__(self, *, latency_s: float = 0.0, max_concurrency: int = 4):
         self.scripted = ScriptedLLM(dry_run_answer, model=MODEL_NAME, latency_s=latency_s)
         self.model = MODEL_NAME
+        self.capabilities = ENDPOINT  # a dry run sizes a deep read as for an endpoint
         self._slots = threading.BoundedSemaphore(max(1, max_concurrency))
 
     @property

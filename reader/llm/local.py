@@ -16,7 +16,7 @@ from pathlib import Path
 
 from reader.config import EMBEDDED_MODEL_NAME
 from reader.errors import LLMError
-from reader.llm.base import Completion, Message, token_logprobs
+from reader.llm.base import SMALL_LOCAL, Completion, Message, token_logprobs
 
 DEFAULT_CONTEXT_TOKENS = 16384
 
@@ -87,6 +87,7 @@ class LocalLLM:
         self.n_ctx = n_ctx
         self.model = EMBEDDED_MODEL_NAME
         self.supports_logprobs = True
+        self.capabilities = SMALL_LOCAL
 
     def model_path(self) -> Path:
         if self._model_path is None:

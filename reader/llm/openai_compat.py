@@ -15,7 +15,7 @@ from email.utils import parsedate_to_datetime
 
 from reader.config import LLMSettings
 from reader.errors import LLMError
-from reader.llm.base import Completion, Message, token_logprobs
+from reader.llm.base import ENDPOINT, Completion, Message, token_logprobs
 
 MAX_RETRY_AFTER_S = 60.0
 
@@ -49,6 +49,7 @@ class OpenAICompatLLM:
         # different endpoints apart then.
         self.model = settings.model or f"default@{self.base_url}"
         self.supports_logprobs = True  # servers that ignore the request simply return none
+        self.capabilities = ENDPOINT
         self.env_prefix = env_prefix
         self.max_attempts = max(1, max_attempts)
         self.backoff_base_s = backoff_base_s

@@ -3,6 +3,8 @@
 Answers come from a queue (`enqueue`) or, when the queue is empty, from
 `respond(prompt_text) -> str`. Every call is recorded in `history`.
 `latency_s` sleeps per call so benchmarks can model a remote endpoint.
+`capabilities` (default ENDPOINT, as for an LLM that does not say) sizes a
+deep read as for a real model, e.g. SMALL_LOCAL to test the embedded model's.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from reader.llm.base import Completion, Message
+from reader.llm.base import ENDPOINT, Capabilities, Completion, Message
 from reader.text.tokens import estimate_tokens
 
 
@@ -23,8 +25,10 @@ class ScriptedLLM:
         *,
         model: str = "scripted",
         latency_s: float = 0.0,
+        capabilities: Capabilities = ENDPOINT,
     ):
         self.model = model
+        self.capabilities = capabilities
         self.respond = respond
         self.latency_s = latency_s
         self.history: list[dict] = []
