@@ -132,7 +132,7 @@ def _results_for(sentences, result_sentences) -> list:
 
 def run(args) -> list[dict]:
     os.environ.setdefault("READER_HOME", args.home)
-    from reader.app import App
+    from reader.facade import Reader
     from reader.audit.guards import PaperFacts, check_sentence
     from reader.audit import loop
     from reader.deepread import load_material
@@ -140,7 +140,7 @@ def run(args) -> list[dict]:
     from reader.store.tables import Paper
     from sqlalchemy import select
 
-    app = App(use_cache=False)
+    app = Reader(use_cache=False)
     rows = load_dev_set()
     wanted = sorted({r["paper"] for r in rows})
     with app.db() as session:

@@ -16,7 +16,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 
 def build_library(db, n_papers: int, n_sentences: int) -> str:
@@ -73,13 +72,13 @@ def main(argv=None) -> int:
 
     from fastapi.testclient import TestClient
 
-    from reader.app import App
+    from reader.facade import Reader
     from reader.config import load_settings
     from reader.web.app import create_app
 
     with tempfile.TemporaryDirectory() as home:
         settings = load_settings({"READER_HOME": home})
-        base = App(settings)
+        base = Reader(settings)
         started = time.perf_counter()
         pid = build_library(base.db, args.papers, args.sentences)
         print(f"library: {args.papers} papers x 2 analyses x {args.sentences} sentences x 3 evidence "
@@ -88,8 +87,7 @@ def main(argv=None) -> int:
         def no_review(path, ctx, on_progress):
             return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
-        ctx = SimpleNamespace(settings=settings, db=base.db, search_index=None,
-                              generator=None, verifier=None)
+        ctx = base
         pdf = b"%PDF-1.4\n" + b"0" * (1024 * 1024)
         with TestClient(create_app(ctx, review=no_review)) as client:
             baseline = timed(client, "GET", "/static/style.css", args.repeat)

@@ -1,4 +1,4 @@
-"""The `reader` command: a thin layer that parses arguments, calls the library and prints.
+"""The `reader` command: a thin layer that parses arguments, calls the façade (reader.facade.Reader) and prints.
 
 Command modules live in reader/commands/ and keep heavy imports inside their
 functions so `reader --help` stays instant.
@@ -40,9 +40,10 @@ def cli(ctx, no_cache):
 
     Data lives in READER_HOME (default ~/.local/share/reader); see `reader config`.
     """
-    from reader.app import App
+    from reader.facade import Reader
 
-    ctx.obj = App(use_cache=False if no_cache else None)
+    ctx.obj = Reader(use_cache=False if no_cache else None,
+                     on_notice=lambda message: click.echo(f"note: {message}", err=True))
 
 
 @cli.command("config")

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from sqlalchemy.orm import Session
 
 from reader.audit.guards import PaperFacts
-from reader.audit.loop import LoopResult, audit_loop, audit_text
+from reader.audit.loop import AuditResult, LoopResult, audit_loop, audit_text, mark_unsupported
 from reader.text.split import sentence_spans
 from reader.errors import PaperNotFound, ReaderError
 from reader.ingest.text import TEXT_SECTION
@@ -431,3 +431,37 @@ def deep_read(
                           verifier_model=getattr(verifier, "model", ""),
                           left_out_sections=r.left_out)
     return DeepReadResult(paper_id, results, time.perf_counter() - started)
+
+
+@dataclass
+class AuditReport:
+    """Any text audited against a paper (`reader audit`): verdicts and the text with marks."""
+
+    paper_id: str
+    result: AuditResult
+    marked_text: str
+
+    def to_json(self) -> dict:
+        r = self.result
+        return {
+            "paper_id": self.paper_id,
+            "flagged_ratio": r.flagged_ratio,
+            "n_flagged": r.n_flagged,
+            "marked_text": self.marked_text,
+            "sentences": [s.to_json() for s in r.sentences],
+            "llm_calls": r.llm_calls,
+            "tokens": r.prompt_tokens + r.completion_tokens,
+        }
+
+
+def audit_against_paper(text: str, paper_id: str, *, db, verifier, search, max_workers: int = 4,
+                        yes_threshold: float | None = None) -> AuditReport:
+    """Audit any text sentence by sentence against a stored paper, as the deep read audits its own."""
+    with db() as session:
+        material = load_material(session, paper_id)
+    result = audit_text(
+        text, paper_id=paper_id, verifier=verifier, search=search,
+        facts=PaperFacts.from_texts(material.facts_texts), fallback_text=material.full_text,
+        max_workers=max_workers, stage="audit", yes_threshold=yes_threshold,
+    )
+    return AuditReport(paper_id, result, mark_unsupported(text, result.flagged))

@@ -16,8 +16,8 @@ older analyses in the same transaction that marks the job done, so a paper
 never carries two reviews.
 
 The stages are injected (`ingest(path)`, `read_paper(paper_id, on_progress)`),
-so the runner is tested without PDFs or LLMs; `review_stages(app)` gives the
-real ones.
+so the runner is tested without PDFs or LLMs; reader.facade.Reader.review passes
+the real ones.
 """
 
 from __future__ import annotations
@@ -129,28 +129,6 @@ class _Planned:
 
 
 # ---------------------------------------------------------------- job table
-
-
-def review_stages(app) -> tuple[Callable, Callable]:
-    """The real (ingest, read_paper) stages for `run_review`, used by `reader review`
-    and the web upload: ingest into the database and the search index, then the
-    audited deep read with the app's settings."""
-    from reader.deepread import deep_read
-    from reader.ingest.pipeline import ingest_file
-
-    index = app.search_index
-
-    def ingest(path: Path):
-        return ingest_file(path, app.db, index=index)
-
-    def read_paper(paper_id: str, on_progress=None):
-        return deep_read(paper_id, db=app.db, generator=app.generator, verifier=app.verifier,
-                         search=index.search, on_progress=on_progress,
-                         max_workers=app.settings.verifier.max_concurrency,
-                         output_language=app.settings.output_language,
-                         yes_threshold=app.settings.verify_threshold)
-
-    return ingest, read_paper
 
 
 def _process_start(pid: int) -> str | None:
@@ -521,7 +499,7 @@ def _describe(exc: BaseException) -> str:
 
 
 def job_rows(db: sessionmaker) -> list[dict]:
-    """Every job with its status, for `reader review --status` and tests."""
+    """Every job with its status (id, source, paper, status, stage, error, summary)."""
     with db() as session:
         jobs = session.scalars(select(ReviewJob).order_by(ReviewJob.id)).all()
         return [

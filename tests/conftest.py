@@ -7,6 +7,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 SHARED_PAPERS = SHARED / "papers"
 SHARED_EVAL = SHARED / "eval"
+# The project's own 2-page paper (two columns, a table caption, 3 numbered
+# references): the stand-in for ../shared/papers in a clone without them.
+SAMPLE_PAPER = ROOT / "papers" / "sample_paper.pdf"
 
 
 def shared_pdfs() -> list[Path]:
@@ -44,9 +47,9 @@ def reader_env(tmp_path, monkeypatch):
 
 @pytest.fixture
 def app(reader_env):
-    from reader.app import App
+    from reader.facade import Reader
 
-    return App()
+    return Reader()
 
 
 @pytest.fixture

@@ -31,7 +31,7 @@ def library(app, monkeypatch):
     add_paper(app.db)
     app.search_index = FakeIndex(app.db)
     app.generator, app.verifier = make_llms()
-    monkeypatch.setattr("reader.app.App", lambda *a, **k: app)
+    monkeypatch.setattr("reader.facade.Reader", lambda *a, **k: app)
     return app
 
 

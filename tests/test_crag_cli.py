@@ -30,7 +30,7 @@ def library(app, monkeypatch):
     app.search_index = FakeIndex()
     app.generator = CragLLM(relevant_words=["baselines", "gc-ms"])
     app.verifier = ScriptedLLM(lambda prompt: "[1] YES")
-    monkeypatch.setattr("reader.app.App", lambda *a, **k: app)
+    monkeypatch.setattr("reader.facade.Reader", lambda *a, **k: app)
     return app
 
 
@@ -91,7 +91,7 @@ def test_ask_errors_are_one_line(library, app):
 
 
 def test_ask_on_an_empty_library_says_to_ingest(app, monkeypatch):
-    monkeypatch.setattr("reader.app.App", lambda *a, **k: app)
+    monkeypatch.setattr("reader.facade.Reader", lambda *a, **k: app)
     out = CliRunner().invoke(cli, ["ask", "Which baselines?"])
     assert out.exit_code != 0 and "reader ingest" in out.output
 

@@ -59,11 +59,11 @@ class PaperChunksIndex:
 @pytest.fixture
 def scripted_app(reader_env, monkeypatch):
     monkeypatch.setenv("READER_LLM_BASE_URL", "scripted:")
-    from reader.app import App
+    from reader.facade import Reader
 
-    app = App()
+    app = Reader()
     app.search_index = PaperChunksIndex(app.db)
-    monkeypatch.setattr("reader.app.App", lambda *a, **k: app)
+    monkeypatch.setattr("reader.facade.Reader", lambda *a, **k: app)
     return app
 
 

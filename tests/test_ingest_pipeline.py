@@ -219,7 +219,7 @@ def test_resolve_and_list_papers(tmp_path, db):
         never_ingested.write_text("A file that exists but was never ingested.\n")
         with pytest.raises(PaperNotFound, match="not in the library"):
             resolve_paper(s, str(never_ingested))
-        rows = {r["id"]: r for r in list_papers(s)}
+        rows = {r.id: r.to_json() for r in list_papers(s)}
     assert rows[sample.paper_id]["status"] == "ingested"
     assert rows[sample.paper_id]["chunks"] == sample.chunks and rows[sample.paper_id]["pages"] == 2
     assert rows[notes.paper_id]["status"] == "running"
@@ -230,10 +230,10 @@ def test_resolve_and_list_papers(tmp_path, db):
 @pytest.fixture
 def cli_env(reader_env, monkeypatch):
     """The CLI with a recording index instead of the embedding one."""
-    from reader.app import App
+    from reader.facade import Reader
 
     index = RecordingIndex()
-    monkeypatch.setattr(App, "search_index", property(lambda self: index))
+    monkeypatch.setattr(Reader, "search_index", property(lambda self: index))
     return index
 
 

@@ -246,14 +246,14 @@ def write_paper(tmp_path, kind: str):
 @pytest.fixture
 def loopback(reader_env, monkeypatch):
     """The stand-in behind the loopback server for both roles, and an index with the hashing embedder."""
-    from reader.app import App
+    from reader.facade import Reader
     from reader.index.dense import HashingEmbedder
     from reader.index.store import SearchIndex
 
     # The server hands `respond` the whole conversation, so the stand-in sees what a model sees.
     monkeypatch.setattr(loopback_openai, "_last_user",
                         lambda body: "\n\n".join(m.get("content") or "" for m in body.get("messages") or []))
-    monkeypatch.setattr(App, "search_index", property(
+    monkeypatch.setattr(Reader, "search_index", property(
         lambda self: self.__dict__.setdefault(
             "_index", SearchIndex(self.settings.index_dir, self.db, embedder=HashingEmbedder()))))
     with LoopbackOpenAI(respond=stand_in, models=("stand-in",)) as server:
@@ -275,11 +275,11 @@ def run(*args):
 def ingest(path) -> str:
     [line] = run("ingest", "--json", str(path)).splitlines()
     paper_id = json.loads(line)["paper_id"]
-    from reader.app import App
+    from reader.facade import Reader
     from reader.store.tables import Chunk
     from sqlalchemy import select
 
-    with App().db() as session:
+    with Reader().db() as session:
         chunks = session.scalars(select(Chunk.text).where(Chunk.paper_id == paper_id)).all()
     assert any("Ignore previous instructions" in c and "</passage>" in c for c in chunks), "injection not ingested"
     return paper_id

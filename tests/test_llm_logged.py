@@ -126,9 +126,9 @@ def test_factory_gives_roles_separate_endpoints(reader_env, monkeypatch):
         monkeypatch.setenv("READER_LLM_MODEL", "gen")
         monkeypatch.setenv("READER_VERIFIER_BASE_URL", ver_server.base_url)
         monkeypatch.setenv("READER_VERIFIER_MODEL", "ver")
-        from reader.app import App
+        from reader.facade import Reader
 
-        app = App(use_cache=False)
+        app = Reader(use_cache=False)
         assert isinstance(app.generator.inner, OpenAICompatLLM)
         assert app.generator.complete(user("q"), stage="critique").text == "from generator"
         assert app.verifier.complete(user("q"), stage="verify").text == "from verifier"
@@ -139,12 +139,12 @@ def test_rerun_costs_no_calls_through_the_app(reader_env, monkeypatch):
     with LoopbackOpenAI(respond=lambda p: "same", models=("m",)) as server:
         monkeypatch.setenv("READER_LLM_BASE_URL", server.base_url)
         monkeypatch.setenv("READER_LLM_MODEL", "m")
-        from reader.app import App
+        from reader.facade import Reader
 
         for _ in range(2):
-            App().generator.complete(user("q"), stage="synthesis")
+            Reader().generator.complete(user("q"), stage="synthesis")
         assert len(server.chat_requests) == 1
-        App(use_cache=False).generator.complete(user("q"), stage="synthesis")
+        Reader(use_cache=False).generator.complete(user("q"), stage="synthesis")
         assert len(server.chat_requests) == 2
 
 
@@ -154,9 +154,9 @@ def test_failed_remote_call_is_logged_with_its_message(reader_env, monkeypatch):
         monkeypatch.setenv("READER_LLM_BASE_URL", server.base_url)
         monkeypatch.setenv("READER_LLM_MODEL", "m")
         monkeypatch.setenv("READER_LLM_TIMEOUT", "2")
-        from reader.app import App
+        from reader.facade import Reader
 
-        app = App()
+        app = Reader()
         app.generator.inner._sleep = lambda s: None
         with pytest.raises(LLMError):
             app.generator.complete(user("q"), stage="critique", paper_id="abc")

@@ -261,7 +261,7 @@ SECTIONS = {
 
 def test_dry_run_deep_read_end_to_end_then_export(reader_env, monkeypatch, tmp_path):
     """The real deep_read with the dry-run LLM (call log and cache on), a real index, then export."""
-    from reader.app import App
+    from reader.facade import Reader
     from reader.deepread import deep_read
     from reader.export import export_notes
     from reader.index.dense import HashingEmbedder
@@ -269,7 +269,7 @@ def test_dry_run_deep_read_end_to_end_then_export(reader_env, monkeypatch, tmp_p
     from reader.store.tables import Chunk
 
     monkeypatch.setenv("READER_LLM_BASE_URL", "scripted:")
-    app = App()
+    app = Reader()
     db = app.db
     index = SearchIndex(app.settings.index_dir, db, embedder=HashingEmbedder())
     path = tmp_path / "lexirank.txt"
@@ -331,15 +331,13 @@ def test_a_job_held_by_a_live_run_is_left_alone(db, tmp_path):
     assert report.papers[0].status == "reviewed" and world.read == ["a"]
 
 
-def test_review_stages_pass_the_output_language_setting(app, tmp_path):
+def test_review_passes_the_output_language_setting(app, tmp_path):
     """`reader review` and web uploads read papers with READER_OUTPUT_LANGUAGE, as `reader read` does."""
     import dataclasses
-    from types import SimpleNamespace
 
+    from reader.facade import Reader
     from reader.index.dense import HashingEmbedder
-    from reader.index.store import SearchIndex
     from reader.llm.dryrun import DryRunLLM
-    from reader.review import review_stages
 
     paper = tmp_path / "sparta.md"
     paper.write_text(
@@ -349,11 +347,9 @@ def test_review_stages_pass_the_output_language_setting(app, tmp_path):
         "The model is trained on two million query and passage pairs drawn from PubMed.\n",
         encoding="utf-8")
     llm = DryRunLLM()
-    ctx = SimpleNamespace(settings=dataclasses.replace(app.settings, output_language="zh"), db=app.db,
-                          search_index=SearchIndex(tmp_path / "index", app.db, HashingEmbedder()),
-                          generator=llm, verifier=llm)
-    ingest, read_paper = review_stages(ctx)
-    paper_id = ingest(paper).paper_id
-    read_paper(paper_id)
+    reader = Reader(dataclasses.replace(app.settings, output_language="zh"), llm=llm,
+                    embedder=HashingEmbedder(), use_cache=False)
+    report = reader.review([paper], jobs=1)
+    assert report.papers[0].status == "reviewed"
     writing = [call["prompt"] for call in llm.history if call["stage"] in ("critique", "synthesis")]
     assert writing and all("Write in Chinese (简体中文)." in prompt for prompt in writing)

@@ -17,7 +17,7 @@ from reader.store.db import transaction
 from reader.store.tables import (
     Analysis, AnalysisIteration, Paper, ReviewJob, SentenceVerdict, VerdictEvidence,
 )
-from reader.web import views
+from reader import views
 from reader.web.jobs import ReviewRunner, store_upload
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
@@ -25,9 +25,9 @@ PDF_BYTES = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"
 
 
 def _ctx(app, **changes):
-    settings = dataclasses.replace(app.settings, **changes)
-    return SimpleNamespace(settings=settings, db=app.db, search_index=None,
-                           generator=None, verifier=None)
+    from reader.facade import Reader
+
+    return Reader(dataclasses.replace(app.settings, **changes))
 
 
 class FakeReview:

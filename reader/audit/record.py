@@ -7,6 +7,8 @@ not at all.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session, selectinload
 
@@ -122,3 +124,20 @@ def analysis_json(a: Analysis) -> dict:
         "verifier_model": a.verifier_model,
         "sentences": [verdict_json(v) for v in last.verdicts] if last else [],
     }
+
+
+@dataclass
+class StoredAnalyses:
+    """A paper's stored critique and synthesis (`reader show`), each as analysis_json gives it."""
+
+    paper_id: str
+    title: str
+    analyses: list[dict] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"paper_id": self.paper_id, "title": self.title, "analyses": self.analyses}
+
+
+def stored_analyses(session: Session, paper) -> StoredAnalyses:
+    return StoredAnalyses(paper.id, paper.title,
+                          [analysis_json(a) for a in load_analyses(session, paper.id)])

@@ -54,15 +54,10 @@ def ask_cmd(app, question, paper_ref, as_json, interactive, threshold, max_corre
       reader ask "Which papers evaluate on ACL data?" --json
       reader ask --interactive --paper 8bbf99a4
     """
-    from reader.crag.pipeline import CragConfig
-    from reader.crag.service import ask_question
-    from reader.store.queries import resolve_paper_id
-
-    config = CragConfig(threshold=threshold, max_corrective_rounds=max_corrections)
-    paper_id = resolve_paper_id(app.db, paper_ref) if paper_ref else None
+    paper_id = app.paper(paper_ref).id if paper_ref else None
 
     def answer(text: str) -> None:
-        result = ask_question(app, text, paper_id, config=config)
+        result = app.ask(text, paper_id, threshold=threshold, max_corrections=max_corrections)
         if as_json:
             click.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
         else:
@@ -112,46 +107,15 @@ def calibrate_cmd(app, questions_file, thresholds, limit, ids, as_json):
       reader calibrate --questions eval/questions.jsonl --thresholds 0.5,0.6,0.7
       reader calibrate --questions eval/questions.jsonl --ids a01,a14,n01,n05 --json
     """
-    from reader.crag.service import ask_question
-
-    from reader.crag.calibrate import format_report, load_questions, run_calibration
-
     try:
         grid = [float(t) for t in thresholds.split(",") if t.strip()]
     except ValueError:
         raise ReaderError(f"--thresholds {thresholds!r}: give numbers like 0.5,0.6,0.7") from None
-    questions = load_questions(questions_file)
-    if ids:
-        wanted = [i.strip() for i in ids.split(",") if i.strip()]
-        unknown = sorted(set(wanted) - {q.id for q in questions})
-        if unknown:
-            raise ReaderError(f"{questions_file}: no question with id {', '.join(unknown)}")
-        questions = [q for q in questions if q.id in wanted]
-    questions = questions[:limit]
-
-    def run_one(question: str, paper_id: str | None, config):
-        return ask_question(app, question, paper_id, config=config, store=False)
-
-    report = run_calibration(questions, grid, run_one, library=_library_keys(app),
-                             on_progress=lambda msg: click.echo(msg, err=True))
+    wanted = [i.strip() for i in ids.split(",") if i.strip()] if ids else None
+    report = app.calibrate(questions_file, grid, ids=wanted, limit=limit,
+                           on_progress=lambda msg: click.echo(msg, err=True))
     if as_json:
-        click.echo(json.dumps(report, ensure_ascii=False, indent=2))
+        click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
     else:
-        click.echo(format_report(report))
+        click.echo(report.text())
     sys.stdout.flush()
-
-
-def _library_keys(app) -> dict[str, str]:
-    """file name and sha256 -> paper id, for resolving the questions' paper references."""
-    from pathlib import Path
-
-    from sqlalchemy import select
-
-    from reader.store.tables import Paper
-
-    keys: dict[str, str] = {}
-    with app.db() as session:
-        for pid, source in session.execute(select(Paper.id, Paper.source_path)):
-            keys[pid] = pid
-            keys[Path(source).name] = pid
-    return keys

@@ -42,9 +42,7 @@ def stats(app, paper, as_json):
     """
     import json
 
-    from reader.store.usage import usage_report
-
-    report = usage_report(app.db, paper)
+    report = app.stats(paper)
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
         return

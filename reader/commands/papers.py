@@ -8,16 +8,6 @@ import sys
 import click
 
 
-def _search_index(app):
-    """The search index, or None (with a notice) when it cannot be opened."""
-    try:
-        return app.search_index
-    except Exception as exc:  # a broken or missing index must not stop papers from being stored
-        click.echo(f"note: search index unavailable ({exc}); papers are stored without it "
-                   "and indexed later by `reader reindex`", err=True)
-    return None
-
-
 def _result_line(result) -> str:
     if result.status == "error":
         return f"error: {result.file}: {result.error}"
@@ -47,8 +37,6 @@ def ingest(app, paths, as_json, quiet):
       reader ingest papers/sample_paper.pdf
       reader ingest ~/papers/ --json > ingest.jsonl
     """
-    from reader.ingest.pipeline import ingest_paths
-
     bar = None  # a rich progress bar, shown while two or more files are ingested
 
     def before_file(source, n_files) -> None:
@@ -76,8 +64,7 @@ def ingest(app, paths, as_json, quiet):
             bar.advance(bar.task_ids[0])
 
     try:
-        results = ingest_paths(paths, app.db, open_index=lambda: _search_index(app),
-                               on_progress=report, before_file=before_file)
+        results = app.ingest(paths, on_result=report, before_file=before_file)
     finally:
         if bar is not None:
             bar.stop()
@@ -106,10 +93,7 @@ def papers(app, as_json):
       reader papers
       reader papers --json | jq -r '.[].title'
     """
-    from reader.store.queries import list_papers
-
-    with app.db() as session:
-        rows = list_papers(session)
+    rows = [p.to_json() for p in app.papers()]
     if as_json:
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
         return
@@ -141,19 +125,9 @@ def rm(app, paper, yes):
     Example:
       reader rm 8bbf99a4e2d9 --yes
     """
-    from reader.ingest.pipeline import remove_paper
-    from reader.store.queries import resolve_paper
-
-    with app.db() as session:
-        found = resolve_paper(session, paper)
-        paper_id, title = found.id, found.title
+    found = app.paper(paper)
     if not yes:
-        click.confirm(f"Remove {paper_id[:12]} {title!r} and everything derived from it?", abort=True, err=True)
-    index = _search_index(app)
-    remove_paper(app.db, paper_id)
-    click.echo(f"removed {paper_id[:12]} {title!r}")
-    if index is not None:
-        try:
-            index.remove_paper(paper_id)
-        except Exception as exc:  # the database is the source of truth; the index catches up
-            click.echo(f"warning: search index not updated ({exc}); it drops the paper on next use", err=True)
+        click.confirm(f"Remove {found.id[:12]} {found.title!r} and everything derived from it?",
+                      abort=True, err=True)
+    removed = app.remove(found.id)
+    click.echo(f"removed {removed.id[:12]} {removed.title!r}")

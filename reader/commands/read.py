@@ -14,25 +14,6 @@ from reader.errors import ReaderError
 VERDICT_MARKS = {"supported": "✓", "unsupported": "✗", "unanswered": "?"}
 
 
-def resolve(app, ref: str):
-    """A stored paper from an id, id prefix, path or title prefix."""
-    from reader.store.queries import resolve_paper
-
-    with app.db() as session:
-        return resolve_paper(session, ref)
-
-
-def ingest_path(app, path: Path, echo) -> str:
-    """Ingest a file (a no-op when it is stored already) and return its paper id."""
-    from reader.ingest.pipeline import ingest_file
-
-    echo(f"ingest: {path}")
-    result = ingest_file(path, app.db, app.search_index)
-    if result.status == "error":
-        raise ReaderError(result.error)
-    return result.paper_id
-
-
 def _summary_lines(result) -> list[str]:
     lines = []
     for k in result.analyses:
@@ -73,20 +54,12 @@ def read(app, paper, as_json, show_text, context_tokens, words, quiet):
       reader read f4b6d4e5 --json > specter.json
       READER_LLM_BASE_URL=http://127.0.0.1:8080/v1 reader read "SPECTER" --words 1200
     """
-    from reader.deepread import deep_read
-
     def echo(message: str) -> None:
         if not quiet:
             click.echo(f"[{time.strftime('%H:%M:%S')}] {message}", err=True)
 
-    path = Path(paper).expanduser()
-    paper_id = ingest_path(app, path, echo) if path.is_file() else resolve(app, paper).id
-    result = deep_read(
-        paper_id, db=app.db, generator=app.generator, verifier=app.verifier,
-        search=app.search_index.search, on_progress=echo, context_tokens=context_tokens,
-        target_words=words, max_workers=app.settings.verifier.max_concurrency,
-        output_language=app.settings.output_language, yes_threshold=app.settings.verify_threshold,
-    )
+    result = app.read(paper, on_progress=echo, context_tokens=context_tokens, words=words)
+    paper_id = result.paper_id
     if as_json:
         click.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
         return
@@ -111,18 +84,14 @@ def show(app, paper, as_json, verdicts):
       reader show f4b6d4e5
       reader show "SPECTER" --verdicts
     """
-    from reader.audit.record import analysis_json, load_analyses
-
-    target = resolve(app, paper)
-    with app.db() as session:
-        analyses = [analysis_json(a) for a in load_analyses(session, target.id)]
+    target = app.analyses(paper)
+    analyses = target.analyses
     if as_json:
-        click.echo(json.dumps({"paper_id": target.id, "title": target.title, "analyses": analyses},
-                              ensure_ascii=False, indent=2))
+        click.echo(json.dumps(target.to_json(), ensure_ascii=False, indent=2))
         return
     if not analyses:
-        raise ReaderError(f"paper {target.id[:12]} has no analyses yet: run `reader read {target.id[:12]}`")
-    click.echo(f"{target.title}  ({target.id[:12]})\n")
+        raise ReaderError(f"paper {target.paper_id[:12]} has no analyses yet: run `reader read {target.paper_id[:12]}`")
+    click.echo(f"{target.title}  ({target.paper_id[:12]})\n")
     for a in analyses:
         ratios = " → ".join(f"{r:.2f}" for r in a["ratio_per_iteration"])
         click.echo(f"=== {a['kind']} · flagged ratio per iteration {ratios} · "
@@ -163,10 +132,6 @@ def audit(app, paper_ref, text_file, as_json):
       reader audit --paper f4b6d4e5 --text-file my_notes.md
       echo "SPECTER beats SciBERT by 12 points." | reader audit --paper specter --json
     """
-    from reader.audit.guards import PaperFacts
-    from reader.audit.loop import audit_text, mark_unsupported
-    from reader.deepread import load_material
-
     if text_file is not None:
         try:
             text = text_file.read_text(encoding="utf-8")
@@ -176,28 +141,10 @@ def audit(app, paper_ref, text_file, as_json):
         if sys.stdin.isatty():
             click.echo("Reading the text to audit from standard input (end with Ctrl-D)…", err=True)
         text = sys.stdin.read()
-    if not text.strip():
-        raise ReaderError("the text to audit is empty: pass --text-file FILE or pipe the text in")
-    target = resolve(app, paper_ref)
-    with app.db() as session:
-        material = load_material(session, target.id)
-    result = audit_text(
-        text, paper_id=target.id, verifier=app.verifier, search=app.search_index.search,
-        facts=PaperFacts.from_texts(material.facts_texts), fallback_text=material.full_text,
-        max_workers=app.settings.verifier.max_concurrency, stage="audit",
-        yes_threshold=app.settings.verify_threshold,
-    )
-    marked = mark_unsupported(text, result.flagged)
+    report = app.audit(text, paper_ref)
+    result = report.result
     if as_json:
-        click.echo(json.dumps({
-            "paper_id": target.id,
-            "flagged_ratio": result.flagged_ratio,
-            "n_flagged": result.n_flagged,
-            "marked_text": marked,
-            "sentences": [s.to_json() for s in result.sentences],
-            "llm_calls": result.llm_calls,
-            "tokens": result.prompt_tokens + result.completion_tokens,
-        }, ensure_ascii=False, indent=2))
+        click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
         return
     _print_sentences([s.to_json() for s in result.sentences], evidence=True)
     click.echo(f"\n{result.n_flagged}/{len(result.sentences)} sentences unsupported "

@@ -97,22 +97,10 @@ def review(app, paths, force, jobs, export_dir, quiet, as_json):
       reader review papers/ --export notes/       # then write Obsidian notes
       reader review new.pdf --force --json        # redo one paper, JSON result
     """
-    from reader.ingest.pipeline import find_sources
-    from reader.review import PaperReview, review_stages, run_review
-
-    sources, missing = find_sources(list(paths))
-    if not sources and not missing:
-        raise ReaderError(
-            f"no .pdf, .txt or .md files under {', '.join(map(str, paths))}: give a folder of papers"
-        )
-    ingest, read_paper = review_stages(app)
-
     stop = threading.Event()
     try:
-        report = run_review(
-            sources, db=app.db, ingest=ingest, read_paper=read_paper, force=force,
-            max_papers=jobs, on_event=None if quiet else ProgressPrinter(), stop=stop,
-        )
+        report = app.review(paths, jobs=jobs, force=force,
+                            on_event=None if quiet else ProgressPrinter(), stop=stop)
     except KeyboardInterrupt:
         stop.set()
         click.echo("Interrupted. Finished papers are kept; run the same command again to continue.",
@@ -123,18 +111,10 @@ def review(app, paths, force, jobs, export_dir, quiet, as_json):
         # and the next run redoes them.
         os._exit(130)
 
-    for item in missing:
-        report.papers.append(PaperReview(source=str(item.file), status="error",
-                                         error=item.error or "cannot read it"))
-    exported = None
-    if export_dir is not None:
-        from reader.export import export_notes
-
-        exported = export_notes(app.db, None, export_dir)
+    exported = app.export(export_dir) if export_dir is not None else None
 
     if as_json:
         data = report.to_json()
-        data["failed"] = len(report.failed)
         if exported is not None:
             data["export"] = exported.to_json()
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
@@ -172,16 +152,9 @@ def export(app, papers, export_all, out_dir, as_json):
       reader export --all --out ~/vault/papers
       reader export "Attention is all" 3f2a9c --out notes/
     """
-    from reader.export import export_notes
-    from reader.store.queries import resolve_paper
-
     if bool(papers) == export_all:
         raise ReaderError("name the papers to export, or use --all (not both)")
-    paper_ids = None
-    if papers:
-        with app.db() as session:
-            paper_ids = [resolve_paper(session, ref).id for ref in papers]
-    result = export_notes(app.db, paper_ids, out_dir)
+    result = app.export(out_dir, list(papers) if papers else None)
     if papers and not result.notes:
         titles = "; ".join(title for _, title in result.not_reviewed)
         raise ReaderError(f"nothing to export: not reviewed yet ({titles}); run `reader review` first")

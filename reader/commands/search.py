@@ -7,20 +7,6 @@ import time
 
 import click
 
-from reader.errors import ReaderError
-
-
-def hit_to_json(hit) -> dict:
-    return {
-        "chunk_id": hit.chunk_id,
-        "paper_id": hit.paper_id,
-        "text": hit.text,
-        "pages": hit.pages,
-        "section": hit.section,
-        "score": round(hit.score, 6),
-        "bm25_rank": hit.bm25_rank,
-        "dense_rank": hit.dense_rank,
-    }
 
 
 def _path_label(name: str, rank, score) -> str:
@@ -45,17 +31,13 @@ def search(app, query, paper_ref, top_k, as_json):
       reader search "注意力机制" --paper 3fa2 -k 5
       reader search "citation graph" --json
     """
-    if not query.strip():
-        raise ReaderError("search: the query is empty; give the words or sentence to look for")
-    from reader.store.queries import resolve_paper_id
-
-    paper_id = resolve_paper_id(app.db, paper_ref) if paper_ref else None
-    hits = app.search_index.search(query, paper_id=paper_id, top_k_per_path=top_k)
+    found = app.search(query, paper=paper_ref, k=top_k)
+    hits = found.hits
     if as_json:
-        click.echo(json.dumps({"hits": [hit_to_json(h) for h in hits]}, ensure_ascii=False, indent=2))
+        click.echo(json.dumps(found.to_json(), ensure_ascii=False, indent=2))
         return
     if not hits:
-        click.echo("No passages found." + ("" if len(app.search_index) else " The library is empty."))
+        click.echo("No passages found." + ("" if found.library_size else " The library is empty."))
         return
     for n, hit in enumerate(hits, start=1):
         where = f"p. {hit.pages}" + (f" · {hit.section}" if hit.section else "")
@@ -83,10 +65,10 @@ def reindex(app):
       READER_EMBED_MODEL=/models/bge-small-en-v1.5 reader reindex
     """
     started = time.perf_counter()
-    index = app.search_index
-    n_chunks = index.rebuild()
+    n_chunks = app.reindex()
     elapsed = time.perf_counter() - started
+    info = app.search_index
     click.echo(
-        f"Indexed {n_chunks} chunks from {len(index.paper_ids())} papers in {elapsed:.1f} s "
-        f"(embedding model: {index.embedder_name})."
+        f"Indexed {n_chunks} chunks from {len(info.paper_ids())} papers in {elapsed:.1f} s "
+        f"(embedding model: {info.embedder_name})."
     )

@@ -159,3 +159,27 @@ def format_report(report: dict) -> str:
                      f"{pct(t['grounded_rate_of_answers']):<8}  {t['llm_calls_mean']:<7}  "
                      f"{t['latency_p50_s']:<5}  {t['latency_p95_s']}")
     return "\n".join(lines)
+
+
+@dataclass
+class CalibrationReport:
+    """run_calibration's report with the two ways `reader calibrate` prints it."""
+
+    data: dict
+
+    def to_json(self) -> dict:
+        return self.data
+
+    def text(self) -> str:
+        return format_report(self.data)
+
+
+def select_questions(questions: list[LabelledQuestion], source: str, ids: list[str] | None = None,
+                     limit: int | None = None) -> list[LabelledQuestion]:
+    """The questions with these ids (all when None), at most `limit` of them."""
+    if ids:
+        unknown = sorted(set(ids) - {q.id for q in questions})
+        if unknown:
+            raise ReaderError(f"{source}: no question with id {', '.join(unknown)}")
+        questions = [q for q in questions if q.id in ids]
+    return questions[:limit]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass
@@ -24,3 +24,25 @@ class SearchHit:
         if self.page_start == self.page_end:
             return str(self.page_start)
         return f"{self.page_start}-{self.page_end}"
+
+    def to_json(self) -> dict:
+        return {
+            "chunk_id": self.chunk_id,
+            "paper_id": self.paper_id,
+            "text": self.text,
+            "pages": self.pages,
+            "section": self.section,
+            "score": round(self.score, 6),
+            "bm25_rank": self.bm25_rank,
+            "dense_rank": self.dense_rank,
+        }
+
+
+@dataclass
+class SearchResults:
+    query: str
+    hits: list[SearchHit] = field(default_factory=list)
+    library_size: int = 0  # passages in the index (0: the library is empty)
+
+    def to_json(self) -> dict:
+        return {"hits": [hit.to_json() for hit in self.hits]}

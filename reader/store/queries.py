@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from sqlalchemy import func, select
@@ -82,9 +83,27 @@ def resolve_paper_id(db, ref: str) -> str:
         return resolve_paper(session, ref).id
 
 
-def list_papers(session: Session) -> list[dict]:
-    """Every stored paper, newest first: id, title, pages, chunks, status
-    (the latest review job's status, else 'analysed' or 'ingested')."""
+@dataclass
+class PaperInfo:
+    """One stored paper as `reader papers` lists it."""
+
+    id: str
+    title: str
+    authors: list[str] = field(default_factory=list)
+    year: int | None = None
+    pages: int = 0
+    chunks: int = 0
+    language: str = ""
+    source_path: str = ""
+    ingested_at: str | None = None
+    status: str = "ingested"  # the latest review job's status, else 'analysed' or 'ingested'
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def list_papers(session: Session) -> list[PaperInfo]:
+    """Every stored paper, newest first."""
     chunk_counts = dict(session.execute(
         select(Chunk.paper_id, func.count()).group_by(Chunk.paper_id)
     ).all())
@@ -97,20 +116,33 @@ def list_papers(session: Session) -> list[dict]:
         latest_job[paper_id] = status
     rows = []
     for paper in session.scalars(select(Paper).order_by(Paper.ingested_at.desc(), Paper.title)).all():
-        status = latest_job.get(paper.id) or ("analysed" if paper.id in analysed else "ingested")
-        rows.append({
-            "id": paper.id,
-            "title": paper.title,
-            "authors": list(paper.authors or []),
-            "year": paper.year,
-            "pages": paper.pages,
-            "chunks": chunk_counts.get(paper.id, 0),
-            "language": paper.language,
-            "source_path": paper.source_path,
-            "ingested_at": paper.ingested_at.isoformat() if paper.ingested_at else None,
-            "status": status,
-        })
+        rows.append(PaperInfo(
+            id=paper.id,
+            title=paper.title,
+            authors=list(paper.authors or []),
+            year=paper.year,
+            pages=paper.pages,
+            chunks=chunk_counts.get(paper.id, 0),
+            language=paper.language,
+            source_path=paper.source_path,
+            ingested_at=paper.ingested_at.isoformat() if paper.ingested_at else None,
+            status=latest_job.get(paper.id) or ("analysed" if paper.id in analysed else "ingested"),
+        ))
     return rows
 
 
-__all__ = ["resolve_paper", "list_papers"]
+def library_titles(session: Session) -> dict[str, str]:
+    """paper id -> title, for every stored paper."""
+    return {pid: title for pid, title in session.execute(select(Paper.id, Paper.title))}
+
+
+def paper_keys(session: Session) -> dict[str, str]:
+    """sha256 and source file name -> paper id (how labelled question files name papers)."""
+    keys: dict[str, str] = {}
+    for pid, source in session.execute(select(Paper.id, Paper.source_path)):
+        keys[pid] = pid
+        keys[Path(source).name] = pid
+    return keys
+
+
+__all__ = ["resolve_paper", "list_papers", "library_titles", "paper_keys"]

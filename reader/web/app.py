@@ -1,7 +1,7 @@
 """The web app: upload PDFs, follow their reviews, read audited analyses, ask questions.
 
-`create_app(ctx)` takes an App-like object (settings, db, search_index,
-generator, verifier) so tests can inject a scripted LLM and a fake embedder.
+`create_app(ctx)` takes a reader.facade.Reader (tests build one with a scripted
+LLM and a fake embedder); the pages call only its methods.
 Pages are rendered on the server with autoescaping Jinja2; the little
 JavaScript there is (upload progress, tooltips) only ever sets textContent.
 """
@@ -20,7 +20,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup, escape
 
 from reader.errors import PaperNotFound, ReaderError
-from reader.web import services, views
+from reader.web import services
 from reader.web.jobs import ReviewRunner, store_upload
 from reader.web.security import BodyTooLarge, Guard, display_name, looks_like_pdf
 
@@ -62,8 +62,8 @@ def content_disposition(file_name: str) -> str:
 
 def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> FastAPI:
     """The ASGI app over `ctx`. `review(pdf_path, ctx, on_progress) -> paper_id` runs an
-    upload's review (default: services.review_upload, i.e. reader.review.run_review with the
-    stages `reader review` uses). `allowed_hosts` restricts the Host header (loopback serving)."""
+    upload's review (default: services.review_upload, i.e. the Reader's `review` of that
+    one file, as `reader review` does it). `allowed_hosts` restricts the Host header (loopback serving)."""
     settings = ctx.settings
     limit_mb = settings.upload_limit_mb
     limit_bytes = limit_mb * 1024 * 1024
@@ -186,10 +186,9 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
     # ---- library and papers ------------------------------------------------------
     @app.get("/library", response_class=HTMLResponse)
     def library(request: Request, q: str = "", sort: str = "added", order: str = "desc"):
-        sort = sort if sort in views.SORT_KEYS else "added"
+        sort = sort if sort in ctx.library_sorts() else "added"
         descending = order != "asc"
-        with ctx.db() as session:
-            rows = views.library_rows(session, title_filter=q, sort=sort, descending=descending)
+        rows = ctx.library_rows(title_filter=q, sort=sort, descending=descending)
         return page(request, "library.html", rows=rows, q=q, sort=sort,
                     order="desc" if descending else "asc")
 
@@ -201,8 +200,7 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
     @app.get("/paper/{paper_id}", response_class=HTMLResponse)
     def paper_page(request: Request, paper_id: str):
         checked_paper_id(paper_id)
-        with ctx.db() as session:
-            view = views.paper_view(session, paper_id)
+        view = ctx.paper_page(paper_id)
         if view is None:
             raise PaperNotFound(f"no paper with id {paper_id!r}; pick one from the library")
         return page(request, "paper.html", paper=view, nav="library")
@@ -210,7 +208,7 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
     @app.get("/paper/{paper_id}/note.md")
     def paper_note(paper_id: str):
         checked_paper_id(paper_id)
-        file_name, text = services.markdown_note(ctx, paper_id)
+        file_name, text = ctx.note(paper_id)
         return Response(
             text.encode("utf-8"), media_type="text/markdown; charset=utf-8",
             headers={"content-disposition": content_disposition(file_name)},
@@ -218,8 +216,7 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
 
     # ---- ask ---------------------------------------------------------------------
     def ask_context(paper: str) -> dict:
-        with ctx.db() as session:
-            choices = views.paper_choices(session)
+        choices = ctx.paper_choices()
         return {"choices": choices, "scope": paper if paper in dict(choices) else ""}
 
     @app.get("/ask", response_class=HTMLResponse)

@@ -1,9 +1,5 @@
-"""The library calls behind the pages: review an upload, export a note, ask a question.
-
-Each takes the App-like `ctx` (settings, db, search_index, generator, verifier)
-and returns plain data, so the routes stay thin and tests can inject a scripted
-LLM and a fake embedder through `ctx`.
-"""
+"""What the pages need beyond one Reader call: an upload's review with a progress
+fraction, and an answer shaped for the Ask page. `ctx` is a reader.facade.Reader."""
 
 from __future__ import annotations
 
@@ -11,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from reader.errors import PaperNotFound, ReaderError
+from reader.errors import ReaderError
 
 
 class ReviewFailed(ReaderError):
@@ -36,9 +32,6 @@ def _read_fraction(detail: str, seen: list[str]) -> float:
 def review_upload(pdf_path: Path, ctx, on_progress: Callable[[str, float | None], None]) -> str:
     """Ingest, deep-read and audit one uploaded PDF through the batch review runner
     (so the web and `reader review` record the same ReviewJob rows). Returns the paper id."""
-    from reader.review import review_stages, run_review
-
-    ingest, read_paper = review_stages(ctx)
     details: list[str] = []
 
     def on_event(event) -> None:
@@ -47,32 +40,11 @@ def review_upload(pdf_path: Path, ctx, on_progress: Callable[[str, float | None]
         elif event.stage in STAGE_FRACTIONS:
             on_progress(event.stage, STAGE_FRACTIONS[event.stage])
 
-    report = run_review([pdf_path], db=ctx.db, ingest=ingest, read_paper=read_paper,
-                        max_papers=1, on_event=on_event)
+    report = ctx.review([pdf_path], jobs=1, on_event=on_event)
     outcome = report.papers[0]
     if outcome.status in ("reviewed", "skipped") and outcome.paper_id:
         return outcome.paper_id
     raise ReviewFailed(outcome.error or f"the review ended as {outcome.status!r}")
-
-
-# ---------------------------------------------------------------- Markdown note
-
-
-def markdown_note(ctx, paper_id: str) -> tuple[str, str]:
-    """(file name, Markdown text) of the paper's annotated note."""
-    from reader.export.markdown import collect_note, note_file_name, render_note
-    from reader.store.tables import Paper
-
-    with ctx.db() as session:
-        paper = session.get(Paper, paper_id)
-        if paper is None:
-            raise PaperNotFound(f"no paper with id {paper_id!r}; pick one from the library")
-        note = collect_note(session, paper)
-        if note is None:
-            raise ReaderError(
-                f"{paper.title!r} has no review yet, so there is no note to download; "
-                f"upload it again or run `reader review` on it.")
-        return note_file_name(paper.title, paper.id), render_note(note)
 
 
 # ---------------------------------------------------------------- asking
@@ -105,9 +77,7 @@ class AskView:
 
 def ask(ctx, question: str, paper_id: str | None) -> AskView:
     """Answer with Corrective RAG about one paper or (paper_id None) the whole library."""
-    from reader.crag.service import ask_question
-
-    result = ask_question(ctx, question, paper_id)
+    result = ctx.ask(question, paper_id)
     return AskView(
         question=result.question,
         answer=result.answer,

@@ -1,0 +1,376 @@
+"""The one entry point: the CLI, the web page and Python code all go through a Reader.
+
+    from reader import Reader
+
+    reader = Reader(home="~/reader-home")       # or Reader(settings), Reader(llm=my_client)
+    reader.ingest(["papers/"])
+    result = reader.read("sample")               # critique and synthesis, every sentence audited
+    print(result.to_json())
+
+A Reader builds what the stages need once, on first use: the database, the
+search index, and the two LLM roles (the generator writes, the verifier checks)
+wrapped with the call log and response cache. Stages get these passed in; this
+is the only module that wires them. Every method returns a dataclass whose
+to_json() is what the matching command prints with --json.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable
+from functools import cached_property
+from pathlib import Path
+
+from reader.config import Settings, load_settings
+from reader.errors import PaperNotFound, ReaderError
+
+Notice = Callable[[str], None]
+
+
+class Reader:
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        home: str | Path | None = None,
+        database_url: str | None = None,
+        llm=None,
+        verifier=None,
+        embedder=None,
+        use_cache: bool | None = None,
+        on_notice: Notice | None = None,
+    ):
+        """Settings come from the environment and the config file unless given.
+
+        `home` and `database_url` override them. `llm` is any object with a `model`
+        name and `complete(messages, ...)` (reader.llm.base.LLM): it writes, and also
+        checks unless a separate `verifier` is given; calls to either are logged and
+        cached like the built-in ones. `embedder` replaces the packaged embedding model.
+        `on_notice` receives warnings that do not stop the work (default: logging).
+        """
+        if settings is None:
+            env = dict(os.environ)
+            if home is not None:
+                env["READER_HOME"] = str(home)
+            settings = load_settings(env)
+        elif home is not None:
+            home = Path(home).expanduser()
+            settings = dataclasses.replace(settings, home=home)
+        if database_url is not None:
+            settings = dataclasses.replace(settings, database_url=database_url)
+        self.settings = settings
+        self.use_cache = settings.cache if use_cache is None else use_cache
+        self._llm = llm
+        self._verifier = verifier
+        self._embedder = embedder
+        self.notice: Notice = on_notice or logging.getLogger("reader").warning
+
+    # ------------------------------------------------------------ the pieces
+
+    @cached_property
+    def db(self):
+        """sessionmaker for a database at the newest migration."""
+        from reader.store.db import open_database
+
+        self.settings.home.mkdir(parents=True, exist_ok=True)
+        return open_database(self.settings.database_url)
+
+    @cached_property
+    def search_index(self):
+        """The BM25 + dense index over every passage (reader.index.store.SearchIndex)."""
+        from reader.index.store import SearchIndex
+
+        if self._embedder is not None:
+            return SearchIndex(self.settings.index_dir, self.db, embedder=self._embedder)
+        return SearchIndex.open(self.settings, self.db)
+
+    @cached_property
+    def generator(self):
+        """The LLM that writes (critique, synthesis, answers)."""
+        return self._role("generator", self._llm)
+
+    @cached_property
+    def verifier(self):
+        """The LLM that checks (audit, groundedness); the generator's settings unless set apart."""
+        return self._role("verifier", self._verifier or self._llm)
+
+    def _role(self, role: str, given):
+        from reader.llm.factory import build_llm
+        from reader.llm.logged import LoggedLLM
+        from reader.store.calls import CallStore
+
+        calls = CallStore(self.db)
+        if given is None:
+            return build_llm(self.settings, role, calls, use_cache=self.use_cache)
+        return LoggedLLM(given, role, calls, use_cache=self.use_cache)
+
+    def _index_or_none(self):
+        """The search index, or None with a notice: a broken index must not stop papers from being stored."""
+        try:
+            return self.search_index
+        except Exception as exc:
+            self.notice(f"search index unavailable ({exc}); papers are stored without it "
+                        "and indexed later by `reader reindex`")
+            return None
+
+    # ------------------------------------------------------------ the library
+
+    def ingest(self, paths: Iterable[str | Path], *, on_result=None, before_file=None):
+        """Parse files and folders into the library -> list[IngestResult] (one per file).
+
+        on_result(result, done, total) after each file; before_file(path, n_files) before each."""
+        from reader.ingest.pipeline import ingest_paths
+
+        return ingest_paths([str(p) for p in _as_list(paths)], self.db, open_index=self._index_or_none,
+                            on_progress=on_result, before_file=before_file)
+
+    def papers(self):
+        """Every stored paper, newest first -> list[PaperInfo]."""
+        from reader.store.queries import list_papers
+
+        with self.db() as session:
+            return list_papers(session)
+
+    def paper(self, ref: str):
+        """One stored paper from an id, id prefix, file path or title prefix -> PaperInfo."""
+        paper_id = self._paper_id(ref)
+        return next(p for p in self.papers() if p.id == paper_id)
+
+    def _paper_id(self, ref: str) -> str:
+        from reader.store.queries import resolve_paper_id
+
+        return resolve_paper_id(self.db, str(ref))
+
+    def remove(self, paper: str):
+        """Delete a paper and everything derived from it -> PaperInfo of what was removed."""
+        from reader.ingest.pipeline import remove_paper
+
+        info = self.paper(paper)
+        index = self._index_or_none()
+        remove_paper(self.db, info.id)
+        if index is not None:
+            try:
+                index.remove_paper(info.id)
+            except Exception as exc:  # the database is the source of truth; the index catches up
+                self.notice(f"search index not updated ({exc}); it drops the paper on next use")
+        return info
+
+    def search(self, query: str, paper: str | None = None, k: int = 3):
+        """Passages that best match `query` (BM25 and dense, fused) -> SearchResults."""
+        from reader.index.hits import SearchResults
+
+        if not query.strip():
+            raise ReaderError("search: the query is empty; give the words or sentence to look for")
+        paper_id = self._paper_id(paper) if paper else None
+        index = self.search_index
+        hits = index.search(query, paper_id=paper_id, top_k_per_path=k)
+        return SearchResults(query, hits, len(index))
+
+    def reindex(self) -> int:
+        """Rebuild the search index from the passages in the database; returns their number."""
+        return self.search_index.rebuild()
+
+    # ------------------------------------------------------------ reading and auditing
+
+    def read(self, paper: str | Path, *, on_progress: Notice | None = None,
+             context_tokens: int | None = None, words: int | None = None):
+        """Write and audit a paper's critique and synthesis, and store them -> DeepReadResult.
+
+        `paper` is a file (ingested first when new) or a stored paper's id, id prefix or title prefix."""
+        from reader.deepread import deep_read
+
+        return deep_read(
+            self._ingested_id(paper, on_progress), db=self.db, generator=self.generator,
+            verifier=self.verifier, search=self.search_index.search, on_progress=on_progress,
+            context_tokens=context_tokens, target_words=words,
+            max_workers=self.settings.verifier.max_concurrency,
+            output_language=self.settings.output_language,
+            yes_threshold=self.settings.verify_threshold,
+        )
+
+    def _ingested_id(self, paper: str | Path, on_progress: Notice | None = None) -> str:
+        path = Path(paper).expanduser()
+        if not path.is_file():
+            return self._paper_id(str(paper))
+        from reader.ingest.pipeline import ingest_file
+
+        if on_progress:
+            on_progress(f"ingest: {path}")
+        result = ingest_file(path, self.db, self.search_index)
+        if result.status == "error":
+            raise ReaderError(f"{path}: {result.error}")
+        return result.paper_id
+
+    def analyses(self, paper: str):
+        """A paper's stored critique and synthesis with their verdicts -> StoredAnalyses."""
+        from reader.audit.record import stored_analyses
+        from reader.store.queries import resolve_paper
+
+        with self.db() as session:
+            return stored_analyses(session, resolve_paper(session, str(paper)))
+
+    def audit(self, text: str, paper: str):
+        """Check any text sentence by sentence against a paper -> AuditReport."""
+        from reader.deepread import audit_against_paper
+
+        if not text.strip():
+            raise ReaderError("the text to audit is empty: pass --text-file FILE or pipe the text in")
+        return audit_against_paper(
+            text, self._paper_id(paper), db=self.db, verifier=self.verifier,
+            search=self.search_index.search, max_workers=self.settings.verifier.max_concurrency,
+            yes_threshold=self.settings.verify_threshold,
+        )
+
+    # ------------------------------------------------------------ questions
+
+    def ask(self, question: str, paper: str | None = None, *, threshold: float | None = None,
+            max_corrections: int | None = None, external=None, store: bool = True):
+        """Answer a question with Corrective RAG over one paper or the library -> AskResult.
+
+        `threshold` is the grade a passage needs to count as evidence; `max_corrections`
+        the corrective retrieval rounds allowed; `external` a scholarly search adapter."""
+        from reader.crag.pipeline import CragConfig
+
+        config = CragConfig()
+        if threshold is not None:
+            config.threshold = threshold
+        if max_corrections is not None:
+            config.max_corrective_rounds = max_corrections
+        return self._ask(question, paper, config, external=external, store=store)
+
+    def _ask(self, question: str, paper: str | None, config, *, external=None, store: bool = True):
+        from reader.crag.grounded import audit_grounded
+        from reader.crag.pipeline import ask
+        from reader.crag.store import save_question
+        from reader.store.db import transaction
+        from reader.store.queries import library_titles
+
+        if not question or not question.strip():
+            raise ReaderError("the question is empty: write what you want to know, e.g. "
+                              "reader ask \"Which baselines do they compare against?\"")
+        with self.db() as session:
+            titles = library_titles(session)
+        if not titles:
+            raise ReaderError("the library is empty: add papers first with `reader ingest PATH`")
+        paper_id = None
+        if paper is not None:
+            paper_id = paper if paper in titles else self._paper_id(paper)
+        result = ask(question, paper_id=paper_id, generator=self.generator, verifier=self.verifier,
+                     search=self.search_index.search, check_grounded=audit_grounded,
+                     external=external, titles=titles, config=config)
+        if store:
+            with transaction(self.db) as session:
+                save_question(session, result)
+        return result
+
+    def calibrate(self, questions_file: str | Path, thresholds: list[float], *,
+                  ids: list[str] | None = None, limit: int | None = None,
+                  on_progress: Notice | None = None):
+        """Run a labelled question file through `ask` for each grade threshold -> CalibrationReport."""
+        from reader.crag.calibrate import CalibrationReport, load_questions, run_calibration, select_questions
+        from reader.store.queries import paper_keys
+
+        questions = select_questions(load_questions(questions_file), str(questions_file), ids, limit)
+        with self.db() as session:
+            library = paper_keys(session)
+
+        def run_one(question: str, paper_id: str | None, config):
+            return self._ask(question, paper_id, config, store=False)
+
+        return CalibrationReport(run_calibration(questions, thresholds, run_one, library=library,
+                                                 on_progress=on_progress))
+
+    # ------------------------------------------------------------ collections
+
+    def review(self, paths: Iterable[str | Path], jobs: int = 2, force: bool = False, *,
+               on_event=None, stop: threading.Event | None = None):
+        """Ingest, read and audit every paper under `paths`, resumably -> ReviewReport.
+
+        Papers already reviewed are skipped unless `force`; a failing paper is
+        reported in its row and never stops the others."""
+        from reader.ingest.pipeline import find_sources
+        from reader.review import PaperReview, run_review
+
+        paths = _as_list(paths)
+        sources, missing = find_sources([str(p) for p in paths])
+        if not sources and not missing:
+            raise ReaderError(
+                f"no .pdf, .txt or .md files under {', '.join(map(str, paths))}: give a folder of papers")
+        report = run_review(sources, db=self.db, ingest=self._ingest_one, read_paper=self._read_id,
+                            force=force, max_papers=jobs, on_event=on_event, stop=stop)
+        for item in missing:
+            report.papers.append(PaperReview(source=str(item.file), status="error",
+                                             error=item.error or "cannot read it"))
+        return report
+
+    def _ingest_one(self, path: Path):
+        from reader.ingest.pipeline import ingest_file
+
+        return ingest_file(path, self.db, index=self.search_index)
+
+    def _read_id(self, paper_id: str, on_progress: Notice | None = None):
+        return self.read(paper_id, on_progress=on_progress)
+
+    def export(self, out: str | Path, papers: Iterable[str] | None = None):
+        """Write one annotated Markdown note per reviewed paper, plus index.md -> ExportResult."""
+        from reader.export import export_notes
+
+        paper_ids = None if papers is None else [self._paper_id(ref) for ref in _as_list(papers)]
+        return export_notes(self.db, paper_ids, Path(out))
+
+    def note(self, paper_id: str) -> tuple[str, str]:
+        """(file name, Markdown text) of one reviewed paper's note."""
+        from reader.export.markdown import collect_note, note_file_name, render_note
+        from reader.store.tables import Paper
+
+        with self.db() as session:
+            paper = session.get(Paper, paper_id)
+            if paper is None:
+                raise PaperNotFound(f"no paper with id {paper_id!r}; pick one from the library")
+            note = collect_note(session, paper)
+            if note is None:
+                raise ReaderError(
+                    f"{paper.title!r} has no review yet, so there is no note to download; "
+                    f"upload it again or run `reader review` on it.")
+            return note_file_name(paper.title, paper.id), render_note(note)
+
+    def stats(self, paper: str | None = None):
+        """LLM calls, cache hits, errors, tokens and time per stage, model and paper -> UsageReport."""
+        from reader.store.usage import usage_report
+
+        return usage_report(self.db, paper)
+
+    # ------------------------------------------------------------ what the web page shows
+
+    def library_rows(self, title_filter: str = "", sort: str = "added", descending: bool = True):
+        """The library table of the web page; `sort` is one of library_sorts()."""
+        from reader import views
+
+        with self.db() as session:
+            return views.library_rows(session, title_filter=title_filter, sort=sort, descending=descending)
+
+    @staticmethod
+    def library_sorts() -> tuple[str, ...]:
+        from reader.views import SORT_KEYS
+
+        return tuple(SORT_KEYS)
+
+    def paper_page(self, paper_id: str):
+        """A paper with its audited analyses, as the web page shows it (None: no such paper)."""
+        from reader import views
+
+        with self.db() as session:
+            return views.paper_view(session, paper_id)
+
+    def paper_choices(self) -> list[tuple[str, str]]:
+        from reader import views
+
+        with self.db() as session:
+            return views.paper_choices(session)
+
+
+def _as_list(items) -> list:
+    return [items] if isinstance(items, (str, Path)) else list(items)
