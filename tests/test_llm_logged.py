@@ -162,3 +162,12 @@ def test_failed_remote_call_is_logged_with_its_message(reader_env, monkeypatch):
             app.generator.complete(user("q"), stage="critique", paper_id="abc")
         (row,) = calls(app.db)
         assert "no answer from" in row.error and row.paper_id == "abc"
+
+
+def test_the_wrapper_keeps_what_the_model_can_do(db):
+    """A deep read sizes its context from the generator's capabilities, through the call log too."""
+    from reader.llm.base import ENDPOINT, SMALL_LOCAL, capabilities_of
+
+    small = LoggedLLM(ScriptedLLM(lambda p: "x", capabilities=SMALL_LOCAL), "generator", CallStore(db))
+    assert capabilities_of(small) == SMALL_LOCAL
+    assert capabilities_of(LoggedLLM(ScriptedLLM(lambda p: "x"), "generator", CallStore(db))) == ENDPOINT

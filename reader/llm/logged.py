@@ -17,7 +17,7 @@ import hashlib
 import json
 import time
 
-from reader.llm.base import Completion, Message, supports_logprobs
+from reader.llm.base import Capabilities, Completion, Message, capabilities_of, supports_logprobs
 
 
 def cache_key(model: str, messages: list[Message], temperature: float, max_tokens: int,
@@ -43,6 +43,10 @@ class LoggedLLM:
     @property
     def model(self) -> str:
         return self.inner.model
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return capabilities_of(self.inner)
 
     @property
     def supports_logprobs(self) -> bool:
