@@ -28,15 +28,6 @@ class ExternalSearch(Protocol):
     def search(self, query: str, limit: int = 3) -> list[ExternalHit]: ...
 
 
-class NoExternalSearch:
-    """The default: no external source."""
-
-    name = "none"
-
-    def search(self, query: str, limit: int = 3) -> list[ExternalHit]:
-        return []
-
-
 def external_candidates(hits: list[ExternalHit]) -> list[Candidate]:
     out: list[Candidate] = []
     seen: set[str] = set()

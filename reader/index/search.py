@@ -4,7 +4,7 @@ RRF score of a chunk = Σ over paths of 1 / (RRF_K + rank on that path), rank
 1-based. The hits are the union of each path's top k; their fused scores use
 each path's ranks down to RANK_DEPTH, so a passage that is first by BM25 and
 fifth by cosine is not scored as if the dense path had missed it (on SciFact
-this lifts fused recall@3 from 0.923 to 0.938; see benchmarks/RETRIEVAL.md).
+this lifts fused recall@3 from 0.923 to 0.938; see docs/retrieval.md).
 A chunk found by one path only still comes back; one found by both comes back
 once, with its rank and score on each path. Passages with the same
 text (e.g. a boilerplate paragraph in two papers) collapse to the best-fused one.
