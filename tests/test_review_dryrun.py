@@ -27,15 +27,15 @@ def test_verify_answers_yes_for_claims_in_the_evidence_and_no_otherwise():
         "SPARTA reaches a recall of 81.2% at ten passages on LongDocs.",
         "The model beats GPT-4 on every legal benchmark by a wide margin.",
     ], evidence=[{"text": PAPER, "pages": "3"}])
-    assert dry_run_answer(prompt) == "[1] YES\n[2] NO"
+    assert dry_run_answer(prompt, "verify") == "[1] YES\n[2] NO"
     no_evidence = render("verify", claims=["SPARTA reaches a recall of 81.2%."], evidence=[])
-    assert dry_run_answer(no_evidence) == "[1] NO"
+    assert dry_run_answer(no_evidence, "audit") == "[1] NO"
 
 
 def test_generation_is_built_from_the_papers_sentences_and_is_deterministic():
     prompt = f"Write a critique of this paper.\n\nPaper:\n{PAPER}\n\nWrite in English."
-    text = dry_run_answer(prompt)
-    assert text == dry_run_answer(prompt)
+    text = dry_run_answer(prompt, "critique")
+    assert text == dry_run_answer(prompt, "critique")
     pieces = [s for s in re.split(r"(?<=\.)\s+", text.replace("\n\n", " ")) if s]
     assert len(pieces) >= 3
     assert all(p in PAPER for p in pieces), "only the paper's own sentences"
@@ -43,21 +43,27 @@ def test_generation_is_built_from_the_papers_sentences_and_is_deterministic():
 
 
 def test_crag_prompts_get_their_shapes():
-    graded = dry_run_answer(render("grade", question="What recall does SPARTA reach?", passage=PAPER))
+    graded = dry_run_answer(render("grade", question="What recall does SPARTA reach?", passage=PAPER),
+                            "crag-grade")
     assert re.match(r"YES\n\d+% of the question's terms", graded)
-    unrelated = dry_run_answer(render("grade", question="Which wheat cultivars were grown?", passage=PAPER))
+    unrelated = dry_run_answer(render("grade", question="Which wheat cultivars were grown?", passage=PAPER),
+                               "crag-grade")
     assert unrelated.startswith("NO\n")
-    queries = dry_run_answer(render("rewrite_queries", question="SPARTA recall", why_missed="none", n=3))
+    queries = dry_run_answer(render("rewrite_queries", question="SPARTA recall", why_missed="none", n=3),
+                             "crag-rewrite")
     assert len(queries.splitlines()) == 3
     chosen = dry_run_answer(render("refine", question="What recall does SPARTA reach on LongDocs?",
-                                   sentences=["Unrelated words about cooking.", PAPER.split(". ")[1]]))
+                                   sentences=["Unrelated words about cooking.", PAPER.split(". ")[1]]),
+                            "crag-refine")
     assert chosen == "2"
     evidence = [{"label": "SPARTA p. 3", "external": False, "score": 0.9, "reasoning": "states it",
                  "text": PAPER}]
     base = {**SAMPLES["answer"][0], "evidence": evidence, "not_found": "NOT FOUND"}
-    answered = dry_run_answer(render("answer", **{**base, "question": "What recall does SPARTA reach on LongDocs?"}))
+    answered = dry_run_answer(render("answer", **{**base, "question": "What recall does SPARTA reach on LongDocs?"}),
+                              "crag-answer")
     assert answered == "On the LongDocs benchmark SPARTA reaches a recall of 81.2% at ten passages. [1]"
-    refused = dry_run_answer(render("answer", **{**base, "question": "Which wheat cultivars grew best?"}))
+    refused = dry_run_answer(render("answer", **{**base, "question": "Which wheat cultivars grew best?"}),
+                             "crag-answer")
     assert refused == "NOT FOUND"
 
 
@@ -84,7 +90,7 @@ def test_critique_prompt_gets_headings_and_regeneration_drops_the_flagged():
     context = PAPER + " " + PAPER.replace("SPARTA", "The system")
     prompt = render("critique", title="SPARTA", context=context, left_out=[], words=200, flagged=[],
                     previous="", language_instruction="Write in English.")
-    draft = dry_run_answer(prompt)
+    draft = dry_run_answer(prompt, "critique")
     assert draft.startswith("## Strengths\n")
     body = [line for line in draft.splitlines() if line and not line.startswith("## ")]
     assert body and all(s in context for line in body for s in re.split(r"(?<=\.) ", line))
@@ -92,6 +98,6 @@ def test_critique_prompt_gets_headings_and_regeneration_drops_the_flagged():
     flagged = body[0].split(". ")[0] + "."
     again = render("critique", title="SPARTA", context=context, left_out=[], words=200,
                    flagged=[flagged], previous=draft, language_instruction="Write in English.")
-    rewritten = dry_run_answer(again)
+    rewritten = dry_run_answer(again, "regenerate-critique")
     assert flagged not in rewritten
     assert rewritten.replace(" ", "") == draft.replace(flagged, "").replace(" ", "")

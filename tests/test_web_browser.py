@@ -40,14 +40,13 @@ def find_chromium() -> str | None:
     return None
 
 
-def scripted_answer(prompt: str) -> str:
+def scripted_answer(prompt: str, stage: str) -> str:
     """The dry-run LLM's answers, plus one sentence the paper cannot support in every
-    critique and synthesis, so the audit has something to flag."""
+    critique and synthesis (and every rewrite of one), so the audit has something to flag."""
     from reader.llm.dryrun import dry_run_answer
 
-    answer = dry_run_answer(prompt)
-    head = prompt[:300]
-    if "Paper text" in prompt and ("Write a synthesis" in head or "Write a critique" in head):
+    answer = dry_run_answer(prompt, stage)
+    if stage.removeprefix("regenerate-") in ("critique", "synthesis"):
         answer = f"{answer}\n\n{FABRICATED}"
     return answer
 
@@ -82,8 +81,8 @@ def served(tmp_path_factory):
         settings, embedder=HashingEmbedder(), use_cache=False,
         # a writer that takes a moment, as a real one does, so that the page
         # polled every 100 ms sees the review's stages and not only its end
-        llm=ScriptedLLM(scripted_answer, model="scripted-writer", latency_s=0.3),
-        verifier=ScriptedLLM(scripted_answer, model="scripted-checker"),
+        llm=ScriptedLLM(scripted_answer, model="scripted-writer", latency_s=0.3, with_stage=True),
+        verifier=ScriptedLLM(scripted_answer, model="scripted-checker", with_stage=True),
     )
     web = create_app(ctx, allowed_hosts=["127.0.0.1", "localhost"])
     sock = socket.socket()

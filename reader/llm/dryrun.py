@@ -2,19 +2,24 @@
 
 Selected with `READER_LLM_BASE_URL=scripted:` (optionally
 `scripted:latency_ms=200` to model a remote endpoint's latency). It answers
-every prompt the pipeline sends with output of the right shape, computed
-from the prompt alone — no model, no network:
+every call the pipeline makes with output of the right shape — no model, no
+network. The `stage` of the call chooses the kind of answer (`HANDLERS`); the
+prompt only supplies its content (the claims and evidence, the question and
+passages, the paper text):
 
-- verify prompts (`[n] YES` / `[n] NO`): YES when most of the claim's words
-  occur in the evidence shown, else NO — a crude but honest lexical check;
-- CRAG grading (YES/NO + reason), sentence selection (numbers), query
-  rewriting (one query per line) and answers (the best-overlapping evidence
+- critique, synthesis: the prompt's headings, each with sentences of the
+  paper text inside the prompt, chosen deterministically;
+- regenerate-critique, regenerate-synthesis: the previous draft without the
+  sentences listed as unsupported;
+- verify, audit, crag-check (`[n] YES` / `[n] NO`): YES when most of the
+  claim's words occur in the evidence shown, else NO — a crude but honest
+  lexical check;
+- crag-grade (YES/NO + reason), crag-refine (sentence numbers), crag-rewrite
+  (one query per line) and crag-answer (the best-overlapping evidence
   sentence, cited, or the prompt's not-found sentinel) by the same word overlap;
-- regeneration: the previous draft without the sentences listed as unsupported;
-- anything else (critique, synthesis): the prompt's headings, each with
-  sentences of the paper text inside the prompt, chosen deterministically.
+- any other stage, or none: `FALLBACK`, prose as for a critique.
 
-Same prompt, same answer: tests can count calls and rerun for identical rows.
+Same stage and prompt, same answer: tests can count calls and rerun for identical rows.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+from collections.abc import Callable
 
 from reader.text.split import split_sentences
 from reader.llm.base import ENDPOINT, Completion, Message
@@ -188,27 +194,34 @@ def answer_generate(prompt: str, per_heading: int = 2) -> str:
     return "\n\n".join(parts)
 
 
-def dry_run_answer(prompt: str) -> str:
-    if "Answer one line per claim" in prompt and "Claims:" in prompt:
-        return answer_verify(prompt)
-    if "Passage" in prompt and ("Reply YES or NO" in prompt or "Score:" in prompt):
-        return answer_grade(prompt)
-    if "Numbered sentences" in prompt and "Reply with their numbers" in prompt:
-        return answer_refine(prompt)
-    if "alternative search queries" in prompt:
-        return answer_rewrite(prompt)
-    if re.search(r"Answer the question .*using only the (numbered )?evidence", prompt):
-        return answer_question(prompt)
-    if "had no support in the paper last time" in prompt and re.search(r"^Previous draft[^\n]*:$", prompt, re.M):
-        return answer_regenerate(prompt)
-    return answer_generate(prompt)
+# The stages the pipeline passes to `complete(stage=...)`, and the kind of answer each gets.
+HANDLERS: dict[str, Callable[[str], str]] = {
+    "critique": answer_generate,  # reader.deepread.generate: one stage per kind
+    "synthesis": answer_generate,
+    "regenerate-critique": answer_regenerate,  # ... and "regenerate-<kind>" for a rewrite
+    "regenerate-synthesis": answer_regenerate,
+    "verify": answer_verify,  # reader.audit.loop: the deep read's audit
+    "audit": answer_verify,  # `reader audit`: any text against a paper
+    "crag-check": answer_verify,  # reader.crag.grounded: an answer against its passages
+    "crag-grade": answer_grade,
+    "crag-refine": answer_refine,
+    "crag-rewrite": answer_rewrite,
+    "crag-answer": answer_question,
+}
+FALLBACK = answer_generate  # any other stage, or none
+
+
+def dry_run_answer(prompt: str, stage: str) -> str:
+    """The answer of the kind `stage` calls for, with its content taken from `prompt`."""
+    return HANDLERS.get(stage, FALLBACK)(prompt)
 
 
 class DryRunLLM:
     """ScriptedLLM answering with `dry_run_answer`, at most `max_concurrency` calls at once."""
 
     def __init__(self, *, latency_s: float = 0.0, max_concurrency: int = 4):
-        self.scripted = ScriptedLLM(dry_run_answer, model=MODEL_NAME, latency_s=latency_s)
+        self.scripted = ScriptedLLM(dry_run_answer, model=MODEL_NAME, latency_s=latency_s,
+                                    with_stage=True)
         self.model = MODEL_NAME
         self.capabilities = ENDPOINT  # a dry run sizes a deep read as for an endpoint
         self._slots = threading.BoundedSemaphore(max(1, max_concurrency))

@@ -1,7 +1,8 @@
 """A deterministic LLM for tests and dry runs.
 
 Answers come from a queue (`enqueue`) or, when the queue is empty, from
-`respond(prompt_text) -> str`. Every call is recorded in `history`.
+`respond(prompt_text) -> str` (`respond(prompt_text, stage) -> str` with
+`with_stage=True`). Every call is recorded in `history`.
 `latency_s` sleeps per call so benchmarks can model a remote endpoint.
 `capabilities` (default ENDPOINT, as for an LLM that does not say) sizes a
 deep read as for a real model, e.g. SMALL_LOCAL to test the embedded model's.
@@ -26,10 +27,12 @@ class ScriptedLLM:
         model: str = "scripted",
         latency_s: float = 0.0,
         capabilities: Capabilities = ENDPOINT,
+        with_stage: bool = False,
     ):
         self.model = model
         self.capabilities = capabilities
         self.respond = respond
+        self.with_stage = with_stage
         self.latency_s = latency_s
         self.history: list[dict] = []
         self._queue: deque[str | Exception] = deque()
@@ -69,7 +72,7 @@ class ScriptedLLM:
         if answer is None:
             if self.respond is None:
                 raise RuntimeError("ScriptedLLM: queue is empty and no respond function was given")
-            answer = self.respond(prompt)
+            answer = self.respond(prompt, stage) if self.with_stage else self.respond(prompt)
         return Completion(
             text=answer,
             prompt_tokens=estimate_tokens(prompt),
