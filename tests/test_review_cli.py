@@ -2,6 +2,11 @@
 
 The subprocess runs the real CLI; only the embedding model is swapped for the
 deterministic hashing embedder so each run starts in about a second.
+
+The folder holds four shared papers; in a clone without ../shared it holds four
+copies of papers/sample_paper.pdf that differ only in their metadata (so in
+their bytes, hence their paper ids), reviewed with the LLM cache off so that
+each copy costs its own LLM calls as a different paper would.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
-from conftest import ROOT, shared_pdfs
+from conftest import ROOT, SAMPLE_PAPER, shared_pdfs
 
 pytest.importorskip("reader.ingest.pipeline")
 
@@ -28,24 +33,39 @@ BOOTSTRAP = (
     "from reader.cli import main\n"
     "main()\n"
 )
-PAPERS = ["acl2007_P07-1088.pdf", "naacl2018_litgraph_N18-3011.pdf",
-          "acl2023_tutorial_goal_awareness_2023.acl-tutorials.1.pdf", "acl2014_P14-1059.pdf"]
+SHARED_PAPERS = ["acl2007_P07-1088.pdf", "naacl2018_litgraph_N18-3011.pdf",
+                 "acl2023_tutorial_goal_awareness_2023.acl-tutorials.1.pdf", "acl2014_P14-1059.pdf"]
+AVAILABLE = {p.name: p for p in shared_pdfs()}
+USE_SHARED = all(name in AVAILABLE for name in SHARED_PAPERS)
+PAPERS = SHARED_PAPERS if USE_SHARED else [f"sample_copy_{i}.pdf" for i in range(1, 5)]
 
 
 def reader_cmd(*args: str) -> list[str]:
     return [sys.executable, "-c", BOOTSTRAP, *args]
 
 
+def write_sample_copy(path: Path, n: int) -> None:
+    """papers/sample_paper.pdf with its metadata marked as copy n: same text, other bytes."""
+    import pymupdf
+
+    with pymupdf.open(SAMPLE_PAPER) as doc:
+        doc.set_metadata({**{k: v for k, v in doc.metadata.items() if k not in ("format", "encryption")},
+                          "subject": f"Sample paper for reader, copy {n}"})
+        doc.save(path)
+
+
 @pytest.fixture
 def folder(tmp_path):
-    """Symlinks to four shared papers and one broken PDF (nothing copied)."""
-    available = {p.name: p for p in shared_pdfs()}
-    if not all(name in available for name in PAPERS):
-        pytest.skip("the shared papers are not available")
+    """Symlinks to four shared papers (nothing copied), or four copies of the
+    sample paper, and one broken PDF."""
     folder = tmp_path / "papers"
     folder.mkdir()
-    for name in PAPERS:
-        (folder / name).symlink_to(available[name])
+    for n, name in enumerate(PAPERS, 1):
+        if USE_SHARED:
+            (folder / name).symlink_to(AVAILABLE[name])
+        else:
+            write_sample_copy(folder / name, n)
+    assert len({(folder / name).read_bytes() for name in PAPERS}) == len(PAPERS)
     (folder / "broken.pdf").write_bytes(b"%PDF-1.7\nthis file was cut off in transfer")
     return folder
 
@@ -59,6 +79,8 @@ def env(tmp_path):
         "READER_EMBED_MODEL": "hashing",  # the name the swapped-in embedder is stored under
         "PYTHONPATH": str(ROOT),
     })
+    if not USE_SHARED:
+        env["READER_CACHE"] = "off"  # the sample copies share their prompts; each must cost its calls
     return env
 
 
