@@ -4,9 +4,10 @@ An LLM is anything with a `model` name and a `complete()` method. `stage` and
 `paper_id` only label the call for the call log and `reader stats`.
 
 What a model can do is an attribute of the LLM object, not a guess from its
-name: an LLM may carry `capabilities` (a `Capabilities`, e.g. `SMALL_LOCAL`)
-and `supports_logprobs`; `capabilities_of(llm)` and `supports_logprobs(llm)`
-read them with defaults for an LLM of the user's own that has neither.
+name: an LLM may carry `capabilities` (a `Capabilities`, e.g. `SMALL_LOCAL`),
+`supports_logprobs` and `supports_accept`; `capabilities_of(llm)`,
+`supports_logprobs(llm)` and `supports_accept(llm)` read them with defaults for
+an LLM of the user's own that has none of them.
 """
 
 from __future__ import annotations
@@ -68,6 +69,13 @@ class LLM(Protocol):
 def supports_logprobs(llm) -> bool:
     """Does this LLM take `complete(..., logprobs=k)`? (An LLM of the user's own need not.)"""
     return bool(getattr(llm, "supports_logprobs", False))
+
+
+def supports_accept(llm) -> bool:
+    """Does this LLM take `complete(..., accept=check)`? The call log and cache (reader.llm.logged)
+    do: a reply for which `check(completion)` is false is neither cached nor served from the cache.
+    A bare LLM of the user's own need not, and is then never passed the keyword."""
+    return bool(getattr(llm, "supports_accept", False))
 
 
 def capabilities_of(llm) -> Capabilities:

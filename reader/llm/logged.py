@@ -6,6 +6,13 @@ key made of the model, the full messages and the parameters, so re-running
 finished work costs no LLM calls. With use_cache=False the cache is not read,
 but fresh answers still replace the stored ones.
 
+A caller that can tell a usable reply from an unusable one passes
+`accept=check` (check(completion) -> bool; the audit's verifier does: a reply
+that answers none of its claims is a failed call). A reply the check rejects is
+not cached, and is logged with an error, and a cached reply it rejects (stored
+before the check existed) is not served: the model is asked again. The check is
+never passed on to the wrapped LLM, so an LLM of the user's own need not know it.
+
 The log and the cache are written through `calls` (reader.store.calls.CallStore
 in the product, anything with the same three methods in a test), so this layer
 never touches the database itself.
@@ -16,8 +23,12 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Callable
 
 from reader.llm.base import Capabilities, Completion, Message, capabilities_of, supports_logprobs
+
+Accept = Callable[[Completion], bool]
+REJECTED = "reply rejected by the caller's check (unusable); not cached"
 
 
 def cache_key(model: str, messages: list[Message], temperature: float, max_tokens: int,
@@ -34,6 +45,8 @@ def cache_key(model: str, messages: list[Message], temperature: float, max_token
 
 
 class LoggedLLM:
+    supports_accept = True  # complete(..., accept=check): see the module docstring
+
     def __init__(self, inner, role: str, calls, use_cache: bool = True):
         self.inner = inner
         self.role = role
@@ -61,13 +74,14 @@ class LoggedLLM:
         stage: str = "",
         paper_id: str | None = None,
         logprobs: int = 0,
+        accept: Accept | None = None,
     ) -> Completion:
         start = time.perf_counter()
         logprobs = logprobs if self.supports_logprobs else 0
         key = cache_key(self.model, messages, temperature, max_tokens, logprobs)
         if self.use_cache:
             hit = self._cached(key)
-            if hit is not None:
+            if hit is not None and (accept is None or accept(hit)):
                 hit.latency_s = time.perf_counter() - start
                 self._log(stage, paper_id, hit, cached=True)
                 return hit
@@ -81,9 +95,10 @@ class LoggedLLM:
             failed = Completion(text="", latency_s=time.perf_counter() - start, model=self.model)
             self._log(stage, paper_id, failed, cached=False, error=f"{type(exc).__name__}: {exc}")
             raise
-        if completion.text.strip():
+        usable = accept is None or accept(completion)
+        if completion.text.strip() and usable:
             self._store(key, completion)
-        self._log(stage, paper_id, completion, cached=False)
+        self._log(stage, paper_id, completion, cached=False, error="" if usable else REJECTED)
         return completion
 
     def _cached(self, key: str) -> Completion | None:
