@@ -324,6 +324,8 @@ class KindResult:
             "flagged_per_iteration": [it.audit.n_flagged for it in self.loop.iterations],
             "sentences_per_iteration": [len(it.audit.sentences) for it in self.loop.iterations],
             "ratio_per_iteration": [it.audit.flagged_ratio for it in self.loop.iterations],
+            "n_unchecked": final.n_unchecked,
+            "n_unanswered": final.n_unanswered,
             "left_out_sections": self.left_out,
             "sentences": [s.to_json() for s in final.sentences],
         }
@@ -414,8 +416,9 @@ def deep_read(
                               max_workers=max_workers, known=known)
 
         def report(number, result):
+            unread = f", {result.n_unchecked} unchecked" if result.n_unchecked else ""
             progress(f"{kind}: iteration {number}: {result.n_flagged}/{len(result.sentences)} "
-                     f"sentences unsupported (ratio {result.flagged_ratio:.2f})")
+                     f"sentences unsupported (ratio {result.flagged_ratio:.2f}){unread}")
 
         loop = audit_loop(gen, audit, on_iteration=report)
         return KindResult(kind, loop, context.left_out)
@@ -447,6 +450,8 @@ class AuditReport:
             "paper_id": self.paper_id,
             "flagged_ratio": r.flagged_ratio,
             "n_flagged": r.n_flagged,
+            "n_unchecked": r.n_unchecked,
+            "n_unanswered": r.n_unanswered,
             "marked_text": self.marked_text,
             "sentences": [s.to_json() for s in r.sentences],
             "llm_calls": r.llm_calls,
@@ -464,4 +469,4 @@ def audit_against_paper(text: str, paper_id: str, *, db, verifier, search, max_w
         facts=PaperFacts.from_texts(material.facts_texts), fallback_text=material.full_text,
         max_workers=max_workers, stage="audit", yes_threshold=yes_threshold,
     )
-    return AuditReport(paper_id, result, mark_unsupported(text, result.flagged))
+    return AuditReport(paper_id, result, mark_unsupported(text, result.to_mark))

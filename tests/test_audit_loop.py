@@ -98,11 +98,12 @@ def test_unanswered_counts_as_supported_but_is_recorded():
     assert result.sentences[1].llm_answer == ""
 
 
-def test_garbage_reply_leaves_all_unanswered():
-    verifier = ScriptedLLM().enqueue("I am not sure what you mean.")
+def test_garbage_reply_is_asked_again_then_leaves_all_unchecked():
+    verifier = ScriptedLLM().enqueue("I am not sure what you mean.", "Sorry, what claims?")
     result = audit_text("First claim. Second claim.", verifier=verifier, search=paper_search)
-    assert [s.verdict for s in result.sentences] == ["unanswered", "unanswered"]
-    assert result.flagged_ratio == 0.0
+    assert verifier.calls == 2 and result.llm_calls == 2
+    assert [s.verdict for s in result.sentences] == ["unchecked", "unchecked"]
+    assert result.flagged_ratio == 0.0 and result.n_unchecked == 2 and result.n_unanswered == 0
 
 
 def test_guards_override_a_yes_nexus_example():

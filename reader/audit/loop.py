@@ -24,7 +24,14 @@
    decided and counts as unsupported unless clearly preferred; the
    deterministic guards (reader.audit.guards) run on every sentence: a number,
    name or citation missing from the paper makes it unsupported even when the
-   verifier said YES. The reasons are stored with the verdict.
+   verifier said YES. The reasons are stored with the verdict;
+6. a reply that answers none of its batch's claims is a failed call: it is
+   asked again (VERIFY_ATTEMPTS in all), and a verifier wrapped in the call log
+   (reader.llm.logged, `accept=`) neither caches it nor serves such a reply from
+   the cache. When no attempt answers anything, the batch's sentences are
+   UNCHECKED (unless a guard makes them unsupported): neither supported nor
+   flagged. A reply that answers some claims stands; a claim it leaves out is
+   UNANSWERED and counts as supported, as before.
 
 Evidence comes from one of two places:
 - `search(query, paper_id) -> list[SearchHit]`, the paper's own index; or
@@ -33,8 +40,10 @@ Evidence comes from one of two places:
   generated from). `paper_id` is then only a label for the call log.
 
 `audit_loop` wraps a generator: flagged_ratio > 0.3 triggers a regeneration
-that is told which sentences had no support, at most twice; then every
-sentence still unsupported gets the prefix `[待验证] ` (first occurrence only).
+that is told which sentences had no support, at most twice (unchecked sentences
+are not flagged: a broken verifier is no reason to rewrite, and they are asked
+about again in the next pass); then every sentence still unsupported, and every
+unchecked one, gets the prefix `[待验证] ` (first occurrence only).
 """
 
 from __future__ import annotations
@@ -50,7 +59,7 @@ from reader.audit.guards import PaperFacts, check_sentence
 from reader.audit.relations import reversal
 from reader.text.split import sentence_spans, split_sentences
 from reader.audit.verify import NO_EVIDENCE_CHARS, EvidenceRef, build_messages, parse_answers
-from reader.llm.base import Completion, supports_logprobs
+from reader.llm.base import Completion, supports_accept, supports_logprobs
 
 BATCH_SIZE = 4
 EVIDENCE_PER_BATCH = 3
@@ -64,22 +73,29 @@ TOP_LOGPROBS = 5  # alternatives per answer token, enough to find both YES and N
 YES_THRESHOLD = 0.17
 # A claim whose reversal the verifier also accepts stands only if it is preferred by this much.
 CONTRAST_MARGIN = 0.2
+# Calls per batch while the reply answers none of its claims: the call and one retry.
+VERIFY_ATTEMPTS = 2
 
-SUPPORTED, UNSUPPORTED, UNANSWERED = "supported", "unsupported", "unanswered"
+# unsupported: flagged (counts in the flagged ratio, gets [待验证]);
+# unanswered: the reply left this claim out but answered others in its batch (counts as supported);
+# unchecked: no reply in VERIFY_ATTEMPTS answered any claim of its batch (neither supported nor
+# flagged; gets [待验证]).
+SUPPORTED, UNSUPPORTED, UNANSWERED, UNCHECKED = "supported", "unsupported", "unanswered", "unchecked"
+UNREADABLE = f"the verifier's reply could not be read ({VERIFY_ATTEMPTS} attempts): not checked"
 
 Search = Callable[[str, str | None], list]
 EvidenceFor = Callable[[list[str]], list[EvidenceRef]]
 
 __all__ = [
     "AuditResult", "EvidenceRef", "LoopResult", "SentenceResult", "audit_loop", "audit_text",
-    "audit_sentences", "mark_unsupported", "MARK",
+    "audit_sentences", "mark_unsupported", "MARK", "SUPPORTED", "UNSUPPORTED", "UNANSWERED", "UNCHECKED",
 ]
 
 
 @dataclass
 class SentenceResult:
     text: str
-    verdict: str  # supported | unsupported | unanswered
+    verdict: str  # supported | unsupported | unanswered | unchecked
     llm_answer: str  # "YES" | "NO" | "" (the verifier did not answer)
     reasons: list[str] = field(default_factory=list)
     evidence: list[EvidenceRef] = field(default_factory=list)
@@ -130,6 +146,20 @@ class AuditResult:
     def n_unanswered(self) -> int:
         return sum(1 for s in self.sentences if s.verdict == UNANSWERED)
 
+    @property
+    def n_unchecked(self) -> int:
+        return sum(1 for s in self.sentences if s.verdict == UNCHECKED)
+
+    @property
+    def unchecked(self) -> list[str]:
+        """Distinct unchecked sentences, in order of first appearance."""
+        return list(dict.fromkeys(s.text for s in self.sentences if s.verdict == UNCHECKED))
+
+    @property
+    def to_mark(self) -> list[str]:
+        """Distinct sentences that get the [待验证] mark: unsupported or unchecked."""
+        return list(dict.fromkeys(s.text for s in self.sentences if s.verdict in (UNSUPPORTED, UNCHECKED)))
+
 
 def _hits_to_evidence(hits: list) -> list[EvidenceRef]:
     ranked = sorted(hits, key=lambda h: h.score, reverse=True)[:EVIDENCE_PER_BATCH]
@@ -157,7 +187,15 @@ def _evidence(batch, paper_id, search, evidence_for, fallback_text, focused=True
     return found, note
 
 
-_NO_CALL = Completion(text="")
+@dataclass
+class _BatchOutcome:
+    judgements: list[Judgement]
+    evidence: list[EvidenceRef]
+    note: str = ""
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    readable: bool = True  # False: no attempt answered any of the batch's claims
 
 
 @dataclass
@@ -193,20 +231,45 @@ def _accepted(answer, p_yes, threshold) -> bool | None:
     return None if answer is None else answer == "YES"
 
 
+def _read_reply(completion: Completion, n_asked: int) -> tuple[list[str | None], list[float | None]]:
+    """Each asked claim's answer (YES/NO/None) and P(YES) (None without log-probabilities)."""
+    return parse_answers(completion.text, n_asked), claim_probabilities(completion.logprobs, n_asked)
+
+
+def answers_any(completion: Completion, n_claims: int, n_asked: int | None = None) -> bool:
+    """Does the reply answer at least one of the first `n_claims` claims (by a word or a P(YES))?
+    A reply that does not is a failed call: retried, never cached."""
+    answers, p_values = _read_reply(completion, n_asked or n_claims)
+    return any(a is not None or p is not None for a, p in zip(answers[:n_claims], p_values[:n_claims]))
+
+
 def _verify_batch(batch, *, paper_id, verifier, search, evidence_for, fallback_text, stage, focused,
-                  contrast):
+                  contrast) -> _BatchOutcome:
     evidence, note = _evidence(batch, paper_id, search, evidence_for, fallback_text, focused)
     if not evidence:  # nothing to check against: unsupported by definition, no call needed
-        return [Judgement("NO") for _ in batch], evidence, _NO_CALL, note
+        return _BatchOutcome([Judgement("NO") for _ in batch], evidence, note)
     reversals = [reversal(claim) if contrast else None for claim in batch]
     asked = list(batch) + [r for r in reversals if r]
-    extra = {"logprobs": TOP_LOGPROBS} if supports_logprobs(verifier) else {}
-    completion = verifier.complete(
-        build_messages(asked, evidence),
-        temperature=0.0, max_tokens=8 * len(asked) + 16, stage=stage, paper_id=paper_id, **extra,
-    )
-    answers = parse_answers(completion.text, len(asked))
-    p_values = claim_probabilities(completion.logprobs, len(asked))
+
+    def usable(completion: Completion) -> bool:
+        return answers_any(completion, len(batch), len(asked))
+
+    extra: dict = {"logprobs": TOP_LOGPROBS} if supports_logprobs(verifier) else {}
+    if supports_accept(verifier):  # the call log and cache: keep unusable replies out of the cache
+        extra["accept"] = usable
+    outcome = _BatchOutcome([], evidence, note)
+    for _attempt in range(VERIFY_ATTEMPTS):
+        completion = verifier.complete(
+            build_messages(asked, evidence),
+            temperature=0.0, max_tokens=8 * len(asked) + 16, stage=stage, paper_id=paper_id, **extra,
+        )
+        outcome.calls += 1
+        outcome.prompt_tokens += completion.prompt_tokens
+        outcome.completion_tokens += completion.completion_tokens
+        outcome.readable = usable(completion)
+        if outcome.readable:
+            break
+    answers, p_values = _read_reply(completion, len(asked))
     judgements = [Judgement(a, p) for a, p in zip(answers, p_values)]
     position = len(batch)
     for judgement, turned in zip(judgements, reversals):
@@ -214,14 +277,17 @@ def _verify_batch(batch, *, paper_id, verifier, search, evidence_for, fallback_t
             judgement.reversal = turned
             judgement.reversal_answer, judgement.reversal_p_yes = answers[position], p_values[position]
             position += 1
-    return judgements[:len(batch)], evidence, completion, note
+    outcome.judgements = judgements[:len(batch)]
+    return outcome
 
 
 def _verdict(j: Judgement, guard_reasons: list[str], has_evidence: bool,
-             threshold: float | None) -> tuple[str, list[str]]:
+             threshold: float | None, readable: bool = True) -> tuple[str, list[str]]:
     reasons = list(guard_reasons)
     if not has_evidence:
         reasons.append("no evidence found in the paper")
+    if not readable:  # a guard's finding stands; otherwise nothing was checked
+        return (UNSUPPORTED if guard_reasons else UNCHECKED), reasons + [UNREADABLE]
     accepted = j.accepted(threshold)
     said = "verifier did not answer" if accepted is None else f"verifier: {'YES' if accepted else 'NO'}"
     if j.p_yes is not None:
@@ -285,17 +351,17 @@ def audit_sentences(
 
     fresh: dict[str, SentenceResult] = {}
     result = AuditResult(sentences=[])
-    for batch, (judgements, evidence, completion, note) in zip(batches, outcomes):
-        result.llm_calls += completion is not _NO_CALL
-        result.prompt_tokens += completion.prompt_tokens
-        result.completion_tokens += completion.completion_tokens
-        for sentence, j in zip(batch, judgements):
+    for batch, outcome in zip(batches, outcomes):
+        result.llm_calls += outcome.calls
+        result.prompt_tokens += outcome.prompt_tokens
+        result.completion_tokens += outcome.completion_tokens
+        for sentence, j in zip(batch, outcome.judgements):
             guard = check_sentence(sentence, facts) if facts is not None else []
-            verdict, reasons = _verdict(j, guard, bool(evidence), threshold)
-            if note:
-                reasons.append(note)
-            fresh[sentence] = SentenceResult(sentence, verdict, j.answer or "", reasons, evidence,
-                                             judgement=j)
+            verdict, reasons = _verdict(j, guard, bool(outcome.evidence), threshold, outcome.readable)
+            if outcome.note:
+                reasons.append(outcome.note)
+            fresh[sentence] = SentenceResult(sentence, verdict, j.answer or "", reasons,
+                                             outcome.evidence, judgement=j)
     for sentence in sentences:
         if sentence in fresh:
             result.sentences.append(fresh[sentence])
@@ -310,7 +376,8 @@ def audit_sentences(
 
 
 def mark_unsupported(text: str, flagged: list[str]) -> str:
-    """Prefix the first occurrence of each flagged sentence with `[待验证] `; delete nothing."""
+    """Prefix the first occurrence of each given sentence (the unsupported and unchecked ones,
+    `AuditResult.to_mark`) with `[待验证] `; delete nothing."""
     wanted = set(flagged)
     inserts: list[int] = []
     for s, e in sentence_spans(text):
@@ -368,12 +435,12 @@ def audit_loop(
     on_iteration: Callable[[int, AuditResult], None] | None = None,
 ) -> LoopResult:
     """Generate, audit, regenerate while flagged_ratio > threshold (at most
-    `max_regenerations` times), then mark what is still unsupported.
+    `max_regenerations` times), then mark what is still unsupported or unchecked.
 
     generate(flagged, previous_text) returns the text, or a Completion (whose
     token counts are then added to the totals); the first call gets ([], None).
     audit(text, known) is an audit pass; `known` carries earlier verdicts so
-    unchanged sentences are not verified again.
+    unchanged sentences are not verified again (unchecked ones are: the verifier may answer now).
     """
     known: dict[str, SentenceResult] = {}
     iterations: list[Iteration] = []
@@ -389,9 +456,10 @@ def audit_loop(
         if on_iteration:
             on_iteration(len(iterations) - 1, it.audit)
         for s in it.audit.sentences:
-            known.setdefault(s.text, s)
+            if s.verdict != UNCHECKED:
+                known.setdefault(s.text, s)
         if it.audit.flagged_ratio <= threshold or len(iterations) > max_regenerations:
             break
         flagged, previous = it.audit.flagged, text
     final = iterations[-1]
-    return LoopResult(iterations, mark_unsupported(final.text, final.audit.flagged))
+    return LoopResult(iterations, mark_unsupported(final.text, final.audit.to_mark))

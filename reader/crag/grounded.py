@@ -4,8 +4,9 @@ The answer is audited sentence by sentence (reader.audit.loop.audit_text)
 against the evidence it was generated from — the refined passages — with the
 verifier role, and the deterministic guards check its numbers and names
 against the full text of those passages. `grounded` is true only when every
-sentence is supported; a sentence the verifier left unanswered counts
-against it here, since a grounded flag must not rest on a benefit of the doubt.
+sentence is supported; a sentence the verifier left unanswered, or could not
+check at all (its reply unreadable), counts against it here, since a grounded
+flag must not rest on a benefit of the doubt.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from reader.llm.base import LLM
 def audit_grounded(answer: str, evidence: Sequence[Candidate], verifier: LLM, *,
                    max_workers: int = 4) -> tuple[bool, str]:
     from reader.audit.guards import PaperFacts
-    from reader.audit.loop import SUPPORTED, UNANSWERED, UNSUPPORTED, audit_text
+    from reader.audit.loop import SUPPORTED, UNANSWERED, UNCHECKED, UNSUPPORTED, audit_text
     from reader.audit.verify import EvidenceRef
 
     refs = [EvidenceRef(c.chunk_id, c.page_start or 1, c.page_end or c.page_start or 1, c.refined or c.text)
@@ -33,6 +34,7 @@ def audit_grounded(answer: str, evidence: Sequence[Candidate], verifier: LLM, *,
         return False, "the answer has no sentence to check"
     unsupported = [s for s in result.sentences if s.verdict == UNSUPPORTED]
     unanswered = [s for s in result.sentences if s.verdict == UNANSWERED]
+    unchecked = [s for s in result.sentences if s.verdict == UNCHECKED]
     supported = sum(1 for s in result.sentences if s.verdict == SUPPORTED)
     if supported == total:
         return True, f"all {total} sentences supported by the kept evidence"
@@ -42,6 +44,9 @@ def audit_grounded(answer: str, evidence: Sequence[Candidate], verifier: LLM, *,
         why = "; ".join(first.reasons) or "verifier: NO"
         parts.append(f"{len(unsupported)} of {total} sentences unsupported "
                      f"(e.g. \"{first.text[:120]}\": {why})")
+    if unchecked:
+        parts.append(f"the verifier's reply could not be read for {len(unchecked)} of {total} sentences "
+                     "(not checked)")
     if unanswered:
         parts.append(f"the verifier gave no verdict for {len(unanswered)} of {total} sentences")
     return False, "; ".join(parts)
