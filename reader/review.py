@@ -36,6 +36,7 @@ from typing import Any, Protocol
 from sqlalchemy import delete, func, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from reader.audit.record import verdict_counts
 from reader.text.digest import file_sha256
 from reader.store.db import transaction
 from reader.store.tables import Analysis, AnalysisIteration, LLMCall, Paper, ReviewJob, utcnow
@@ -67,6 +68,8 @@ class PaperReview:
     error: str = ""
     sentences: int = 0
     flagged: int = 0
+    unchecked: int = 0  # the verifier's replies could not be read: neither supported nor flagged
+    unanswered: int = 0  # left out of a reply that answered others; counted as supported
     final_ratio: float = 0.0
     regenerations: int = 0
     llm_calls: int = 0
@@ -96,12 +99,23 @@ class ReviewReport:
     def failed(self) -> list[PaperReview]:
         return self.by_status("error")
 
+    @property
+    def unchecked(self) -> int:
+        """Sentences whose verification could not be read, over every paper in the table."""
+        return sum(p.unchecked for p in self.papers)
+
+    @property
+    def unanswered(self) -> int:
+        return sum(p.unanswered for p in self.papers)
+
     def to_json(self) -> dict:
         return {
             "papers": [p.to_json() for p in self.papers],
             "reviewed": len(self.by_status("reviewed")),
             "skipped": len(self.by_status("skipped")),
             "failed": len(self.failed),
+            "unchecked": self.unchecked,
+            "unanswered": self.unanswered,
             "seconds": round(self.seconds, 2),
         }
 
@@ -184,11 +198,13 @@ def is_reviewed(session: Session, paper_id: str, since: datetime | None = None) 
 
 
 def review_figures(session: Session, paper_id: str, calls_above_id: int = 0) -> dict:
-    """Sentences, flagged, ratio and regenerations of the paper's newest analyses, plus its LLM calls."""
+    """Sentences, flagged, unchecked, unanswered, ratio and regenerations of the paper's newest
+    analyses, plus its LLM calls."""
     newest: dict[str, Analysis] = {}
     for analysis in analyses_of(session, paper_id):
         newest[analysis.kind] = analysis
     sentences = flagged = regenerations = 0
+    last_ids = []
     for analysis in newest.values():
         last = session.scalars(
             select(AnalysisIteration).where(AnalysisIteration.analysis_id == analysis.id)
@@ -197,7 +213,9 @@ def review_figures(session: Session, paper_id: str, calls_above_id: int = 0) -> 
         if last is not None:
             sentences += last.n_sentences
             flagged += last.n_flagged
+            last_ids.append(last.id)
         regenerations += analysis.regenerations
+    counts = verdict_counts(session, last_ids).values()
     calls = session.execute(
         select(LLMCall.cached, func.count()).where(
             LLMCall.paper_id == paper_id, LLMCall.id > calls_above_id
@@ -207,6 +225,8 @@ def review_figures(session: Session, paper_id: str, calls_above_id: int = 0) -> 
     return {
         "sentences": sentences,
         "flagged": flagged,
+        "unchecked": sum(c.get("unchecked", 0) for c in counts),
+        "unanswered": sum(c.get("unanswered", 0) for c in counts),
         "final_ratio": flagged / sentences if sentences else 0.0,
         "regenerations": regenerations,
         "llm_calls": by_cached.get(False, 0),
@@ -408,6 +428,10 @@ def _plan_one(session: Session, item: _Planned, force: bool) -> None:
         if job.status != "done" or not job.summary:
             job.status, job.stage, job.error = "done", "done", ""
             job.summary = review_figures(session, paper.id)
+        elif "unchecked" not in job.summary:  # a summary written before these counts existed
+            figures = review_figures(session, paper.id)
+            job.summary = {**job.summary, "unchecked": figures["unchecked"],
+                           "unanswered": figures["unanswered"]}
         session.flush()
         item.job_id = job.id
         _fill(outcome, job.summary, "skipped")
@@ -427,8 +451,8 @@ def _plan_one(session: Session, item: _Planned, force: bool) -> None:
 
 def _fill(outcome: PaperReview, summary: dict, status: str) -> None:
     outcome.status = status
-    for key in ("sentences", "flagged", "final_ratio", "regenerations", "llm_calls",
-                "cached_calls", "seconds"):
+    for key in ("sentences", "flagged", "unchecked", "unanswered", "final_ratio", "regenerations",
+                "llm_calls", "cached_calls", "seconds"):
         if key in summary:
             setattr(outcome, key, summary[key])
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, selectinload
 
-from reader.audit.loop import LoopResult
+from reader.audit.loop import UNANSWERED, UNCHECKED, LoopResult
 from reader.audit.verify import EvidenceRef
 from reader.store.tables import (
     Analysis, AnalysisIteration, SentenceVerdict, VerdictEvidence,
@@ -96,6 +96,26 @@ def newest_analyses(session: Session, paper_id: str) -> dict[str, Analysis]:
     return newest
 
 
+def verdict_counts(session: Session, iteration_ids: list[int]) -> dict[int, dict[str, int]]:
+    """iteration id -> {verdict: number of sentences}, in one query. The unchecked and
+    unanswered counts are read from the stored verdicts rather than kept in columns of their own."""
+    counts: dict[int, dict[str, int]] = {i: {} for i in iteration_ids}
+    if not iteration_ids:
+        return counts
+    rows = session.execute(
+        select(SentenceVerdict.iteration_id, SentenceVerdict.verdict, func.count())
+        .where(SentenceVerdict.iteration_id.in_(iteration_ids))
+        .group_by(SentenceVerdict.iteration_id, SentenceVerdict.verdict)
+    )
+    for iteration_id, verdict, n in rows:
+        counts[iteration_id][verdict] = n
+    return counts
+
+
+def count_verdicts(verdicts, verdict: str) -> int:
+    return sum(1 for v in verdicts if v.verdict == verdict)
+
+
 def verdict_json(v: SentenceVerdict) -> dict:
     return {
         "text": v.text,
@@ -119,6 +139,8 @@ def analysis_json(a: Analysis) -> dict:
         "regenerations": a.regenerations,
         "flagged_per_iteration": [it.n_flagged for it in a.iterations],
         "ratio_per_iteration": [it.flagged_ratio for it in a.iterations],
+        "n_unchecked": count_verdicts(last.verdicts, UNCHECKED) if last else 0,
+        "n_unanswered": count_verdicts(last.verdicts, UNANSWERED) if last else 0,
         "left_out_sections": list(a.left_out_sections or []),
         "generator_model": a.generator_model,
         "verifier_model": a.verifier_model,

@@ -11,19 +11,24 @@ import click
 
 from reader.errors import ReaderError
 
-VERDICT_MARKS = {"supported": "✓", "unsupported": "✗", "unanswered": "?"}
+VERDICT_MARKS = {"supported": "✓", "unsupported": "✗", "unanswered": "?", "unchecked": "!"}
+UNCHECKED_HINT = ("the verifier's reply could not be read, so they are marked [待验证], not verified; "
+                  "fix the verifier (see `reader stats`) and run this again")
 
 
 def _summary_lines(result) -> list[str]:
     lines = []
     for k in result.analyses:
         its = k.loop.iterations
+        final = k.loop.final
         flagged = ", ".join(f"{it.audit.n_flagged}/{len(it.audit.sentences)}" for it in its)
         lines.append(
             f"{k.kind:<10} sentences {len(its[-1].audit.sentences):>3} · flagged per iteration "
-            f"{flagged} · final ratio {k.loop.final.flagged_ratio:.2f} · regenerations "
-            f"{k.loop.regenerations}"
+            f"{flagged} · final ratio {final.flagged_ratio:.2f} · regenerations "
+            f"{k.loop.regenerations} · unchecked {final.n_unchecked} · unanswered {final.n_unanswered}"
         )
+        if final.n_unchecked:
+            lines.append(f"{'':<10} {final.n_unchecked} unchecked: {UNCHECKED_HINT}")
         if k.left_out:
             lines.append(f"{'':<10} left out for length: {', '.join(k.left_out)}")
     lines.append(f"{result.llm_calls} LLM calls · {result.tokens:,} tokens · {result.seconds:.1f} s")
@@ -46,7 +51,8 @@ def read(app, paper, as_json, show_text, context_tokens, words, quiet):
 
     PAPER is a file (ingested first if needed), a paper id or id prefix, or a
     title prefix. Sentences still unsupported after at most two rewrites are
-    marked with the prefix [待验证].
+    marked with the prefix [待验证], and so are sentences left unchecked because
+    the verifier's reply could not be read (asked twice, never cached).
 
     \b
     Examples:
@@ -95,7 +101,8 @@ def show(app, paper, as_json, verdicts):
     for a in analyses:
         ratios = " → ".join(f"{r:.2f}" for r in a["ratio_per_iteration"])
         click.echo(f"=== {a['kind']} · flagged ratio per iteration {ratios} · "
-                   f"regenerations {a['regenerations']} ===")
+                   f"regenerations {a['regenerations']} · unchecked {a['n_unchecked']} · "
+                   f"unanswered {a['n_unanswered']} ===")
         if a["left_out_sections"]:
             click.echo(f"(left out for length: {', '.join(a['left_out_sections'])})")
         click.echo(a["final_text"] + "\n")
@@ -148,5 +155,8 @@ def audit(app, paper_ref, text_file, as_json):
         return
     _print_sentences([s.to_json() for s in result.sentences], evidence=True)
     click.echo(f"\n{result.n_flagged}/{len(result.sentences)} sentences unsupported "
-               f"(ratio {result.flagged_ratio:.2f}) · {result.llm_calls} LLM calls · "
+               f"(ratio {result.flagged_ratio:.2f}) · {result.n_unchecked} unchecked · "
+               f"{result.n_unanswered} unanswered · {result.llm_calls} LLM calls · "
                f"{result.seconds:.1f} s")
+    if result.n_unchecked:
+        click.echo(f"{result.n_unchecked} unchecked: {UNCHECKED_HINT}")

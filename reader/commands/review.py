@@ -56,21 +56,36 @@ def _print_table(report) -> None:
     table = Table(title=f"Review: {len(report.by_status('reviewed'))} reviewed, "
                         f"{len(report.by_status('skipped'))} already done, "
                         f"{len(report.failed)} failed · {_duration(report.seconds)}")
-    table.add_column("Paper", overflow="ellipsis", no_wrap=True, max_width=44)
-    for name in ("Sentences", "Flagged", "Final ratio", "Regens", "LLM calls", "Time"):
+    # 132 columns when piped: the paper's name gives way to the figures.
+    table.add_column("Paper", overflow="ellipsis", no_wrap=True, max_width=34)
+    for name in ("Sentences", "Flagged", "Unchecked", "Unanswered", "Regens", "LLM calls", "Time"):
         table.add_column(name, justify="right", no_wrap=True, min_width=len(name))
     table.add_column("Status", no_wrap=True, min_width=8)
     for row in report.papers:
         name = row.title or Path(row.source).name
         if row.status == "error":
-            table.add_row(Path(row.source).name, "", "", "", "", "", _duration(row.seconds),
+            table.add_row(Path(row.source).name, "", "", "", "", "", "", _duration(row.seconds),
                           "[red]error[/red]")
             continue
+        unchecked = f"[yellow]{row.unchecked}[/yellow]" if row.unchecked else "0"
         table.add_row(
-            name, str(row.sentences), str(row.flagged), f"{row.final_ratio:.1%}",
-            str(row.regenerations), str(row.llm_calls), _duration(row.seconds), row.status,
+            name, str(row.sentences), f"{row.flagged} ({row.final_ratio:.1%})", unchecked,
+            str(row.unanswered), str(row.regenerations), str(row.llm_calls),
+            _duration(row.seconds), row.status,
         )
     console.print(table)
+
+
+def unchecked_warning(report) -> str | None:
+    """What to tell the user when some sentences could not be checked at all."""
+    papers = [row for row in report.papers if row.unchecked]
+    if not papers:
+        return None
+    n = report.unchecked
+    return (f"warning: {n} sentence{'s' * (n != 1)} unchecked in {len(papers)} "
+            f"paper{'s' * (len(papers) != 1)}: the verifier's replies could not be read, so they "
+            f"are marked [待验证], not verified. Fix the verifier (see `reader stats`), then run "
+            f"`reader review --force` on them.")
 
 
 @click.command("review")
@@ -124,6 +139,9 @@ def review(app, paths, force, jobs, export_dir, quiet, as_json):
             count = len(exported.notes)
             click.echo(f"Notes: {exported.out_dir.resolve()} ({count} paper{'s' * (count != 1)}, "
                        f"index: {exported.index.name if exported.index else 'none'})")
+    warning = unchecked_warning(report)
+    if warning:
+        click.echo(warning, err=True)
     for row in report.failed:
         click.echo(f"error: {row.source}: {row.error}", err=True)
     for row in report.by_status("busy"):
