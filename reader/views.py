@@ -14,8 +14,8 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from reader.audit.loop import MARK
-from reader.audit.record import KIND_ORDER, newest_analyses
+from reader.audit.loop import MARK, UNANSWERED, UNCHECKED
+from reader.audit.record import KIND_ORDER, count_verdicts, newest_analyses
 from reader.text.split import first_sentence
 from reader.store.tables import (
     Analysis, AnalysisIteration, Paper, ReviewJob, SentenceVerdict,
@@ -48,7 +48,7 @@ class EvidenceView:
 class SentenceView:
     ordinal: int
     text: str
-    verdict: str  # supported | unsupported | unanswered
+    verdict: str  # supported | unsupported | unanswered | unchecked
     marked: bool  # carries the [待验证] prefix in the final text
     llm_answer: str = ""
     reasons: list[str] = field(default_factory=list)
@@ -76,6 +76,8 @@ class AnalysisView:
     verifier_model: str
     left_out_sections: list
     created_at: datetime | None
+    n_unchecked: int = 0  # the verifier's reply could not be read: marked, neither supported nor flagged
+    n_unanswered: int = 0  # left out of a reply that answered others: counted as supported
 
 
 @dataclass
@@ -100,6 +102,8 @@ class LibraryRow:
     flagged_ratio: float | None  # None until an analysis exists
     regenerations: int
     ingested_at: datetime | None
+    unchecked: int = 0
+    unanswered: int = 0
 
 
 def _evidence(verdict: SentenceVerdict) -> list[EvidenceView]:
@@ -195,6 +199,8 @@ def analysis_view(analysis: Analysis) -> AnalysisView:
         verifier_model=analysis.verifier_model or "",
         left_out_sections=list(analysis.left_out_sections or []),
         created_at=analysis.created_at,
+        n_unchecked=count_verdicts(verdicts, UNCHECKED),
+        n_unanswered=count_verdicts(verdicts, UNANSWERED),
     )
 
 
@@ -244,14 +250,26 @@ SORT_KEYS = {
     "status": lambda r: r.status,
     "sentences": lambda r: r.sentences,
     "flagged": lambda r: -1.0 if r.flagged_ratio is None else r.flagged_ratio,
+    "unchecked": lambda r: r.unchecked,
+    "unanswered": lambda r: r.unanswered,
     "regenerations": lambda r: r.regenerations,
     "added": lambda r: r.ingested_at.timestamp() if r.ingested_at else 0.0,
 }
 
 
-def _audit_figures(session: Session, paper_ids: list[str]) -> dict[str, tuple[int, int, int, bool]]:
-    """paper id -> (sentences, flagged, regenerations, has_analysis) over the newest analysis
-    of each kind, in three queries whatever the library's size."""
+@dataclass
+class _Figures:
+    sentences: int = 0
+    flagged: int = 0
+    unchecked: int = 0
+    unanswered: int = 0
+    regenerations: int = 0
+    has_analysis: bool = False
+
+
+def _audit_figures(session: Session, paper_ids: list[str]) -> dict[str, _Figures]:
+    """paper id -> its figures over the newest analysis of each kind, in three queries whatever
+    the library's size."""
     newest: dict[tuple[str, str], tuple[int, int]] = {}
     wanted = set(paper_ids)
     for aid, pid, kind, regenerations in session.execute(
@@ -264,20 +282,35 @@ def _audit_figures(session: Session, paper_ids: list[str]) -> dict[str, tuple[in
         select(AnalysisIteration.analysis_id, func.max(AnalysisIteration.iteration).label("n"))
         .group_by(AnalysisIteration.analysis_id).subquery()
     )
+    is_last = ((last.c.analysis_id == AnalysisIteration.analysis_id)
+               & (last.c.n == AnalysisIteration.iteration))
     counts = {
         aid: (n_sentences, n_flagged)
         for aid, n_sentences, n_flagged in session.execute(
             select(AnalysisIteration.analysis_id, AnalysisIteration.n_sentences,
-                   AnalysisIteration.n_flagged)
-            .join(last, (last.c.analysis_id == AnalysisIteration.analysis_id)
-                  & (last.c.n == AnalysisIteration.iteration))
+                   AnalysisIteration.n_flagged).join(last, is_last)
         )
     }
-    figures: dict[str, tuple[int, int, int, bool]] = {}
+    # unchecked and unanswered: counted from the final iterations' stored verdicts
+    by_verdict: dict[int, dict[str, int]] = {}
+    for aid, verdict, n in session.execute(
+        select(AnalysisIteration.analysis_id, SentenceVerdict.verdict, func.count())
+        .join(last, is_last)
+        .join(SentenceVerdict, SentenceVerdict.iteration_id == AnalysisIteration.id)
+        .where(SentenceVerdict.verdict.in_((UNCHECKED, UNANSWERED)))
+        .group_by(AnalysisIteration.analysis_id, SentenceVerdict.verdict)
+    ):
+        by_verdict.setdefault(aid, {})[verdict] = n
+    figures: dict[str, _Figures] = {}
     for (pid, _kind), (aid, regenerations) in newest.items():
-        sentences, flagged, regen, _ = figures.get(pid, (0, 0, 0, True))
+        f = figures.setdefault(pid, _Figures(has_analysis=True))
         n_sentences, n_flagged = counts.get(aid, (0, 0))
-        figures[pid] = (sentences + n_sentences, flagged + n_flagged, regen + regenerations, True)
+        verdicts = by_verdict.get(aid, {})
+        f.sentences += n_sentences
+        f.flagged += n_flagged
+        f.unchecked += verdicts.get(UNCHECKED, 0)
+        f.unanswered += verdicts.get(UNANSWERED, 0)
+        f.regenerations += regenerations
     return figures
 
 
@@ -293,16 +326,18 @@ def library_rows(
     figures = _audit_figures(session, [p.id for p in papers])
     rows = []
     for pid, title, ingested_at in papers:
-        sentences, flagged, regenerations, has_analysis = figures.get(pid, (0, 0, 0, False))
+        f = figures.get(pid, _Figures())
         rows.append(LibraryRow(
             id=pid,
             title=title or "(untitled)",
-            status=paper_status(jobs.get(pid), has_analysis),
-            sentences=sentences,
-            flagged=flagged,
-            flagged_ratio=(flagged / sentences if sentences else 0.0) if has_analysis else None,
-            regenerations=regenerations,
+            status=paper_status(jobs.get(pid), f.has_analysis),
+            sentences=f.sentences,
+            flagged=f.flagged,
+            flagged_ratio=(f.flagged / f.sentences if f.sentences else 0.0) if f.has_analysis else None,
+            regenerations=f.regenerations,
             ingested_at=ingested_at,
+            unchecked=f.unchecked,
+            unanswered=f.unanswered,
         ))
     key = SORT_KEYS.get(sort, SORT_KEYS["added"])
     rows.sort(key=key, reverse=descending)

@@ -22,7 +22,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from reader.audit.loop import MARK
+from reader.audit.loop import MARK, UNANSWERED, UNCHECKED, UNSUPPORTED
 from reader.audit.record import KIND_ORDER, newest_analyses
 from reader.text.split import first_sentence
 from reader.store.tables import AnalysisIteration, Paper, ReviewJob
@@ -38,13 +38,19 @@ QUOTE_CHARS = 320
 
 @dataclass
 class Flag:
-    """A sentence the audit could not support, with its nearest evidence."""
+    """A sentence marked 待验证 — unsupported, or unchecked (the verifier's reply could not be
+    read) — with its nearest evidence."""
 
     sentence: str
     evidence: str = ""
     page_start: int | None = None
     page_end: int | None = None
     reasons: list[str] = field(default_factory=list)
+    verdict: str = UNSUPPORTED
+
+    @property
+    def unchecked(self) -> bool:
+        return self.verdict == UNCHECKED
 
     @property
     def pages(self) -> str:
@@ -83,6 +89,7 @@ class AnalysisNote:
     unanswered: int
     iterations: list[IterationFigures]
     left_out_sections: list[str]
+    unchecked: int = 0
 
 
 @dataclass
@@ -117,10 +124,20 @@ class Note:
         return sum(a.regenerations for a in self.analyses)
 
     @property
+    def unchecked(self) -> int:
+        return sum(a.unchecked for a in self.analyses)
+
+    @property
+    def unanswered(self) -> int:
+        return sum(a.unanswered for a in self.analyses)
+
+    @property
     def tags(self) -> list[str]:
         tags = ["paper", "reader/reviewed"]
-        if self.flagged:
+        if self.flagged or self.unchecked:
             tags.append("reader/has-unverified")
+        if self.unchecked:
+            tags.append("reader/has-unchecked")
         return tags
 
     def front_matter(self) -> dict:
@@ -136,6 +153,8 @@ class Note:
             "sentences": self.sentences,
             "flagged": self.flagged,
             "flagged_ratio": round(self.ratio, 4),
+            "unchecked": self.unchecked,
+            "unanswered": self.unanswered,
             "regenerations": self.regenerations,
         })
         if self.llm_calls is not None:
@@ -250,11 +269,12 @@ def split_marked(final_text: str, flags: list[Flag]) -> list[Block]:
     return blocks
 
 
-def _flags(iteration: AnalysisIteration) -> tuple[list[Flag], int]:
+def _flags(iteration: AnalysisIteration) -> tuple[list[Flag], int, int]:
+    """The marked sentences, and the numbers of unanswered and unchecked sentences."""
     verdicts = iteration.verdicts  # in ordinal order, each with its evidence in rank order
     flags = []
     for verdict in verdicts:
-        if verdict.verdict != "unsupported":
+        if verdict.verdict not in (UNSUPPORTED, UNCHECKED):
             continue
         nearest = verdict.evidence[0] if verdict.evidence else None
         flags.append(Flag(
@@ -263,9 +283,11 @@ def _flags(iteration: AnalysisIteration) -> tuple[list[Flag], int]:
             page_start=nearest.page_start if nearest else None,
             page_end=nearest.page_end if nearest else None,
             reasons=[str(r) for r in (verdict.reasons or [])],
+            verdict=verdict.verdict,
         ))
-    unanswered = sum(1 for v in verdicts if v.verdict == "unanswered")
-    return flags, unanswered
+    unanswered = sum(1 for v in verdicts if v.verdict == UNANSWERED)
+    unchecked = sum(1 for v in verdicts if v.verdict == UNCHECKED)
+    return flags, unanswered, unchecked
 
 
 def collect_note(session: Session, paper: Paper) -> Note | None:
@@ -279,7 +301,7 @@ def collect_note(session: Session, paper: Paper) -> Note | None:
         if analysis is None:
             continue
         iterations = analysis.iterations  # in iteration order
-        flags, unanswered = _flags(iterations[-1]) if iterations else ([], 0)
+        flags, unanswered, unchecked = _flags(iterations[-1]) if iterations else ([], 0, 0)
         last = iterations[-1] if iterations else None
         views.append(AnalysisNote(
             kind=kind,
@@ -290,6 +312,7 @@ def collect_note(session: Session, paper: Paper) -> Note | None:
             ratio=last.flagged_ratio if last else analysis.flagged_ratio,
             regenerations=analysis.regenerations,
             unanswered=unanswered,
+            unchecked=unchecked,
             iterations=[IterationFigures(i.iteration, i.n_sentences, i.n_flagged, i.flagged_ratio)
                         for i in iterations],
             left_out_sections=[str(s) for s in (analysis.left_out_sections or [])],
@@ -332,9 +355,12 @@ def _percent(value: float) -> str:
 
 
 def _callout(flag: Flag) -> str:
-    lines = ["> [!warning] 待验证 · no support found in the paper", "> " + escape_flat(flag.sentence)]
+    head = ("> [!warning] 待验证 · not checked: the verifier's reply could not be read" if flag.unchecked
+            else "> [!warning] 待验证 · no support found in the paper")
+    lines = [head, "> " + escape_flat(flag.sentence)]
     if flag.evidence:
-        lines += [">", f"> Nearest evidence ({flag.pages}): “{escape_flat(flag.evidence)}”"]
+        label = "Evidence it would have been checked against" if flag.unchecked else "Nearest evidence"
+        lines += [">", f"> {label} ({flag.pages}): “{escape_flat(flag.evidence)}”"]
     else:
         lines += [">", "> No evidence passage was found in the paper."]
     if flag.reasons:
@@ -373,15 +399,18 @@ def render_note(note: Note) -> str:
 def render_index(notes: list[Note]) -> str:
     sentences = sum(n.sentences for n in notes)
     flagged = sum(n.flagged for n in notes)
+    unchecked = sum(n.unchecked for n in notes)
     front = {
         "title": "Reviewed papers",
         "papers": len(notes),
         "sentences": sentences,
         "flagged": flagged,
         "flagged_ratio": round(flagged / sentences, 4) if sentences else 0.0,
+        "unchecked": unchecked,
+        "unanswered": sum(n.unanswered for n in notes),
         "tags": ["reader/index"],
     }
     ordered = sorted(notes, key=lambda n: (n.title.lower(), n.paper_id))
     return environment().get_template("index.md.j2").render(
-        notes=ordered, front=front, sentences=sentences, flagged=flagged,
+        notes=ordered, front=front, sentences=sentences, flagged=flagged, unchecked=unchecked,
     )
