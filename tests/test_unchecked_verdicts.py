@@ -1,0 +1,377 @@
+"""A verifier reply that answers none of a batch's claims is a failed call (issue 15, item 1).
+
+It is retried once, never cached, and if the retry answers nothing either, the batch's
+sentences are *unchecked*: counted and shown as such by `reader read`, `show`, `audit`,
+`review` (table and JSON), the Markdown notes and the web page, marked `[待验证]`, never
+counted as supported and never as flagged. A partly answered batch keeps the old rule for
+its missing claims (unanswered, counted as supported), and the unanswered count appears in
+every summary too. Only replies that parse are cached, and a cached reply that does not
+parse is not served.
+
+The end-to-end tests run the real CLI with the dry-run generator and the verifier behind
+the loopback OpenAI-compatible server, whose answers the test switches from garbage to good.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from sqlalchemy import select
+
+from loopback_openai import LoopbackOpenAI
+from reader.audit.loop import MARK, audit_loop, audit_text
+from reader.audit.verify import EvidenceRef, build_messages
+from reader.llm.base import Completion
+from reader.llm.dryrun import answer_verify
+from reader.llm.logged import LoggedLLM, cache_key
+from reader.llm.scripted import ScriptedLLM
+from reader.store.calls import CallStore
+from reader.store.tables import LLMCacheEntry, SentenceVerdict
+
+GARBAGE = "I am not sure what you are asking. Could you rephrase?"
+VERIFIER_MODEL = "verifier-model"
+EVIDENCE = [EvidenceRef(7, 3, 3, "LexiRank reaches a recall of 71.4% on CiteBench.")]
+CLAIMS = ["LexiRank reaches a recall of 71.4% on CiteBench.", "LexiRank is evaluated on CiteBench."]
+
+PAPER = """# LexiRank: Citation Context for Passage Ranking
+
+## Abstract
+
+LexiRank ranks the passages of scientific papers by the citation context around them. On CiteBench it reaches a recall of 71.4% at ten passages, against 58.9% for BM25.
+
+## 1 Introduction
+
+Readers of a paper search for the passage that supports a claim. LexiRank collects the sentences that cite a paper and scores every passage by its overlap with them. The score is combined with BM25 by a learned weight.
+
+## 2 Experiments
+
+LexiRank is compared against BM25 and a dense retriever on CiteBench, which holds 1,200 queries. Removing the citation context brings recall back to 62.0%, close to BM25. Ranking one query takes about four milliseconds on a laptop processor.
+
+## 3 Conclusion
+
+Citation context is a useful and cheap ranking signal for scientific passages. Future work will test LexiRank on papers written in Chinese.
+"""
+
+
+def garbage(prompt: str) -> str:
+    return GARBAGE
+
+
+def first_answer_only(prompt: str) -> str:
+    """Answers claim [1] of every batch and nothing else: a partly answered batch."""
+    return answer_verify(prompt).splitlines()[0]
+
+
+# ---------------------------------------------------------------- the audit and the cache
+
+
+def good(prompt: str) -> str:
+    claims = re.findall(r"^\[(\d+)\] ", prompt.rpartition("<claims>")[2], re.M)
+    return "\n".join(f"[{n}] YES" for n in claims)
+
+
+def audit(verifier, claims=CLAIMS):
+    return audit_text(" ".join(claims), paper_id="p1", verifier=verifier,
+                      evidence_for=lambda batch: EVIDENCE)
+
+
+def verifier_cache_entries(db) -> list[LLMCacheEntry]:
+    with db() as session:
+        return session.scalars(select(LLMCacheEntry).where(LLMCacheEntry.model == "scripted")).all()
+
+
+def test_garbage_reply_is_retried_once_then_unchecked_and_never_cached(db):
+    inner = ScriptedLLM(garbage)
+    verifier = LoggedLLM(inner, "verifier", CallStore(db))
+    result = audit(verifier)
+    assert inner.calls == 2, "one batch: the call and one retry"
+    assert [s.verdict for s in result.sentences] == ["unchecked", "unchecked"]
+    assert not any(s.flagged for s in result.sentences) and result.flagged_ratio == 0.0
+    assert result.n_unchecked == 2 and result.llm_calls == 2
+    assert all("could not be read" in " ".join(s.reasons) for s in result.sentences)
+    assert verifier_cache_entries(db) == []
+    audit(verifier)
+    assert inner.calls == 4, "nothing was cached: the next audit asks again"
+
+
+def test_a_retry_that_answers_is_used_and_cached(db):
+    inner = ScriptedLLM(good).enqueue(GARBAGE)
+    verifier = LoggedLLM(inner, "verifier", CallStore(db))
+    result = audit(verifier)
+    assert inner.calls == 2
+    assert [s.verdict for s in result.sentences] == ["supported", "supported"]
+    assert len(verifier_cache_entries(db)) == 1
+    again = audit(verifier)
+    assert inner.calls == 2, "the good reply is cached and served"
+    assert [s.verdict for s in again.sentences] == ["supported", "supported"]
+
+
+def test_a_good_reply_is_still_cached_and_served_through_the_check(db):
+    inner = ScriptedLLM(good)
+    verifier = LoggedLLM(inner, "verifier", CallStore(db))
+    checked = []
+    messages = build_messages(CLAIMS, EVIDENCE)
+    first = verifier.complete(messages, accept=lambda c: checked.append(c.text) or True)
+    second = verifier.complete(messages, accept=lambda c: checked.append(c.text) or True)
+    assert (first.cached, second.cached) == (False, True) and inner.calls == 1
+    assert checked == [first.text, first.text], "the check sees the fresh reply and the cached one"
+    rejected = verifier.complete(messages, max_tokens=7, accept=lambda c: False)
+    assert not rejected.cached and rejected.text == first.text
+    verifier.complete(messages, max_tokens=7, accept=lambda c: False)
+    assert inner.calls == 3, "a rejected reply is not cached"
+    audit(verifier)
+    audit(verifier)
+    assert inner.calls == 4, "the audit's good reply is cached"
+
+
+def test_a_garbage_reply_cached_by_an_older_version_is_not_served(db):
+    # What the cache held before this fix: the garbage reply under the batch's key.
+    messages = build_messages(CLAIMS, EVIDENCE)
+    key = cache_key("scripted", messages, 0.0, 8 * len(CLAIMS) + 16)
+    CallStore(db).remember(key, {"model": "scripted", "text": GARBAGE, "prompt_tokens": 9,
+                                 "completion_tokens": 9, "logprobs": None})
+    inner = ScriptedLLM(good)
+    result = audit(LoggedLLM(inner, "verifier", CallStore(db)))
+    assert inner.calls == 1, "the unreadable cached reply is not served: the verifier is asked"
+    assert [s.verdict for s in result.sentences] == ["supported", "supported"]
+    with db() as session:
+        assert session.get(LLMCacheEntry, key).text != GARBAGE, "the good reply replaces it"
+
+
+class StrictUserLLM:
+    """A user's own client: `model` and `complete()` with exactly the documented keywords."""
+
+    model = "users-own"
+
+    def __init__(self, answer):
+        self.answer = answer
+        self.calls = 0
+
+    def complete(self, messages, *, temperature=0.0, max_tokens=512, stage="", paper_id=None):
+        self.calls += 1
+        return Completion(text=self.answer(messages[-1]["content"]))
+
+
+def test_a_users_llm_that_does_not_know_the_check_still_works(db):
+    bare = StrictUserLLM(garbage)
+    result = audit(bare)  # no LoggedLLM around it: the audit must not pass `accept`
+    assert bare.calls == 2 and [s.verdict for s in result.sentences] == ["unchecked", "unchecked"]
+    wrapped = StrictUserLLM(good)
+    result = audit(LoggedLLM(wrapped, "verifier", CallStore(db)))
+    assert wrapped.calls == 1 and [s.verdict for s in result.sentences] == ["supported", "supported"]
+
+
+def test_unchecked_sentences_are_marked_but_trigger_no_rewrite():
+    texts = iter(["LexiRank is fast. LexiRank is cheap. LexiRank is new.", "never asked for"])
+    loop = audit_loop(lambda flagged, previous: next(texts),
+                      lambda text, known: audit_text(text, verifier=ScriptedLLM(garbage),
+                                                     evidence_for=lambda batch: EVIDENCE))
+    assert loop.regenerations == 0, "a broken verifier is no reason to rewrite"
+    assert [s.verdict for s in loop.final.sentences] == ["unchecked"] * 3
+    assert loop.final_text == f"{MARK}LexiRank is fast. {MARK}LexiRank is cheap. {MARK}LexiRank is new."
+
+
+def test_a_guard_failure_stays_unsupported_when_the_verifier_is_unreadable():
+    from reader.audit.guards import PaperFacts
+
+    facts = PaperFacts.from_texts([EVIDENCE[0].text])
+    result = audit_text("LexiRank reaches a recall of 93.5% on CiteBench. LexiRank is evaluated on CiteBench.",
+                        verifier=ScriptedLLM(garbage), facts=facts, evidence_for=lambda batch: EVIDENCE)
+    assert [s.verdict for s in result.sentences] == ["unsupported", "unchecked"]
+    assert result.n_flagged == 1 and result.n_unchecked == 1
+
+
+def test_a_partly_answered_batch_counts_its_unanswered_claims():
+    verifier = ScriptedLLM(lambda prompt: "[1] YES")
+    result = audit(verifier)
+    assert verifier.calls == 1, "a reply that answers some claims is no failed call"
+    assert [s.verdict for s in result.sentences] == ["supported", "unanswered"]
+    assert (result.n_unanswered, result.n_unchecked) == (1, 0)
+
+
+def test_an_unreadable_check_of_an_answer_is_not_grounded():
+    from reader.crag.evidence import Candidate
+    from reader.crag.grounded import audit_grounded
+
+    evidence = [Candidate(key="chunk:1", text=EVIDENCE[0].text, paper_id="p1", chunk_id=1,
+                          page_start=3, page_end=3)]
+    grounded, reason = audit_grounded("LexiRank reaches a recall of 71.4% on CiteBench.", evidence,
+                                      ScriptedLLM(garbage))
+    assert not grounded
+    assert "could not be read" in reason and "1 of 1" in reason
+
+
+# ---------------------------------------------------------------- end to end, through the CLI
+
+
+@pytest.fixture
+def endpoint(reader_env, monkeypatch, tmp_path):
+    """The dry-run generator, the verifier behind the loopback server (garbage until the test
+    fixes it), the hashing embedder; the response cache on."""
+    from reader.facade import Reader
+    from reader.index.dense import HashingEmbedder
+    from reader.index.store import SearchIndex
+
+    monkeypatch.setattr(Reader, "search_index", property(
+        lambda self: self.__dict__.setdefault(
+            "_index", SearchIndex(self.settings.index_dir, self.db, embedder=HashingEmbedder()))))
+    with LoopbackOpenAI(respond=garbage, models=(VERIFIER_MODEL,)) as server:
+        monkeypatch.setenv("READER_LLM_BASE_URL", "scripted:")
+        monkeypatch.setenv("READER_VERIFIER_BASE_URL", server.base_url)
+        monkeypatch.setenv("READER_VERIFIER_MODEL", VERIFIER_MODEL)
+        monkeypatch.setenv("READER_VERIFIER_API_KEY", "k")
+        yield server
+
+
+@pytest.fixture
+def folder(tmp_path):
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    (folder / "lexirank.md").write_text(PAPER, encoding="utf-8")
+    return folder
+
+
+def run(*args, input=None, stdout_only=False) -> str:
+    """The command's output (standard output and error, as a terminal shows them)."""
+    from reader.cli import cli
+
+    result = CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.stdout if stdout_only else result.output
+
+
+def run_json(*args, input=None):
+    return json.loads(run(*args, "--json", input=input, stdout_only=True))
+
+
+def review_json(folder, *extra) -> dict:
+    (row,) = run_json("review", str(folder), "--quiet", *extra)["papers"]
+    return row
+
+
+def stored_verdicts(paper_id) -> Counter:
+    from reader.facade import Reader
+
+    with Reader().db() as session:
+        return Counter(session.scalars(select(SentenceVerdict.verdict)).all())
+
+
+def verifier_requests(server) -> Counter:
+    """How often each distinct verification conversation was sent."""
+    return Counter(json.dumps(r["json"]["messages"]) for r in server.chat_requests)
+
+
+def front_matter(note: str) -> dict:
+    return yaml.safe_load(note.split("---\n", 2)[1])
+
+
+def web(path: str) -> str:
+    from fastapi.testclient import TestClient
+
+    from reader.facade import Reader
+    from reader.web.app import create_app
+
+    with TestClient(create_app(Reader())) as client:
+        response = client.get(path)
+        assert response.status_code == 200
+        return response.text
+
+
+def test_garbage_verifier_leaves_sentences_unchecked_everywhere(endpoint, folder, tmp_path):
+    table = run("review", str(folder), "--quiet")
+    sent = verifier_requests(endpoint)
+    # every batch was asked twice (critique and synthesis may share one: four times)
+    assert sent and all(n in (2, 4) for n in sent.values())
+    from reader.facade import Reader
+    from reader.store.tables import LLMCall
+    with Reader().db() as session:
+        logged = session.scalars(select(LLMCall.error).where(LLMCall.role == "verifier")).all()
+    assert len(logged) == sum(sent.values()) and all("rejected" in e for e in logged)
+
+    row = review_json(folder)  # skipped now: its figures come from the stored review
+    assert row["status"] == "skipped"
+    unchecked, flagged = row["unchecked"], row["flagged"]
+    assert unchecked > 0 and unchecked + flagged == row["sentences"] and row["unanswered"] == 0
+    assert "Unchecked" in table and f"{unchecked} sentences unchecked" in table
+    paper_id = row["paper_id"]
+    verdicts = stored_verdicts(paper_id)
+    assert verdicts["unchecked"] == unchecked and verdicts["supported"] == 0
+
+    with Reader().db() as session:
+        cached = session.scalars(select(LLMCacheEntry.model)).all()
+    assert VERIFIER_MODEL not in cached and cached, "the generator's replies are cached, the garbage is not"
+
+    shown = run("show", paper_id[:12], "--verdicts")
+    assert re.search(r"unchecked [1-9]", shown) and " unchecked " in shown
+
+    read = run("read", paper_id[:12], "--quiet")
+    assert re.search(r"unchecked [1-9]\d* · unanswered 0", read)
+    assert "could not be read" in read
+
+    audited = run_json("audit", "--paper", paper_id[:12],
+                       input="LexiRank ranks passages by their citation context.")
+    assert audited["n_unchecked"] == 1 and audited["n_flagged"] == 0
+    assert audited["marked_text"].startswith(MARK)
+    text = run("audit", "--paper", paper_id[:12], input="LexiRank ranks passages by their citation context.")
+    assert "1 unchecked" in text
+
+    run("export", "--all", "--out", str(tmp_path / "notes"))
+    (note_path,) = [p for p in (tmp_path / "notes").glob("*.md") if p.name != "index.md"]
+    note = note_path.read_text(encoding="utf-8")
+    meta = front_matter(note)
+    assert meta["unchecked"] == unchecked and meta["flagged"] == flagged
+    assert "reader/has-unchecked" in meta["tags"]
+    assert "> [!warning] 待验证 · not checked" in note
+    index = (tmp_path / "notes" / "index.md").read_text(encoding="utf-8")
+    assert front_matter(index)["unchecked"] == unchecked
+
+    page = web(f"/paper/{paper_id}")
+    assert page.count('data-verdict="unchecked"') > 0 and "verdict-unchecked" in page
+    assert "Not checked" in page and re.search(r"[1-9]\d* unchecked", page)
+    library = web("/library")
+    assert f'<td class="num unchecked">{unchecked}</td>' in library
+
+
+def test_review_force_after_fixing_the_endpoint_checks_for_real(endpoint, folder):
+    run("review", str(folder), "--quiet")
+    before = len(endpoint.chat_requests)
+    endpoint.respond = answer_verify  # the endpoint is fixed
+    row = review_json(folder, "--force")
+    assert len(endpoint.chat_requests) > before, "the unreadable replies were not cached: asked again"
+    assert row["status"] == "reviewed" and row["unchecked"] == 0 and row["unanswered"] == 0
+    verdicts = stored_verdicts(row["paper_id"])
+    assert verdicts["unchecked"] == 0 and verdicts["supported"] > 0
+
+    requests = len(endpoint.chat_requests)
+    review_json(folder, "--force")
+    assert len(endpoint.chat_requests) == requests, "the good replies are cached"
+
+
+def test_a_partly_answered_batch_shows_its_unanswered_count_in_every_summary(endpoint, folder, tmp_path):
+    endpoint.respond = first_answer_only
+    run("review", str(folder), "--quiet")
+    row = review_json(folder)
+    unanswered = row["unanswered"]
+    assert unanswered > 0 and row["unchecked"] == 0
+    paper_id = row["paper_id"]
+    assert stored_verdicts(paper_id)["unanswered"] == unanswered
+
+    assert re.search(r"unanswered [1-9]", run("show", paper_id[:12]))
+    assert re.search(r"unchecked 0 · unanswered [1-9]", run("read", paper_id[:12], "--quiet"))
+    text = " ".join(["LexiRank ranks passages by their citation context.",
+                     "LexiRank is compared against BM25 on CiteBench."])
+    audited = run_json("audit", "--paper", paper_id[:12], input=text)
+    assert audited["n_unanswered"] == 1
+    assert "1 unanswered" in run("audit", "--paper", paper_id[:12], input=text)
+
+    run("export", "--all", "--out", str(tmp_path / "notes"))
+    (note_path,) = [p for p in (tmp_path / "notes").glob("*.md") if p.name != "index.md"]
+    assert front_matter(note_path.read_text(encoding="utf-8"))["unanswered"] == unanswered
+
+    assert re.search(r"[1-9]\d* unanswered", web(f"/paper/{paper_id}"))
+    assert f'<td class="num unanswered">{unanswered}</td>' in web("/library")
