@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import create_engine, func, select
+from sqlalchemy import create_engine, func, select, text
 
 from conftest import ROOT
 from reader.store.tables import Base, Chunk, Paper
@@ -83,3 +83,27 @@ def test_review_and_rm_on_postgresql(pg_url, tmp_path):
     assert gone.returncode == 0, gone.stderr
     with engine.connect() as conn:
         assert conn.execute(select(func.count()).select_from(Chunk)).scalar_one() == 0
+
+
+def _empty_database(pg_url: str, name: str) -> str:
+    engine = create_engine(pg_url, isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        conn.execute(text(f"DROP DATABASE IF EXISTS {name}"))
+        conn.execute(text(f"CREATE DATABASE {name}"))
+    engine.dispose()
+    return pg_url.rsplit("/", 1)[0] + f"/{name}"
+
+
+def test_processes_migrating_an_empty_postgresql_database_at_once_all_succeed(pg_url, tmp_path):
+    """Without the advisory lock one of them dies with UniqueViolation (pg_type_typname_nsp_index)."""
+    from reader.store.db import HEAD_REVISION
+    from test_review_races import migrate_at_once
+
+    url = _empty_database(pg_url, "race_migrate")
+    results = migrate_at_once(url, tmp_path)
+    failures = [[line for line in r.stderr.splitlines() if "Error" in line][-1:]
+                for r in results if r.returncode != 0]
+    assert failures == [], failures
+    with create_engine(url).connect() as conn:
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == [
+            HEAD_REVISION]

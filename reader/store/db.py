@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -53,11 +54,63 @@ def make_engine(database_url: str) -> Engine:
     return create_engine(database_url, pool_pre_ping=True)
 
 
+def lock_key(name: str) -> int:
+    """A signed 64-bit number for `name`: the key of a PostgreSQL advisory lock."""
+    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+
+
+MIGRATION_LOCK = lock_key("reader:migrations")
+
+
+def _sqlite_file(database_url: str) -> Path | None:
+    path = database_url.split("///", 1)[-1] if "///" in database_url else ""
+    return Path(path) if path and path != ":memory:" and not path.startswith("file:") else None
+
+
+@contextmanager
+def migration_lock(engine: Engine, database_url: str):
+    """Held by one process at a time per database, so that concurrent first uses
+    migrate it once: a file lock next to a SQLite file (`<db>.migrate.lock`, released
+    by the kernel if the process dies), a session advisory lock on PostgreSQL."""
+    if engine.dialect.name == "sqlite":
+        path = _sqlite_file(database_url)
+        if path is None:  # in memory: one process only
+            yield
+            return
+        import fcntl
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(f"{path}.migrate.lock", "a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+    elif engine.dialect.name == "postgresql":
+        with engine.connect() as conn:
+            conn.execute(text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATION_LOCK})
+            conn.commit()
+            try:
+                yield
+            finally:
+                conn.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": MIGRATION_LOCK})
+                conn.commit()
+    else:
+        yield
+
+
 def upgrade(database_url: str) -> None:
-    """Bring the database to the newest migration (creates it when blank)."""
+    """Bring the database to the newest migration (creates it when blank); processes
+    that do it at once take turns, and the ones after the first find nothing to do."""
     from alembic import command
 
-    command.upgrade(alembic_config(database_url), "head")
+    engine = make_engine(database_url)
+    try:
+        with migration_lock(engine, database_url):
+            if _needs_upgrade(engine):
+                command.upgrade(alembic_config(database_url), "head")
+    finally:
+        engine.dispose()
 
 
 def _needs_upgrade(engine: Engine) -> bool:
