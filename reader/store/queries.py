@@ -1,4 +1,4 @@
-"""Read-side lookups shared by the commands and the web app."""
+"""Read-side lookups over the library (papers by id, prefix, path or title; listings), used through the façade."""
 
 from __future__ import annotations
 
