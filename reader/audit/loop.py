@@ -2,7 +2,7 @@
 
 `audit_text` is one audit pass over a text:
 
-1. split into sentences (reader.audit.split); sentences already verified
+1. split into sentences (reader.text.split); sentences already verified
    (`known`, keyed by sentence text) keep their verdicts, and a sentence that
    appears twice is verified once;
 2. the remaining sentences go in batches of 4. Each sentence is searched on its

@@ -96,7 +96,7 @@ class Analysis(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     paper_id: Mapped[str] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), index=True)
-    kind: Mapped[str] = mapped_column(String(16))  # critique | synthesis | audit
+    kind: Mapped[str] = mapped_column(String(16))  # critique | synthesis
     final_text: Mapped[str] = mapped_column(Text, default="")
     flagged_ratio: Mapped[float] = mapped_column(Float, default=0.0)
     regenerations: Mapped[int] = mapped_column(Integer, default=0)
@@ -138,7 +138,7 @@ class SentenceVerdict(Base):
     )
     ordinal: Mapped[int] = mapped_column(Integer)
     text: Mapped[str] = mapped_column(Text)
-    verdict: Mapped[str] = mapped_column(String(16))  # supported | unsupported | unanswered
+    verdict: Mapped[str] = mapped_column(String(16))  # supported | unsupported | unanswered | unchecked
     llm_answer: Mapped[str] = mapped_column(String(16), default="")  # YES | NO | "" (unanswered)
     reasons: Mapped[list] = mapped_column(JSON, default=list)  # guard reasons, LLM verdict
     reused: Mapped[bool] = mapped_column(Boolean, default=False)  # verdict carried from an earlier iteration
