@@ -21,8 +21,9 @@ from pathlib import Path
 from reader.errors import IngestError
 from reader.ingest.model import Block, CaptionData, ParsedPaper, ReferenceData
 from reader.ingest.text import (
-    AFTER_REFERENCES, HEADING_NUMBER, KNOWN_HEADINGS, NUMBERED_HEADING, caption_label, detect_language,
-    guess_year, is_reference_heading, join_lines, normalize_heading, split_references,
+    AFTER_REFERENCES, HEADING_NUMBER, KNOWN_HEADINGS, NUMBERED_HEADING, caption_label, clean_text,
+    detect_language, guess_year, is_reference_heading, join_lines, normalize_heading, split_references,
+    title_from_file_name,
 )
 from reader.text.digest import sha256_bytes
 
@@ -185,7 +186,7 @@ def _on_page(x0: float, y0: float, x1: float, y1: float, width: float, height: f
 def _boxes_fast(textpage, page_no: int, width: float, height: float) -> list[_Box] | None:
     blocks = textpage.extractBLOCKS()
     styled = _HTML_LINE.findall(_page_html(textpage))
-    texts = [b[4].split("\n") for b in blocks]
+    texts = [clean_text(b[4]).split("\n") for b in blocks]
     if sum(len(t) for t in texts) - len(texts) != len(styled):
         return None
     boxes, i = [], 0
@@ -209,7 +210,7 @@ def _boxes_dict(textpage, page_no: int, width: float, height: float) -> list[_Bo
         box = _Box(page_no, *block["bbox"])
         for line in block["lines"]:
             spans = line["spans"]
-            text = "".join(s["text"] for s in spans)
+            text = clean_text("".join(s["text"] for s in spans))
             if not text.strip():
                 continue
             n = sum(len(s["text"]) for s in spans) or 1
@@ -507,7 +508,7 @@ def parse_pdf(path: Path, data: bytes | None = None, sha256: str | None = None) 
             raise IngestError(path, f"cannot read the file ({exc.strerror})") from None
     doc = _open(path, data)
     try:
-        meta = doc.metadata or {}
+        meta = {key: clean_text(value) for key, value in (doc.metadata or {}).items() if isinstance(value, str)}
         raw_pages, sizes = _extract(path, doc)
     finally:
         doc.close()
@@ -583,7 +584,7 @@ def parse_pdf(path: Path, data: bytes | None = None, sha256: str | None = None) 
         sha256=sha256 or sha256_bytes(data),
         source_path=str(path),
         source_kind="pdf",
-        title=title or path.stem,
+        title=title or title_from_file_name(path),
         authors=_authors(author_boxes, meta.get("author", ""), page1_text),
         year=guess_year(page1_text) or _meta_year(meta),
         abstract=abstract,

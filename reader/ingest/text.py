@@ -48,6 +48,23 @@ TEXT_SECTION = "Text"
 HEADING_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[A-H](?:\.\d+)*\.?|[IVX]+\.)\s+")
 
 
+# C0 control characters other than \t and \n, DEL, and lone surrogates. PDFs carry them
+# for glyphs without a Unicode mapping; PostgreSQL refuses NUL in text, a surrogate cannot
+# be encoded as UTF-8, and none of them is text anyone can read.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]")
+
+
+def clean_text(text: str) -> str:
+    """The text without control characters (\t and \n stay): every parser applies it
+    where text leaves the PDF library or the decoder."""
+    return _CONTROL.sub("", text)
+
+
+def title_from_file_name(path: Path) -> str:
+    """A title made from the file's name, for a paper whose text names none."""
+    return " ".join(clean_text(path.stem).split())
+
+
 def normalize_heading(text: str) -> str:
     """'3.1 Related Work' -> 'related work' (numbering and punctuation dropped)."""
     text = HEADING_NUMBER.sub("", text.strip())
@@ -206,7 +223,7 @@ def parse_text(path: Path, data: bytes | None = None, sha256: str | None = None)
     if not text.strip():
         raise IngestError(path, "empty text file (nothing to read)")
     markdown = path.suffix.lower() in (".md", ".markdown")
-    pages = text.split("\f")
+    pages = [clean_text(page) for page in text.split("\f")]
     blocks: list[Block] = []
     sections: list[dict] = []
     captions: list[CaptionData] = []
@@ -258,7 +275,7 @@ def parse_text(path: Path, data: bytes | None = None, sha256: str | None = None)
         sha256=sha256 or sha256_bytes(data),
         source_path=str(path),
         source_kind="md" if markdown else "txt",
-        title=title or path.stem,
+        title=title or title_from_file_name(path),
         authors=[],
         year=guess_year(full[:3000]),
         abstract=abstract,
