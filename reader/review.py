@@ -4,7 +4,8 @@ The `review_jobs` table is the run's memory. One row per paper (or, for a file
 that never became a paper, per source path):
 
     pending ──claim──▶ running ──finish──▶ done
-                          └──────fail────▶ error      (retried by the next run)
+                          ├──────fail────▶ error      (retried by the next run)
+                          └───`reader rm`──▶ (row deleted with its paper: reported "removed")
 
 A row found "running" at start belongs to a run that was killed. deep_read
 stores its analyses in one transaction at the very end, so the database holds
@@ -42,6 +43,7 @@ from reader.store.db import transaction
 from reader.store.tables import Analysis, AnalysisIteration, LLMCall, Paper, ReviewJob, utcnow
 
 ANALYSIS_KINDS = ("critique", "synthesis")
+REMOVED = "removed from the library while it was being reviewed (reader rm); not reviewed"
 
 
 class IngestOutcome(Protocol):
@@ -64,7 +66,7 @@ class PaperReview:
     source: str
     paper_id: str | None = None
     title: str = ""
-    status: str = "pending"  # reviewed | skipped | error | busy
+    status: str = "pending"  # reviewed | skipped | error | busy | removed
     error: str = ""
     sentences: int = 0
     flagged: int = 0
@@ -114,6 +116,7 @@ class ReviewReport:
             "reviewed": len(self.by_status("reviewed")),
             "skipped": len(self.by_status("skipped")),
             "failed": len(self.failed),
+            "removed": len(self.by_status("removed")),
             "unchecked": self.unchecked,
             "unanswered": self.unanswered,
             "seconds": round(self.seconds, 2),
@@ -247,7 +250,10 @@ def _max_id(session: Session, column) -> int:
 def finish_job(factory: sessionmaker, job_id: int, paper_id: str, seconds: float) -> dict:
     """Keep only the analyses this job wrote, and mark it done — one transaction."""
     with transaction(factory) as session:
-        return _finish(session, session.get(ReviewJob, job_id), paper_id, seconds)
+        job = session.get(ReviewJob, job_id)
+        if job is None:  # deleted with its paper
+            raise _PaperRemoved(REMOVED)
+        return _finish(session, job, paper_id, seconds)
 
 
 def _finish(session: Session, job: ReviewJob, paper_id: str, seconds: float) -> dict:
@@ -457,30 +463,47 @@ def _fill(outcome: PaperReview, summary: dict, status: str) -> None:
             setattr(outcome, key, summary[key])
 
 
-def _set_stage(db: sessionmaker, job_id: int, **values) -> None:
+def _set_stage(db: sessionmaker, job_id: int, **values) -> bool:
+    """False when the job is gone (deleted with its paper)."""
     with transaction(db) as session:
         job = session.get(ReviewJob, job_id)
+        if job is None:
+            return False
         for key, value in values.items():
             setattr(job, key, value)
+        return True
+
+
+def _job_exists(db: sessionmaker, job_id: int) -> bool:
+    with db() as session:
+        return session.get(ReviewJob, job_id) is not None
 
 
 def _review_one(item: _Planned, *, db, ingest, read_paper, ingest_lock, emit) -> None:
     outcome = item.outcome
     started = time.perf_counter()
-    _set_stage(db, item.job_id, status="running", stage="ingest", started_at=utcnow(),
-               summary=_owner())
+    if not _set_stage(db, item.job_id, status="running", stage="ingest", started_at=utcnow(),
+                      summary=_owner()):
+        outcome.status, outcome.error = "removed", REMOVED
+        return
     emit(item, "ingest")
+    paper_id = None
     try:
         with ingest_lock:
+            if not _job_exists(db, item.job_id):  # removed while waiting for its turn
+                raise _PaperRemoved(REMOVED)
             ingest_started = time.perf_counter()
             result = ingest(item.source)
             outcome.ingest_seconds = time.perf_counter() - ingest_started
         if result.status == "error" or not result.paper_id:
             raise _PaperFailed(result.error or "ingest failed")
+        paper_id = result.paper_id
         outcome.paper_id, outcome.title = result.paper_id, result.title or outcome.title
 
         with transaction(db) as session:
             job = session.get(ReviewJob, item.job_id)
+            if job is None or session.get(Paper, paper_id) is None:
+                raise _PaperRemoved(REMOVED)
             job.paper_id = result.paper_id
             job.source_path = str(item.source)
             job.stage = "read"
@@ -499,18 +522,40 @@ def _review_one(item: _Planned, *, db, ingest, read_paper, ingest_lock, emit) ->
         outcome.read_seconds = time.perf_counter() - read_started
         with transaction(db) as session:
             job = session.get(ReviewJob, item.job_id)
+            if job is None:
+                raise _PaperRemoved(REMOVED)
             if not is_reviewed(session, result.paper_id, _since(job)):
                 raise _PaperFailed("the deep read finished without storing a critique and a synthesis")
         summary = finish_job(db, item.job_id, result.paper_id, time.perf_counter() - started)
         _fill(outcome, summary, "reviewed")
     except Exception as exc:  # one paper's failure never stops the batch
-        reason = str(exc) if isinstance(exc, _PaperFailed) else _describe(exc)
-        outcome.status, outcome.error = "error", reason
+        reason = str(exc) if isinstance(exc, _PaperFailed | _PaperRemoved) else _describe(exc)
         outcome.seconds = time.perf_counter() - started
-        _set_stage(db, item.job_id, status="error", error=reason, finished_at=utcnow())
+        if _record_failure(db, item.job_id, paper_id, reason):
+            outcome.status, outcome.error = "error", reason
+        else:  # `reader rm` took the paper (and its job) away: the read failed for that reason
+            outcome.status, outcome.error = "removed", REMOVED
+
+
+def _record_failure(db: sessionmaker, job_id: int, paper_id: str | None, reason: str) -> bool:
+    """Mark the job failed -> True; False when its paper was removed meanwhile (the job is
+    then deleted too, if it was not yet tied to the paper)."""
+    with transaction(db) as session:
+        job = session.get(ReviewJob, job_id)
+        if job is None:
+            return False
+        if paper_id is not None and session.get(Paper, paper_id) is None:
+            session.delete(job)
+            return False
+        job.status, job.error, job.finished_at = "error", reason, utcnow()
+        return True
 
 
 class _PaperFailed(Exception):
+    pass
+
+
+class _PaperRemoved(Exception):
     pass
 
 

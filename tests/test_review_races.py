@@ -13,11 +13,143 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 from sqlalchemy import create_engine, text
+from sqlalchemy.exc import OperationalError
 
 from conftest import ROOT
+from reader.ingest.pipeline import remove_paper
+from reader.review import file_sha256, job_rows, run_review
+from reader.store.tables import Paper
+from test_review import FakeWorld, analyses_per_paper, make_files, store_review
+
+
+def statuses(report) -> dict[str, str]:
+    return {Path(p.source).name: p.status for p in report.papers}
+
+
+# ------------------------------------------------- `reader rm` during a review
+
+
+def test_a_paper_removed_during_its_read_is_reported_removed_and_the_batch_goes_on(db, tmp_path):
+    files = make_files(tmp_path, ["a.pdf", "b.pdf", "c.pdf"])
+    world = FakeWorld(db)
+
+    def read_paper(paper_id, on_progress=None):
+        if paper_id == file_sha256(files[1]):
+            remove_paper(db, paper_id)  # `reader rm` from another shell, mid-read
+            store_review(db, paper_id)  # deep_read's final transaction: the paper is gone
+        return world.read_paper(paper_id, on_progress)
+
+    events = []
+    report = run_review(files, db=db, ingest=world.ingest, read_paper=read_paper, max_papers=1,
+                        on_event=events.append)
+    assert statuses(report) == {"a.pdf": "reviewed", "b.pdf": "removed", "c.pdf": "reviewed"}
+    removed = report.papers[1]
+    assert "removed" in removed.error and "reader rm" in removed.error
+    assert report.failed == [] and report.to_json()["removed"] == 1
+    assert any(e.stage == "removed" for e in events)
+    assert world.read == ["a", "c"]
+    assert [r["paper_id"] for r in job_rows(db)] == [file_sha256(files[0]), file_sha256(files[2])]
+    assert set(analyses_per_paper(db)) == {file_sha256(files[0]), file_sha256(files[2])}
+
+
+def test_a_paper_removed_after_its_read_committed_is_reported_removed(db, tmp_path):
+    a, b = make_files(tmp_path, ["a.pdf", "b.pdf"])
+    world = FakeWorld(db)
+
+    def read_paper(paper_id, on_progress=None):
+        result = world.read_paper(paper_id, on_progress)
+        if paper_id == file_sha256(a):
+            remove_paper(db, paper_id)  # between deep_read's commit and the job's "done"
+        return result
+
+    report = run_review([a, b], db=db, ingest=world.ingest, read_paper=read_paper, max_papers=1)
+    assert statuses(report) == {"a.pdf": "removed", "b.pdf": "reviewed"}
+    assert report.failed == []
+    with db() as s:
+        assert s.get(Paper, file_sha256(a)) is None
+    assert [r["status"] for r in job_rows(db)] == ["done"]
+
+
+def test_a_paper_removed_before_its_turn_to_ingest_is_not_ingested_again(db, tmp_path):
+    a, b = make_files(tmp_path, ["a.pdf", "b.pdf"])
+    world = FakeWorld(db)
+    world.ingest(b)  # already in the library: its job belongs to the paper from the start
+    world.ingested.clear()
+
+    def ingest(path):
+        if path == a:  # b's job is claimed and waits for the ingest lock meanwhile
+            time.sleep(0.2)
+            remove_paper(db, file_sha256(b))
+        return world.ingest(path)
+
+    report = run_review([a, b], db=db, ingest=ingest, read_paper=world.read_paper, max_papers=2)
+    assert statuses(report) == {"a.pdf": "reviewed", "b.pdf": "removed"}
+    assert world.ingested == ["a.pdf"], "the removed paper is not put back into the library"
+    with db() as s:
+        assert s.get(Paper, file_sha256(b)) is None
+
+
+PAPER_TEXT = """# {title}
+
+## Introduction
+
+We study {topic} in scientific reading tools. Our method ranks passages by term statistics
+and citation context. On our benchmark it improves recall at ten from 61.5% to 70.2%.
+
+## Results
+
+The gain is largest for queries that paraphrase the passage wording. Ranking one query
+takes about four milliseconds on a laptop processor.
+"""
+
+
+def test_reader_rm_during_reader_review_from_the_command_line(tmp_path):
+    """The real commands: `reader rm` of the paper being read; the review reports it removed,
+    reviews the other and exits 0."""
+    from test_review_cli import reader_cmd
+
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    first, second = folder / "a_first.md", folder / "b_second.md"
+    first.write_text(PAPER_TEXT.format(title="Passage ranking A", topic="passage ranking"))
+    second.write_text(PAPER_TEXT.format(title="Passage ranking B", topic="citation context"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("READER_")}
+    env.update({"READER_HOME": str(tmp_path / "home"), "READER_EMBED_MODEL": "hashing",
+                "READER_LLM_BASE_URL": "scripted:latency_ms=1500", "PYTHONPATH": str(ROOT)})
+    review = subprocess.Popen(reader_cmd("review", str(folder), "--jobs", "1", "--json"), env=env,
+                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    paper_id = file_sha256(first)
+    engine = create_engine(f"sqlite:///{tmp_path / 'home' / 'reader.db'}")
+    deadline = time.monotonic() + 120
+    while True:  # wait until the first paper is being read
+        assert review.poll() is None and time.monotonic() < deadline, review.stderr.read()
+        try:
+            with engine.connect() as conn:
+                stage = conn.execute(text("SELECT stage FROM review_jobs WHERE paper_id = :p"),
+                                     {"p": paper_id}).scalar()
+        except OperationalError:  # not created yet
+            stage = None
+        if stage == "read":
+            break
+        time.sleep(0.1)
+    gone = subprocess.run(reader_cmd("rm", paper_id, "--yes"), env=env, cwd=ROOT, check=False,
+                          capture_output=True, text=True, timeout=120)
+    assert gone.returncode == 0, gone.stderr
+    out, err = review.communicate(timeout=300)
+    assert review.returncode == 0, err
+    rows = {Path(p["source"]).name: p for p in json.loads(out)["papers"]}
+    assert rows["a_first.md"]["status"] == "removed", rows["a_first.md"]
+    assert rows["b_second.md"]["status"] == "reviewed", rows["b_second.md"]
+    assert f"removed: {first}: removed from the library" in err
+    assert "Traceback" not in err
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM papers WHERE id = :p"), {"p": paper_id}).scalar() == 0
+        assert conn.execute(text("SELECT status FROM review_jobs")).scalars().all() == ["done"]
+    engine.dispose()
 
 
 # ------------------------------------------------- migrations on first use

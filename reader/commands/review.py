@@ -104,7 +104,8 @@ def review(app, paths, force, jobs, export_dir, quiet, as_json):
     The run is resumable: after Ctrl-C or a crash, run the same command again
     and it continues where it stopped. Papers already reviewed are skipped
     unless --force. A paper that fails is reported and skipped; the exit
-    status is 1 if any failed.
+    status is 1 if any failed. A paper removed with `reader rm` while it is
+    reviewed is reported as removed, not as a failure.
 
     \b
     Examples:
@@ -146,6 +147,8 @@ def review(app, paths, force, jobs, export_dir, quiet, as_json):
         click.echo(f"error: {row.source}: {row.error}", err=True)
     for row in report.by_status("busy"):
         click.echo(f"skipped: {row.source}: {row.error}", err=True)
+    for row in report.by_status("removed"):  # the user's own `reader rm`: not a failure
+        click.echo(f"removed: {row.source}: {row.error}", err=True)
     if report.failed:
         sys.exit(1)
 
