@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from reader.errors import ReaderError
+from reader.errors import ReaderError, describe_error, is_disk_full
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -21,6 +21,15 @@ class ReaderGroup(click.Group):
             return super().invoke(ctx)
         except ReaderError as exc:
             raise click.ClickException(str(exc)) from exc
+        except Exception as exc:
+            if not is_disk_full(exc):
+                raise
+            # a full disk wherever it struck (the database, a file): one line, not a traceback
+            home = getattr(getattr(ctx.obj, "settings", None), "home", None)
+            where = f"under READER_HOME ({home})" if home else "under READER_HOME"
+            raise click.ClickException(
+                f"the disk is full {where} ({describe_error(exc)}); "
+                "free some space and run the command again") from exc
 
 
 @click.group(cls=ReaderGroup, context_settings=CONTEXT_SETTINGS)

@@ -105,3 +105,247 @@ def test_controls_never_reach_the_database(tmp_path, db):
     result = ingest_file(path, db)
     assert result.status == "ingested", result.error
     assert not any(CONTROL.search(t) for t in all_stored_text(db))
+
+
+# ------------------------------------------------------------ a database error on one file
+
+def _long_database_error():
+    statement = "INSERT INTO chunks (paper_id, ordinal, text) VALUES " + ", ".join(["(?, ?, ?)"] * 400)
+    return DataError(statement, [("x" * 64, i, "text " * 50) for i in range(50)],
+                     Exception("PostgreSQL text fields cannot contain NUL (0x00) bytes"))
+
+
+def fail_store_for(monkeypatch, name: str, error) -> None:
+    """The database raises `error` while storing the file called `name`."""
+    real = pipeline._store
+
+    def store(db, parsed, chunks):
+        if Path(parsed.source_path).name == name:
+            raise error
+        return real(db, parsed, chunks)
+
+    monkeypatch.setattr(pipeline, "_store", store)
+
+
+def test_a_database_error_is_that_files_one_line_error_and_the_rest_go_on(tmp_path, db, monkeypatch):
+    shutil.copy(SAMPLE_PAPER, tmp_path / "a.pdf")
+    (tmp_path / "b.md").write_text("# Notes\n\nA few words on reading order.\n")
+    fail_store_for(monkeypatch, "a.pdf", _long_database_error())
+    results = {Path(r.file).name: r for r in ingest_paths([tmp_path], db)}
+    bad, good = results["a.pdf"], results["b.md"]
+    assert bad.status == "error" and one_line(bad.error, 300), bad.error
+    assert "DataError" in bad.error and "NUL" in bad.error and "INSERT" not in bad.error
+    assert good.status == "ingested"
+    assert paper_count(db) == 1
+
+
+def test_review_reports_a_database_error_in_one_line(tmp_path, monkeypatch, reader_env):
+    from reader.facade import Reader
+
+    shutil.copy(SAMPLE_PAPER, tmp_path / "a.pdf")
+    fail_store_for(monkeypatch, "a.pdf", _long_database_error())
+    report = Reader(embedder=HashingEmbedder()).review([tmp_path / "a.pdf"])
+    [row] = report.papers
+    assert row.status == "error" and one_line(row.error, 300), row.error
+    assert "DataError" in row.error
+
+
+def test_an_unexpected_error_on_one_file_does_not_stop_the_others(tmp_path, db, monkeypatch):
+    shutil.copy(SAMPLE_PAPER, tmp_path / "a.pdf")
+    (tmp_path / "b.md").write_text("# Notes\n\nA few words on reading order.\n")
+    fail_store_for(monkeypatch, "a.pdf", UnicodeEncodeError("utf-8", "x\udcff", 1, 2, "surrogates not allowed"))
+    results = {Path(r.file).name: r for r in ingest_paths([tmp_path], db)}
+    assert results["a.pdf"].status == "error" and one_line(results["a.pdf"].error)
+    assert "UnicodeEncodeError" in results["a.pdf"].error
+    assert results["b.md"].status == "ingested"
+
+
+# ------------------------------------------------------------ a full disk
+
+def full_disk_on(monkeypatch, file_name: str = "vectors.npy") -> None:
+    """np.save in the index write fails with ENOSPC at `file_name` (the files before it are written)."""
+    real = np.save
+
+    def save(target, array, *args, **kwargs):
+        if Path(target).name == file_name:
+            raise OSError(errno.ENOSPC, "No space left on device", str(target))
+        return real(target, array, *args, **kwargs)
+
+    monkeypatch.setattr(np, "save", save)
+
+
+def sqlite_full_on_commit(db, times: int = 1) -> list[int]:
+    """The next `times` commits fail as SQLite does on a full disk. Returns the failure counter."""
+    left = [times]
+
+    @event.listens_for(db.kw["bind"], "commit")
+    def commit(conn):
+        if left[0] > 0:
+            left[0] -= 1
+            raise OperationalError("COMMIT", {}, sqlite3.OperationalError("database or disk is full"))
+
+    return left
+
+
+def tmp_dirs(index_dir: Path) -> list[str]:
+    return sorted(p.name for p in index_dir.iterdir() if p.name.startswith(".tmp"))
+
+
+def test_a_failed_index_write_leaves_no_temporary_folder_and_keeps_the_last_index(tmp_path, db, monkeypatch):
+    index_dir = tmp_path / "home" / "index"
+    index = SearchIndex(index_dir, db, HashingEmbedder())
+    first = ingest_file(SAMPLE_PAPER, db, index=index)
+    assert first.status == "ingested" and not first.error
+    good = (index_dir / "CURRENT").read_text()
+
+    second_file = tmp_path / "notes.md"
+    second_file.write_text("# Wheat under heat\n\nMetabolomics of wheat leaves under heat stress.\n")
+    full_disk_on(monkeypatch)
+    result = ingest_file(second_file, db, index=index)
+    assert result.status == "ingested" and DISK_FULL.search(result.error)
+    assert tmp_dirs(index_dir) == []
+    for _ in range(2):  # each retry used to leave another .tmp-gen-* folder
+        with pytest.raises(Exception) as info:
+            SearchIndex(index_dir, db, HashingEmbedder()).rebuild()
+        assert type(info.value).__name__ == "DiskFull"
+        assert DISK_FULL.search(str(info.value)) and one_line(str(info.value))
+        assert tmp_dirs(index_dir) == []
+    assert (index_dir / "CURRENT").read_text() == good
+
+    # the last good generation still loads; the missing paper is searched from memory
+    again = SearchIndex(index_dir, db, HashingEmbedder())
+    hits = again.search("wheat leaves heat stress")
+    assert hits and tmp_dirs(index_dir) == []
+    assert again.search("reading order two-column")
+    monkeypatch.undo()
+    assert SearchIndex(index_dir, db, HashingEmbedder()).search("wheat leaves heat stress")
+
+
+def test_ingest_reports_a_full_index_disk_in_one_line(tmp_path, db, monkeypatch):
+    index = SearchIndex(tmp_path / "home" / "index", db, HashingEmbedder())
+    full_disk_on(monkeypatch)
+    result = ingest_file(SAMPLE_PAPER, db, index=index)
+    assert result.status == "ingested"  # the paper is stored; the index catches up later
+    assert DISK_FULL.search(result.error) and one_line(result.error), result.error
+    assert tmp_dirs(tmp_path / "home" / "index") == []
+
+
+def test_a_full_database_disk_costs_one_file_and_keeps_the_database(tmp_path, db, monkeypatch):
+    shutil.copy(SAMPLE_PAPER, tmp_path / "a.pdf")
+    (tmp_path / "b.md").write_text("# Notes\n\nA few words on reading order.\n")
+    left = sqlite_full_on_commit(db)
+    results = {Path(r.file).name: r for r in ingest_paths([tmp_path], db)}
+    assert left == [0]
+    assert results["a.pdf"].status == "error"
+    assert DISK_FULL.search(results["a.pdf"].error) and one_line(results["a.pdf"].error)
+    assert results["b.md"].status == "ingested"
+    assert paper_count(db) == 1
+    assert ingest_file(tmp_path / "a.pdf", db).status == "ingested"  # with space again
+    assert paper_count(db) == 2
+
+
+@pytest.fixture
+def cli_home(reader_env, monkeypatch):
+    monkeypatch.setattr(dense, "load_embedder", lambda settings: HashingEmbedder())
+    return reader_env
+
+
+def run(*args):
+    from reader.cli import cli
+
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def test_cli_on_a_full_disk_says_so_in_one_line_and_goes_on(tmp_path, cli_home, monkeypatch):
+    from reader.store import db as db_module
+
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    shutil.copy(SAMPLE_PAPER, folder / "a.pdf")
+    (folder / "b.md").write_text("# Wheat under heat\n\nMetabolomics of wheat leaves under heat stress.\n")
+    (folder / "c.md").write_text("# Citation graphs\n\nCitation graphs help recommend papers.\n")
+    assert run("ingest", "--json", str(folder / "c.md")).exit_code == 0
+
+    # the index's disk is full for every write; the database's for the first file's commit
+    full_disk_on(monkeypatch)
+    real_open = db_module.open_database
+    opened = []
+
+    def open_database(url):
+        factory = real_open(url)
+        if not opened:
+            sqlite_full_on_commit(factory)
+        opened.append(factory)
+        return factory
+
+    monkeypatch.setattr(db_module, "open_database", open_database)
+    result = run("ingest", str(folder))
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output
+    errors = result.stderr.strip().splitlines()
+    assert len(errors) == 1 and errors[0].startswith("error: ") and DISK_FULL.search(errors[0]), errors
+    lines = result.stdout.strip().splitlines()
+    assert lines[-1] == "1 ingested, 1 unchanged, 1 failed", lines
+    assert any(DISK_FULL.search(line) and "warning" in line for line in lines), lines
+    index_dir = cli_home / "index"
+    assert tmp_dirs(index_dir) == []
+
+    # search still answers, from the last good index plus what it could not save
+    found = run("search", "wheat leaves heat", "--json")
+    assert found.exit_code == 0, found.output
+    assert json.loads(found.stdout)["hits"]
+    assert all(one_line(line) for line in found.stderr.strip().splitlines())
+    assert tmp_dirs(index_dir) == []
+
+    rebuilt = run("reindex")
+    assert rebuilt.exit_code == 1
+    [message] = rebuilt.stderr.strip().splitlines()
+    assert DISK_FULL.search(message) and "free" in message
+    assert tmp_dirs(index_dir) == []
+
+
+def test_any_command_on_a_full_database_disk_says_so_in_one_line(cli_home, monkeypatch):
+    from reader.store import db as db_module
+
+    def full(url):
+        raise OperationalError("PRAGMA journal_mode=WAL", {}, sqlite3.OperationalError("database or disk is full"))
+
+    monkeypatch.setattr(db_module, "open_database", full)
+    result = run("papers")
+    assert result.exit_code == 1
+    [message] = result.stderr.strip().splitlines()
+    assert "the disk is full under READER_HOME" in message and "free some space" in message
+    assert "PRAGMA" not in message
+
+
+def test_review_reports_a_database_error_while_reading_in_one_line(tmp_path, db):
+    from reader.review import run_review
+
+    path = tmp_path / "a.pdf"
+    shutil.copy(SAMPLE_PAPER, path)
+
+    def read_paper(paper_id, on_progress=None):
+        raise _long_database_error()
+
+    report = run_review([path], db=db, ingest=lambda p: ingest_file(p, db), read_paper=read_paper)
+    [row] = report.papers
+    assert row.status == "error" and one_line(row.error, 300), row.error
+    assert row.error.startswith("DataError: PostgreSQL text fields cannot contain NUL")
+
+
+def test_a_short_write_on_a_full_disk_counts_as_a_full_disk(tmp_path, db, monkeypatch):
+    """numpy reports a full disk as 'N requested and M written', without an errno."""
+    from reader.index import store
+
+    real = np.save
+
+    def save(target, array, *args, **kwargs):
+        if Path(target).name == "vectors.npy":
+            raise OSError("100096 requested and 56288 written")
+        return real(target, array, *args, **kwargs)
+
+    monkeypatch.setattr(np, "save", save)
+    monkeypatch.setattr(store.shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(10**9, 10**9, 4096))
+    result = ingest_file(SAMPLE_PAPER, db, index=SearchIndex(tmp_path / "home" / "index", db, HashingEmbedder()))
+    assert result.status == "ingested" and DISK_FULL.search(result.error), result.error
+    assert tmp_dirs(tmp_path / "home" / "index") == []

@@ -4,13 +4,17 @@ Layout: each write makes a new generation directory (gen-000042/) holding the
 chunk ids it covers, the paper of each row, the vectors, the BM25 token table
 and bm25s's matrix; the file CURRENT names the live generation and is replaced
 atomically (write, then rename). A kill mid-write leaves an unreferenced
-directory, never a half-written index. Writers take a file lock; readers see a
-newer generation written by another process on their next search.
+directory, never a half-written index; a write that fails (a full disk) removes
+its temporary directory and raises DiskFull, and the previous generation stays
+current. Writers take a file lock; readers see a newer generation written by
+another process on their next search.
 
 On first use in a process the stored (chunk id, paper id) pairs are compared
 with the database: stale rows are dropped and missing chunks embedded; a
 missing or unreadable index, or one built with another embedding model, is
-rebuilt from the database. Each of these prints one line on stderr.
+rebuilt from the database. Each of these prints one line on stderr. When such
+an update cannot be saved (a full disk) it is used from memory for the rest of
+the process, and tried again by the next one.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from reader.errors import DiskFull, is_disk_full
 from reader.index.bm25 import BM25Path, TokenTable
 from reader.index.dense import DenseMatrix, Embedder, embedder_name, encode_with_progress
 
@@ -135,6 +140,15 @@ def _write_generation(directory: Path, data: IndexData, bm25: BM25Path) -> None:
     (directory / "meta.json").write_text(json.dumps(meta, ensure_ascii=False))
 
 
+def _generation_bytes(data: IndexData, bm25: BM25Path) -> int:
+    """About the size of a generation on disk: its arrays, the vocabulary, bm25s's matrix."""
+    arrays = (data.chunk_ids, data.paper_of_row, data.vectors, data.tokens.indptr, data.tokens.ids)
+    size = sum(a.nbytes for a in arrays) + 2 * sum(len(t.encode()) + 4 for t in data.tokens.vocab)
+    scores = getattr(bm25._bm25, "scores", None) or {}
+    size += sum(getattr(v, "nbytes", 0) for v in scores.values())
+    return size + 64 * 1024  # file headers, meta.json, bm25s's own json files
+
+
 def _read_generation(directory: Path) -> tuple[IndexData, BM25Path]:
     meta = json.loads((directory / "meta.json").read_text())
     if meta.get("format") != FORMAT_VERSION:
@@ -224,19 +238,41 @@ class IndexFiles:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
     def write(self, data: IndexData, bm25: BM25Path) -> str:
-        """Write a new generation and make it current. Call with the write lock held."""
+        """Write a new generation and make it current. Call with the write lock held.
+
+        On failure nothing of the new generation is left behind and the current one
+        stays; a full disk raises DiskFull (how much the generation needs, and where)."""
         existing = sorted(p.name for p in self.directory.glob("gen-*") if p.is_dir())
         number = int(existing[-1].split("-")[1]) + 1 if existing else 1
         name = f"gen-{number:06d}"
         tmp = self.directory / f".tmp-{name}-{os.getpid()}"
-        shutil.rmtree(tmp, ignore_errors=True)
-        _write_generation(tmp, data, bm25)
-        os.replace(tmp, self.directory / name)
         pointer = self.directory / f".{CURRENT}.tmp-{os.getpid()}"
-        pointer.write_text(name)
-        os.replace(pointer, self.directory / CURRENT)
+        shutil.rmtree(tmp, ignore_errors=True)
+        try:
+            _write_generation(tmp, data, bm25)
+            os.replace(tmp, self.directory / name)
+            pointer.write_text(name)
+            os.replace(pointer, self.directory / CURRENT)
+        except BaseException as exc:
+            # before cleaning up: afterwards the space the partial files took is free again
+            full = isinstance(exc, OSError) and (is_disk_full(exc) or self._short_of(_generation_bytes(data, bm25)))
+            shutil.rmtree(tmp, ignore_errors=True)
+            pointer.unlink(missing_ok=True)
+            if self.current_name() != name:
+                shutil.rmtree(self.directory / name, ignore_errors=True)
+            if full:
+                raise DiskFull(_generation_bytes(data, bm25), f"under READER_HOME ({self.directory})") from exc
+            raise
         self._clean(keep={name, *existing[-1:]})
         return name
+
+    def _short_of(self, needed: int) -> bool:
+        """Whether less than `needed` bytes are free for the index (numpy reports a full
+        disk as 'N requested and M written', without an errno)."""
+        try:
+            return shutil.disk_usage(self.directory).free < needed
+        except OSError:
+            return False
 
     def _clean(self, keep: set[str]) -> None:
         # the previous generation stays for readers that are loading it right now
@@ -337,12 +373,12 @@ class SearchIndex:
             generation, data, bm25 = self.files.read()
         except Exception as exc:  # noqa: BLE001
             _notice(f"{self.files.directory} is unreadable ({_reason(exc)}); rebuilding from the database")
-            self._rebuild_locked(None, pending_paper)
+            self._rebuild_locked(None, pending_paper, unsaved_ok=True)
             return
         if data is None:
             if db_pairs:
                 _notice(f"no index at {self.files.directory}; building it from the database")
-                self._rebuild_locked(None, pending_paper)
+                self._rebuild_locked(None, pending_paper, unsaved_ok=True)
             else:
                 self._data = IndexData.empty(self.embedder_name)
                 self._bm25 = BM25Path(TokenTable())
@@ -353,7 +389,7 @@ class SearchIndex:
                 f"built with embedding model {data.embedder!r}, configured {self.embedder_name!r}; "
                 "rebuilding from the database"
             )
-            self._rebuild_locked(None, pending_paper)
+            self._rebuild_locked(None, pending_paper, unsaved_ok=True)
             return
         self._generation, self._data, self._bm25 = generation, data, bm25
         stored = data.pairs()
@@ -377,7 +413,7 @@ class SearchIndex:
             if missing:
                 rows = self._db_chunks(missing)
                 data = self._embed_into(data, rows, "Embedding missing chunks", None)
-            self._commit(data)
+            self._commit(data, unsaved_ok=True)
 
     def _db_pairs(self) -> dict[int, str]:
         from sqlalchemy import select
@@ -416,10 +452,19 @@ class SearchIndex:
             vectors = encode_with_progress(self.embedder, texts, report)
         return data.append([p for p, _, _ in rows], [c for _, c, _ in rows], texts, vectors)
 
-    def _commit(self, data: IndexData) -> None:
-        """Build BM25 for `data`, write it as the new generation, and use it. Hold the write lock."""
+    def _commit(self, data: IndexData, unsaved_ok: bool = False) -> None:
+        """Build BM25 for `data`, write it as the new generation, and use it. Hold the write lock.
+
+        unsaved_ok: on a full disk use `data` from memory (the files keep the last good
+        generation, and the next process repairs it again) instead of raising DiskFull."""
         bm25 = BM25Path.build(data.tokens)
-        self._generation = self.files.write(data, bm25)
+        try:
+            self._generation = self.files.write(data, bm25)
+        except DiskFull as exc:
+            if not unsaved_ok:
+                raise
+            _notice(f"the update could not be saved ({exc.problem}); using it from memory for now")
+            self._generation = self.files.current_name()
         self._data, self._bm25 = data, bm25
 
     def add_paper(self, paper_id: str, chunks: list[tuple[int, str]]) -> None:
@@ -452,14 +497,15 @@ class SearchIndex:
         with self._lock:
             return self._rebuild_locked(on_progress)
 
-    def _rebuild_locked(self, on_progress: ProgressFn | None, skip_paper: str | None = None) -> int:
+    def _rebuild_locked(self, on_progress: ProgressFn | None, skip_paper: str | None = None,
+                        unsaved_ok: bool = False) -> int:
         rows = [row for row in self._db_chunks() if row[0] != skip_paper]
         with self.files.write_lock():
             data = self._embed_into(
                 IndexData.empty(self.embedder_name), rows,
                 f"Embedding {len(rows)} chunks", on_progress,
             )
-            self._commit(data)
+            self._commit(data, unsaved_ok)
         return len(rows)
 
     # ------------------------------------------------------------ searching

@@ -2,21 +2,24 @@
 transaction, then tell the search index.
 
 A paper's id is the sha256 of the file's bytes, so ingesting the same file
-again (under any name) is a no-op. A failure on one file is reported in its
-IngestResult and never touches another paper's rows.
+again (under any name) is a no-op. A failure on one file (a bad file, the
+database refusing it, a full disk) is reported in one line in its IngestResult
+and never touches another paper's rows. Papers are stored with the absolute
+path of their file.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from sqlalchemy import delete, func, insert, select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from reader.errors import IngestError, PaperNotFound
+from reader.errors import DiskFull, IngestError, PaperNotFound, describe_error, is_disk_full
 from reader.ingest.chunk import chunk_paper
 from reader.ingest.model import ChunkData, ParsedPaper
 from reader.ingest.text import parse_text
@@ -137,8 +140,50 @@ def _chunk_ids(session, paper_id: str) -> list[int]:
     return list(session.scalars(select(Chunk.id).where(Chunk.paper_id == paper_id).order_by(Chunk.ordinal)))
 
 
+def _stored_bytes(parsed: ParsedPaper | None, chunks: list[ChunkData], data: bytes) -> int:
+    """About what storing a paper writes: its text in the rows, twice (SQLite's WAL, then the file)."""
+    if parsed is None:
+        return 2 * len(data)
+    texts = [c.text for c in chunks] + [c.text for c in parsed.captions] + [r.text for r in parsed.references]
+    return 2 * (sum(len(t.encode("utf-8", "replace")) for t in texts) + len(parsed.abstract) + 4096)
+
+
+def _database_place(db) -> str:
+    """Where the database keeps its files, for the message about a full disk."""
+    engine = getattr(db, "kw", {}).get("bind")
+    if engine is None:
+        return "for the database"
+    url = engine.url
+    if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
+        return f"under READER_HOME ({Path(url.database).parent})"
+    return f"on the database server ({url.host or 'local socket'})"
+
+
+def _failure(exc: Exception, db, parsed: ParsedPaper | None, chunks: list[ChunkData], data: bytes) -> str:
+    """One line for an unexpected error while ingesting one file."""
+    if isinstance(exc, DiskFull):
+        return str(exc)
+    if is_disk_full(exc):
+        return str(DiskFull(_stored_bytes(parsed, chunks, data), _database_place(db)))
+    logging.getLogger("reader").debug("ingest failed", exc_info=exc)
+    if isinstance(exc, SQLAlchemyError):
+        return f"the database refused it ({describe_error(exc)}); nothing of it was stored"
+    return f"unexpected error ({describe_error(exc)}); nothing of it was stored"
+
+
+def _index_failure(exc: Exception) -> str:
+    """The warning for a paper that was stored but is not in the search index yet."""
+    if isinstance(exc, DiskFull):
+        return (f"stored, but the search index was not updated ({exc.problem}); free some space: "
+                "the index catches up on next use or with `reader reindex`")
+    reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+    return (f"stored, but the search index was not updated ({reason}); "
+            "it is rebuilt from the database on next use or with `reader reindex`")
+
+
 def ingest_file(path, db, index=None) -> IngestResult:
-    """Ingest one file. Never raises for a bad file: the result says what went wrong."""
+    """Ingest one file. Never raises for a bad file or a failure while storing it
+    (the database refusing it, a full disk): the result says what went wrong, in one line."""
     path = Path(path)
     result = IngestResult(str(path))
     try:
@@ -151,14 +196,15 @@ def ingest_file(path, db, index=None) -> IngestResult:
         return result
     paper_id = sha256_bytes(data)
     result.paper_id = paper_id
-    with db() as session:
-        # a plain select: loading the ORM object cost more than the rest of the check
-        stored = session.execute(select(Paper.title, Paper.pages).where(Paper.id == paper_id)).first()
-        if stored is not None:
-            result.status, result.title, result.pages = "unchanged", stored.title, stored.pages
-            result.chunks = session.scalar(select(func.count()).where(Chunk.paper_id == paper_id))
-            return result
+    parsed, chunks = None, []
     try:
+        with db() as session:
+            # a plain select: loading the ORM object cost more than the rest of the check
+            stored = session.execute(select(Paper.title, Paper.pages).where(Paper.id == paper_id)).first()
+            if stored is not None:
+                result.status, result.title, result.pages = "unchanged", stored.title, stored.pages
+                result.chunks = session.scalar(select(func.count()).where(Chunk.paper_id == paper_id))
+                return result
         parsed = parse_file(path, data, paper_id)
         chunks = chunk_paper(parsed)
         if not chunks:
@@ -171,13 +217,15 @@ def ingest_file(path, db, index=None) -> IngestResult:
         # stored by a concurrent ingest of the same bytes between our check and commit
         result.status = "unchanged"
         return result
+    except Exception as exc:  # noqa: BLE001 - one file's failure never stops the others
+        result.error = _failure(exc, db, parsed, chunks, data)
+        return result
     result.status, result.title, result.pages, result.chunks = "ingested", parsed.title, parsed.pages, len(rows)
     if index is not None:
         try:
             index.add_paper(paper_id, rows)
         except Exception as exc:  # the DB rows stand; the index is rebuilt from them
-            result.error = (f"stored, but the search index was not updated ({exc}); "
-                            "it is rebuilt from the database on next use or with `reader reindex`")
+            result.error = _index_failure(exc)
     return result
 
 
