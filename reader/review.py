@@ -7,6 +7,12 @@ that never became a paper, per source path):
                           ├──────fail────▶ error      (retried by the next run)
                           └───`reader rm`──▶ (row deleted with its paper: reported "removed")
 
+Several runs may work on one database at once (two `reader review` of one folder,
+web uploads): a run plans each job and claims it in transactions locked on the
+paper (reader.store.db.locked_transaction), and claiming is a conditional UPDATE
+pending → running, so one run only reads a paper; another finds the job claimed
+and reports it "busy".
+
 A row found "running" at start belongs to a run that was killed. deep_read
 stores its analyses in one transaction at the very end, so the database holds
 either all of a paper's new analyses or none of them; `summary["read_since"]`
@@ -27,6 +33,7 @@ import os
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
@@ -34,12 +41,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from sqlalchemy import delete, func, or_, select
+from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from reader.audit.record import verdict_counts
 from reader.text.digest import file_sha256
-from reader.store.db import transaction
+from reader.store.db import locked_transaction, transaction
 from reader.store.tables import Analysis, AnalysisIteration, LLMCall, Paper, ReviewJob, utcnow
 
 ANALYSIS_KINDS = ("critique", "synthesis")
@@ -144,6 +151,11 @@ class _Planned:
     job_id: int | None = None
     outcome: PaperReview = field(default_factory=lambda: PaperReview(source=""))
 
+    @property
+    def lock(self) -> str:
+        """What the transactions that plan and claim this paper's job lock on."""
+        return f"reader:review:{self.sha256 or self.source}"
+
 
 # ---------------------------------------------------------------- job table
 
@@ -158,15 +170,23 @@ def _process_start(pid: int) -> str | None:
     return None if fields[0] == "Z" else fields[19]  # a zombie is dead for our purpose
 
 
-def _owner() -> dict:
-    return {"pid": os.getpid(), "host": socket.gethostname(), "start": _process_start(os.getpid())}
+# The runs going on in this process (a web server reviews uploads in threads); a job
+# marked running by this process under another run's id was left by an earlier run.
+_live_runs: set[str] = set()
+
+
+def _owner(run: str) -> dict:
+    return {"pid": os.getpid(), "host": socket.gethostname(), "start": _process_start(os.getpid()),
+            "run": run}
 
 
 def _owner_alive(summary: dict) -> bool:
     """Whether the run that marked a job running is still alive on this machine."""
     pid, host = summary.get("pid"), summary.get("host")
-    if not pid or host != socket.gethostname() or pid == os.getpid():
+    if not pid or host != socket.gethostname():
         return False
+    if pid == os.getpid():
+        return summary.get("run") in _live_runs
     try:
         os.kill(int(pid), 0)
     except (OSError, ValueError):
@@ -320,6 +340,16 @@ def run_review(
     current stage's bookkeeping and skips the rest.
     """
     started = time.perf_counter()
+    run = uuid.uuid4().hex
+    _live_runs.add(run)
+    try:
+        return _run(sources, run, db=db, ingest=ingest, read_paper=read_paper, force=force,
+                    max_papers=max_papers, on_event=on_event, stop=stop, started=started)
+    finally:
+        _live_runs.discard(run)
+
+
+def _run(sources, run, *, db, ingest, read_paper, force, max_papers, on_event, stop, started):
     plan, duplicates = _plan(db, sources, force)
     todo = [p for p in plan if p.outcome.status == "pending"]
     clock = _Clock(len(todo))
@@ -341,7 +371,7 @@ def run_review(
             item.outcome.status, item.outcome.error = "error", "interrupted before it started"
             return
         try:
-            _review_one(item, db=db, ingest=ingest, read_paper=read_paper,
+            _review_one(item, run, db=db, ingest=ingest, read_paper=read_paper,
                         ingest_lock=ingest_lock, emit=emit)
         finally:
             clock.one_finished()
@@ -391,11 +421,12 @@ def _plan(db: sessionmaker, sources: list[Path], force: bool) -> tuple[list[_Pla
             seen[sha] = source
         item = _Planned(index=0, source=source, sha256=sha)
         item.outcome = PaperReview(source=str(source), paper_id=sha)
-        with transaction(db) as session:
+        # Locked: another run planning or claiming this paper now waits, so what this
+        # one reads of the job is what it overwrites.
+        with locked_transaction(db, item.lock) as session:
             _plan_one(session, item, force)
-        if unreadable and item.outcome.status == "pending":
-            item.outcome.status, item.outcome.error = "error", unreadable
-            with transaction(db) as session:
+            if unreadable and item.outcome.status == "pending":
+                item.outcome.status, item.outcome.error = "error", unreadable
                 job = session.get(ReviewJob, item.job_id)
                 job.status, job.error, job.finished_at = "error", unreadable, utcnow()
         plan.append(item)
@@ -463,15 +494,32 @@ def _fill(outcome: PaperReview, summary: dict, status: str) -> None:
             setattr(outcome, key, summary[key])
 
 
-def _set_stage(db: sessionmaker, job_id: int, **values) -> bool:
-    """False when the job is gone (deleted with its paper)."""
-    with transaction(db) as session:
-        job = session.get(ReviewJob, job_id)
+def _claim(db: sessionmaker, item: _Planned, run: str) -> bool:
+    """Mark the job running for this run if it is still pending: True when this run got it.
+    Otherwise the outcome says why not (busy, done, failed elsewhere, or removed)."""
+    with locked_transaction(db, item.lock) as session:
+        claimed = session.execute(
+            update(ReviewJob)
+            .where(ReviewJob.id == item.job_id, ReviewJob.status == "pending")
+            .values(status="running", stage="ingest", started_at=utcnow(), summary=_owner(run))
+            .execution_options(synchronize_session=False)
+        ).rowcount == 1
+        if claimed:
+            return True
+        job = session.get(ReviewJob, item.job_id)
+        outcome = item.outcome
         if job is None:
-            return False
-        for key, value in values.items():
-            setattr(job, key, value)
-        return True
+            outcome.status, outcome.error = "removed", REMOVED
+        elif job.status == "done":
+            _fill(outcome, job.summary or {}, "skipped")
+            outcome.llm_calls = outcome.cached_calls = 0
+            outcome.seconds, outcome.error = 0.0, "reviewed by another run meanwhile"
+        elif job.status == "error":
+            outcome.status, outcome.error = "error", f"failed in another run: {job.error}"
+        else:
+            outcome.status = "busy"
+            outcome.error = f"being reviewed by another run (pid {(job.summary or {}).get('pid')})"
+        return False
 
 
 def _job_exists(db: sessionmaker, job_id: int) -> bool:
@@ -479,12 +527,10 @@ def _job_exists(db: sessionmaker, job_id: int) -> bool:
         return session.get(ReviewJob, job_id) is not None
 
 
-def _review_one(item: _Planned, *, db, ingest, read_paper, ingest_lock, emit) -> None:
+def _review_one(item: _Planned, run: str, *, db, ingest, read_paper, ingest_lock, emit) -> None:
     outcome = item.outcome
     started = time.perf_counter()
-    if not _set_stage(db, item.job_id, status="running", stage="ingest", started_at=utcnow(),
-                      summary=_owner()):
-        outcome.status, outcome.error = "removed", REMOVED
+    if not _claim(db, item, run):
         return
     emit(item, "ingest")
     paper_id = None
@@ -508,7 +554,7 @@ def _review_one(item: _Planned, *, db, ingest, read_paper, ingest_lock, emit) ->
             job.source_path = str(item.source)
             job.stage = "read"
             job.summary = {
-                **_owner(),
+                **_owner(run),
                 "read_since": utcnow().isoformat(),
                 "call_floor": _max_id(session, LLMCall.id),
             }
@@ -560,12 +606,11 @@ class _PaperRemoved(Exception):
 
 
 def _describe(exc: BaseException) -> str:
-    """One line for the paper's row: a database error's SQL and parameters are left out."""
-    from reader.errors import ReaderError, describe_error
+    from reader.errors import ReaderError
 
     if isinstance(exc, ReaderError):
         return str(exc)
-    return describe_error(exc)
+    return f"{type(exc).__name__}: {exc}"
 
 
 def job_rows(db: sessionmaker) -> list[dict]:

@@ -304,6 +304,55 @@ def test_cli_on_a_full_disk_says_so_in_one_line_and_goes_on(tmp_path, cli_home, 
     assert tmp_dirs(index_dir) == []
 
 
+# ------------------------------------------------------------ file names
+
+def test_source_path_is_stored_absolute(tmp_path, db, monkeypatch):
+    (tmp_path / "sub").mkdir()
+    shutil.copy(SAMPLE_PAPER, tmp_path / "sub" / "a.pdf")
+    monkeypatch.chdir(tmp_path / "sub")
+    result = ingest_file(Path("..") / "sub" / "a.pdf", db)
+    assert result.status == "ingested"
+    with db() as s:
+        assert s.get(Paper, result.paper_id).source_path == str((tmp_path / "sub" / "a.pdf").resolve())
+
+
+def test_a_file_name_that_is_not_utf8_is_stored(tmp_path, db):
+    name = os.fsdecode(b"bad\xff name.md")
+    path = tmp_path / name
+    path.write_text("# Notes\n\nA few words on reading order.\n")
+    result = ingest_file(path, db)
+    assert result.status == "ingested", result.error
+    with db() as s:
+        assert s.get(Paper, result.paper_id).source_path.endswith("bad\ufffd name.md")
+
+
+def test_file_names_with_a_newline_keep_one_line_per_file(tmp_path, cli_home):
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    shutil.copy(SAMPLE_PAPER, folder / "two\nlines.pdf")
+    (folder / "x\ny.md").write_text("# Notes\n\nA few words on reading order.\n")
+    (folder / "broken\nfile.pdf").write_bytes(b"not a pdf")
+    (folder / os.fsdecode(b"odd\xff.md")).write_text("# Odd\n\nA name that is not UTF-8.\n")
+
+    plain = run("ingest", str(folder))
+    assert plain.exit_code == 1
+    out = plain.stdout.strip().splitlines()
+    assert len(out) == 4 and out[-1] == "3 ingested, 0 unchanged, 1 failed", out
+    assert any(line.startswith("ingested  two\\nlines.pdf ") for line in out), out
+    assert all(line.split()[0] in ("ingested", "unchanged") for line in out[:-1])
+    [error] = plain.stderr.strip().splitlines()
+    assert error.startswith("error: ") and "broken\\nfile.pdf" in error
+
+    as_json = run("ingest", "--json", str(folder))
+    rows = [json.loads(line) for line in as_json.stdout.splitlines()]
+    assert len(rows) == 4
+    assert {Path(r["file"]).name for r in rows} >= {"two\nlines.pdf", "x\ny.md", "broken\nfile.pdf"}
+
+    papers = json.loads(run("papers", "--json").stdout)
+    assert all(os.path.isabs(p["source_path"]) for p in papers)
+    assert str((folder / "two\nlines.pdf").resolve()) in {p["source_path"] for p in papers}
+
+
 def test_any_command_on_a_full_database_disk_says_so_in_one_line(cli_home, monkeypatch):
     from reader.store import db as db_module
 

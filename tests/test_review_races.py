@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -22,8 +23,9 @@ from sqlalchemy.exc import OperationalError
 from conftest import ROOT
 from reader.ingest.pipeline import remove_paper
 from reader.review import file_sha256, job_rows, run_review
-from reader.store.tables import Paper
-from test_review import FakeWorld, analyses_per_paper, make_files, store_review
+from reader.store.db import transaction
+from reader.store.tables import Paper, ReviewJob
+from test_review import FakeWorld, analyses_per_paper, count, make_files, store_review
 
 
 def statuses(report) -> dict[str, str]:
@@ -210,3 +212,102 @@ def test_reader_commands_started_at_once_on_an_empty_home_all_succeed(tmp_path):
     results = [(p.wait(timeout=180), p.stdout.read(), p.stderr.read()) for p in procs]
     assert [code for code, _, _ in results] == [0] * 4, [err for _, _, err in results]
     assert all(json.loads(out) == [] for _, out, _ in results)
+
+
+# ------------------------------------------------- two reviews of one folder
+
+
+def test_two_reviews_of_one_folder_at_once_read_each_paper_once(db, tmp_path):
+    files = make_files(tmp_path, ["a.pdf", "b.pdf", "c.pdf"])
+    world = FakeWorld(db, read_delay=0.3)  # one world: `read` lists every read of both runs
+    start = threading.Barrier(2)
+    reports = [None, None]
+
+    def one_run(slot: int) -> None:
+        start.wait()
+        reports[slot] = run_review(files, db=db, ingest=world.ingest, read_paper=world.read_paper,
+                                   max_papers=3)
+
+    threads = [threading.Thread(target=one_run, args=(slot,)) for slot in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(world.read) == ["a", "b", "c"], "every paper is read by one run only"
+    for name in ("a.pdf", "b.pdf", "c.pdf"):
+        pair = sorted(statuses(report)[name] for report in reports)
+        assert pair in (["busy", "reviewed"], ["reviewed", "skipped"]), (name, pair)
+    busy = [p for report in reports for p in report.papers if p.status == "busy"]
+    assert all("another run" in p.error for p in busy)
+    assert count(db, ReviewJob) == 3
+    assert {r["status"] for r in job_rows(db)} == {"done"}
+    assert set(analyses_per_paper(db).values()) == {2}
+
+
+REVIEW_AT_ONCE = textwrap.dedent("""
+    import json, sys, time
+    from pathlib import Path
+    url, barrier, me, total, tests = sys.argv[1], Path(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5]
+    sys.path.insert(0, tests)
+    from test_review import FakeWorld
+    from reader.review import run_review
+    from reader.store.db import open_database
+    files = [Path(name) for name in sys.argv[6:]]
+    db = open_database(url)
+    world = FakeWorld(db, read_delay=0.3)
+    (barrier / me).touch()
+    while len(list(barrier.iterdir())) < total:
+        time.sleep(0.002)
+    report = run_review(files, db=db, ingest=world.ingest, read_paper=world.read_paper, max_papers=3)
+    print(json.dumps({"read": world.read,
+                      "papers": {Path(p.source).name: [p.status, p.error] for p in report.papers}}))
+""")
+
+
+def review_at_once(url: str, files: list[Path], tmp_path: Path, processes: int = 2) -> list[dict]:
+    """`processes` runs of run_review over `files` (FakeWorld stages, 0.3 s per read),
+    started at the same moment; what each read and reported."""
+    barrier = tmp_path / "review-barrier"
+    barrier.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    procs = [subprocess.Popen([sys.executable, "-c", REVIEW_AT_ONCE, url, str(barrier), str(i),
+                               str(processes), str(ROOT / "tests"), *map(str, files)],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for i in range(processes)]
+    results = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=180)
+        assert proc.returncode == 0, err
+        results.append(json.loads(out))
+    return results
+
+
+def assert_each_paper_read_once(results: list[dict], names: list[str]) -> None:
+    assert sorted(title for r in results for title in r["read"]) == sorted(Path(n).stem for n in names)
+    for name in names:
+        rows = sorted(r["papers"][name][0] for r in results)
+        assert rows in (["busy", "reviewed"], ["reviewed", "skipped"]), (name, rows)
+
+
+def test_two_review_processes_on_one_home_read_each_paper_once(tmp_path):
+    files = make_files(tmp_path / "papers", ["a.pdf", "b.pdf", "c.pdf"])
+    results = review_at_once(f"sqlite:///{tmp_path / 'home' / 'reader.db'}", files, tmp_path)
+    assert_each_paper_read_once(results, [f.name for f in files])
+
+
+def test_a_job_left_running_by_an_earlier_run_of_this_process_is_redone(db, tmp_path):
+    """A web server reviews in-process: its own finished (or crashed) run's job is stale,
+    only the runs still going in the process hold their jobs."""
+    import socket
+
+    from reader.review import _process_start
+
+    (a,) = make_files(tmp_path, ["a.pdf"])
+    world = FakeWorld(db)
+    world.ingest(a)
+    with transaction(db) as s:
+        s.add(ReviewJob(source_path=str(a), paper_id=file_sha256(a), status="running", stage="read",
+                        summary={"pid": os.getpid(), "host": socket.gethostname(),
+                                 "start": _process_start(os.getpid()), "run": "finished-long-ago"}))
+    report = run_review([a], db=db, ingest=world.ingest, read_paper=world.read_paper)
+    assert statuses(report) == {"a.pdf": "reviewed"} and world.read == ["a"]

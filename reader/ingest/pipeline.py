@@ -140,6 +140,24 @@ def _chunk_ids(session, paper_id: str) -> list[int]:
     return list(session.scalars(select(Chunk.id).where(Chunk.paper_id == paper_id).order_by(Chunk.ordinal)))
 
 
+def stored_path(path: Path) -> str:
+    """The absolute path stored for a paper's file. A name that is not valid UTF-8
+    (the database can only hold text) keeps U+FFFD in place of the bad bytes."""
+    try:
+        absolute = str(path.resolve())
+    except (OSError, RuntimeError):  # a symlink loop
+        absolute = str(path.absolute())
+    try:
+        absolute.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            raw = absolute.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            raw = absolute.encode("utf-8", "surrogatepass")
+        absolute = raw.decode("utf-8", "replace")
+    return absolute
+
+
 def _stored_bytes(parsed: ParsedPaper | None, chunks: list[ChunkData], data: bytes) -> int:
     """About what storing a paper writes: its text in the rows, twice (SQLite's WAL, then the file)."""
     if parsed is None:
@@ -206,6 +224,7 @@ def ingest_file(path, db, index=None) -> IngestResult:
                 result.chunks = session.scalar(select(func.count()).where(Chunk.paper_id == paper_id))
                 return result
         parsed = parse_file(path, data, paper_id)
+        parsed.source_path = stored_path(path)
         chunks = chunk_paper(parsed)
         if not chunks:
             raise IngestError(path, "no text to index after parsing")

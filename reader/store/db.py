@@ -146,3 +146,25 @@ def transaction(factory: sessionmaker[Session]):
         raise
     finally:
         session.close()
+
+
+@contextmanager
+def locked_transaction(factory: sessionmaker[Session], key: str):
+    """A transaction that runs alone among those with the same `key`, in any process:
+    on SQLite it holds the database's write lock from its start (BEGIN IMMEDIATE), on
+    PostgreSQL an advisory lock on `key` that ends with it. What it reads stays true
+    until it commits, for every writer that takes the same lock."""
+    session = factory()
+    try:
+        conn = session.connection()
+        if conn.dialect.name == "sqlite":
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        elif conn.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": lock_key(key)})
+        yield session
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()
