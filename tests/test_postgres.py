@@ -17,8 +17,13 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import create_engine, func, select, text
 
-from conftest import ROOT
-from reader.store.tables import Base, Chunk, Paper
+from conftest import ROOT, SAMPLE_PAPER, shared_pdfs
+from reader.store.tables import Base, Caption, Chunk, Paper, Reference
+
+# Two of the shared papers come out of pymupdf with NUL bytes in their text (PostgreSQL
+# refuses those), others with other C0 controls.
+WITH_NUL = {"acl2020_specter_2020.acl-main.207.pdf", "naacl2018_litgraph_N18-3011.pdf"}
+CONTROL = "[\x00-\x08\x0b-\x1f\x7f]"
 
 
 def _pg_bin() -> str | None:
@@ -118,3 +123,48 @@ def test_two_review_processes_on_one_postgresql_database_read_each_paper_once(pg
     files = make_files(tmp_path / "papers", ["a.pdf", "b.pdf", "c.pdf"])
     results = review_at_once(_empty_database(pg_url, "race_review"), files, tmp_path)
     assert_each_paper_read_once(results, [f.name for f in files])
+
+
+def test_every_shared_paper_ingests_on_postgresql(pg_url, tmp_path, monkeypatch):
+    """All fourteen shared papers (the sample paper without ../shared), control characters
+    dropped; a database error on one file is that file's one-line error and the rest go on."""
+    import re
+
+    from reader.facade import Reader
+    from reader.index.dense import HashingEmbedder
+    from reader.ingest import pipeline
+
+    papers = shared_pdfs() or [SAMPLE_PAPER]
+    reader = Reader(home=tmp_path / "home", database_url=pg_url, embedder=HashingEmbedder())
+    results = reader.ingest(papers)
+    assert [(Path(r.file).name, r.status, r.error) for r in results] == \
+        [(p.name, "ingested", "") for p in papers]
+    engine = create_engine(pg_url)
+    with engine.connect() as conn:
+        stored = [t for (t,) in conn.execute(select(Chunk.text))]
+        stored += [t for row in conn.execute(select(Caption.label, Caption.text)) for t in row]
+        stored += [t for row in conn.execute(select(Reference.marker, Reference.text)) for t in row]
+        stored += [t for row in conn.execute(select(Paper.title, Paper.abstract)) for t in row]
+        paths = [p for (p,) in conn.execute(select(Paper.source_path))]
+    assert not [t for t in stored if re.search(CONTROL, t)]
+    assert sorted(paths) == sorted(str(p.resolve()) for p in papers)
+    if shared_pdfs():
+        assert WITH_NUL <= {p.name for p in papers}
+    assert reader.search("citation graph embeddings").hits
+
+    # a database error on one file: PostgreSQL's own, in one line, and the next file goes on
+    real_parse = pipeline.parse_file
+
+    def parse_with_nul(path, data, sha256=None):
+        parsed = real_parse(path, data, sha256)
+        if path.suffix == ".txt":
+            parsed.blocks[-1].text += "\x00"
+        return parsed
+
+    monkeypatch.setattr(pipeline, "parse_file", parse_with_nul)
+    (tmp_path / "a.txt").write_text("Notes on NUL\n\nA paragraph that gets a NUL byte.\n")
+    (tmp_path / "b.md").write_text("# Notes on storing\n\nA paragraph that is stored.\n")
+    bad, good = reader.ingest([tmp_path / "a.txt", tmp_path / "b.md"])
+    assert bad.status == "error" and "\n" not in bad.error and len(bad.error) < 300, bad.error
+    assert "NUL" in bad.error and "INSERT" not in bad.error
+    assert good.status == "ingested"
