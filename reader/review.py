@@ -606,11 +606,12 @@ class _PaperRemoved(Exception):
 
 
 def _describe(exc: BaseException) -> str:
-    from reader.errors import ReaderError
+    """One line for the paper's row: a database error's SQL and parameters are left out."""
+    from reader.errors import ReaderError, describe_error
 
     if isinstance(exc, ReaderError):
         return str(exc)
-    return f"{type(exc).__name__}: {exc}"
+    return describe_error(exc)
 
 
 def job_rows(db: sessionmaker) -> list[dict]:
