@@ -71,6 +71,13 @@ def client_for(app):
         client.__exit__(None, None, None)
 
 
+def page_token(client, path="/upload") -> str:
+    """The form token a page gives its forms (posts that want HTML need it)."""
+    import re
+
+    return re.search(r'name="csrf_token" value="([0-9a-f]+)"', client.get(path).text).group(1)
+
+
 def add_paper(db, *, title="A paper", language="en", pid=None) -> str:
     pid = pid or hashlib.sha256(title.encode()).hexdigest()
     with transaction(db) as s:
@@ -297,7 +304,8 @@ def test_oversized_upload_gets_a_clear_message(client_for):
                            headers={"Content-Type": "application/octet-stream"})
     assert response.status_code == 413 and "limit of 1 MB" in response.text
     # the HTML form path shows the message on the page
-    response = client.post("/upload", files={"files": ("big.pdf", big, "application/pdf")})
+    response = client.post("/upload", files={"files": ("big.pdf", big, "application/pdf")},
+                           data={"csrf_token": page_token(client)})
     assert response.status_code == 413 and "larger than the upload limit of 1 MB" in response.text
 
 
@@ -356,7 +364,8 @@ def test_cross_site_posts_are_refused(client_for):
     response = client.post("/upload", headers={"Origin": "http://evil.example"},
                            files={"files": ("p.pdf", PDF_BYTES, "application/pdf")})
     assert response.status_code == 403
-    response = client.post("/ask", headers={"Origin": "http://testserver"}, data={"question": ""})
+    response = client.post("/ask", headers={"Origin": "http://testserver"},
+                           data={"question": "", "csrf_token": page_token(client, "/ask")})
     assert response.status_code == 400 and "Type a question first" in response.text
 
 
@@ -372,7 +381,9 @@ def test_serve_refuses_remote_binding_without_the_flag():
 
 
 def test_asking_an_empty_library_says_so_on_the_ask_page(client_for):
-    response = client_for().post("/ask", data={"question": "What is measured?"})
+    client = client_for()
+    response = client.post("/ask", data={"question": "What is measured?",
+                                         "csrf_token": page_token(client, "/ask")})
     assert response.status_code == 400
     assert "the library is empty" in response.text and 'id="ask-form"' in response.text
 

@@ -22,11 +22,18 @@ from markupsafe import Markup, escape
 from reader.errors import PaperNotFound, ReaderError
 from reader.web import services
 from reader.web.jobs import ReviewRunner, store_upload
-from reader.web.security import BodyTooLarge, Guard, display_name, looks_like_pdf
+from reader.web.security import (
+    FORM_TOKEN_FIELD, BodyTooLarge, Guard, display_name, looks_like_pdf,
+)
 
 HERE = Path(__file__).resolve().parent
 MAX_FILES_PER_REQUEST = 10
 PAPER_ID = re.compile(r"^[0-9a-f]{64}$")
+FORM_REFUSED = ("This form did not come from this server's own page, or the page is out of "
+                "date: reload the page and send it again.")
+FORM_REFUSED_JSON = (f"Refused a write without this page's form token ({FORM_TOKEN_FIELD}): "
+                     f"reload the page, or from a script send "
+                     f"'Authorization: Bearer <READER_WEB_TOKEN>'.")
 
 
 _HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
@@ -97,10 +104,20 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
 
     def page(request: Request, name: str, status_code: int = 200, **context) -> HTMLResponse:
         context.setdefault("nav", name.removesuffix(".html"))
+        context.setdefault("csrf_token", request.state.reader_session.form_token)
         return templates.TemplateResponse(request, name, context, status_code=status_code)
 
     def wants_json(request: Request) -> bool:
         return "application/json" in request.headers.get("accept", "")
+
+    def forged(request: Request, form_token: str) -> Response | None:
+        """The refusal for a write that is not shown to come from this server's pages or
+        from a script (the rule in reader/web/security.py), else None."""
+        if request.state.reader_session.accepts(form_token, wants_json=wants_json(request)):
+            return None
+        if wants_json(request):
+            return JSONResponse({"error": FORM_REFUSED_JSON}, status_code=403)
+        return page(request, "error.html", 403, message=FORM_REFUSED)
 
     @app.exception_handler(BodyTooLarge)
     async def _too_large(request: Request, exc: BodyTooLarge):
@@ -147,7 +164,10 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
         return runner.submit(path, name).to_json(), None
 
     @app.post("/upload")
-    def upload(request: Request, files: list[UploadFile] = File(default=[])):
+    def upload(request: Request, files: list[UploadFile] = File(default=[]),
+               csrf_token: str = Form("")):
+        if (refusal := forged(request, csrf_token)) is not None:
+            return refusal
         if not files:
             errors = ["No file received: choose one or more PDF files."]
             accepted = []
@@ -224,7 +244,10 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
         return page(request, "ask.html", question="", result=None, **ask_context(paper))
 
     @app.post("/ask", response_class=HTMLResponse)
-    def ask(request: Request, question: str = Form(""), paper: str = Form("")):
+    def ask(request: Request, question: str = Form(""), paper: str = Form(""),
+            csrf_token: str = Form("")):
+        if (refusal := forged(request, csrf_token)) is not None:
+            return refusal
         context = ask_context(paper)
         question = question.strip()
         if not question:

@@ -1,14 +1,33 @@
-"""The web app's guards: request size, access token, same-origin writes, PDF sniffing."""
+"""The web app's guards: request size, access token, same-origin writes, PDF sniffing.
+
+Writes (every method but GET, HEAD and OPTIONS) pass only when
+  1. the Origin header, if sent, is this server (`Origin: null` is another site);
+  2. else the Referer header, if sent, is this server;
+  3. and the request shows it is not a forged browser request, by one of:
+     - the access token itself (`Authorization: Bearer`, `?token=`) — READER_WEB_TOKEN scripts;
+     - `Accept: application/json` (a script, which no HTML form can send) with a same-origin
+       Origin or Referer, or on a server without an access token — the upload page's script,
+       and scripts on loopback;
+     - the page's per-session form token (`csrf_token`, HMAC of the session cookie) — forms.
+Steps 1-2 are checked here, step 3 by the routes with `FormSession.accepts` once the form
+is read. docs/web.md says the same for users.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
 import re
+import secrets
 from urllib.parse import parse_qs, urlsplit
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 TOKEN_COOKIE = "reader_token"
+SESSION_COOKIE = "reader_session"
+FORM_TOKEN_FIELD = "csrf_token"
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+_SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{43}$")
 PDF_MAGIC = b"%PDF-"
 # The PDF reference lets the header start anywhere in the first 1024 bytes.
 PDF_HEADER_WINDOW = 1024
@@ -47,6 +66,72 @@ def display_name(filename: str | None) -> str:
 
 def token_matches(given: str | None, expected: str) -> bool:
     return bool(given) and hmac.compare_digest(given.encode(), expected.encode())
+
+
+def access_cookie_value(token: str) -> str:
+    """What the access cookie holds: derived from READER_WEB_TOKEN, never the token itself."""
+    return hmac.new(token.encode(), b"reader-session", hashlib.sha256).hexdigest()
+
+
+def same_origin(url: str, host: str) -> bool:
+    """Whether an Origin or Referer names this server: an http(s) URL whose host:port is the
+    request's Host header. `null`, look-alikes and anything unparsable are not."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return False
+    return (bool(host) and parts.scheme in ("http", "https")
+            and parts.netloc.lower() == host.strip().lower())
+
+
+def site_of(url: str) -> str:
+    """scheme://host of a URL, for a message (not the rest of someone's Referer)."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        parts = None
+    if parts and parts.scheme and parts.netloc:
+        return f"{parts.scheme}://{parts.netloc}"[:200]
+    return url.strip()[:200] or "an empty header"
+
+
+def cookie_header(name: str, value: str, *, same_site: str, secure: bool) -> tuple[bytes, bytes]:
+    flags = f"; HttpOnly; SameSite={same_site}; Path=/" + ("; Secure" if secure else "")
+    return b"set-cookie", f"{name}={value}{flags}".encode()
+
+
+class FormSession:
+    """One browser's session for the pages' form token, kept in `request.state.reader_session`.
+
+    The session id lives in an HttpOnly cookie (SameSite=Lax, so a link from another site
+    does not start a new session under open tabs; Lax cookies are not sent on cross-site
+    POSTs); the form token is HMAC-SHA256(server secret, session id). The cookie is set
+    only on a response whose page asked for the token.
+    """
+
+    def __init__(self, secret: bytes, session_id: str | None, *, explicit_token: bool,
+                 token_configured: bool, same_site_header: bool):
+        self.new = session_id is None
+        self.session_id = session_id or secrets.token_urlsafe(32)
+        self.issued = False
+        self.explicit_token = explicit_token
+        self.token_configured = token_configured
+        self.same_site_header = same_site_header
+        self._secret = secret
+
+    def form_token(self) -> str:
+        self.issued = True
+        return hmac.new(self._secret, self.session_id.encode(), hashlib.sha256).hexdigest()
+
+    def accepts(self, given: str | None, *, wants_json: bool) -> bool:
+        """Step 3 of the rule in this module's docstring (steps 1-2 passed in Guard)."""
+        if self.explicit_token:
+            return True
+        if wants_json and (self.same_site_header or not self.token_configured):
+            return True
+        if self.new or not given:
+            return False
+        return hmac.compare_digest(given.encode(), self.form_token().encode())
 
 
 def _header(scope, name: bytes) -> str | None:
@@ -90,22 +175,29 @@ class Guard:
 
     - adds security headers to every response;
     - with a token configured, lets a request through only with the token (query
-      `?token=`, which also sets a cookie, `Authorization: Bearer`, or the cookie);
-    - refuses state-changing requests whose Origin is another site;
+      `?token=`, which also sets a cookie holding `access_cookie_value(token)`,
+      `Authorization: Bearer`, or that cookie);
+    - refuses state-changing requests whose Origin, or else Referer, is another site;
+    - puts a `FormSession` in the request's state for the routes' form-token check;
     - caps request bodies at `max_body` bytes (Content-Length first, then counted).
     """
 
     def __init__(self, app, *, token: str | None, max_body: int, limit_message: str):
         self.app = app
         self.token = token
+        self.cookie_value = access_cookie_value(token) if token else None
         self.max_body = max_body
         self.limit_message = limit_message
+        # form tokens last as long as the server: a restart asks open pages to reload
+        self.secret = secrets.token_bytes(32)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         as_json = _wants_json(scope)
+        secure = scope.get("scheme") == "https"
         extra_headers = []
+        explicit_token = False
 
         if self.token:
             query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
@@ -113,27 +205,40 @@ class Guard:
             auth = _header(scope, b"authorization") or ""
             bearer = auth[7:] if auth.lower().startswith("bearer ") else None
             if token_matches(from_query, self.token):
-                extra_headers.append((b"set-cookie", (
-                    f"{TOKEN_COOKIE}={self.token}; HttpOnly; SameSite=Strict; Path=/"
-                ).encode()))
-            elif not (token_matches(bearer, self.token)
-                      or token_matches(_cookie(scope, TOKEN_COOKIE), self.token)):
+                explicit_token = True
+                extra_headers.append(cookie_header(TOKEN_COOKIE, self.cookie_value,
+                                                   same_site="Strict", secure=secure))
+            elif token_matches(bearer, self.token):
+                explicit_token = True
+            elif not token_matches(_cookie(scope, TOKEN_COOKIE), self.cookie_value):
                 return await _send_text(
                     send, 401,
                     "This reader server needs its access token: open it once with "
                     "?token=<READER_WEB_TOKEN> or send 'Authorization: Bearer <token>'.",
                     as_json=as_json)
 
-        if scope["method"] not in ("GET", "HEAD", "OPTIONS"):
-            origin = _header(scope, b"origin")
+        same_site_header = False
+        if scope["method"] not in SAFE_METHODS:
             host = _header(scope, b"host") or ""
-            if origin is not None and urlsplit(origin).netloc != host:
-                return await _send_text(
-                    send, 403, f"Refused a request from another site ({origin}).",
-                    as_json=as_json)
+            origin = _header(scope, b"origin")
+            referer = _header(scope, b"referer")
+            sender = origin if origin is not None else referer
+            if sender is not None:
+                if not same_origin(sender, host):
+                    return await _send_text(
+                        send, 403, f"Refused a request from another site ({site_of(sender)}).",
+                        as_json=as_json)
+                same_site_header = True
             length = _header(scope, b"content-length")
             if length is not None and length.isdigit() and int(length) > self.max_body:
                 return await _send_text(send, 413, self.limit_message, as_json=as_json)
+
+        session_id = _cookie(scope, SESSION_COOKIE)
+        session = FormSession(
+            self.secret, session_id if session_id and _SESSION_ID.match(session_id) else None,
+            explicit_token=explicit_token, token_configured=bool(self.token),
+            same_site_header=same_site_header)
+        scope.setdefault("state", {})["reader_session"] = session
 
         received = 0
         started = False
@@ -152,6 +257,9 @@ class Guard:
             if message["type"] == "http.response.start":
                 started = True
                 message = dict(message)
+                if session.new and session.issued:
+                    extra_headers.append(cookie_header(SESSION_COOKIE, session.session_id,
+                                                       same_site="Lax", secure=secure))
                 message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS,
                                       *extra_headers]
             await send(message)
