@@ -79,9 +79,9 @@ def served(tmp_path_factory):
                                    upload_limit_mb=UPLOAD_LIMIT_MB)
     ctx = Reader(
         settings, embedder=HashingEmbedder(), use_cache=False,
-        # a writer that takes a moment, as a real one does, so that the page
-        # polled every 100 ms sees the review's stages and not only its end
-        llm=ScriptedLLM(scripted_answer, model="scripted-writer", latency_s=0.3, with_stage=True),
+        # a writer that takes a moment, as a real one does: the upload page polls
+        # once a second, and a review over in under a second shows only its end
+        llm=ScriptedLLM(scripted_answer, model="scripted-writer", latency_s=1.0, with_stage=True),
         verifier=ScriptedLLM(scripted_answer, model="scripted-checker", with_stage=True),
     )
     web = create_app(ctx, allowed_hosts=["127.0.0.1", "localhost"])
