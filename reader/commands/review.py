@@ -63,9 +63,10 @@ def _print_table(report) -> None:
     table.add_column("Status", no_wrap=True, min_width=8)
     for row in report.papers:
         name = row.title or Path(row.source).name
-        if row.status == "error":
-            table.add_row(Path(row.source).name, "", "", "", "", "", "", _duration(row.seconds),
-                          "[red]error[/red]")
+        if row.status in ("error", "removed", "busy"):  # nothing was read: no figures to show
+            shown = {"error": "[red]error[/red]", "removed": "[yellow]removed[/yellow]"}
+            table.add_row(name, "", "", "", "", "", "", _duration(row.seconds),
+                          shown.get(row.status, row.status))
             continue
         unchecked = f"[yellow]{row.unchecked}[/yellow]" if row.unchecked else "0"
         table.add_row(
