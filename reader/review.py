@@ -9,7 +9,7 @@ that never became a paper, per source path):
 
 Several runs may work on one database at once (two `reader review` of one folder,
 web uploads): a run plans each job and claims it in transactions locked on the
-paper (reader.store.db.locked_transaction), and claiming is a conditional UPDATE
+paper (reader.store.db.transaction with a lock), and claiming is a conditional UPDATE
 pending → running, so one run only reads a paper; another finds the job claimed
 and reports it "busy".
 
@@ -46,7 +46,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from reader.audit.record import verdict_counts
 from reader.text.digest import file_sha256
-from reader.store.db import locked_transaction, transaction
+from reader.store.db import transaction
 from reader.store.tables import Analysis, AnalysisIteration, LLMCall, Paper, ReviewJob, utcnow
 
 ANALYSIS_KINDS = ("critique", "synthesis")
@@ -423,7 +423,7 @@ def _plan(db: sessionmaker, sources: list[Path], force: bool) -> tuple[list[_Pla
         item.outcome = PaperReview(source=str(source), paper_id=sha)
         # Locked: another run planning or claiming this paper now waits, so what this
         # one reads of the job is what it overwrites.
-        with locked_transaction(db, item.lock) as session:
+        with transaction(db, lock=item.lock) as session:
             _plan_one(session, item, force)
             if unreadable and item.outcome.status == "pending":
                 item.outcome.status, item.outcome.error = "error", unreadable
@@ -497,7 +497,7 @@ def _fill(outcome: PaperReview, summary: dict, status: str) -> None:
 def _claim(db: sessionmaker, item: _Planned, run: str) -> bool:
     """Mark the job running for this run if it is still pending: True when this run got it.
     Otherwise the outcome says why not (busy, done, failed elsewhere, or removed)."""
-    with locked_transaction(db, item.lock) as session:
+    with transaction(db, lock=item.lock) as session:
         claimed = session.execute(
             update(ReviewJob)
             .where(ReviewJob.id == item.job_id, ReviewJob.status == "pending")

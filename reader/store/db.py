@@ -135,32 +135,21 @@ def open_database(database_url: str) -> sessionmaker[Session]:
 
 
 @contextmanager
-def transaction(factory: sessionmaker[Session]):
-    """A session whose work is committed together or not at all."""
+def transaction(factory: sessionmaker[Session], lock: str | None = None):
+    """A session whose work is committed together or not at all.
+
+    With `lock`, the transaction runs alone among those with the same lock, in any
+    process: on SQLite it holds the database's write lock from its start (BEGIN
+    IMMEDIATE), on PostgreSQL an advisory lock on `lock` that ends with it. What it
+    reads stays true until it commits, for every writer that takes the same lock."""
     session = factory()
     try:
-        yield session
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
-    finally:
-        session.close()
-
-
-@contextmanager
-def locked_transaction(factory: sessionmaker[Session], key: str):
-    """A transaction that runs alone among those with the same `key`, in any process:
-    on SQLite it holds the database's write lock from its start (BEGIN IMMEDIATE), on
-    PostgreSQL an advisory lock on `key` that ends with it. What it reads stays true
-    until it commits, for every writer that takes the same lock."""
-    session = factory()
-    try:
-        conn = session.connection()
-        if conn.dialect.name == "sqlite":
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
-        elif conn.dialect.name == "postgresql":
-            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": lock_key(key)})
+        if lock is not None:
+            conn = session.connection()
+            if conn.dialect.name == "sqlite":
+                conn.exec_driver_sql("BEGIN IMMEDIATE")
+            elif conn.dialect.name == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": lock_key(lock)})
         yield session
         session.commit()
     except BaseException:
