@@ -46,6 +46,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from reader.audit.record import verdict_counts
 from reader.text.digest import file_sha256
+from reader.text.paths import stored_path
 from reader.store.db import transaction
 from reader.store.tables import Analysis, AnalysisIteration, LLMCall, Paper, ReviewJob, utcnow
 
@@ -200,7 +201,7 @@ def _owner_alive(summary: dict) -> bool:
 
 def find_job(session: Session, source: Path, sha256: str | None) -> ReviewJob | None:
     """The job for this paper (by content hash) or for this never-ingested file (by path)."""
-    clauses = [(ReviewJob.paper_id.is_(None)) & (ReviewJob.source_path == str(source))]
+    clauses = [(ReviewJob.paper_id.is_(None)) & (ReviewJob.source_path == stored_path(source))]
     if sha256:
         clauses.append(ReviewJob.paper_id == sha256)
     return session.scalars(
@@ -459,7 +460,7 @@ def _plan_one(session: Session, item: _Planned, force: bool) -> None:
 
     if not force and paper is not None and is_reviewed(session, paper.id):
         if job is None:
-            job = ReviewJob(source_path=str(item.source), paper_id=paper.id,
+            job = ReviewJob(source_path=stored_path(item.source), paper_id=paper.id,
                             started_at=utcnow(), finished_at=utcnow())
             session.add(job)
         if job.status != "done" or not job.summary:
@@ -477,10 +478,10 @@ def _plan_one(session: Session, item: _Planned, force: bool) -> None:
         return
 
     if job is None:
-        job = ReviewJob(source_path=str(item.source), paper_id=paper.id if paper else None)
+        job = ReviewJob(source_path=stored_path(item.source), paper_id=paper.id if paper else None)
         session.add(job)
     job.status, job.stage, job.error = "pending", "", ""
-    job.source_path = str(item.source)
+    job.source_path = stored_path(item.source)
     job.summary, job.started_at, job.finished_at = {}, None, None
     session.flush()
     item.job_id = job.id
@@ -551,7 +552,7 @@ def _review_one(item: _Planned, run: str, *, db, ingest, read_paper, ingest_lock
             if job is None or session.get(Paper, paper_id) is None:
                 raise _PaperRemoved(REMOVED)
             job.paper_id = result.paper_id
-            job.source_path = str(item.source)
+            job.source_path = stored_path(item.source)
             job.stage = "read"
             job.summary = {
                 **_owner(run),

@@ -398,3 +398,17 @@ def test_a_short_write_on_a_full_disk_counts_as_a_full_disk(tmp_path, db, monkey
     result = ingest_file(SAMPLE_PAPER, db, index=SearchIndex(tmp_path / "home" / "index", db, HashingEmbedder()))
     assert result.status == "ingested" and DISK_FULL.search(result.error), result.error
     assert tmp_dirs(tmp_path / "home" / "index") == []
+
+
+def test_a_file_name_that_is_not_utf8_is_reviewed(tmp_path, cli_home, monkeypatch):
+    """`reader review` stores the job's path as ingest stores the paper's: U+FFFD for the bad byte."""
+    monkeypatch.setenv("READER_LLM_BASE_URL", "scripted:")
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    (folder / os.fsdecode(b"odd\xff.md")).write_text(
+        "# Odd names\n\n## Method\n\nWe read papers whose file names are not UTF-8. "
+        "The reader keeps them all.\n", encoding="utf-8")
+    result = run("review", str(folder), "--json", "--quiet")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert [row["status"] for row in report["papers"]] == ["reviewed"], report

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
+
+from reader.commands.output import echo_json
 
 from reader.errors import ReaderError
 
@@ -59,7 +60,7 @@ def ask_cmd(app, question, paper_ref, as_json, interactive, threshold, max_corre
     def answer(text: str) -> None:
         result = app.ask(text, paper_id, threshold=threshold, max_corrections=max_corrections)
         if as_json:
-            click.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
+            echo_json(result.to_json())
         else:
             click.echo(format_result(result))
 
@@ -115,7 +116,7 @@ def calibrate_cmd(app, questions_file, thresholds, limit, ids, as_json):
     report = app.calibrate(questions_file, grid, ids=wanted, limit=limit,
                            on_progress=lambda msg: click.echo(msg, err=True))
     if as_json:
-        click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
+        echo_json(report.to_json())
     else:
         click.echo(report.text())
     sys.stdout.flush()

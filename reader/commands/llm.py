@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from reader.commands.output import echo_json
+
 _COLUMNS = ("calls", "cached", "errors", "prompt tok", "gen tok", "time s")
 
 
@@ -40,11 +42,10 @@ def stats(app, paper, as_json):
       reader stats
       reader stats --paper 3fa9c2 --json
     """
-    import json
 
     report = app.stats(paper)
     if as_json:
-        click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+        echo_json(report.to_json())
         return
     t = report.total
     if t.calls == 0:

@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import click
 
-
-def _printable(text: str) -> str:
-    """The text on one line: a newline, another control character or a byte that is not
-    UTF-8 in a file's name is shown escaped (\\n, \\x00, \\udcff)."""
-    return text if text.isprintable() else repr(text)[1:-1]
+from reader.commands.output import echo_json, printable
 
 
 def _result_line(result) -> str:
     """One line per file: the file's name for a stored one, the path as given for an error."""
     if result.status == "error":
-        return f"error: {_printable(result.file)}: {result.error}"
-    name = _printable(Path(result.file).name)
+        return f"error: {printable(result.file)}: {result.error}"
+    name = printable(Path(result.file).name)
     line = f"{result.status:<9} {name}  {result.title[:70]!r} ({result.pages} pages, {result.chunks} chunks)"
     if result.error:  # stored, but a later step (the index) complained
         line += f"\n          warning: {result.error}"
@@ -60,14 +55,11 @@ def ingest(app, paths, as_json, quiet):
             bar.start()
             bar.add_task("", total=n_files)
         if bar is not None:
-            bar.update(bar.task_ids[0], description=_printable(source.name)[:40])
+            bar.update(bar.task_ids[0], description=printable(source.name)[:40])
 
     def report(result, done, total) -> None:
         if as_json:
-            line = json.dumps(result.to_json(), ensure_ascii=False)
-            if not line.isprintable():  # a file name that is not UTF-8: \udcff escapes print
-                line = json.dumps(result.to_json())
-            click.echo(line)
+            echo_json(result.to_json(), indent=None)
         elif result.status == "error":
             click.echo(_result_line(result), err=True)
         elif not quiet:
@@ -107,7 +99,7 @@ def papers(app, as_json):
     """
     rows = [p.to_json() for p in app.papers()]
     if as_json:
-        click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        echo_json(rows)
         return
     if not rows:
         click.echo("No papers yet. Add some with: reader ingest papers/")

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
 
 import click
+
+from reader.commands.output import echo_json
 
 from reader.errors import ReaderError
 
@@ -67,7 +68,7 @@ def read(app, paper, as_json, show_text, context_tokens, words, quiet):
     result = app.read(paper, on_progress=echo, context_tokens=context_tokens, words=words)
     paper_id = result.paper_id
     if as_json:
-        click.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
+        echo_json(result.to_json())
         return
     if show_text:
         for k in result.analyses:
@@ -93,7 +94,7 @@ def show(app, paper, as_json, verdicts):
     target = app.analyses(paper)
     analyses = target.analyses
     if as_json:
-        click.echo(json.dumps(target.to_json(), ensure_ascii=False, indent=2))
+        echo_json(target.to_json())
         return
     if not analyses:
         raise ReaderError(f"paper {target.paper_id[:12]} has no analyses yet: run `reader read {target.paper_id[:12]}`")
@@ -151,7 +152,7 @@ def audit(app, paper_ref, text_file, as_json):
     report = app.audit(text, paper_ref)
     result = report.result
     if as_json:
-        click.echo(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
+        echo_json(report.to_json())
         return
     _print_sentences([s.to_json() for s in result.sentences], evidence=True)
     click.echo(f"\n{result.n_flagged}/{len(result.sentences)} sentences unsupported "

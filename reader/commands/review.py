@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
 from pathlib import Path
 
 import click
+
+from reader.commands.output import echo_json, printable
 
 from reader.errors import ReaderError
 
@@ -43,7 +44,7 @@ class ProgressPrinter:
             width = len(str(event.total))
             detail = event.detail if len(event.detail) <= 90 else event.detail[:89] + "…"
             stage = event.stage + (f": {detail}" if detail else "")
-            line = (f"[{event.index:>{width}}/{event.total}] {Path(event.source).name} · {stage} · "
+            line = (f"[{event.index:>{width}}/{event.total}] {printable(Path(event.source).name)} · {stage} · "
                     f"{_duration(event.elapsed_s)} elapsed · ETA {_duration(event.eta_s)}")
             print(line, file=self.stream, flush=True)
 
@@ -62,7 +63,7 @@ def _print_table(report) -> None:
         table.add_column(name, justify="right", no_wrap=True, min_width=len(name))
     table.add_column("Status", no_wrap=True, min_width=8)
     for row in report.papers:
-        name = row.title or Path(row.source).name
+        name = row.title or printable(Path(row.source).name)
         if row.status in ("error", "removed", "busy"):  # nothing was read: no figures to show
             shown = {"error": "[red]error[/red]", "removed": "[yellow]removed[/yellow]"}
             table.add_row(name, "", "", "", "", "", "", _duration(row.seconds),
@@ -134,7 +135,7 @@ def review(app, paths, force, jobs, export_dir, quiet, as_json):
         data = report.to_json()
         if exported is not None:
             data["export"] = exported.to_json()
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        echo_json(data)
     else:
         _print_table(report)
         if exported is not None:
@@ -145,11 +146,11 @@ def review(app, paths, force, jobs, export_dir, quiet, as_json):
     if warning:
         click.echo(warning, err=True)
     for row in report.failed:
-        click.echo(f"error: {row.source}: {row.error}", err=True)
+        click.echo(f"error: {printable(row.source)}: {row.error}", err=True)
     for row in report.by_status("busy"):
-        click.echo(f"skipped: {row.source}: {row.error}", err=True)
+        click.echo(f"skipped: {printable(row.source)}: {row.error}", err=True)
     for row in report.by_status("removed"):  # the user's own `reader rm`: not a failure
-        click.echo(f"removed: {row.source}: {row.error}", err=True)
+        click.echo(f"removed: {printable(row.source)}: {row.error}", err=True)
     if report.failed:
         sys.exit(1)
 
@@ -181,7 +182,7 @@ def export(app, papers, export_all, out_dir, as_json):
         titles = "; ".join(title for _, title in result.not_reviewed)
         raise ReaderError(f"nothing to export: not reviewed yet ({titles}); run `reader review` first")
     if as_json:
-        click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        echo_json(result.to_json())
     else:
         for path in result.notes:
             click.echo(str(path))

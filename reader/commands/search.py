@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import time
 
 import click
+
+from reader.commands.output import echo_json
 
 
 
@@ -34,7 +35,7 @@ def search(app, query, paper_ref, top_k, as_json):
     found = app.search(query, paper=paper_ref, k=top_k)
     hits = found.hits
     if as_json:
-        click.echo(json.dumps(found.to_json(), ensure_ascii=False, indent=2))
+        echo_json(found.to_json())
         return
     if not hits:
         click.echo("No passages found." + ("" if found.library_size else " The library is empty."))

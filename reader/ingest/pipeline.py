@@ -24,6 +24,7 @@ from reader.ingest.chunk import chunk_paper
 from reader.ingest.model import ChunkData, ParsedPaper
 from reader.ingest.text import parse_text
 from reader.text.digest import sha256_bytes
+from reader.text.paths import stored_path
 from reader.store.db import transaction
 from reader.store.tables import Caption, Chunk, Paper, Reference, utcnow
 
@@ -138,24 +139,6 @@ def _chunk_ids(session, paper_id: str) -> list[int]:
             "SELECT id FROM chunks WHERE paper_id = ? ORDER BY ordinal", (paper_id,)).fetchall()
         return [r[0] for r in rows]
     return list(session.scalars(select(Chunk.id).where(Chunk.paper_id == paper_id).order_by(Chunk.ordinal)))
-
-
-def stored_path(path: Path) -> str:
-    """The absolute path stored for a paper's file. A name that is not valid UTF-8
-    (the database can only hold text) keeps U+FFFD in place of the bad bytes."""
-    try:
-        absolute = str(path.resolve())
-    except (OSError, RuntimeError):  # a symlink loop
-        absolute = str(path.absolute())
-    try:
-        absolute.encode("utf-8")
-    except UnicodeEncodeError:
-        try:
-            raw = absolute.encode("utf-8", "surrogateescape")
-        except UnicodeEncodeError:
-            raw = absolute.encode("utf-8", "surrogatepass")
-        absolute = raw.decode("utf-8", "replace")
-    return absolute
 
 
 def _stored_bytes(parsed: ParsedPaper | None, chunks: list[ChunkData], data: bytes) -> int:
