@@ -1,11 +1,15 @@
-"""`reader read` on one shared paper with the embedded default model.
+"""`reader read` on shared papers with the embedded default model, against a baseline revision.
 
-Runs the real command in a fresh READER_HOME (the embedded model file is
-linked from the usual models directory, the LLM cache is off) and prints the
-total time, LLM calls, tokens and the flagged ratio per iteration of the
-critique and the synthesis.
+Each run is the real command in a fresh READER_HOME (the embedded model file is
+linked from the usual models directory, the LLM cache is off). With
+--baseline REV the same papers are also read by the code of that revision
+(exported with `git archive`, run with PYTHONPATH pointing at it), alternating
+baseline and current paper by paper, so both see the same machine. Prints per
+run: wall time, deep-read time, LLM calls, tokens, and the flagged ratio per
+iteration; then the ratios current / baseline.
 
-    .venv/bin/python benchmarks/bench_read.py [--paper acl2007_P07-1088.pdf] [--keep DIR]
+    .venv/bin/python benchmarks/bench_read.py --baseline d2b2221
+    .venv/bin/python benchmarks/bench_read.py --papers acl2014_P14-1059.pdf sample_paper.pdf
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPERS = ROOT.parent / "shared" / "papers"
+PYTHON = str(ROOT / ".venv" / "bin" / "python")
+DEFAULT_PAPERS = ["acl2014_P14-1059.pdf"]  # 10 pages
 
 
 def models_dir() -> Path:
@@ -31,48 +37,79 @@ def models_dir() -> Path:
     return load_settings().models_dir
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--paper", default="acl2007_P07-1088.pdf")
-    parser.add_argument("--keep", help="use this READER_HOME and keep it (default: a temporary one)")
-    parser.add_argument("--words", type=int, default=None, help="passed to reader read --words")
-    args = parser.parse_args()
+def paper_path(name: str) -> Path:
+    for folder in (PAPERS, ROOT / "papers"):
+        if (folder / name).is_file():
+            return folder / name
+    sys.exit(f"{name}: not in {PAPERS} or papers/")
 
-    pdf = PAPERS / args.paper
-    home = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench_read_"))
-    home.mkdir(parents=True, exist_ok=True)
-    if not (home / "models").exists():
-        (home / "models").symlink_to(models_dir(), target_is_directory=True)
+
+def export(rev: str) -> Path:
+    """The tree of `rev`, exported into a temporary folder."""
+    out = Path(tempfile.mkdtemp(prefix=f"bench_read_{rev}_"))
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(out)], input=archive.stdout, check=True)
+    return out
+
+
+def read_once(pdf: Path, code: Path | None, words: int | None) -> dict:
+    """One `reader read --json` in a fresh home; code None: the current checkout."""
+    home = Path(tempfile.mkdtemp(prefix="bench_read_home_"))
+    (home / "models").symlink_to(models_dir(), target_is_directory=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("READER_")}
     env.update(READER_HOME=str(home), READER_CACHE="0")
-    reader = str(ROOT / ".venv" / "bin" / "reader")
-    cmd = [reader, "read", str(pdf), "--json"] + (["--words", str(args.words)] if args.words else [])
-
+    if code is not None:
+        env["PYTHONPATH"] = str(code)
+    cmd = [PYTHON, "-m", "reader", "read", str(pdf), "--json"] + (["--words", str(words)] if words else [])
     start = time.perf_counter()
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    total = time.perf_counter() - start
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=code or ROOT)
+    wall = time.perf_counter() - start
+    shutil.rmtree(home, ignore_errors=True)
     if proc.returncode != 0:
         print(proc.stderr[-3000:])
         sys.exit(f"reader read failed with status {proc.returncode}")
     data = json.loads(proc.stdout)
-    stages = [line for line in proc.stderr.splitlines() if line.startswith("[")]
+    data["wall"] = wall
+    return data
 
-    print(f"reader read {args.paper} (embedded model, cache off)")
-    print(f"total wall time        {total:8.1f} s  (ingest + index + read; deep read {data['seconds']:.1f} s)")
-    print(f"LLM calls              {data['llm_calls']:8d}")
-    print(f"tokens                 {data['tokens']:8,d}")
+
+def describe(label: str, data: dict) -> None:
+    print(f"  {label:<9} wall {data['wall']:6.1f} s · deep read {data['seconds']:6.1f} s · "
+          f"{data['llm_calls']:3d} calls · {data['tokens']:7,d} tokens")
     for a in data["analyses"]:
         ratios = " -> ".join(f"{r:.2f}" for r in a["ratio_per_iteration"])
         flagged = ", ".join(f"{f}/{n}" for f, n in zip(a["flagged_per_iteration"], a["sentences_per_iteration"]))
-        print(f"{a['kind']:<10} flagged per iteration {flagged}  (ratio {ratios}); "
-              f"regenerations {a['regenerations']}; final ratio {a['flagged_ratio']:.2f}")
-        if a["left_out_sections"]:
-            print(f"{'':<10} left out: {', '.join(a['left_out_sections'])}")
-    print("progress lines:")
-    for line in stages:
-        print("  " + line)
-    if not args.keep:
-        shutil.rmtree(home, ignore_errors=True)
+        print(f"  {'':<9} {a['kind']:<10} flagged per iteration {flagged} (ratio {ratios}); "
+              f"regenerations {a['regenerations']}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--papers", nargs="+", default=DEFAULT_PAPERS,
+                        help="file names in ../shared/papers or papers/")
+    parser.add_argument("--baseline", metavar="REV", help="also read them with the code of this revision")
+    parser.add_argument("--words", type=int, default=None, help="passed to reader read --words")
+    args = parser.parse_args()
+
+    baseline = export(args.baseline) if args.baseline else None
+    print(f"reader read, embedded model, response cache off; baseline {args.baseline or '(none)'}")
+    try:
+        for name in args.papers:
+            pdf = paper_path(name)
+            print(f"{name}:")
+            runs = {}
+            if baseline is not None:
+                runs["baseline"] = read_once(pdf, baseline, args.words)
+                describe("baseline", runs["baseline"])
+            runs["current"] = read_once(pdf, None, args.words)
+            describe("current", runs["current"])
+            if baseline is not None:
+                b, c = runs["baseline"], runs["current"]
+                print(f"  ratio     wall {c['wall'] / b['wall']:.2f} · deep read {c['seconds'] / b['seconds']:.2f} · "
+                      f"calls {c['llm_calls'] / b['llm_calls']:.2f} · tokens {c['tokens'] / b['tokens']:.2f}")
+    finally:
+        if baseline is not None:
+            shutil.rmtree(baseline, ignore_errors=True)
 
 
 if __name__ == "__main__":
