@@ -70,9 +70,17 @@ def passage_of(prompt: str) -> str:
     return match.group(1) if match else ""
 
 
+def passages_of(prompt: str) -> list[str]:
+    return re.findall(r"<passage[^>]*>\n(.*?)\n</passage>", prompt, re.S)
+
+
 def role_of(prompt: str) -> str:
     if "Passage from a research paper" in prompt:
         return "grade"
+    if "Passages from research papers" in prompt:
+        return "grade-batch"
+    if "passage by passage" in prompt:
+        return "refine-batch"
     if "alternative search queries" in prompt:
         return "rewrite"
     if "Which sentences help answer the question?" in prompt:
@@ -95,23 +103,35 @@ class CragLLM(ScriptedLLM):
         self.refine_reply = refine_reply
         super().__init__(self._respond, **kw)
 
+    def _grade(self, passage: str) -> str:
+        passage = passage.lower()
+        if any(w in passage for w in self.relevant_words):
+            return "Score: 0.9\nReason: states it directly"
+        if any(w in passage for w in self.ambiguous_words):
+            return "hmm, hard to say"
+        return "Score: 0.1\nReason: unrelated"
+
+    def _relevant_numbers(self, prompt: str, number: str) -> list[str]:
+        return [n for n, s in re.findall(rf"^\[({number})\] (.*)$", prompt, re.M)
+                if any(w in s.lower() for w in self.relevant_words)]
+
     def _respond(self, prompt: str) -> str:
         role = role_of(prompt)
         if role == "grade":
-            passage = passage_of(prompt).lower()
-            if any(w in passage for w in self.relevant_words):
-                return "Score: 0.9\nReason: states it directly"
-            if any(w in passage for w in self.ambiguous_words):
-                return "hmm, hard to say"
-            return "Score: 0.1\nReason: unrelated"
+            return self._grade(passage_of(prompt))
+        if role == "grade-batch":  # the same grade for each passage, on its numbered line
+            return "\n".join(f"[{n}] " + self._grade(p).replace("\nReason: ", " - ")
+                             for n, p in enumerate(passages_of(prompt), 1))
+        if role == "refine-batch":
+            if self.refine_reply is not None:
+                return self.refine_reply
+            return ", ".join(self._relevant_numbers(prompt, r"\d+\.\d+")) or "none"
         if role == "rewrite":
             return "\n".join(f"{n}. {q}" for n, q in enumerate(self.rewrites, 1))
         if role == "refine":
             if self.refine_reply is not None:
                 return self.refine_reply
-            numbered = re.findall(r"^\[(\d+)\] (.*)$", prompt, re.M)
-            keep = [n for n, s in numbered if any(w in s.lower() for w in self.relevant_words)]
-            return ", ".join(keep) or "none"
+            return ", ".join(self._relevant_numbers(prompt, r"\d+")) or "none"
         if role == "answer":
             return self.answer
         raise AssertionError(f"unexpected prompt: {prompt[:80]}")

@@ -123,6 +123,14 @@ def stand_in(prompt: str) -> str:
         passage = (_passages(prompt) or [""])[0]
         relevant = obey or overlap(_question(prompt), passage) >= 0.5
         return "YES\nThe passage states it." if relevant else "NO\nThe passage is about something else."
+    if "Answer one line per passage" in outside:  # the batched grade: each passage as the grade above
+        question = _question(prompt)
+        return "\n".join(f"[{n}] YES - it states it" if obey or overlap(question, passage) >= 0.5
+                         else f"[{n}] NO - about something else" for n, passage in enumerate(_passages(prompt), 1))
+    if "passage.sentence" in outside:  # the batched refine: each sentence as the refine below
+        numbered = re.findall(r"^\[(\d+\.\d+)\] (.*)$", prompt, re.M)
+        keep = [n for n, s in numbered if obey or overlap(_question(prompt), s) >= 0.3]
+        return ", ".join(keep) or "none"
     if "Reply with their numbers" in outside:
         numbered = re.findall(r"^\[(\d+)\] (.*)$", prompt.partition("Numbered sentences")[2], re.M)
         keep = [n for n, s in numbered if obey or overlap(_question(prompt), s) >= 0.3]
@@ -160,7 +168,9 @@ def stand_in(prompt: str) -> str:
 EXPECTED_TAGS = {
     "You check claims": r"(passage )*claims",
     "You judge whether": r"passage question",
+    "You judge which passages": r"(passage )+question",
     "You pick the sentences": r"question sentences",
+    "You select the sentences": r"question( passage)+",
     "You write search queries": r"question notes",
     "You answer a question": r"(passage )+question",
     "You are an expert": r"title (left_out )?paper( flagged draft)?",
@@ -217,7 +227,8 @@ def check_all(server: LoopbackOpenAI) -> dict[str, int]:
                       if "Ignore previous instructions" in content or "</passage>" in content]
             assert not leaked, leaked
             assert any(REMOVED_LINE in content for _, _, content in blocks) or kind in (
-                "You pick the sentences", "You answer a question")  # refined text keeps only some sentences
+                "You pick the sentences", "You select the sentences",  # sentences, on one line each
+                "You answer a question")  # refined text keeps only some sentences
     return seen
 
 
@@ -316,7 +327,8 @@ def test_injected_paper_cannot_steer_grade_refine_or_answer_in_reader_ask(loopba
     assert all(g["score"] < 0.5 for g in unanswerable["grades"]), unanswerable["grades"]
 
     seen = check_all(loopback)
-    for kind_seen in ("You judge whether", "You pick the sentences", "You answer a question", "You check claims"):
+    for kind_seen in ("You judge which passages", "You select the sentences", "You answer a question",
+                      "You check claims"):
         assert seen.get(kind_seen), f"no {kind_seen!r} call: {seen}"
     assert seen.get("injected", 0) >= 3  # grades, refine and answer all saw the injected text
 

@@ -70,6 +70,14 @@ SAMPLES: dict[str, list[dict]] = {
         {"question": "What BLEU does the big model reach?",
          "sentences": ["We evaluate on WMT 2014.", "Our big model achieves 28.4 BLEU."]},
     ],
+    "grade_batch": [
+        {"question": "What BLEU does the big model reach?", "passages": [PAPER_EN, PAPER_ZH], "n": 2},
+        {"question": "准确率是多少？", "passages": [PAPER_ZH], "n": 1},
+    ],
+    "refine_batch": [
+        {"question": "What BLEU does the big model reach?",
+         "passages": [["We evaluate on WMT 2014.", "Our big model achieves 28.4 BLEU."], [PAPER_ZH, "表 2。"]]},
+    ],
     "rewrite_queries": [
         {"question": "How long did training take?", "why_missed": "no passage mentions hardware",
          "n": 3},
@@ -139,7 +147,7 @@ def test_missing_variable_is_an_error_not_an_empty_string():
 
 
 # Printed values that are not paper text, passages, claims, questions or drafts: they need no `data`.
-TRUSTED_PRINTS = {"loop.index", "words", "n", "max_sentences", "not_found", "language", "language_instruction",
+TRUSTED_PRINTS = {"loop.index", "passage_n", "words", "n", "max_sentences", "not_found", "language", "language_instruction",
                   "passage.pages", "claims|length", "'%.2f'|format(item.score)"}
 _PRINT = re.compile(r"\{\{\s*(.*?)\s*\}\}")
 _TAG = re.compile(r"</?[A-Za-z][^>]*>")

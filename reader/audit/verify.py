@@ -16,7 +16,9 @@ counts it as supported and records it as unanswered).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 from reader.llm.base import Message
 from reader.prompts import messages, render
@@ -57,13 +59,18 @@ def build_messages(claims: list[str], evidence: list[EvidenceRef]) -> list[Messa
 _MARKUP = re.compile(r"\*\*|__|`")
 # Bullets, quote and heading marks before a line's content.
 _LEAD = re.compile(r"^[\s>#*•·+\-–—]*")
-# The claim number a line starts with: [1], (1), 1. / 1) / 1:, "Claim 1:", "Claim [1]"; or the
-# prompt's placeholder "[n]", which the embedded model copies literally.
-_NUMBERED = re.compile(
-    r"(?:claim\s*)?(?:\[\s*(\d{1,3}|n)\s*\]|\(\s*(\d{1,3}|n)\s*\)|(\d{1,3})(?!\d)(?![.,]\d))"
-    r"\s*[.):：=\-–—]?\s*",
-    re.IGNORECASE,
-)
+# The item number a line starts with: [1], (1), 1. / 1) / 1:, "Claim 1:", "Claim [1]" (another
+# item word for other lists, e.g. "Passage 2:"); or the prompt's placeholder "[n]", which the
+# embedded model copies literally.
+_NUMBERED_FORM = (r"(?:{label}\s*)?(?:\[\s*(\d{{1,3}}|n)\s*\]|\(\s*(\d{{1,3}}|n)\s*\)|(\d{{1,3}})(?!\d)(?![.,]\d))"
+                  r"\s*[.):：=\-–—]?\s*")
+
+
+@lru_cache(maxsize=None)
+def _numbered(label: str) -> re.Pattern[str]:
+    return re.compile(_NUMBERED_FORM.format(label=label), re.IGNORECASE)
+
+
 # "[2] NO" after an answer on the same line starts a new answer: "[1] YES [2] NO".
 _SAME_LINE = re.compile(r"(?<=\S)[ \t]+(?=\[\s*(?:\d{1,3}|n)\s*\]\s*[:.)\-]?\s*(?:\*\*)?\s*(?:yes|no)\b)",
                         re.IGNORECASE)
@@ -100,6 +107,22 @@ def _bare_answer(line: str) -> str | None:
     return ANSWER_WORDS[m.group(1).lower()]
 
 
+def numbered_lines(text: str, label: str = "claim") -> Iterator[tuple[str | None, str, str]]:
+    """(number, rest, line) for each non-empty line of a reply to a numbered list, without markup.
+
+    `number` is the item number the line starts with as digits ("[2] NO", "2. NO", "Claim 2:";
+    `label` is the item word, a regular expression), "n" for the prompt's placeholder `[n]` copied
+    literally, or None; `rest` is what follows it. "[1] YES [2] NO" on one line is two lines."""
+    pattern = _numbered(label)
+    for raw in _SAME_LINE.sub("\n", text).splitlines():
+        line = _LEAD.sub("", _MARKUP.sub("", raw)).strip()
+        if not line:
+            continue
+        m = pattern.match(line)
+        number = next((g for g in m.groups() if g), None) if m else None
+        yield (number.lower() if number else None), (line[m.end():] if m else line), line
+
+
 def parse_answers(text: str, n_claims: int) -> list[str | None]:
     """'YES' / 'NO' / None (unanswered) for each of the n claims.
 
@@ -113,14 +136,9 @@ def parse_answers(text: str, n_claims: int) -> list[str | None]:
     numbered: list[str | None] = [None] * n_claims
     any_numbered = False
     in_order: list[str] = []
-    for raw in _SAME_LINE.sub("\n", text).splitlines():
-        line = _LEAD.sub("", _MARKUP.sub("", raw)).strip()
-        if not line:
-            continue
-        m = _NUMBERED.match(line)
-        number = next((g for g in m.groups() if g), None) if m else None
-        if number is not None and number.lower() != "n":
-            answer = _answer_in(line[m.end():])
+    for number, rest, line in numbered_lines(text):
+        if number is not None and number != "n":
+            answer = _answer_in(rest)
             if answer is None:
                 continue
             any_numbered = True
@@ -128,7 +146,7 @@ def parse_answers(text: str, n_claims: int) -> list[str | None]:
             if 0 <= index < n_claims and numbered[index] is None:
                 numbered[index] = answer
             continue
-        answer = _bare_answer(_LEAD.sub("", line[m.end():]) if number else line)
+        answer = _bare_answer(_LEAD.sub("", rest) if number else line)
         if answer is not None:
             in_order.append(answer)
     if any_numbered:

@@ -9,6 +9,13 @@ that is a score (`8`, `7/10 - mentions...`), the words "relevant"/"irrelevant"
 or a fraction on a score scale ("gets 3 / 10") decide; anything else is 0.4
 and marked ambiguous — deliberately below the 0.6 threshold, so an unreadable
 grade never lets a chunk into the answer on its own.
+
+Batched (`grade_in_batches`, the pipeline's default): one call grades up to
+`BATCH_PASSAGES` passages shown as <passage n="1"> … <passage n="k">, and the
+reply has one line per passage, `[2] NO - about another method`. The lines are
+found as the audit's verifier replies are (reader.audit.verify.numbered_lines)
+and each is read by `parse_grade`; a passage the reply skips is ambiguous (0.4)
+like an unreadable grade.
 """
 
 from __future__ import annotations
@@ -18,13 +25,22 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from reader.audit.verify import numbered_lines, parse_answers
 from reader.llm.base import LLM, Message
 from reader.prompts import messages
+from reader.text.tokens import estimate_tokens
 
 RELEVANT_SCORE = 0.8
 IRRELEVANT_SCORE = 0.2
 AMBIGUOUS_SCORE = 0.4
 MAX_REASON_CHARS = 240
+# A batched call holds at most this many passages and about this many passage tokens: eight
+# chunks of ~300-350 tokens (reader.ingest.chunk), the paper text a deep read gives the embedded
+# model (SMALL_LOCAL.context_tokens), well inside its 16k context (reader.llm.local).
+BATCH_PASSAGES = 8
+BATCH_TOKENS = 3000
+BATCH_REPLY_TOKENS_EACH = 24  # "[3] NO - about the training data" and some slack
+SKIPPED_REASON = "no grade for this passage in the reply"
 
 _NUMBER = r"(\d+(?:\.\d+)?|\.\d+)"
 _SCORE_LABEL = re.compile(
@@ -188,3 +204,87 @@ def grade_passages(
         futures = [pool.submit(grade_one, question, key, text, llm, paper_id=paper_id)
                    for key, text, paper_id in passages]
         return [f.result() for f in futures]
+
+
+Parsed = tuple[float, bool, str]
+
+
+def parse_grades(text: str, n: int) -> list[Parsed | None]:
+    """`parse_grade` for each of the n numbered passages of a batched reply; None for a passage
+    the reply skips.
+
+    A numbered line ("[2] NO - about wheat", "2. YES", "Passage 2: Score: 0.7") and the
+    unnumbered lines after it (a reason on its own line) are read by `parse_grade`; the first
+    readable grade of a passage counts. A reply with no numbered line is read whole for one
+    passage, and by its bare YES/NO lines in order for more (reader.audit.verify.parse_answers)."""
+    entries: list[tuple[int, list[str]]] = []
+    for number, rest, line in numbered_lines(text, label="passage"):
+        if number is not None and number != "n":
+            entries.append((int(number) - 1, [rest]))
+        elif entries:
+            entries[-1][1].append(line)
+    if not entries:
+        if n == 1:
+            return [parse_grade(text)]
+        return [None if answer is None else
+                (RELEVANT_SCORE if answer == "YES" else IRRELEVANT_SCORE, False, answer)
+                for answer in parse_answers(text, n)]
+    grades: list[Parsed | None] = [None] * n
+    for index, lines in entries:
+        if 0 <= index < n:
+            grade = parse_grade("\n".join(lines))
+            known = grades[index]
+            if known is None or (known[1] and not grade[1]):
+                grades[index] = grade
+    return grades
+
+
+def grade_batch(question: str, passages: Sequence[tuple[str, str, str | None]], llm: LLM) -> list[Grade]:
+    """One call grading (key, text, paper_id) passages; results keep the input order."""
+    conversation = messages("grade_batch", question=question, passages=[text for _, text, _ in passages],
+                            n=len(passages))
+    papers = {paper_id for _, _, paper_id in passages}
+    try:
+        completion = llm.complete(conversation, temperature=0.0,
+                                  max_tokens=16 + BATCH_REPLY_TOKENS_EACH * len(passages),
+                                  stage="crag-grade-batch", paper_id=papers.pop() if len(papers) == 1 else None)
+    except Exception as exc:  # a failed call must not sink the question: its passages are ambiguous
+        error = f"{type(exc).__name__}: {exc}"
+        return [Grade(key, AMBIGUOUS_SCORE, True, "grader call failed", error=error) for key, _, _ in passages]
+    return [Grade(key, *parsed) if parsed is not None else Grade(key, AMBIGUOUS_SCORE, True, SKIPPED_REASON)
+            for (key, _, _), parsed in zip(passages, parse_grades(completion.text, len(passages)))]
+
+
+def batch_ranges(costs: Sequence[int], *, max_items: int, budget: int) -> list[range]:
+    """Consecutive runs of items, each at most `max_items` long and at most `budget` in cost
+    (an item dearer than the budget goes alone)."""
+    runs: list[range] = []
+    start = spent = 0
+    for i, cost in enumerate(costs):
+        if i > start and (i - start >= max_items or spent + cost > budget):
+            runs.append(range(start, i))
+            start, spent = i, 0
+        spent += cost
+    if start < len(costs):
+        runs.append(range(start, len(costs)))
+    return runs
+
+
+def grade_in_batches(
+    question: str,
+    passages: Sequence[tuple[str, str, str | None]],
+    llm: LLM,
+    *,
+    max_workers: int = 4,
+    max_passages: int = BATCH_PASSAGES,
+    budget_tokens: int = BATCH_TOKENS,
+) -> list[Grade]:
+    """Grade (key, text, paper_id) passages in batched calls (concurrently when there are
+    several); results keep the input order."""
+    if not passages:
+        return []
+    runs = batch_ranges([estimate_tokens(text) for _, text, _ in passages],
+                        max_items=max(1, max_passages), budget=budget_tokens)
+    with ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(runs)))) as pool:
+        futures = [pool.submit(grade_batch, question, [passages[i] for i in run], llm) for run in runs]
+        return [grade for future in futures for grade in future.result()]

@@ -25,8 +25,8 @@ from reader.crag.correct import Search, corrective_retrieval, retrieve_all
 from reader.crag.evidence import Candidate
 from reader.crag.external import ExternalSearch, external_candidates
 from reader.crag.generate import Answer, generate_answer, not_found_sentinel
-from reader.crag.grade import grade_passages
-from reader.crag.refine import refine_all
+from reader.crag.grade import BATCH_PASSAGES, BATCH_TOKENS, grade_in_batches, grade_passages
+from reader.crag.refine import refine_all, refine_in_batches
 from reader.crag.route import AMBIGUOUS, CORRECT, INCORRECT, choose_route, confidence, why_missed
 from reader.errors import LLMError
 from reader.llm.base import LLM, Completion
@@ -52,6 +52,17 @@ class CragConfig:
     fallback_max_chunks: int = 6  # graded from the rest of the collection
     external_limit: int = 3
     check_timeout_s: float = 300.0
+    # One call grades all passages of a step (at most batch_passages and ~batch_tokens per call),
+    # one call refines all kept passages; False: one call per passage each, as before issue 16.
+    batch_grade: bool = True
+    batch_refine: bool = True
+    batch_passages: int = BATCH_PASSAGES
+    batch_tokens: int = BATCH_TOKENS
+
+    @classmethod
+    def one_call_per_passage(cls, **settings) -> CragConfig:
+        """The path before batching (one grade and one refine call per passage), for comparisons."""
+        return cls(**{"batch_grade": False, "batch_refine": False, **settings})
 
 
 class Metered:
@@ -151,10 +162,13 @@ class _Run:
     notes: list[str] = field(default_factory=list)
 
     def grade(self, candidates: list[Candidate]) -> None:
-        grades = grade_passages(
-            self.question, [(c.key, c.text, c.paper_id) for c in candidates], self.generator,
-            max_workers=self.config.max_workers,
-        )
+        cfg = self.config
+        passages = [(c.key, c.text, c.paper_id) for c in candidates]
+        if cfg.batch_grade:
+            grades = grade_in_batches(self.question, passages, self.generator, max_workers=cfg.max_workers,
+                                      max_passages=cfg.batch_passages, budget_tokens=cfg.batch_tokens)
+        else:
+            grades = grade_passages(self.question, passages, self.generator, max_workers=cfg.max_workers)
         for candidate, grade in zip(candidates, grades):
             candidate.grade = grade
         self.graded.extend(candidates)
@@ -245,7 +259,12 @@ def _fallback(run: _Run) -> str:
 
 
 def _refine(run: _Run) -> str:
-    run.refined = refine_all(run.question, run.kept, run.generator, max_workers=run.config.max_workers)
+    cfg = run.config
+    if cfg.batch_refine:
+        run.refined = refine_in_batches(run.question, run.kept, run.generator, max_workers=cfg.max_workers,
+                                        max_passages=cfg.batch_passages, budget_tokens=cfg.batch_tokens)
+    else:
+        run.refined = refine_all(run.question, run.kept, run.generator, max_workers=cfg.max_workers)
     return GENERATE
 
 

@@ -12,6 +12,13 @@ disagree; then the sentences that share a content word with the question are
 kept (still verbatim), and the chunk is dropped only if there are none. The
 embedded 1.5B model answered "none" for the one passage that listed the
 baselines asked about, which made the whole answer "not found".
+
+Batched (`refine_in_batches`, the pipeline's default): one call for all kept
+chunks, their sentences numbered `[passage.sentence]` ("[2.3]"), the reply the
+numbers to keep ("1.2, 1.3, 2.1"). The rules above hold per chunk: a reply (or a
+call) that cannot be read keeps every chunk of the call whole, a chunk the reply
+picks nothing from is treated as "none" for it, and a one-sentence chunk is kept
+without a call.
 """
 
 from __future__ import annotations
@@ -22,11 +29,18 @@ from concurrent.futures import ThreadPoolExecutor
 
 from reader.text.split import join_selected, split_sentences
 from reader.crag.evidence import Candidate
+from reader.crag.grade import BATCH_PASSAGES, BATCH_TOKENS, batch_ranges
 from reader.llm.base import LLM
 from reader.prompts import messages
+from reader.text.tokens import estimate_tokens
 
 _NONE = re.compile(r"\b(?:none|no sentences?|nothing)\b|无|没有", re.IGNORECASE)
 _NUMBER_OR_RANGE = re.compile(r"(\d+)(?:\s*[-–]\s*(\d+))?")
+# "2.3" (sentence 3 of passage 2), "1.2-1.4", "1.2-4"; not "1. 2" (a list number) nor "85.3%".
+_PAIR = re.compile(r"(?<![\d.])(\d{1,2})\.(\d{1,3})(?:\s*[-–]\s*(?:(\d{1,2})\.)?(\d{1,3}))?(?![\d%])")
+# A reply line for one passage: "[2] 1, 3", "Passage 2: none", "**Passage 2**: 1-3".
+_PASSAGE_LINE = re.compile(r"^\W*(?:passage\s*\[?(\d{1,2})\]?|\[(\d{1,2})\])\W*?[:：.)\-–—]?\s*(.*)$",
+                           re.IGNORECASE)
 
 
 def normalise_space(text: str) -> str:
@@ -66,25 +80,24 @@ def lexical_selection(question: str, sentences: Sequence[str]) -> list[int]:
     return [n for n, sentence in enumerate(sentences, 1) if terms & set(tokenize(sentence))]
 
 
-def refine_one(question: str, candidate: Candidate, llm: LLM) -> Candidate | None:
-    """The candidate with `refined` set, or None when nothing in it is relevant."""
+def _sentences(candidate: Candidate) -> tuple[str, list[str]]:
     text = normalise_space(candidate.text)
-    sentences = split_sentences(text)
-    if len(sentences) <= 1:
-        candidate.refined, candidate.refine_note = text, "single sentence, kept whole"
-        return candidate if text else None
-    conversation = messages("refine", question=question, sentences=sentences)
-    try:
-        reply = llm.complete(conversation, temperature=0.0, max_tokens=40,
-                             stage="crag-refine", paper_id=candidate.paper_id).text
-    except Exception as exc:
-        candidate.refined = text
-        candidate.refine_note = f"refine call failed ({type(exc).__name__}), kept whole"
-        return candidate
-    numbers = parse_selection(reply, len(sentences))
-    if numbers is None:
-        candidate.refined, candidate.refine_note = text, "unreadable selection, kept whole"
-        return candidate
+    return text, split_sentences(text)
+
+
+def _single(candidate: Candidate, text: str) -> Candidate | None:
+    """A one-sentence chunk that passed the grader: kept whole without asking again."""
+    candidate.refined, candidate.refine_note = text, "single sentence, kept whole"
+    return candidate if text else None
+
+
+def _kept_whole(candidate: Candidate, text: str, note: str) -> Candidate:
+    candidate.refined, candidate.refine_note = text, note
+    return candidate
+
+
+def _select(question: str, candidate: Candidate, sentences: list[str], numbers: list[int]) -> Candidate | None:
+    """The chosen sentences verbatim; for "none", those sharing a question term, or None."""
     note = f"kept sentences {numbers} of {len(sentences)}"
     if not numbers:
         numbers = lexical_selection(question, sentences)
@@ -96,6 +109,23 @@ def refine_one(question: str, candidate: Candidate, llm: LLM) -> Candidate | Non
     return candidate
 
 
+def refine_one(question: str, candidate: Candidate, llm: LLM) -> Candidate | None:
+    """The candidate with `refined` set, or None when nothing in it is relevant."""
+    text, sentences = _sentences(candidate)
+    if len(sentences) <= 1:
+        return _single(candidate, text)
+    conversation = messages("refine", question=question, sentences=sentences)
+    try:
+        reply = llm.complete(conversation, temperature=0.0, max_tokens=40,
+                             stage="crag-refine", paper_id=candidate.paper_id).text
+    except Exception as exc:
+        return _kept_whole(candidate, text, f"refine call failed ({type(exc).__name__}), kept whole")
+    numbers = parse_selection(reply, len(sentences))
+    if numbers is None:
+        return _kept_whole(candidate, text, "unreadable selection, kept whole")
+    return _select(question, candidate, sentences, numbers)
+
+
 def refine_all(question: str, candidates: Sequence[Candidate], llm: LLM, *,
                max_workers: int = 4) -> list[Candidate]:
     """Refine concurrently; returns the surviving candidates in input order."""
@@ -104,3 +134,86 @@ def refine_all(question: str, candidates: Sequence[Candidate], llm: LLM, *,
     with ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(candidates)))) as pool:
         refined = list(pool.map(lambda c: refine_one(question, c, llm), candidates))
     return [c for c in refined if c is not None]
+
+
+def parse_batch_selection(text: str, sizes: Sequence[int]) -> dict[int, list[int]] | None:
+    """{passage: its 1-based sentence numbers} from a batched reply (`sizes`: sentences per
+    passage); {} for "none"; None when the reply is unusable.
+
+    "1.2, 1.3, 2.1" and ranges ("1.2-1.4", "1.2-4") name sentences of passages; so do
+    lines for one passage ("[2] 1, 3", "Passage 2: none"). For one passage, plain numbers
+    ("2, 5") are its sentences, as in `parse_selection`."""
+    picked: dict[int, set[int]] = {}
+
+    def add(passage: int, first: int, last: int) -> None:
+        if 1 <= passage <= len(sizes):
+            chosen = {n for n in range(first, last + 1) if 1 <= n <= sizes[passage - 1]}
+            if chosen:
+                picked.setdefault(passage, set()).update(chosen)
+
+    said_none = False
+    for line in text.splitlines():
+        pairs = list(_PAIR.finditer(line))
+        for m in pairs:
+            passage, first = int(m.group(1)), int(m.group(2))
+            if m.group(4) is None:
+                add(passage, first, first)
+            elif m.group(3) is None or int(m.group(3)) == passage:
+                add(passage, first, int(m.group(4)))
+            else:  # "1.3-2.2" across passages: the two ends
+                add(passage, first, first)
+                add(int(m.group(3)), int(m.group(4)), int(m.group(4)))
+        m = None if pairs else _PASSAGE_LINE.match(line)
+        if m:
+            passage = int(m.group(1) or m.group(2))
+            chosen = parse_selection(m.group(3), sizes[passage - 1]) if 1 <= passage <= len(sizes) else None
+            if chosen:
+                picked.setdefault(passage, set()).update(chosen)
+            said_none = said_none or chosen == []
+    if picked:
+        return {p: sorted(numbers) for p, numbers in sorted(picked.items())}
+    if len(sizes) == 1:
+        chosen = parse_selection(text, sizes[0])
+        return None if chosen is None else ({1: chosen} if chosen else {})
+    return {} if said_none or _NONE.search(text) else None
+
+
+def refine_batch(question: str, items: Sequence[tuple[Candidate, str, list[str]]],
+                 llm: LLM) -> list[Candidate | None]:
+    """One call for (candidate, text, sentences) items of several sentences each; in input order."""
+    conversation = messages("refine_batch", question=question, passages=[sentences for _, _, sentences in items])
+    papers = {candidate.paper_id for candidate, _, _ in items}
+    try:
+        reply = llm.complete(conversation, temperature=0.0, max_tokens=16 + 24 * len(items),
+                             stage="crag-refine-batch",
+                             paper_id=papers.pop() if len(papers) == 1 else None).text
+    except Exception as exc:
+        note = f"refine call failed ({type(exc).__name__}), kept whole"
+        return [_kept_whole(candidate, text, note) for candidate, text, _ in items]
+    selection = parse_batch_selection(reply, [len(sentences) for _, _, sentences in items])
+    if selection is None:
+        return [_kept_whole(candidate, text, "unreadable selection, kept whole") for candidate, text, _ in items]
+    return [_select(question, candidate, sentences, selection.get(n, []))
+            for n, (candidate, _, sentences) in enumerate(items, 1)]
+
+
+def refine_in_batches(question: str, candidates: Sequence[Candidate], llm: LLM, *, max_workers: int = 4,
+                      max_passages: int = BATCH_PASSAGES, budget_tokens: int = BATCH_TOKENS) -> list[Candidate]:
+    """Refine in batched calls (one for a usual question); returns the surviving candidates in input order."""
+    results: list[Candidate | None] = [None] * len(candidates)
+    asked: list[tuple[int, tuple[Candidate, str, list[str]]]] = []
+    for i, candidate in enumerate(candidates):
+        text, sentences = _sentences(candidate)
+        if len(sentences) <= 1:
+            results[i] = _single(candidate, text)
+        else:
+            asked.append((i, (candidate, text, sentences)))
+    runs = batch_ranges([estimate_tokens(text) for _, (_, text, _) in asked],
+                        max_items=max(1, max_passages), budget=budget_tokens)
+    if runs:
+        with ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(runs)))) as pool:
+            futures = [(run, pool.submit(refine_batch, question, [asked[j][1] for j in run], llm)) for run in runs]
+            for run, future in futures:
+                for j, refined in zip(run, future.result()):
+                    results[asked[j][0]] = refined
+    return [c for c in results if c is not None]

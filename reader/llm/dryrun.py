@@ -17,6 +17,8 @@ passages, the paper text):
 - crag-grade (YES/NO + reason), crag-refine (sentence numbers), crag-rewrite
   (one query per line) and crag-answer (the best-overlapping evidence
   sentence, cited, or the prompt's not-found sentinel) by the same word overlap;
+  crag-grade-batch (`[n] YES - reason` per passage) and crag-refine-batch
+  (`passage.sentence` numbers) decide each passage and sentence as those do;
 - any other stage, or none: `FALLBACK`, prose as for a critique.
 
 Same stage and prompt, same answer: tests can count calls and rerun for identical rows.
@@ -108,20 +110,41 @@ def _passage_text(block: str) -> str:
     return "\n".join(lines)
 
 
+def _grade_of(question: str, passage: str) -> tuple[float, str, str]:
+    """(word overlap, YES/NO, reason) of a passage for a question."""
+    share = overlap(question, passage)
+    reason = f"{round(share * 100)}% of the question's terms occur in the passage."
+    return share, ("YES" if share >= 0.5 else "NO"), reason
+
+
 def answer_grade(prompt: str) -> str:
     """YES/NO on the first line (or `Score: x`, for a prompt that asks for one), then a reason."""
     question, passages = _question(prompt), _tagged(prompt, "passage")
-    share = overlap(question, passages[0] if passages else "")
-    reason = f"{round(share * 100)}% of the question's terms occur in the passage."
+    share, verdict, reason = _grade_of(question, passages[0] if passages else "")
     if "Score:" in prompt and "YES or NO" not in prompt:
         return f"Score: {min(1.0, share * 1.25):.2f}\nReason: {reason}"
-    return f"{'YES' if share >= 0.5 else 'NO'}\n{reason}"
+    return f"{verdict}\n{reason}"
+
+
+def answer_grade_batch(prompt: str) -> str:
+    """`[n] YES - reason` / `[n] NO - reason` for each <passage>, decided as `answer_grade` does."""
+    question = _question(prompt)
+    return "\n".join("[{}] {} - {}".format(n, *_grade_of(question, passage)[1:])
+                     for n, passage in enumerate(_tagged(prompt, "passage"), 1))
 
 
 def answer_refine(prompt: str) -> str:
     question = _question(prompt)
     sentences = _numbered(_between(prompt, "Numbered sentences", "Which sentences"))
     keep = [str(n) for n, s in sentences if overlap(question, s) >= 0.3]
+    return ", ".join(keep) if keep else "none"
+
+
+def answer_refine_batch(prompt: str) -> str:
+    """The `passage.sentence` numbers of the sentences `answer_refine` would keep."""
+    question = _question(prompt)
+    keep = [number for number, sentence in re.findall(r"^\[(\d+\.\d+)\]\s*(.*)$", prompt, re.M)
+            if overlap(question, sentence) >= 0.3]
     return ", ".join(keep) if keep else "none"
 
 
@@ -203,8 +226,10 @@ HANDLERS: dict[str, Callable[[str], str]] = {
     "verify": answer_verify,  # reader.audit.loop: the deep read's audit
     "audit": answer_verify,  # `reader audit`: any text against a paper
     "crag-check": answer_verify,  # reader.crag.grounded: an answer against its passages
-    "crag-grade": answer_grade,
+    "crag-grade": answer_grade,  # reader.crag: one call per passage (CragConfig.one_call_per_passage)
     "crag-refine": answer_refine,
+    "crag-grade-batch": answer_grade_batch,  # ... and batched, the default
+    "crag-refine-batch": answer_refine_batch,
     "crag-rewrite": answer_rewrite,
     "crag-answer": answer_question,
 }
