@@ -5,6 +5,10 @@ next scripted fault or answer from a queue; when the queue is empty, `respond`
 (a function of the last user message) gives the answer. It records every
 request and the highest number of requests in flight at once.
 
+As llama-server does, it can add llama.cpp's `timings` object to each completion
+(`timings=`: a dict, or a function of the last user message returning one or None),
+and, as OpenAI does, `usage.prompt_tokens_details.cached_tokens` (`cached_tokens=`).
+
     with LoopbackOpenAI(respond=lambda prompt: "[1] YES") as server:
         server.enqueue(Fault.status(429, headers={"Retry-After": "1"}), Fault.answer("hello"))
         llm = OpenAICompatLLM(LLMSettings(base_url=server.base_url, model="m", api_key="k"))
@@ -64,8 +68,12 @@ class LoopbackOpenAI:
         models: tuple[str, ...] = ("test-model",),
         api_key: str | None = None,
         delay_s: float = 0.0,
+        timings: dict | Callable[[str], dict | None] | None = None,
+        cached_tokens: int | None = None,
     ):
         self.respond = respond or (lambda prompt: "ok")
+        self.timings = timings
+        self.cached_tokens = cached_tokens
         self.models = list(models)
         self.api_key = api_key
         self.delay_s = delay_s
@@ -172,17 +180,27 @@ class LoopbackOpenAI:
             fault = self._queue.popleft() if self._queue else None
         if self.delay_s:
             self._stopping.wait(self.delay_s)
+        prompt = _last_user(body)
         if fault is None:
-            return self._send(handler, 200, _completion(model, self.respond(_last_user(body))))
+            return self._send(handler, 200, self._completion(model, self.respond(prompt), prompt))
         if fault.kind == "answer":
-            return self._send(handler, 200, _completion(model, fault.text))
+            return self._send(handler, 200, self._completion(model, fault.text, prompt))
         if fault.kind == "hang":
             self._stopping.wait(fault.seconds)
-            return self._send(handler, 200, _completion(model, fault.text))
+            return self._send(handler, 200, self._completion(model, fault.text, prompt))
         if fault.kind == "status":
             return self._send_bytes(handler, fault.status_code, fault.body,
                                     {"Content-Type": "application/json", **fault.headers})
         return self._send_bytes(handler, fault.status_code, fault.body, fault.headers)
+
+    def _completion(self, model: str, text: str, prompt: str) -> dict:
+        reply = _completion(model, text)
+        timings = self.timings(prompt) if callable(self.timings) else self.timings
+        if timings is not None:
+            reply["timings"] = dict(timings)
+        if self.cached_tokens is not None:
+            reply["usage"]["prompt_tokens_details"] = {"cached_tokens": self.cached_tokens}
+        return reply
 
     def _send(self, handler, code: int, payload: dict) -> None:
         self._send_bytes(handler, code, json.dumps(payload).encode(),

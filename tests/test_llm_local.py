@@ -73,8 +73,14 @@ class FakeServer:
                               "n_prompt_tokens": 9000, "n_ctx": 8192}}
         if content == "crash":
             raise RuntimeError("llama_decode failed")
-        return {"choices": [{"message": {"role": "assistant", "content": content.upper()}}],
-                "usage": {"prompt_tokens": 7, "completion_tokens": 3}}
+        reply = {"choices": [{"message": {"role": "assistant", "content": content.upper()}}],
+                 "usage": {"prompt_tokens": 7, "completion_tokens": 3}}
+        if content == "timed":  # llama.cpp's server adds its timings (xllamacpp passes them on)
+            reply["timings"] = {"cache_n": 4, "prompt_n": 3, "prompt_ms": 90.0,
+                                "prompt_per_token_ms": 30.0, "prompt_per_second": 33.3,
+                                "predicted_n": 3, "predicted_ms": 240.0,
+                                "predicted_per_token_ms": 80.0, "predicted_per_second": 12.5}
+        return reply
 
 
 @pytest.fixture
@@ -122,6 +128,15 @@ def test_usage_and_errors_of_the_embedded_model(fake_local):
         llm.complete(user("too long"))
     with pytest.raises(LLMError, match="the embedded model failed: llama_decode failed"):
         llm.complete(user("crash"))
+
+
+def test_llama_cpp_timings_of_the_embedded_model(fake_local):
+    local, model, _ = fake_local
+    llm = local.LocalLLM(model_path=model)
+    out = llm.complete(user("timed"))
+    assert (out.prompt_s, out.generation_s, out.cached_prompt_tokens) == (0.09, 0.24, 4)
+    out = llm.complete(user("untimed"))
+    assert (out.prompt_s, out.generation_s, out.cached_prompt_tokens) == (None, None, None)
 
 
 def test_missing_model_parts_surface_as_a_clear_error(tmp_path, monkeypatch):

@@ -170,3 +170,25 @@ def test_retry_after_parsing():
     assert retry_after_s(_Response({"retry-after": "soon"})) is None
     future = retry_after_s(_Response({"retry-after": "Wed, 21 Oct 2099 07:28:00 GMT"}))
     assert future > 1e8
+
+
+LLAMA_TIMINGS = {"cache_n": 9, "prompt_n": 2, "prompt_ms": 125.0, "prompt_per_token_ms": 62.5,
+                 "prompt_per_second": 16.0, "predicted_n": 3, "predicted_ms": 750.0,
+                 "predicted_per_token_ms": 250.0, "predicted_per_second": 4.0}
+
+
+def test_llama_server_timings_reach_the_completion():
+    with LoopbackOpenAI(models=("test-model",), timings=LLAMA_TIMINGS) as server:
+        out = make_llm(server).complete(user("hello"))
+    assert (out.prompt_s, out.generation_s, out.cached_prompt_tokens) == (0.125, 0.75, 9)
+
+
+def test_a_server_without_timings_reports_none(server):
+    out = make_llm(server).complete(user("hello"))
+    assert (out.prompt_s, out.generation_s, out.cached_prompt_tokens) == (None, None, None)
+
+
+def test_openai_prompt_cache_tokens_count_when_there_are_no_timings():
+    with LoopbackOpenAI(models=("test-model",), cached_tokens=7) as server:
+        out = make_llm(server).complete(user("hello"))
+    assert (out.prompt_s, out.generation_s, out.cached_prompt_tokens) == (None, None, 7)

@@ -47,6 +47,12 @@ class Completion:
     # Per generated token: {"token": str, "logprob": float, "top": {token: logprob}}, when the
     # caller asked for log-probabilities and the model gave them; None otherwise.
     logprobs: list[dict] | None = None
+    # What the server says it spent (llama.cpp's `timings`, see server_timings): seconds
+    # processing the prompt and generating, and prompt tokens reused from its prompt cache.
+    # None when the backend does not say.
+    prompt_s: float | None = None
+    generation_s: float | None = None
+    cached_prompt_tokens: int | None = None
 
 
 Message = dict  # {"role": "system" | "user" | "assistant", "content": str}
@@ -95,6 +101,27 @@ def token_logprobs(content: list) -> list[dict]:
         out.append({"token": get(item, "token") or "", "logprob": float(get(item, "logprob") or 0.0),
                     "top": top})
     return out
+
+
+def server_timings(timings) -> dict:
+    """llama.cpp's `timings` object (the embedded server's and llama-server's replies:
+    `prompt_n`, `prompt_ms`, `predicted_n`, `predicted_ms`, `cache_n`, ...) as the Completion
+    fields prompt_s, generation_s and cached_prompt_tokens; a field the server did not give
+    (or gave as a negative or non-number) is None."""
+    timings = timings if isinstance(timings, dict) else {}
+
+    def number(name):
+        value = timings.get(name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+            return None
+        return value
+
+    prompt_ms, predicted_ms, cache_n = number("prompt_ms"), number("predicted_ms"), number("cache_n")
+    return {
+        "prompt_s": None if prompt_ms is None else prompt_ms / 1000.0,
+        "generation_s": None if predicted_ms is None else predicted_ms / 1000.0,
+        "cached_prompt_tokens": None if cache_n is None else int(cache_n),
+    }
 
 
 def user(content: str) -> list[Message]:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from reader.config import EMBEDDED_MODEL_NAME
 from reader.errors import LLMError
-from reader.llm.base import SMALL_LOCAL, Completion, Message, token_logprobs
+from reader.llm.base import SMALL_LOCAL, Completion, Message, server_timings, token_logprobs
 
 DEFAULT_CONTEXT_TOKENS = 16384
 
@@ -169,4 +169,7 @@ def _completion_from(reply: dict, latency: float, model: str) -> Completion:
         latency_s=latency,
         model=model,
         logprobs=token_logprobs(logprobs) if logprobs else None,
+        # llama.cpp's own account: prompt_ms, predicted_ms and cache_n (prompt tokens reused
+        # from its prompt cache) in `timings`
+        **server_timings(reply.get("timings")),
     )

@@ -15,7 +15,7 @@ from email.utils import parsedate_to_datetime
 
 from reader.config import LLMSettings
 from reader.errors import LLMError
-from reader.llm.base import ENDPOINT, Completion, Message, token_logprobs
+from reader.llm.base import ENDPOINT, Completion, Message, server_timings, token_logprobs
 
 MAX_RETRY_AFTER_S = 60.0
 
@@ -149,6 +149,7 @@ class OpenAICompatLLM:
             completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
             model=getattr(response, "model", None) or self.model,
             logprobs=token_logprobs(content) if content else None,
+            **reported_timings(response),
         )
 
     def _permanent_error(self, exc) -> LLMError:
@@ -177,6 +178,21 @@ class OpenAICompatLLM:
             return sorted(m.id for m in self.client().models.list().data)[:20]
         except Exception:
             return []
+
+
+def reported_timings(response) -> dict:
+    """prompt_s, generation_s and cached_prompt_tokens from what the server reported:
+    llama.cpp-based servers add `timings` to the body (kept by the client in
+    `response.model_extra`); OpenAI reports prompt-cache hits as
+    `usage.prompt_tokens_details.cached_tokens`, used when `timings` has no `cache_n`."""
+    extra = getattr(response, "model_extra", None) or {}
+    found = server_timings(extra.get("timings"))
+    if found["cached_prompt_tokens"] is None:
+        details = getattr(getattr(response, "usage", None), "prompt_tokens_details", None)
+        cached = getattr(details, "cached_tokens", None)
+        if isinstance(cached, int) and not isinstance(cached, bool) and cached >= 0:
+            found["cached_prompt_tokens"] = cached
+    return found
 
 
 def retry_after_s(response) -> float | None:
