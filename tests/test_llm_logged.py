@@ -6,6 +6,7 @@ import pytest
 from sqlalchemy import select
 
 from loopback_openai import Fault, LoopbackOpenAI
+from reader.config import LLMSettings
 from reader.store.calls import CallStore
 from reader.errors import ConfigError, LLMError
 from reader.llm.base import user
@@ -35,6 +36,19 @@ def test_cache_miss_then_hit(db):
         ("critique", "generator", "p1", False), ("critique", "generator", "p1", True)]
     assert rows[0].prompt_tokens > 0 and rows[0].completion_tokens > 0
     assert rows[0].model == "scripted"
+
+
+def test_server_timings_are_logged_and_cache_hits_log_none(db):
+    timings = {"cache_n": 5, "prompt_n": 6, "prompt_ms": 200.0, "predicted_n": 2, "predicted_ms": 500.0}
+    with LoopbackOpenAI(models=("m",), timings=timings) as server:
+        inner = OpenAICompatLLM(LLMSettings(base_url=server.base_url, model="m", api_key="k"))
+        llm = LoggedLLM(inner, "verifier", CallStore(db))
+        llm.complete(user("q"), stage="verify", paper_id="p1")
+        llm.complete(user("q"), stage="verify", paper_id="p1")  # from the cache
+    rows = calls(db)
+    assert [(r.cached, r.prompt_ms, r.generation_ms, r.cached_prompt_tokens) for r in rows] == [
+        (False, 200.0, 500.0, 5), (True, None, None, None)]
+    assert len(server.chat_requests) == 1
 
 
 def test_cache_key_covers_model_prompt_and_parameters(db):

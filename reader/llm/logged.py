@@ -1,10 +1,11 @@
 """The call log and the response cache, around any LLM.
 
 Every call becomes one `LLMCall` row (stage, role, model, paper, tokens,
-latency, cached flag, error). Answers are cached in `LLMCacheEntry` under a
-key made of the model, the full messages and the parameters, so re-running
-finished work costs no LLM calls. With use_cache=False the cache is not read,
-but fresh answers still replace the stored ones.
+latency, cached flag, error, and the prompt and generation seconds and prompt-cache
+tokens the server reported, when it did; a cache hit has none). Answers are cached
+in `LLMCacheEntry` under a key made of the model, the full messages and the
+parameters, so re-running finished work costs no LLM calls. With use_cache=False
+the cache is not read, but fresh answers still replace the stored ones.
 
 A caller that can tell a usable reply from an unusable one passes
 `accept=check` (check(completion) -> bool; the audit's verifier does: a reply
@@ -113,7 +114,12 @@ class LoggedLLM:
 
     def _log(self, stage: str, paper_id: str | None, completion: Completion, *,
              cached: bool, error: str = "") -> None:
+        # A cache hit spent no server time: its row carries no timings.
+        spent = not cached
         self.calls.log(stage=stage, role=self.role, model=self.model, paper_id=paper_id,
                        prompt_tokens=completion.prompt_tokens,
                        completion_tokens=completion.completion_tokens,
-                       latency_s=completion.latency_s, cached=cached, error=error)
+                       latency_s=completion.latency_s, cached=cached, error=error,
+                       prompt_s=completion.prompt_s if spent else None,
+                       generation_s=completion.generation_s if spent else None,
+                       cached_prompt_tokens=completion.cached_prompt_tokens if spent else None)

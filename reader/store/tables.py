@@ -219,6 +219,11 @@ class LLMCall(Base):
     latency_ms: Mapped[float] = mapped_column(Float, default=0.0)
     cached: Mapped[bool] = mapped_column(Boolean, default=False)
     error: Mapped[str] = mapped_column(Text, default="")
+    # What the server reported spending (llama.cpp's `timings`), when it did (migration 0003):
+    # prompt processing and generation in ms, prompt tokens reused from its prompt cache.
+    prompt_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    generation_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    cached_prompt_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class LLMCacheEntry(Base):
