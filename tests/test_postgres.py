@@ -114,6 +114,39 @@ def test_processes_migrating_an_empty_postgresql_database_at_once_all_succeed(pg
             HEAD_REVISION]
 
 
+def test_call_timings_on_a_0002_postgresql_database(pg_url):
+    """Migration 0003 on PostgreSQL, and `reader stats` sums there: NULL (unknown) timings stay
+    None, known ones add up."""
+    from alembic import command
+
+    from reader.store.calls import CallStore
+    from reader.store.db import alembic_config, open_database
+    from reader.store.usage import usage_report
+
+    url = _empty_database(pg_url, "timings_0002")
+    command.upgrade(alembic_config(url), "0002")
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(text(
+            "INSERT INTO llm_calls (created_at, stage, role, model, paper_id, prompt_tokens, "
+            "completion_tokens, latency_ms, cached, error) VALUES "
+            "(now(), 'verify', 'verifier', 'm', NULL, 10, 2, 1500.0, false, '')"))
+    engine.dispose()
+    calls = CallStore(open_database(url))
+    calls.log(stage="verify", role="verifier", model="m", paper_id=None, prompt_tokens=10,
+              completion_tokens=2, latency_s=2.0, cached=False, prompt_s=0.5, generation_s=1.25,
+              cached_prompt_tokens=6)
+    calls.log(stage="critique", role="generator", model="m", paper_id=None, prompt_tokens=30,
+              completion_tokens=9, latency_s=4.0, cached=False)
+    report = usage_report(calls.db)
+    stages = {r.key: r for r in report.by_stage}
+    verify, critique = stages["verify"], stages["critique"]
+    assert (verify.calls, verify.timed_calls, verify.time_s) == (2, 1, 3.5)
+    assert (verify.prompt_s, verify.generation_s, verify.cached_prompt_tokens) == (0.5, 1.25, 6)
+    assert (critique.prompt_s, critique.generation_s, critique.cached_prompt_tokens) == (None, None, None)
+    assert (report.total.longest_stage, report.total.longest_stage_s) == ("critique", 4.0)
+
+
 def test_two_review_processes_on_one_postgresql_database_read_each_paper_once(pg_url, tmp_path):
     """Two runs on one database (on one machine: the job of a run on another host still
     counts as stale, which is the workers issue): each paper is claimed, hence read, once."""

@@ -1,12 +1,20 @@
 """Totals over the call log: calls, cache hits, errors, tokens and time, grouped
 by stage, by role and model, and by paper. Tokens and time count what was spent:
-cache hits add to `cached` but not to tokens."""
+cache hits add to `cached` but not to tokens.
+
+Time is counted two ways. `time_s` is wall time: the sum of each call's latency as
+the caller saw it (including waiting for a busy model). `prompt_s` and
+`generation_s` are what the server reported spending on prompt processing and
+generation (llama.cpp's `timings`), summed over the `timed_calls` that reported
+them, and `cached_prompt_tokens` the prompt tokens it reused from its prompt cache;
+each is None when no call in the row reported it. Paper rows and the total also
+name the stage with the most wall time (`longest_stage`, `longest_stage_s`)."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from sqlalchemy import Integer, case, func, select
+from sqlalchemy import Integer, case, func, or_, select
 
 from reader.store.queries import resolve_paper
 from reader.store.tables import LLMCall, Paper
@@ -22,6 +30,16 @@ class UsageRow:
     completion_tokens: int
     time_s: float
     title: str = ""
+    prompt_s: float | None = None
+    generation_s: float | None = None
+    cached_prompt_tokens: int | None = None
+    timed_calls: int = 0
+    longest_stage: str = ""
+    longest_stage_s: float = 0.0
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
 
 
 @dataclass
@@ -44,6 +62,7 @@ class UsageReport:
 
 def _measures():
     spent = LLMCall.cached.is_(False)
+    timed = or_(LLMCall.prompt_ms.is_not(None), LLMCall.generation_ms.is_not(None))
     return (
         func.count(LLMCall.id),
         func.coalesce(func.sum(case((LLMCall.cached.is_(True), 1), else_=0)), 0),
@@ -51,22 +70,45 @@ def _measures():
         func.coalesce(func.sum(case((spent, LLMCall.prompt_tokens), else_=0)), 0).cast(Integer),
         func.coalesce(func.sum(case((spent, LLMCall.completion_tokens), else_=0)), 0).cast(Integer),
         func.coalesce(func.sum(LLMCall.latency_ms), 0.0),
+        # NULL (unknown) unless some spent call of the group reported it
+        func.sum(case((spent, LLMCall.prompt_ms))),
+        func.sum(case((spent, LLMCall.generation_ms))),
+        func.sum(case((spent, LLMCall.cached_prompt_tokens))),
+        func.coalesce(func.sum(case((spent & timed, 1), else_=0)), 0),
     )
 
 
+def _seconds(ms) -> float | None:
+    return None if ms is None else round(float(ms) / 1000.0, 3)
+
+
 def _row(key, measures, title: str = "") -> UsageRow:
-    calls, cached, errors, prompt, completion, latency_ms = measures
+    (calls, cached, errors, prompt, completion, latency_ms,
+     prompt_ms, generation_ms, cached_prompt, timed) = measures
     return UsageRow(key=key, calls=int(calls), cached=int(cached), errors=int(errors),
                     prompt_tokens=int(prompt), completion_tokens=int(completion),
-                    time_s=round(float(latency_ms) / 1000.0, 3), title=title)
+                    time_s=round(float(latency_ms) / 1000.0, 3), title=title,
+                    prompt_s=_seconds(prompt_ms), generation_s=_seconds(generation_ms),
+                    cached_prompt_tokens=None if cached_prompt is None else int(cached_prompt),
+                    timed_calls=int(timed))
+
+
+def _longest(stage_times) -> tuple[str, float]:
+    """The (stage, wall seconds) with the most wall time; ties go to the first stage."""
+    best = ("", 0.0)
+    for stage, seconds in stage_times:
+        if not best[0] or seconds > best[1]:
+            best = (stage, seconds)
+    return best
 
 
 def usage_report(db, paper: str | None = None) -> UsageReport:
     with db() as session:
         paper_id = resolve_paper(session, paper).id if paper else None
 
-        def grouped(*columns):
-            query = select(*columns, *_measures()).group_by(*columns).order_by(*columns)
+        def grouped(*columns, measures=None):
+            measures = _measures() if measures is None else measures
+            query = select(*columns, *measures).group_by(*columns).order_by(*columns)
             if paper_id:
                 query = query.where(LLMCall.paper_id == paper_id)
             return session.execute(query).all()
@@ -83,4 +125,12 @@ def usage_report(db, paper: str | None = None) -> UsageReport:
                  title=titles.get(r[0], "(not in the library)") if r[0] else "")
             for r in grouped(LLMCall.paper_id)
         ]
+        stage_times: dict[str, list[tuple[str, float]]] = {}
+        wall_ms = (func.coalesce(func.sum(LLMCall.latency_ms), 0.0),)
+        for pid, stage, ms in grouped(LLMCall.paper_id, LLMCall.stage, measures=wall_ms):
+            stage_times.setdefault(pid or "(no paper)", []).append(
+                (stage or "(no stage)", round(float(ms) / 1000.0, 3)))
+    for row in by_paper:
+        row.longest_stage, row.longest_stage_s = _longest(stage_times.get(row.key, []))
+    total.longest_stage, total.longest_stage_s = _longest((r.key, r.time_s) for r in by_stage)
     return UsageReport(paper_id, total, by_stage, by_model, by_paper)
