@@ -6,7 +6,8 @@ next scripted fault or answer from a queue; when the queue is empty, `respond`
 request and the highest number of requests in flight at once.
 
 As llama-server does, it can add llama.cpp's `timings` object to each completion
-(`timings=`: a dict, or a function of the last user message returning one or None),
+(`timings=`: a dict, or a function of the last user message returning one or None;
+`usage` then counts prompt_n + cache_n prompt and predicted_n generated tokens),
 and, as OpenAI does, `usage.prompt_tokens_details.cached_tokens` (`cached_tokens=`).
 
     with LoopbackOpenAI(respond=lambda prompt: "[1] YES") as server:
@@ -198,6 +199,14 @@ class LoopbackOpenAI:
         timings = self.timings(prompt) if callable(self.timings) else self.timings
         if timings is not None:
             reply["timings"] = dict(timings)
+            # llama-server counts usage from the same figures: the whole prompt is the tokens
+            # it processed plus those it reused from its prompt cache
+            usage = reply["usage"]
+            if "prompt_n" in timings:
+                usage["prompt_tokens"] = timings["prompt_n"] + timings.get("cache_n", 0)
+            if "predicted_n" in timings:
+                usage["completion_tokens"] = timings["predicted_n"]
+            usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         if self.cached_tokens is not None:
             reply["usage"]["prompt_tokens_details"] = {"cached_tokens": self.cached_tokens}
         return reply

@@ -219,7 +219,8 @@ def test_stats_shows_server_time_per_stage_and_a_table_per_paper(app):
                              "5.5", f"{a['time_s']:.1f}", f"{a['longest_stage']} ({share}%)"]
     b_line = next(line for line in lines if line.startswith("bbbbbbbb 深度学习综述"))
     assert cells(b_line)[0].endswith("…"), "a long title is clipped to keep 100 columns"
-    assert cells(b_line)[1:] == ["1", "12", "0.2", "0.5", f"{b['time_s']:.1f}", "verify (100%)"]
+    # 11 prompt tokens processed + 40 from the prompt cache, 2 generated
+    assert cells(b_line)[1:] == ["1", "53", "0.2", "0.5", f"{b['time_s']:.1f}", "verify (100%)"]
     assert lines[-3:] == [paper_header, a_line, b_line], "the paper table ends the output"
     assert max(width(line) for line in lines) <= 100
 
@@ -232,9 +233,9 @@ def test_stats_for_one_paper_shows_its_stages_with_server_time(app):
     lines = result.output.splitlines()
     assert lines[0] == "1 LLM calls for paper bbbbbbbbbbbb: 0 from the cache, 0 failed"
     stage_rows = lines[lines.index(next(line for line in lines if line.startswith("stage "))) + 1:]
-    assert cells(stage_rows[0])[:-1] == ["verify", "1", "0", "0", "11", "1", "40", "0.2", "0.5"]
+    assert cells(stage_rows[0])[:-1] == ["verify", "1", "0", "0", "51", "2", "40", "0.2", "0.5"]
     assert stage_rows[1] == "", "one stage for this paper"
-    assert cells(lines[-1])[1:5] == ["1", "12", "0.2", "0.5"] and lines[-1].startswith("bbbbbbbb ")
+    assert cells(lines[-1])[1:5] == ["1", "53", "0.2", "0.5"] and lines[-1].startswith("bbbbbbbb ")
 
 
 def test_a_backend_without_timings_shows_dashes(app):
