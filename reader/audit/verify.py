@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from reader.llm.base import Message
 from reader.prompts import messages, render
@@ -66,7 +66,7 @@ _NUMBERED_FORM = (r"(?:{label}\s*)?(?:\[\s*(\d{{1,3}}|n)\s*\]|\(\s*(\d{{1,3}}|n)
                   r"\s*[.):：=\-–—]?\s*")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _numbered(label: str) -> re.Pattern[str]:
     return re.compile(_NUMBERED_FORM.format(label=label), re.IGNORECASE)
 

@@ -21,9 +21,10 @@ like an unreadable grade.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
 
 from reader.audit.verify import numbered_lines, parse_answers
 from reader.llm.base import LLM, Message
@@ -41,6 +42,8 @@ BATCH_PASSAGES = 8
 BATCH_TOKENS = 3000
 BATCH_REPLY_TOKENS_EACH = 24  # "[3] NO - about the training data" and some slack
 SKIPPED_REASON = "no grade for this passage in the reply"
+T = TypeVar("T")
+R = TypeVar("R")
 
 _NUMBER = r"(\d+(?:\.\d+)?|\.\d+)"
 _SCORE_LABEL = re.compile(
@@ -243,16 +246,21 @@ def grade_batch(question: str, passages: Sequence[tuple[str, str, str | None]], 
     """One call grading (key, text, paper_id) passages; results keep the input order."""
     conversation = messages("grade_batch", question=question, passages=[text for _, text, _ in passages],
                             n=len(passages))
-    papers = {paper_id for _, _, paper_id in passages}
     try:
         completion = llm.complete(conversation, temperature=0.0,
-                                  max_tokens=16 + BATCH_REPLY_TOKENS_EACH * len(passages),
-                                  stage="crag-grade-batch", paper_id=papers.pop() if len(papers) == 1 else None)
+                                  max_tokens=16 + BATCH_REPLY_TOKENS_EACH * len(passages), stage="crag-grade-batch",
+                                  paper_id=only_paper(paper_id for _, _, paper_id in passages))
     except Exception as exc:  # a failed call must not sink the question: its passages are ambiguous
         error = f"{type(exc).__name__}: {exc}"
         return [Grade(key, AMBIGUOUS_SCORE, True, "grader call failed", error=error) for key, _, _ in passages]
     return [Grade(key, *parsed) if parsed is not None else Grade(key, AMBIGUOUS_SCORE, True, SKIPPED_REASON)
             for (key, _, _), parsed in zip(passages, parse_grades(completion.text, len(passages)))]
+
+
+def only_paper(paper_ids: Iterable[str | None]) -> str | None:
+    """The paper a batched call is about, for the call log: None when its passages come from several."""
+    papers = set(paper_ids)
+    return papers.pop() if len(papers) == 1 else None
 
 
 def batch_ranges(costs: Sequence[int], *, max_items: int, budget: int) -> list[range]:
@@ -270,6 +278,18 @@ def batch_ranges(costs: Sequence[int], *, max_items: int, budget: int) -> list[r
     return runs
 
 
+def in_batches(work: Callable[[list[T]], list[R]], items: Sequence[T], costs: Sequence[int], *,
+               max_items: int, budget: int, max_workers: int) -> list[R]:
+    """`work(batch)` (one result per item) over consecutive batches of at most `max_items`
+    items and about `budget` tokens (`batch_ranges`), concurrently; results in input order."""
+    runs = batch_ranges(costs, max_items=max(1, max_items), budget=budget)
+    if not runs:
+        return []
+    with ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(runs)))) as pool:
+        futures = [pool.submit(work, [items[i] for i in run]) for run in runs]
+        return [result for future in futures for result in future.result()]
+
+
 def grade_in_batches(
     question: str,
     passages: Sequence[tuple[str, str, str | None]],
@@ -281,10 +301,6 @@ def grade_in_batches(
 ) -> list[Grade]:
     """Grade (key, text, paper_id) passages in batched calls (concurrently when there are
     several); results keep the input order."""
-    if not passages:
-        return []
-    runs = batch_ranges([estimate_tokens(text) for _, text, _ in passages],
-                        max_items=max(1, max_passages), budget=budget_tokens)
-    with ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(runs)))) as pool:
-        futures = [pool.submit(grade_batch, question, [passages[i] for i in run], llm) for run in runs]
-        return [grade for future in futures for grade in future.result()]
+    return in_batches(lambda batch: grade_batch(question, batch, llm), passages,
+                      [estimate_tokens(text) for _, text, _ in passages],
+                      max_items=max_passages, budget=budget_tokens, max_workers=max_workers)

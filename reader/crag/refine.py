@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from reader.text.split import join_selected, split_sentences
 from reader.crag.evidence import Candidate
-from reader.crag.grade import BATCH_PASSAGES, BATCH_TOKENS, batch_ranges
+from reader.crag.grade import BATCH_PASSAGES, BATCH_TOKENS, in_batches, only_paper
 from reader.llm.base import LLM
 from reader.prompts import messages
 from reader.text.tokens import estimate_tokens
@@ -182,11 +182,10 @@ def refine_batch(question: str, items: Sequence[tuple[Candidate, str, list[str]]
                  llm: LLM) -> list[Candidate | None]:
     """One call for (candidate, text, sentences) items of several sentences each; in input order."""
     conversation = messages("refine_batch", question=question, passages=[sentences for _, _, sentences in items])
-    papers = {candidate.paper_id for candidate, _, _ in items}
     try:
         reply = llm.complete(conversation, temperature=0.0, max_tokens=16 + 24 * len(items),
                              stage="crag-refine-batch",
-                             paper_id=papers.pop() if len(papers) == 1 else None).text
+                             paper_id=only_paper(candidate.paper_id for candidate, _, _ in items)).text
     except Exception as exc:
         note = f"refine call failed ({type(exc).__name__}), kept whole"
         return [_kept_whole(candidate, text, note) for candidate, text, _ in items]
@@ -200,20 +199,11 @@ def refine_batch(question: str, items: Sequence[tuple[Candidate, str, list[str]]
 def refine_in_batches(question: str, candidates: Sequence[Candidate], llm: LLM, *, max_workers: int = 4,
                       max_passages: int = BATCH_PASSAGES, budget_tokens: int = BATCH_TOKENS) -> list[Candidate]:
     """Refine in batched calls (one for a usual question); returns the surviving candidates in input order."""
-    results: list[Candidate | None] = [None] * len(candidates)
-    asked: list[tuple[int, tuple[Candidate, str, list[str]]]] = []
-    for i, candidate in enumerate(candidates):
-        text, sentences = _sentences(candidate)
-        if len(sentences) <= 1:
-            results[i] = _single(candidate, text)
-        else:
-            asked.append((i, (candidate, text, sentences)))
-    runs = batch_ranges([estimate_tokens(text) for _, (_, text, _) in asked],
-                        max_items=max(1, max_passages), budget=budget_tokens)
-    if runs:
-        with ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(runs)))) as pool:
-            futures = [(run, pool.submit(refine_batch, question, [asked[j][1] for j in run], llm)) for run in runs]
-            for run, future in futures:
-                for j, refined in zip(run, future.result()):
-                    results[asked[j][0]] = refined
-    return [c for c in results if c is not None]
+    prepared = [(candidate, *_sentences(candidate)) for candidate in candidates]
+    asked = [item for item in prepared if len(item[2]) > 1]
+    refined = iter(in_batches(lambda batch: refine_batch(question, batch, llm), asked,
+                              [estimate_tokens(text) for _, text, _ in asked],
+                              max_items=max_passages, budget=budget_tokens, max_workers=max_workers))
+    out = (next(refined) if len(sentences) > 1 else _single(candidate, text)
+           for candidate, text, sentences in prepared)
+    return [c for c in out if c is not None]
