@@ -11,15 +11,13 @@ import dataclasses
 import hashlib
 import re
 import shutil
-import socket
-import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from conftest import SAMPLE_PAPER, SHARED_PAPERS
+from conftest import SAMPLE_PAPER, SHARED_PAPERS, serving
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -66,7 +64,6 @@ def chromium():
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     """The web app on a free loopback port, over a private READER_HOME."""
-    import uvicorn
 
     from reader.facade import Reader
     from reader.config import load_settings
@@ -85,18 +82,8 @@ def served(tmp_path_factory):
         verifier=ScriptedLLM(scripted_answer, model="scripted-checker", with_stage=True),
     )
     web = create_app(ctx, allowed_hosts=["127.0.0.1", "localhost"])
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(web, log_level="warning", access_log=False))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.started, "the web app did not start"
-    yield SimpleNamespace(url=f"http://127.0.0.1:{sock.getsockname()[1]}", ctx=ctx, app=web)
-    server.should_exit = True
-    thread.join(10)
+    with serving(web) as url:
+        yield SimpleNamespace(url=url, ctx=ctx, app=web)
 
 
 @pytest.fixture

@@ -268,12 +268,9 @@ def browser_and_server(app):
     """Chromium, and the app on a loopback port (skipped without chromium, as
     tests/test_web_browser.py is)."""
     import shutil
-    import socket
-    import threading
-    import time
     from pathlib import Path
 
-    import uvicorn
+    from conftest import serving
 
     from reader.facade import Reader
     from reader.web.app import create_app
@@ -286,24 +283,13 @@ def browser_and_server(app):
     review = CountingReview()
     web_app = create_app(Reader(app.settings), review=review,
                          allowed_hosts=["127.0.0.1", "localhost"])
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(web_app, log_level="warning", access_log=False))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.started
-    with sync_api.sync_playwright() as pw:
+    with serving(web_app) as url, sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, headless=True,
                                      args=["--no-sandbox", "--disable-gpu"])
         try:
-            yield browser, f"http://127.0.0.1:{sock.getsockname()[1]}", web_app, review
+            yield browser, url, web_app, review
         finally:
             browser.close()
-            server.should_exit = True
-            thread.join(10)
 
 
 def serving(html: str):
