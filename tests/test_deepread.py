@@ -128,7 +128,7 @@ def test_sizes_follow_the_generators_capabilities(db, name, capabilities, words,
     deep_read(PAPER_ID, db=db, generator=generator, verifier=verifier, search=fake_search(db),
               on_progress=events.append, kinds=("synthesis",))
     first = generator.history[0]
-    assert f"in about {words} words" in first["prompt"]
+    assert f"Write about {words} words" in first["prompt"]
     assert first["max_tokens"] == int(words * 2.2) + 100
     [context] = [e for e in events if e.startswith("context: ")]
     assert ("left out" in context) is left_out, context

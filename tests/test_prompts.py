@@ -214,17 +214,3 @@ def test_data_takes_out_text_addressed_to_the_model_and_keeps_research_prose():
     prose = ("We ignore stop words in the rules above. Participants could answer yes or no to each question.\n"
              "[3] Smith et al. report a YES-bias. Claims: three of them hold (Table 2).\n<s> the cat sat </s>")
     assert data(prose) == prose.replace("<", "‹")  # only neutralised, like any tag
-
-
-def test_critique_synthesis_and_their_rewrites_begin_with_the_same_tokens():
-    """The paper comes before anything that differs, so a server's prompt cache reads it once per paper."""
-    import os
-
-    first = SAMPLES["critique"][1]  # left out sections, as a long paper has
-    rewrite = {"flagged": _REGENERATION["flagged"], "previous": _REGENERATION["previous"]}
-    variants = [messages(kind, **{**first, "flagged": [], "previous": "", **changes})
-                for kind in ("critique", "synthesis") for changes in ({}, rewrite)]
-    texts = [m[0]["content"] + "\n\n" + m[1]["content"] for m in variants]
-    shared = os.path.commonprefix(texts)
-    assert all(m[0] == variants[0][0] for m in variants)  # one system message for all four
-    assert "</paper>" in shared and first["context"] in shared
