@@ -136,8 +136,10 @@ class Reader:
 
     def paper(self, ref: str):
         """One stored paper from an id, id prefix, file path or title prefix -> PaperInfo."""
-        paper_id = self._paper_id(ref)
-        return next(p for p in self.papers() if p.id == paper_id)
+        from reader.store.queries import list_papers, resolve_paper
+
+        with self.db() as session:
+            return list_papers(session, resolve_paper(session, str(ref)).id)[0]
 
     def _paper_id(self, ref: str) -> str:
         from reader.store.queries import resolve_paper_id

@@ -236,11 +236,14 @@ def _read_reply(completion: Completion, n_asked: int) -> tuple[list[str | None],
     return parse_answers(completion.text, n_asked), claim_probabilities(completion.logprobs, n_asked)
 
 
+def _any_answered(answers: list[str | None], p_values: list[float | None], n_claims: int) -> bool:
+    return any(a is not None or p is not None for a, p in zip(answers[:n_claims], p_values[:n_claims]))
+
+
 def answers_any(completion: Completion, n_claims: int, n_asked: int | None = None) -> bool:
     """Does the reply answer at least one of the first `n_claims` claims (by a word or a P(YES))?
     A reply that does not is a failed call: retried, never cached."""
-    answers, p_values = _read_reply(completion, n_asked or n_claims)
-    return any(a is not None or p is not None for a, p in zip(answers[:n_claims], p_values[:n_claims]))
+    return _any_answered(*_read_reply(completion, n_asked or n_claims), n_claims)
 
 
 def _verify_batch(batch, *, paper_id, verifier, search, evidence_for, fallback_text, stage, focused,
@@ -258,18 +261,19 @@ def _verify_batch(batch, *, paper_id, verifier, search, evidence_for, fallback_t
     if supports_accept(verifier):  # the call log and cache: keep unusable replies out of the cache
         extra["accept"] = usable
     outcome = _BatchOutcome([], evidence, note)
+    prompt = build_messages(asked, evidence)
     for _attempt in range(VERIFY_ATTEMPTS):
         completion = verifier.complete(
-            build_messages(asked, evidence),
+            prompt,
             temperature=0.0, max_tokens=8 * len(asked) + 16, stage=stage, paper_id=paper_id, **extra,
         )
         outcome.calls += 1
         outcome.prompt_tokens += completion.prompt_tokens
         outcome.completion_tokens += completion.completion_tokens
-        outcome.readable = usable(completion)
+        answers, p_values = _read_reply(completion, len(asked))
+        outcome.readable = _any_answered(answers, p_values, len(batch))
         if outcome.readable:
             break
-    answers, p_values = _read_reply(completion, len(asked))
     judgements = [Judgement(a, p) for a, p in zip(answers, p_values)]
     position = len(batch)
     for judgement, turned in zip(judgements, reversals):

@@ -102,20 +102,25 @@ class PaperInfo:
         return asdict(self)
 
 
-def list_papers(session: Session) -> list[PaperInfo]:
-    """Every stored paper, newest first."""
+def list_papers(session: Session, paper_id: str | None = None) -> list[PaperInfo]:
+    """Every stored paper, newest first (only the one with `paper_id` when given)."""
+
+    def only(query, column):
+        return query if paper_id is None else query.where(column == paper_id)
+
     chunk_counts = dict(session.execute(
-        select(Chunk.paper_id, func.count()).group_by(Chunk.paper_id)
+        only(select(Chunk.paper_id, func.count()), Chunk.paper_id).group_by(Chunk.paper_id)
     ).all())
-    analysed = set(session.scalars(select(Analysis.paper_id).distinct()).all())
+    analysed = set(session.scalars(only(select(Analysis.paper_id), Analysis.paper_id).distinct()).all())
     latest_job = {}
-    for paper_id, status in session.execute(
-        select(ReviewJob.paper_id, ReviewJob.status).where(ReviewJob.paper_id.is_not(None))
-        .order_by(ReviewJob.id)
+    for pid, status in session.execute(
+        only(select(ReviewJob.paper_id, ReviewJob.status), ReviewJob.paper_id)
+        .where(ReviewJob.paper_id.is_not(None)).order_by(ReviewJob.id)
     ).all():
-        latest_job[paper_id] = status
+        latest_job[pid] = status
     rows = []
-    for paper in session.scalars(select(Paper).order_by(Paper.ingested_at.desc(), Paper.title)).all():
+    for paper in session.scalars(
+            only(select(Paper), Paper.id).order_by(Paper.ingested_at.desc(), Paper.title)).all():
         rows.append(PaperInfo(
             id=paper.id,
             title=paper.title,

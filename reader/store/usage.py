@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass
 
 from sqlalchemy import Integer, case, func, or_, select
 
-from reader.store.queries import resolve_paper
-from reader.store.tables import LLMCall, Paper
+from reader.store.queries import library_titles, resolve_paper
+from reader.store.tables import LLMCall
 
 
 @dataclass
@@ -119,7 +119,7 @@ def usage_report(db, paper: str | None = None) -> UsageReport:
         total = _row("total", session.execute(total_query).one())
         by_stage = [_row(r[0] or "(no stage)", r[1:]) for r in grouped(LLMCall.stage)]
         by_model = [_row(f"{r[0]} / {r[1]}", r[2:]) for r in grouped(LLMCall.role, LLMCall.model)]
-        titles = dict(session.execute(select(Paper.id, Paper.title)).all())
+        titles = library_titles(session)
         by_paper = [
             _row(r[0] or "(no paper)", r[1:],
                  title=titles.get(r[0], "(not in the library)") if r[0] else "")
