@@ -7,7 +7,6 @@ import sys
 import click
 
 from reader.commands.output import echo_json
-
 from reader.errors import ReaderError
 
 

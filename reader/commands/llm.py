@@ -26,10 +26,11 @@ def _clip(text: str, width: int) -> str:
         return text
     out, used = [], 0
     for c in text:
-        if used + _width(c) > width - 1:
+        w = _width(c)
+        if used + w > width - 1:
             break
         out.append(c)
-        used += _width(c)
+        used += w
     return "".join(out) + "…"
 
 

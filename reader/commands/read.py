@@ -9,7 +9,6 @@ from pathlib import Path
 import click
 
 from reader.commands.output import echo_json
-
 from reader.errors import ReaderError
 
 VERDICT_MARKS = {"supported": "✓", "unsupported": "✗", "unanswered": "?", "unchecked": "!"}

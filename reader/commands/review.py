@@ -10,7 +10,6 @@ from pathlib import Path
 import click
 
 from reader.commands.output import echo_json, printable
-
 from reader.errors import ReaderError
 
 
@@ -49,6 +48,9 @@ class ProgressPrinter:
             print(line, file=self.stream, flush=True)
 
 
+_NO_FIGURES_STATUS = {"error": "[red]error[/red]", "removed": "[yellow]removed[/yellow]"}
+
+
 def _print_table(report) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -65,9 +67,8 @@ def _print_table(report) -> None:
     for row in report.papers:
         name = row.title or printable(Path(row.source).name)
         if row.status in ("error", "removed", "busy"):  # nothing was read: no figures to show
-            shown = {"error": "[red]error[/red]", "removed": "[yellow]removed[/yellow]"}
             table.add_row(name, "", "", "", "", "", "", _duration(row.seconds),
-                          shown.get(row.status, row.status))
+                          _NO_FIGURES_STATUS.get(row.status, row.status))
             continue
         unchecked = f"[yellow]{row.unchecked}[/yellow]" if row.unchecked else "0"
         table.add_row(

@@ -255,13 +255,14 @@ class IndexFiles:
             os.replace(pointer, self.directory / CURRENT)
         except BaseException as exc:
             # before cleaning up: afterwards the space the partial files took is free again
-            full = isinstance(exc, OSError) and (is_disk_full(exc) or self._short_of(_generation_bytes(data, bm25)))
+            needed = _generation_bytes(data, bm25) if isinstance(exc, OSError) else 0
+            full = needed and (is_disk_full(exc) or self._short_of(needed))
             shutil.rmtree(tmp, ignore_errors=True)
             pointer.unlink(missing_ok=True)
             if self.current_name() != name:
                 shutil.rmtree(self.directory / name, ignore_errors=True)
             if full:
-                raise DiskFull(_generation_bytes(data, bm25), f"under READER_HOME ({self.directory})") from exc
+                raise DiskFull(needed, f"under READER_HOME ({self.directory})") from exc
             raise
         self._clean(keep={name, *existing[-1:]})
         return name
