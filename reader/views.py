@@ -268,7 +268,7 @@ class _Figures:
 
 
 def _audit_figures(session: Session, paper_ids: list[str]) -> dict[str, _Figures]:
-    """paper id -> its figures over the newest analysis of each kind, in three queries whatever
+    """paper id -> its figures over the newest analysis of each kind, in four queries whatever
     the library's size."""
     newest: dict[tuple[str, str], tuple[int, int]] = {}
     wanted = set(paper_ids)

@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from reader.text.split import join_selected, split_sentences
 from reader.crag.evidence import Candidate
-from reader.crag.grade import BATCH_PASSAGES, BATCH_TOKENS, in_batches, only_paper
+from reader.crag.grade import BATCH_PASSAGES, BATCH_REPLY_TOKENS_EACH, BATCH_TOKENS, in_batches, only_paper
 from reader.llm.base import LLM
 from reader.prompts import messages
 from reader.text.tokens import estimate_tokens
@@ -87,7 +87,7 @@ def _sentences(candidate: Candidate) -> tuple[str, list[str]]:
 
 def _single(candidate: Candidate, text: str) -> Candidate | None:
     """A one-sentence chunk that passed the grader: kept whole without asking again."""
-    candidate.refined, candidate.refine_note = text, "single sentence, kept whole"
+    _kept_whole(candidate, text, "single sentence, kept whole")
     return candidate if text else None
 
 
@@ -183,7 +183,8 @@ def refine_batch(question: str, items: Sequence[tuple[Candidate, str, list[str]]
     """One call for (candidate, text, sentences) items of several sentences each; in input order."""
     conversation = messages("refine_batch", question=question, passages=[sentences for _, _, sentences in items])
     try:
-        reply = llm.complete(conversation, temperature=0.0, max_tokens=16 + 24 * len(items),
+        reply = llm.complete(conversation, temperature=0.0,
+                             max_tokens=16 + BATCH_REPLY_TOKENS_EACH * len(items),
                              stage="crag-refine-batch",
                              paper_id=only_paper(candidate.paper_id for candidate, _, _ in items)).text
     except Exception as exc:

@@ -23,7 +23,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from reader.audit.loop import MARK, UNANSWERED, UNCHECKED, UNSUPPORTED
-from reader.audit.record import KIND_ORDER, newest_analyses
+from reader.audit.record import KIND_ORDER, count_verdicts, newest_analyses
 from reader.text.split import first_sentence
 from reader.store.tables import AnalysisIteration, Paper, ReviewJob
 
@@ -285,9 +285,7 @@ def _flags(iteration: AnalysisIteration) -> tuple[list[Flag], int, int]:
             reasons=[str(r) for r in (verdict.reasons or [])],
             verdict=verdict.verdict,
         ))
-    unanswered = sum(1 for v in verdicts if v.verdict == UNANSWERED)
-    unchecked = sum(1 for v in verdicts if v.verdict == UNCHECKED)
-    return flags, unanswered, unchecked
+    return flags, count_verdicts(verdicts, UNANSWERED), count_verdicts(verdicts, UNCHECKED)
 
 
 def collect_note(session: Session, paper: Paper) -> Note | None:
