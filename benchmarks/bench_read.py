@@ -64,18 +64,21 @@ def read_once(pdf: Path, code: Path | None, words: int | None) -> dict:
     start = time.perf_counter()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=code or ROOT)
     wall = time.perf_counter() - start
+    load = os.getloadavg()[1]  # over the last 5 minutes: includes this read's own ~2
     shutil.rmtree(home, ignore_errors=True)
     if proc.returncode != 0:
         print(proc.stderr[-3000:])
         sys.exit(f"reader read failed with status {proc.returncode}")
     data = json.loads(proc.stdout)
     data["wall"] = wall
+    data["load"] = load
     return data
 
 
 def describe(label: str, data: dict) -> None:
     print(f"  {label:<9} wall {data['wall']:6.1f} s · deep read {data['seconds']:6.1f} s · "
-          f"{data['llm_calls']:3d} calls · {data['tokens']:7,d} tokens")
+          f"{data['llm_calls']:3d} calls · {data['tokens']:7,d} tokens · "
+          f"load average {data['load']:.1f} (other work on the machine)")
     for a in data["analyses"]:
         ratios = " -> ".join(f"{r:.2f}" for r in a["ratio_per_iteration"])
         flagged = ", ".join(f"{f}/{n}" for f, n in zip(a["flagged_per_iteration"], a["sentences_per_iteration"]))

@@ -376,7 +376,7 @@ def deep_read(
     db is a sessionmaker; search(query, paper_id) -> list[SearchHit].
     on_progress receives one-line messages such as "critique: iteration 0: 5/18 sentences unsupported".
     Sizes left as None follow the generator's capabilities (reader.llm.base.capabilities_of):
-    small for the embedded model (3,000 paper tokens, ~450 words), larger for an endpoint
+    small for the embedded model (2,400 paper tokens, ~280 words), larger for an endpoint
     or an LLM that does not say (12,000, ~900).
     """
     from reader.audit.record import save_analysis

@@ -115,13 +115,13 @@ def fake_search(db):
 
 
 @pytest.mark.parametrize("name, capabilities, words, left_out", [
-    ("a-tiny-model", SMALL_LOCAL, 450, True),
+    ("a-tiny-model", SMALL_LOCAL, SMALL_LOCAL.target_words, True),
     (EMBEDDED_MODEL_NAME, ENDPOINT, 900, False),  # the name decides nothing
 ])
 def test_sizes_follow_the_generators_capabilities(db, name, capabilities, words, left_out):
     long_sections = [(title, " ".join(f"In trial {i} of {title} the score was {i}.{n}." for i in range(150)))
                      for n, (title, _) in enumerate(SECTIONS[:5])]
-    add_paper(db, sections=long_sections)  # more than 3,000 tokens, less than 12,000
+    add_paper(db, sections=long_sections)  # more than SMALL_LOCAL's context, less than ENDPOINT's
     _, verifier = make_llms()
     generator = ScriptedLLM(lambda prompt: SYNTHESIS, model=name, capabilities=capabilities)
     events = []

@@ -43,7 +43,7 @@ def _summary_lines(result) -> list[str]:
               help="Paper tokens given to the generator (default: 3000 for the embedded model, "
                    "12000 for an endpoint).")
 @click.option("--words", type=click.IntRange(100, 5000), default=None,
-              help="Target length of each analysis (default: 450 embedded, 900 endpoint).")
+              help="Target length of each analysis (default: 280 embedded, 900 endpoint).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
 @click.pass_obj
 def read(app, paper, as_json, show_text, context_tokens, words, quiet):
