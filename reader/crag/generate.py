@@ -4,6 +4,14 @@ When nothing was kept the answer is the shared "not found" sentinel and the
 generator is not called at all. The same sentinel is written into the prompt,
 so a model that finds the evidence insufficient answers with it too, and
 `is_not_found` recognises it in either language.
+
+Two failures of a small writer are caught here. A reply that is nothing but citation
+markers ("[1] [2][3]") is a failed generation: it is asked once more, then counted as a
+refusal. And a 1.5B writer replies "not found" even with the answer in its evidence, its
+choice flipping with small changes of wording; when the grader was sure a passage answers
+the question (P(YES) at or above `quote_threshold`), the answer quotes that passage's kept
+sentences, cited, instead of refusing (`Answer.quoted`). Without log-probabilities from the
+grader nothing is quoted and the refusal stands.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ from dataclasses import dataclass, field
 
 from reader.crag.evidence import Candidate
 from reader.llm.base import LLM, Completion
+from reader.text.split import split_sentences
 from reader.text.tokens import estimate_tokens
 from reader.prompts import language_instruction, messages
 
@@ -21,6 +30,9 @@ NOT_FOUND = "Not found in the papers."
 NOT_FOUND_ZH = "未在论文中找到。"
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _NOT_FOUND_LOOSE = re.compile(r"not found in the papers|未在论文中找到", re.IGNORECASE)
+_MARKER = re.compile(r"\[\s*\d+(?:\s*[,–-]\s*\d+)*\s*\]")
+QUOTED_PASSAGES = 2  # passages quoted at most, best graded first
+QUOTED_SENTENCES = 2  # kept sentences quoted from each
 
 
 def question_language(question: str) -> str:
@@ -36,6 +48,27 @@ def is_not_found(answer: str) -> bool:
     stripped = answer.strip().strip("\"'*` ")
     match = _NOT_FOUND_LOOSE.search(stripped)
     return bool(match) and len(stripped) <= len(match.group(0)) + 40
+
+
+def only_markers(answer: str) -> bool:
+    """A reply with nothing but citation markers and punctuation: "[1] [2][3]", "[2]."."""
+    return not re.search(r"\w", _MARKER.sub("", answer))
+
+
+def quoted_answer(chosen: Sequence[Candidate], quote_threshold: float | None) -> str:
+    """The kept sentences of the passages the grader was sure of, each cited by its number in
+    `chosen`; "" when none is sure enough (or the grader gave no P(YES))."""
+    if quote_threshold is None:
+        return ""
+    sure = sorted((i for i, c in enumerate(chosen)
+                   if c.grade is not None and c.grade.p_yes is not None and c.grade.p_yes >= quote_threshold),
+                  key=lambda i: -chosen[i].grade.p_yes)
+    parts = []
+    for i in sure[:QUOTED_PASSAGES]:
+        sentences = split_sentences(chosen[i].refined or chosen[i].text)[:QUOTED_SENTENCES]
+        if sentences:
+            parts.append(f"{' '.join(sentences)} [{i + 1}]")
+    return " ".join(parts)
 
 
 def select_within_budget(evidence: Sequence[Candidate], budget_tokens: int) -> list[Candidate]:
@@ -57,6 +90,8 @@ class Answer:
     evidence: list[Candidate] = field(default_factory=list)  # in citation order [1], [2], ...
     not_found: bool = False
     completion: Completion | None = None
+    quoted: bool = False  # the text quotes the evidence: the writer refused with it in hand
+    retried: bool = False  # the first reply had nothing but citation markers
 
 
 def generate_answer(
@@ -68,6 +103,7 @@ def generate_answer(
     budget_tokens: int = 1500,
     max_sentences: int = 6,
     paper_id: str | None = None,
+    quote_threshold: float | None = None,
 ) -> Answer:
     sentinel = not_found_sentinel(question)
     chosen = select_within_budget(evidence, budget_tokens)
@@ -84,7 +120,14 @@ def generate_answer(
                             language=language, max_sentences=max_sentences, from_elsewhere=from_elsewhere)
     completion = llm.complete(conversation, temperature=0.1, max_tokens=400,
                               stage="crag-answer", paper_id=paper_id)
+    retried = bool(completion.text.strip()) and only_markers(completion.text)
+    if retried:
+        completion = llm.complete(conversation, temperature=0.4, max_tokens=400,
+                                  stage="crag-answer", paper_id=paper_id)
     text = completion.text.strip()
-    if not text or is_not_found(text):
-        return Answer(sentinel, evidence=chosen, not_found=True, completion=completion)
-    return Answer(text, evidence=chosen, completion=completion)
+    if text and not is_not_found(text) and not only_markers(text):
+        return Answer(text, evidence=chosen, completion=completion, retried=retried)
+    quote = quoted_answer(chosen, quote_threshold)
+    if quote:
+        return Answer(quote, evidence=chosen, completion=completion, quoted=True, retried=retried)
+    return Answer(sentinel, evidence=chosen, not_found=True, completion=completion, retried=retried)

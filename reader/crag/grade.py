@@ -16,6 +16,11 @@ reply has one line per passage, `[2] NO - about another method`. The lines are
 found as the audit's verifier replies are (reader.audit.verify.numbered_lines)
 and each is read by `parse_grade`; a passage the reply skips is ambiguous (0.4)
 like an unreadable grade.
+
+Where the LLM returns token log-probabilities (`supports_logprobs`), each grade also carries
+`p_yes`, the probability the grader gave to YES at its answer token (read as the audit reads
+the verifier's, reader.audit.confidence). The score that routes stays the parsed verdict; P(YES)
+decides whether the answer step may quote the evidence when the writer refuses (generate.py).
 """
 
 from __future__ import annotations
@@ -26,8 +31,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
+from reader.audit.confidence import claim_probabilities
 from reader.audit.verify import numbered_lines, parse_answers
-from reader.llm.base import LLM, Message
+from reader.llm.base import LLM, Message, supports_logprobs
 from reader.prompts import messages
 from reader.text.tokens import estimate_tokens
 
@@ -42,6 +48,7 @@ BATCH_PASSAGES = 8
 BATCH_TOKENS = 3000
 BATCH_REPLY_TOKENS_EACH = 24  # "[3] NO - about the training data" and some slack
 SKIPPED_REASON = "no grade for this passage in the reply"
+TOP_LOGPROBS = 5  # alternatives per answer token, enough to find both YES and NO
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -83,6 +90,7 @@ class Grade:
     ambiguous: bool
     reasoning: str
     error: str = ""
+    p_yes: float | None = None  # P(YES) at the grader's answer token, when log-probabilities came back
 
 
 def _normalise(value: float, scale: float | None = None) -> float | None:
@@ -182,15 +190,21 @@ def grade_messages(question: str, passage: str) -> list[Message]:
     return messages("grade", question=question, passage=passage)
 
 
+def _logprobs_wanted(llm: LLM) -> dict:
+    return {"logprobs": TOP_LOGPROBS} if supports_logprobs(llm) else {}
+
+
 def grade_one(question: str, key: str, passage: str, llm: LLM, *,
               paper_id: str | None = None) -> Grade:
     try:
         completion = llm.complete(grade_messages(question, passage), temperature=0.0,
-                                  max_tokens=80, stage="crag-grade", paper_id=paper_id)
+                                  max_tokens=80, stage="crag-grade", paper_id=paper_id,
+                                  **_logprobs_wanted(llm))
     except Exception as exc:  # one failed grade must not sink the question
         return Grade(key, AMBIGUOUS_SCORE, True, "grader call failed", error=f"{type(exc).__name__}: {exc}")
     score, ambiguous, reasoning = parse_grade(completion.text)
-    return Grade(key, score, ambiguous, reasoning)
+    [p_yes] = claim_probabilities(completion.logprobs, 1)
+    return Grade(key, score, ambiguous, reasoning, p_yes=p_yes)
 
 
 def grade_passages(
@@ -249,12 +263,16 @@ def grade_batch(question: str, passages: Sequence[tuple[str, str, str | None]], 
     try:
         completion = llm.complete(conversation, temperature=0.0,
                                   max_tokens=16 + BATCH_REPLY_TOKENS_EACH * len(passages), stage="crag-grade-batch",
-                                  paper_id=only_paper(paper_id for _, _, paper_id in passages))
+                                  paper_id=only_paper(paper_id for _, _, paper_id in passages),
+                                  **_logprobs_wanted(llm))
     except Exception as exc:  # a failed call must not sink the question: its passages are ambiguous
         error = f"{type(exc).__name__}: {exc}"
         return [Grade(key, AMBIGUOUS_SCORE, True, "grader call failed", error=error) for key, _, _ in passages]
-    return [Grade(key, *parsed) if parsed is not None else Grade(key, AMBIGUOUS_SCORE, True, SKIPPED_REASON)
-            for (key, _, _), parsed in zip(passages, parse_grades(completion.text, len(passages)))]
+    parsed_grades = parse_grades(completion.text, len(passages))
+    p_values = claim_probabilities(completion.logprobs, len(passages))
+    return [Grade(key, *parsed, p_yes=p_yes) if parsed is not None
+            else Grade(key, AMBIGUOUS_SCORE, True, SKIPPED_REASON)
+            for (key, _, _), parsed, p_yes in zip(passages, parsed_grades, p_values)]
 
 
 def only_paper(paper_ids: Iterable[str | None]) -> str | None:

@@ -29,7 +29,7 @@ from reader.crag.grade import BATCH_PASSAGES, BATCH_TOKENS, grade_in_batches, gr
 from reader.crag.refine import refine_all, refine_in_batches
 from reader.crag.route import AMBIGUOUS, CORRECT, INCORRECT, choose_route, confidence, why_missed
 from reader.errors import LLMError
-from reader.llm.base import LLM, Completion
+from reader.llm.base import LLM, Completion, supports_logprobs
 
 RETRIEVE, GRADE, ROUTE, CORRECT_STEP, FALLBACK, REFINE, GENERATE, CHECK, DONE = (
     "retrieve", "grade", "route", "correct", "fallback", "refine", "generate", "check", "done",
@@ -58,6 +58,9 @@ class CragConfig:
     batch_refine: bool = True
     batch_passages: int = BATCH_PASSAGES
     batch_tokens: int = BATCH_TOKENS
+    # When the writer replies "not found" with a passage in hand that the grader gave at least this
+    # P(YES), the answer quotes the passage (reader.crag.generate); None: the refusal stands.
+    quote_threshold: float | None = 0.9
 
     @classmethod
     def one_call_per_passage(cls, **settings) -> CragConfig:
@@ -70,6 +73,7 @@ class Metered:
 
     def __init__(self, llm: LLM):
         self.llm = llm
+        self.supports_logprobs = supports_logprobs(llm)
         self.calls = 0
         self.tokens = 0
         self._lock = threading.Lock()
@@ -103,12 +107,14 @@ class AskResult:
     corrective_rounds: int
     fallback_used: bool
     notes: list[str] = field(default_factory=list)
+    quoted: bool = False  # the answer quotes the evidence (the writer had refused)
 
     def to_json(self) -> dict:
         return {
             "question": self.question,
             "paper_id": self.paper_id,
             "answer": self.answer,
+            "answer_quoted": self.quoted,
             "grounded": self.grounded,
             "grounded_reason": self.grounded_reason,
             "route": self.route,
@@ -122,6 +128,7 @@ class AskResult:
             "grades": [
                 {"chunk_id": c.chunk_id, "paper_id": c.paper_id, "score": round(c.grade.score, 3),
                  "ambiguous": c.grade.ambiguous, "reasoning": c.grade.reasoning, "origin": c.origin,
+                 "p_yes": None if c.grade.p_yes is None else round(c.grade.p_yes, 3),
                  **({"error": c.grade.error} if c.grade.error else {})}
                 for c in self.graded if c.grade is not None
             ],
@@ -272,7 +279,14 @@ def _generate(run: _Run) -> str:
     run.answer = generate_answer(
         run.question, run.refined, run.generator, label=run.label,
         budget_tokens=run.config.answer_budget_tokens, paper_id=run.paper_id,
+        quote_threshold=run.config.quote_threshold,
     )
+    if run.answer.retried:
+        run.notes.append("the first answer was only citation markers; it was asked for once more")
+    if run.answer.quoted:
+        run.notes.append(f"the writer replied that the papers do not say, but the grader was sure "
+                         f"(P(YES) ≥ {run.config.quote_threshold:.2f}) that a passage answers: "
+                         "the answer quotes it")
     for candidate in run.answer.evidence:
         candidate.source_label = candidate.source_label or run.label(candidate)
     if run.answer.not_found:
@@ -344,6 +358,7 @@ def ask(
         tokens=run.generator.tokens + run.verifier.tokens,
         seconds=time.perf_counter() - start, trace=trace,
         corrective_rounds=run.corrective_rounds, fallback_used=run.fallback_used, notes=run.notes,
+        quoted=answer.quoted,
     )
 
 

@@ -1,0 +1,129 @@
+"""The answer step's two guards against a small writer: a reply of nothing but citation markers
+is asked for once more, and a "not found" reply with a passage the grader was sure of (its
+P(YES) from token log-probabilities) quotes that passage instead of refusing."""
+
+import math
+
+import pytest
+
+from crag_fakes import PAPER_A, TITLES, CragLLM, FakeSearch, always_grounded, passages_of
+from reader.crag.generate import NOT_FOUND, only_markers
+from reader.crag.pipeline import CragConfig, Metered, ask
+from reader.llm.base import Completion, supports_logprobs
+from reader.llm.scripted import ScriptedLLM
+
+QUESTION = "Which baselines do they compare against?"
+
+
+def pos(token, yes=None):
+    top = {} if yes is None else {" YES": math.log(yes), " NO": math.log(1 - yes)}
+    return {"token": token, "logprob": top.get(token, math.log(0.5)), "top": top}
+
+
+class SureGrader(CragLLM):
+    """Grades YES/NO by keywords, with log-probabilities: P(YES) = `p_yes` on a YES line."""
+
+    supports_logprobs = True
+
+    def __init__(self, p_yes, **kw):
+        self.p_yes = p_yes
+        self.asked_logprobs = []
+        super().__init__(**kw)
+
+    def _grade(self, passage):
+        return "YES\nReason: names them" if any(w in passage.lower() for w in self.relevant_words) else "NO"
+
+    def complete(self, messages, *, logprobs=0, **kw):
+        completion = super().complete(messages, **kw)
+        self.asked_logprobs.append((kw.get("stage"), logprobs))
+        if logprobs and kw.get("stage") == "crag-grade-batch":
+            tokens = []
+            for line in completion.text.splitlines():
+                number, answer = line[1:line.index("]")], line.split()[1]
+                p = self.p_yes if answer == "YES" else 1 - self.p_yes
+                tokens += [pos("["), pos(number), pos("]"), pos(f" {answer}", yes=p), pos(" - why\n")]
+            completion.logprobs = tokens
+        return completion
+
+
+def run(llm, config=None):
+    return ask(QUESTION, paper_id=PAPER_A, generator=llm, verifier=ScriptedLLM(lambda p: "[1] YES"),
+               search=FakeSearch(), check_grounded=always_grounded, titles=TITLES, config=config or CragConfig())
+
+
+def test_grades_carry_p_yes_when_the_grader_gives_log_probabilities():
+    llm = SureGrader(0.97, relevant_words=["baselines"])
+    result = run(llm)
+    assert ("crag-grade-batch", 5) in llm.asked_logprobs
+    grades = result.to_json()["grades"]
+    assert [(g["p_yes"], g["score"]) for g in grades] == [(0.97, 0.8), (0.97, 0.8)]  # the route reads the verdict
+    without = run(CragLLM(relevant_words=["baselines"])).to_json()["grades"]
+    assert without and all(g["p_yes"] is None for g in without)
+
+
+def test_a_writer_refusing_with_a_sure_passage_in_hand_quotes_it():
+    llm = SureGrader(0.97, relevant_words=["baselines"], answer=NOT_FOUND)
+    result = run(llm)
+    assert not result.not_found and result.quoted and result.to_json()["answer_quoted"]
+    assert "The baselines are LDA and TF-IDF retrieval." in result.answer
+    cited = [int(n) for n in __import__("re").findall(r"\[(\d+)\]", result.answer)]
+    assert cited and all(1 <= n <= len(result.sources) for n in cited)
+    assert "baselines" in result.sources[cited[0] - 1].text  # the marker names a passage that says it
+    assert any("quotes it" in note for note in result.notes)
+    assert result.trace[-1] == "check"  # a quoted answer is checked like any other
+
+
+@pytest.mark.parametrize("grader", [
+    SureGrader(0.7, relevant_words=["baselines"], answer=NOT_FOUND),  # YES, but not sure enough
+    CragLLM(relevant_words=["baselines"], answer=NOT_FOUND),  # no log-probabilities at all
+])
+def test_without_a_sure_grade_the_refusal_stands(grader):
+    result = run(grader)
+    assert result.not_found and result.answer == NOT_FOUND and not result.quoted
+
+
+def test_quoting_can_be_switched_off():
+    result = run(SureGrader(0.99, relevant_words=["baselines"], answer=NOT_FOUND), CragConfig(quote_threshold=None))
+    assert result.not_found
+
+
+def test_an_answer_of_only_citation_markers_is_asked_for_once_more():
+    llm = CragLLM(relevant_words=["baselines"])
+    answers = iter(["[1] [2][3]", "They compare against LDA and TF-IDF [1]."])
+    llm.answer_for = lambda: next(answers)
+    original = llm._respond
+    llm.respond = lambda prompt: llm.answer_for() if "Evidence from research papers" in prompt else original(prompt)
+    result = run(llm)
+    assert result.answer == "They compare against LDA and TF-IDF [1]."
+    assert sum(1 for c in llm.history if c["stage"] == "crag-answer") == 2
+    assert any("only citation markers" in note for note in result.notes)
+
+
+def test_markers_twice_is_not_found():
+    result = run(CragLLM(relevant_words=["baselines"], answer="[2]."))
+    assert result.not_found and result.answer == NOT_FOUND
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("[1] [2][3]", True), ("[2].", True), ("[1-3], [4]", True), ("", True),
+    ("LDA [1].", False), ("未在论文中找到 [1]", False),
+])
+def test_only_markers(text, expected):
+    assert only_markers(text) is expected
+
+
+def test_metered_llm_passes_on_log_probability_support():
+    class WithLogprobs:
+        supports_logprobs = True
+
+        def complete(self, messages, **kw):
+            return Completion("YES")
+
+    assert supports_logprobs(Metered(WithLogprobs())) and not supports_logprobs(Metered(ScriptedLLM(lambda p: "")))
+
+
+def test_passages_in_the_grade_prompt_are_the_searched_ones():
+    llm = SureGrader(0.97, relevant_words=["baselines"])
+    run(llm)
+    prompt = next(c["prompt"] for c in llm.history if c["stage"] == "crag-grade-batch")
+    assert any("LDA and TF-IDF" in p for p in passages_of(prompt))
