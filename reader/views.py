@@ -18,7 +18,7 @@ from reader.audit.loop import MARK, UNANSWERED, UNCHECKED
 from reader.audit.record import KIND_ORDER, count_verdicts, newest_analyses
 from reader.text.split import first_sentence
 from reader.store.tables import (
-    Analysis, AnalysisIteration, Paper, ReviewJob, SentenceVerdict,
+    Analysis, AnalysisIteration, Chunk, Paper, ReviewJob, SentenceVerdict,
 )
 
 NO_EVIDENCE = {
@@ -42,6 +42,8 @@ def page_label(page_start: int, page_end: int) -> str:
 class EvidenceView:
     pages: str
     text: str
+    chunk_id: int | None = None  # the passage, for its rectangles on the page
+    page: int = 1  # the page the passage starts on
 
 
 @dataclass
@@ -54,6 +56,7 @@ class SentenceView:
     reasons: list[str] = field(default_factory=list)
     reused: bool = False
     evidence: list[EvidenceView] = field(default_factory=list)
+    anchor: str = ""  # the element id on the paper page, e.g. "critique-3"
 
 
 @dataclass
@@ -79,6 +82,11 @@ class AnalysisView:
     n_unchecked: int = 0  # the verifier's reply could not be read: marked, neither supported nor flagged
     n_unanswered: int = 0  # left out of a reply that answered others: counted as supported
 
+    @property
+    def flagged(self) -> list[SentenceView]:
+        """The sentences carrying a [待验证] mark, in order."""
+        return [seg.sentence for seg in self.segments if seg.sentence and seg.sentence.marked]
+
 
 @dataclass
 class PaperView:
@@ -90,6 +98,15 @@ class PaperView:
     pages: int
     analyses: list[AnalysisView]
     no_evidence: str
+    file_name: str = ""  # the name the file came in with
+    doi: str | None = None
+    has_pdf: bool = False
+    status: str = "ingested"  # as in the library; "pending: …" / "running: …" while reviewed
+    reviewing: bool = False
+
+    @property
+    def flagged(self) -> list[SentenceView]:
+        return [s for a in self.analyses for s in a.flagged]
 
 
 @dataclass
@@ -104,6 +121,9 @@ class LibraryRow:
     ingested_at: datetime | None
     unchecked: int = 0
     unanswered: int = 0
+    authors: list[str] = field(default_factory=list)
+    year: int | None = None
+    match: str = ""  # for a full-text search: where the words were found
 
 
 def _evidence(verdict: SentenceVerdict) -> list[EvidenceView]:
@@ -112,7 +132,8 @@ def _evidence(verdict: SentenceVerdict) -> list[EvidenceView]:
         text = " ".join(ev.text.split())
         if len(text) > EVIDENCE_PREVIEW_CHARS:
             text = text[:EVIDENCE_PREVIEW_CHARS].rstrip() + "…"
-        views.append(EvidenceView(pages=page_label(ev.page_start, ev.page_end), text=text))
+        views.append(EvidenceView(pages=page_label(ev.page_start, ev.page_end), text=text,
+                                  chunk_id=ev.chunk_id, page=ev.page_start or 1))
     return views
 
 
@@ -188,9 +209,12 @@ def _final_iteration(analysis: Analysis) -> AnalysisIteration | None:
 def analysis_view(analysis: Analysis) -> AnalysisView:
     final = _final_iteration(analysis)
     verdicts = list(final.verdicts) if final else []
+    segments = segment_text(analysis.final_text or "", verdicts)
+    for n, seg in enumerate(s for s in segments if s.sentence):
+        seg.sentence.anchor = f"{analysis.kind}-{n + 1}"
     return AnalysisView(
         kind=analysis.kind,
-        segments=segment_text(analysis.final_text or "", verdicts),
+        segments=segments,
         n_sentences=final.n_sentences if final else 0,
         n_flagged=final.n_flagged if final else 0,
         flagged_ratio=analysis.flagged_ratio or 0.0,
@@ -216,6 +240,10 @@ def paper_view(session: Session, paper_id: str) -> PaperView | None:
     paper = session.get(Paper, paper_id)
     if paper is None:
         return None
+    job = session.scalars(select(ReviewJob).where(ReviewJob.paper_id == paper_id)
+                          .order_by(ReviewJob.id.desc()).limit(1)).first()
+    analyses = [analysis_view(a) for a in current_analyses(session, paper_id)]
+    status = paper_status(job, bool(analyses))
     return PaperView(
         id=paper.id,
         title=paper.title or "(untitled)",
@@ -223,9 +251,32 @@ def paper_view(session: Session, paper_id: str) -> PaperView | None:
         year=paper.year,
         language=paper.language or "en",
         pages=paper.pages,
-        analyses=[analysis_view(a) for a in current_analyses(session, paper_id)],
+        analyses=analyses,
         no_evidence=no_evidence_message(paper.language),
+        file_name=paper_file_name(paper),
+        doi=paper.doi,
+        has_pdf=paper.source_kind == "pdf",
+        status=status,
+        reviewing=status.startswith(("pending", "running")),
     )
+
+
+def paper_file_name(paper: Paper) -> str:
+    """The name the paper's file came in with (before migration 0004: its stored name)."""
+    from pathlib import PurePath
+
+    return paper.file_name or PurePath(paper.source_path or "").name or f"{paper.id[:12]}.pdf"
+
+
+def paper_status_of(session: Session, paper_id: str) -> str | None:
+    """The library's status of one paper, None when there is no such paper."""
+    if session.get(Paper, paper_id) is None:
+        return None
+    job = session.scalars(select(ReviewJob).where(ReviewJob.paper_id == paper_id)
+                          .order_by(ReviewJob.id.desc()).limit(1)).first()
+    has_analysis = session.scalar(select(func.count()).select_from(Analysis)
+                                  .where(Analysis.paper_id == paper_id)) > 0
+    return paper_status(job, has_analysis)
 
 
 def _latest_jobs(session: Session) -> dict[str, ReviewJob]:
@@ -253,6 +304,8 @@ SORT_KEYS = {
     "unchecked": lambda r: r.unchecked,
     "unanswered": lambda r: r.unanswered,
     "regenerations": lambda r: r.regenerations,
+    "authors": lambda r: (r.authors[0].split()[-1].lower() if r.authors and r.authors[0].split() else "~"),
+    "year": lambda r: r.year or 0,
     "added": lambda r: r.ingested_at.timestamp() if r.ingested_at else 0.0,
 }
 
@@ -316,16 +369,21 @@ def _audit_figures(session: Session, paper_ids: list[str]) -> dict[str, _Figures
 
 def library_rows(
     session: Session, *, title_filter: str = "", sort: str = "added", descending: bool = True,
+    only: dict[str, str] | None = None,
 ) -> list[LibraryRow]:
-    query = select(Paper.id, Paper.title, Paper.ingested_at)
+    """The library table. `only`: paper id -> where a full-text search found it (the rows are
+    then those papers, in that order unless sorted by a column)."""
+    query = select(Paper.id, Paper.title, Paper.ingested_at, Paper.authors, Paper.year)
     needle = title_filter.strip()
     if needle:
         query = query.where(func.lower(Paper.title).contains(needle.lower()))
+    if only is not None:
+        query = query.where(Paper.id.in_(list(only)))
     papers = session.execute(query).all()
     jobs = _latest_jobs(session)
     figures = _audit_figures(session, [p.id for p in papers])
     rows = []
-    for pid, title, ingested_at in papers:
+    for pid, title, ingested_at, authors, year in papers:
         f = figures.get(pid, _Figures())
         rows.append(LibraryRow(
             id=pid,
@@ -338,7 +396,14 @@ def library_rows(
             ingested_at=ingested_at,
             unchecked=f.unchecked,
             unanswered=f.unanswered,
+            authors=list(authors or []),
+            year=year,
+            match=(only or {}).get(pid, ""),
         ))
+    if only is not None and sort == "relevance":
+        order = {pid: i for i, pid in enumerate(only)}
+        rows.sort(key=lambda r: order[r.id])
+        return rows
     key = SORT_KEYS.get(sort, SORT_KEYS["added"])
     rows.sort(key=key, reverse=descending)
     return rows
@@ -349,4 +414,178 @@ def paper_choices(session: Session) -> list[tuple[str, str]]:
     return [
         (pid, title or "(untitled)")
         for pid, title in session.execute(select(Paper.id, Paper.title).order_by(Paper.title))
+    ]
+
+
+# ------------------------------------------------------------ the PDF beside the analysis
+
+
+@dataclass
+class PassageBox:
+    """Where one passage stands: its first page and its rectangles (fractions of the page)."""
+
+    chunk_id: int
+    paper_id: str
+    page: int
+    page_end: int
+    section: str
+    rects: list  # [[page, x0, y0, x1, y1], ...]
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+def passages_without_rects(session: Session, paper_id: str) -> list[tuple[int, int, int, str]]:
+    """(chunk id, page_start, page_end, text) of a paper's passages stored before rectangles were kept."""
+    return [tuple(r) for r in session.execute(
+        select(Chunk.id, Chunk.page_start, Chunk.page_end, Chunk.text)
+        .where(Chunk.paper_id == paper_id, Chunk.rects.is_(None)).order_by(Chunk.ordinal))]
+
+
+def passage_box(session: Session, chunk_id: int) -> PassageBox | None:
+    chunk = session.get(Chunk, chunk_id)
+    if chunk is None:
+        return None
+    rects = list(chunk.rects or [])
+    return PassageBox(chunk_id=chunk.id, paper_id=chunk.paper_id,
+                      page=rects[0][0] if rects else chunk.page_start, page_end=chunk.page_end,
+                      section=chunk.section or "", rects=rects)
+
+
+# ------------------------------------------------------------ full-text search
+
+
+def analysis_matches(session: Session, words: str, limit: int = 200) -> dict[str, str]:
+    """paper id -> a snippet of its newest analyses' text holding every one of `words`
+    (case-insensitive), for the library's full-text search."""
+    terms = [w.lower() for w in words.split() if w.strip()]
+    if not terms:
+        return {}
+    query = select(Analysis.paper_id, Analysis.kind, Analysis.final_text).order_by(Analysis.id.desc())
+    for term in terms:
+        query = query.where(func.lower(Analysis.final_text).contains(term))
+    found: dict[str, str] = {}
+    for pid, kind, text in session.execute(query.limit(limit)):
+        if pid not in found:
+            found[pid] = f"{kind}: {snippet(text or '', terms[0])}"
+    return found
+
+
+def snippet(text: str, term: str, width: int = 160) -> str:
+    flat = " ".join(text.split())
+    at = flat.lower().find(term.lower())
+    if at < 0:
+        return flat[:width] + ("…" if len(flat) > width else "")
+    start = max(0, at - width // 3)
+    out = flat[start:start + width]
+    return ("…" if start else "") + out + ("…" if start + width < len(flat) else "")
+
+
+# ------------------------------------------------------------ questions asked
+
+
+@dataclass
+class QuestionSource:
+    number: int
+    label: str
+    pages: str
+    text: str
+    paper_id: str | None
+    chunk_id: int | None
+    page: int = 1
+
+
+@dataclass
+class QuestionView:
+    id: int
+    question: str
+    answer: str
+    grounded: bool
+    grounded_reason: str
+    route: str
+    outcome: str  # the route in plain words
+    confidence: float
+    paper_id: str | None
+    paper_title: str
+    sources: list[QuestionSource]
+    notes: list[str]
+    llm_calls: int
+    seconds: float
+    created_at: datetime | None
+
+    def to_json(self) -> dict:
+        from dataclasses import asdict
+
+        data = asdict(self)
+        data["created_at"] = self.created_at.isoformat() if self.created_at else None
+        return data
+
+
+NOT_FOUND_PREFIX = "Not found in the papers"
+
+
+def route_in_words(route: str, answer: str, n_sources: int) -> str:
+    """What the Corrective RAG route means for the person who asked."""
+    if answer.strip().startswith(NOT_FOUND_PREFIX) or not n_sources:
+        return "No passage of the papers answers this question."
+    if route == "correct":
+        return "Answered from passages found on the first search."
+    if route in ("ambiguous", "incorrect"):
+        return "Answered after searching again with reworded questions."
+    return "Answered from the papers."
+
+
+def _first_page(pages: str) -> int:
+    m = re.search(r"\d+", pages or "")
+    return int(m.group()) if m else 1
+
+
+def question_view(session: Session, question_id: int) -> QuestionView | None:
+    from reader.store.tables import Question
+
+    row = session.get(Question, question_id)
+    if row is None:
+        return None
+    details = row.details or {}
+    titles = dict(session.execute(select(Paper.id, Paper.title)).all())
+    sources = []
+    for n, src in enumerate(details.get("sources") or [], start=1):
+        pid = None if src.get("external") else src.get("paper_id")
+        label = src.get("label") or titles.get(pid or "", "") or "(a passage)"
+        sources.append(QuestionSource(
+            number=n, label=label, pages=str(src.get("pages") or ""), text=src.get("text") or "",
+            paper_id=pid if pid in titles else None, chunk_id=src.get("chunk_id"),
+            page=_first_page(str(src.get("pages") or "")),
+        ))
+    return QuestionView(
+        id=row.id, question=row.question, answer=row.answer or "", grounded=bool(row.grounded),
+        grounded_reason=row.grounded_reason or "", route=row.route or "",
+        outcome=route_in_words(row.route or "", row.answer or "", len(sources)),
+        confidence=row.confidence or 0.0, paper_id=row.paper_id,
+        paper_title=titles.get(row.paper_id, "") if row.paper_id else "",
+        sources=sources, notes=list(details.get("notes") or []),
+        llm_calls=int(details.get("llm_calls") or 0), seconds=float(details.get("seconds") or 0.0),
+        created_at=row.created_at,
+    )
+
+
+@dataclass
+class QuestionLine:
+    id: int
+    question: str
+    paper_title: str
+    answered: bool
+    created_at: datetime | None
+
+
+def question_history(session: Session, limit: int = 30) -> list[QuestionLine]:
+    from reader.store.tables import Question
+
+    titles = dict(session.execute(select(Paper.id, Paper.title)).all())
+    return [
+        QuestionLine(id=qid, question=q, paper_title=titles.get(pid, "") if pid else "",
+                     answered=not (answer or "").strip().startswith(NOT_FOUND_PREFIX), created_at=at)
+        for qid, q, pid, answer, at in session.execute(
+            select(Question.id, Question.question, Question.paper_id, Question.answer, Question.created_at)
+            .order_by(Question.id.desc()).limit(limit))
     ]

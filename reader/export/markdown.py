@@ -106,6 +106,7 @@ class Note:
     abstract: str
     analyses: list[AnalysisNote]
     llm_calls: int | None = None
+    doi: str | None = None
 
     @property
     def sentences(self) -> int:
@@ -146,6 +147,7 @@ class Note:
             data["year"] = self.year
         data.update({
             "source": self.source_path,
+            **({"doi": self.doi} if self.doi else {}),
             "sha256": self.paper_id,
             "reviewed_at": self.reviewed_at,
             "generator_model": self.generator_model,
@@ -331,7 +333,9 @@ def collect_note(session: Session, paper: Paper) -> Note | None:
         title=title,
         authors=[" ".join(str(a).split()) for a in (paper.authors or [])],
         year=paper.year,
-        source_path=paper.source_path,
+        # the name the file came in with (an upload's is not its internal sha256 name)
+        source_path=paper.file_name or Path(paper.source_path).name,
+        doi=paper.doi,
         reviewed_at=_iso(reviewed),
         generator_model=first.generator_model,
         verifier_model=first.verifier_model,

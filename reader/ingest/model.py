@@ -45,6 +45,7 @@ class ParsedPaper:
     sections: list[dict] = field(default_factory=list)  # [{"title", "page"}]
     captions: list[CaptionData] = field(default_factory=list)
     references: list[ReferenceData] = field(default_factory=list)
+    doi: str | None = None
 
 
 @dataclass
@@ -55,3 +56,5 @@ class ChunkData:
     page_end: int
     text: str
     n_tokens: int
+    # [[page, x0, y0, x1, y1], ...] as fractions of the page (reader.ingest.pages); [] for text files
+    rects: list = field(default_factory=list)

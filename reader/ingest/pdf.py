@@ -580,6 +580,8 @@ def parse_pdf(path: Path, data: bytes | None = None, sha256: str | None = None) 
     title_y = max((b.y1 for b in title_boxes), default=0)
     author_boxes = [b for b in front if b.page == 1 and b.y0 >= title_y - 1]
     full_text = "\n".join(b.text for b in blocks)
+    from reader.ingest.pages import find_doi
+
     return ParsedPaper(
         sha256=sha256 or sha256_bytes(data),
         source_path=str(path),
@@ -594,6 +596,7 @@ def parse_pdf(path: Path, data: bytes | None = None, sha256: str | None = None) 
         sections=sections,
         captions=captions,
         references=references,
+        doi=find_doi([meta.get("doi", ""), meta.get("subject", ""), page1_text]),
     )
 
 

@@ -10,6 +10,7 @@ path of their file.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Callable
@@ -102,6 +103,8 @@ def _insert_many(session, table, columns: tuple[str, ...], rows: list[tuple]) ->
     if conn.dialect.name == "sqlite":
         sql = (f"INSERT INTO {table.__tablename__} ({', '.join(columns)}) "
                f"VALUES ({', '.join('?' * len(columns))})")
+        # JSON columns (lists) as the JSON text SQLAlchemy would have written
+        rows = [tuple(json.dumps(v) if isinstance(v, (list, dict)) else v for v in row) for row in rows]
         conn.connection.driver_connection.executemany(sql, rows)
     else:
         session.execute(insert(table), [dict(zip(columns, row)) for row in rows])
@@ -118,12 +121,12 @@ def _store(db, parsed: ParsedPaper, chunks: list[ChunkData]) -> list[tuple[int, 
             abstract=parsed.abstract, source_path=parsed.source_path, source_kind=parsed.source_kind,
             language=parsed.language, pages=parsed.pages,
             text_chars=sum(len(b.text) for b in parsed.blocks), sections=parsed.sections,
-            ingested_at=utcnow(),
+            ingested_at=utcnow(), file_name=Path(parsed.source_path).name, doi=parsed.doi,
         ))
         _insert_many(session, Chunk, ("paper_id", "ordinal", "section", "page_start", "page_end", "text",
-                                      "n_tokens"),
-                     [(paper_id, c.ordinal, c.section, c.page_start, c.page_end, c.text, c.n_tokens)
-                      for c in chunks])
+                                      "n_tokens", "rects"),
+                     [(paper_id, c.ordinal, c.section, c.page_start, c.page_end, c.text, c.n_tokens,
+                       c.rects) for c in chunks])
         _insert_many(session, Caption, ("paper_id", "ordinal", "kind", "label", "page", "text"),
                      [(paper_id, i, c.kind, c.label[:32], c.page, c.text) for i, c in enumerate(parsed.captions)])
         _insert_many(session, Reference, ("paper_id", "ordinal", "marker", "page", "text"),
@@ -211,6 +214,12 @@ def ingest_file(path, db, index=None) -> IngestResult:
         chunks = chunk_paper(parsed)
         if not chunks:
             raise IngestError(path, "no text to index after parsing")
+        if parsed.source_kind == "pdf":
+            from reader.ingest.pages import passage_rects
+
+            for chunk, rects in zip(chunks, passage_rects(data, [(c.page_start, c.page_end, c.text)
+                                                                 for c in chunks])):
+                chunk.rects = rects
         rows = _store(db, parsed, chunks)
     except IngestError as exc:
         result.error = exc.reason

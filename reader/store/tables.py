@@ -35,6 +35,10 @@ class Paper(Base):
     text_chars: Mapped[int] = mapped_column(Integer, default=0)
     sections: Mapped[list] = mapped_column(JSON, default=list)  # [{"title", "page"}]
     ingested_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # the name the file had when it came in (an upload's browser name), and the DOI printed
+    # in the PDF; None for papers stored before migration 0004 (the path's name is used then)
+    file_name: Mapped[str | None] = mapped_column(Text, nullable=True)
+    doi: Mapped[str | None] = mapped_column(Text, nullable=True)
 
     chunks: Mapped[list[Chunk]] = relationship(
         back_populates="paper", cascade="all, delete-orphan", passive_deletes=True,
@@ -62,6 +66,9 @@ class Chunk(Base):
     page_end: Mapped[int] = mapped_column(Integer)
     text: Mapped[str] = mapped_column(Text)
     n_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    # where the passage stands on its pages: [[page, x0, y0, x1, y1], ...] as fractions of the
+    # page's width and height; [] when it has none (text files), None until derived (0004)
+    rects: Mapped[list | None] = mapped_column(JSON(none_as_null=True), nullable=True)
 
     paper: Mapped[Paper] = relationship(back_populates="chunks")
 

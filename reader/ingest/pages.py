@@ -1,0 +1,153 @@
+"""Where passages stand on a PDF's pages, and the pages as images (pymupdf).
+
+A passage's rectangles are found by matching the PDF's own text lines against the
+passage's text, both reduced to lower-case letters and digits: a line whose text occurs
+in the passage belongs to it (lines under MIN_LINE_CHARS only next to a line that does,
+in the same block, so a short common word never lights up on its own). Neighbouring
+matched lines of one block merge into one rectangle. The same function serves ingest
+and papers stored before rectangles were kept (re-derived from their stored PDF), so
+both get the same result. Rectangles are fractions of the page's width and height:
+[page, x0, y0, x1, y1], page 1-based.
+
+Page images are PNGs rendered at RENDER_ZOOM (1.5 x 72 dpi = 108 dpi, ~920 px wide for
+a Letter page): sharp on a laptop screen, ~100-250 KB a page.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from reader.ingest.text import clean_text
+
+MIN_LINE_CHARS = 12
+RENDER_ZOOM = 1.5
+_NOT_WORD = re.compile(r"[\W_]+")
+_DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>{}|\\^`]+)", re.I)
+
+
+def normalize(text: str) -> str:
+    return _NOT_WORD.sub("", clean_text(text).lower())
+
+
+def _open(source: Path | bytes):
+    import pymupdf
+
+    pymupdf.TOOLS.mupdf_display_errors(False)
+    pymupdf.TOOLS.mupdf_display_warnings(False)
+    if isinstance(source, (bytes, bytearray)):
+        return pymupdf.open(stream=bytes(source), filetype="pdf")
+    return pymupdf.open(str(source), filetype="pdf")
+
+
+class _Line:
+    __slots__ = ("block", "norm", "x0", "y0", "x1", "y1")
+
+    def __init__(self, block: int, norm: str, x0: float, y0: float, x1: float, y1: float):
+        self.block, self.norm, self.x0, self.y0, self.x1, self.y1 = block, norm, x0, y0, x1, y1
+
+
+def _page_lines(page) -> list[_Line]:
+    """The page's text lines in the PDF's order, from its words."""
+    lines: list[_Line] = []
+    key = None
+    words: list[str] = []
+    box = [0.0, 0.0, 0.0, 0.0]
+    for x0, y0, x1, y1, word, block, line, _ in page.get_text("words", sort=False):
+        if (block, line) != key:
+            if key is not None:
+                lines.append(_Line(key[0], normalize("".join(words)), *box))
+            key, words, box = (block, line), [], [x0, y0, x1, y1]
+        words.append(word)
+        box = [min(box[0], x0), min(box[1], y0), max(box[2], x1), max(box[3], y1)]
+    if key is not None:
+        lines.append(_Line(key[0], normalize("".join(words)), *box))
+    return lines
+
+
+def _rects_on_page(lines: list[_Line], wanted: str, page_no: int, width: float,
+                   height: float) -> list[list[float]]:
+    matched = [bool(ln.norm) and len(ln.norm) >= MIN_LINE_CHARS and ln.norm in wanted for ln in lines]
+    # short lines (a paragraph's last words, a hyphenated stub) join a matched neighbour
+    changed = True
+    while changed:
+        changed = False
+        for i, ln in enumerate(lines):
+            if matched[i] or not ln.norm or ln.norm not in wanted:
+                continue
+            if any(0 <= j < len(lines) and matched[j] and lines[j].block == ln.block for j in (i - 1, i + 1)):
+                matched[i] = changed = True
+    rects: list[list[float]] = []
+    current: list[float] | None = None
+    current_block = None
+    for ln, hit in zip(lines, matched):
+        if not hit:
+            current = None
+            continue
+        if current is not None and ln.block == current_block and ln.y0 <= current[4] + (ln.y1 - ln.y0):
+            current[1], current[2] = min(current[1], ln.x0), min(current[2], ln.y0)
+            current[3], current[4] = max(current[3], ln.x1), max(current[4], ln.y1)
+            continue
+        current, current_block = [page_no, ln.x0, ln.y0, ln.x1, ln.y1], ln.block
+        rects.append(current)
+    return [[page, round(max(0.0, x0 / width), 4), round(max(0.0, y0 / height), 4),
+             round(min(1.0, x1 / width), 4), round(min(1.0, y1 / height), 4)]
+            for page, x0, y0, x1, y1 in rects]
+
+
+def passage_rects(source: Path | bytes, passages: Iterable[tuple[int, int, str]]) -> list[list[list[float]]]:
+    """For each (page_start, page_end, text): its rectangles on those pages, in the order given.
+    Each page's lines are read once, however many passages share it."""
+    doc = _open(source)
+    try:
+        cache: dict[int, tuple[list[_Line], float, float]] = {}
+
+        def page_lines(no: int):
+            if no not in cache:
+                page = doc[no - 1]
+                cache[no] = (_page_lines(page), page.rect.width or 1.0, page.rect.height or 1.0)
+            return cache[no]
+
+        out = []
+        for start, end, text in passages:
+            wanted = normalize(text)
+            rects: list[list[float]] = []
+            for no in range(max(1, start), min(doc.page_count, max(start, end)) + 1):
+                lines, width, height = page_lines(no)
+                rects += _rects_on_page(lines, wanted, no, width, height)
+            out.append(rects)
+        return out
+    finally:
+        doc.close()
+
+
+def find_doi(texts: Sequence[str]) -> str | None:
+    """The first DOI printed in the texts (a paper's first page, its metadata), or None."""
+    for text in texts:
+        m = _DOI.search(text or "")
+        if m:
+            return m.group(1).rstrip(".,;:)]}")
+    return None
+
+
+def page_count(source: Path | bytes) -> int:
+    doc = _open(source)
+    try:
+        return doc.page_count
+    finally:
+        doc.close()
+
+
+def render_page(source: Path | bytes, page_no: int, zoom: float = RENDER_ZOOM) -> bytes:
+    """Page `page_no` (1-based) as PNG bytes; IndexError when the PDF has no such page."""
+    import pymupdf
+
+    doc = _open(source)
+    try:
+        if not 1 <= page_no <= doc.page_count:
+            raise IndexError(f"page {page_no} of {doc.page_count}")
+        pix = doc[page_no - 1].get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False)
+        return pix.tobytes("png")
+    finally:
+        doc.close()
