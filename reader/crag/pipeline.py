@@ -28,7 +28,7 @@ from reader.crag.generate import Answer, generate_answer, not_found_sentinel
 from reader.crag.grade import BATCH_PASSAGES, BATCH_TOKENS, grade_in_batches, grade_passages
 from reader.crag.refine import refine_all, refine_in_batches
 from reader.crag.route import AMBIGUOUS, CORRECT, INCORRECT, choose_route, confidence, why_missed
-from reader.errors import LLMError
+from reader.errors import LLMError, ReaderError
 from reader.llm.base import LLM, Completion, supports_logprobs
 
 RETRIEVE, GRADE, ROUTE, CORRECT_STEP, FALLBACK, REFINE, GENERATE, CHECK, DONE = (
@@ -151,7 +151,7 @@ class _Run:
     verifier: Metered
     search: Search
     check_grounded: CheckGrounded
-    external: ExternalSearch | None
+    external: list[ExternalSearch]
     titles: dict[str, str]
     config: CragConfig
     retrieved: list[Candidate] = field(default_factory=list)
@@ -255,11 +255,14 @@ def _fallback(run: _Run) -> str:
         others = retrieve_all(queries, run.search, None, origin="collection", skip_keys=run.seen_keys(),
                               skip_paper=run.paper_id, max_workers=cfg.max_workers)
         found.extend(others[:cfg.fallback_max_chunks])
-    if run.external is not None:
+    for adapter in run.external:
         try:
-            found.extend(external_candidates(run.external.search(run.question, cfg.external_limit)))
+            found.extend(external_candidates(adapter.search(run.question, cfg.external_limit)))
+        except ReaderError as exc:  # the adapter's own one-line account: service and cause
+            run.notes.append(f"external search failed: {exc}")
         except Exception as exc:
-            run.notes.append(f"external search ({run.external.name}) failed: {type(exc).__name__}: {exc}")
+            run.notes.append(f"external search ({getattr(adapter, 'name', '?')}) failed: "
+                             f"{type(exc).__name__}: {exc}")
     run.grade(found)
     run.keep(found)
     return REFINE
@@ -317,6 +320,13 @@ def _check(run: _Run) -> str:
     return DONE
 
 
+def _as_list(external) -> list[ExternalSearch]:
+    """None, one adapter or several: the pipeline takes a list."""
+    if external is None:
+        return []
+    return list(external) if isinstance(external, (list, tuple)) else [external]
+
+
 STEPS: dict[str, Callable[[_Run], str]] = {
     RETRIEVE: _retrieve, GRADE: _grade, ROUTE: _route, CORRECT_STEP: _correct,
     FALLBACK: _fallback, REFINE: _refine, GENERATE: _generate, CHECK: _check,
@@ -331,7 +341,7 @@ def ask(
     verifier: LLM,
     search: Search,
     check_grounded: CheckGrounded,
-    external: ExternalSearch | None = None,
+    external: ExternalSearch | list[ExternalSearch] | None = None,
     titles: dict[str, str] | None = None,
     config: CragConfig | None = None,
 ) -> AskResult:
@@ -340,7 +350,7 @@ def ask(
     start = time.perf_counter()
     run = _Run(question=question, paper_id=paper_id, generator=Metered(generator),
                verifier=Metered(verifier), search=search, check_grounded=check_grounded,
-               external=external, titles=titles or {}, config=config or CragConfig())
+               external=_as_list(external), titles=titles or {}, config=config or CragConfig())
     trace: list[str] = []
     state = RETRIEVE
     while state != DONE:
