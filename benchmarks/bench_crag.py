@@ -48,8 +48,11 @@ from reader.llm.scripted import ScriptedLLM  # noqa: E402
 
 SHARED_PAPERS = ROOT.parent / "shared" / "papers"
 PATHS = {
-    "old": CragConfig.one_call_per_passage,  # one grade and one refine call per passage
-    "new": CragConfig,  # batched grading and refining (the default)
+    # the path before issue 16: one grade and one refine call per passage, refusals never quoted
+    "old": lambda **kw: CragConfig.one_call_per_passage(quote_threshold=None, **kw),
+    # batched grading and refining, a refusal with a passage graded P(YES) >= 0.9 quotes it (the default)
+    "new": CragConfig,
+    "batched": lambda **kw: CragConfig(quote_threshold=None, **kw),  # batched, refusals never quoted
 }
 
 CASES = {
@@ -188,8 +191,10 @@ def run_questions(args, paths: list[str]) -> list[dict]:
             result = ask(q.question, paper_id=scope, generator=StageLog(app.generator, calls),
                          verifier=StageLog(app.verifier, calls), search=app.search_index.search,
                          check_grounded=audit_grounded, titles=titles, config=PATHS[path]())
+            p_yes = [g["p_yes"] for g in result.to_json()["grades"] if g.get("p_yes") is not None]
             row = {"path": path, **score_outcome(q, expected, result), "tokens": result.tokens,
-                   "trace": result.trace, "calls": calls}
+                   "trace": result.trace, "calls": calls, "quoted": result.quoted,
+                   "best_p_yes": max(p_yes, default=None)}
             rows.append(row)
             print(f"[{n + 1}/{len(questions)}] {q.id} {path}: {result.route}, "
                   f"{'ok' if row['right'] else 'WRONG'}, {result.llm_calls} calls, {result.tokens} tokens, "

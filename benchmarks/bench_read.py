@@ -10,6 +10,14 @@ iteration; then the ratios current / baseline.
 
     .venv/bin/python benchmarks/bench_read.py --baseline d2b2221
     .venv/bin/python benchmarks/bench_read.py --papers acl2014_P14-1059.pdf sample_paper.pdf
+
+With --review-jobs J the papers are instead reviewed as one batch (`reader review FOLDER
+--jobs J --json`, a folder of links to them), by the baseline and then the current code, and
+the figure is papers per hour.
+
+    .venv/bin/python benchmarks/bench_read.py --baseline e9df9ad --review-jobs 2 --papers \
+        acl2007_P07-1088.pdf naacl2018_litgraph_N18-3011.pdf naacl2013_roark13.pdf \
+        acl2014_P14-1059.pdf acl2023_tutorial_goal_awareness_2023.acl-tutorials.1.pdf
 """
 
 from __future__ import annotations
@@ -52,12 +60,44 @@ def export(rev: str) -> Path:
     return out
 
 
-def read_once(pdf: Path, code: Path | None, words: int | None) -> dict:
-    """One `reader read --json` in a fresh home; code None: the current checkout."""
+def fresh_home() -> tuple[Path, dict]:
+    """A new READER_HOME with the embedded model linked in, and the environment for it."""
     home = Path(tempfile.mkdtemp(prefix="bench_read_home_"))
     (home / "models").symlink_to(models_dir(), target_is_directory=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("READER_")}
     env.update(READER_HOME=str(home), READER_CACHE="0")
+    return home, env
+
+
+def review_once(pdfs: list[Path], code: Path | None, jobs: int) -> dict:
+    """One `reader review FOLDER --jobs J --json` of the papers in a fresh home."""
+    home, env = fresh_home()
+    folder = home / "batch"
+    folder.mkdir()
+    for pdf in pdfs:
+        (folder / pdf.name).symlink_to(pdf)
+    if code is not None:
+        env["PYTHONPATH"] = str(code)
+    cmd = [PYTHON, "-m", "reader", "review", str(folder), "--jobs", str(jobs), "--json"]
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=code or ROOT)
+    wall = time.perf_counter() - start
+    load = os.getloadavg()[1]
+    shutil.rmtree(home, ignore_errors=True)
+    if proc.returncode != 0:
+        print(proc.stderr[-3000:])
+        sys.exit(f"reader review failed with status {proc.returncode}")
+    data = json.loads(proc.stdout)
+    reviewed = data["reviewed"]
+    calls = sum(p.get("llm_calls", 0) for p in data["papers"])
+    print(f"  wall {wall:7.1f} s · {reviewed}/{len(pdfs)} reviewed · {calls} LLM calls · "
+          f"{3600 * reviewed / wall:.2f} papers/hour · load average {load:.1f}")
+    return {"wall": wall, "reviewed": reviewed, "calls": calls}
+
+
+def read_once(pdf: Path, code: Path | None, words: int | None) -> dict:
+    """One `reader read --json` in a fresh home; code None: the current checkout."""
+    home, env = fresh_home()
     if code is not None:
         env["PYTHONPATH"] = str(code)
     cmd = [PYTHON, "-m", "reader", "read", str(pdf), "--json"] + (["--words", str(words)] if words else [])
@@ -92,7 +132,12 @@ def main() -> None:
                         help="file names in ../shared/papers or papers/")
     parser.add_argument("--baseline", metavar="REV", help="also read them with the code of this revision")
     parser.add_argument("--words", type=int, default=None, help="passed to reader read --words")
+    parser.add_argument("--review-jobs", type=int, metavar="J",
+                        help="review the papers as one batch with --jobs J instead of reading each")
     args = parser.parse_args()
+    if args.review_jobs:
+        review_batch(args)
+        return
 
     baseline = export(args.baseline) if args.baseline else None
     print(f"reader read, embedded model, response cache off; baseline {args.baseline or '(none)'}")
@@ -110,6 +155,26 @@ def main() -> None:
                 b, c = runs["baseline"], runs["current"]
                 print(f"  ratio     wall {c['wall'] / b['wall']:.2f} · deep read {c['seconds'] / b['seconds']:.2f} · "
                       f"calls {c['llm_calls'] / b['llm_calls']:.2f} · tokens {c['tokens'] / b['tokens']:.2f}")
+    finally:
+        if baseline is not None:
+            shutil.rmtree(baseline, ignore_errors=True)
+
+
+def review_batch(args) -> None:
+    pdfs = [paper_path(name) for name in args.papers]
+    baseline = export(args.baseline) if args.baseline else None
+    print(f"reader review of {len(pdfs)} papers, --jobs {args.review_jobs}, embedded model, cache off")
+    try:
+        runs = {}
+        if baseline is not None:
+            print(f"baseline {args.baseline}:")
+            runs["baseline"] = review_once(pdfs, baseline, args.review_jobs)
+        print("current:")
+        runs["current"] = review_once(pdfs, None, args.review_jobs)
+        if baseline is not None:
+            b, c = runs["baseline"], runs["current"]
+            print(f"ratio current / baseline: wall {c['wall'] / b['wall']:.2f}, "
+                  f"papers/hour {(c['reviewed'] / c['wall']) / max(b['reviewed'] / b['wall'], 1e-9):.2f}")
     finally:
         if baseline is not None:
             shutil.rmtree(baseline, ignore_errors=True)
