@@ -70,6 +70,13 @@ class Settings:
     config_file: Path | None = None
     # The verifier's P(YES) from which a claim counts as supported; None: the audit's default.
     verify_threshold: float | None = None
+    # The review queue (reader/queue.py, docs/scale.md): how long a worker's claim on a paper
+    # lasts unless its heartbeat renews it, how many attempts a paper gets before it is marked
+    # failed, and whether uploads go to the queue (`reader worker` processes them) or are
+    # reviewed in the uploading process.
+    queue_lease_s: float = 60.0
+    queue_attempts: int = 3
+    workers: bool = False
 
     @property
     def index_dir(self) -> Path:
@@ -84,7 +91,7 @@ _KEYS = [
     "home", "database_url", "llm_base_url", "llm_model", "llm_api_key",
     "verifier_base_url", "verifier_model", "verifier_api_key", "embed_model",
     "llm_timeout", "llm_concurrency", "upload_limit_mb", "web_token",
-    "output_language", "cache", "verify_threshold",
+    "output_language", "cache", "verify_threshold", "queue_lease", "queue_attempts", "workers",
 ]
 
 
@@ -163,6 +170,14 @@ def load_settings(env: dict | None = None) -> Settings:
         if not 0.0 <= verify_threshold <= 1.0:
             raise ConfigError(f"READER_VERIFY_THRESHOLD={verify_threshold!r} must lie between 0 and 1 "
                               "(a probability; lower flags fewer sentences)")
+    queue_lease = get_float("queue_lease", 60.0)
+    if not queue_lease > 0:
+        raise ConfigError(f"READER_QUEUE_LEASE={queue_lease!r} must be a positive number of seconds "
+                          "(how long a worker holds a paper without a heartbeat; default 60)")
+    queue_attempts = get_int("queue_attempts", 3)
+    if queue_attempts < 1:
+        raise ConfigError(f"READER_QUEUE_ATTEMPTS={queue_attempts!r} must be 1 or more "
+                          "(attempts a queued paper gets before it is marked failed; default 3)")
     return Settings(
         home=home,
         database_url=database_url,
@@ -175,6 +190,9 @@ def load_settings(env: dict | None = None) -> Settings:
         cache=cache_raw not in ("0", "false", "no", "off"),
         config_file=config_file,
         verify_threshold=verify_threshold,
+        queue_lease_s=queue_lease,
+        queue_attempts=queue_attempts,
+        workers=str(get("workers", "0")).lower() in ("1", "true", "yes", "on"),
     )
 
 
@@ -212,6 +230,9 @@ def describe(settings: Settings) -> list[tuple[str, str]]:
         ("READER_OUTPUT_LANGUAGE", settings.output_language or "(follow the paper)"),
         ("READER_VERIFY_THRESHOLD", "(default)" if settings.verify_threshold is None
          else f"{settings.verify_threshold:g}"),
+        ("READER_QUEUE_LEASE", f"{settings.queue_lease_s:g} s"),
+        ("READER_QUEUE_ATTEMPTS", str(settings.queue_attempts)),
+        ("READER_WORKERS", "on (uploads go to the queue)" if settings.workers else "off"),
         ("READER_UPLOAD_LIMIT_MB", str(settings.upload_limit_mb)),
         ("READER_WEB_TOKEN", mask(settings.web_token)),
     ]

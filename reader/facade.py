@@ -320,6 +320,69 @@ class Reader:
     def _read_id(self, paper_id: str, on_progress: Notice | None = None):
         return self.read(paper_id, on_progress=on_progress)
 
+    # ------------------------------------------------------------ the queue (docs/scale.md)
+
+    @property
+    def uses_workers(self) -> bool:
+        """READER_WORKERS: uploads go to the queue (`enqueue`) and `reader worker`s review them."""
+        return self.settings.workers
+
+    def enqueue(self, paths: Iterable[str | Path], force: bool = False):
+        """Put the papers under `paths` on the queue for `reader worker` and return at once ->
+        EnqueueReport. The files' bytes go into the database, so a worker on any machine
+        reads them; each file is queued once (by content)."""
+        from reader.ingest.pipeline import find_sources
+        from reader.review import enqueue_sources
+        from reader.review.worker import EnqueueRow
+
+        paths = _as_list(paths)
+        sources, missing = find_sources([str(p) for p in paths])
+        if not sources and not missing:
+            raise ReaderError(
+                f"no .pdf, .txt or .md files under {', '.join(map(str, paths))}: give a folder of papers")
+        report = enqueue_sources(self.db, sources, force=force)
+        report.rows += [EnqueueRow(str(m.file), None, "error", m.error or "cannot read it")
+                        for m in missing]
+        return report
+
+    def work(self, *, jobs: int = 1, once: bool = False, until_empty: bool = False,
+             poll_s: float = 2.0, stop: threading.Event | None = None,
+             abandon: threading.Event | None = None, on_event=None):
+        """Review queued papers until stopped -> WorkerReport (see reader.review.worker.run_worker):
+        `jobs` at a time, one with `once`, until none is queued or running with `until_empty`."""
+        from reader.review import run_worker
+
+        return run_worker(db=self.db, ingest_data=self._ingest_data, read_paper=self._read_queued,
+                          lease_s=self.settings.queue_lease_s,
+                          max_attempts=self.settings.queue_attempts, jobs=jobs, once=once,
+                          until_empty=until_empty, poll_s=poll_s, stop=stop, abandon=abandon,
+                          on_event=on_event, on_notice=self.notice)
+
+    def jobs(self, *, queued_only: bool = False):
+        """Every review job: queued / running (which worker, since when) / done / failed -> JobsReport."""
+        from reader.queue import job_status
+
+        return JobsReport(job_status(self.db, queued_only=queued_only))
+
+    def _ingest_data(self, data: bytes, label: str):
+        from reader.ingest.pipeline import ingest_data
+
+        return ingest_data(data, label, self.db, index=self.search_index, label=label)
+
+    def _read_queued(self, paper_id: str, *, on_progress: Notice | None = None, db=None):
+        """Deep read for a worker: its commits go through `db` (fenced by the job's claim), and
+        a paper ingested on another machine is first added to this machine's index."""
+        from reader.deepread import deep_read
+
+        self.search_index.ensure_paper(paper_id)
+        return deep_read(
+            paper_id, db=db or self.db, generator=self.generator, verifier=self.verifier,
+            search=self.search_index.search, on_progress=on_progress,
+            max_workers=self.settings.verifier.max_concurrency,
+            output_language=self.settings.output_language,
+            yes_threshold=self.settings.verify_threshold,
+        )
+
     def export(self, out: str | Path, papers: Iterable[str] | None = None):
         """Write one annotated Markdown note per reviewed paper, plus index.md -> ExportResult."""
         from reader.export import export_notes
@@ -549,6 +612,22 @@ class _StageSpy:
 
     def __getattr__(self, name):
         return getattr(self._llm, name)
+
+
+@dataclasses.dataclass
+class JobsReport:
+    """`reader jobs`: every job's row (reader.queue.JobRow) and the count per status."""
+
+    rows: list
+
+    def counts(self) -> dict[str, int]:
+        counts = {name: 0 for name in ("queued", "running", "stale", "done", "failed")}
+        for row in self.rows:
+            counts[row.status] = counts.get(row.status, 0) + 1
+        return counts
+
+    def to_json(self) -> dict:
+        return {"jobs": [r.to_json() for r in self.rows], "counts": self.counts()}
 
 
 def _as_list(items) -> list:

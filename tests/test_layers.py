@@ -1,7 +1,7 @@
 """Imports run one way, down the data flow (docs/architecture.md):
 
     cli → commands → web → facade → {deepread, review, crag, export, views} → audit
-        → {llm, ingest, index, prompts} → store → {text, config, resources} → errors
+        → {llm, ingest, index, prompts, queue} → store → {text, config, resources} → errors
 
 A module may import its own package and any package on a lower layer, never a
 package on its own layer or above. Above the façade only the façade, errors and
@@ -21,7 +21,7 @@ LAYERS = [
     {"errors"},
     {"text", "config", "resources"},
     {"store"},
-    {"llm", "ingest", "index", "prompts"},
+    {"llm", "ingest", "index", "prompts", "queue"},
     {"audit"},
     {"deepread", "review", "crag", "export", "views"},
     {"facade"},

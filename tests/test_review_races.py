@@ -305,7 +305,7 @@ def test_a_job_left_running_by_an_earlier_run_of_this_process_is_redone(db, tmp_
     only the runs still going in the process hold their jobs."""
     import socket
 
-    from reader.review import _process_start
+    from reader.queue import _process_start
 
     (a,) = make_files(tmp_path, ["a.pdf"])
     world = FakeWorld(db)

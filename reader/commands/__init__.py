@@ -20,4 +20,6 @@ def ALL_COMMANDS():
     commands += [review, export]
     from reader.commands.read import audit, read, show
     commands += [read, show, audit]
+    from reader.commands.worker import jobs, worker
+    commands += [worker, jobs]
     return commands

@@ -100,8 +100,11 @@ def unchecked_warning(report) -> str | None:
               help="Afterwards, write the Markdown notes of every reviewed paper into this folder.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result table as JSON.")
+@click.option("--queue", "to_queue", is_flag=True,
+              help="Only put the papers on the queue (their bytes into the database) and return; "
+                   "`reader worker` on any machine reviews them (docs/scale.md).")
 @click.pass_obj
-def review(app, paths, force, jobs, export_dir, quiet, as_json):
+def review(app, paths, force, jobs, export_dir, quiet, as_json, to_queue):
     """Ingest, deep read and audit every paper under PATHS (folders and files).
 
     The run is resumable: after Ctrl-C or a crash, run the same command again
@@ -115,7 +118,23 @@ def review(app, paths, force, jobs, export_dir, quiet, as_json):
       reader review papers/                       # the whole folder
       reader review papers/ --export notes/       # then write Obsidian notes
       reader review new.pdf --force --json        # redo one paper, JSON result
+      reader review papers/ --queue               # for `reader worker`s; returns at once
     """
+    if to_queue:
+        if export_dir is not None:
+            raise ReaderError("--export writes notes after a review; with --queue nothing is "
+                              "reviewed yet: run `reader export --all --out DIR` when "
+                              "`reader jobs` shows the papers done")
+        from reader.commands.worker import print_enqueued
+
+        enqueued = app.enqueue(paths, force=force)
+        if as_json:
+            echo_json(enqueued.to_json())
+        else:
+            print_enqueued(enqueued)
+        if enqueued.failed:
+            sys.exit(1)
+        return
     stop = threading.Event()
     try:
         report = app.review(paths, jobs=jobs, force=force,

@@ -449,9 +449,67 @@ class SearchIndex:
         if not rows:
             return data
         texts = [text for _, _, text in rows]
-        with _progress(label, len(texts), on_progress, self.quiet) as report:
-            vectors = encode_with_progress(self.embedder, texts, report)
+        # Vectors stored in the database (by any machine) are used as they are; only the
+        # passages without one are embedded, and theirs are stored for the other machines.
+        stored = self._stored_vectors([c for _, c, _ in rows])
+        todo = [i for i, (_, cid, _) in enumerate(rows) if cid not in stored]
+        fresh = None
+        if todo:
+            with _progress(label, len(todo), on_progress, self.quiet) as report:
+                fresh = encode_with_progress(self.embedder, [texts[i] for i in todo], report)
+            fresh = np.asarray(fresh, dtype=np.float32)
+            self._save_vectors([rows[i][1] for i in todo], fresh)
+        dim = fresh.shape[1] if fresh is not None else len(next(iter(stored.values())))
+        vectors = np.zeros((len(rows), dim), dtype=np.float32)
+        for i, (_, cid, _) in enumerate(rows):
+            if cid in stored:
+                vectors[i] = stored[cid]
+        if fresh is not None:
+            vectors[todo] = fresh
         return data.append([p for p, _, _ in rows], [c for _, c, _ in rows], texts, vectors)
+
+    def _stored_vectors(self, chunk_ids: list[int]) -> dict[int, np.ndarray]:
+        """chunk id -> its vector under this index's embedding model, from the database."""
+        from sqlalchemy import select
+
+        from reader.store.tables import ChunkVector
+
+        found: dict[int, np.ndarray] = {}
+        try:
+            with self.db() as session:
+                for start in range(0, len(chunk_ids), 500):
+                    query = select(ChunkVector.chunk_id, ChunkVector.vector).where(
+                        ChunkVector.embedder == self.embedder_name,
+                        ChunkVector.chunk_id.in_(chunk_ids[start : start + 500]))
+                    for cid, blob in session.execute(query):
+                        found[cid] = np.frombuffer(bytes(blob), dtype=np.float32)
+        except Exception as exc:  # noqa: BLE001 - the vectors are a cache: embed instead
+            _notice(f"stored passage vectors unreadable ({_reason(exc)}); embedding instead")
+            return {}
+        dims = {len(v) for v in found.values()}
+        return found if len(dims) <= 1 else {}
+
+    def _save_vectors(self, chunk_ids: list[int], vectors: np.ndarray) -> None:
+        """Store passage vectors for other machines (one that is there already is kept)."""
+        from reader.store.db import transaction
+        from reader.store.tables import ChunkVector
+
+        rows = [{"chunk_id": int(cid), "embedder": self.embedder_name, "dim": int(vectors.shape[1]),
+                 "vector": np.ascontiguousarray(vec, dtype=np.float32).tobytes()}
+                for cid, vec in zip(chunk_ids, vectors)]
+        try:
+            with transaction(self.db) as session:
+                dialect = session.get_bind().dialect.name
+                if dialect == "postgresql":
+                    from sqlalchemy.dialects.postgresql import insert
+                else:
+                    from sqlalchemy.dialects.sqlite import insert
+                for start in range(0, len(rows), 500):
+                    session.execute(insert(ChunkVector).on_conflict_do_nothing(),
+                                    rows[start : start + 500])
+        except Exception as exc:  # noqa: BLE001 - e.g. the paper was removed meanwhile
+            _notice(f"passage vectors not stored in the database ({_reason(exc)}); "
+                    "other machines embed these passages themselves")
 
     def _commit(self, data: IndexData, unsaved_ok: bool = False) -> None:
         """Build BM25 for `data`, write it as the new generation, and use it. Hold the write lock.
@@ -485,6 +543,33 @@ class SearchIndex:
                     fresh.vectors,
                 )
             self._commit(data)
+
+    def ensure_paper(self, paper_id: str) -> bool:
+        """Make sure a paper stored by another process or machine is searchable here: its
+        passages are added from the database (with their stored vectors) when this index
+        lacks them. Returns True when it had to add them."""
+        if paper_id in self._ensure_loaded().papers:
+            return False
+        with self._lock, self.files.write_lock():
+            data = self._ensure_loaded()
+            if paper_id in data.papers:
+                return False
+            rows = [row for row in self._db_paper_chunks(paper_id)]
+            if not rows:
+                return False
+            self._commit(self._embed_into(data, rows, f"Embedding {len(rows)} chunks", None),
+                         unsaved_ok=True)
+            return True
+
+    def _db_paper_chunks(self, paper_id: str) -> list[tuple[str, int, str]]:
+        from sqlalchemy import select
+
+        from reader.store.tables import Chunk
+
+        with self.db() as session:
+            return [tuple(r) for r in session.execute(
+                select(Chunk.paper_id, Chunk.id, Chunk.text).where(Chunk.paper_id == paper_id)
+                .order_by(Chunk.ordinal))]
 
     def remove_paper(self, paper_id: str) -> None:
         with self._lock, self.files.write_lock():

@@ -27,7 +27,7 @@ from reader.ingest.text import parse_text
 from reader.text.digest import sha256_bytes
 from reader.text.paths import stored_path
 from reader.store.db import transaction
-from reader.store.tables import Caption, Chunk, Paper, Reference, utcnow
+from reader.store.tables import Caption, Chunk, Paper, PaperFile, Reference, utcnow
 
 SOURCE_SUFFIXES = (".pdf", ".txt", ".md")
 
@@ -198,6 +198,15 @@ def ingest_file(path, db, index=None) -> IngestResult:
     except OSError as exc:
         result.error = f"cannot read the file ({exc.strerror or exc})"
         return result
+    return ingest_data(data, path, db, index, label=stored_path(path))
+
+
+def ingest_data(data: bytes, path, db, index=None, *, label: str | None = None) -> IngestResult:
+    """Ingest a file's bytes, e.g. a queued file read back from the database on another
+    machine (reader.queue): `path` names it (its suffix and name count, it need not exist),
+    `label` is the source path stored with the paper (default: `path` as given)."""
+    path = Path(path)
+    result = IngestResult(str(path))
     paper_id = sha256_bytes(data)
     result.paper_id = paper_id
     parsed, chunks = None, []
@@ -210,7 +219,7 @@ def ingest_file(path, db, index=None) -> IngestResult:
                 result.chunks = session.scalar(select(func.count()).where(Chunk.paper_id == paper_id))
                 return result
         parsed = parse_file(path, data, paper_id)
-        parsed.source_path = stored_path(path)
+        parsed.source_path = label if label is not None else str(path)
         chunks = chunk_paper(parsed)
         if not chunks:
             raise IngestError(path, "no text to index after parsing")
@@ -268,11 +277,13 @@ def ingest_paths(
 
 
 def remove_paper(db, paper_id: str, index=None) -> None:
-    """Delete a paper and everything derived from it (chunks, captions,
-    references, analyses, questions, review jobs: FK cascades), then its index rows."""
+    """Delete a paper and everything derived from it (chunks and their vectors, captions,
+    references, analyses, questions, review jobs: FK cascades; its queued file's bytes),
+    then its index rows."""
     with transaction(db) as session:
         if session.scalar(select(Paper.id).where(Paper.id == paper_id)) is None:
             raise PaperNotFound(f"no paper with id {paper_id}; see `reader papers`")
         session.execute(delete(Paper).where(Paper.id == paper_id))
+        session.execute(delete(PaperFile).where(PaperFile.sha256 == paper_id))
     if index is not None:
         index.remove_paper(paper_id)

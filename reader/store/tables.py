@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from sqlalchemy import (
-    JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint,
+    JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, LargeBinary, String, Text,
+    UniqueConstraint,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -73,6 +74,33 @@ class Chunk(Base):
     paper: Mapped[Paper] = relationship(back_populates="chunks")
 
 
+class ChunkVector(Base):
+    """A passage's embedding (float32 bytes) under one embedding model (migration 0004): a
+    machine builds its search index from these instead of embedding the passages again."""
+
+    __tablename__ = "chunk_vectors"
+
+    chunk_id: Mapped[int] = mapped_column(
+        ForeignKey("chunks.id", ondelete="CASCADE"), primary_key=True
+    )
+    embedder: Mapped[str] = mapped_column(String(200), primary_key=True)
+    dim: Mapped[int] = mapped_column(Integer)
+    vector: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class PaperFile(Base):
+    """A queued file's bytes (migration 0004), so that a worker on any machine can ingest it;
+    `name` is only a label (the path it was queued from). Removed with its paper."""
+
+    __tablename__ = "paper_files"
+
+    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    name: Mapped[str] = mapped_column(Text)
+    size: Mapped[int] = mapped_column(Integer)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
 class Caption(Base):
     __tablename__ = "captions"
 
@@ -97,9 +125,13 @@ class Reference(Base):
 
 
 class Analysis(Base):
-    """A critique or synthesis of one paper; final_text carries the [待验证] marks."""
+    """A critique or synthesis of one paper; final_text carries the [待验证] marks.
+
+    One of each kind per paper (migration 0004): two runs that store a paper's review at
+    once cannot leave two sets; the second one's transaction fails."""
 
     __tablename__ = "analyses"
+    __table_args__ = (UniqueConstraint("paper_id", "kind", name="uq_analyses_paper_kind"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     paper_id: Mapped[str] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), index=True)
@@ -194,9 +226,11 @@ class Question(Base):
 
 
 class ReviewJob(Base):
-    """One paper in a batch review; makes `reader review` resumable."""
+    """One paper in a batch review or on the queue (reader/queue.py); makes `reader review`
+    resumable and lets workers on several machines share the papers."""
 
     __tablename__ = "review_jobs"
+    __table_args__ = (UniqueConstraint("file_sha256", name="uq_review_jobs_file_sha256"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     source_path: Mapped[str] = mapped_column(Text)
@@ -209,6 +243,19 @@ class ReviewJob(Base):
     summary: Mapped[dict] = mapped_column(JSON, default=dict)
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # The queue (migration 0004). A queued job's file is in paper_files, one job per file.
+    file_sha256: Mapped[str | None] = mapped_column(
+        ForeignKey("paper_files.sha256", ondelete="CASCADE", name="fk_review_jobs_file_sha256"),
+        nullable=True,
+    )
+    queued_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # Who holds a running job ("host:pid"), the token of this attempt (checked before anything
+    # of it is committed), and until when the lease runs unless renewed by a heartbeat.
+    worker: Mapped[str] = mapped_column(Text, default="", server_default="")
+    claim: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    lease_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class LLMCall(Base):

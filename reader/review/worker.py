@@ -1,0 +1,296 @@
+"""Reviewing queued papers on any number of machines that share one database.
+
+`enqueue_sources` puts files on the queue (their bytes into paper_files) and returns at
+once; `run_worker` claims queued papers one after another (reader.queue.claim_next),
+ingests each from its bytes in the database when it is not in the library yet, reads it
+and marks it done. Every transaction of an attempt is fenced by its claim, so a worker
+whose lease was taken over commits nothing; a failure sends the paper back to the queue
+until it has failed `max_attempts` times, then it is marked failed with its error.
+
+The stages are injected like the one-machine run's (`ingest_data(data, label)`,
+`read_paper(paper_id, on_progress=..., db=...)`); reader.facade.Reader.work passes the
+real ones.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import sessionmaker
+
+from reader import queue
+from reader.review.records import (
+    PaperFailed, PaperReview, ProgressEvent, check_stored, completion, fill, is_reviewed,
+    reason_of, since_of, start_read,
+)
+from reader.store.db import transaction
+from reader.store.tables import Paper, ReviewJob
+from reader.text.digest import sha256_bytes
+from reader.text.paths import stored_path
+
+# ---------------------------------------------------------------- enqueue
+
+
+@dataclass
+class EnqueueRow:
+    source: str
+    paper_id: str | None
+    status: str  # queued | requeued | already queued | running | done | skipped | error
+    detail: str = ""
+    job_id: int | None = None
+
+    def to_json(self) -> dict:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@dataclass
+class EnqueueReport:
+    rows: list[EnqueueRow]
+
+    def count(self, *statuses: str) -> int:
+        return sum(1 for r in self.rows if r.status in statuses)
+
+    @property
+    def failed(self) -> list[EnqueueRow]:
+        return [r for r in self.rows if r.status == "error"]
+
+    def to_json(self) -> dict:
+        return {"papers": [r.to_json() for r in self.rows],
+                "queued": self.count("queued", "requeued"),
+                "already_queued": self.count("already queued", "running"),
+                "skipped": self.count("done", "skipped"), "failed": len(self.failed)}
+
+
+def enqueue_sources(db: sessionmaker, sources: list[Path], force: bool = False) -> EnqueueReport:
+    """Put each file on the queue once (by content); its bytes go into the database."""
+    rows: list[EnqueueRow] = []
+    seen: dict[str, str] = {}
+    for source in sources:
+        source = Path(source)
+        try:
+            data = source.read_bytes()
+        except OSError as exc:
+            rows.append(EnqueueRow(str(source), None, "error",
+                                   f"cannot read it ({exc.strerror or exc}); nothing queued"))
+            continue
+        sha = sha256_bytes(data)
+        if sha in seen:
+            rows.append(EnqueueRow(str(source), sha, "skipped", f"same content as {seen[sha]}"))
+            continue
+        seen[sha] = str(source)
+        with transaction(db, lock=f"reader:review:{sha}") as session:
+            paper = session.get(Paper, sha)
+            if paper is not None and not force and is_reviewed(session, sha):
+                job = session.scalars(select(ReviewJob).where(ReviewJob.paper_id == sha)
+                                      .order_by(ReviewJob.id.desc()).limit(1)).first()
+                if job is None or job.status not in ("pending", "running"):
+                    rows.append(EnqueueRow(str(source), sha, "done",
+                                           "reviewed already (--force queues it again)"))
+                    continue
+            done = queue.enqueue_file(session, sha256=sha, name=stored_path(source), data=data,
+                                      paper_exists=paper is not None, force=force)
+        rows.append(EnqueueRow(str(source), sha, done.status, done.detail, done.job_id))
+    return EnqueueReport(rows)
+
+
+# ---------------------------------------------------------------- the worker
+
+
+IngestDataFn = Callable[[bytes, str], object]  # -> reader.ingest.pipeline.IngestResult
+
+
+@dataclass
+class WorkerReport:
+    worker: str
+    papers: list[PaperReview] = field(default_factory=list)
+    handed_back: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def by_status(self, status: str) -> list[PaperReview]:
+        return [p for p in self.papers if p.status == status]
+
+    def to_json(self) -> dict:
+        return {
+            "worker": self.worker,
+            "papers": [p.to_json() for p in self.papers],
+            "reviewed": len(self.by_status("reviewed")),
+            "retrying": len(self.by_status("retry")),
+            "failed": len(self.by_status("error")),
+            "lost": len(self.by_status("lost")),
+            "handed_back": self.handed_back,
+            "seconds": round(self.seconds, 2),
+        }
+
+
+def queue_busy(db: sessionmaker) -> bool:
+    """Whether any queued job is pending or running (held by any worker)."""
+    with db() as session:
+        return bool(session.scalar(select(func.count()).select_from(ReviewJob).where(
+            ReviewJob.queued_at.is_not(None), ReviewJob.status.in_(("pending", "running")))))
+
+
+def run_worker(
+    *,
+    db: sessionmaker,
+    ingest_data: IngestDataFn,
+    read_paper: Callable[..., object],
+    lease_s: float = queue.LEASE_S,
+    max_attempts: int = queue.MAX_ATTEMPTS,
+    jobs: int = 1,
+    once: bool = False,
+    until_empty: bool = False,
+    poll_s: float = 2.0,
+    stop: threading.Event | None = None,
+    abandon: threading.Event | None = None,
+    on_event: Callable[[ProgressEvent], None] | None = None,
+    on_notice: Callable[[str], None] | None = None,
+) -> WorkerReport:
+    """Process queued papers until `stop` (or Ctrl-C) — `jobs` papers at a time.
+
+    `once`: one paper, then return. `until_empty`: return when no queued paper is pending
+    or running anywhere. The first Ctrl-C (KeyboardInterrupt in the calling thread) or
+    `stop` lets the papers in hand finish; a second Ctrl-C or `abandon` hands them back to
+    the queue (not counted as an attempt) and returns at once."""
+    started = time.perf_counter()
+    run = uuid.uuid4().hex
+    worker = queue.worker_name()
+    report = WorkerReport(worker)
+    stop = stop or threading.Event()
+    abandon = abandon or threading.Event()
+    notice = on_notice or (lambda message: None)
+    heartbeat = queue.Heartbeat(db, lease_s)
+    ingest_lock = threading.Lock()
+    report_lock = threading.Lock()
+    counter = iter(range(1, 1 << 30))
+    queue.live_runs.add(run)
+
+    def loop() -> None:
+        while not stop.is_set():
+            claim = queue.claim_next(db, worker, lease_s=lease_s, max_attempts=max_attempts,
+                                     summary=queue.owner(run))
+            if claim is None:
+                if once or (until_empty and not queue_busy(db)):
+                    return
+                stop.wait(poll_s)
+                continue
+            if once:
+                stop.set()
+            with report_lock:
+                index = next(counter)
+            outcome = _work_one(claim, run, index, db=db, ingest_data=ingest_data,
+                                read_paper=read_paper, ingest_lock=ingest_lock,
+                                heartbeat=heartbeat, max_attempts=max_attempts,
+                                on_event=on_event, started=started)
+            with report_lock:
+                report.papers.append(outcome)
+
+    threads = [threading.Thread(target=loop, name=f"worker-{n}", daemon=True)
+               for n in range(1 if once else max(1, jobs))]
+    for thread in threads:
+        thread.start()
+    try:
+        while any(t.is_alive() for t in threads) and not abandon.is_set():
+            try:
+                for thread in threads:
+                    thread.join(0.2)
+            except KeyboardInterrupt:
+                if stop.is_set():
+                    abandon.set()
+                else:
+                    stop.set()
+                    notice("finishing the paper in hand; press Ctrl-C again to hand it back "
+                           "to the queue")
+        if abandon.is_set():
+            for claim in heartbeat.held():
+                if queue.hand_back(db, claim):
+                    report.handed_back.append(claim.source)
+    finally:
+        heartbeat.stop()
+        queue.live_runs.discard(run)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _work_one(claim: queue.Claim, run: str, index: int, *, db, ingest_data, read_paper,
+              ingest_lock, heartbeat, max_attempts, on_event, started) -> PaperReview:
+    outcome = PaperReview(source=claim.source, paper_id=claim.paper_id or claim.file_sha256)
+    began = time.perf_counter()
+
+    def emit(stage: str, detail: str = "") -> None:
+        if on_event is not None:
+            on_event(ProgressEvent(index=index, total=0, source=claim.source, stage=stage,
+                                   elapsed_s=time.perf_counter() - started, eta_s=None,
+                                   detail=detail))
+
+    heartbeat.hold(claim)
+    try:
+        paper_id = _ingested(claim, db=db, ingest_data=ingest_data, ingest_lock=ingest_lock,
+                             outcome=outcome, emit=emit)
+        outcome.paper_id = paper_id
+        if _finished_before(db, claim, paper_id):
+            summary = queue.finish(db, claim, completion(paper_id, 0.0))
+            fill(outcome, summary, "reviewed")
+            outcome.error = "finished by an earlier attempt"
+            return outcome
+        start_read(db, claim, paper_id, run, claim.source)
+        emit("read")
+        read_started = time.perf_counter()
+        read_paper(paper_id, on_progress=lambda message: emit("read", message),
+                   db=queue.fenced(db, claim))
+        outcome.read_seconds = time.perf_counter() - read_started
+        check_stored(db, claim, paper_id)
+        summary = queue.finish(db, claim, completion(paper_id, time.perf_counter() - began))
+        fill(outcome, summary, "reviewed")
+    except queue.LeaseLost as exc:
+        outcome.status, outcome.error = "lost", str(exc)
+    except Exception as exc:  # noqa: BLE001 - one paper's failure never stops the worker
+        reason = reason_of(exc)
+        status = queue.fail(db, claim, reason, max_attempts=max_attempts)
+        outcome.status = {"pending": "retry", "error": "error"}.get(status, status)
+        outcome.error = reason if status != "pending" else (
+            f"attempt {claim.attempt} of {max_attempts} failed: {reason}; queued again")
+    finally:
+        heartbeat.release(claim)
+        outcome.seconds = time.perf_counter() - began
+        emit(outcome.status, outcome.error)
+    return outcome
+
+
+def _ingested(claim: queue.Claim, *, db, ingest_data, ingest_lock, outcome, emit) -> str:
+    """The claimed paper's id, ingesting it from its bytes in the database first if needed."""
+    with db() as session:
+        paper = session.get(Paper, claim.paper_id or claim.file_sha256 or "")
+        if paper is not None:
+            outcome.title = paper.title
+            return paper.id
+    stored = queue.file_bytes(db, claim.file_sha256) if claim.file_sha256 else None
+    if stored is None:
+        raise PaperFailed("its file is not in the database (queued before files were stored, or "
+                          "removed); queue it again with `reader review PATH --queue`")
+    label, data = stored
+    emit("ingest")
+    with ingest_lock:
+        result = ingest_data(data, label)
+        outcome.ingest_seconds = getattr(result, "seconds", 0.0)
+    if result.status == "error" or not result.paper_id:
+        raise PaperFailed(result.error or "ingest failed")
+    outcome.title = result.title
+    queue.update_job(db, claim, paper_id=result.paper_id, stage="ingested")
+    return result.paper_id
+
+
+def _finished_before(db, claim: queue.Claim, paper_id: str) -> bool:
+    """An earlier attempt stored the analyses, then died before marking the job done."""
+    previous = (claim.previous or {}).get("read_since")
+    if not previous:
+        return False
+    with db() as session:
+        job = session.get(ReviewJob, claim.job_id)
+        since = since_of(ReviewJob(summary={"read_since": previous})) if job is not None else None
+        return since is not None and is_reviewed(session, paper_id, since)
