@@ -104,11 +104,19 @@ def test_upload_review_read_and_ask(served, page, tmp_path):
     row = page.locator("#jobs tbody tr").first
     row.wait_for()
     assert PAPER.name in row.locator(".job-name").inner_text()
-    stages_seen = set()
+    page.locator("#upload-messages .message.info", has_text="1 paper queued for review.").wait_for()
+    # the button after the files went: it opens the picker again, never the old false error
+    with page.expect_file_chooser() as chooser:
+        page.click("#upload-button")
+    assert chooser.value is not None
+    overall = page.locator("#overall")
+    overall.wait_for(state="visible")
+    stages_seen, overall_seen = set(), set()
     started = time.monotonic()
     deadline = started + REVIEW_TIMEOUT_S
     while time.monotonic() < deadline:
         stages_seen.add(row.locator(".job-stage").inner_text())
+        overall_seen.add(page.locator("#overall-text").inner_text())
         status = row.locator(".job-status").inner_text()
         if status.startswith(("done", "error")):
             break
@@ -118,21 +126,54 @@ def test_upload_review_read_and_ask(served, page, tmp_path):
           f"({PAPER.name}, scripted LLM, hashing embedder); stages: {len(stages_seen)}")
     assert row.locator("progress").get_attribute("value") == "100"
     assert any(s.startswith(("ingest", "read")) for s in stages_seen), stages_seen
+    assert any("reviewed ·" in t for t in overall_seen), overall_seen
+    page.locator("#overall-text", has_text="All 1 reviews finished.").wait_for()
+    assert page.locator(".message.error").count() == 0
 
-    # Library: the paper is listed with its audit figures.
+    # The same file again: the page says it is in the library, links it, offers a new review.
+    page.set_input_files("#file-input", str(PAPER))
+    known = page.locator("#upload-messages .known")
+    known.wait_for()
     paper_id = hashlib.sha256(PAPER.read_bytes()).hexdigest()
+    assert "already in the library" in known.inner_text()
+    assert known.locator("a").get_attribute("href") == f"/paper/{paper_id}"
+    assert known.locator("button.review-again").is_visible()
+    assert page.locator("#jobs tbody tr").count() == 1  # no second review was started
+    assert page.locator(".message.error").count() == 0
+
+    # Library: the paper is listed with its audit figures, authors and year.
     page.goto(f"{served.url}/library")
     lib_row = page.locator(f'tr[data-paper="{paper_id}"]')
     assert lib_row.locator(".status").inner_text() == "reviewed"
+    assert lib_row.locator(".authors").inner_text() != ""
+
+    # All notes as one zip.
+    with page.expect_download() as download:
+        page.click("#export-zip")
+    import zipfile
+
+    with zipfile.ZipFile(download.value.path()) as archive:
+        names = archive.namelist()
+        assert "reader-notes/index.md" in names and len(names) == 2, names
+        note_text = archive.read(next(n for n in names if not n.endswith("index.md"))).decode()
+    assert f"source: {PAPER.name}" in note_text  # the uploaded name, not uploads/<sha256>.pdf
 
     # Paper page: the unsupported sentence is highlighted; hovering shows the tooltip.
     row_link = lib_row.locator("td.title a")
     row_link.click()
     page.wait_for_url(f"**/paper/{paper_id}")
+    flagged_list = page.locator("#flagged-list")
+    assert re.match(r"Flagged sentences \(\d+\)", flagged_list.locator("h2").inner_text())
+    assert "to be verified" in flagged_list.inner_text()
     flagged = page.locator(".sent.flagged", has_text=FABRICATED).first
     assert flagged.locator("mark.pending").inner_text() == "[待验证]"
     tip = flagged.locator(".tip")
+    assert flagged.get_attribute("aria-describedby") == tip.get_attribute("id")
     assert not tip.is_visible()
+    # the page image is there beside the analyses
+    image = page.locator("#page-image")
+    image.wait_for()
+    assert page.wait_for_function("() => document.getElementById('page-image').naturalWidth > 0")
     flagged.scroll_into_view_if_needed()
     flagged.hover()
     tip.wait_for(state="visible")
@@ -144,6 +185,14 @@ def test_upload_review_read_and_ask(served, page, tmp_path):
     shutil.copyfile(shot, SCREENSHOT_COPY)
     print(f"\npaper page screenshot: {shot} (copy: {SCREENSHOT_COPY})")
 
+    # A page reference in the tooltip opens that page with the passage highlighted over its words.
+    link = tip.locator("a.ev-page").first
+    passage, page_no = int(link.get_attribute("data-passage")), int(link.get_attribute("data-page"))
+    link.click()
+    check_highlight(page, served.ctx, passage)
+    assert int(page.locator("#pdf").get_attribute("data-page")) == page_no or page_no < served.ctx.passage_box(passage).page
+    page.keyboard.press("Escape")  # the link had the focus, which keeps its tooltip open
+
     # A click pins the tooltip, so it stays when the pointer leaves; Escape closes it.
     page.mouse.move(0, 0)
     tip.wait_for(state="hidden")
@@ -153,42 +202,110 @@ def test_upload_review_read_and_ask(served, page, tmp_path):
     page.keyboard.press("Escape")
     tip.wait_for(state="hidden")
 
-    # The toggle shows every sentence's verdict.
+    # Only flagged sentences are in the Tab order until every verdict is shown.
     supported = page.locator(".sent.verdict-supported").first
+    assert supported.get_attribute("tabindex") == "-1" and flagged.get_attribute("tabindex") == "0"
     before = supported.evaluate("e => getComputedStyle(e).backgroundColor")
     page.check("#show-all")
     after = supported.evaluate("e => getComputedStyle(e).backgroundColor")
-    assert before != after
+    assert before != after and supported.get_attribute("tabindex") == "0"
     supported.hover()
     assert "Supported by the paper" in supported.locator(".tip").inner_text()
 
-    # The Markdown note downloads.
+    # The Markdown note and the PDF download, the PDF under its original name.
     with page.expect_download() as download:
         page.click("#download-note")
     note = Path(download.value.path()).read_text(encoding="utf-8")
     assert "[待验证]" in note or "待验证" in note
+    with page.expect_download() as download:
+        page.click("#download-pdf")
+    assert download.value.suggested_filename == PAPER.name
+    assert Path(download.value.path()).read_bytes() == PAPER.read_bytes()
 
-    # Ask: a question about this paper shows the answer, flags and sources with pages.
+    # Ask: a question about this paper shows its stage while it waits, then the answer at
+    # its own address, in plain words, with sources that open their page.
     page.click("text=Ask about this paper")
     assert page.locator("#scope").input_value() == paper_id
     page.fill("#question", ASK_QUESTION)
     page.click("#ask-button")
-    page.locator("#answer").wait_for(timeout=60_000)
-    assert page.locator("#route").inner_text() in ("correct", "ambiguous", "incorrect")
-    assert page.locator("#grounded").inner_text() in ("grounded", "not grounded")
+    assert page.locator("#ask-button").is_disabled()
+    page.wait_for_url(re.compile(r".*/ask/\d+$"), timeout=60_000)
+    page.locator("#answer").wait_for()
+    answer_url = page.url
+    assert page.locator("#route").text_content() in ("correct", "ambiguous", "incorrect")
+    assert page.locator("#outcome").inner_text().startswith(("Answered", "No passage"))
+    assert page.locator("#grounded").inner_text() in ("checked against its sources",
+                                                       "not fully backed by its sources")
     sources = page.locator("#sources li")
     assert sources.count() >= 1
     assert re.search(r"p\. \d+", sources.first.inner_text())
+    answer_text = page.locator("#answer-text").inner_text()
+    if re.search(r"\[1\]", answer_text):
+        assert page.locator("#answer-text a.cite").first.get_attribute("href") == "#source-1"
     page.screenshot(path=str(tmp_path / "ask_page.png"), full_page=True)
+    source_link = page.locator("#sources a.source-link").first
+    source_passage = int(re.search(r"passage=(\d+)", source_link.get_attribute("href")).group(1))
+    source_link.click()
+    page.wait_for_url(f"**/paper/{paper_id}?*")
+    check_highlight(page, served.ctx, source_passage)
+
+    # The answer's address opens it again; the question is in the history.
+    page.goto(answer_url)
+    assert page.locator("#answer").is_visible()
+    page.goto(f"{served.url}/ask")
+    assert page.locator("#history li", has_text=ASK_QUESTION).count() >= 1
 
     # The same question across the whole library.
+    page.goto(answer_url)
     page.select_option("#scope", "")
     page.click("#ask-button")
-    page.wait_for_load_state()
-    page.locator("#answer").wait_for(timeout=60_000)
+    assert not page.locator("#answer").is_visible()  # the previous answer is hidden at once
+    page.wait_for_url(lambda url: url != answer_url and re.search(r"/ask/\d+$", url), timeout=60_000)
+    page.locator("#answer").wait_for()
     assert page.locator("#scope").input_value() == ""
-    assert page.locator("#route").inner_text() in ("correct", "ambiguous", "incorrect")
     assert page.dialogs == []
+
+
+def check_highlight(page, ctx, passage: int) -> None:
+    """The viewer shows the passage's page with a highlight over words the PDF itself places
+    there (found by pymupdf's own text search of a phrase of the passage)."""
+    import pymupdf
+
+    viewer = page.locator("#pdf")
+    page.wait_for_function(f"() => document.getElementById('pdf').dataset.highlighted === '{passage}'")
+    page.wait_for_function("() => document.getElementById('page-image').complete")
+    shown_page = int(viewer.get_attribute("data-page"))
+    box = ctx.passage_box(passage)
+    assert box.page == shown_page
+    image = page.locator("#page-image").bounding_box()
+    highlights = [h.bounding_box() for h in page.locator("#page-frame .hl").all()]
+    assert highlights, "no highlight drawn"
+    pdf, _ = ctx.paper_file(box.paper_id)
+    with ctx.db() as session:
+        from reader.store.tables import Chunk
+
+        text = session.get(Chunk, passage).text
+    with pymupdf.open(pdf) as doc:
+        pdf_page = doc[shown_page - 1]
+        width, height = pdf_page.rect.width, pdf_page.rect.height
+        words = pdf_page.get_text("words")
+        # words of the passage on this page: the ones pymupdf finds for 3-word phrases of it
+        tokens = text.split()
+        found = []
+        for i in range(0, max(1, len(tokens) - 3), 7):
+            found += pdf_page.search_for(" ".join(tokens[i:i + 3]))
+            if len(found) >= 5:
+                break
+    assert words and found, "pymupdf finds none of the passage's phrases on the page"
+
+    def overlaps(rect, h):
+        x0 = image["x"] + rect.x0 / width * image["width"]
+        y0 = image["y"] + rect.y0 / height * image["height"]
+        x1 = image["x"] + rect.x1 / width * image["width"]
+        y1 = image["y"] + rect.y1 / height * image["height"]
+        return x0 < h["x"] + h["width"] and h["x"] < x1 and y0 < h["y"] + h["height"] and h["y"] < y1
+
+    assert any(overlaps(rect, h) for rect in found for h in highlights), (found[:3], highlights[:3])
 
 
 # a question the paper answers (the scripted LLM answers by word overlap)

@@ -323,5 +323,6 @@ def test_a_forged_form_on_another_site_is_refused_in_chromium(browser_and_server
     page.goto(f"{url}/ask")
     page.fill("#question", "What is measured?")
     page.click("#ask-button")
-    page.wait_for_load_state()
-    assert "the library is empty" in page.locator(".message.error").inner_text()
+    failed = page.locator("#ask-failed")  # the page's script posts to /api/ask and polls
+    failed.wait_for(state="visible")
+    assert "the library is empty" in failed.inner_text()

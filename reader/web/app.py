@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI, File, Form, Request, UploadFile
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, FileSystemLoader, select_autoescape
@@ -56,15 +56,31 @@ def _templates() -> Jinja2Templates:
     )
     env.filters["percent"] = lambda x: "–" if x is None else f"{x * 100:.0f}%"
     env.filters["prose"] = prose
+    env.globals["cited"] = cited
     return Jinja2Templates(env=env)
 
 
-def content_disposition(file_name: str) -> str:
+def content_disposition(file_name: str, fallback: str = "note.md") -> str:
     """An attachment header that survives any title: ASCII fallback plus RFC 5987 UTF-8."""
     from urllib.parse import quote
 
-    ascii_name = re.sub(r'[^A-Za-z0-9._-]+', "_", file_name).strip("_") or "note.md"
+    ascii_name = re.sub(r'[^A-Za-z0-9._-]+', "_", file_name).strip("_") or fallback
     return f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(file_name)}"
+
+
+_CITATION = re.compile(r"\[(\d{1,2})\]")
+
+
+def cited(answer: str, sources) -> Markup:
+    """The answer escaped, its [n] markers made links to source n (when there is one)."""
+    numbers = {s.number for s in sources}
+    html = str(escape(answer))
+
+    def link(m: re.Match) -> str:
+        n = int(m.group(1))
+        return f'<a class="cite" href="#source-{n}">[{n}]</a>' if n in numbers else m.group(0)
+
+    return Markup(_CITATION.sub(link, html))
 
 
 def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> FastAPI:
@@ -80,17 +96,20 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
     )
     upload_dir = settings.home / "uploads"
     runner = ReviewRunner(ctx, review or services.review_upload)
+    asker = services.AskRunner(ctx)
     templates = _templates()
 
     @asynccontextmanager
     async def lifespan(_app):
         yield
         runner.shutdown()
+        asker.shutdown()
 
     app = FastAPI(title="reader", docs_url=None, redoc_url=None, openapi_url=None,
                   lifespan=lifespan)
     app.state.ctx = ctx
     app.state.runner = runner
+    app.state.asker = asker
     app.add_middleware(
         Guard, token=settings.web_token,
         max_body=limit_bytes * MAX_FILES_PER_REQUEST + 64 * 1024,
@@ -139,6 +158,11 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
             return JSONResponse({"error": message}, status_code=404)
         return page(request, "error.html", 404, message=message)
 
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon():
+        return FileResponse(HERE / "static" / "favicon.svg", media_type="image/svg+xml",
+                            headers={"cache-control": "public, max-age=604800"})
+
     @app.get("/", include_in_schema=False)
     def home():
         return RedirectResponse("/library", status_code=303)
@@ -147,7 +171,8 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
     @app.get("/upload", response_class=HTMLResponse)
     def upload_page(request: Request):
         jobs = runner.all()
-        return page(request, "upload.html", jobs=jobs, limit_mb=limit_mb, messages=[])
+        return page(request, "upload.html", jobs=jobs, limit_mb=limit_mb, messages=[], known=[],
+                    notices=[])
 
     def accept_upload(upload: UploadFile) -> tuple[dict | None, str | None]:
         name = display_name(upload.filename)
@@ -161,6 +186,16 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
             return None, f"{name}: not a PDF (its content does not start with %PDF-); " \
                          f"upload PDF files only."
         path = store_upload(upload_dir, data)
+        active = runner.active_for(path)
+        if active is not None:
+            return {**active.to_json(), "notice": f"{name} is already being reviewed."}, None
+        known = ctx.paper_status(path.stem)
+        if known is not None and not known.startswith("error"):
+            # in the library already (or being reviewed by `reader review`): say so, no new job
+            title = next((r.title for r in ctx.library_rows() if r.id == path.stem), name)
+            return {"known": True, "name": name, "paper_id": path.stem, "title": title,
+                    "status": known, "url": f"/paper/{path.stem}",
+                    "review_url": f"/paper/{path.stem}/review"}, None
         return runner.submit(path, name).to_json(), None
 
     @app.post("/upload")
@@ -183,18 +218,24 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
                     accepted.append(job)
                 if error:
                     errors.append(error)
-        status = 200 if accepted or not errors else (
+        known = [j for j in accepted if j.get("known")]
+        accepted = [j for j in accepted if not j.get("known")]
+        status = 200 if accepted or known or not errors else (
             413 if any("upload limit" in e for e in errors) else 400)
         if wants_json(request):
-            return JSONResponse({"jobs": accepted, "errors": errors}, status_code=status)
+            return JSONResponse({"jobs": accepted, "known": known, "errors": errors},
+                                status_code=status)
         jobs = runner.all()
+        notices = [queued_message(len(accepted))] if accepted else []
         return page(request, "upload.html", status, jobs=jobs, limit_mb=limit_mb,
-                    messages=errors)
+                    messages=errors, known=known, notices=notices)
 
     @app.get("/api/jobs")
     def jobs_api():
+        import time
+
         jobs = runner.all()
-        return {"jobs": [j.to_json() for j in jobs]}
+        return {"jobs": [j.to_json() for j in jobs], "now": time.time()}
 
     @app.get("/api/jobs/{job_id}")
     def job_api(job_id: str):
@@ -205,12 +246,26 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
 
     # ---- library and papers ------------------------------------------------------
     @app.get("/library", response_class=HTMLResponse)
-    def library(request: Request, q: str = "", sort: str = "added", order: str = "desc"):
-        sort = sort if sort in ctx.library_sorts() else "added"
+    def library(request: Request, q: str = "", sort: str = "", order: str = "desc",
+                text: str = "", deleted: str = ""):
+        full = bool(text) and bool(q.strip())
+        sorts = ctx.library_sorts() + (("relevance",) if full else ())
+        sort = sort if sort in sorts else ("relevance" if full else "added")
         descending = order != "asc"
-        rows = ctx.library_rows(title_filter=q, sort=sort, descending=descending)
-        return page(request, "library.html", rows=rows, q=q, sort=sort,
-                    order="desc" if descending else "asc")
+        if full:
+            rows = ctx.library_search(q, sort=sort, descending=descending)
+        else:
+            rows = ctx.library_rows(title_filter=q, sort=sort, descending=descending)
+        return page(request, "library.html", rows=rows, q=q, sort=sort, full=full,
+                    order="desc" if descending else "asc", deleted=deleted[:300])
+
+    @app.get("/library/notes.zip")
+    def notes_zip():
+        data, count = ctx.notes_zip()
+        if not count:
+            raise ReaderError("no paper has a review yet, so there are no notes to export")
+        return Response(data, media_type="application/zip",
+                        headers={"content-disposition": content_disposition("reader-notes.zip")})
 
     def checked_paper_id(paper_id: str) -> str:
         if not PAPER_ID.match(paper_id):
@@ -224,6 +279,67 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
         if view is None:
             raise PaperNotFound(f"no paper with id {paper_id!r}; pick one from the library")
         return page(request, "paper.html", paper=view, nav="library")
+
+    @app.get("/paper/{paper_id}/pdf")
+    def paper_pdf(paper_id: str):
+        checked_paper_id(paper_id)
+        path, name = ctx.paper_file(paper_id)
+        return FileResponse(path, media_type="application/pdf",
+                            headers={"content-disposition": content_disposition(name, "paper.pdf")})
+
+    @app.get("/paper/{paper_id}/page/{number}.png")
+    def paper_page_image(paper_id: str, number: int):
+        checked_paper_id(paper_id)
+        if number < 1:
+            raise PaperNotFound(f"the paper has no page {number}")
+        return FileResponse(ctx.page_image(paper_id, number), media_type="image/png",
+                            headers={"cache-control": "private, max-age=86400"})
+
+    @app.get("/api/passage/{chunk_id}")
+    def passage_api(chunk_id: int):
+        box = ctx.passage_box(chunk_id)
+        if box is None:
+            return JSONResponse({"error": f"no passage {chunk_id}"}, status_code=404)
+        return box.to_json()
+
+    @app.get("/api/paper/{paper_id}/status")
+    def paper_status_api(paper_id: str):
+        checked_paper_id(paper_id)
+        status = ctx.paper_status(paper_id)
+        if status is None:
+            return JSONResponse({"error": f"no paper {paper_id}"}, status_code=404)
+        return {"status": status, "reviewing": status.startswith(("pending", "running"))}
+
+    @app.get("/paper/{paper_id}/delete", response_class=HTMLResponse)
+    def confirm_delete(request: Request, paper_id: str):
+        checked_paper_id(paper_id)
+        view = ctx.paper_page(paper_id)
+        if view is None:
+            raise PaperNotFound(f"no paper with id {paper_id!r}; pick one from the library")
+        return page(request, "delete.html", paper=view, nav="library")
+
+    @app.post("/paper/{paper_id}/delete")
+    def delete_paper(request: Request, paper_id: str, csrf_token: str = Form("")):
+        if (refusal := forged(request, csrf_token)) is not None:
+            return refusal
+        checked_paper_id(paper_id)
+        info = ctx.delete_paper(paper_id)
+        if wants_json(request):
+            return {"deleted": info.id, "title": info.title}
+        from urllib.parse import quote
+
+        return RedirectResponse(f"/library?deleted={quote(info.title or info.id)}", status_code=303)
+
+    @app.post("/paper/{paper_id}/review")
+    def review_again(request: Request, paper_id: str, csrf_token: str = Form("")):
+        if (refusal := forged(request, csrf_token)) is not None:
+            return refusal
+        checked_paper_id(paper_id)
+        path, name = ctx.paper_file(paper_id)
+        job = runner.active_for(path) or runner.submit(path, name, force=True)
+        if wants_json(request):
+            return {"job": job.to_json()}
+        return RedirectResponse("/upload", status_code=303)
 
     @app.get("/paper/{paper_id}/note.md")
     def paper_note(paper_id: str):
@@ -241,7 +357,34 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
 
     @app.get("/ask", response_class=HTMLResponse)
     def ask_page(request: Request, paper: str = ""):
-        return page(request, "ask.html", question="", result=None, **ask_context(paper))
+        return page(request, "ask.html", question="", result=None,
+                    history=ctx.question_history(), **ask_context(paper))
+
+    @app.get("/ask/{question_id}", response_class=HTMLResponse)
+    def asked_page(request: Request, question_id: int):
+        result = ctx.question_page(question_id)
+        if result is None:
+            raise PaperNotFound(f"no question {question_id}; see the history on the Ask page")
+        return page(request, "ask.html", question=result.question, result=result, nav="ask",
+                    history=ctx.question_history(), **ask_context(result.paper_id or ""))
+
+    @app.post("/api/ask")
+    def ask_job(request: Request, question: str = Form(""), paper: str = Form(""),
+                csrf_token: str = Form("")):
+        if (refusal := forged(request, csrf_token)) is not None:
+            return refusal
+        question = question.strip()
+        if not question:
+            return JSONResponse({"error": "Type a question first."}, status_code=400)
+        job = asker.submit(question, ask_context(paper)["scope"] or None)
+        return JSONResponse(asker.get(job.id), status_code=202)
+
+    @app.get("/api/ask/{job_id}")
+    def ask_job_status(job_id: str):
+        job = asker.get(job_id)
+        if job is None:
+            return JSONResponse({"error": f"no question being answered as {job_id!r}"}, status_code=404)
+        return job
 
     @app.post("/ask", response_class=HTMLResponse)
     def ask(request: Request, question: str = Form(""), paper: str = Form(""),
@@ -252,16 +395,22 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
         question = question.strip()
         if not question:
             return page(request, "ask.html", 400, question="", result=None,
-                        message="Type a question first.", **context)
-        try:
-            result = services.ask(ctx, question, context["scope"] or None)
-        except ReaderError as exc:
-            if wants_json(request):
-                return JSONResponse({"error": str(exc)}, status_code=400)
-            return page(request, "ask.html", 400, question=question, result=None,
-                        message=str(exc), **context)
+                        message="Type a question first.", history=[], **context)
         if wants_json(request):
+            try:
+                result = services.ask(ctx, question, context["scope"] or None)
+            except ReaderError as exc:
+                return JSONResponse({"error": str(exc)}, status_code=400)
             return JSONResponse(result.to_json())
-        return page(request, "ask.html", question=question, result=result, **context)
+        try:
+            question_id = ctx.ask_stored(question, context["scope"] or None)
+        except ReaderError as exc:
+            return page(request, "ask.html", 400, question=question, result=None,
+                        message=str(exc), history=[], **context)
+        return RedirectResponse(f"/ask/{question_id}", status_code=303)
 
     return app
+
+
+def queued_message(n: int) -> str:
+    return f"{n} paper{'' if n == 1 else 's'} queued for review."

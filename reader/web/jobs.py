@@ -35,6 +35,9 @@ class JobProgress:
     paper_id: str | None = None
     error: str = ""
     created_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat())
+    started: float | None = None  # time.time() when the review began, for time estimates
+    finished_at: float | None = None
+    force: bool = False  # "Review again": reviewed even if it was before
 
     @property
     def finished(self) -> bool:
@@ -62,13 +65,15 @@ class ReviewRunner:
         self.review = review
         self.keep = keep
         self._jobs: dict[str, JobProgress] = {}
+        self._paths: dict[str, Path] = {}
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="review")
 
-    def submit(self, pdf_path: Path, name: str) -> JobProgress:
-        job = JobProgress(id=uuid.uuid4().hex[:12], name=name)
+    def submit(self, pdf_path: Path, name: str, *, force: bool = False) -> JobProgress:
+        job = JobProgress(id=uuid.uuid4().hex[:12], name=name, force=force)
         with self._lock:
             self._jobs[job.id] = job
+            self._paths[job.id] = pdf_path
             self._forget_old()
         self._pool.submit(self._run, job, pdf_path)
         return self.get(job.id)
@@ -83,6 +88,15 @@ class ReviewRunner:
         with self._lock:
             jobs = [JobProgress(**j.to_json()) for j in self._jobs.values()]
         return sorted(jobs, key=lambda j: j.created_at, reverse=True)
+
+    def active_for(self, pdf_path: Path) -> JobProgress | None:
+        """The queued or running job of this stored file, if there is one."""
+        with self._lock:
+            for job, path in self._paths.items():
+                current = self._jobs.get(job)
+                if path == pdf_path and current is not None and not current.finished:
+                    return JobProgress(**current.to_json())
+        return None
 
     def wait(self, job_id: str, timeout: float) -> JobProgress | None:
         """Block until the job finishes (for the CLI and tests)."""
@@ -108,9 +122,12 @@ class ReviewRunner:
         finished = [j for j in self._jobs.values() if j.finished]
         for job in finished[: max(0, len(self._jobs) - self.keep)]:
             del self._jobs[job.id]
+            self._paths.pop(job.id, None)
 
     def _run(self, job: JobProgress, pdf_path: Path) -> None:
-        self._update(job, status="running", stage="starting", percent=1)
+        import time
+
+        self._update(job, status="running", stage="starting", percent=1, started=time.time())
 
         def on_progress(stage: str, fraction: float | None = None) -> None:
             changes = {"stage": stage}
@@ -124,12 +141,20 @@ class ReviewRunner:
             return message.replace(str(pdf_path), job.name)
 
         try:
-            paper_id = self.review(pdf_path, self.ctx, on_progress)
+            paper_id = self.review(pdf_path, self.ctx, on_progress, **({"force": True} if job.force else {}))
+            # the name the file was uploaded with, not its stored <sha256>.pdf
+            name_paper = getattr(self.ctx, "name_paper", None)
+            if name_paper is not None and paper_id:
+                try:
+                    name_paper(paper_id, job.name)
+                except Exception:  # the name is a nicety; the review stands
+                    traceback.print_exc()
         except ReaderError as exc:
-            self._update(job, status="error", stage="failed", error=shown(str(exc)))
+            self._update(job, status="error", stage="failed", error=shown(str(exc)), finished_at=time.time())
         except Exception as exc:  # a bug, but one upload must not take the server down
             traceback.print_exc()
-            self._update(job, status="error", stage="failed",
+            self._update(job, status="error", stage="failed", finished_at=time.time(),
                          error=shown(f"internal error: {type(exc).__name__}: {exc}"))
         else:
-            self._update(job, status="done", stage="done", percent=100, paper_id=paper_id)
+            self._update(job, status="done", stage="done", percent=100, paper_id=paper_id,
+                         finished_at=time.time())

@@ -29,22 +29,65 @@ def _read_fraction(detail: str, seen: list[str]) -> float:
     return start + (end - start) * (1 - 0.85 ** len(seen))
 
 
-def review_upload(pdf_path: Path, ctx, on_progress: Callable[[str, float | None], None]) -> str:
+def review_upload(pdf_path: Path, ctx, on_progress: Callable[[str, float | None], None], *,
+                  force: bool = False) -> str:
     """Ingest, deep-read and audit one uploaded PDF through the batch review runner
-    (so the web and `reader review` record the same ReviewJob rows). Returns the paper id."""
+    (so the web and `reader review` record the same ReviewJob rows). Returns the paper id.
+    `force`: review it again even if it was reviewed before ("Review again")."""
     details: list[str] = []
+    ingest = _IngestCreep(on_progress)
 
     def on_event(event) -> None:
+        if event.stage != "ingest":
+            ingest.stop()
         if event.stage == "read" and event.detail:
             on_progress(f"read: {event.detail}", _read_fraction(event.detail, details))
+        elif event.stage == "ingest":
+            ingest.start()
         elif event.stage in STAGE_FRACTIONS:
             on_progress(event.stage, STAGE_FRACTIONS[event.stage])
 
-    report = ctx.review([pdf_path], jobs=1, on_event=on_event)
+    try:
+        report = ctx.review([pdf_path], jobs=1, on_event=on_event, force=force)
+    finally:
+        ingest.stop()
     outcome = report.papers[0]
     if outcome.status in ("reviewed", "skipped") and outcome.paper_id:
         return outcome.paper_id
     raise ReviewFailed(outcome.error or f"the review ended as {outcome.status!r}")
+
+
+class _IngestCreep:
+    """Ingest (parse, passages, search index: embedding every passage is most of it) reports
+    no steps of its own; while it runs the bar moves through the ingest span with diminishing
+    steps, once a second, so a long ingest does not look stalled at its first percent."""
+
+    SPAN = (0.05, 0.28)
+
+    def __init__(self, on_progress):
+        import threading
+
+        self.on_progress = on_progress
+        self._stop = threading.Event()
+        self._thread = None
+
+    def start(self) -> None:
+        import threading
+
+        self.on_progress("ingest: parsing and indexing", self.SPAN[0])
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, daemon=True, name="ingest-progress")
+            self._thread.start()
+
+    def _run(self) -> None:
+        start, end = self.SPAN
+        seconds = 0
+        while not self._stop.wait(1.0):
+            seconds += 1
+            self.on_progress("ingest: parsing and indexing", start + (end - start) * (1 - 0.93 ** seconds))
+
+    def stop(self) -> None:
+        self._stop.set()
 
 
 # ---------------------------------------------------------------- asking
@@ -94,3 +137,105 @@ def ask(ctx, question: str, paper_id: str | None) -> AskView:
         llm_calls=result.llm_calls,
         seconds=result.seconds,
     )
+
+
+# ---------------------------------------------------------------- asking in the background
+
+# What each LLM stage of an answer means, in the words the Ask page shows while it waits.
+STAGE_WORDS = {
+    "": "Searching the papers",
+    "crag-grade-batch": "Judging which passages answer the question",
+    "crag-grade": "Judging which passages answer the question",
+    "crag-rewrite": "Rewording the question to search again",
+    "crag-refine-batch": "Picking out the sentences that answer it",
+    "crag-refine": "Picking out the sentences that answer it",
+    "crag-answer": "Writing the answer",
+    "crag-check": "Checking the answer against the passages",
+    "audit": "Checking the answer against the passages",
+    "verify": "Checking the answer against the passages",
+}
+
+
+def stage_words(stage: str) -> str:
+    return STAGE_WORDS.get(stage, "Working on the answer")
+
+
+@dataclass
+class AskJob:
+    id: str
+    question: str
+    paper_id: str | None
+    status: str = "running"  # running | done | error
+    stage: str = ""
+    words: str = STAGE_WORDS[""]
+    started: float = 0.0
+    finished: float | None = None
+    question_id: int | None = None
+    error: str = ""
+
+    def to_json(self, now: float) -> dict:
+        data = asdict(self)
+        data["elapsed_s"] = round((self.finished or now) - self.started, 1)
+        data["url"] = f"/ask/{self.question_id}" if self.question_id else None
+        return data
+
+
+class AskRunner:
+    """Questions answered one at a time in a worker thread; the page polls the job for its
+    stage (the LLM stage of the call being made) and, when done, opens the stored answer."""
+
+    def __init__(self, ctx, keep: int = 50):
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.ctx = ctx
+        self.keep = keep
+        self._jobs: dict[str, AskJob] = {}
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ask")
+
+    def submit(self, question: str, paper_id: str | None) -> AskJob:
+        import time
+        import uuid
+
+        job = AskJob(id=uuid.uuid4().hex[:12], question=question, paper_id=paper_id, started=time.time())
+        with self._lock:
+            self._jobs[job.id] = job
+            for old in list(self._jobs.values())[: max(0, len(self._jobs) - self.keep)]:
+                if old.status != "running":
+                    del self._jobs[old.id]
+        self._pool.submit(self._run, job)
+        return job
+
+    def get(self, job_id: str) -> dict | None:
+        import time
+
+        with self._lock:
+            job = self._jobs.get(job_id)
+            return job.to_json(time.time()) if job else None
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _set(self, job: AskJob, **changes) -> None:
+        with self._lock:
+            for key, value in changes.items():
+                setattr(job, key, value)
+
+    def _run(self, job: AskJob) -> None:
+        import time
+        import traceback
+
+        def on_stage(stage: str) -> None:
+            self._set(job, stage=stage, words=stage_words(stage))
+
+        try:
+            qid = self.ctx.ask_stored(job.question, job.paper_id, on_stage=on_stage)
+        except ReaderError as exc:
+            self._set(job, status="error", error=str(exc), finished=time.time())
+        except Exception as exc:  # a bug; the page says so instead of waiting forever
+            traceback.print_exc()
+            self._set(job, status="error", error=f"internal error: {type(exc).__name__}: {exc}",
+                      finished=time.time())
+        else:
+            self._set(job, status="done", question_id=qid, words="Done", finished=time.time())

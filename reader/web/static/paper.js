@@ -1,31 +1,123 @@
-// Paper page: click (or Enter) pins a sentence's tooltip; the checkbox shows every verdict.
+// Paper page: tooltips (click or Enter pins one), the verdict toggle, the PDF's pages beside
+// the analyses with a passage highlighted, and a reload when a running review finishes.
 (function () {
   "use strict";
   var toggle = document.getElementById("show-all");
   var analyses = document.getElementById("analyses");
+  var viewer = document.getElementById("pdf");
+
+  // Only flagged sentences are in the Tab order, unless every verdict is shown.
   if (toggle && analyses) {
     toggle.addEventListener("change", function () {
       analyses.classList.toggle("show-all", toggle.checked);
+      analyses.querySelectorAll(".sent:not(.flagged)").forEach(function (s) {
+        s.tabIndex = toggle.checked ? 0 : -1;
+      });
     });
   }
+
+  // ---- the PDF's pages ---------------------------------------------------------
+  var current = { page: 1, rects: [], passage: null };
+  function pageCount() { return viewer ? parseInt(viewer.dataset.pages, 10) || 1 : 1; }
+
+  function drawHighlights() {
+    var frame = document.getElementById("page-frame");
+    frame.querySelectorAll(".hl").forEach(function (h) { h.remove(); });
+    var first = null;
+    current.rects.forEach(function (r) {
+      if (r[0] !== current.page) { return; }
+      var box = document.createElement("div");
+      box.className = "hl";
+      box.style.left = (r[1] * 100) + "%";
+      box.style.top = (r[2] * 100) + "%";
+      box.style.width = ((r[3] - r[1]) * 100) + "%";
+      box.style.height = ((r[4] - r[2]) * 100) + "%";
+      frame.appendChild(box);
+      if (!first) { first = box; }
+    });
+    return first;
+  }
+
+  function showPage(n) {
+    if (!viewer) { return null; }
+    n = Math.max(1, Math.min(pageCount(), n));
+    current.page = n;
+    var img = document.getElementById("page-image");
+    var src = "/paper/" + encodeURIComponent(viewer.dataset.paper) + "/page/" + n + ".png";
+    if (img.getAttribute("src") !== src) { img.setAttribute("src", src); }
+    img.alt = "Page " + n + " of the paper";
+    document.getElementById("page-label").textContent = "Page " + n + " of " + pageCount();
+    viewer.dataset.page = String(n);
+    return drawHighlights();
+  }
+
+  function showPassage(passage, page, scroll) {
+    if (!viewer) { return false; }
+    current.rects = [];
+    current.passage = passage;
+    showPage(page || 1);
+    var label = document.getElementById("passage-label");
+    label.textContent = "";
+    fetch("/api/passage/" + encodeURIComponent(passage), { headers: { "Accept": "application/json" }, credentials: "same-origin" })
+      .then(function (r) { return r.ok ? r.json() : null; })
+      .then(function (box) {
+        if (!box || current.passage !== passage) { return; }
+        current.rects = box.rects || [];
+        var first = showPage(box.page || page || 1);
+        label.textContent = current.rects.length ? "passage highlighted" : "passage not located on the page";
+        viewer.dataset.highlighted = String(passage);
+        if (scroll) {
+          var wide = window.matchMedia("(min-width: 1100px)").matches;
+          (wide && first ? first : viewer).scrollIntoView({ block: wide ? "nearest" : "start" });
+          if (wide && first) { first.scrollIntoView({ block: "center" }); }
+        }
+      })
+      .catch(function () { label.textContent = "the passage could not be loaded"; });
+    return true;
+  }
+
+  if (viewer) {
+    document.getElementById("page-prev").addEventListener("click", function () { showPage(current.page - 1); });
+    document.getElementById("page-next").addEventListener("click", function () { showPage(current.page + 1); });
+    var params = new URLSearchParams(window.location.search);
+    if (params.get("passage")) {
+      showPassage(params.get("passage"), parseInt(params.get("page"), 10) || 1, true);
+    } else if (params.get("page")) {
+      showPage(parseInt(params.get("page"), 10) || 1);
+    }
+  }
+
+  // ---- tooltips ----------------------------------------------------------------
   // A focused sentence also shows its tooltip (keyboard users), so closing one drops focus too.
   function closeAll() {
     document.querySelectorAll(".sent.open").forEach(function (s) { s.classList.remove("open"); });
     var active = document.activeElement;
-    if (active && active.classList && active.classList.contains("sent")) { active.blur(); }
+    if (active && active.closest && active.closest(".sent")) { active.blur(); }
   }
   function pin(sentence) {
     var wasOpen = sentence.classList.contains("open");
     closeAll();
     var shown = sentence.classList.contains("flagged") || (analyses && analyses.classList.contains("show-all"));
-    if (!wasOpen && shown) { sentence.classList.add("open"); sentence.focus(); }
+    if (!wasOpen && shown) {
+      sentence.classList.add("open");
+      sentence.focus();
+      // a flagged sentence opens its closest passage, a supported one the passage that supports it
+      if (sentence.dataset.passage) { showPassage(sentence.dataset.passage, parseInt(sentence.dataset.page, 10), false); }
+    }
   }
   document.addEventListener("click", function (event) {
+    var link = event.target.closest ? event.target.closest("a[data-passage]") : null;
+    if (link && viewer) {
+      event.preventDefault();
+      showPassage(link.dataset.passage, parseInt(link.dataset.page, 10), true);
+      return;
+    }
     var sentence = event.target.closest ? event.target.closest(".sent") : null;
     if (sentence) {
       if (!event.target.closest(".tip")) { pin(sentence); }  // selecting text in a tooltip keeps it
       return;
     }
+    if (viewer && viewer.contains(event.target)) { return; }
     closeAll();
   });
   document.addEventListener("keydown", function (event) {
@@ -34,4 +126,18 @@
     }
     if (event.key === "Escape") { closeAll(); }
   });
+
+  // ---- a review still running: say so, and reload when it is done ------------------
+  var running = document.getElementById("review-running");
+  if (running) {
+    var timer = setInterval(function () {
+      fetch(running.dataset.statusUrl, { headers: { "Accept": "application/json" }, credentials: "same-origin" })
+        .then(function (r) { return r.json(); })
+        .then(function (data) {
+          if (!data.reviewing) { clearInterval(timer); window.location.reload(); return; }
+          running.textContent = "This paper is being reviewed now (" + data.status + "). This page updates itself when the review is done.";
+        })
+        .catch(function () { /* retried on the next tick */ });
+    }, 2000);
+  }
 })();

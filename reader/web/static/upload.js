@@ -7,18 +7,23 @@
   var messages = document.getElementById("upload-messages");
   var tbody = document.querySelector("#jobs tbody");
   var noJobs = document.getElementById("no-jobs");
+  var overall = document.getElementById("overall");
+  var token = form.querySelector('input[name="csrf_token"]').value;
   var polling = null;
+  var batch = {};  // job id -> true: the jobs the overall bar follows
 
   function say(text, kind) {
     var li = document.createElement("li");
     li.className = "message " + (kind || "error");
     li.textContent = text;
     messages.appendChild(li);
+    return li;
   }
 
-  function cell(cls) {
+  function cell(cls, label) {
     var td = document.createElement("td");
     if (cls) { td.className = cls; }
+    if (label) { td.dataset.label = label; }
     return td;
   }
 
@@ -27,7 +32,7 @@
     if (row) { return row; }
     row = document.createElement("tr");
     row.dataset.job = job.id;
-    var progressCell = cell("");
+    var progressCell = cell("", "Progress");
     var bar = document.createElement("progress");
     bar.max = 100;
     var pct = document.createElement("span");
@@ -36,9 +41,9 @@
     progressCell.appendChild(document.createTextNode(" "));
     progressCell.appendChild(pct);
     row.appendChild(cell("job-name"));
-    row.appendChild(cell("job-stage"));
+    row.appendChild(cell("job-stage", "Stage"));
     row.appendChild(progressCell);
-    row.appendChild(cell("job-status"));
+    row.appendChild(cell("job-status", "Status"));
     tbody.insertBefore(row, tbody.firstChild);
     if (noJobs) { noJobs.hidden = true; }
     return row;
@@ -63,6 +68,38 @@
     row.querySelector(".job-status").textContent = job.status + (job.error ? ": " + job.error : "");
   }
 
+  function duration(seconds) {
+    if (seconds < 60) { return Math.max(5, Math.round(seconds / 5) * 5) + " s"; }
+    var minutes = Math.round(seconds / 60);
+    return minutes < 90 ? minutes + " min" : Math.round(minutes / 6) / 10 + " h";
+  }
+
+  // One bar for the papers being reviewed: their mean percent, and the time left from
+  // how long they have taken so far (elapsed x remaining / done).
+  function summarize(jobs, now) {
+    var followed = jobs.filter(function (j) { return batch[j.id]; });
+    if (!followed.length) { overall.hidden = true; return; }
+    var total = 0, done = 0, first = null;
+    followed.forEach(function (j) {
+      total += j.status === "error" ? 100 : j.percent;
+      if (j.status === "done" || j.status === "error") { done += 1; }
+      if (j.started && (first === null || j.started < first)) { first = j.started; }
+    });
+    var percent = Math.round(total / followed.length);
+    var text = done + " of " + followed.length + " reviewed · " + percent + "%";
+    if (done === followed.length) {
+      text = "All " + followed.length + " reviews finished.";
+    } else if (first !== null && percent >= 3) {
+      var elapsed = now - first;
+      text += " · about " + duration(elapsed * (100 - percent) / percent) + " left";
+    } else {
+      text += " · estimating the time left…";
+    }
+    overall.hidden = false;
+    overall.querySelector("progress").value = percent;
+    document.getElementById("overall-text").textContent = text;
+  }
+
   function poll() {
     fetch("/api/jobs", { headers: { "Accept": "application/json" }, credentials: "same-origin" })
       .then(function (r) { return r.json(); })
@@ -70,8 +107,9 @@
         var running = false;
         (data.jobs || []).forEach(function (job) {
           render(job);
-          if (job.status !== "done" && job.status !== "error") { running = true; }
+          if (job.status !== "done" && job.status !== "error") { running = true; batch[job.id] = true; }
         });
+        summarize(data.jobs || [], data.now || Date.now() / 1000);
         if (!running && polling) { clearInterval(polling); polling = null; }
       })
       .catch(function () { /* a missed poll is retried on the next tick */ });
@@ -80,6 +118,36 @@
   function startPolling() {
     if (!polling) { polling = setInterval(poll, 1000); }
     poll();
+  }
+
+  function reviewAgain(known, button) {
+    button.disabled = true;
+    var body = new FormData();
+    body.append("csrf_token", token);
+    fetch(known.review_url, { method: "POST", body: body, credentials: "same-origin",
+                              headers: { "Accept": "application/json" } })
+      .then(function (r) { return r.json(); })
+      .then(function (data) {
+        if (data.job) { batch[data.job.id] = true; render(data.job); startPolling(); button.textContent = "Queued again"; }
+        else { say(known.name + ": " + (data.error || "could not be queued again"), "error"); button.disabled = false; }
+      })
+      .catch(function () { say(known.name + ": the request did not reach the server.", "error"); button.disabled = false; });
+  }
+
+  function sayKnown(known) {
+    var li = say("", "info known");
+    li.appendChild(document.createTextNode(known.name + " is already in the library (" + known.status + "): "));
+    var link = document.createElement("a");
+    link.href = known.url;
+    link.textContent = known.title;
+    li.appendChild(link);
+    li.appendChild(document.createTextNode(". "));
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "secondary review-again";
+    button.textContent = "Review again";
+    button.addEventListener("click", function () { reviewAgain(known, button); });
+    li.appendChild(button);
   }
 
   function send(file) {
@@ -93,19 +161,33 @@
     }).then(function (data) {
       (data.errors || []).forEach(function (e) { say(e, "error"); });
       if (data.error) { say(file.name + ": " + data.error, "error"); }
-      (data.jobs || []).forEach(render);
-      if ((data.jobs || []).length) { startPolling(); }
-    }).catch(function () { say(file.name + ": the upload did not reach the server.", "error"); });
+      (data.known || []).forEach(sayKnown);
+      var jobs = data.jobs || [];
+      jobs.forEach(function (job) {
+        batch[job.id] = true;
+        render(job);
+        if (job.notice) { say(job.notice, "info"); }
+      });
+      return jobs.filter(function (job) { return !job.notice; }).length;
+    }).catch(function () { say(file.name + ": the upload did not reach the server.", "error"); return 0; });
   }
 
   function sendAll(files) {
-    messages.textContent = "";
-    Array.prototype.forEach.call(files, send);
+    messages.textContent = "";  // a new batch: the last one's messages are stale
+    var sent = Array.prototype.map.call(files, send);
+    Promise.all(sent).then(function (counts) {
+      var queued = counts.reduce(function (a, b) { return a + b; }, 0);
+      if (queued) {
+        var status = say(queued + " paper" + (queued === 1 ? "" : "s") + " queued for review.", "info");
+        messages.insertBefore(status, messages.firstChild);
+        startPolling();
+      }
+    });
   }
 
   form.addEventListener("submit", function (event) {
     event.preventDefault();
-    if (!input.files.length) { say("Choose one or more PDF files first.", "error"); return; }
+    if (!input.files.length) { input.click(); return; }  // nothing chosen yet: open the picker
     sendAll(input.files);
     input.value = "";
   });
