@@ -376,3 +376,53 @@ def test_oversized_and_non_pdf_uploads_get_their_messages(served, page, tmp_path
     assert f"huge.pdf: larger than the upload limit of {UPLOAD_LIMIT_MB} MB" in text
     assert "slides.pdf: not a PDF" in text
     assert page.locator("#jobs tbody tr").count() == jobs_before
+
+
+def test_delete_asks_first_then_removes_the_paper(served, page, tmp_path):
+    pdf = hostile_pdf(tmp_path / "to-delete.pdf")
+    [result] = served.ctx.ingest([pdf])
+    pid = result.paper_id
+    page.goto(f"{served.url}/paper/{pid}")
+    page.click("#delete-paper")
+    page.wait_for_url(f"**/paper/{pid}/delete")
+    assert page.locator("#delete-title").inner_text() == served.ctx.paper_page(pid).title
+    assert served.ctx.paper_status(pid) is not None  # nothing removed before the confirmation
+    page.click("#confirm-delete")
+    page.wait_for_url(re.compile(r".*/library\?deleted=.+"))
+    assert "Deleted" in page.locator("#deleted-notice").inner_text()
+    assert page.locator(f'tr[data-paper="{pid}"]').count() == 0
+    assert served.ctx.paper_status(pid) is None
+    assert page.dialogs == []
+
+
+NARROW = 390
+
+
+def test_no_sideways_scrolling_on_a_phone_and_screenshots(served, chromium, tmp_path):
+    """Every page fits 390 px (an iPhone's width); screenshots at 390 and 1280 px."""
+    [result] = served.ctx.ingest([SAMPLE_PAPER])
+    question_id = served.ctx.ask_stored(ASK_QUESTION if PAPER == SAMPLE_PAPER else
+                                        "Which column is read first inside a band of the page?",
+                                        result.paper_id)
+    paths = ["/library", "/upload", "/ask", f"/ask/{question_id}", f"/paper/{result.paper_id}",
+             "/library?q=column&text=1"]
+    reviewed = [r.id for r in served.ctx.library_rows() if r.flagged_ratio is not None]
+    paths += [f"/paper/{pid}" for pid in reviewed[:1]]
+    widths = {}
+    for width in (NARROW, 1280):
+        context = chromium.new_context(viewport={"width": width, "height": 900})
+        page = context.new_page()
+        for path in paths:
+            page.goto(f"{served.url}{path}")
+            page.wait_for_load_state("load")
+            widths[(width, path)] = page.evaluate("document.documentElement.scrollWidth")
+        target = f"/paper/{reviewed[0]}" if reviewed else f"/paper/{result.paper_id}"
+        page.goto(f"{served.url}{target}")
+        page.wait_for_function("() => !document.getElementById('page-image') || document.getElementById('page-image').complete")
+        shot = tmp_path / f"paper_page_{width}.png"
+        page.screenshot(path=str(shot), full_page=False)
+        shutil.copyfile(shot, Path(f"/tmp/reader_paper_page_{width}.png"))
+        context.close()
+    print("\nscrollWidth at 390 px: " + ", ".join(f"{p} {w}" for (v, p), w in widths.items() if v == NARROW))
+    too_wide = {p: w for (v, p), w in widths.items() if v == NARROW and w > NARROW}
+    assert not too_wide, too_wide

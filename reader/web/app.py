@@ -328,7 +328,7 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
             return {"deleted": info.id, "title": info.title}
         from urllib.parse import quote
 
-        return RedirectResponse(f"/library?deleted={quote(info.title or info.id)}", status_code=303)
+        return RedirectResponse(f"/library?deleted={quote(info.title or info.id, safe='')}", status_code=303)
 
     @app.post("/paper/{paper_id}/review")
     def review_again(request: Request, paper_id: str, csrf_token: str = Form("")):

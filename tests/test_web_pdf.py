@@ -1,0 +1,271 @@
+"""The web page's PDF view, library management and questions over HTTP (test client), on a
+real ingest of the sample paper with a hashing embedder: no model, no browser."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+import time
+import zipfile
+
+import pytest
+
+from conftest import SAMPLE_PAPER
+from reader.store.db import transaction
+from reader.store.tables import Chunk, Question, ReviewJob
+from test_web import FakeReview, SYNTH, add_analysis, page_token, synth_text
+
+JSON = {"Accept": "application/json"}
+SAME_SITE = {"Origin": "http://testserver", **JSON}
+
+
+class ForcedReview(FakeReview):
+    def __init__(self):
+        super().__init__()
+        self.forced = []
+
+    def __call__(self, path, ctx, on_progress, force=False):
+        self.forced.append(force)
+        return super().__call__(path, ctx, on_progress)
+
+
+@pytest.fixture
+def web(tmp_path):
+    from fastapi.testclient import TestClient
+
+    from reader.facade import Reader
+    from reader.index.dense import HashingEmbedder
+    from reader.web.app import create_app
+
+    ctx = Reader(home=tmp_path / "home", embedder=HashingEmbedder())
+    review = ForcedReview()
+    client = TestClient(create_app(ctx, review=review))
+    client.__enter__()
+    client.ctx, client.review = ctx, review
+    yield client
+    client.__exit__(None, None, None)
+
+
+def ingest_sample(client) -> str:
+    [result] = client.ctx.ingest([SAMPLE_PAPER])
+    return result.paper_id
+
+
+def ingest_as_upload(client) -> str:
+    """As an upload is stored: READER_HOME/uploads/<sha256>.pdf, its real name kept elsewhere."""
+    from reader.web.jobs import store_upload
+
+    path = store_upload(client.ctx.settings.home / "uploads", SAMPLE_PAPER.read_bytes())
+    [result] = client.ctx.ingest([path])
+    return result.paper_id
+
+
+def test_page_images_are_pngs_rendered_once(web):
+    pid = ingest_sample(web)
+    started = time.perf_counter()
+    first = web.get(f"/paper/{pid}/page/1.png")
+    first_ms = (time.perf_counter() - started) * 1000
+    assert first.status_code == 200 and first.headers["content-type"] == "image/png"
+    assert first.content[:8] == b"\x89PNG\r\n\x1a\n" and "max-age" in first.headers["cache-control"]
+    cached = web.ctx.settings.home / "pages" / pid / "1.png"
+    mtime = cached.stat().st_mtime_ns
+    started = time.perf_counter()
+    again = web.get(f"/paper/{pid}/page/1.png")
+    again_ms = (time.perf_counter() - started) * 1000
+    assert again.content == first.content and cached.stat().st_mtime_ns == mtime
+    print(f"\npage image: first {first_ms:.0f} ms, cached {again_ms:.0f} ms, {len(first.content) // 1024} KB")
+    assert first_ms <= 300
+    assert web.get(f"/paper/{pid}/page/9.png").status_code == 404
+    assert web.get(f"/paper/{pid}/page/0.png").status_code == 404
+    assert web.get(f"/paper/{'0' * 64}/page/1.png").status_code == 404
+
+
+def test_passage_api_gives_rectangles_and_the_paper_page_links_evidence_to_them(web):
+    pid = ingest_sample(web)
+    with web.ctx.db() as s:
+        chunk = s.query(Chunk).filter_by(paper_id=pid).order_by(Chunk.ordinal).first()
+        chunk_id, page = chunk.id, chunk.page_start
+    box = web.get(f"/api/passage/{chunk_id}").json()
+    assert box["paper_id"] == pid and box["page"] == page and box["rects"]
+    assert web.get("/api/passage/999999").status_code == 404
+    # evidence stored with its chunk id becomes a link that opens the page at the passage
+    add_analysis(web.ctx.db, pid, "synthesis", synth_text(), SYNTH)
+    with transaction(web.ctx.db) as s:
+        from reader.store.tables import VerdictEvidence
+
+        for ev in s.query(VerdictEvidence):
+            ev.chunk_id = chunk_id
+    html = web.get(f"/paper/{pid}").text
+    assert f'href="/paper/{pid}?page=4&amp;passage={chunk_id}#pdf"' in html
+    assert 'id="pdf"' in html and f'src="/paper/{pid}/page/1.png"' in html
+    assert "Flagged sentences (1)" in html and "to be verified" in html
+    flagged = re.search(r'<span class="sent verdict-unsupported flagged" id="s-([\w-]+)" tabindex="0"[^>]*'
+                        r'aria-describedby="tip-([\w-]+)"', html)
+    assert flagged and flagged.group(1) == flagged.group(2)
+    assert f'id="tip-{flagged.group(1)}"' in html
+    assert re.search(r'class="sent verdict-supported" id="s-[\w-]+" tabindex="-1"', html)
+
+
+def test_the_pdf_downloads_under_the_name_it_was_uploaded_with(web):
+    pid = ingest_as_upload(web)
+    assert web.ctx.paper_page(pid).file_name == f"{pid}.pdf"
+    web.ctx.name_paper(pid, "Smith et al. 2021 – final.pdf")
+    response = web.get(f"/paper/{pid}/pdf")
+    assert response.status_code == 200 and response.content == SAMPLE_PAPER.read_bytes()
+    disposition = response.headers["content-disposition"]
+    assert "attachment" in disposition and "filename*=UTF-8''Smith%20et%20al.%202021%20%E2%80%93%20final.pdf" in disposition
+    web.ctx.name_paper(pid, "another name.pdf")  # a real name is kept
+    assert web.ctx.paper_page(pid).file_name == "Smith et al. 2021 – final.pdf"
+
+
+def test_reupload_of_a_known_paper_says_so_and_review_again_forces_a_review(web):
+    pid = ingest_sample(web)
+    data = SAMPLE_PAPER.read_bytes()
+    response = web.post("/upload", headers=SAME_SITE, files={"files": ("again.pdf", data, "application/pdf")})
+    body = response.json()
+    assert response.status_code == 200 and body["jobs"] == []
+    [known] = body["known"]
+    assert known["paper_id"] == pid and known["url"] == f"/paper/{pid}" and known["name"] == "again.pdf"
+    assert web.app.state.runner.all() == []
+    response = web.post(f"/paper/{pid}/review", headers=SAME_SITE)
+    job = response.json()["job"]
+    assert web.app.state.runner.wait(job["id"], 10).status == "done"
+    assert web.review.forced == [True]
+    # the form on the page, without script: the notice and its button
+    html = web.post("/upload", data={"csrf_token": page_token(web)},
+                    files={"files": ("again.pdf", data, "application/pdf")}).text
+    assert "is already in the library" in html and f'action="/paper/{pid}/review"' in html
+
+
+def test_upload_form_confirms_how_many_were_queued(web):
+    files = [("files", (f"p{i}.pdf", b"%PDF-1.4\n%" + bytes([i]) * 20 + b"\n%%EOF\n", "application/pdf"))
+             for i in range(3)]
+    html = web.post("/upload", data={"csrf_token": page_token(web)}, files=files).text
+    assert "3 papers queued for review." in html
+
+
+def test_delete_needs_the_confirmation_form_and_removes_files(web):
+    pid = ingest_sample(web)
+    web.get(f"/paper/{pid}/page/1.png")
+    confirm = web.get(f"/paper/{pid}/delete")
+    assert confirm.status_code == 200 and "cannot be undone" in confirm.text
+    assert web.post(f"/paper/{pid}/delete").status_code == 403  # no form token
+    assert web.ctx.paper_status(pid) is not None
+    response = web.post(f"/paper/{pid}/delete", data={"csrf_token": page_token(web, f"/paper/{pid}/delete")},
+                        follow_redirects=False)
+    assert response.status_code == 303 and response.headers["location"].startswith("/library?deleted=")
+    assert web.ctx.paper_status(pid) is None
+    assert not (web.ctx.settings.home / "pages" / pid).exists()
+    assert "Deleted" in web.get(response.headers["location"]).text
+
+
+def test_notes_zip_holds_every_reviewed_note(web):
+    pid = ingest_as_upload(web)
+    response = web.get("/library/notes.zip")
+    assert response.status_code == 400 and "no paper has a review yet" in response.text
+    add_analysis(web.ctx.db, pid, "synthesis", synth_text(), SYNTH)
+    web.ctx.name_paper(pid, "uploaded name.pdf")
+    response = web.get("/library/notes.zip")
+    assert response.status_code == 200 and response.headers["content-type"] == "application/zip"
+    with zipfile.ZipFile(io.BytesIO(response.content)) as archive:
+        names = archive.namelist()
+        assert "reader-notes/index.md" in names and len(names) == 2
+        note = archive.read(next(n for n in names if "index" not in n)).decode()
+    assert "source: uploaded name.pdf" in note and "uploads" not in note and pid + ".pdf" not in note
+
+
+def test_library_full_text_search_and_author_year_columns(web):
+    pid = ingest_sample(web)
+    with web.ctx.db() as s:
+        words = s.query(Chunk).filter_by(paper_id=pid).first().text.split()
+    word = next(w for w in words if len(w) > 6 and w.isalpha())
+    html = web.get("/library", params={"q": word, "text": "1"}).text
+    assert f'data-paper="{pid}"' in html and 'class="match"' in html
+    assert 'class="authors"' in html and 'class="num year"' in html
+    assert f'data-paper="{pid}"' not in web.get("/library", params={"q": "zzqxjv", "text": "1"}).text
+    # words of an analysis only
+    add_analysis(web.ctx.db, pid, "synthesis", synth_text(), SYNTH)
+    from reader import views
+
+    with web.ctx.db() as s:
+        assert views.analysis_matches(s, "MILLION documents")[pid].startswith("synthesis: ")
+        assert views.analysis_matches(s, "million zzqxjv") == {}
+
+
+def test_a_paper_under_review_says_so_and_its_status_can_be_polled(web):
+    pid = ingest_sample(web)
+    with transaction(web.ctx.db) as s:
+        s.add(ReviewJob(source_path=str(SAMPLE_PAPER), paper_id=pid, status="running", stage="read"))
+    html = web.get(f"/paper/{pid}").text
+    assert 'id="review-running"' in html and "updates itself" in html
+    assert web.get(f"/api/paper/{pid}/status").json() == {"status": "running: read", "reviewing": True}
+    with transaction(web.ctx.db) as s:
+        s.query(ReviewJob).update({"status": "done"})
+    assert web.get(f"/api/paper/{pid}/status").json()["reviewing"] is False
+    assert 'id="review-running"' not in web.get(f"/paper/{pid}").text
+
+
+def test_a_stored_answer_has_its_own_page_with_linked_citations_and_plain_words(web):
+    pid = ingest_sample(web)
+    with web.ctx.db() as s:
+        chunk_id = s.query(Chunk).filter_by(paper_id=pid).first().id
+    with transaction(web.ctx.db) as s:
+        row = Question(paper_id=pid, question="What is read first?", answer="The left column [1]. Also [7].",
+                       grounded=True, route="incorrect", confidence=0.7,
+                       details={"sources": [{"paper_id": pid, "chunk_id": chunk_id, "pages": "2",
+                                             "text": "the left column first", "label": "Sample, p. 2"}],
+                                "llm_calls": 5, "seconds": 3.2})
+        s.add(row)
+        s.flush()
+        qid = row.id
+    html = web.get(f"/ask/{qid}").text
+    assert '<a class="cite" href="#source-1">[1]</a>' in html and "[7]" in html and 'href="#source-7"' not in html
+    assert f'href="/paper/{pid}?page=2&amp;passage={chunk_id}#pdf"' in html
+    assert "Answered after searching again with reworded questions." in html
+    assert f'href="/ask/{qid}"' in web.get("/ask").text  # the history
+    assert web.get("/ask/424242").status_code == 404
+
+
+def test_ask_jobs_report_their_stage_in_plain_words(web):
+    from reader.web.services import AskRunner
+
+    seen = []
+
+    class Ctx:
+        def ask_stored(self, question, paper, on_stage):
+            for stage in ("crag-grade-batch", "crag-answer", "crag-check"):
+                on_stage(stage)
+                [job_id] = list(runner._jobs)
+                seen.append(runner.get(job_id)["words"])
+            return 42
+
+    runner = AskRunner(Ctx())
+    job = runner.submit("q?", None)
+    deadline = time.monotonic() + 5
+    while runner.get(job.id)["status"] == "running" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    done = runner.get(job.id)
+    assert done["status"] == "done" and done["url"] == "/ask/42" and done["elapsed_s"] >= 0
+    assert seen == ["Judging which passages answer the question", "Writing the answer",
+                    "Checking the answer against the passages"]
+    runner.shutdown()
+    # over HTTP: the job starts and an error (empty library? no: empty question) is said at once
+    assert web.post("/api/ask", headers=SAME_SITE, data={"question": " "}).status_code == 400
+    assert web.get("/api/ask/nope").status_code == 404
+
+
+def test_favicon_and_dark_mode(web):
+    icon = web.get("/favicon.ico")
+    assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml")
+    css = web.get("/static/style.css").text
+    assert "prefers-color-scheme: dark" in css
+    assert 'rel="icon"' in web.get("/library").text
+
+
+def test_upload_ids_are_sha256_of_the_bytes(web):
+    data = SAMPLE_PAPER.read_bytes()
+    response = web.post("/upload", headers=SAME_SITE, files={"files": ("x.pdf", data, "application/pdf")})
+    [job] = response.json()["jobs"]
+    done = web.app.state.runner.wait(job["id"], 10)
+    assert done.paper_id == hashlib.sha256(data).hexdigest()
