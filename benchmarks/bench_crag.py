@@ -126,7 +126,7 @@ def open_library(home: Path, questions, papers_dir: Path):
     from reader.store.queries import paper_keys
 
     app = Reader(home=home, use_cache=False)
-    wanted = sorted({ref for q in questions for ref in (q.paper, q.answer_paper) if ref})
+    wanted = sorted({ref for q in questions for ref in (q.paper, *q.answer_papers) if ref})
     with app.db() as session:
         known = paper_keys(session)
     missing = [papers_dir / name for name in wanted if name not in known]
@@ -185,7 +185,7 @@ def run_questions(args, paths: list[str]) -> list[dict]:
     rows = []
     for n, q in enumerate(questions):
         scope = known[q.paper] if q.paper else None
-        expected = known[q.answer_paper] if q.answer_paper else None
+        expected = [known[ref] for ref in q.answer_papers] or None  # every one must be cited
         for path in (paths if n % 2 == 0 else paths[::-1]):
             calls: list[dict] = []
             result = ask(q.question, paper_id=scope, generator=StageLog(app.generator, calls),

@@ -131,3 +131,29 @@ def test_calibrate_names_a_missing_paper(library, tmp_path):
                                      "answer_paper": "missing.pdf"}) + "\n")
     out = CliRunner().invoke(cli, ["calibrate", "--questions", str(questions)])
     assert out.exit_code != 0 and "missing.pdf" in out.output and "reader ingest" in out.output
+
+
+def test_calibrate_needs_every_expected_term_and_every_answer_paper(library, tmp_path):
+    questions = tmp_path / "q.jsonl"
+    rows = [
+        {"id": "a1", "question": "Which baselines do they compare against?", "paper": "topics.pdf",
+         "answer_paper": "topics.pdf", "expected_terms": ["LDA", "tf-idf"]},
+        {"id": "a2", "question": "Which baselines do they compare against?", "paper": "topics.pdf",
+         "answer_paper": "topics.pdf", "expected_terms": ["LDA", "BM25"]},
+        {"id": "t1", "question": "Which baselines do they compare against?", "paper": None,
+         "answer_paper": ["topics.pdf", "wheat.pdf"], "expected_terms": ["LDA"]},
+    ]
+    questions.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    out = invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6", "--json")
+    assert out.exit_code == 0, out.output
+    [t] = json.loads(out.stdout)["thresholds"]
+    by_id = {q["id"]: q for q in t["questions"]}
+    assert by_id["a1"]["right"] and by_id["a1"]["terms_right"]
+    assert not by_id["a2"]["right"] and by_id["a2"]["missing_terms"] == ["BM25"]
+    assert not by_id["t1"]["right"] and by_id["t1"]["cites_answer_papers"] is False
+    assert t["answer_accuracy"] == round(1 / 3, 3) and t["terms_right"] == round(2 / 3, 3)
+    text = invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6").output
+    assert "terms" in text
+    questions.write_text(json.dumps(rows[2] | {"answer_paper": ["topics.pdf", "missing.pdf"]}) + "\n")
+    out = CliRunner().invoke(cli, ["calibrate", "--questions", str(questions)])
+    assert out.exit_code != 0 and "missing.pdf" in out.output

@@ -3,19 +3,27 @@
 A question file is JSONL, one object per line:
 
     {"id": "q01", "question": "...", "paper": "<file name or sha256> | null",
-     "answer_paper": "<file name or sha256> | \"none\""}
+     "answer_paper": "<file name or sha256> | [<file name>, ...] | \"none\"",
+     "expected_terms": ["<term>", ...]}
 
 `paper` scopes the question to one paper (null: the whole library);
-`answer_paper` is the paper whose text answers it, or "none" when no paper in
-the library can. An answerable question counts as right when the answer is
-not the not-found sentinel and cites at least one passage of `answer_paper`;
-an unanswerable one when the answer is the sentinel.
+`answer_paper` is the paper whose text answers it, a list of papers when the
+answer needs several (a two-paper question), or "none" when no paper in the
+library can. `expected_terms` (optional, answerable questions only) lists short
+strings a right answer must contain; "a|b" inside one term accepts either.
+
+An answerable question counts as right when the answer is not the not-found
+sentinel, cites at least one passage of every answer paper and contains every
+expected term (see `term_found` for how tolerant that match is); an
+unanswerable one when the answer is the sentinel.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -29,11 +37,38 @@ class LabelledQuestion:
     id: str
     question: str
     paper: str | None  # scope reference
-    answer_paper: str | None  # None: no paper answers it
+    answer_papers: tuple[str, ...] = ()  # empty: no paper answers it
+    expected_terms: tuple[str, ...] = ()
 
     @property
     def answerable(self) -> bool:
-        return self.answer_paper is not None
+        return bool(self.answer_papers)
+
+    @property
+    def answer_paper(self) -> str | None:
+        """The first answer paper (None when unanswerable)."""
+        return self.answer_papers[0] if self.answer_papers else None
+
+
+def _answer_papers(value, where: str) -> tuple[str, ...]:
+    if value in (None, "", "none"):
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if (isinstance(value, list) and value
+            and all(isinstance(v, str) and v and v != "none" for v in value)):
+        return tuple(dict.fromkeys(value))
+    raise ReaderError(f"{where}: \"answer_paper\" must be a file name, a non-empty list of file "
+                      f"names or \"none\" (got {value!r})")
+
+
+def _expected_terms(value, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if (isinstance(value, list)
+            and all(isinstance(v, str) and any(part.strip() for part in v.split("|")) for v in value)):
+        return tuple(value)
+    raise ReaderError(f"{where}: \"expected_terms\" must be a list of non-empty strings (got {value!r})")
 
 
 def load_questions(path: str | Path) -> list[LabelledQuestion]:
@@ -46,19 +81,129 @@ def load_questions(path: str | Path) -> list[LabelledQuestion]:
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
+        where = f"{path}:{n}"
         try:
             row = json.loads(line)
             answer = row["answer_paper"]
-            out.append(LabelledQuestion(
-                id=str(row.get("id") or f"line{n}"), question=row["question"], paper=row.get("paper"),
-                answer_paper=None if answer in (None, "", "none") else answer,
-            ))
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise ReaderError(f"{path}:{n}: each line must be a JSON object with \"question\" and "
+            question = row["question"]
+            if not isinstance(question, str) or not question.strip():
+                raise TypeError("\"question\" must be a non-empty string")
+            paper = row.get("paper")
+            if paper is not None and not isinstance(paper, str):
+                raise TypeError("\"paper\" must be a file name or null")
+        except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+            raise ReaderError(f"{where}: each line must be a JSON object with \"question\" and "
                               f"\"answer_paper\" ({exc})") from None
+        answer_papers = _answer_papers(answer, where)
+        terms = _expected_terms(row.get("expected_terms"), where)
+        if terms and not answer_papers:
+            raise ReaderError(f"{where}: \"expected_terms\" given for a question no paper answers")
+        out.append(LabelledQuestion(id=str(row.get("id") or f"line{n}"), question=question, paper=paper,
+                                    answer_papers=answer_papers, expected_terms=terms))
     if not out:
         raise ReaderError(f"{path}: no questions in the file")
     return out
+
+
+# ------------------------------------------------------------ expected terms
+
+_NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+                 "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
+                 "eighteen", "nineteen", "twenty")
+_SCALES = {"k": "thousand", "m": "million", "b": "billion"}
+_DASHES = "-\u2010\u2011\u2012\u2013\u2014\u2212"
+# a comma or thin space between digit groups: "10,000" reads as "10000"
+_GROUP_SEPARATOR = re.compile(r"(?<=\d)[,\u2009\u202f](?=\d{3}(?!\d))")
+_PIECES = re.compile(r"[0-9]+|[a-z]+|[^\W\d_a-z]+|[\W_]+")
+
+
+def _normalise(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).lower().replace("\u00ad", "")
+    return _GROUP_SEPARATOR.sub("", text)
+
+
+def _kind(piece: str) -> str:
+    if piece.isdigit():
+        return "digit"
+    if re.fullmatch(r"[a-z]+", piece):
+        return "latin"
+    if re.fullmatch(r"[\W_]+", piece):
+        return "sep"
+    return "other"  # CJK and other scripts: matched literally
+
+
+def _term_regex(term: str) -> str:
+    pieces = _PIECES.findall(_normalise(term).strip())
+    while pieces and _kind(pieces[0]) == "sep":
+        pieces.pop(0)
+    while pieces and _kind(pieces[-1]) == "sep":
+        pieces.pop()
+    if not pieces:
+        return r"(?!)"
+    kinds = [_kind(p) for p in pieces]
+    out: list[str] = []
+    for i, (piece, kind) in enumerate(zip(pieces, kinds)):
+        prev_kind = kinds[i - 1] if i else None
+        next_kind = kinds[i + 1] if i + 1 < len(kinds) else None
+        if i and kind != "sep" and prev_kind != "sep":
+            out.append(r"\s?")  # "28.9M" also as "28.9 M", "ACE2005" as "ACE 2005"
+        if kind == "sep":
+            before, after = kinds[i - 1], kinds[i + 1]
+            if before == after == "digit":  # inside a number: "27.2", "35:28", "40-90"
+                if piece.strip() == ".":
+                    continue  # the fraction adds its own point
+                mark = piece.strip()
+                if mark and all(c in _DASHES for c in mark):
+                    out.append(rf"\s*[{_DASHES}]\s*")
+                elif mark:
+                    out.append(r"\s*" + re.escape(mark) + r"\s*")
+                else:
+                    out.append(r"\s+")
+            else:  # between words: "Sent-BERT", "Sent BERT", "SentBERT"
+                out.append(r"[\W_]{0,3}")
+        elif kind == "digit":
+            inside_number_before = prev_kind == "sep" and i >= 2 and kinds[i - 2] == "digit"
+            inside_number_after = next_kind == "sep" and i + 2 < len(kinds) and kinds[i + 2] == "digit"
+            if inside_number_before and pieces[i - 1].strip() == ".":  # a fraction: "0.80" ~ "0.8"
+                kept = piece.rstrip("0")
+                out.append(rf"\.{kept}0*" if kept else r"(?:\.0+)?")
+            elif (piece == str(int(piece)) and int(piece) < len(_NUMBER_WORDS)
+                  and not inside_number_before and not inside_number_after
+                  and prev_kind in (None, "sep") and next_kind in (None, "sep")):
+                out.append(f"(?:{piece}|{_NUMBER_WORDS[int(piece)]})")  # "6" ~ "six"
+            else:
+                out.append(piece)
+        elif kind == "latin":
+            if piece in _NUMBER_WORDS:
+                out.append(f"(?:{piece}|{_NUMBER_WORDS.index(piece)})")
+            elif piece in _SCALES and prev_kind == "digit" and next_kind is None:
+                out.append(f"(?:{piece}|{_SCALES[piece]})")
+            else:
+                out.append(re.escape(piece))
+        else:
+            out.append(re.escape(piece))
+    lead = r"(?<![a-z0-9])" + (r"(?<!\d[.,])" if kinds[0] == "digit" else "")
+    if kinds[-1] == "latin":
+        trail = r"(?:e?s)?(?![a-z0-9])"  # plurals: "CRFs"
+    elif kinds[-1] == "digit":
+        trail = r"(?![a-z0-9])(?![.,]\d)"
+    else:
+        trail = ""
+    return lead + "".join(out) + trail
+
+
+def term_found(term: str, answer: str) -> bool:
+    """Whether `answer` contains `term`: case-insensitive; surrounding punctuation, spaces or hyphens
+    between words ("Sent-BERT" ~ "Sent BERT"), thousands separators ("10,000" ~ "10000"),
+    trailing decimal zeros ("0.80" ~ "0.8"), "81.1M" ~ "81.1 million" and small numbers written as
+    words ("six" ~ "6") tolerated; "a|b" accepts either. A term never matches inside a longer
+    word or number ("39" is not in "139" or "0.39"); CJK text next to a term is no obstacle."""
+    text = _normalise(answer)
+    return any(re.search(_term_regex(part), text) for part in term.split("|") if part.strip())
+
+
+def missing_terms(terms, answer: str) -> list[str]:
+    return [term for term in terms if not term_found(term, answer or "")]
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -79,16 +224,29 @@ def _resolve(ref: str | None, library: dict[str, str], qid: str) -> str | None:
                       f"ingest it first (reader ingest ../shared/papers/)")
 
 
-def score_outcome(q: LabelledQuestion, expected_id: str | None, result) -> dict:
+def score_outcome(q: LabelledQuestion, expected_id, result) -> dict:
+    """`expected_id`: the library id of the answer paper, a list of them (every one must be cited),
+    or None for an unanswerable question."""
     cited = sorted({s.paper_id for s in result.sources if s.paper_id})
+    if expected_id is None:
+        expected = []
+    elif isinstance(expected_id, str):
+        expected = [expected_id]
+    else:
+        expected = list(expected_id)
+    missing = missing_terms(q.expected_terms, result.answer) if q.answerable else []
+    cites_all = bool(expected) and all(pid in cited for pid in expected)
     if q.answerable:
-        right = (not result.not_found) and expected_id in cited
+        right = (not result.not_found) and cites_all and not missing
     else:
         right = result.not_found
     return {
         "id": q.id, "answerable": q.answerable, "right": right, "not_found": result.not_found,
         "route": result.route, "confidence": result.confidence, "grounded": result.grounded,
-        "cited_papers": cited, "llm_calls": result.llm_calls, "seconds": round(result.seconds, 2),
+        "cited_papers": cited, "cites_answer_papers": cites_all if q.answerable else None,
+        "terms_right": (not missing) if q.answerable and q.expected_terms else None,
+        "missing_terms": missing,
+        "llm_calls": result.llm_calls, "seconds": round(result.seconds, 2),
         "fallback_used": result.fallback_used, "answer": result.answer,
     }
 
@@ -97,6 +255,7 @@ def summarise(threshold: float, rows: list[dict]) -> dict:
     answerable = [r for r in rows if r["answerable"]]
     unanswerable = [r for r in rows if not r["answerable"]]
     answered = [r for r in rows if not r["not_found"]]
+    with_terms = [r for r in answerable if r.get("terms_right") is not None]
 
     def share(part, whole):
         return round(len(part) / len(whole), 3) if whole else None
@@ -108,6 +267,8 @@ def summarise(threshold: float, rows: list[dict]) -> dict:
         "answer_accuracy": share([r for r in answerable if r["right"]], answerable),
         "refusal_accuracy": share([r for r in unanswerable if r["right"]], unanswerable),
         "accuracy": share([r for r in rows if r["right"]], rows),
+        # answerable questions with expected terms whose answer holds all of them (cited or not)
+        "terms_right": share([r for r in with_terms if r["terms_right"]], with_terms),
         "grounded_rate_of_answers": share([r for r in answered if r["grounded"]], answered),
         "llm_calls_mean": round(sum(r["llm_calls"] for r in rows) / len(rows), 2) if rows else 0,
         "latency_p50_s": percentile([r["seconds"] for r in rows], 50),
@@ -127,7 +288,8 @@ def run_calibration(
     """`run_one(question, paper_id, config) -> AskResult`; returns the report as a dict."""
     from reader.crag.pipeline import CragConfig
 
-    resolved = [(q, _resolve(q.paper, library, q.id), _resolve(q.answer_paper, library, q.id))
+    resolved = [(q, _resolve(q.paper, library, q.id),
+                 [_resolve(ref, library, q.id) for ref in q.answer_papers] or None)
                 for q in questions]
     report = {"n_questions": len(questions), "thresholds": []}
     for threshold in thresholds:
@@ -149,13 +311,13 @@ def format_report(report: dict) -> str:
         return "-" if value is None else f"{value:.0%}"
 
     lines = [f"{report['n_questions']} questions",
-             "threshold  routes (correct/ambiguous/incorrect)  answer acc  refusal acc  overall  "
+             "threshold  routes (correct/ambiguous/incorrect)  answer acc  terms  refusal acc  overall  "
              "grounded  calls/q  p50 s  p95 s"]
     for t in report["thresholds"]:
         routes = t["routes"]
         route_text = f"{routes.get('correct', 0)}/{routes.get('ambiguous', 0)}/{routes.get('incorrect', 0)}"
         lines.append(f"{t['threshold']:<9g}  {route_text:<36}  {pct(t['answer_accuracy']):<10}  "
-                     f"{pct(t['refusal_accuracy']):<11}  {pct(t['accuracy']):<7}  "
+                     f"{pct(t.get('terms_right')):<5}  {pct(t['refusal_accuracy']):<11}  {pct(t['accuracy']):<7}  "
                      f"{pct(t['grounded_rate_of_answers']):<8}  {t['llm_calls_mean']:<7}  "
                      f"{t['latency_p50_s']:<5}  {t['latency_p95_s']}")
     return "\n".join(lines)
