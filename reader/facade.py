@@ -500,7 +500,8 @@ class Reader:
             if paper.source_kind != "pdf":
                 raise ReaderError(f"{paper.title!r} came from a text file: there are no pages to show")
             name, source = views.paper_file_name(paper), paper.source_path
-        for path in (Path(source), self.settings.home / "uploads" / f"{paper_id}.pdf"):
+        uploads = self.settings.home / "uploads"
+        for path in (Path(source), uploads / f"{paper_id}.pdf", *sorted((uploads / paper_id).glob("*.pdf"))):
             try:
                 if path.is_file() and sha256_bytes(path.read_bytes()) == paper_id:
                     return path, name
@@ -583,6 +584,7 @@ class Reader:
         info = self.remove(paper_id)
         shutil.rmtree(self.settings.home / "pages" / info.id, ignore_errors=True)
         (self.settings.home / "uploads" / f"{info.id}.pdf").unlink(missing_ok=True)
+        shutil.rmtree(self.settings.home / "uploads" / info.id, ignore_errors=True)
         return info
 
     def notes_zip(self) -> tuple[bytes, int]:

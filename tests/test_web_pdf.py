@@ -269,3 +269,67 @@ def test_upload_ids_are_sha256_of_the_bytes(web):
     [job] = response.json()["jobs"]
     done = web.app.state.runner.wait(job["id"], 10)
     assert done.paper_id == hashlib.sha256(data).hexdigest()
+
+
+def _queue_app(home, **changes):
+    import dataclasses
+
+    from fastapi.testclient import TestClient
+
+    from reader.config import load_settings
+    from reader.facade import Reader
+    from reader.index.dense import HashingEmbedder
+    from reader.llm.dryrun import dry_run_answer
+    from reader.llm.scripted import ScriptedLLM
+    from reader.web.app import create_app
+
+    settings = dataclasses.replace(load_settings({"READER_HOME": str(home)}), **changes)
+    llm = ScriptedLLM(dry_run_answer, model="scripted", with_stage=True)
+    ctx = Reader(settings, embedder=HashingEmbedder(), use_cache=False, llm=llm, verifier=llm)
+    client = TestClient(create_app(ctx))
+    client.ctx = ctx
+    return client
+
+
+def test_upload_jobs_are_database_rows_that_survive_a_restart(tmp_path):
+    home = tmp_path / "home"
+    data = SAMPLE_PAPER.read_bytes()
+    # a server whose reviews are left to `reader worker`s: the upload is only queued
+    with _queue_app(home, workers=True) as first:
+        body = first.post("/upload", headers=SAME_SITE,
+                          files={"files": ("Reading order (2025).pdf", data, "application/pdf")}).json()
+        [job] = body["jobs"]
+        assert job["status"] == "queued" and job["name"] == "Reading order (2025).pdf"
+        assert [j["id"] for j in first.get("/api/jobs").json()["jobs"]] == [job["id"]]
+    # the next server reads the same job from the database and its worker thread reviews it
+    with _queue_app(home) as second:
+        listed = second.get("/api/jobs").json()["jobs"]
+        assert [(j["id"], j["name"]) for j in listed] == [(job["id"], "Reading order (2025).pdf")]
+        assert 'Reading order (2025).pdf' in second.get("/upload").text
+        done = second.app.state.runner.wait(job["id"], 60)
+        assert done.status == "done" and done.percent == 100, done
+        pid = hashlib.sha256(data).hexdigest()
+        assert done.paper_id == pid
+        view = second.ctx.paper_page(pid)
+        assert view.analyses and view.file_name == "Reading order (2025).pdf"
+        assert second.get(f"/paper/{pid}/pdf").headers["content-disposition"].endswith(
+            "filename*=UTF-8''Reading%20order%20%282025%29.pdf")
+        # the same bytes again: known, linked, no new job; Review again queues it once more
+        again = second.post("/upload", headers=SAME_SITE,
+                            files={"files": ("copy.pdf", data, "application/pdf")}).json()
+        assert again["jobs"] == [] and again["known"][0]["paper_id"] == pid
+        requeued = second.post(f"/paper/{pid}/review", headers=SAME_SITE).json()["job"]
+        assert requeued["id"] == job["id"]
+        assert second.app.state.runner.wait(job["id"], 60).status == "done"
+
+
+def test_upload_file_names_are_one_harmless_path_component(tmp_path):
+    from reader.web.jobs import store_named_upload, upload_file_name
+
+    assert upload_file_name("../../etc/passwd") == "etc_passwd.pdf"
+    assert upload_file_name("论文 v2.PDF") == "论文 v2.PDF"
+    assert upload_file_name("..") == "upload.pdf"
+    assert len(upload_file_name("x" * 500)) <= 120
+    path = store_named_upload(tmp_path, b"%PDF-1.4 x", "../../evil.pdf")
+    assert path.parent.parent == tmp_path and path.name == "evil.pdf"
+    assert store_named_upload(tmp_path, b"%PDF-1.4 x", "other.pdf") == path  # same bytes, same file

@@ -21,7 +21,7 @@ from markupsafe import Markup, escape
 
 from reader.errors import PaperNotFound, ReaderError
 from reader.web import services
-from reader.web.jobs import ReviewRunner, store_upload
+from reader.web.jobs import QueueRunner, ReviewRunner, store_named_upload, store_upload
 from reader.web.security import (
     FORM_TOKEN_FIELD, BodyTooLarge, Guard, display_name, looks_like_pdf,
 )
@@ -95,12 +95,17 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
         f"(set READER_UPLOAD_LIMIT_MB to change it)."
     )
     upload_dir = settings.home / "uploads"
-    runner = ReviewRunner(ctx, review or services.review_upload)
+    # Uploads go on the database's review queue (they survive a restart), reviewed by a worker
+    # thread of this server or by `reader worker`s; a `review` function passed in (tests) runs
+    # in memory instead.
+    runner = ReviewRunner(ctx, review) if review is not None else QueueRunner(ctx)
     asker = services.AskRunner(ctx)
     templates = _templates()
 
     @asynccontextmanager
     async def lifespan(_app):
+        if isinstance(runner, QueueRunner):
+            runner.start()  # jobs a stopped server left pending or running are taken up again
         yield
         runner.shutdown()
         asker.shutdown()
@@ -185,17 +190,22 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
         if not looks_like_pdf(data):
             return None, f"{name}: not a PDF (its content does not start with %PDF-); " \
                          f"upload PDF files only."
-        path = store_upload(upload_dir, data)
+        if isinstance(runner, QueueRunner):
+            path = store_named_upload(upload_dir, data, name)
+            digest = path.parent.name
+        else:
+            path = store_upload(upload_dir, data)
+            digest = path.stem
         active = runner.active_for(path)
         if active is not None:
             return {**active.to_json(), "notice": f"{name} is already being reviewed."}, None
-        known = ctx.paper_status(path.stem)
+        known = ctx.paper_status(digest)
         if known is not None and not known.startswith("error"):
             # in the library already (or being reviewed by `reader review`): say so, no new job
-            title = next((r.title for r in ctx.library_rows() if r.id == path.stem), name)
-            return {"known": True, "name": name, "paper_id": path.stem, "title": title,
-                    "status": known, "url": f"/paper/{path.stem}",
-                    "review_url": f"/paper/{path.stem}/review"}, None
+            title = next((r.title for r in ctx.library_rows() if r.id == digest), name)
+            return {"known": True, "name": name, "paper_id": digest, "title": title,
+                    "status": known, "url": f"/paper/{digest}",
+                    "review_url": f"/paper/{digest}/review"}, None
         return runner.submit(path, name).to_json(), None
 
     @app.post("/upload")
