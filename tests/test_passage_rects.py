@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 
 import pytest
+from conftest import SAMPLE_PAPER
 from sqlalchemy import select, update
 
-from conftest import SAMPLE_PAPER
 from reader.ingest.pages import find_doi, normalize, passage_rects, render_page
 from reader.store.db import transaction
 from reader.store.tables import Chunk, Paper

@@ -10,11 +10,11 @@ import time
 import zipfile
 
 import pytest
-
 from conftest import SAMPLE_PAPER
+from test_web import SYNTH, FakeReview, add_analysis, page_token, synth_text
+
 from reader.store.db import transaction
 from reader.store.tables import Chunk, Question, ReviewJob
-from test_web import FakeReview, SYNTH, add_analysis, page_token, synth_text
 
 JSON = {"Accept": "application/json"}
 SAME_SITE = {"Origin": "http://testserver", **JSON}

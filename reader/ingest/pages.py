@@ -24,7 +24,7 @@ from reader.ingest.text import clean_text
 MIN_LINE_CHARS = 12
 RENDER_ZOOM = 1.5
 _NOT_WORD = re.compile(r"[\W_]+")
-_DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>{}|\\^`]+)", re.I)
+_DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>{}|\\^`]+)", re.IGNORECASE)
 
 
 def normalize(text: str) -> str:
@@ -42,7 +42,7 @@ def _open(source: Path | bytes):
 
 
 class _Line:
-    __slots__ = ("block", "norm", "x0", "y0", "x1", "y1")
+    __slots__ = ("block", "norm", "x0", "x1", "y0", "y1")
 
     def __init__(self, block: int, norm: str, x0: float, y0: float, x1: float, y1: float):
         self.block, self.norm, self.x0, self.y0, self.x1, self.y1 = block, norm, x0, y0, x1, y1
