@@ -356,7 +356,23 @@ class Reader:
                           lease_s=self.settings.queue_lease_s,
                           max_attempts=self.settings.queue_attempts, jobs=jobs, once=once,
                           until_empty=until_empty, poll_s=poll_s, stop=stop, abandon=abandon,
-                          on_event=on_event, on_notice=self.notice)
+                          on_event=on_event, on_notice=self.notice, warm_up=self._warm_up)
+
+    def _warm_up(self) -> None:
+        """Load what reading a paper needs before claiming one, so no lease time goes to it:
+        the LLM roles, the search index (built from the database's vectors on a new machine)
+        and the modules of the stages."""
+        import bm25s  # noqa: F401
+        import pymupdf  # noqa: F401
+        from wordfreq import zipf_frequency
+
+        import reader.audit.record  # noqa: F401
+        import reader.deepread  # noqa: F401
+        import reader.ingest.pdf  # noqa: F401
+
+        zipf_frequency("paper", "en")  # loads the word list the audit's guards use
+        self.generator, self.verifier
+        len(self.search_index)
 
     def jobs(self, *, queued_only: bool = False):
         """Every review job: queued / running (which worker, since when) / done / failed -> JobsReport."""

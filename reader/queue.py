@@ -35,7 +35,7 @@ import socket
 import threading
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import event, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
@@ -130,9 +130,8 @@ def holder_alive(session: Session, job: ReviewJob) -> bool:
 
 
 def _aware(moment: datetime) -> datetime:
-    from datetime import timezone
 
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def db_now(session: Session) -> datetime:

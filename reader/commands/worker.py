@@ -6,7 +6,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
@@ -32,7 +32,7 @@ def print_enqueued(report) -> None:
 def _ago(moment: datetime | None) -> str:
     if moment is None:
         return ""
-    seconds = max(0, int((datetime.now(timezone.utc) - moment).total_seconds()))
+    seconds = max(0, int((datetime.now(UTC) - moment).total_seconds()))
     if seconds < 60:
         return f"{seconds}s ago"
     if seconds < 3600:

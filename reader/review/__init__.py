@@ -4,10 +4,23 @@ reader.queue. records.py holds what they share: the result rows and a job's figu
 
 from reader.review.batch import run_review
 from reader.review.records import (
-    ANALYSIS_KINDS, REMOVED, PaperReview, ProgressEvent, ReviewReport, analyses_of, find_job,
-    is_reviewed, job_rows, review_figures,
+    ANALYSIS_KINDS,
+    REMOVED,
+    PaperReview,
+    ProgressEvent,
+    ReviewReport,
+    analyses_of,
+    find_job,
+    is_reviewed,
+    job_rows,
+    review_figures,
 )
-from reader.review.worker import EnqueueReport, WorkerReport, enqueue_sources, run_worker
+from reader.review.worker import (
+    EnqueueReport,
+    WorkerReport,
+    enqueue_sources,
+    run_worker,
+)
 from reader.text.digest import file_sha256
 
 __all__ = [

@@ -39,9 +39,26 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from reader import queue
 from reader.review.records import (
-    REMOVED, IngestFn, PaperFailed, PaperRemoved, PaperReview, ProgressEvent, ReadFn,
-    ReviewReport, check_stored, completion, fill, find_job, is_reviewed, job_exists, mark_done,
-    reason_of, record_failure, review_figures, since_of, start_read,
+    REMOVED,
+    IngestFn,
+    PaperFailed,
+    PaperRemoved,
+    PaperReview,
+    ProgressEvent,
+    ReadFn,
+    ReviewReport,
+    check_stored,
+    completion,
+    fill,
+    find_job,
+    is_reviewed,
+    job_exists,
+    mark_done,
+    reason_of,
+    record_failure,
+    review_figures,
+    since_of,
+    start_read,
 )
 from reader.store.db import transaction
 from reader.store.tables import Paper, ReviewJob, utcnow

@@ -22,7 +22,14 @@ from sqlalchemy.orm import Session, sessionmaker
 from reader import queue
 from reader.audit.record import verdict_counts
 from reader.store.db import transaction
-from reader.store.tables import Analysis, AnalysisIteration, LLMCall, Paper, ReviewJob, utcnow
+from reader.store.tables import (
+    Analysis,
+    AnalysisIteration,
+    LLMCall,
+    Paper,
+    ReviewJob,
+    utcnow,
+)
 from reader.text.paths import stored_path
 
 ANALYSIS_KINDS = ("critique", "synthesis")

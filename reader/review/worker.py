@@ -26,8 +26,16 @@ from sqlalchemy.orm import sessionmaker
 
 from reader import queue
 from reader.review.records import (
-    PaperFailed, PaperReview, ProgressEvent, check_stored, completion, fill, is_reviewed,
-    reason_of, since_of, start_read,
+    PaperFailed,
+    PaperReview,
+    ProgressEvent,
+    check_stored,
+    completion,
+    fill,
+    is_reviewed,
+    reason_of,
+    since_of,
+    start_read,
 )
 from reader.store.db import transaction
 from reader.store.tables import Paper, ReviewJob
@@ -150,13 +158,17 @@ def run_worker(
     abandon: threading.Event | None = None,
     on_event: Callable[[ProgressEvent], None] | None = None,
     on_notice: Callable[[str], None] | None = None,
+    warm_up: Callable[[], None] | None = None,
 ) -> WorkerReport:
     """Process queued papers until `stop` (or Ctrl-C) — `jobs` papers at a time.
 
     `once`: one paper, then return. `until_empty`: return when no queued paper is pending
     or running anywhere. The first Ctrl-C (KeyboardInterrupt in the calling thread) or
     `stop` lets the papers in hand finish; a second Ctrl-C or `abandon` hands them back to
-    the queue (not counted as an attempt) and returns at once."""
+    the queue (not counted as an attempt) and returns at once. `warm_up()` runs first,
+    before any claim."""
+    if warm_up is not None:
+        warm_up()
     started = time.perf_counter()
     run = uuid.uuid4().hex
     worker = queue.worker_name()

@@ -1,0 +1,216 @@
+"""`reader worker` processes sharing one PostgreSQL database (a throwaway cluster), each with
+its own READER_HOME, the scripted LLM at a fixed latency and the hashing embedder: every
+paper reviewed once, a worker killed with kill -9 replaced after its lease, overlapping
+`reader review --queue` runs, and the throughput of 1 against 3 workers."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+
+import pytest
+from conftest import ROOT
+from sqlalchemy import create_engine, text
+from test_postgres import _empty_database, pg_url  # noqa: F401 - the cluster fixture
+from test_queue import write_papers
+from test_review_cli import reader_cmd
+
+_names = itertools.count()
+
+
+@pytest.fixture
+def shared(pg_url):  # noqa: F811
+    return _empty_database(pg_url, f"workers_{next(_names)}")
+
+
+def machine(tmp_path, url: str, name: str, *, latency_ms: int = 100, **extra) -> dict:
+    """The environment of one machine: its own READER_HOME, the shared database."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("READER_")}
+    env.update({"READER_HOME": str(tmp_path / name), "READER_DATABASE_URL": url,
+                "READER_LLM_BASE_URL": f"scripted:latency_ms={latency_ms}",
+                "READER_EMBED_MODEL": "hashing", "READER_CACHE": "off", "PYTHONPATH": str(ROOT),
+                **{f"READER_{k.upper()}": str(v) for k, v in extra.items()}})
+    return env
+
+
+def run(env, *args, timeout: float = 180) -> subprocess.CompletedProcess:
+    return subprocess.run(reader_cmd(*args), env=env, capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT)
+
+
+def start(env, *args) -> subprocess.Popen:
+    return subprocess.Popen(reader_cmd(*args), env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT)
+
+
+def query(url: str, sql: str, **params) -> list[tuple]:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return [tuple(row) for row in conn.execute(text(sql), params)]
+    finally:
+        engine.dispose()
+
+
+def test_three_workers_review_every_paper_exactly_once(shared, tmp_path):
+    papers = write_papers(tmp_path / "inbox", 12)
+    queued = run(machine(tmp_path, shared, "laptop"), "review", str(tmp_path / "inbox"), "--queue",
+                 "--json")
+    assert queued.returncode == 0, queued.stderr
+    assert json.loads(queued.stdout)["queued"] == 12
+    workers = [start(machine(tmp_path, shared, f"node{i}"), "worker", "--until-empty", "--poll",
+                     "0.1", "--json", "--quiet") for i in range(3)]
+    reports = []
+    for proc in workers:
+        out, err = proc.communicate(timeout=240)
+        assert proc.returncode == 0, err
+        reports.append(json.loads(out))
+
+    assert sum(r["reviewed"] for r in reports) == 12
+    assert sum(1 for r in reports if r["reviewed"]) >= 2, [r["reviewed"] for r in reports]
+    jobs = query(shared, "SELECT status, attempts, worker FROM review_jobs")
+    assert sorted(j[:2] for j in jobs) == [("done", 1)] * 12
+    # each paper read once: one first draft of each kind, one analysis of each kind
+    drafts = query(shared, "SELECT paper_id, stage, count(*) FROM llm_calls "
+                           "WHERE stage IN ('critique', 'synthesis') GROUP BY paper_id, stage")
+    assert len(drafts) == 24 and {n for *_, n in drafts} == {1}, drafts
+    analyses = query(shared, "SELECT paper_id, count(*) FROM analyses GROUP BY paper_id")
+    assert len(analyses) == 12 and {n for _, n in analyses} == {2}
+    # the file bytes were the only copy the workers had: their homes hold no paper files
+    for i in range(3):
+        assert not list((tmp_path / f"node{i}").rglob("*.md"))
+
+    # notes exported on any machine are the same bytes
+    notes = {}
+    for name in ("laptop", "node2"):
+        out = tmp_path / f"notes_{name}"
+        done = run(machine(tmp_path, shared, name), "export", "--all", "--out", str(out))
+        assert done.returncode == 0, done.stderr
+        notes[name] = {p.name: p.read_bytes() for p in sorted(out.iterdir())}
+    assert len(notes["laptop"]) == 13 and notes["laptop"] == notes["node2"]
+    assert len(papers) == 12
+
+
+def test_a_worker_killed_mid_paper_loses_it_to_another_after_its_lease(shared, tmp_path):
+    """kill -9 while the paper is being read (2 s lease): the second worker takes it over
+    when the lease has run out and finishes it; one set of analyses, two attempts."""
+    write_papers(tmp_path / "inbox", 1)
+    lease = 2.0
+    run(machine(tmp_path, shared, "laptop"), "review", str(tmp_path / "inbox"), "--queue")
+    doomed = start(machine(tmp_path, shared, "node1", latency_ms=1500, queue_lease=lease),
+                   "worker", "--quiet")
+    deadline = time.monotonic() + 60
+    while True:
+        assert doomed.poll() is None and time.monotonic() < deadline, doomed.stderr.read()
+        rows = query(shared, "SELECT stage FROM review_jobs")
+        if rows and rows[0][0] == "read":
+            break
+        time.sleep(0.05)
+    time.sleep(0.5)  # inside its first LLM call
+    os.kill(doomed.pid, signal.SIGKILL)
+    doomed.wait(10)
+    killed_at = time.monotonic()
+
+    heir = start(machine(tmp_path, shared, "node2", latency_ms=100, queue_lease=lease),
+                 "worker", "--until-empty", "--poll", "0.1", "--json", "--quiet")
+    out, err = heir.communicate(timeout=120)
+    took = time.monotonic() - killed_at
+    assert heir.returncode == 0, err
+    report = json.loads(out)
+    assert report["reviewed"] == 1, report
+    ((status, attempts, worker),) = query(shared, "SELECT status, attempts, worker FROM review_jobs")
+    assert (status, attempts) == ("done", 2)
+    assert worker == f"{socket.gethostname()}:{heir.pid}"
+    ((n_analyses,),) = query(shared, "SELECT count(*) FROM analyses")
+    assert n_analyses == 2
+    # the lease (2 s) plus one paper's work at 100 ms per call (a few rounds) plus start-up
+    assert took < lease + 15, took
+    print(f"\nkilled worker's paper finished by the other {took:.1f} s after kill -9 "
+          f"(lease {lease:g} s)")
+
+
+def test_overlapping_review_queue_runs_queue_each_paper_once(shared, tmp_path):
+    papers = write_papers(tmp_path / "inbox", 8)
+    env = machine(tmp_path, shared, "laptop")
+    run(env, "jobs")  # migrate first: the race is about queueing
+    procs = [start(env, "review", str(tmp_path / "inbox"), "--queue", "--json"),
+             start(machine(tmp_path, shared, "desk"), "review", *map(str, papers[3:]), "--queue",
+                   "--json")]
+    results = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        results.append(json.loads(out))
+    assert sum(r["queued"] for r in results) == 8
+    rows = query(shared, "SELECT file_sha256, status FROM review_jobs")
+    assert len(rows) == 8 and len({sha for sha, _ in rows}) == 8
+    assert {status for _, status in rows} == {"pending"}
+    ((files,),) = query(shared, "SELECT count(*) FROM paper_files")
+    assert files == 8
+
+
+def _throughput(tmp_path, url: str, workers: int, n_papers: int, latency_ms: int) -> float:
+    """Papers per minute from the first claim to the last finish. The workers are started
+    (and connected) before anything is queued, and paused while it is, so neither their
+    start-up nor the queueing is counted."""
+    database = url.rsplit("/", 1)[1]
+    assert run(machine(tmp_path, url, "laptop"), "jobs").returncode == 0  # migrated before
+    procs = [start(machine(tmp_path, url, f"w{workers}_{i}", latency_ms=latency_ms), "worker",
+                   "--poll", "0.05", "--quiet") for i in range(workers)]
+    try:
+        deadline = time.monotonic() + 60
+        while query(url, "SELECT count(*) FROM pg_stat_activity WHERE datname = :d "
+                         "AND pid <> pg_backend_pid()", d=database)[0][0] < workers:
+            assert time.monotonic() < deadline and all(p.poll() is None for p in procs)
+            time.sleep(0.1)
+        write_papers(tmp_path / f"inbox_{workers}", n_papers, start=100 * workers)
+        for proc in procs:  # paused while the papers are queued: all start from a full queue
+            proc.send_signal(signal.SIGSTOP)
+        queued = run(machine(tmp_path, url, "laptop"), "review", str(tmp_path / f"inbox_{workers}"),
+                     "--queue", timeout=60)
+        for proc in procs:
+            proc.send_signal(signal.SIGCONT)
+        assert queued.returncode == 0, queued.stderr
+        engine = create_engine(url)  # one connection, looked at 4 times a second: the
+        try:                         # test's own load stays out of the figures
+            with engine.connect() as conn:
+                while conn.execute(text("SELECT count(*) FROM review_jobs WHERE status = 'done'")
+                                   ).scalar() < n_papers:
+                    conn.rollback()
+                    assert time.monotonic() < deadline + 240 and all(p.poll() is None for p in procs)
+                    time.sleep(0.25)
+        finally:
+            engine.dispose()
+    finally:
+        for proc in procs:
+            proc.send_signal(signal.SIGTERM)  # drain: nothing in hand, so it exits at once
+        for proc in procs:
+            proc.communicate(timeout=60)
+    assert [p.returncode for p in procs] == [0] * workers
+    ((first, last, done),) = query(
+        url, "SELECT min(started_at), max(finished_at), count(*) FROM review_jobs "
+             "WHERE status = 'done' AND attempts = 1")
+    assert done == n_papers
+    spans = query(url, "SELECT worker, count(*), sum(extract(epoch FROM finished_at - started_at)), "
+                       "min(started_at), max(finished_at) FROM review_jobs GROUP BY worker")
+    for worker, count, busy, a, b in spans:
+        print(f"  {worker}: {count} papers, {float(busy):.1f} s busy, span {(b - a).total_seconds():.1f} s")
+    return n_papers / (last - first).total_seconds() * 60
+
+
+def test_three_workers_have_about_three_times_the_throughput_of_one(pg_url, tmp_path):  # noqa: F811
+    """The LLM at 1 s per call (READER_BENCH_LATENCY_MS), 6 papers (READER_BENCH_PAPERS);
+    the figures are printed (docs/scale.md has a run)."""
+    latency = int(os.environ.get("READER_BENCH_LATENCY_MS", "1000"))
+    n = int(os.environ.get("READER_BENCH_PAPERS", "6"))
+    one = _throughput(tmp_path, _empty_database(pg_url, f"bench_one_{next(_names)}"), 1, n, latency)
+    three = _throughput(tmp_path, _empty_database(pg_url, f"bench_three_{next(_names)}"), 3, n,
+                        latency)
+    print(f"\nLLM {latency} ms per call, {n} papers: 1 worker {one:.1f} papers/min, "
+          f"3 workers {three:.1f} papers/min, ratio {three / one:.2f}")
+    assert three / one >= 2.7
