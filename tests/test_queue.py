@@ -20,7 +20,7 @@ from reader import queue
 from reader.config import load_settings
 from reader.facade import Reader
 from reader.index.dense import HashingEmbedder
-from reader.store.db import transaction
+from reader.store.db import open_database, transaction
 from reader.store.tables import Analysis, ChunkVector, Paper, PaperFile, ReviewJob
 
 _names = itertools.count()
@@ -281,3 +281,34 @@ def test_a_takeover_after_the_analyses_were_stored_finishes_without_reading_agai
     again = reader.work(once=True)
     assert [(p.status, p.error) for p in again.papers] == [("reviewed", "finished by an earlier attempt")]
     assert reader.stats().total.calls == calls_before
+
+
+def test_a_0004_database_keeps_its_newest_analysis_of_each_kind(url, tmp_path):
+    """Migration 0005 on SQLite and PostgreSQL: duplicate analyses left by older races are
+    reduced to the newest of each kind before the unique constraint; old jobs get no lease."""
+    from alembic import command
+    from sqlalchemy import create_engine, text
+
+    from reader.store.db import alembic_config
+
+    command.upgrade(alembic_config(url), "0004")
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(text("INSERT INTO papers (id, title, authors, abstract, source_path, source_kind, "
+                          "language, pages, text_chars, sections, ingested_at) VALUES "
+                          "(:id, 'A', '[]', '', 'a.pdf', 'pdf', 'en', 1, 0, '[]', :now)"),
+                     {"id": "a" * 64, "now": "2026-01-01 00:00:00"})
+        for final in ("old critique", "new critique", "only synthesis"):
+            kind = "synthesis" if "synthesis" in final else "critique"
+            conn.execute(text("INSERT INTO analyses (paper_id, kind, final_text, flagged_ratio, "
+                              "regenerations, generator_model, verifier_model, left_out_sections, "
+                              "created_at) VALUES (:p, :k, :t, 0, 0, '', '', '[]', :now)"),
+                         {"p": "a" * 64, "k": kind, "t": final, "now": "2026-01-01 00:00:00"})
+        conn.execute(text("INSERT INTO review_jobs (source_path, paper_id, status, stage, error, "
+                          "summary) VALUES ('a.pdf', :p, 'done', 'done', '', '{}')"), {"p": "a" * 64})
+    engine.dispose()
+    db = open_database(url)
+    with db() as s:
+        assert sorted(s.scalars(select(Analysis.final_text))) == ["new critique", "only synthesis"]
+        job = s.scalars(select(ReviewJob)).one()
+        assert (job.attempts, job.worker, job.lease_until, job.queued_at) == (0, "", None, None)
