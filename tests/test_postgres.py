@@ -148,8 +148,8 @@ def test_call_timings_on_a_0002_postgresql_database(pg_url):
 
 
 def test_two_review_processes_on_one_postgresql_database_read_each_paper_once(pg_url, tmp_path):
-    """Two runs on one database (on one machine: the job of a run on another host still
-    counts as stale, which is the workers issue): each paper is claimed, hence read, once."""
+    """Two runs on one database: each paper is claimed, hence read, once (runs on other
+    hosts: tests/test_queue.py and tests/test_worker.py)."""
     from test_review import make_files
     from test_review_races import assert_each_paper_read_once, review_at_once
 

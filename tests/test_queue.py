@@ -312,3 +312,28 @@ def test_a_0004_database_keeps_its_newest_analysis_of_each_kind(url, tmp_path):
         assert sorted(s.scalars(select(Analysis.final_text))) == ["new critique", "only synthesis"]
         job = s.scalars(select(ReviewJob)).one()
         assert (job.attempts, job.worker, job.lease_until, job.queued_at) == (0, "", None, None)
+
+
+def test_a_review_on_another_host_is_busy_while_its_lease_runs(url, tmp_path):
+    """One-machine `reader review` runs on two hosts sharing a database: the other host's job
+    is left alone while its lease runs, and redone once it ran out (it used to be redone at once)."""
+    from test_review import FakeWorld, make_files
+
+    from reader.review import file_sha256, run_review
+
+    a, b = make_files(tmp_path / "papers", ["a.pdf", "b.pdf"])
+    db = open_database(url)
+    world = FakeWorld(db)
+    world.ingest(a)
+    world.ingest(b)
+    with transaction(db) as s:
+        now = queue.db_now(s)
+        for path, lease in ((a, now + timedelta(seconds=60)), (b, now - timedelta(seconds=1))):
+            s.add(ReviewJob(source_path=str(path), paper_id=file_sha256(path), status="running",
+                            stage="read", worker="other-host:77", claim="theirs", lease_until=lease,
+                            summary={"pid": 77, "host": "other-host", "run": "x"}))
+    here = FakeWorld(db)
+    report = run_review([a, b], db=db, ingest=here.ingest, read_paper=here.read_paper)
+    assert [(p.status, p.error) for p in report.papers] == [
+        ("busy", "being reviewed by other-host:77"), ("reviewed", "")]
+    assert here.read == ["b"]

@@ -10,9 +10,12 @@ current. Writers take a file lock; readers see a newer generation written by
 another process on their next search.
 
 On first use in a process the stored (chunk id, paper id) pairs are compared
-with the database: stale rows are dropped and missing chunks embedded; a
+with the database: stale rows are dropped and missing chunks added; a
 missing or unreadable index, or one built with another embedding model, is
-rebuilt from the database. Each of these prints one line on stderr. When such
+rebuilt from the database. The on-disk index is a cache: every passage's vector
+is stored in the database (chunk_vectors, per embedding model) when it is first
+computed, and a passage whose vector is there is never embedded again, so a
+machine sharing the database builds its index without embedding anything. Each of these prints one line on stderr. When such
 an update cannot be saved (a full disk) it is used from memory for the rest of
 the process, and tried again by the next one.
 """
