@@ -214,3 +214,38 @@ def test_three_workers_have_about_three_times_the_throughput_of_one(pg_url, tmp_
     print(f"\nLLM {latency} ms per call, {n} papers: 1 worker {one:.1f} papers/min, "
           f"3 workers {three:.1f} papers/min, ratio {three / one:.2f}")
     assert three / one >= 2.7
+
+
+def _wait_for_read(url: str, proc: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 60
+    while "read" not in {stage for (stage,) in query(url, "SELECT stage FROM review_jobs")}:
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
+        time.sleep(0.05)
+
+
+def test_ctrl_c_finishes_the_paper_in_hand_and_twice_hands_it_back(shared, tmp_path):
+    write_papers(tmp_path / "inbox", 2)
+    run(machine(tmp_path, shared, "laptop"), "review", str(tmp_path / "inbox"), "--queue")
+    env = machine(tmp_path, shared, "node1", latency_ms=800)
+
+    once = start(env, "worker", "--quiet", "--json")
+    _wait_for_read(shared, once)
+    once.send_signal(signal.SIGINT)  # finish this paper, take no other
+    out, err = once.communicate(timeout=60)
+    assert once.returncode == 0, err
+    assert json.loads(out)["reviewed"] == 1 and "press Ctrl-C again" in err, (out, err)
+    assert sorted(query(shared, "SELECT status, attempts FROM review_jobs")) == [
+        ("done", 1), ("pending", 0)]
+
+    twice = start(env, "worker", "--quiet", "--json")
+    _wait_for_read(shared, twice)
+    twice.send_signal(signal.SIGINT)
+    time.sleep(0.3)
+    twice.send_signal(signal.SIGINT)  # hand it back now
+    out, err = twice.communicate(timeout=60)
+    assert twice.returncode == 130, err
+    assert len(json.loads(out)["handed_back"]) == 1
+    assert sorted(query(shared, "SELECT status, attempts, claim FROM review_jobs")) == [
+        ("done", 1, None), ("pending", 0, None)]
+    ((n_analyses,),) = query(shared, "SELECT count(*) FROM analyses")
+    assert n_analyses == 2  # the handed-back paper committed nothing

@@ -3,6 +3,7 @@ state) and the queue half of `reader review --queue`."""
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -152,4 +153,8 @@ def worker(app, jobs, once, until_empty, poll, quiet, as_json):
         if row.status in ("error", "retry", "lost"):
             click.echo(f"{row.status}: {printable(row.source)}: {row.error}", err=True)
     if abandon.is_set():
-        sys.exit(130)
+        # The papers were handed back; their reads may still be inside an LLM call, and
+        # whatever they would commit now is refused (their claims are gone).
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)

@@ -202,15 +202,29 @@ def run_worker(
             with report_lock:
                 report.papers.append(outcome)
 
-    threads = [threading.Thread(target=loop, name=f"worker-{n}", daemon=True)
-               for n in range(1 if once else max(1, jobs))]
+    n_threads = 1 if once else max(1, jobs)
+    remaining = [n_threads]
+    all_done = threading.Event()
+
+    def run_loop() -> None:
+        try:
+            loop()
+        finally:
+            with report_lock:
+                remaining[0] -= 1
+                if not remaining[0]:
+                    all_done.set()
+
+    threads = [threading.Thread(target=run_loop, name=f"worker-{n}", daemon=True)
+               for n in range(n_threads)]
     for thread in threads:
         thread.start()
     try:
-        while any(t.is_alive() for t in threads) and not abandon.is_set():
+        # An Event, not Thread.join: a join interrupted by Ctrl-C can leave the thread
+        # looking finished while it still reads.
+        while not all_done.is_set() and not abandon.is_set():
             try:
-                for thread in threads:
-                    thread.join(0.2)
+                all_done.wait(0.2)
             except KeyboardInterrupt:
                 if stop.is_set():
                     abandon.set()
