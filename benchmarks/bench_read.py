@@ -95,6 +95,15 @@ def review_once(pdfs: list[Path], code: Path | None, jobs: int) -> dict:
     return {"wall": wall, "reviewed": reviewed, "calls": calls}
 
 
+def stage_figures(env: dict, code: Path | None) -> list[dict]:
+    """`reader stats --json` of the run's home, per stage (the call log every read writes)."""
+    proc = subprocess.run([PYTHON, "-m", "reader", "stats", "--json"], env=env, capture_output=True,
+                          text=True, cwd=code or ROOT)
+    if proc.returncode != 0:
+        return []
+    return json.loads(proc.stdout).get("by_stage", [])
+
+
 def read_once(pdf: Path, code: Path | None, words: int | None) -> dict:
     """One `reader read --json` in a fresh home; code None: the current checkout."""
     home, env = fresh_home()
@@ -105,6 +114,7 @@ def read_once(pdf: Path, code: Path | None, words: int | None) -> dict:
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=code or ROOT)
     wall = time.perf_counter() - start
     load = os.getloadavg()[1]  # over the last 5 minutes: includes this read's own ~2
+    stages = stage_figures(env, code)
     shutil.rmtree(home, ignore_errors=True)
     if proc.returncode != 0:
         print(proc.stderr[-3000:])
@@ -112,6 +122,7 @@ def read_once(pdf: Path, code: Path | None, words: int | None) -> dict:
     data = json.loads(proc.stdout)
     data["wall"] = wall
     data["load"] = load
+    data["stages"] = stages
     return data
 
 
@@ -119,6 +130,11 @@ def describe(label: str, data: dict) -> None:
     print(f"  {label:<9} wall {data['wall']:6.1f} s · deep read {data['seconds']:6.1f} s · "
           f"{data['llm_calls']:3d} calls · {data['tokens']:7,d} tokens · "
           f"load average {data['load']:.1f} (other work on the machine)")
+    for st in data.get("stages", []):
+        timed = (f" · server {st['prompt_s']:.0f} s prompt + {st['generation_s']:.0f} s generation"
+                 if st.get("prompt_s") is not None else "")
+        print(f"  {'':<9} {st['key']:<22} {st['calls']:3d} calls · {st['prompt_tokens']:6,d} prompt + "
+              f"{st['completion_tokens']:5,d} generated tokens{timed}")
     for a in data["analyses"]:
         ratios = " -> ".join(f"{r:.2f}" for r in a["ratio_per_iteration"])
         flagged = ", ".join(f"{f}/{n}" for f, n in zip(a["flagged_per_iteration"], a["sentences_per_iteration"]))
