@@ -77,6 +77,12 @@ class Settings:
     queue_lease_s: float = 60.0
     queue_attempts: int = 3
     workers: bool = False
+    # Scholarly search beyond the library, off unless named ("arxiv,openalex"; reader/crag/scholarly.py):
+    # the question leaves the machine for each service named. Optional Semantic Scholar key and
+    # an address for OpenAlex's polite pool.
+    external_search: str = ""
+    semantic_scholar_key: str | None = None
+    openalex_mailto: str | None = None
 
     @property
     def index_dir(self) -> Path:
@@ -92,6 +98,7 @@ _KEYS = [
     "verifier_base_url", "verifier_model", "verifier_api_key", "embed_model",
     "llm_timeout", "llm_concurrency", "upload_limit_mb", "web_token",
     "output_language", "cache", "verify_threshold", "queue_lease", "queue_attempts", "workers",
+    "external_search", "semantic_scholar_key", "openalex_mailto",
 ]
 
 
@@ -193,6 +200,9 @@ def load_settings(env: dict | None = None) -> Settings:
         queue_lease_s=queue_lease,
         queue_attempts=queue_attempts,
         workers=str(get("workers", "0")).lower() in ("1", "true", "yes", "on"),
+        external_search=str(get("external_search") or "").strip(),
+        semantic_scholar_key=get("semantic_scholar_key") or None,
+        openalex_mailto=get("openalex_mailto") or None,
     )
 
 
@@ -233,6 +243,9 @@ def describe(settings: Settings) -> list[tuple[str, str]]:
         ("READER_QUEUE_LEASE", f"{settings.queue_lease_s:g} s"),
         ("READER_QUEUE_ATTEMPTS", str(settings.queue_attempts)),
         ("READER_WORKERS", "on (uploads go to the queue)" if settings.workers else "off"),
+        ("READER_EXTERNAL_SEARCH", settings.external_search or "off (nothing leaves the machine)"),
+        ("READER_SEMANTIC_SCHOLAR_KEY", mask(settings.semantic_scholar_key)),
+        ("READER_OPENALEX_MAILTO", settings.openalex_mailto or "(none)"),
         ("READER_UPLOAD_LIMIT_MB", str(settings.upload_limit_mb)),
         ("READER_WEB_TOKEN", mask(settings.web_token)),
     ]

@@ -25,7 +25,7 @@ from functools import cached_property
 from pathlib import Path
 
 from reader.config import Settings, load_settings
-from reader.errors import PaperNotFound, ReaderError
+from reader.errors import ConfigError, PaperNotFound, ReaderError
 
 Notice = Callable[[str], None]
 
@@ -233,7 +233,9 @@ class Reader:
         """Answer a question with Corrective RAG over one paper or the library -> AskResult.
 
         `threshold` is the grade a passage needs to count as evidence; `max_corrections`
-        the corrective retrieval rounds allowed; `external` a scholarly search adapter."""
+        the corrective retrieval rounds allowed; `external` the scholarly searches consulted when
+        the papers do not answer: names ("arxiv,openalex"; "off" for none), adapter objects, or
+        None for READER_EXTERNAL_SEARCH (off by default)."""
         from reader.crag.pipeline import CragConfig
 
         config = CragConfig()
@@ -241,7 +243,21 @@ class Reader:
             config.threshold = threshold
         if max_corrections is not None:
             config.max_corrective_rounds = max_corrections
-        return self._ask(question, paper, config, external=external, store=store)
+        return self._ask(question, paper, config, external=self.external_searches(external), store=store)
+
+    def external_searches(self, external=None) -> list:
+        """The scholarly search adapters for `external` (see `ask`); [] when none is enabled."""
+        from reader.crag.scholarly import scholarly_searches
+
+        if external is not None and not isinstance(external, str):
+            return list(external) if isinstance(external, (list, tuple)) else [external]
+        names = self.settings.external_search if external is None else external
+        try:
+            return scholarly_searches(names, semantic_scholar_key=self.settings.semantic_scholar_key,
+                                      mailto=self.settings.openalex_mailto)
+        except ReaderError as exc:
+            where = "READER_EXTERNAL_SEARCH" if external is None else "--external"
+            raise ConfigError(f"{where}={names!r}: {exc}") from None
 
     def _ask(self, question: str, paper: str | None, config, *, external=None, store: bool = True,
              on_stage: Notice | None = None):

@@ -1,4 +1,5 @@
 import json
+from dataclasses import replace
 
 import pytest
 from click.testing import CliRunner
@@ -157,3 +158,44 @@ def test_calibrate_needs_every_expected_term_and_every_answer_paper(library, tmp
     questions.write_text(json.dumps(rows[2] | {"answer_paper": ["topics.pdf", "missing.pdf"]}) + "\n")
     out = CliRunner().invoke(cli, ["calibrate", "--questions", str(questions)])
     assert out.exit_code != 0 and "missing.pdf" in out.output
+
+
+def test_external_search_is_off_unless_named(library, monkeypatch):
+    from loopback_scholarly import ScholarlyServer
+
+    server = ScholarlyServer()
+    try:
+        from functools import partial
+
+        from reader.crag import scholarly
+        monkeypatch.setitem(scholarly.ADAPTERS, "arxiv", partial(scholarly.Arxiv, base_url=server.url))
+        result = invoke("ask", "What GPU was used?", "--paper", PAPER_A[:8], "--json")
+        assert json.loads(result.output)["answer"] == "Not found in the papers." and server.requests == []
+        library.settings = replace(library.settings, external_search="arxiv")  # READER_EXTERNAL_SEARCH=arxiv
+        invoke("ask", "What GPU was used?", "--paper", PAPER_A[:8], "--json")
+        assert [r["service"] for r in server.requests] == ["arxiv"]
+        invoke("ask", "What GPU was used?", "--paper", PAPER_A[:8], "--external", "off")
+        assert len(server.requests) == 1  # --external off wins over the setting
+    finally:
+        server.close()
+
+
+def test_an_unknown_external_search_names_the_setting(library):
+    result = CliRunner().invoke(cli, ["ask", "Which baselines?", "--external", "scholar"])
+    assert result.exit_code != 0
+    assert "--external='scholar': unknown external search scholar: use one or more of" in result.output
+    library.settings = replace(library.settings, external_search="arxiv,bing")
+    result = CliRunner().invoke(cli, ["ask", "Which baselines?"])
+    assert "READER_EXTERNAL_SEARCH='arxiv,bing': unknown external search bing" in result.output
+
+
+def test_external_search_settings_are_read_and_described(tmp_path):
+    from reader.config import describe, load_settings
+
+    settings = load_settings({"READER_HOME": str(tmp_path), "READER_EXTERNAL_SEARCH": "arxiv,openalex",
+                              "READER_SEMANTIC_SCHOLAR_KEY": "secret-key-123", "READER_OPENALEX_MAILTO": "me@x.org"})
+    assert (settings.external_search, settings.semantic_scholar_key, settings.openalex_mailto) == (
+        "arxiv,openalex", "secret-key-123", "me@x.org")
+    shown = dict(describe(settings))
+    assert shown["READER_EXTERNAL_SEARCH"] == "arxiv,openalex" and "secret-key-123" not in shown.values()
+    assert dict(describe(load_settings({"READER_HOME": str(tmp_path)})))["READER_EXTERNAL_SEARCH"].startswith("off")

@@ -39,8 +39,12 @@ def format_result(result) -> str:
               help="Grade a chunk must reach to be used as evidence.")
 @click.option("--max-corrections", type=click.IntRange(0, 3), default=1, show_default=True,
               help="Corrective retrieval rounds allowed per question.")
+@click.option("--external", metavar="NAMES",
+              help="Also search these scholarly services when the papers do not answer: "
+                   "semantic-scholar, arxiv, openalex (comma-separated), or off. Sends the question to "
+                   "them. Default: READER_EXTERNAL_SEARCH (off).")
 @click.pass_obj
-def ask_cmd(app, question, paper_ref, as_json, interactive, threshold, max_corrections):
+def ask_cmd(app, question, paper_ref, as_json, interactive, threshold, max_corrections, external):
     """Answer a question from the papers with Corrective RAG.
 
     Only evidence the grader judged relevant is used; the answer lists its
@@ -53,11 +57,13 @@ def ask_cmd(app, question, paper_ref, as_json, interactive, threshold, max_corre
       reader ask "Which baselines do they compare against?" --paper specter
       reader ask "Which papers evaluate on ACL data?" --json
       reader ask --interactive --paper 8bbf99a4
+      reader ask "Who introduced the Transformer?" --external arxiv,openalex
     """
     paper_id = app.paper(paper_ref).id if paper_ref else None
 
     def answer(text: str) -> None:
-        result = app.ask(text, paper_id, threshold=threshold, max_corrections=max_corrections)
+        result = app.ask(text, paper_id, threshold=threshold, max_corrections=max_corrections,
+                         external=external)
         if as_json:
             echo_json(result.to_json())
         else:
