@@ -282,13 +282,15 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
             raise PaperNotFound(f"no paper with id {paper_id!r}; pick one from the library")
         return paper_id
 
-    @app.get("/paper/{paper_id}", response_class=HTMLResponse)
-    def paper_page(request: Request, paper_id: str):
-        checked_paper_id(paper_id)
-        view = ctx.paper_page(paper_id)
+    def paper_view(paper_id: str):
+        view = ctx.paper_page(checked_paper_id(paper_id))
         if view is None:
             raise PaperNotFound(f"no paper with id {paper_id!r}; pick one from the library")
-        return page(request, "paper.html", paper=view, nav="library")
+        return view
+
+    @app.get("/paper/{paper_id}", response_class=HTMLResponse)
+    def paper_page(request: Request, paper_id: str):
+        return page(request, "paper.html", paper=paper_view(paper_id), nav="library")
 
     @app.get("/paper/{paper_id}/pdf")
     def paper_pdf(paper_id: str):
@@ -322,11 +324,7 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
 
     @app.get("/paper/{paper_id}/delete", response_class=HTMLResponse)
     def confirm_delete(request: Request, paper_id: str):
-        checked_paper_id(paper_id)
-        view = ctx.paper_page(paper_id)
-        if view is None:
-            raise PaperNotFound(f"no paper with id {paper_id!r}; pick one from the library")
-        return page(request, "delete.html", paper=view, nav="library")
+        return page(request, "delete.html", paper=paper_view(paper_id), nav="library")
 
     @app.post("/paper/{paper_id}/delete")
     def delete_paper(request: Request, paper_id: str, csrf_token: str = Form("")):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+import time
 import traceback
 import uuid
 from collections.abc import Callable
@@ -46,6 +47,18 @@ class JobProgress:
 
     def to_json(self) -> dict:
         return asdict(self)
+
+
+def wait_for(get: Callable[[str], JobProgress | None], job_id: str, timeout: float,
+             poll_s: float = 0.05) -> JobProgress | None:
+    """`get(job_id)` once the job has finished or is gone, or as it is after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job = get(job_id)
+        if job is None or job.finished:
+            return job
+        time.sleep(poll_s)
+    return get(job_id)
 
 
 def store_upload(upload_dir: Path, data: bytes) -> Path:
@@ -101,15 +114,7 @@ class ReviewRunner:
 
     def wait(self, job_id: str, timeout: float) -> JobProgress | None:
         """Block until the job finishes (for the CLI and tests)."""
-        import time
-
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            job = self.get(job_id)
-            if job is None or job.finished:
-                return job
-            time.sleep(0.05)
-        return self.get(job_id)
+        return wait_for(self.get, job_id, timeout)
 
     def shutdown(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -126,7 +131,6 @@ class ReviewRunner:
             self._paths.pop(job.id, None)
 
     def _run(self, job: JobProgress, pdf_path: Path) -> None:
-        import time
 
         self._update(job, status="running", stage="starting", percent=1, started=time.time())
 
@@ -321,12 +325,4 @@ class QueueRunner:
         return [self._progress(row) for row in reversed(self._rows())]
 
     def wait(self, job_id: str, timeout: float) -> JobProgress | None:
-        import time
-
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            job = self.get(job_id)
-            if job is None or job.finished:
-                return job
-            time.sleep(0.1)
-        return self.get(job_id)
+        return wait_for(self.get, job_id, timeout)
