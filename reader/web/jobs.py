@@ -131,7 +131,6 @@ class ReviewRunner:
             self._paths.pop(job.id, None)
 
     def _run(self, job: JobProgress, pdf_path: Path) -> None:
-
         self._update(job, status="running", stage="starting", percent=1, started=time.time())
 
         def on_progress(stage: str, fraction: float | None = None) -> None:
