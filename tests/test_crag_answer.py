@@ -127,3 +127,60 @@ def test_passages_in_the_grade_prompt_are_the_searched_ones():
     run(llm)
     prompt = next(c["prompt"] for c in llm.history if c["stage"] == "crag-grade-batch")
     assert any("LDA and TF-IDF" in p for p in passages_of(prompt))
+
+
+# -- confidence-routed CRAG (CragConfig(routing="confidence")) --------------------------------
+
+from reader.crag.evidence import Candidate  # noqa: E402
+from reader.crag.grade import Grade  # noqa: E402
+from reader.crag.route import retrieval_confidence, route_by_confidence  # noqa: E402
+
+
+def graded(key, score, p_yes=None, fused=1 / 61):
+    c = Candidate(key=f"chunk:{key}", text="x", paper_id="p", chunk_id=key, fused_score=fused)
+    c.grade = Grade(c.key, score, False, "why", p_yes=p_yes)
+    return c
+
+
+def test_retrieval_confidence_is_the_best_passage_blended_with_its_rank():
+    one_answers = [graded(1, 0.2, fused=1 / 61), graded(2, 0.8, p_yes=0.95, fused=1 / 62),
+                   *[graded(k, 0.2, fused=1 / (60 + k)) for k in range(3, 9)]]
+    assert retrieval_confidence(one_answers) == pytest.approx(0.8 * 0.95 + 0.2 * 61 / 62, abs=1e-3)
+    assert retrieval_confidence([graded(1, 0.8, p_yes=0.1)]) == pytest.approx(0.28)  # P(YES) over the verdict
+    assert retrieval_confidence([graded(1, 0.8)]) == pytest.approx(0.84)  # no P(YES): the grade
+    assert retrieval_confidence([]) == 0.0
+
+
+@pytest.mark.parametrize("value, route", [(0.7, "correct"), (0.69, "ambiguous"), (0.3, "ambiguous"),
+                                          (0.29, "incorrect")])
+def test_two_thresholds_route(value, route):
+    assert route_by_confidence(value, theta_high=0.7, theta_low=0.3) == route
+
+
+def confident(p_yes, **kw):
+    return run(SureGrader(p_yes, relevant_words=["baselines"], **kw),
+               CragConfig(routing="confidence", threshold=0.6))
+
+
+def test_high_confidence_answers_from_the_first_retrieval():
+    result = confident(0.97)
+    assert result.route == "correct" and result.confidence >= 0.7
+    assert "correct" not in result.trace[3:] and not result.rewrites and not result.fallback_used
+    assert not result.not_found
+
+
+def test_medium_confidence_corrects_and_low_confidence_also_asks_the_fallback_sources():
+    medium = confident(0.6)  # 0.8 * 0.6 + 0.2 = 0.68: medium; P(YES) 0.6 still passes the 0.6 grade threshold
+    assert medium.route == "ambiguous" and medium.corrective_rounds == 1 and not medium.fallback_used
+    lowest = run(SureGrader(0.05, relevant_words=["baselines"]),
+                 CragConfig(routing="confidence", theta_low=0.5))  # best 0.8 * 0.05 + 0.2 = 0.24
+    assert lowest.route == "incorrect" and lowest.corrective_rounds == 1 and lowest.fallback_used
+    assert lowest.to_json()["route"] == "incorrect" and lowest.to_json()["confidence"] < 0.5
+
+
+def test_a_low_route_consults_the_fallback_sources_even_with_evidence_kept():
+    result = run(SureGrader(0.65, relevant_words=["baselines"]),
+                 CragConfig(routing="confidence", theta_high=0.95, theta_low=0.9))  # 0.72: low
+    assert result.route == "incorrect" and result.fallback_used and not result.not_found
+    counts = run(SureGrader(0.65, relevant_words=["baselines"]))  # the default rule: two kept, correct
+    assert counts.route == "correct" and not counts.fallback_used

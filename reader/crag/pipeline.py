@@ -27,7 +27,8 @@ from reader.crag.external import ExternalSearch, external_candidates
 from reader.crag.generate import Answer, generate_answer, not_found_sentinel
 from reader.crag.grade import BATCH_PASSAGES, BATCH_TOKENS, grade_in_batches, grade_passages
 from reader.crag.refine import refine_all, refine_in_batches
-from reader.crag.route import AMBIGUOUS, CORRECT, INCORRECT, choose_route, confidence, why_missed
+from reader.crag.route import (AMBIGUOUS, CORRECT, INCORRECT, choose_route, confidence, grade_value,
+                               retrieval_confidence, route_by_confidence, why_missed)
 from reader.errors import LLMError, ReaderError
 from reader.llm.base import LLM, Completion, supports_logprobs
 
@@ -61,6 +62,13 @@ class CragConfig:
     # When the writer replies "not found" with a passage in hand that the grader gave at least this
     # P(YES), the answer quotes the passage (reader.crag.generate); None: the refusal stands.
     quote_threshold: float | None = 0.9
+    # "counts": correct when min_relevant passages reach `threshold` (the measured default);
+    # "confidence": route on retrieval_confidence with theta_high / theta_low (reader.crag.route),
+    # keep passages whose P(YES) (else grade) reaches `threshold`, and on a low route consult the
+    # fallback sources after the corrective retrieval even when it found something.
+    routing: str = "counts"
+    theta_high: float = 0.7
+    theta_low: float = 0.3
 
     @classmethod
     def one_call_per_passage(cls, **settings) -> CragConfig:
@@ -187,8 +195,11 @@ class _Run:
 
     def keep(self, candidates: list[Candidate]) -> None:
         known = {c.key for c in self.kept}
-        self.kept.extend(c for c in candidates
-                         if c.passes(self.config.threshold) and c.key not in known)
+        if self.config.routing == "confidence":
+            passing = [c for c in candidates if c.grade is not None and grade_value(c) >= self.config.threshold]
+        else:
+            passing = [c for c in candidates if c.passes(self.config.threshold)]
+        self.kept.extend(c for c in passing if c.key not in known)
 
     def seen_keys(self) -> set[str]:
         return {c.key for c in self.graded} | {c.key for c in self.retrieved}
@@ -215,15 +226,22 @@ def _grade(run: _Run) -> str:
 
 def _route(run: _Run) -> str:
     cfg = run.config
-    run.route = choose_route(run.retrieved, threshold=cfg.threshold, min_relevant=cfg.min_relevant)
-    run.confidence = confidence(run.retrieved)
+    if cfg.routing == "confidence":
+        run.confidence = retrieval_confidence(run.retrieved)
+        run.route = route_by_confidence(run.confidence, theta_high=cfg.theta_high, theta_low=cfg.theta_low)
+    else:
+        run.route = choose_route(run.retrieved, threshold=cfg.threshold, min_relevant=cfg.min_relevant)
+        run.confidence = confidence(run.retrieved)
     run.keep(run.retrieved)
-    if run.route == CORRECT:
+    if run.route == CORRECT and run.kept:
         return REFINE
     return CORRECT_STEP if cfg.max_corrective_rounds > 0 else _after_correction(run)
 
 
 def _after_correction(run: _Run) -> str:
+    low = run.config.routing == "confidence" and run.route == INCORRECT
+    if low and not run.fallback_used:  # low confidence: the fallback sources too, whatever was kept
+        return FALLBACK
     if run.kept:
         return REFINE
     if run.corrective_rounds < run.config.max_corrective_rounds:

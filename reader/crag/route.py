@@ -4,6 +4,12 @@
 - ambiguous: fewer than that, but something looked at least half-relevant
   (a chunk above the threshold, an ambiguous grade, or a middling score)
 - incorrect: nothing relevant at all
+
+That is the default ("counts") rule. The confidence-routed rule (`route_by_confidence`,
+CragConfig(routing="confidence")) reads one number instead: `retrieval_confidence`, the best
+passage's grade (its P(YES) where the grader gave log-probabilities, else the parsed grade)
+blended with its retrieval score, and routes high (>= theta_high) / medium / low (< theta_low)
+as correct / ambiguous / incorrect.
 """
 
 from __future__ import annotations
@@ -58,3 +64,37 @@ def why_missed(candidates: Sequence[Candidate], threshold: float) -> str:
     if reasons:
         parts.append("grader notes: " + " / ".join(reasons))
     return "; ".join(parts) + "."
+
+
+GRADE_WEIGHT = 0.8  # the rest of the confidence is the passage's retrieval score, relative to the best
+
+
+def grade_value(candidate: Candidate) -> float:
+    """The grader's P(YES) where it gave log-probabilities, else its parsed grade (0 ungraded)."""
+    if candidate.grade is None:
+        return 0.0
+    return candidate.grade.p_yes if candidate.grade.p_yes is not None else candidate.grade.score
+
+
+def retrieval_confidence(candidates: Sequence[Candidate]) -> float:
+    """How sure the first retrieval is that it holds the answer: over its graded passages, the
+    best of GRADE_WEIGHT * grade + (1 - GRADE_WEIGHT) * (fused score / the best fused score).
+    The best passage, not the mean: one passage that answers is enough, and a mean falls with
+    every unrelated passage retrieved beside it. 0.0 when nothing was graded."""
+    graded = [c for c in candidates if c.grade is not None]
+    if not graded:
+        return 0.0
+    best_fused = max(max(0.0, c.fused_score) for c in graded)
+    value = max(GRADE_WEIGHT * grade_value(c)
+                + (1 - GRADE_WEIGHT) * (max(0.0, c.fused_score) / best_fused if best_fused > 0 else 1.0)
+                for c in graded)
+    return round(value, 3)
+
+
+def route_by_confidence(value: float, *, theta_high: float = 0.7, theta_low: float = 0.3) -> str:
+    """correct (high) at or above theta_high, incorrect (low) below theta_low, else ambiguous."""
+    if value >= theta_high:
+        return CORRECT
+    if value < theta_low:
+        return INCORRECT
+    return AMBIGUOUS
