@@ -81,6 +81,11 @@ class Settings:
     # the question leaves the machine for each service named. Optional Semantic Scholar key and
     # an address for OpenAlex's polite pool.
     external_search: str = ""
+    # The question pipeline's routing (reader/crag/route.py), as `reader calibrate --write` stores it.
+    crag_routing: str = "counts"
+    crag_threshold: float = 0.6
+    crag_theta_high: float = 0.7
+    crag_theta_low: float = 0.3
     semantic_scholar_key: str | None = None
     openalex_mailto: str | None = None
 
@@ -99,6 +104,7 @@ _KEYS = [
     "llm_timeout", "llm_concurrency", "upload_limit_mb", "web_token",
     "output_language", "cache", "verify_threshold", "queue_lease", "queue_attempts", "workers",
     "external_search", "semantic_scholar_key", "openalex_mailto",
+    "crag_routing", "crag_threshold", "crag_theta_high", "crag_theta_low",
 ]
 
 
@@ -185,6 +191,17 @@ def load_settings(env: dict | None = None) -> Settings:
     if queue_attempts < 1:
         raise ConfigError(f"READER_QUEUE_ATTEMPTS={queue_attempts!r} must be 1 or more "
                           "(attempts a queued paper gets before it is marked failed; default 3)")
+    crag_routing = str(get("crag_routing") or "counts").strip().lower()
+    if crag_routing not in ("counts", "confidence"):
+        raise ConfigError(f"READER_CRAG_ROUTING={crag_routing!r}: use counts or confidence")
+    crag = {name: get_float(f"crag_{name}", default)
+            for name, default in (("threshold", 0.6), ("theta_high", 0.7), ("theta_low", 0.3))}
+    for name, value in crag.items():
+        if not 0.0 <= value <= 1.0:
+            raise ConfigError(f"READER_CRAG_{name.upper()}={value!r} must lie between 0 and 1")
+    if crag["theta_low"] >= crag["theta_high"]:
+        raise ConfigError(f"READER_CRAG_THETA_LOW={crag['theta_low']!r} must be below "
+                          f"READER_CRAG_THETA_HIGH={crag['theta_high']!r}")
     return Settings(
         home=home,
         database_url=database_url,
@@ -203,7 +220,30 @@ def load_settings(env: dict | None = None) -> Settings:
         external_search=str(get("external_search") or "").strip(),
         semantic_scholar_key=get("semantic_scholar_key") or None,
         openalex_mailto=get("openalex_mailto") or None,
+        crag_routing=crag_routing,
+        crag_threshold=crag["threshold"],
+        crag_theta_high=crag["theta_high"],
+        crag_theta_low=crag["theta_low"],
     )
+
+
+def write_config_values(path: Path, values: dict) -> Path:
+    """Set these keys in the TOML config file at `path` (created if missing), keeping its other
+    lines; a key already set on a line of its own is replaced there."""
+    lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+    for key, value in values.items():
+        if key not in _KEYS:
+            raise ConfigError(f"{key!r} is not a setting; known keys: {_KEYS}")
+        literal = f'"{value}"' if isinstance(value, str) else repr(value)
+        line = f"{key} = {literal}"
+        at = next((i for i, old in enumerate(lines) if old.split("=", 1)[0].strip() == key), None)
+        if at is None:
+            lines.append(line)
+        else:
+            lines[at] = line
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
 
 
 def mask(secret: str | None) -> str:
@@ -246,6 +286,10 @@ def describe(settings: Settings) -> list[tuple[str, str]]:
         ("READER_EXTERNAL_SEARCH", settings.external_search or "off (nothing leaves the machine)"),
         ("READER_SEMANTIC_SCHOLAR_KEY", mask(settings.semantic_scholar_key)),
         ("READER_OPENALEX_MAILTO", settings.openalex_mailto or "(none)"),
+        ("READER_CRAG_ROUTING", settings.crag_routing + (
+            f" (threshold {settings.crag_threshold:g}, theta_high {settings.crag_theta_high:g}, "
+            f"theta_low {settings.crag_theta_low:g})" if settings.crag_routing == "confidence"
+            else f" (threshold {settings.crag_threshold:g})")),
         ("READER_UPLOAD_LIMIT_MB", str(settings.upload_limit_mb)),
         ("READER_WEB_TOKEN", mask(settings.web_token)),
     ]

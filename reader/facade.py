@@ -238,7 +238,9 @@ class Reader:
         None for READER_EXTERNAL_SEARCH (off by default)."""
         from reader.crag.pipeline import CragConfig
 
-        config = CragConfig()
+        st = self.settings
+        config = CragConfig(routing=st.crag_routing, threshold=st.crag_threshold,
+                            theta_high=st.crag_theta_high, theta_low=st.crag_theta_low)
         if threshold is not None:
             config.threshold = threshold
         if max_corrections is not None:
@@ -290,9 +292,12 @@ class Reader:
 
     def calibrate(self, questions_file: str | Path, thresholds: list[float], *,
                   ids: list[str] | None = None, limit: int | None = None,
-                  on_progress: Notice | None = None):
-        """Run a labelled question file through `ask` for each grade threshold -> CalibrationReport."""
-        from reader.crag.calibrate import CalibrationReport, load_questions, run_calibration, select_questions
+                  routings: list[str] = ("counts",), theta_highs: list[float] = (0.7,),
+                  theta_lows: list[float] = (0.3,), on_progress: Notice | None = None):
+        """Run a labelled question file through `ask` for every setting of the grid (routing rule x
+        grade threshold, x theta_high x theta_low for confidence routing) -> CalibrationReport,
+        with the recommended setting."""
+        from reader.crag.calibrate import CalibrationReport, grid, load_questions, run_calibration, select_questions
         from reader.store.queries import paper_keys
 
         questions = select_questions(load_questions(questions_file), str(questions_file), ids, limit)
@@ -302,8 +307,17 @@ class Reader:
         def run_one(question: str, paper_id: str | None, config):
             return self._ask(question, paper_id, config, store=False)
 
-        return CalibrationReport(run_calibration(questions, thresholds, run_one, library=library,
+        settings = grid(thresholds, routings=routings, theta_highs=theta_highs, theta_lows=theta_lows)
+        return CalibrationReport(run_calibration(questions, settings, run_one, library=library,
                                                  on_progress=on_progress))
+
+    def write_routing(self, setting: dict) -> Path:
+        """Store a calibrated routing setting ({"routing", "threshold"[, "theta_high", "theta_low"]})
+        in the config file (READER_CONFIG, else READER_HOME/config.toml); returns its path."""
+        from reader.config import write_config_values
+
+        path = self.settings.config_file or self.settings.home / "config.toml"
+        return write_config_values(path, {f"crag_{key}": value for key, value in setting.items()})
 
     # ------------------------------------------------------------ collections
 

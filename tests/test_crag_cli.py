@@ -111,7 +111,8 @@ def test_calibrate_reports_routes_and_accuracy_per_threshold(library, tmp_path):
     out = invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6,0.95", "--json")
     assert out.exit_code == 0, out.output
     report = json.loads(out.stdout)  # progress lines go to stderr
-    assert "threshold 0.6 [1/3] a1" in out.stderr
+    assert "counts 0.6 [1/3] a1" in out.stderr
+    assert report["recommended"] == {"routing": "counts", "threshold": 0.6}  # 100% against 33%
     by_t = {t["threshold"]: t for t in report["thresholds"]}
     assert by_t[0.6]["answer_accuracy"] == 1.0 and by_t[0.6]["refusal_accuracy"] == 1.0
     assert by_t[0.6]["routes"] == {"correct": 1, "ambiguous": 0, "incorrect": 1} | by_t[0.6]["routes"]
@@ -199,3 +200,41 @@ def test_external_search_settings_are_read_and_described(tmp_path):
     shown = dict(describe(settings))
     assert shown["READER_EXTERNAL_SEARCH"] == "arxiv,openalex" and "secret-key-123" not in shown.values()
     assert dict(describe(load_settings({"READER_HOME": str(tmp_path)})))["READER_EXTERNAL_SEARCH"].startswith("off")
+
+
+def test_calibrate_grids_both_routings_and_writes_the_recommended_setting(library, tmp_path):
+    from reader.config import load_settings
+
+    questions = tmp_path / "q.jsonl"
+    rows = [{"id": "a1", "question": "Which baselines do they compare against?", "paper": "topics.pdf",
+             "answer_paper": "topics.pdf"},
+            {"id": "n1", "question": "Which GPU hardware was used?", "paper": "topics.pdf", "answer_paper": "none"}]
+    questions.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    out = invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6,0.95", "--routing",
+                 "counts,confidence", "--theta-high", "0.7,0.9", "--theta-low", "0.3", "--json", "--write")
+    report = json.loads(out.stdout)
+    labels = [t["label"] for t in report["thresholds"]]
+    assert labels == ["counts 0.6", "counts 0.95", "confidence 0.6 / 0.7 / 0.3", "confidence 0.6 / 0.9 / 0.3",
+                      "confidence 0.95 / 0.7 / 0.3", "confidence 0.95 / 0.9 / 0.3"]
+    best = max(report["thresholds"], key=lambda t: t["accuracy"])
+    assert report["recommended"]["threshold"] == 0.6 and best["accuracy"] == 1.0
+    config = library.settings.home / "config.toml"
+    assert "wrote the recommended setting to" in out.stderr and config.is_file()
+    settings = load_settings({"READER_HOME": str(library.settings.home)})
+    assert (settings.crag_routing, settings.crag_threshold) == (report["recommended"]["routing"], 0.6)
+    text = invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6").output
+    assert "recommended: counts 0.6" in text
+
+
+@pytest.mark.parametrize("env, message", [
+    ({"READER_CRAG_ROUTING": "fancy"}, "READER_CRAG_ROUTING='fancy': use counts or confidence"),
+    ({"READER_CRAG_THETA_LOW": "0.8"}, "READER_CRAG_THETA_LOW=0.8 must be below READER_CRAG_THETA_HIGH=0.7"),
+    ({"READER_CRAG_THRESHOLD": "2"}, "READER_CRAG_THRESHOLD=2.0 must lie between 0 and 1"),
+])
+def test_routing_settings_are_checked(tmp_path, env, message):
+    from reader.config import load_settings
+    from reader.errors import ConfigError
+
+    with pytest.raises(ConfigError) as caught:
+        load_settings({"READER_HOME": str(tmp_path), **env})
+    assert message in str(caught.value)

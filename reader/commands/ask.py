@@ -35,8 +35,8 @@ def format_result(result) -> str:
               "default: the whole library.")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer, sources and grades as JSON.")
 @click.option("--interactive", "-i", is_flag=True, help="Keep asking until an empty line or Ctrl-D.")
-@click.option("--threshold", type=click.FloatRange(0, 1), default=0.6, show_default=True,
-              help="Grade a chunk must reach to be used as evidence.")
+@click.option("--threshold", type=click.FloatRange(0, 1), default=None,
+              help="Grade a chunk must reach to be used as evidence (default: READER_CRAG_THRESHOLD, 0.6).")
 @click.option("--max-corrections", type=click.IntRange(0, 3), default=1, show_default=True,
               help="Corrective retrieval rounds allowed per question.")
 @click.option("--external", metavar="NAMES",
@@ -97,31 +97,50 @@ def ask_cmd(app, question, paper_ref, as_json, interactive, threshold, max_corre
               help="JSONL file of labelled questions (see eval/questions.jsonl).")
 @click.option("--thresholds", default="0.5,0.6,0.7", show_default=True,
               help="Comma-separated grade thresholds to compare.")
+@click.option("--routing", default="counts", show_default=True,
+              help="Routing rules to compare: counts, confidence or counts,confidence.")
+@click.option("--theta-high", default="0.7", show_default=True,
+              help="Comma-separated theta_high values (confidence routing).")
+@click.option("--theta-low", default="0.3", show_default=True,
+              help="Comma-separated theta_low values (confidence routing).")
+@click.option("--write", is_flag=True, help="Store the recommended setting in the config file.")
 @click.option("--limit", type=int, default=None, help="Only the first N questions.")
 @click.option("--ids", default=None, help="Only these question ids (comma-separated), e.g. a01,n05.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_obj
-def calibrate_cmd(app, questions_file, thresholds, limit, ids, as_json):
-    """Run a labelled question set through `ask` for a grid of thresholds.
+def calibrate_cmd(app, questions_file, thresholds, routing, theta_high, theta_low, write, limit, ids, as_json):
+    """Run a labelled question set through `ask` for a grid of settings and recommend one.
 
-    Reports the route distribution, answer and refusal accuracy, LLM calls and
-    latency p50/p95 for each threshold. Questions name their papers by file
-    name or sha256; the papers must already be in the library.
+    For each setting (routing rule, grade threshold, and for confidence routing theta_high
+    and theta_low) it reports the route distribution, answer and refusal accuracy, grounded
+    share, LLM calls and latency p50/p95, then recommends the best accuracy at the fewest
+    calls; --write stores it in the config file. Questions name their papers by file name or
+    sha256; the papers must already be in the library.
 
     \b
-    Example:
+    Examples:
       reader calibrate --questions eval/questions.jsonl --thresholds 0.5,0.6,0.7
+      reader calibrate --questions eval/questions.jsonl --routing counts,confidence \\
+          --theta-high 0.6,0.7,0.8 --theta-low 0.2,0.3 --write
       reader calibrate --questions eval/questions.jsonl --ids a01,a14,n01,n05 --json
     """
-    try:
-        grid = [float(t) for t in thresholds.split(",") if t.strip()]
-    except ValueError:
-        raise ReaderError(f"--thresholds {thresholds!r}: give numbers like 0.5,0.6,0.7") from None
+    def numbers(option: str, text: str) -> list[float]:
+        try:
+            return [float(t) for t in text.split(",") if t.strip()]
+        except ValueError:
+            raise ReaderError(f"{option} {text!r}: give numbers like 0.5,0.6,0.7") from None
+
     wanted = [i.strip() for i in ids.split(",") if i.strip()] if ids else None
-    report = app.calibrate(questions_file, grid, ids=wanted, limit=limit,
+    report = app.calibrate(questions_file, numbers("--thresholds", thresholds), ids=wanted, limit=limit,
+                           routings=[r.strip() for r in routing.split(",") if r.strip()],
+                           theta_highs=numbers("--theta-high", theta_high),
+                           theta_lows=numbers("--theta-low", theta_low),
                            on_progress=lambda msg: click.echo(msg, err=True))
     if as_json:
         echo_json(report.to_json())
     else:
         click.echo(report.text())
+    if write and report.to_json().get("recommended"):
+        path = app.write_routing(report.to_json()["recommended"])
+        click.echo(f"wrote the recommended setting to {path}", err=True)
     sys.stdout.flush()

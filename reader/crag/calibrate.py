@@ -1,4 +1,10 @@
-"""Run a labelled question set through the CRAG pipeline for a grid of thresholds.
+"""Run a labelled question set through the CRAG pipeline for a grid of settings, and choose one.
+
+A setting is the routing rule with its thresholds (`Setting`): the count rule with a grade
+threshold, or the confidence rule with a grade threshold, theta_high and theta_low. Every
+setting answers every question (the response cache makes the calls settings share free), and
+`recommend` picks the best accuracy, then the fewest LLM calls per question, then the
+earlier setting in the grid.
 
 A question file is JSONL, one object per line:
 
@@ -251,7 +257,54 @@ def score_outcome(q: LabelledQuestion, expected_id, result) -> dict:
     }
 
 
-def summarise(threshold: float, rows: list[dict]) -> dict:
+@dataclass(frozen=True)
+class Setting:
+    """One point of the grid: CragConfig's routing, threshold, theta_high and theta_low."""
+
+    routing: str = "counts"
+    threshold: float = 0.6
+    theta_high: float = 0.7
+    theta_low: float = 0.3
+
+    @property
+    def label(self) -> str:
+        if self.routing == "confidence":
+            return f"confidence {self.threshold:g} / {self.theta_high:g} / {self.theta_low:g}"
+        return f"counts {self.threshold:g}"
+
+    def config(self):
+        from reader.crag.pipeline import CragConfig
+
+        return CragConfig(routing=self.routing, threshold=self.threshold, theta_high=self.theta_high,
+                          theta_low=self.theta_low)
+
+    def to_json(self) -> dict:
+        return {"routing": self.routing, "threshold": self.threshold,
+                **({"theta_high": self.theta_high, "theta_low": self.theta_low}
+                   if self.routing == "confidence" else {})}
+
+
+def grid(thresholds: Sequence[float], *, routings: Sequence[str] = ("counts",),
+         theta_highs: Sequence[float] = (0.7,), theta_lows: Sequence[float] = (0.3,)) -> list[Setting]:
+    """Every combination, theta_low below theta_high; the count rule ignores the thetas."""
+    unknown = sorted(set(routings) - {"counts", "confidence"})
+    if unknown:
+        raise ReaderError(f"unknown routing {', '.join(unknown)}: use counts, confidence or both")
+    out: list[Setting] = []
+    for routing in routings:
+        for t in thresholds:
+            if routing == "counts":
+                out.append(Setting("counts", t))
+                continue
+            out.extend(Setting("confidence", t, high, low) for high in theta_highs for low in theta_lows
+                       if low < high)
+    if not out:
+        raise ReaderError("the grid is empty: give theta_low values below theta_high")
+    return out
+
+
+def summarise(setting: Setting | float, rows: list[dict]) -> dict:
+    setting = setting if isinstance(setting, Setting) else Setting(threshold=setting)
     answerable = [r for r in rows if r["answerable"]]
     unanswerable = [r for r in rows if not r["answerable"]]
     answered = [r for r in rows if not r["not_found"]]
@@ -261,7 +314,9 @@ def summarise(threshold: float, rows: list[dict]) -> dict:
         return round(len(part) / len(whole), 3) if whole else None
 
     return {
-        "threshold": threshold,
+        "threshold": setting.threshold,
+        "setting": setting.to_json(),
+        "label": setting.label,
         "n": len(rows),
         "routes": dict(Counter(r["route"] for r in rows)),
         "answer_accuracy": share([r for r in answerable if r["right"]], answerable),
@@ -277,32 +332,43 @@ def summarise(threshold: float, rows: list[dict]) -> dict:
     }
 
 
+def recommend(summaries: Sequence[dict]) -> dict | None:
+    """The best accuracy, then the fewest calls per question, then the earliest in the grid."""
+    if not summaries:
+        return None
+    return min(enumerate(summaries),
+               key=lambda item: (-(item[1]["accuracy"] or 0.0), item[1]["llm_calls_mean"], item[0]))[1]
+
+
 def run_calibration(
     questions: Sequence[LabelledQuestion],
-    thresholds: Sequence[float],
+    thresholds: Sequence[float | Setting],
     run_one: Callable[[str, str | None, object], object],
     *,
     library: dict[str, str],
     on_progress: Callable[[str], None] | None = None,
 ) -> dict:
-    """`run_one(question, paper_id, config) -> AskResult`; returns the report as a dict."""
-    from reader.crag.pipeline import CragConfig
-
+    """`run_one(question, paper_id, config) -> AskResult` for every setting (a bare number is
+    the count rule at that grade threshold); returns the report as a dict, with the
+    recommended setting."""
     resolved = [(q, _resolve(q.paper, library, q.id),
                  [_resolve(ref, library, q.id) for ref in q.answer_papers] or None)
                 for q in questions]
-    report = {"n_questions": len(questions), "thresholds": []}
-    for threshold in thresholds:
-        config = CragConfig(threshold=threshold)
+    settings = [t if isinstance(t, Setting) else Setting(threshold=t) for t in thresholds]
+    report: dict = {"n_questions": len(questions), "thresholds": []}
+    for setting in settings:
+        config = setting.config()
         rows = []
         for n, (q, scope, expected) in enumerate(resolved, 1):
             result = run_one(q.question, scope, config)
             rows.append(score_outcome(q, expected, result))
             if on_progress:
                 mark = "ok" if rows[-1]["right"] else "WRONG"
-                on_progress(f"threshold {threshold:g} [{n}/{len(resolved)}] {q.id}: "
+                on_progress(f"{setting.label} [{n}/{len(resolved)}] {q.id}: "
                             f"{result.route}, {mark}, {result.seconds:.1f} s")
-        report["thresholds"].append(summarise(threshold, rows))
+        report["thresholds"].append(summarise(setting, rows))
+    best = recommend(report["thresholds"])
+    report["recommended"] = best["setting"] if best else None
     return report
 
 
@@ -311,15 +377,20 @@ def format_report(report: dict) -> str:
         return "-" if value is None else f"{value:.0%}"
 
     lines = [f"{report['n_questions']} questions",
-             "threshold  routes (correct/ambiguous/incorrect)  answer acc  terms  refusal acc  overall  "
-             "grounded  calls/q  p50 s  p95 s"]
+             "setting (routing threshold [/ high / low])  routes (correct/ambiguous/incorrect)  answer acc  "
+             "terms  refusal acc  overall  grounded  calls/q  p50 s  p95 s"]
     for t in report["thresholds"]:
         routes = t["routes"]
         route_text = f"{routes.get('correct', 0)}/{routes.get('ambiguous', 0)}/{routes.get('incorrect', 0)}"
-        lines.append(f"{t['threshold']:<9g}  {route_text:<36}  {pct(t['answer_accuracy']):<10}  "
+        label = t.get("label") or f"counts {t['threshold']:g}"
+        lines.append(f"{label:<42}  {route_text:<36}  {pct(t['answer_accuracy']):<10}  "
                      f"{pct(t.get('terms_right')):<5}  {pct(t['refusal_accuracy']):<11}  {pct(t['accuracy']):<7}  "
                      f"{pct(t['grounded_rate_of_answers']):<8}  {t['llm_calls_mean']:<7}  "
                      f"{t['latency_p50_s']:<5}  {t['latency_p95_s']}")
+    best = recommend(report["thresholds"])
+    if best is not None:
+        lines.append(f"recommended: {best['label']} (best accuracy {pct(best['accuracy'])}, "
+                     f"then fewest calls {best['llm_calls_mean']}/question)")
     return "\n".join(lines)
 
 
