@@ -127,6 +127,23 @@ class Reader:
         return ingest_paths([str(p) for p in _as_list(paths)], self.db, open_index=self._index_or_none,
                             on_progress=on_result, before_file=before_file)
 
+    def zotero_library(self, data_dir: str | Path | None = None, collection: str | None = None):
+        """Zotero's items with a PDF (from a copy of its database) -> ZoteroLibrary;
+        `data_dir` defaults to the usual Zotero data directory (~/Zotero)."""
+        from reader.ingest.zotero import default_data_dir, read_library
+
+        return read_library(Path(data_dir) if data_dir else default_data_dir(), collection)
+
+    def ingest_zotero(self, data_dir: str | Path | None = None, collection: str | None = None, *,
+                      on_result=None, on_note: Notice | None = None):
+        """Ingest a Zotero library (or one collection) with each item's metadata -> list[IngestResult];
+        items without a usable PDF come back "skipped" with the reason."""
+        from reader.ingest.pipeline import ingest_zotero
+
+        return ingest_zotero(self.zotero_library(data_dir, collection), self.db,
+                             open_index=self._index_or_none, on_progress=on_result,
+                             on_note=on_note or self.notice)
+
     def papers(self):
         """Every stored paper, newest first -> list[PaperInfo]."""
         from reader.store.queries import list_papers
@@ -322,14 +339,17 @@ class Reader:
     # ------------------------------------------------------------ collections
 
     def review(self, paths: Iterable[str | Path], jobs: int = 2, force: bool = False, *,
-               on_event=None, stop: threading.Event | None = None):
+               on_event=None, stop: threading.Event | None = None, zotero=None):
         """Ingest, read and audit every paper under `paths`, resumably -> ReviewReport.
 
         Papers already reviewed are skipped unless `force`; a failing paper is
-        reported in its row and never stops the others."""
+        reported in its row and never stops the others. `zotero` (a ZoteroLibrary from
+        `zotero_library`) reviews its items instead, each stored with its Zotero metadata."""
         from reader.ingest.pipeline import find_sources
         from reader.review import PaperReview, run_review
 
+        if zotero is not None:
+            return self._review_zotero(zotero, jobs, force, on_event=on_event, stop=stop)
         paths = _as_list(paths)
         sources, missing = find_sources([str(p) for p in paths])
         if not sources and not missing:
@@ -340,6 +360,27 @@ class Reader:
         for item in missing:
             report.papers.append(PaperReview(source=str(item.file), status="error",
                                              error=item.error or "cannot read it"))
+        return report
+
+    def _review_zotero(self, library, jobs: int, force: bool, *, on_event=None, stop=None):
+        from reader.ingest.pipeline import apply_zotero, ingest_file
+        from reader.review import run_review
+
+        by_path = {item.pdf: item for item in library.items}
+        notes = library.lines()
+
+        def ingest(path: Path):
+            result = ingest_file(path, self.db, index=self.search_index)
+            item = by_path.get(path)
+            if item is not None and result.status != "error" and result.paper_id:
+                note = apply_zotero(self.db, result.paper_id, item)
+                if note:
+                    notes.append(note)
+            return result
+
+        report = run_review(list(by_path), db=self.db, ingest=ingest, read_paper=self._read_id,
+                            force=force, max_papers=jobs, on_event=on_event, stop=stop)
+        report.notes = notes
         return report
 
     def _ingest_one(self, path: Path):
@@ -435,6 +476,13 @@ class Reader:
 
         paper_ids = None if papers is None else [self._paper_id(ref) for ref in _as_list(papers)]
         return export_notes(self.db, paper_ids, Path(out))
+
+    def bibtex(self, out: str | Path, papers: Iterable[str] | None = None):
+        """Write the BibTeX entries of the reviewed papers (or of `papers`) to the file `out` -> BibtexResult."""
+        from reader.export import export_bibtex
+
+        paper_ids = None if papers is None else [self._paper_id(ref) for ref in _as_list(papers)]
+        return export_bibtex(self.db, paper_ids, Path(out))
 
     def note(self, paper_id: str) -> tuple[str, str]:
         """(file name, Markdown text) of one reviewed paper's note."""

@@ -12,8 +12,8 @@ from reader.commands.output import echo_json, printable
 
 def _result_line(result) -> str:
     """One line per file: the file's name for a stored one, the path as given for an error."""
-    if result.status == "error":
-        return f"error: {printable(result.file)}: {result.error}"
+    if result.status in ("error", "skipped"):
+        return f"{result.status}: {printable(result.file)}: {result.error}"
     name = printable(Path(result.file).name)
     line = f"{result.status:<9} {name}  {result.title[:70]!r} ({result.pages} pages, {result.chunks} chunks)"
     if result.error:  # stored, but a later step (the index) complained
@@ -22,25 +22,42 @@ def _result_line(result) -> str:
 
 
 @click.command("ingest")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=str))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+@click.option("--zotero", "zotero", is_flag=False, flag_value="", default=None, metavar="[ZOTERO_DATA_DIR]",
+              help="Ingest the PDFs of a Zotero library (default folder: ~/Zotero) with each item's "
+                   "key, title, authors, year, DOI and collections; Zotero may keep running.")
+@click.option("--collection", metavar="NAME",
+              help="With --zotero: only this collection (its name or Parent/Child path) and its subcollections.")
 @click.option("--json", "as_json", is_flag=True,
               help='One JSON object per file: {"file", "paper_id", "status", "error", "title", "pages", "chunks"}.')
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no per-file lines; errors only.")
 @click.pass_obj
-def ingest(app, paths, as_json, quiet):
+def ingest(app, paths, zotero, collection, as_json, quiet):
     """Parse PDFs (and .txt/.md files) into the library: text in reading order,
     sections, captions, references, and passages for evidence search.
 
     PATHS are files or folders (searched recursively). A paper is identified by
     the sha256 of its bytes, so ingesting the same file again changes nothing.
     A file that cannot be read is reported and skipped; the exit status is 1 if
-    any file failed.
+    any file failed. With --zotero, the PDFs come from a Zotero library instead
+    (read from a copy of zotero.sqlite); an item without a usable PDF is one
+    "skipped" line.
 
     \b
     Examples:
       reader ingest papers/sample_paper.pdf
       reader ingest ~/papers/ --json > ingest.jsonl
+      reader ingest --zotero --collection "Thesis"
+      reader ingest --zotero /data/Zotero
     """
+    from reader.errors import ReaderError
+
+    if zotero is None and collection:
+        raise ReaderError("--collection chooses a Zotero collection: use it with --zotero")
+    if zotero is not None and paths:
+        raise ReaderError("give PATHS or --zotero, not both (the Zotero folder goes after --zotero)")
+    if zotero is None and not paths:
+        raise ReaderError("give files or folders to ingest, or --zotero for a Zotero library")
     bar = None  # a rich progress bar, shown while two or more files are ingested
 
     def before_file(source, n_files) -> None:
@@ -60,25 +77,33 @@ def ingest(app, paths, as_json, quiet):
     def report(result, done, total) -> None:
         if as_json:
             echo_json(result.to_json(), indent=None)
-        elif result.status == "error":
+        elif result.status in ("error", "skipped"):
             click.echo(_result_line(result), err=True)
         elif not quiet:
             click.echo(_result_line(result))
         if bar is not None:
             bar.advance(bar.task_ids[0])
 
+    def note(line: str) -> None:
+        click.echo(f"note: {line}", err=True)
+
     try:
-        results = app.ingest(paths, on_result=report, before_file=before_file)
+        if zotero is not None:
+            results = app.ingest_zotero(zotero or None, collection, on_result=report, on_note=note)
+        else:
+            results = app.ingest(paths, on_result=report, before_file=before_file)
     finally:
         if bar is not None:
             bar.stop()
 
     failed = sum(1 for r in results if r.status == "error")
     if not as_json and not quiet and len(results) > 1:
-        counts = {s: sum(1 for r in results if r.status == s) for s in ("ingested", "unchanged")}
-        click.echo(f"{counts['ingested']} ingested, {counts['unchanged']} unchanged, {failed} failed")
+        counts = {s: sum(1 for r in results if r.status == s) for s in ("ingested", "unchanged", "skipped")}
+        click.echo(f"{counts['ingested']} ingested, {counts['unchanged']} unchanged, {failed} failed"
+                   + (f", {counts['skipped']} Zotero items skipped" if counts["skipped"] else ""))
     if not results:
-        click.echo(f"error: no .pdf, .txt or .md files under {', '.join(paths)}", err=True)
+        where = "in the Zotero library" if zotero is not None else f"under {', '.join(paths)}"
+        click.echo(f"error: no .pdf, .txt or .md files {where}", err=True)
         sys.exit(1)
     if failed:
         sys.exit(1)

@@ -92,7 +92,12 @@ def unchecked_warning(report) -> str | None:
 
 
 @click.command("review")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--zotero", "zotero", is_flag=False, flag_value="", default=None, metavar="[ZOTERO_DATA_DIR]",
+              help="Review the PDFs of a Zotero library (default folder: ~/Zotero) instead of PATHS; "
+                   "each paper keeps its Zotero key, metadata and collections.")
+@click.option("--collection", metavar="NAME",
+              help="With --zotero: only this collection (its name or Parent/Child path) and its subcollections.")
 @click.option("--force", is_flag=True, help="Review again papers that were already reviewed.")
 @click.option("--jobs", "-j", default=2, show_default=True, type=click.IntRange(1, 32),
               help="Papers read at once (LLM calls are bounded separately by READER_LLM_CONCURRENCY).")
@@ -104,7 +109,7 @@ def unchecked_warning(report) -> str | None:
               help="Only put the papers on the queue (their bytes into the database) and return; "
                    "`reader worker` on any machine reviews them (docs/scale.md).")
 @click.pass_obj
-def review(app, paths, force, jobs, export_dir, quiet, as_json, to_queue):
+def review(app, paths, zotero, collection, force, jobs, export_dir, quiet, as_json, to_queue):
     """Ingest, deep read and audit every paper under PATHS (folders and files).
 
     The run is resumable: after Ctrl-C or a crash, run the same command again
@@ -119,7 +124,14 @@ def review(app, paths, force, jobs, export_dir, quiet, as_json, to_queue):
       reader review papers/ --export notes/       # then write Obsidian notes
       reader review new.pdf --force --json        # redo one paper, JSON result
       reader review papers/ --queue               # for `reader worker`s; returns at once
+      reader review --zotero --collection Thesis --export ~/vault/papers
     """
+    if zotero is None and collection:
+        raise ReaderError("--collection chooses a Zotero collection: use it with --zotero")
+    if zotero is not None and (paths or to_queue):
+        raise ReaderError("--zotero reviews a Zotero library: give it without PATHS or --queue")
+    if zotero is None and not paths:
+        raise ReaderError("give files or folders to review, or --zotero for a Zotero library")
     if to_queue:
         if export_dir is not None:
             raise ReaderError("--export writes notes after a review; with --queue nothing is "
@@ -137,8 +149,9 @@ def review(app, paths, force, jobs, export_dir, quiet, as_json, to_queue):
         return
     stop = threading.Event()
     try:
+        library = app.zotero_library(zotero or None, collection) if zotero is not None else None
         report = app.review(paths, jobs=jobs, force=force,
-                            on_event=None if quiet else ProgressPrinter(), stop=stop)
+                            on_event=None if quiet else ProgressPrinter(), stop=stop, zotero=library)
     except KeyboardInterrupt:
         stop.set()
         click.echo("Interrupted. Finished papers are kept; run the same command again to continue.",
@@ -162,6 +175,8 @@ def review(app, paths, force, jobs, export_dir, quiet, as_json, to_queue):
             count = len(exported.notes)
             click.echo(f"Notes: {exported.out_dir.resolve()} ({count} paper{'s' * (count != 1)}, "
                        f"index: {exported.index.name if exported.index else 'none'})")
+    for line in report.notes:
+        click.echo(f"note: {printable(line)}", err=True)
     warning = unchecked_warning(report)
     if warning:
         click.echo(warning, err=True)
@@ -178,15 +193,18 @@ def review(app, paths, force, jobs, export_dir, quiet, as_json, to_queue):
 @click.command("export")
 @click.argument("papers", nargs=-1)
 @click.option("--all", "export_all", is_flag=True, help="Every reviewed paper.")
-@click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path),
+@click.option("--out", "out_dir", type=click.Path(path_type=Path),
               help="Folder for the notes (e.g. inside an Obsidian vault); created if missing.")
+@click.option("--bibtex", "bibtex_file", type=click.Path(path_type=Path),
+              help="Also (or only) write the papers' BibTeX entries to this file, keyed by each note's citekey.")
 @click.option("--json", "as_json", is_flag=True, help="Print the written files as JSON.")
 @click.pass_obj
-def export(app, papers, export_all, out_dir, as_json):
+def export(app, papers, export_all, out_dir, bibtex_file, as_json):
     """Write one annotated Markdown note per reviewed paper, plus index.md.
 
-    Each note has YAML front matter (title, authors, year, source, sha256,
-    models, audit figures, tags), the abstract, the synthesis and the critique
+    Each note has YAML front matter (title, authors, year, source, DOI, the
+    Zotero link and collections, citekey, sha256, models, audit figures, tags),
+    the abstract, the synthesis and the critique
     with every 待验证 sentence in a callout next to its nearest evidence and
     page, and a verification summary. Exporting again overwrites the notes.
 
@@ -194,16 +212,28 @@ def export(app, papers, export_all, out_dir, as_json):
     Examples:
       reader export --all --out ~/vault/papers
       reader export "Attention is all" 3f2a9c --out notes/
+      reader export --all --out ~/vault/papers --bibtex ~/vault/papers.bib
     """
     if bool(papers) == export_all:
         raise ReaderError("name the papers to export, or use --all (not both)")
+    if out_dir is None and bibtex_file is None:
+        raise ReaderError("say where to write: --out FOLDER for the notes, --bibtex FILE for BibTeX, or both")
+    bib = app.bibtex(bibtex_file, list(papers) if papers else None) if bibtex_file is not None else None
+    if out_dir is None:
+        if as_json:
+            echo_json({"bibtex": bib.to_json()})
+        else:
+            click.echo(f"{len(bib.entries)} BibTeX entr{'ies' if len(bib.entries) != 1 else 'y'} in {bib.path}")
+        return
     result = app.export(out_dir, list(papers) if papers else None)
     if papers and not result.notes:
         titles = "; ".join(title for _, title in result.not_reviewed)
         raise ReaderError(f"nothing to export: not reviewed yet ({titles}); run `reader review` first")
     if as_json:
-        echo_json(result.to_json())
+        echo_json({**result.to_json(), **({"bibtex": bib.to_json()} if bib is not None else {})})
     else:
+        if bib is not None:
+            click.echo(f"{len(bib.entries)} BibTeX entr{'ies' if len(bib.entries) != 1 else 'y'} in {bib.path}")
         for path in result.notes:
             click.echo(str(path))
         if result.index is not None:

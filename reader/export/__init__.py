@@ -18,12 +18,13 @@ from sqlalchemy import select
 from sqlalchemy.orm import sessionmaker
 
 from reader.errors import ReaderError
+from reader.export.bibtex import BibtexResult, bibtex_text, citekeys
 from reader.export.markdown import (
     INDEX_NAME, Note, collect_note, note_file_name, render_index, render_note,
 )
 from reader.store.tables import Paper
 
-__all__ = ["ExportResult", "export_notes", "note_file_name"]
+__all__ = ["BibtexResult", "ExportResult", "export_bibtex", "export_notes", "note_file_name"]
 
 _NOTE_NAME = re.compile(r"-([0-9a-f]{8})\.md$")
 
@@ -72,10 +73,11 @@ def export_notes(db: sessionmaker, paper_ids: list[str] | None, out_dir: Path) -
         else:
             papers = [session.get(Paper, pid) for pid in paper_ids]
         notes: dict[str, Note] = {}
+        keys = citekeys(session)
         for paper in papers:
             if paper is None:
                 continue
-            note = collect_note(session, paper)
+            note = collect_note(session, paper, keys)
             if note is None:
                 result.not_reviewed.append((paper.id, paper.title))
                 continue
@@ -89,7 +91,7 @@ def export_notes(db: sessionmaker, paper_ids: list[str] | None, out_dir: Path) -
             if any(pid.startswith(prefix) for pid in notes):
                 continue
             paper = session.scalars(select(Paper).where(Paper.id.startswith(prefix))).first()
-            note = collect_note(session, paper) if paper is not None else None
+            note = collect_note(session, paper, keys) if paper is not None else None
             if note is not None and note.file_name == path.name:
                 notes[paper.id] = note
 
@@ -118,3 +120,31 @@ def _remove_renamed(out_dir: Path, note: Note) -> None:
                 continue
             if f"sha256: {note.paper_id}" in head:
                 path.unlink(missing_ok=True)
+
+
+def export_bibtex(db: sessionmaker, paper_ids: list[str] | None, path: Path) -> BibtexResult:
+    """Write the BibTeX entries of `paper_ids` (None: every paper with a stored review) to `path`."""
+    from reader.store.tables import Analysis
+
+    path = Path(path).expanduser()
+    if path.is_dir():
+        raise ReaderError(f"{path}: is a folder; give a file name for the BibTeX entries, e.g. {path / 'papers.bib'}")
+    if not path.parent.is_dir():
+        raise ReaderError(f"{path.parent}: no such folder for the BibTeX file; create it or choose another path")
+    with db() as session:
+        if paper_ids is None:
+            reviewed = set(session.scalars(select(Analysis.paper_id).distinct()))
+            paper_ids = [pid for pid in session.scalars(select(Paper.id).order_by(Paper.title))
+                         if pid in reviewed]
+        text, entries = bibtex_text(session, paper_ids)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".bib", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+            os.replace(tmp, path)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+    except OSError as exc:
+        raise ReaderError(f"{path}: cannot write the BibTeX file ({exc.strerror or exc})") from exc
+    return BibtexResult(path=path, entries=entries)

@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 
 from reader.audit.loop import MARK, UNANSWERED, UNCHECKED, UNSUPPORTED
 from reader.audit.record import KIND_ORDER, count_verdicts, newest_analyses
+from reader.export.bibtex import citekeys
 from reader.text.split import first_sentence
 from reader.store.tables import AnalysisIteration, Paper, ReviewJob
 
@@ -107,6 +108,13 @@ class Note:
     analyses: list[AnalysisNote]
     llm_calls: int | None = None
     doi: str | None = None
+    zotero_key: str | None = None
+    citekey: str | None = None
+    collections: list[str] = field(default_factory=list)
+
+    @property
+    def zotero_link(self) -> str | None:
+        return f"zotero://select/library/items/{self.zotero_key}" if self.zotero_key else None
 
     @property
     def sentences(self) -> int:
@@ -148,6 +156,9 @@ class Note:
         data.update({
             "source": self.source_path,
             **({"doi": self.doi} if self.doi else {}),
+            **({"zotero": self.zotero_link} if self.zotero_key else {}),
+            **({"collections": list(self.collections)} if self.collections else {}),
+            **({"citekey": self.citekey} if self.citekey else {}),
             "sha256": self.paper_id,
             "reviewed_at": self.reviewed_at,
             "generator_model": self.generator_model,
@@ -290,8 +301,9 @@ def _flags(iteration: AnalysisIteration) -> tuple[list[Flag], int, int]:
     return flags, count_verdicts(verdicts, UNANSWERED), count_verdicts(verdicts, UNCHECKED)
 
 
-def collect_note(session: Session, paper: Paper) -> Note | None:
-    """The note's data, or None when the paper has no stored review."""
+def collect_note(session: Session, paper: Paper, keys: dict[str, str] | None = None) -> Note | None:
+    """The note's data, or None when the paper has no stored review. `keys`: every paper's
+    citation key (reader.export.bibtex.citekeys), computed here when not given."""
     analyses = {kind: a for kind, a in newest_analyses(session, paper.id).items() if kind in KIND_ORDER}
     if not analyses:
         return None
@@ -336,6 +348,9 @@ def collect_note(session: Session, paper: Paper) -> Note | None:
         # the name the file came in with (an upload's is not its internal sha256 name)
         source_path=paper.file_name or Path(paper.source_path).name,
         doi=paper.doi,
+        zotero_key=paper.zotero_key,
+        citekey=(keys if keys is not None else citekeys(session)).get(paper.id),
+        collections=[str(c) for c in (paper.zotero_meta or {}).get("collections", [])] if paper.zotero_key else [],
         reviewed_at=_iso(reviewed),
         generator_model=first.generator_model,
         verifier_model=first.verifier_model,

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from reader.errors import DiskFull, IngestError, PaperNotFound, describe_error, is_disk_full
@@ -36,7 +36,7 @@ SOURCE_SUFFIXES = (".pdf", ".txt", ".md")
 class IngestResult:
     file: str
     paper_id: str | None = None
-    status: str = "error"  # ingested | unchanged | error
+    status: str = "error"  # ingested | unchanged | error | skipped (a Zotero item without a usable PDF)
     error: str = ""  # the reason, without the file name (the caller prints both)
     title: str = ""
     pages: int = 0
@@ -287,3 +287,63 @@ def remove_paper(db, paper_id: str, index=None) -> None:
         session.execute(delete(PaperFile).where(PaperFile.sha256 == paper_id))
     if index is not None:
         index.remove_paper(paper_id)
+
+
+# ---------------------------------------------------------------- Zotero
+
+
+def apply_zotero(db, paper_id: str, item) -> str | None:
+    """Give a stored paper its Zotero item's metadata (key, title, authors, year, DOI, citation
+    key, collections): Zotero's record is the one the user curates, so it wins over what was
+    parsed from the PDF where it has a value. Another paper holding the same item and attachment
+    (an earlier version of a changed file) lets go of the key; returns one line about that, or None."""
+    note = None
+    with transaction(db) as session:
+        older = session.execute(select(Paper.id, Paper.zotero_meta).where(
+            Paper.zotero_key == item.key, Paper.id != paper_id)).all()
+        for old_id, meta in older:
+            if (meta or {}).get("attachment") in (None, "", item.attachment_key):
+                session.execute(update(Paper).where(Paper.id == old_id).values(zotero_key=None))
+                note = (f"Zotero item {item.key}: its PDF changed; the earlier version ({old_id[:8]}) "
+                        f"stays in the library without the Zotero link (`reader rm {old_id[:8]}` removes it)")
+        values = dict(zotero_key=item.key, zotero_meta=item.meta(), citekey=item.citekey)
+        if item.title:
+            values["title"] = item.title
+        if item.authors:
+            values["authors"] = list(item.authors)
+        if item.year:
+            values["year"] = item.year
+        if item.doi:
+            values["doi"] = item.doi
+        session.execute(update(Paper).where(Paper.id == paper_id).values(**values))
+    return note
+
+
+def ingest_zotero(
+    library, db, open_index: Callable[[], object] | None = None,
+    on_progress: Callable[[IngestResult, int, int], None] | None = None,
+    on_note: Callable[[str], None] | None = None,
+) -> list[IngestResult]:
+    """Ingest a Zotero library's items (reader.ingest.zotero.read_library) with their metadata.
+    An unchanged attachment is not parsed again (its bytes give the same paper); its metadata is
+    refreshed from Zotero. The library's problems come back as "skipped" results."""
+    results = [IngestResult(what, status="skipped", error=why) for what, why in library.problems]
+    index = open_index() if open_index and library.items else None
+    total = len(results) + len(library.items)
+    if on_progress:
+        for i, r in enumerate(results, start=1):
+            on_progress(r, i, total)
+    for item in library.items:
+        result = ingest_file(item.pdf, db, index=index)
+        if result.status != "error" and result.paper_id:
+            try:
+                note = apply_zotero(db, result.paper_id, item)
+            except Exception as exc:  # noqa: BLE001 - the paper stands; its metadata is the PDF's
+                note = f"Zotero item {item.key}: stored without its Zotero metadata ({describe_error(exc)})"
+            result.title = item.title or result.title
+            if note and on_note:
+                on_note(note)
+        results.append(result)
+        if on_progress:
+            on_progress(result, len(results), total)
+    return results

@@ -11,7 +11,7 @@ that marks the job done, so a paper never carries two reviews.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -83,6 +83,8 @@ class PaperReview:
 class ReviewReport:
     papers: list[PaperReview]
     seconds: float
+    # one line each for what was left out before reviewing (a Zotero item without a PDF, …)
+    notes: list[str] = field(default_factory=list)
 
     def by_status(self, status: str) -> list[PaperReview]:
         return [p for p in self.papers if p.status == status]
@@ -110,6 +112,7 @@ class ReviewReport:
             "unchecked": self.unchecked,
             "unanswered": self.unanswered,
             "seconds": round(self.seconds, 2),
+            "notes": list(self.notes),
         }
 
 

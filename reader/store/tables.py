@@ -40,6 +40,11 @@ class Paper(Base):
     # in the PDF; None for papers stored before migration 0004 (the path's name is used then)
     file_name: Mapped[str | None] = mapped_column(Text, nullable=True)
     doi: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # from Zotero (migration 0006): the item key (zotero://select/library/items/KEY), a stored
+    # citation key, and {"collections": [...], "type", "attachment", "venue"}; None otherwise
+    zotero_key: Mapped[str | None] = mapped_column(String(16), nullable=True, index=True)
+    citekey: Mapped[str | None] = mapped_column(Text, nullable=True)
+    zotero_meta: Mapped[dict | None] = mapped_column(JSON(none_as_null=True), nullable=True)
 
     chunks: Mapped[list[Chunk]] = relationship(
         back_populates="paper", cascade="all, delete-orphan", passive_deletes=True,

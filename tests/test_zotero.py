@@ -1,0 +1,204 @@
+"""Zotero in: a small Zotero data directory (tests/zotero_fixture.py) with two shared PDFs,
+read from a copy, ingested and reviewed with the dry-run LLM, exported with links back."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from sqlalchemy import select
+
+from conftest import SAMPLE_PAPER, SHARED_PAPERS
+from reader.errors import ReaderError
+from reader.ingest.zotero import read_library
+from reader.store.tables import Paper
+from zotero_fixture import build_library
+
+ONE, TWO, THIRD = (SHARED_PAPERS / "acl2007_P07-1088.pdf", SHARED_PAPERS / "acl2012_P12-1002_dyer12.pdf",
+                   SHARED_PAPERS / "naacl2013_roark13.pdf")
+
+
+def _pdfs(tmp_path):
+    """Two different PDFs: shared papers when present, else the sample paper and a copy of it
+    with other metadata (other bytes)."""
+    if ONE.is_file() and TWO.is_file():
+        return ONE, TWO
+    import pymupdf
+
+    copy = tmp_path / "sample_copy.pdf"
+    with pymupdf.open(SAMPLE_PAPER) as doc:
+        doc.set_metadata({"title": doc.metadata.get("title") or "", "subject": "copy"})
+        doc.save(copy)
+    return SAMPLE_PAPER, copy
+
+
+@pytest.fixture
+def zotero_dir(tmp_path):
+    data_dir = tmp_path / "Zotero"
+    one, two = _pdfs(tmp_path)
+    build_library(data_dir, one, two)
+    return data_dir
+
+
+@pytest.fixture
+def dry_app(tmp_path):
+    from reader.facade import Reader
+    from reader.index.dense import HashingEmbedder
+    from reader.llm.dryrun import DryRunLLM
+
+    return Reader(home=tmp_path / "home", database_url=f"sqlite:///{tmp_path / 'lib.db'}",
+                  llm=DryRunLLM(), embedder=HashingEmbedder(), use_cache=False)
+
+
+def test_library_items_carry_key_metadata_collections_and_pdf(zotero_dir):
+    library = read_library(zotero_dir)
+    assert library.schema_version == 124
+    items = {item.key: item for item in library.items}
+    assert set(items) == {"ABCD2345", "IJKL2345"}  # no note, no trashed item, no item without a PDF
+    one, two = items["ABCD2345"], items["IJKL2345"]
+    assert one.title == "Redundancy in Sparse Extraction"
+    assert one.authors == ["Doug Downey", "Stefan Schoenmackers", "Oren Etzioni"]
+    assert (one.year, one.doi, one.collections) == (2007, "10.1234/zot.one", ["Thesis"])
+    assert one.pdf == zotero_dir / "storage" / "EFGH6789" / "Downey - 2007 - Sparse.pdf"
+    assert one.attachment_key == "EFGH6789" and one.venue == "Proceedings of the ACL"
+    assert two.authors == ["Chris Dyer"]  # the editor is not an author
+    assert (two.year, two.citekey, two.collections) == (2012, "dyer2012Fast", ["Thesis/Chapter 2"])
+    lines = library.lines()
+    assert len(lines) == 3, lines  # one line per unusable item
+    assert any("QRST2345" in line and "no PDF attachment" in line for line in lines)
+    assert any("UVWX2345" in line and "missing" in line and "moved.pdf" in line for line in lines)
+    assert any("CDEF2345" in line and "no PDF attachment" in line for line in lines)  # a web snapshot
+
+
+def test_collection_includes_subcollections_and_unknown_names_are_listed(zotero_dir):
+    assert [i.key for i in read_library(zotero_dir, "Chapter 2").items] == ["IJKL2345"]
+    thesis = read_library(zotero_dir, "thesis")
+    assert [i.key for i in thesis.items] == ["ABCD2345", "IJKL2345"]
+    assert len(thesis.lines()) == 1 and "QRST2345" in thesis.lines()[0]  # "Other" left out
+    assert [i.key for i in read_library(zotero_dir, "Thesis/Chapter 2").items] == ["IJKL2345"]
+    with pytest.raises(ReaderError, match=r"no Zotero collection named 'Nope'.*Thesis/Chapter 2"):
+        read_library(zotero_dir, "Nope")
+
+
+def test_reads_a_copy_while_zotero_holds_the_database_locked(zotero_dir):
+    original = zotero_dir / "zotero.sqlite"
+    before = original.read_bytes()
+    lock = sqlite3.connect(original, isolation_level=None)
+    lock.execute("PRAGMA locking_mode = EXCLUSIVE")
+    lock.execute("BEGIN EXCLUSIVE")  # as Zotero does while it runs
+    try:
+        with pytest.raises(sqlite3.OperationalError):
+            sqlite3.connect(original, timeout=0).execute("SELECT 1 FROM items").fetchall()
+        assert len(read_library(zotero_dir).items) == 2
+    finally:
+        lock.execute("ROLLBACK")
+        lock.close()
+    assert original.read_bytes() == before
+    assert sorted(p.name for p in zotero_dir.iterdir()) == ["elsewhere", "storage", "zotero.sqlite"] or \
+        sorted(p.name for p in zotero_dir.iterdir()) == ["storage", "zotero.sqlite"]
+
+
+def test_unknown_schema_version_is_one_line_and_the_rest_goes_on(tmp_path):
+    one, two = _pdfs(tmp_path)
+    build_library(tmp_path / "Z", one, two, schema_version=400)
+    library = read_library(tmp_path / "Z")
+    assert len(library.items) == 2
+    assert sum("unknown Zotero schema version 400" in line for line in library.lines()) == 1
+
+
+def test_not_a_zotero_folder_names_the_path(tmp_path):
+    with pytest.raises(ReaderError, match=r"no such Zotero data directory"):
+        read_library(tmp_path / "nowhere")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ReaderError, match=r"empty/zotero.sqlite: not found"):
+        read_library(tmp_path / "empty")
+    (tmp_path / "bad").mkdir()
+    sqlite3.connect(tmp_path / "bad" / "zotero.sqlite").execute("CREATE TABLE t (x)").connection.commit()
+    with pytest.raises(ReaderError, match=r"not a Zotero database this reader knows \(no table collectionItems"):
+        read_library(tmp_path / "bad")
+
+
+def test_ingest_keeps_zotero_metadata_and_reruns_pick_up_only_changes(dry_app, zotero_dir, tmp_path):
+    notes: list[str] = []
+    results = dry_app.ingest_zotero(zotero_dir, on_note=notes.append)
+    assert sorted(r.status for r in results) == ["ingested", "ingested", "skipped", "skipped", "skipped"]
+    with dry_app.db() as session:
+        papers = {p.zotero_key: p for p in session.scalars(select(Paper))}
+        one = papers["ABCD2345"]
+        assert one.title == "Redundancy in Sparse Extraction" and one.year == 2007
+        assert one.authors[0] == "Doug Downey" and one.doi == "10.1234/zot.one"
+        assert one.zotero_meta["collections"] == ["Thesis"] and one.zotero_meta["type"] == "journalArticle"
+        assert papers["IJKL2345"].citekey == "dyer2012Fast"
+        first_id = one.id
+    again = dry_app.ingest_zotero(zotero_dir)
+    assert sorted(r.status for r in again if r.status != "skipped") == ["unchanged", "unchanged"]
+    if not THIRD.is_file():
+        return
+    (zotero_dir / "storage" / "EFGH6789" / "Downey - 2007 - Sparse.pdf").write_bytes(THIRD.read_bytes())
+    changed = dry_app.ingest_zotero(zotero_dir, on_note=notes.append)
+    assert sorted(r.status for r in changed if r.status != "skipped") == ["ingested", "unchanged"]
+    assert len(notes) == 1 and first_id[:8] in notes[0] and "PDF changed" in notes[0]
+    with dry_app.db() as session:
+        holders = session.scalars(select(Paper.id).where(Paper.zotero_key == "ABCD2345")).all()
+        assert len(holders) == 1 and holders[0] != first_id
+
+
+def test_review_a_collection_then_export_notes_and_bibtex(dry_app, zotero_dir, tmp_path):
+    library = dry_app.zotero_library(zotero_dir, "Thesis")
+    report = dry_app.review([], jobs=1, zotero=library)
+    assert len(report.by_status("reviewed")) == 2, report.to_json()
+    assert len(report.notes) == 1 and "QRST2345" in report.notes[0]
+    rerun = dry_app.review([], jobs=1, zotero=dry_app.zotero_library(zotero_dir, "Thesis"))
+    assert len(rerun.by_status("skipped")) == 2 and not rerun.by_status("reviewed")
+
+    exported = dry_app.export(tmp_path / "notes")
+    fronts = {}
+    for path in exported.notes:
+        text = path.read_text(encoding="utf-8")
+        front = yaml.safe_load(text.split("---\n", 2)[1])
+        fronts[front["zotero"]] = front
+        assert "[open the item](zotero://select/library/items/" in text
+    one = fronts["zotero://select/library/items/ABCD2345"]
+    assert one["doi"] == "10.1234/zot.one" and one["citekey"] == "downey2007Redundancy"
+    assert one["collections"] == ["Thesis"]
+    assert fronts["zotero://select/library/items/IJKL2345"]["citekey"] == "dyer2012Fast"
+
+    bib = dry_app.bibtex(tmp_path / "papers.bib")
+    text = (tmp_path / "papers.bib").read_text(encoding="utf-8")
+    assert [key for _, key in bib.entries] == ["downey2007Redundancy", "dyer2012Fast"]
+    assert "@article{downey2007Redundancy," in text and "@inproceedings{dyer2012Fast," in text
+    assert "  author = {Doug Downey and Stefan Schoenmackers and Oren Etzioni}," in text
+    assert "  doi = {10.1234/zot.one}" in text and "  journal = {Proceedings of the ACL}" in text
+
+
+def test_cli_ingest_and_export_bibtex(zotero_dir, tmp_path, reader_env, monkeypatch):
+    import reader.index.dense as dense
+    from reader.cli import cli as main
+
+    monkeypatch.setattr(dense, "load_embedder", lambda settings: dense.HashingEmbedder())
+    runner = CliRunner()
+    out = runner.invoke(main, ["ingest", "--zotero", str(zotero_dir), "--collection", "Thesis", "--json"])
+    assert out.exit_code == 0, out.output
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    assert sorted(r["status"] for r in rows) == ["ingested", "ingested", "skipped"]
+    bad = runner.invoke(main, ["ingest", "--collection", "Thesis"])
+    assert bad.exit_code != 0 and "use it with --zotero" in bad.output
+    missing = runner.invoke(main, ["ingest", "--zotero", str(tmp_path / "nowhere")])
+    assert missing.exit_code != 0 and "no such Zotero data directory" in missing.output
+    bib = runner.invoke(main, ["export", "--all", "--bibtex", str(tmp_path / "x.bib")])
+    assert bib.exit_code == 0 and "0 BibTeX entries" in bib.output  # nothing reviewed yet
+    nowhere = runner.invoke(main, ["export", "--all"])
+    assert nowhere.exit_code != 0 and "--bibtex FILE" in nowhere.output
+
+
+def test_made_citekeys_follow_better_bibtex_style_and_stay_unique():
+    from reader.export.bibtex import make_citekey
+
+    assert make_citekey(["Ashish Vaswani", "Noam Shazeer"], 2017, "Attention Is All You Need") == \
+        "vaswani2017Attention"
+    assert make_citekey(["Müller, Jürgen"], 2020, "On the Ünderstanding of Things") == "muller2020Understanding"
+    assert make_citekey([], None, "The 3 Laws") == "Laws"
+    assert make_citekey([], None, "") == "paper"
