@@ -14,6 +14,7 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from reader.audit.citations import cited_references, markers_in, reference_list
 from reader.audit.loop import MARK, UNANSWERED, UNCHECKED
 from reader.audit.record import KIND_ORDER, count_verdicts, newest_analyses
 from reader.text.split import first_sentence
@@ -81,6 +82,9 @@ class AnalysisView:
     created_at: datetime | None
     n_unchecked: int = 0  # the verifier's reply could not be read: marked, neither supported nor flagged
     n_unanswered: int = 0  # left out of a reply that answered others: counted as supported
+    # the citation markers of the text resolved to the paper's reference entries
+    # (reader.audit.citations.CitedReference), with the attribution check's notes
+    citations: list = field(default_factory=list)
 
     @property
     def flagged(self) -> list[SentenceView]:
@@ -100,6 +104,7 @@ class PaperView:
     no_evidence: str
     file_name: str = ""  # the name the file came in with
     doi: str | None = None
+    zotero_key: str | None = None
     has_pdf: bool = False
     status: str = "ingested"  # as in the library; "pending: …" / "running: …" while reviewed
     reviewing: bool = False
@@ -243,6 +248,10 @@ def paper_view(session: Session, paper_id: str) -> PaperView | None:
     job = session.scalars(select(ReviewJob).where(ReviewJob.paper_id == paper_id)
                           .order_by(ReviewJob.id.desc()).limit(1)).first()
     analyses = [analysis_view(a) for a in current_analyses(session, paper_id)]
+    if any(markers_in(seg.sentence.text) for a in analyses for seg in a.segments if seg.sentence):
+        refs = reference_list(session, paper_id)
+        for a in analyses:
+            a.citations = cited_references(refs, [seg.sentence.text for seg in a.segments if seg.sentence])
     status = paper_status(job, bool(analyses))
     return PaperView(
         id=paper.id,
@@ -255,6 +264,7 @@ def paper_view(session: Session, paper_id: str) -> PaperView | None:
         no_evidence=no_evidence_message(paper.language),
         file_name=paper_file_name(paper),
         doi=paper.doi,
+        zotero_key=paper.zotero_key,
         has_pdf=paper.source_kind == "pdf",
         status=status,
         reviewing=status.startswith(("pending", "running")),

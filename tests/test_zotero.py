@@ -202,3 +202,17 @@ def test_made_citekeys_follow_better_bibtex_style_and_stay_unique():
     assert make_citekey(["Müller, Jürgen"], 2020, "On the Ünderstanding of Things") == "muller2020Understanding"
     assert make_citekey([], None, "The 3 Laws") == "Laws"
     assert make_citekey([], None, "") == "paper"
+
+
+def test_a_plain_file_gets_its_doi_from_the_first_page():
+    from reader.ingest.pages import find_doi
+
+    # a DOI broken after its dot at a line end comes out of the line joining with a space
+    assert find_doi(["PLoS ONE 13(6): e0197919. https://doi.org/10.1371/journal. pone.0197919\nEditor"]) == \
+        "10.1371/journal.pone.0197919"
+    assert find_doi(["doi: 10.1016/j.neuron.2023.02.015. The authors"]) == "10.1016/j.neuron.2023.02.015"
+    plos = SHARED_PAPERS / "plosone2018_wheat_metabolomics.pdf"
+    if plos.is_file():
+        from reader.ingest.pdf import parse_pdf
+
+        assert parse_pdf(plos, plos.read_bytes()).doi == "10.1371/journal.pone.0197919"

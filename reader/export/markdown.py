@@ -22,6 +22,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from reader.audit.citations import cited_references, markers_in, reference_list
 from reader.audit.loop import MARK, UNANSWERED, UNCHECKED, UNSUPPORTED
 from reader.audit.record import KIND_ORDER, count_verdicts, newest_analyses
 from reader.export.bibtex import citekeys
@@ -91,6 +92,7 @@ class AnalysisNote:
     iterations: list[IterationFigures]
     left_out_sections: list[str]
     unchecked: int = 0
+    citations: list = field(default_factory=list)  # reader.audit.citations.CitedReference
 
 
 @dataclass
@@ -308,6 +310,7 @@ def collect_note(session: Session, paper: Paper, keys: dict[str, str] | None = N
     if not analyses:
         return None
     views = []
+    refs = None
     for kind in KIND_ORDER:
         analysis = analyses.get(kind)
         if analysis is None:
@@ -315,6 +318,11 @@ def collect_note(session: Session, paper: Paper, keys: dict[str, str] | None = N
         iterations = analysis.iterations  # in iteration order
         flags, unanswered, unchecked = _flags(iterations[-1]) if iterations else ([], 0, 0)
         last = iterations[-1] if iterations else None
+        sentences = [v.text for v in last.verdicts] if last else []
+        citations = []
+        if any(markers_in(t) for t in sentences):
+            refs = refs or reference_list(session, paper.id)
+            citations = cited_references(refs, sentences)
         views.append(AnalysisNote(
             kind=kind,
             title=KIND_TITLES[kind],
@@ -328,6 +336,7 @@ def collect_note(session: Session, paper: Paper, keys: dict[str, str] | None = N
             iterations=[IterationFigures(i.iteration, i.n_sentences, i.n_flagged, i.flagged_ratio)
                         for i in iterations],
             left_out_sections=[str(s) for s in (analysis.left_out_sections or [])],
+            citations=citations,
         ))
     first = next(iter(analyses.values()))
     reviewed = max(a.created_at for a in analyses.values())
@@ -385,6 +394,18 @@ def _callout(flag: Flag) -> str:
     return "\n".join(lines)
 
 
+def _citation_line(cited) -> str:
+    """- **[12]** the entry's text — and what is wrong with it, if anything."""
+    line = f"- **{escape_title(cited.marker)}**"
+    if cited.entries:
+        line += " " + escape_flat(quote(" · ".join(cited.entries), 400))
+    if cited.missing:
+        line += f" — {escape_flat(', '.join(cited.missing))}: no entry in the paper's reference list"
+    for note in cited.notes:
+        line += f" — *note: {escape_flat(note)}*"
+    return line
+
+
 def _yaml(data: dict) -> str:
     import yaml
 
@@ -404,7 +425,7 @@ def environment() -> Environment:
     )
     env.filters.update(
         md_block=escape_block, md_flat=escape_flat, md_title=escape_title, md_cell=escape_cell,
-        callout=_callout, percent=_percent, yaml=_yaml,
+        callout=_callout, percent=_percent, yaml=_yaml, citation=_citation_line,
     )
     return env
 

@@ -25,6 +25,7 @@ MIN_LINE_CHARS = 12
 RENDER_ZOOM = 1.5
 _NOT_WORD = re.compile(r"[\W_]+")
 _DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>{}|\\^`]+)", re.IGNORECASE)
+_DOI_REST = re.compile(r"[ \t]?\n?[ \t]?([a-z0-9][^\s\"<>{}|\\^`]*\d[^\s\"<>{}|\\^`]*)")
 
 
 def normalize(text: str) -> str:
@@ -127,7 +128,13 @@ def find_doi(texts: Sequence[str]) -> str | None:
     for text in texts:
         m = _DOI.search(text or "")
         if m:
-            return m.group(1).rstrip(".,;:)]}")
+            doi = m.group(1)
+            # a DOI broken at a line end after its dot ("10.1371/journal.\npone.0197919")
+            # comes out of the line joining as "journal. pone…": the lower-case rest belongs to it
+            rest = _DOI_REST.match(text, m.end()) if doi.endswith(".") else None
+            if rest:
+                doi += rest.group(1)
+            return doi.rstrip(".,;:)]}")
     return None
 
 

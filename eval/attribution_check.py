@@ -1,0 +1,77 @@
+"""How often the attribution check (reader/audit/citations.py) fires on faithful sentences.
+
+Faithful by construction: every sentence of a shared paper's body that cites numbered
+references ("[12]", "[3–5]") whose entries are in the paper's reference list says what the
+paper attributes to them. Two conditions:
+
+- verbatim: the sentence as the paper wrote it, checked against all the paper's contexts
+  (its own among them): the best case, a generated sentence that copies the paper;
+- own sentence left out: the same sentence checked against the paper's other contexts
+  citing the reference (its own sentence blanked, its neighbours kept): close to the worst
+  case of a faithful paraphrase that shares no words with the citing sentence itself.
+
+    .venv/bin/python eval/attribution_check.py [PAPERS_DIR]     # default ../shared/papers
+
+Prints n, flags and the Wilson 95% interval per condition, and the papers used.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+from pathlib import Path
+
+from reader.audit.citations import ReferenceList, _BRACKET_CITE, _bracket_numbers
+from reader.ingest.chunk import chunk_paper
+from reader.ingest.pdf import parse_pdf
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def faithful_sentences(pdf: Path) -> tuple[ReferenceList, list[str]]:
+    parsed = parse_pdf(pdf, pdf.read_bytes())
+    body = [c.text for c in chunk_paper(parsed)
+            if not re.search(r"referenc|bibliograph", c.section or "", re.I)]
+    refs = ReferenceList.build([(r.marker, r.text) for r in parsed.references], body)
+    chosen = []
+    for sentence in refs.sentences:
+        numbers = set()
+        for m in _BRACKET_CITE.finditer(sentence):
+            numbers |= _bracket_numbers(m.group(1))
+        if numbers and all(n in refs.numbered for n in numbers) and len(sentence) >= 40:
+            chosen.append(sentence)
+    return refs, list(dict.fromkeys(chosen))
+
+
+def main() -> None:
+    folder = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT.parent / "shared" / "papers"
+    counts = {"verbatim": [0, 0], "own sentence left out": [0, 0]}
+    used = []
+    for pdf in sorted(folder.glob("*.pdf")):
+        refs, sentences = faithful_sentences(pdf)
+        if not sentences:
+            continue
+        used.append(f"{pdf.name}: {len(sentences)}")
+        for sentence in sentences:
+            for name, exclude in (("verbatim", None), ("own sentence left out", sentence)):
+                counts[name][0] += 1
+                counts[name][1] += bool(refs.attribution(sentence, exclude=exclude))
+    print("papers:", "; ".join(used))
+    for name, (n, k) in counts.items():
+        lo, hi = wilson(k, n)
+        print(f"{name}: {k} of {n} faithful sentences flagged = {k / max(n, 1):.1%} "
+              f"(95% Wilson interval {lo:.1%}–{hi:.1%})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,226 @@
+"""Citation markers in generated sentences, resolved to the paper's reference entries, and the
+attribution check.
+
+    refs = ReferenceList.build(references=[(marker, text), ...], body=[passage text, ...])
+    refs.resolve(sentence)      -> [Citation(marker, entries, missing)]
+    refs.attribution(sentence)  -> ["[12]: cited for something the paper does not attribute to it …"]
+
+A numbered marker ("[12]", "[3–5]", "[2, 7-9]") resolves to the entries numbered so in the
+paper's reference list ("[12]" or "12." before the entry); an author–year citation
+("Smith et al., 2020", "(Smith and Jones 2019)") to the entries that start with the surname
+and carry the year. A marker that resolves to no entry is what the guards
+(reader.audit.guards.check_sentence) already treat as unsupported.
+
+The attribution check asks whether the paper itself cites the reference for what the sentence
+says: it collects the paper's sentences that cite the reference (with the sentence before and
+after) and looks for the claim's content words there. A claim sharing fewer than
+MIN_SHARED content words (stems, function words left out) with every such context is reported
+as "cited for something the paper does not attribute to it". Its false-flag rate on faithful
+sentences is measured by eval/attribution_check.py (docs/audit.md);
+it is shown as a note beside the sentence, it does not make the sentence unsupported.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from reader.audit.guards import _AUTHOR_YEAR, _BRACKET_CITE, _bracket_numbers, _citations
+from reader.text.split import split_sentences
+
+# a claim must share at least this many content stems with some context citing the reference
+MIN_SHARED = 2
+_ENTRY_NUMBER = re.compile(r"^\s*\[?(\d{1,3})[\].]?\s*$")
+_NOT_NAMES = {"in", "table", "figure", "section", "since", "until", "from", "fig", "eq", "see"}
+_FUNCTION = set("""
+a about above after again against all also an and any are as at be because been before being below
+between both but by can could did do does doing down during each few for from further had has have
+having here how however if in into is it its itself more most much must no nor not of off on once only
+or other our out over own same shall should so some such than that the their them then there these they
+this those through thus to too under until up upon very via was we were what when where whether which
+while who whom why will with within without would yet you your paper papers work works study studies
+authors author propose proposed proposes show shows shown use used uses using based approach method
+methods result results et al also previous prior earlier recent recently cite cited cites reference
+""".split())
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+def content_stems(text: str) -> set[str]:
+    words = [w for w in re.findall(r"[a-z][a-z0-9\-]+", text.lower()) if len(w) >= 3 and w not in _FUNCTION]
+    return set(_stemmer().stemWords(words))
+
+
+@dataclass
+class Citation:
+    marker: str  # as written in the sentence
+    entries: list[tuple[str, str]] = field(default_factory=list)  # (entry's marker or "", entry text)
+    missing: list[str] = field(default_factory=list)  # numbers or names with no entry
+
+    @property
+    def resolved(self) -> bool:
+        return bool(self.entries) and not self.missing
+
+
+@dataclass
+class ReferenceList:
+    numbered: dict[int, tuple[str, str]]
+    unnumbered: list[str]  # author-year entries' text
+    contexts: dict[int, list[str]]  # reference number -> the paper's sentences citing it (with neighbours)
+    sentences: list[str]  # the paper's body sentences (for author-year contexts)
+
+    @classmethod
+    def build(cls, references: list[tuple[str, str]], body: list[str]) -> ReferenceList:
+        numbered: dict[int, tuple[str, str]] = {}
+        unnumbered: list[str] = []
+        for marker, text in references:
+            m = _ENTRY_NUMBER.match(marker or "")
+            if m:
+                numbered.setdefault(int(m.group(1)), (marker.strip(), " ".join(text.split())))
+            else:
+                unnumbered.append(" ".join(text.split()))
+        sentences: list[str] = []
+        for passage in body:
+            sentences.extend(split_sentences(" ".join(passage.split())))
+        contexts: dict[int, list[str]] = {}
+        for i, sentence in enumerate(sentences):
+            numbers: set[int] = set()
+            for m in _BRACKET_CITE.finditer(sentence):
+                numbers |= _bracket_numbers(m.group(1))
+            if numbers:
+                window = " ".join(sentences[max(0, i - 1):i + 2])
+                for n in numbers:
+                    contexts.setdefault(n, []).append(window)
+        return cls(numbered, unnumbered, contexts, sentences)
+
+    # ------------------------------------------------------------ resolving
+
+    def _author_year_entries(self, surname: str, year: str) -> list[str]:
+        name = surname.lower()
+        return [text for text in self.unnumbered + [t for _, t in self.numbered.values()]
+                if name in text[:120].lower() and year in text]
+
+    def resolve(self, sentence: str) -> list[Citation]:
+        author_years, brackets, _ = _citations(sentence)
+        found: list[Citation] = []
+        for marker in brackets:
+            numbers = sorted(_bracket_numbers(marker[1:-1]))
+            citation = Citation(marker)
+            for n in numbers:
+                if n in self.numbered:
+                    citation.entries.append(self.numbered[n])
+                else:
+                    citation.missing.append(str(n))
+            found.append(citation)
+        for raw, surname, year in author_years:
+            if surname.lower() in _NOT_NAMES:
+                continue
+            shown = raw.strip(" ,()")
+            entries = self._author_year_entries(surname, year)
+            found.append(Citation(shown, [("", t) for t in entries[:1]], [] if entries else [shown]))
+        return found
+
+    # ------------------------------------------------------------ attribution
+
+    def _contexts_for(self, sentence: str) -> list[tuple[str, list[str]]]:
+        """(marker, the paper's contexts citing it) for each resolvable marker of the sentence."""
+        author_years, brackets, _ = _citations(sentence)
+        out: list[tuple[str, list[str]]] = []
+        for marker in brackets:
+            for n in sorted(_bracket_numbers(marker[1:-1])):
+                if n in self.numbered:
+                    out.append((f"[{n}]", self.contexts.get(n, [])))
+        for raw, surname, year in author_years:
+            if surname.lower() in _NOT_NAMES or not self._author_year_entries(surname, year):
+                continue
+            name = surname.lower()
+            contexts = [s for s in self.sentences
+                        if name in s.lower() and year in s and not _looks_like_entry(s)]
+            out.append((raw.strip(" ,()"), contexts))
+        return out
+
+    def attribution(self, sentence: str, *, exclude: str | None = None) -> list[str]:
+        """Notes for the markers the paper never cites near the claim's content ([] when none).
+        `exclude` leaves one sentence of the paper out of the contexts (for measuring)."""
+        _, _, rest = _citations(sentence)
+        claim = content_stems(rest)
+        if not claim:
+            return []
+        need = min(MIN_SHARED, len(claim))
+        notes = []
+        for marker, contexts in self._contexts_for(sentence):
+            if exclude is not None:
+                contexts = [c.replace(exclude, " ") for c in contexts]
+            best = max((len(claim & content_stems(c)) for c in contexts), default=0)
+            if best < need:
+                where = ("the paper cites it nowhere in its text" if not contexts else
+                         f"where the paper cites it, at most {best} of the claim's content words appear")
+                notes.append(f"{marker}: cited for something the paper does not attribute to it ({where})")
+        return notes
+
+
+def _looks_like_entry(sentence: str) -> bool:
+    """A reference-list line that slipped into the body text: starts with a surname and initials."""
+    return bool(re.match(r"^[A-Z][\w'’\-]+,\s+[A-Z]\.", sentence))
+
+
+def reference_list(session, paper_id: str) -> ReferenceList:
+    """The paper's reference entries and body passages from the database."""
+    from sqlalchemy import select
+
+    from reader.store.tables import Chunk, Reference
+
+    references = session.execute(select(Reference.marker, Reference.text).where(
+        Reference.paper_id == paper_id).order_by(Reference.ordinal)).all()
+    body = [text for section, text in session.execute(
+        select(Chunk.section, Chunk.text).where(Chunk.paper_id == paper_id).order_by(Chunk.ordinal))
+        if not re.search(r"referenc|bibliograph|literature cited|参考文献", section or "", re.I)]
+    return ReferenceList.build([(m, t) for m, t in references], body)
+
+
+def markers_in(sentence: str) -> bool:
+    return bool(_BRACKET_CITE.search(sentence) or _AUTHOR_YEAR.search(sentence))
+
+
+@dataclass
+class CitedReference:
+    """One marker used in a text, what it resolves to, and the attribution note (if any)."""
+
+    marker: str
+    entries: list[str]  # the reference entries' text
+    missing: list[str]
+    notes: list[str]
+
+    def to_json(self) -> dict:
+        return {"marker": self.marker, "entries": self.entries, "missing": self.missing, "notes": self.notes}
+
+
+def cited_references(refs: ReferenceList, sentences: list[str]) -> list[CitedReference]:
+    """The markers of these sentences in order of first use, each with its entries and notes."""
+    seen: dict[str, CitedReference] = {}
+    for sentence in sentences:
+        if not markers_in(sentence):
+            continue
+        notes = refs.attribution(sentence)
+        for citation in refs.resolve(sentence):
+            cited = seen.get(citation.marker)
+            if cited is None:
+                cited = seen[citation.marker] = CitedReference(
+                    citation.marker, [text for _, text in citation.entries], list(citation.missing), [])
+            for note in notes:
+                if note not in cited.notes and _note_for(note, citation):
+                    cited.notes.append(note)
+    return list(seen.values())
+
+
+def _note_for(note: str, citation: Citation) -> bool:
+    head = note.split(":", 1)[0]
+    if head.startswith("["):
+        return int(head[1:-1]) in _bracket_numbers(citation.marker[1:-1]) if citation.marker.startswith("[") else False
+    return head == citation.marker

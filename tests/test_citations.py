@@ -1,0 +1,108 @@
+"""Citation markers in generated sentences resolved to the paper's reference entries, the
+attribution check, and both shown in the note and on the paper page."""
+
+from __future__ import annotations
+
+from reader.audit.citations import ReferenceList, cited_references
+from reader.audit.guards import PaperFacts, check_sentence
+from reader.export import export_notes
+from reader.store.db import transaction
+from reader.store.tables import Chunk, Reference
+from test_export import add_analysis, add_paper
+from test_web import client_for  # noqa: F401 - the fixture
+
+REFERENCES = [
+    ("[1]", "Smith J. Deep networks for image recognition. CVPR 2019."),
+    ("[2]", "Jones K. Heat stress and wheat grain yield. Plant Science 2020."),
+    ("[3]", "Lee M. Soil microbes. 2018."),
+    ("[4]", "Wu T. Drought tolerance in maize. 2017."),
+    ("[5]", "Park S. Never cited in the text. 2016."),
+    ("", "Downey D, Etzioni O. Sparse information extraction. ACL 2007."),
+]
+BODY = [
+    "Post-anthesis heat stress reduces the grain yield of wheat by a third [2]. "
+    "The weather in the region was dry during both seasons of the trial. "
+    "Image recognition benefits from deep convolutional networks [1]. "
+    "Our samples were collected at noon and frozen in liquid nitrogen. "
+    "Soil microbes and drought tolerance were studied in maize [3–4]. "
+    "The assessment of sparse extractions was studied by Downey et al. (2007) with language models.",
+]
+
+
+def refs() -> ReferenceList:
+    return ReferenceList.build(REFERENCES, BODY)
+
+
+def test_numbered_ranges_and_author_year_markers_resolve_to_entries():
+    found = refs().resolve("Heat lowers wheat yield [2], as do microbes [3–4] and [1, 9] (Downey et al., 2007).")
+    by_marker = {c.marker: c for c in found}
+    assert by_marker["[2]"].entries == [REFERENCES[1]] and by_marker["[2]"].resolved
+    assert [e[0] for e in by_marker["[3–4]"].entries] == ["[3]", "[4]"]
+    assert by_marker["[1, 9]"].missing == ["9"] and not by_marker["[1, 9]"].resolved
+    assert by_marker["Downey et al., 2007"].entries[0][1].startswith("Downey D, Etzioni O.")
+    assert refs().resolve("A claim by Nobody et al. (2031).")[0].missing
+
+
+def test_attribution_check_notes_a_reference_cited_for_something_else():
+    r = refs()
+    assert r.attribution("Heat stress after anthesis lowers wheat grain yield [2].") == []
+    assert r.attribution("Drought tolerance of maize has been examined [4].") == []
+    assert r.attribution("Sparse extractions can be assessed with language models (Downey et al., 2007).") == []
+    wrong = r.attribution("Deep convolutional networks raise the grain yield of wheat under heat [2, 1].")
+    assert wrong == []  # each reference is cited in the paper near part of the claim
+    misattributed = r.attribution("Deep convolutional networks recognise images well [2].")
+    assert len(misattributed) == 1 and misattributed[0].startswith(
+        "[2]: cited for something the paper does not attribute to it")
+    never = r.attribution("Parks are large urban green areas with trees [5].")
+    assert "the paper cites it nowhere in its text" in never[0]
+
+
+def test_a_marker_without_an_entry_makes_the_sentence_unsupported():
+    facts = PaperFacts.from_texts(BODY + [f"{m} {t}" for m, t in REFERENCES])
+    assert check_sentence("Heat lowers wheat yield [2].", facts) == []
+    assert check_sentence("Heat lowers wheat yield [40].", facts) == ["citation [40] not found in the paper"]
+
+
+def _paper_with_citing_review(db) -> str:
+    pid = "cd" * 32
+    add_paper(db, pid, "Heat Stress in Wheat")
+    with transaction(db) as s:
+        for i, text in enumerate(BODY):
+            s.add(Chunk(paper_id=pid, ordinal=i, section="1 Introduction", page_start=1, page_end=1,
+                        text=text, n_tokens=80))
+        s.add(Chunk(paper_id=pid, ordinal=9, section="References", page_start=9, page_end=9,
+                    text=" ".join(f"{m} {t}" for m, t in REFERENCES), n_tokens=80))
+        for i, (marker, text) in enumerate(REFERENCES):
+            s.add(Reference(paper_id=pid, ordinal=i, marker=marker, page=9, text=text))
+    add_analysis(db, pid, "critique", [
+        ("Heat stress after anthesis lowers wheat grain yield [2].", "supported"),
+        ("Deep convolutional networks recognise images well [2].", "supported"),
+        ("Earlier work on yield is cited as [40].", "unsupported"),
+    ])
+    return pid
+
+
+def test_note_lists_the_resolved_references_beside_the_markers(db, tmp_path):
+    pid = _paper_with_citing_review(db)
+    result = export_notes(db, [pid], tmp_path / "notes")
+    text = result.notes[0].read_text(encoding="utf-8")
+    section = text.split("**References cited above**", 1)[1].split("## Verification summary")[0]
+    assert "- **\\[2\\]** Jones K. Heat stress and wheat grain yield. Plant Science 2020." in section
+    assert "*note: [2]: cited for something the paper does not attribute to it" in section
+    assert "- **\\[40\\]** — 40: no entry in the paper's reference list" in section
+
+
+def test_paper_page_shows_the_resolved_reference_and_the_note(db, client_for):  # noqa: F811
+    pid = _paper_with_citing_review(db)
+    html = client_for().get(f"/paper/{pid}").text
+    block = html.split('id="critique-citations"', 1)[1].split("</details>", 1)[0]
+    assert "References cited (2)" in block
+    assert 'title="Jones K. Heat stress and wheat grain yield. Plant Science 2020."' in block
+    assert "note: [2]: cited for something the paper does not attribute to it" in block
+    assert "40: no entry in the paper’s reference list" in block
+
+
+def test_cited_references_keep_first_use_order_and_one_row_per_marker():
+    rows = cited_references(refs(), ["Yield falls under heat [2].", "Heat lowers wheat yield [2].",
+                                      "Microbes matter in maize soils [3–4]."])
+    assert [r.marker for r in rows] == ["[2]", "[3–4]"]
