@@ -216,3 +216,22 @@ def test_a_plain_file_gets_its_doi_from_the_first_page():
         from reader.ingest.pdf import parse_pdf
 
         assert parse_pdf(plos, plos.read_bytes()).doi == "10.1371/journal.pone.0197919"
+
+
+def test_cli_review_a_zotero_collection_with_export(zotero_dir, tmp_path, reader_env, monkeypatch):
+    import reader.index.dense as dense
+    from reader.cli import cli
+
+    monkeypatch.setattr(dense, "load_embedder", lambda settings: dense.HashingEmbedder())
+    monkeypatch.setenv("READER_LLM_BASE_URL", "scripted:")
+    out = CliRunner().invoke(cli, ["review", "--zotero", str(zotero_dir), "--collection", "Chapter 2",
+                                   "--export", str(tmp_path / "vault"), "--quiet", "--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    assert data["reviewed"] == 1 and data["notes"] == [] and data["export"]["notes"]
+    note = (tmp_path / "vault").glob("*.md")
+    texts = [p.read_text(encoding="utf-8") for p in note if p.name != "index.md"]
+    assert len(texts) == 1 and "zotero: zotero://select/library/items/IJKL2345" in texts[0]
+    assert "citekey: dyer2012Fast" in texts[0]
+    both = CliRunner().invoke(cli, ["review", "x.pdf", "--zotero", str(zotero_dir)])
+    assert both.exit_code != 0 and "without PATHS" in both.output
