@@ -366,8 +366,26 @@ class Reader:
         from reader.ingest.pipeline import apply_zotero, ingest_file
         from reader.review import run_review
 
+        from sqlalchemy import select
+
+        from reader.store.tables import Paper
+        from reader.text.digest import file_sha256
+
         by_path = {item.pdf: item for item in library.items}
         notes = library.lines()
+        # papers already stored (reviewed from a folder before, or unchanged) get the metadata
+        # now: a reviewed paper is skipped without being ingested again
+        with self.db() as session:
+            stored = set(session.scalars(select(Paper.id)))
+        for item in library.items:
+            try:
+                sha = file_sha256(item.pdf)
+            except OSError:
+                continue  # the review reports the file
+            if sha in stored:
+                note = apply_zotero(self.db, sha, item)
+                if note:
+                    notes.append(note)
 
         def ingest(path: Path):
             result = ingest_file(path, self.db, index=self.search_index)

@@ -235,3 +235,13 @@ def test_cli_review_a_zotero_collection_with_export(zotero_dir, tmp_path, reader
     assert "citekey: dyer2012Fast" in texts[0]
     both = CliRunner().invoke(cli, ["review", "x.pdf", "--zotero", str(zotero_dir)])
     assert both.exit_code != 0 and "without PATHS" in both.output
+
+
+def test_papers_reviewed_from_a_folder_get_the_zotero_link_when_reviewed_from_zotero(dry_app, zotero_dir):
+    library = dry_app.zotero_library(zotero_dir, "Chapter 2")
+    first = dry_app.review([library.items[0].pdf], jobs=1)
+    assert len(first.by_status("reviewed")) == 1
+    again = dry_app.review([], jobs=1, zotero=library)
+    assert len(again.by_status("skipped")) == 1
+    with dry_app.db() as session:
+        assert session.scalars(select(Paper.zotero_key)).all() == ["IJKL2345"]
