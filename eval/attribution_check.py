@@ -1,8 +1,9 @@
 """How often the attribution check (reader/audit/citations.py) fires on faithful sentences.
 
 Faithful by construction: every sentence of a shared paper's body that cites numbered
-references ("[12]", "[3–5]") whose entries are in the paper's reference list says what the
-paper attributes to them. Two conditions:
+references ("[12]", "[3–5]") whose entries are in the paper's reference list, or author–year
+citations ("Smith et al. (2020)") that resolve to entries, says what the paper attributes to
+them. Two conditions:
 
 - verbatim: the sentence as the paper wrote it, checked against all the paper's contexts
   (its own among them): the best case, a generated sentence that copies the paper;
@@ -11,6 +12,9 @@ paper attributes to them. Two conditions:
   case of a faithful paraphrase that shares no words with the citing sentence itself.
 
     .venv/bin/python eval/attribution_check.py [PAPERS_DIR]     # default ../shared/papers
+
+And, to see whether it catches anything: a numbered marker swapped for another reference the
+paper cites (misattributed by construction; it should fire).
 
 Prints n, flags and the Wilson 95% interval per condition, and the papers used.
 """
@@ -43,33 +47,62 @@ def faithful_sentences(pdf: Path) -> tuple[ReferenceList, list[str]]:
     body = [c.text for c in chunk_paper(parsed)
             if not re.search(r"referenc|bibliograph", c.section or "", re.I)]
     refs = ReferenceList.build([(r.marker, r.text) for r in parsed.references], body)
-    chosen = []
+    numbered, author_year = [], []
     for sentence in refs.sentences:
+        if len(sentence) < 40:
+            continue
         numbers = set()
         for m in _BRACKET_CITE.finditer(sentence):
             numbers |= _bracket_numbers(m.group(1))
-        if numbers and all(n in refs.numbered for n in numbers) and len(sentence) >= 40:
-            chosen.append(sentence)
-    return refs, list(dict.fromkeys(chosen))
+        if numbers:
+            if all(n in refs.numbered for n in numbers):
+                numbered.append(sentence)
+            continue
+        citations = refs.resolve(sentence)
+        if citations and all(c.resolved for c in citations):
+            author_year.append(sentence)
+    return refs, list(dict.fromkeys(numbered)), list(dict.fromkeys(author_year))
 
 
 def main() -> None:
     folder = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT.parent / "shared" / "papers"
-    counts = {"verbatim": [0, 0], "own sentence left out": [0, 0]}
+    counts: dict[tuple[str, str], list[int]] = {}
     used = []
     for pdf in sorted(folder.glob("*.pdf")):
-        refs, sentences = faithful_sentences(pdf)
-        if not sentences:
-            continue
-        used.append(f"{pdf.name}: {len(sentences)}")
-        for sentence in sentences:
-            for name, exclude in (("verbatim", None), ("own sentence left out", sentence)):
-                counts[name][0] += 1
-                counts[name][1] += bool(refs.attribution(sentence, exclude=exclude))
+        refs, numbered, author_year = faithful_sentences(pdf)
+        if numbered or author_year:
+            used.append(f"{pdf.name}: {len(numbered)} numbered, {len(author_year)} author-year")
+        for kind, sentences in (("numbered", numbered), ("author-year", author_year)):
+            for sentence in sentences:
+                for name, exclude in (("verbatim", None), ("own sentence left out", sentence)):
+                    count = counts.setdefault((kind, name), [0, 0])
+                    count[0] += 1
+                    count[1] += bool(refs.attribution(sentence, exclude=exclude))
+        # the other side: a numbered marker swapped for another reference the paper cites
+        # (half the list away) should fire
+        cited = sorted(n for n in refs.numbered if refs.contexts.get(n))
+        for sentence in numbered:
+            numbers = set()
+            for m in _BRACKET_CITE.finditer(sentence):
+                numbers |= _bracket_numbers(m.group(1))
+            if len(numbers) != 1 or len(cited) < 4:
+                continue
+            (n,) = numbers
+            other = cited[(cited.index(n) + len(cited) // 2) % len(cited)] if n in cited else cited[0]
+            swapped = _BRACKET_CITE.sub(f"[{other}]", sentence)
+            count = counts.setdefault(("numbered", "marker swapped (should fire)"), [0, 0])
+            count[0] += 1
+            count[1] += bool(refs.attribution(swapped))
     print("papers:", "; ".join(used))
-    for name, (n, k) in counts.items():
+    for name in ("verbatim", "own sentence left out"):
+        n = sum(v[0] for (_, c), v in counts.items() if c == name)
+        k = sum(v[1] for (_, c), v in counts.items() if c == name)
         lo, hi = wilson(k, n)
-        print(f"{name}: {k} of {n} faithful sentences flagged = {k / max(n, 1):.1%} "
+        print(f"all, {name}: {k} of {n} faithful sentences flagged = {k / max(n, 1):.1%} "
+              f"(95% Wilson interval {lo:.1%}–{hi:.1%})")
+    for (kind, name), (n, k) in sorted(counts.items()):
+        lo, hi = wilson(k, n)
+        print(f"{kind}, {name}: {k} of {n} sentences flagged = {k / max(n, 1):.1%} "
               f"(95% Wilson interval {lo:.1%}–{hi:.1%})")
 
 

@@ -119,7 +119,7 @@ class ReferenceList:
                     citation.missing.append(str(n))
             found.append(citation)
         for raw, surname, year in author_years:
-            if surname.lower() in _NOT_NAMES:
+            if _not_a_citation(raw, surname):
                 continue
             shown = raw.strip(" ,()")
             entries = self._author_year_entries(surname, year)
@@ -137,10 +137,10 @@ class ReferenceList:
                 if n in self.numbered:
                     out.append((f"[{n}]", self.contexts.get(n, [])))
         for raw, surname, year in author_years:
-            if surname.lower() in _NOT_NAMES or not self._author_year_entries(surname, year):
+            if _not_a_citation(raw, surname) or not self._author_year_entries(surname, year):
                 continue
             name = surname.lower()
-            contexts = [s for s in self.sentences
+            contexts = [" ".join(self.sentences[max(0, i - 1):i + 2]) for i, s in enumerate(self.sentences)
                         if name in s.lower() and year in s and not _looks_like_entry(s)]
             out.append((raw.strip(" ,()"), contexts))
         return out
@@ -163,6 +163,12 @@ class ReferenceList:
                          f"where the paper cites it, at most {best} of the claim's content words appear")
                 notes.append(f"{marker}: cited for something the paper does not attribute to it ({where})")
         return notes
+
+
+def _not_a_citation(raw: str, surname: str) -> bool:
+    """"ACE2005", "AGS 2000", "In 2019": a name glued to a year, an acronym, or an ordinary word."""
+    return (surname.lower() in _NOT_NAMES or surname.isupper()
+            or bool(re.search(r"[A-Za-z]\d", raw)))
 
 
 def _looks_like_entry(sentence: str) -> bool:
