@@ -102,6 +102,10 @@ def test_paper_page_shows_the_resolved_reference_and_the_note(db, client_for):  
     assert 'title="Jones K. Heat stress and wheat grain yield. Plant Science 2020."' in block
     assert "note: [2]: cited for something the paper does not attribute to it" in block
     assert "40: no entry in the paper’s reference list" in block
+    # and on the marker itself, in the text
+    assert ('<abbr class="cite" title="Jones K. Heat stress and wheat grain yield. Plant Science 2020.">'
+            '[2]</abbr>') in html
+    assert '<abbr class="cite" title="no entry in the paper’s reference list">[40]</abbr>' in html
 
 
 def test_cited_references_keep_first_use_order_and_one_row_per_marker():

@@ -47,6 +47,23 @@ def prose(text: str) -> Markup:
     return Markup(_BOLD.sub(r"<strong>\1</strong>", html))
 
 
+def cite_marks(html: Markup, citations) -> Markup:
+    """Each citation marker of an escaped sentence wrapped so that its reference entry (or that
+    it has none) shows on hover: <abbr class="cite" title="entry">[12]</abbr>."""
+    if not citations:
+        return html
+    text = str(html)
+    for cited in sorted(citations, key=lambda c: len(c.marker), reverse=True):
+        marker = str(escape(cited.marker))
+        if marker not in text:
+            continue
+        # the entry only: the attribution note belongs to one sentence, the list below names it
+        title = " | ".join(cited.entries) if cited.entries else "no entry in the paper’s reference list"
+        wrapped = f'<abbr class="cite" title="{escape(title)}">{marker}</abbr>'
+        text = re.sub(r"(?<![\w>])" + re.escape(marker) + r"(?!</abbr>)", lambda _: wrapped, text)
+    return Markup(text)
+
+
 def _templates() -> Jinja2Templates:
     env = Environment(
         loader=FileSystemLoader(HERE / "templates"),
@@ -56,6 +73,7 @@ def _templates() -> Jinja2Templates:
     )
     env.filters["percent"] = lambda x: "–" if x is None else f"{x * 100:.0f}%"
     env.filters["prose"] = prose
+    env.filters["cite_marks"] = cite_marks
     env.globals["cited"] = cited
     return Jinja2Templates(env=env)
 
