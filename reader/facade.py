@@ -488,12 +488,18 @@ class Reader:
             yes_threshold=self.settings.verify_threshold,
         )
 
-    def export(self, out: str | Path, papers: Iterable[str] | None = None):
-        """Write one annotated Markdown note per reviewed paper, plus index.md -> ExportResult."""
+    def export(self, out: str | Path, papers: Iterable[str] | None = None, *, lookup: str | None = None):
+        """Write one annotated Markdown note per reviewed paper, plus index.md -> ExportResult.
+        `lookup` ("crossref" or "openalex"; off by default) checks each cited reference there."""
         from reader.export import export_notes
 
         paper_ids = None if papers is None else [self._paper_id(ref) for ref in _as_list(papers)]
-        return export_notes(self.db, paper_ids, Path(out))
+        checker = None
+        if lookup:
+            from reader.export.lookup import ReferenceLookup
+
+            checker = ReferenceLookup(lookup, mailto=self.settings.openalex_mailto)
+        return export_notes(self.db, paper_ids, Path(out), lookup=checker)
 
     def bibtex(self, out: str | Path, papers: Iterable[str] | None = None):
         """Write the BibTeX entries of the reviewed papers (or of `papers`) to the file `out` -> BibtexResult."""

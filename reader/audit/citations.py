@@ -202,9 +202,11 @@ class CitedReference:
     entries: list[str]  # the reference entries' text
     missing: list[str]
     notes: list[str]
+    checks: list[str] = field(default_factory=list)  # an outside lookup's word on each entry (export)
 
     def to_json(self) -> dict:
-        return {"marker": self.marker, "entries": self.entries, "missing": self.missing, "notes": self.notes}
+        return {"marker": self.marker, "entries": self.entries, "missing": self.missing, "notes": self.notes,
+                "checks": self.checks}
 
 
 def cited_references(refs: ReferenceList, sentences: list[str]) -> list[CitedReference]:

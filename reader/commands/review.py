@@ -197,9 +197,12 @@ def review(app, paths, zotero, collection, force, jobs, export_dir, quiet, as_js
               help="Folder for the notes (e.g. inside an Obsidian vault); created if missing.")
 @click.option("--bibtex", "bibtex_file", type=click.Path(path_type=Path),
               help="Also (or only) write the papers' BibTeX entries to this file, keyed by each note's citekey.")
+@click.option("--lookup", type=click.Choice(["crossref", "openalex"]),
+              help="Check each cited reference entry in Crossref or OpenAlex (sends the entries' text "
+                   "there; off by default) and write whether it was found, with its year.")
 @click.option("--json", "as_json", is_flag=True, help="Print the written files as JSON.")
 @click.pass_obj
-def export(app, papers, export_all, out_dir, bibtex_file, as_json):
+def export(app, papers, export_all, out_dir, bibtex_file, lookup, as_json):
     """Write one annotated Markdown note per reviewed paper, plus index.md.
 
     Each note has YAML front matter (title, authors, year, source, DOI, the
@@ -218,6 +221,8 @@ def export(app, papers, export_all, out_dir, bibtex_file, as_json):
         raise ReaderError("name the papers to export, or use --all (not both)")
     if out_dir is None and bibtex_file is None:
         raise ReaderError("say where to write: --out FOLDER for the notes, --bibtex FILE for BibTeX, or both")
+    if lookup and out_dir is None:
+        raise ReaderError("--lookup checks the references cited in the notes: give --out FOLDER too")
     bib = app.bibtex(bibtex_file, list(papers) if papers else None) if bibtex_file is not None else None
     if out_dir is None:
         if as_json:
@@ -225,7 +230,7 @@ def export(app, papers, export_all, out_dir, bibtex_file, as_json):
         else:
             click.echo(f"{len(bib.entries)} BibTeX entr{'ies' if len(bib.entries) != 1 else 'y'} in {bib.path}")
         return
-    result = app.export(out_dir, list(papers) if papers else None)
+    result = app.export(out_dir, list(papers) if papers else None, lookup=lookup)
     if papers and not result.notes:
         titles = "; ".join(title for _, title in result.not_reviewed)
         raise ReaderError(f"nothing to export: not reviewed yet ({titles}); run `reader review` first")

@@ -56,8 +56,10 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def export_notes(db: sessionmaker, paper_ids: list[str] | None, out_dir: Path) -> ExportResult:
-    """Write notes for `paper_ids` (None: every reviewed paper) and the index note."""
+def export_notes(db: sessionmaker, paper_ids: list[str] | None, out_dir: Path, *,
+                 lookup=None) -> ExportResult:
+    """Write notes for `paper_ids` (None: every reviewed paper) and the index note. `lookup`
+    (reader.export.lookup.ReferenceLookup) checks the cited references in Crossref or OpenAlex."""
     out_dir = Path(out_dir).expanduser()
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -77,7 +79,7 @@ def export_notes(db: sessionmaker, paper_ids: list[str] | None, out_dir: Path) -
         for paper in papers:
             if paper is None:
                 continue
-            note = collect_note(session, paper, keys)
+            note = collect_note(session, paper, keys, lookup)
             if note is None:
                 result.not_reviewed.append((paper.id, paper.title))
                 continue

@@ -303,9 +303,11 @@ def _flags(iteration: AnalysisIteration) -> tuple[list[Flag], int, int]:
     return flags, count_verdicts(verdicts, UNANSWERED), count_verdicts(verdicts, UNCHECKED)
 
 
-def collect_note(session: Session, paper: Paper, keys: dict[str, str] | None = None) -> Note | None:
+def collect_note(session: Session, paper: Paper, keys: dict[str, str] | None = None,
+                 lookup=None) -> Note | None:
     """The note's data, or None when the paper has no stored review. `keys`: every paper's
-    citation key (reader.export.bibtex.citekeys), computed here when not given."""
+    citation key (reader.export.bibtex.citekeys), computed here when not given. `lookup`
+    (reader.export.lookup.ReferenceLookup, optional) checks each cited entry."""
     analyses = {kind: a for kind, a in newest_analyses(session, paper.id).items() if kind in KIND_ORDER}
     if not analyses:
         return None
@@ -323,6 +325,9 @@ def collect_note(session: Session, paper: Paper, keys: dict[str, str] | None = N
         if any(markers_in(t) for t in sentences):
             refs = refs or reference_list(session, paper.id)
             citations = cited_references(refs, sentences)
+            if lookup is not None:
+                for cited in citations:
+                    cited.checks = [lookup(entry) for entry in cited.entries]
         views.append(AnalysisNote(
             kind=kind,
             title=KIND_TITLES[kind],
@@ -399,6 +404,8 @@ def _citation_line(cited) -> str:
     line = f"- **{escape_title(cited.marker)}**"
     if cited.entries:
         line += " " + escape_flat(quote(" · ".join(cited.entries), 400))
+    for check in getattr(cited, "checks", []):
+        line += f" ({escape_flat(check)})"
     if cited.missing:
         line += f" — {escape_flat(', '.join(cited.missing))}: no entry in the paper's reference list"
     for note in cited.notes:

@@ -183,10 +183,9 @@ def _read(conn, data_dir: Path, collection: str | None) -> ZoteroLibrary:
     library = ZoteroLibrary(data_dir=data_dir, schema_version=version)
     if version is None or version not in KNOWN_SCHEMA:
         shown = "none" if version is None else str(version)
-        library.problems.append((
-            str(data_dir / 'zotero.sqlite'), f"unknown Zotero schema version {shown} (known: "
-            f"{KNOWN_SCHEMA.start}–{KNOWN_SCHEMA.stop - 1}, Zotero 5–7); reading it anyway, "
-            "check the imported titles"))
+        why = (f"unknown Zotero schema version {shown} (known: {KNOWN_SCHEMA.start}–"
+               f"{KNOWN_SCHEMA.stop - 1}, Zotero 5–7); reading it anyway, check the imported titles")
+        library.problems.append((str(data_dir / "zotero.sqlite"), why))
     needed = {"items", "itemTypes", "itemData", "itemDataValues", "fields", "creators", "itemCreators",
               "collections", "collectionItems", "itemAttachments"}
     missing = sorted(needed - tables)

@@ -60,7 +60,7 @@ def cite_marks(html: Markup, citations) -> Markup:
         # the entry only: the attribution note belongs to one sentence, the list below names it
         title = " | ".join(cited.entries) if cited.entries else "no entry in the paper’s reference list"
         wrapped = f'<abbr class="cite" title="{escape(title)}">{marker}</abbr>'
-        text = re.sub(r"(?<![\w>])" + re.escape(marker) + r"(?!</abbr>)", lambda _: wrapped, text)
+        text = re.sub(r"(?<![\w>])" + re.escape(marker) + r"(?!</abbr>)", lambda _, w=wrapped: w, text)
     return Markup(text)
 
 

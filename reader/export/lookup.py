@@ -1,0 +1,131 @@
+"""Optional check of a reference entry against Crossref or OpenAlex (off unless asked for:
+`reader export --lookup crossref|openalex`): does the work exist, and in which year?
+
+    lookup = ReferenceLookup("crossref")          # or ("openalex", mailto="me@example.org")
+    lookup("Vaswani A, et al. Attention is all you need. NeurIPS 2017.")  -> "Crossref: found, 2017"
+
+An entry with a DOI is fetched by its DOI (Crossref `GET /works/{doi}`, OpenAlex
+`GET /works/https://doi.org/{doi}`); otherwise the entry's text is searched (Crossref
+`query.bibliographic`, OpenAlex `search`) and the first hit counts as found only when most of
+its title's words are in the entry. Every failure (timeout, 429, a server error, an unreadable
+body) is a short phrase in the note, never an exception. The entry's text is what leaves the
+machine; answers are kept per entry for the run.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import quote
+
+import httpx
+
+SERVICES = {"crossref": ("Crossref", "https://api.crossref.org"),
+            "openalex": ("OpenAlex", "https://api.openalex.org")}
+_DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+)", re.IGNORECASE)
+TITLE_MATCH = 0.8  # share of the hit's title words that must be in the entry
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2]
+
+
+def _title_matches(title: str, entry: str) -> bool:
+    words = _words(title)
+    if not words:
+        return False
+    have = set(_words(entry))
+    return sum(w in have for w in words) / len(words) >= TITLE_MATCH
+
+
+class ReferenceLookup:
+    def __init__(self, service: str, *, base_url: str | None = None, mailto: str | None = None,
+                 timeout_s: float = 10.0, client: httpx.Client | None = None):
+        if service not in SERVICES:
+            from reader.errors import ReaderError
+
+            raise ReaderError(f"unknown reference lookup {service!r}; choose crossref or openalex")
+        self.service = service
+        self.label, default_url = SERVICES[service]
+        self.base_url = (base_url or default_url).rstrip("/")
+        self.mailto = mailto
+        self.client = client or httpx.Client(timeout=timeout_s, headers={
+            "User-Agent": "reader (reference check)" + (f"; mailto:{mailto}" if mailto else "")})
+        self.cache: dict[str, str] = {}
+
+    def __call__(self, entry: str) -> str:
+        if entry not in self.cache:
+            self.cache[entry] = f"{self.label}: {self._check(entry)}"
+        return self.cache[entry]
+
+    def _get(self, path: str, params: dict | None = None):
+        params = dict(params or {})
+        if self.mailto and self.service == "openalex":
+            params["mailto"] = self.mailto
+        response = self.client.get(self.base_url + path, params=params)
+        if response.status_code == 404:
+            return None
+        if response.status_code != 200:
+            raise _Failed(f"HTTP {response.status_code}")
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise _Failed("unreadable reply") from exc
+
+    def _check(self, entry: str) -> str:
+        try:
+            found = self._find(entry)
+        except _Failed as exc:
+            return f"lookup failed ({exc})"
+        except httpx.TimeoutException:
+            return "lookup failed (timeout)"
+        except httpx.HTTPError as exc:
+            return f"lookup failed ({type(exc).__name__})"
+        except (KeyError, IndexError, TypeError, ValueError):
+            return "lookup failed (unexpected reply)"
+        if found is None:
+            return "not found"
+        if found is _NoYear:
+            return "found"
+        year = found
+        stated = re.findall(r"\b(?:19|20)\d\d\b", entry)
+        if stated and str(year) not in stated:
+            return f"found, {year} (the entry says {stated[-1]})"
+        return f"found, {year}"
+
+    def _find(self, entry: str):
+        """The work's year (`_NoYear` when the record has none), or None when it is not found."""
+        doi_match = _DOI.search(entry)
+        doi = doi_match.group(1).rstrip(".,;)") if doi_match else None
+        if self.service == "crossref":
+            if doi:
+                body = self._get(f"/works/{quote(doi, safe='/')}")
+                return None if body is None else _crossref_year(body["message"])
+            body = self._get("/works", {"query.bibliographic": entry[:300], "rows": 1})
+            items = (body or {}).get("message", {}).get("items", [])
+            if not items or not _title_matches((items[0].get("title") or [""])[0], entry):
+                return None
+            return _crossref_year(items[0])
+        if doi:
+            body = self._get(f"/works/https://doi.org/{quote(doi, safe='/')}")
+            return None if body is None else body.get("publication_year") or _NoYear
+        body = self._get("/works", {"search": entry[:300], "per-page": 1})
+        results = (body or {}).get("results", [])
+        if not results or not _title_matches(results[0].get("display_name") or results[0].get("title") or "",
+                                             entry):
+            return None
+        return results[0].get("publication_year") or _NoYear
+
+
+class _Failed(Exception):
+    pass
+
+
+_NoYear = object()  # found, without a year
+
+
+def _crossref_year(message: dict):
+    for key in ("issued", "published", "published-print", "published-online"):
+        parts = (message.get(key) or {}).get("date-parts") or [[None]]
+        if parts and parts[0] and parts[0][0]:
+            return int(parts[0][0])
+    return _NoYear
