@@ -245,3 +245,21 @@ def test_papers_reviewed_from_a_folder_get_the_zotero_link_when_reviewed_from_zo
     assert len(again.by_status("skipped")) == 1
     with dry_app.db() as session:
         assert session.scalars(select(Paper.zotero_key)).all() == ["IJKL2345"]
+
+
+def test_changes_still_in_the_write_ahead_log_are_read(tmp_path):
+    """Zotero running in WAL mode: the newest item is only in zotero.sqlite-wal until a checkpoint."""
+    one, two = _pdfs(tmp_path)
+    data_dir = tmp_path / "Z"
+    build_library(data_dir, one, two)
+    live = sqlite3.connect(data_dir / "zotero.sqlite", isolation_level=None)
+    live.execute("PRAGMA journal_mode = WAL")
+    live.execute("PRAGMA wal_autocheckpoint = 0")
+    live.execute("UPDATE itemDataValues SET value = 'Renamed While Open' "
+                 "WHERE value = 'Redundancy in Sparse Extraction'")
+    try:
+        assert (data_dir / "zotero.sqlite-wal").stat().st_size > 0
+        titles = {item.key: item.title for item in read_library(data_dir).items}
+        assert titles["ABCD2345"] == "Renamed While Open"
+    finally:
+        live.close()
