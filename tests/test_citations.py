@@ -115,7 +115,7 @@ def test_cited_references_keep_first_use_order_and_one_row_per_marker():
 
 
 def test_attribution_check_on_faithful_sentences_of_the_shared_papers():
-    """eval/attribution_check.py's faithful set: at least 100 sentences, none flagged verbatim,
+    """benchmarks/attribution_check.py's faithful set: at least 100 sentences, none flagged verbatim,
     and the own-words-left-out rate stays the reported note's (docs/audit.md: 19.7%)."""
     import sys
 
@@ -126,7 +126,7 @@ def test_attribution_check_on_faithful_sentences_of_the_shared_papers():
     pdfs = [p for p in shared_pdfs() if p.name.startswith(("iop_", "plosone", "acl2007", "naacl2013"))]
     if len(pdfs) < 4:
         pytest.skip("needs the shared papers")
-    sys.path.insert(0, str(ROOT / "eval"))
+    sys.path.insert(0, str(ROOT / "benchmarks"))
     from attribution_check import faithful_sentences
 
     n = verbatim = left_out = 0

@@ -11,7 +11,7 @@ them. Two conditions:
   citing the reference (its own sentence blanked, its neighbours kept): close to the worst
   case of a faithful paraphrase that shares no words with the citing sentence itself.
 
-    .venv/bin/python eval/attribution_check.py [PAPERS_DIR]     # default ../shared/papers
+    .venv/bin/python benchmarks/attribution_check.py [PAPERS_DIR]     # default ../shared/papers
 
 And, to see whether it catches anything: a numbered marker swapped for another reference the
 paper cites (misattributed by construction; it should fire).
