@@ -21,7 +21,6 @@ Prints n, flags and the Wilson 95% interval per condition, and the papers used.
 
 from __future__ import annotations
 
-import math
 import re
 import sys
 from pathlib import Path
@@ -30,16 +29,9 @@ from reader.audit.citations import ReferenceList, _BRACKET_CITE, _bracket_number
 from reader.ingest.chunk import chunk_paper
 from reader.ingest.pdf import parse_pdf
 
+from bench_audit_dev import wilson  # the same 95% interval as the audit figures
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    if n == 0:
-        return 0.0, 1.0
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def faithful_sentences(pdf: Path) -> tuple[ReferenceList, list[str]]:
