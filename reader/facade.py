@@ -363,34 +363,18 @@ class Reader:
         return report
 
     def _review_zotero(self, library, jobs: int, force: bool, *, on_event=None, stop=None):
-        from reader.ingest.pipeline import apply_zotero, ingest_file
+        from reader.ingest.pipeline import apply_zotero, apply_zotero_to_stored
         from reader.review import run_review
 
-        from sqlalchemy import select
-
-        from reader.store.tables import Paper
-        from reader.text.digest import file_sha256
-
         by_path = {item.pdf: item for item in library.items}
-        notes = library.lines()
-        # papers already stored (reviewed from a folder before, or unchanged) get the metadata
-        # now: a reviewed paper is skipped without being ingested again
-        with self.db() as session:
-            stored = set(session.scalars(select(Paper.id)))
-        for item in library.items:
-            try:
-                sha = file_sha256(item.pdf)
-            except OSError:
-                continue  # the review reports the file
-            if sha in stored:
-                note = apply_zotero(self.db, sha, item)
-                if note:
-                    notes.append(note)
+        done, notes = apply_zotero_to_stored(self.db, library.items)
+        notes = library.lines() + notes
 
         def ingest(path: Path):
-            result = ingest_file(path, self.db, index=self.search_index)
+            result = self._ingest_one(path)
             item = by_path.get(path)
-            if item is not None and result.status != "error" and result.paper_id:
+            fresh = result.status != "error" and result.paper_id and result.paper_id not in done
+            if item is not None and fresh:
                 note = apply_zotero(self.db, result.paper_id, item)
                 if note:
                     notes.append(note)

@@ -24,7 +24,7 @@ from reader.errors import DiskFull, IngestError, PaperNotFound, describe_error, 
 from reader.ingest.chunk import chunk_paper
 from reader.ingest.model import ChunkData, ParsedPaper
 from reader.ingest.text import parse_text
-from reader.text.digest import sha256_bytes
+from reader.text.digest import file_sha256, sha256_bytes
 from reader.text.paths import stored_path
 from reader.store.db import transaction
 from reader.store.tables import Caption, Chunk, Paper, PaperFile, Reference, utcnow
@@ -317,6 +317,27 @@ def apply_zotero(db, paper_id: str, item) -> str | None:
             values["doi"] = item.doi
         session.execute(update(Paper).where(Paper.id == paper_id).values(**values))
     return note
+
+
+def apply_zotero_to_stored(db, items) -> tuple[set[str], list[str]]:
+    """Give the items whose PDF is already stored (ingested or reviewed from a folder before)
+    their Zotero metadata now, since a reviewed paper is skipped without being ingested again.
+    Returns the paper ids so handled and the lines `apply_zotero` had to say."""
+    with db() as session:
+        stored = set(session.scalars(select(Paper.id)))
+    handled: set[str] = set()
+    notes: list[str] = []
+    for item in items:
+        try:
+            sha = file_sha256(item.pdf)
+        except OSError:
+            continue  # the review reports the file
+        if sha in stored:
+            handled.add(sha)
+            note = apply_zotero(db, sha, item)
+            if note:
+                notes.append(note)
+    return handled, notes
 
 
 def ingest_zotero(
