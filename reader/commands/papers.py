@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from reader.commands.output import echo_json, printable
+from reader.commands.output import echo_json, printable, zotero_options
 
 
 def _result_line(result) -> str:
@@ -23,11 +23,7 @@ def _result_line(result) -> str:
 
 @click.command("ingest")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
-@click.option("--zotero", "zotero", is_flag=False, flag_value="", default=None, metavar="[ZOTERO_DATA_DIR]",
-              help="Ingest the PDFs of a Zotero library (default folder: ~/Zotero) with each item's "
-                   "key, title, authors, year, DOI and collections; Zotero may keep running.")
-@click.option("--collection", metavar="NAME",
-              help="With --zotero: only this collection (its name or Parent/Child path) and its subcollections.")
+@zotero_options("Ingest")
 @click.option("--json", "as_json", is_flag=True,
               help='One JSON object per file: {"file", "paper_id", "status", "error", "title", "pages", "chunks"}.')
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no per-file lines; errors only.")

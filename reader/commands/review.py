@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from reader.commands.output import echo_json, printable
+from reader.commands.output import echo_json, printable, zotero_options
 from reader.errors import ReaderError
 
 
@@ -93,11 +93,7 @@ def unchecked_warning(report) -> str | None:
 
 @click.command("review")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--zotero", "zotero", is_flag=False, flag_value="", default=None, metavar="[ZOTERO_DATA_DIR]",
-              help="Review the PDFs of a Zotero library (default folder: ~/Zotero) instead of PATHS; "
-                   "each paper keeps its Zotero key, metadata and collections.")
-@click.option("--collection", metavar="NAME",
-              help="With --zotero: only this collection (its name or Parent/Child path) and its subcollections.")
+@zotero_options("Review")
 @click.option("--force", is_flag=True, help="Review again papers that were already reviewed.")
 @click.option("--jobs", "-j", default=2, show_default=True, type=click.IntRange(1, 32),
               help="Papers read at once (LLM calls are bounded separately by READER_LLM_CONCURRENCY).")

@@ -19,9 +19,10 @@ from urllib.parse import quote
 
 import httpx
 
+from reader.ingest.pages import find_doi
+
 SERVICES = {"crossref": ("Crossref", "https://api.crossref.org"),
             "openalex": ("OpenAlex", "https://api.openalex.org")}
-_DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+)", re.IGNORECASE)
 TITLE_MATCH = 0.8  # share of the hit's title words that must be in the entry
 
 
@@ -94,8 +95,7 @@ class ReferenceLookup:
 
     def _find(self, entry: str):
         """The work's year (`_NoYear` when the record has none), or None when it is not found."""
-        doi_match = _DOI.search(entry)
-        doi = doi_match.group(1).rstrip(".,;)") if doi_match else None
+        doi = find_doi([entry])
         if self.service == "crossref":
             if doi:
                 body = self._get(f"/works/{quote(doi, safe='/')}")
