@@ -86,6 +86,7 @@ class Settings:
     crag_threshold: float = 0.6
     crag_theta_high: float = 0.7
     crag_theta_low: float = 0.3
+    crag_quote_threshold: float | None = 0.9
     semantic_scholar_key: str | None = None
     openalex_mailto: str | None = None
 
@@ -104,7 +105,7 @@ _KEYS = [
     "llm_timeout", "llm_concurrency", "upload_limit_mb", "web_token",
     "output_language", "cache", "verify_threshold", "queue_lease", "queue_attempts", "workers",
     "external_search", "semantic_scholar_key", "openalex_mailto",
-    "crag_routing", "crag_threshold", "crag_theta_high", "crag_theta_low",
+    "crag_routing", "crag_threshold", "crag_theta_high", "crag_theta_low", "crag_quote_threshold",
 ]
 
 
@@ -202,6 +203,14 @@ def load_settings(env: dict | None = None) -> Settings:
     if crag["theta_low"] >= crag["theta_high"]:
         raise ConfigError(f"READER_CRAG_THETA_LOW={crag['theta_low']!r} must be below "
                           f"READER_CRAG_THETA_HIGH={crag['theta_high']!r}")
+    quote_raw = str(get("crag_quote_threshold", "0.9")).strip().lower()
+    if quote_raw in ("off", "none", "no", ""):
+        crag_quote = None
+    else:
+        crag_quote = get_float("crag_quote_threshold", 0.9)
+        if not 0.0 <= crag_quote <= 1.0:
+            raise ConfigError(f"READER_CRAG_QUOTE_THRESHOLD={crag_quote!r} must lie between 0 and 1, "
+                              "or be off (never quote a passage when the writer refuses)")
     return Settings(
         home=home,
         database_url=database_url,
@@ -224,6 +233,7 @@ def load_settings(env: dict | None = None) -> Settings:
         crag_threshold=crag["threshold"],
         crag_theta_high=crag["theta_high"],
         crag_theta_low=crag["theta_low"],
+        crag_quote_threshold=crag_quote,
     )
 
 
@@ -290,6 +300,8 @@ def describe(settings: Settings) -> list[tuple[str, str]]:
             f" (threshold {settings.crag_threshold:g}, theta_high {settings.crag_theta_high:g}, "
             f"theta_low {settings.crag_theta_low:g})" if settings.crag_routing == "confidence"
             else f" (threshold {settings.crag_threshold:g})")),
+        ("READER_CRAG_QUOTE_THRESHOLD", "off" if settings.crag_quote_threshold is None
+         else f"{settings.crag_quote_threshold:g}"),
         ("READER_UPLOAD_LIMIT_MB", str(settings.upload_limit_mb)),
         ("READER_WEB_TOKEN", mask(settings.web_token)),
     ]

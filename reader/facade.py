@@ -257,7 +257,8 @@ class Reader:
 
         st = self.settings
         config = CragConfig(routing=st.crag_routing, threshold=st.crag_threshold,
-                            theta_high=st.crag_theta_high, theta_low=st.crag_theta_low)
+                            theta_high=st.crag_theta_high, theta_low=st.crag_theta_low,
+                            quote_threshold=st.crag_quote_threshold)
         if threshold is not None:
             config.threshold = threshold
         if max_corrections is not None:
@@ -310,10 +311,11 @@ class Reader:
     def calibrate(self, questions_file: str | Path, thresholds: list[float], *,
                   ids: list[str] | None = None, limit: int | None = None,
                   routings: list[str] = ("counts",), theta_highs: list[float] = (0.7,),
-                  theta_lows: list[float] = (0.3,), on_progress: Notice | None = None):
+                  theta_lows: list[float] = (0.3,), quote_thresholds: list[float | None] = (0.9,),
+                  on_progress: Notice | None = None, on_row=None):
         """Run a labelled question file through `ask` for every setting of the grid (routing rule x
-        grade threshold, x theta_high x theta_low for confidence routing) -> CalibrationReport,
-        with the recommended setting."""
+        grade threshold, x theta_high x theta_low for confidence routing, x quote threshold) ->
+        CalibrationReport, with the recommended setting; `on_row(setting, row)` sees each answer."""
         from reader.crag.calibrate import CalibrationReport, grid, load_questions, run_calibration, select_questions
         from reader.store.queries import paper_keys
 
@@ -324,9 +326,10 @@ class Reader:
         def run_one(question: str, paper_id: str | None, config):
             return self._ask(question, paper_id, config, store=False)
 
-        settings = grid(thresholds, routings=routings, theta_highs=theta_highs, theta_lows=theta_lows)
+        settings = grid(thresholds, routings=routings, theta_highs=theta_highs, theta_lows=theta_lows,
+                        quote_thresholds=quote_thresholds)
         return CalibrationReport(run_calibration(questions, settings, run_one, library=library,
-                                                 on_progress=on_progress))
+                                                 on_progress=on_progress, on_row=on_row))
 
     def write_routing(self, setting: dict) -> Path:
         """Store a calibrated routing setting ({"routing", "threshold"[, "theta_high", "theta_low"]})
@@ -334,7 +337,8 @@ class Reader:
         from reader.config import write_config_values
 
         path = self.settings.config_file or self.settings.home / "config.toml"
-        return write_config_values(path, {f"crag_{key}": value for key, value in setting.items()})
+        return write_config_values(path, {f"crag_{key}": "off" if value is None else value
+                                          for key, value in setting.items()})
 
     # ------------------------------------------------------------ collections
 

@@ -111,8 +111,9 @@ def test_calibrate_reports_routes_and_accuracy_per_threshold(library, tmp_path):
     out = invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6,0.95", "--json")
     assert out.exit_code == 0, out.output
     report = json.loads(out.stdout)  # progress lines go to stderr
-    assert "counts 0.6 [1/3] a1" in out.stderr
-    assert report["recommended"] == {"routing": "counts", "threshold": 0.6}  # 100% against 33%
+    assert "[1/3] a1 counts 0.6, quote 0.9: correct, ok" in out.stderr
+    # 100% against 33%
+    assert report["recommended"] == {"routing": "counts", "threshold": 0.6, "quote_threshold": 0.9}
     by_t = {t["threshold"]: t for t in report["thresholds"]}
     assert by_t[0.6]["answer_accuracy"] == 1.0 and by_t[0.6]["refusal_accuracy"] == 1.0
     assert by_t[0.6]["routes"] == {"correct": 1, "ambiguous": 0, "incorrect": 1} | by_t[0.6]["routes"]
@@ -214,8 +215,9 @@ def test_calibrate_grids_both_routings_and_writes_the_recommended_setting(librar
                  "counts,confidence", "--theta-high", "0.7,0.9", "--theta-low", "0.3", "--json", "--write")
     report = json.loads(out.stdout)
     labels = [t["label"] for t in report["thresholds"]]
-    assert labels == ["counts 0.6", "counts 0.95", "confidence 0.6 / 0.7 / 0.3", "confidence 0.6 / 0.9 / 0.3",
-                      "confidence 0.95 / 0.7 / 0.3", "confidence 0.95 / 0.9 / 0.3"]
+    assert labels == [f"{name}, quote 0.9" for name in (
+        "counts 0.6", "counts 0.95", "confidence 0.6 / 0.7 / 0.3", "confidence 0.6 / 0.9 / 0.3",
+        "confidence 0.95 / 0.7 / 0.3", "confidence 0.95 / 0.9 / 0.3")]
     best = max(report["thresholds"], key=lambda t: t["accuracy"])
     assert report["recommended"]["threshold"] == 0.6 and best["accuracy"] == 1.0
     config = library.settings.home / "config.toml"
@@ -226,10 +228,43 @@ def test_calibrate_grids_both_routings_and_writes_the_recommended_setting(librar
     assert "recommended: counts 0.6" in text
 
 
+def test_calibrate_grids_the_quote_threshold_keeps_every_row_and_writes_off(library, tmp_path):
+    from reader.config import load_settings
+
+    questions = tmp_path / "q.jsonl"
+    rows = [{"id": "a1", "question": "Which baselines do they compare against?", "paper": "topics.pdf",
+             "answer_paper": "topics.pdf"},
+            {"id": "n1", "question": "Which GPU hardware was used?", "paper": "topics.pdf", "answer_paper": "none"}]
+    questions.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    saved = tmp_path / "rows.jsonl"
+    out = invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6", "--quote", "off,0.7",
+                 "--rows", str(saved), "--json", "--write")
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.stdout)
+    assert [t["label"] for t in report["thresholds"]] == ["counts 0.6, quote off", "counts 0.6, quote 0.7"]
+    # question-major: each question through both settings before the next question
+    lines = [json.loads(line) for line in saved.read_text().splitlines()]
+    assert [(r["id"], r["setting"]["quote_threshold"]) for r in lines] == [
+        ("a1", None), ("a1", 0.7), ("n1", None), ("n1", 0.7)]
+    assert all(r["right"] for r in lines) and lines[0]["quoted"] is False
+    # same accuracy and calls: the earlier setting ("off") is recommended and written as off
+    assert report["recommended"]["quote_threshold"] is None
+    config = (library.settings.home / "config.toml").read_text()
+    assert 'crag_quote_threshold = "off"' in config
+    assert load_settings({"READER_HOME": str(library.settings.home)}).crag_quote_threshold is None
+    out = CliRunner().invoke(cli, ["calibrate", "--questions", str(questions), "--quote", "1.5"])
+    assert out.exit_code != 0 and "--quote '1.5'" in out.output
+    out = CliRunner().invoke(cli, ["calibrate", "--questions", str(questions), "--rows",
+                                   str(tmp_path / "no-such-dir" / "rows.jsonl")])
+    assert out.exit_code != 0 and "cannot write" in out.output and "Traceback" not in out.output
+
+
 @pytest.mark.parametrize("env, message", [
     ({"READER_CRAG_ROUTING": "fancy"}, "READER_CRAG_ROUTING='fancy': use counts or confidence"),
     ({"READER_CRAG_THETA_LOW": "0.8"}, "READER_CRAG_THETA_LOW=0.8 must be below READER_CRAG_THETA_HIGH=0.7"),
     ({"READER_CRAG_THRESHOLD": "2"}, "READER_CRAG_THRESHOLD=2.0 must lie between 0 and 1"),
+    ({"READER_CRAG_QUOTE_THRESHOLD": "2"}, "READER_CRAG_QUOTE_THRESHOLD=2.0 must lie between 0 and 1"),
+    ({"READER_CRAG_QUOTE_THRESHOLD": "maybe"}, "READER_CRAG_QUOTE_THRESHOLD='maybe' is not a number"),
 ])
 def test_routing_settings_are_checked(tmp_path, env, message):
     from reader.config import load_settings

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 
 import click
@@ -103,17 +104,24 @@ def ask_cmd(app, question, paper_ref, as_json, interactive, threshold, max_corre
               help="Comma-separated theta_high values (confidence routing).")
 @click.option("--theta-low", default="0.3", show_default=True,
               help="Comma-separated theta_low values (confidence routing).")
+@click.option("--quote", "quote", default="0.9", show_default=True,
+              help="Comma-separated quote thresholds: the grader's P(YES) at which a refused answer "
+                   "quotes the passage instead; off never quotes.")
+@click.option("--rows", "rows_file", type=click.Path(dir_okay=False), default=None,
+              help="Append every answer (setting and scored row) to this JSONL file as it comes, "
+                   "so a run cut short keeps what it measured.")
 @click.option("--write", is_flag=True, help="Store the recommended setting in the config file.")
 @click.option("--limit", type=int, default=None, help="Only the first N questions.")
 @click.option("--ids", default=None, help="Only these question ids (comma-separated), e.g. a01,n05.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_obj
-def calibrate_cmd(app, questions_file, thresholds, routing, theta_high, theta_low, write, limit, ids, as_json):
+def calibrate_cmd(app, questions_file, thresholds, routing, theta_high, theta_low, quote, rows_file, write,
+                  limit, ids, as_json):
     """Run a labelled question set through `ask` for a grid of settings and recommend one.
 
-    For each setting (routing rule, grade threshold, and for confidence routing theta_high
-    and theta_low) it reports the route distribution, answer and refusal accuracy, grounded
-    share, LLM calls and latency p50/p95, then recommends the best accuracy at the fewest
+    For each setting (routing rule, grade threshold, for confidence routing theta_high
+    and theta_low, and the quote threshold) it reports the route distribution, answer and
+    refusal accuracy, grounded share, LLM calls and latency p50/p95, then recommends the best accuracy at the fewest
     calls; --write stores it in the config file. Questions name their papers by file name or
     sha256; the papers must already be in the library.
 
@@ -121,7 +129,7 @@ def calibrate_cmd(app, questions_file, thresholds, routing, theta_high, theta_lo
     Examples:
       reader calibrate --questions eval/questions.jsonl --thresholds 0.5,0.6,0.7
       reader calibrate --questions eval/questions.jsonl --routing counts,confidence \\
-          --theta-high 0.6,0.7,0.8 --theta-low 0.2,0.3 --write
+          --theta-high 0.6,0.7,0.8 --theta-low 0.2,0.3 --quote off,0.8,0.7 --write
       reader calibrate --questions eval/questions.jsonl --ids a01,a14,n01,n05 --json
     """
     def numbers(option: str, text: str) -> list[float]:
@@ -130,12 +138,33 @@ def calibrate_cmd(app, questions_file, thresholds, routing, theta_high, theta_lo
         except ValueError:
             raise ReaderError(f"{option} {text!r}: give numbers like 0.5,0.6,0.7") from None
 
+    def quote_values(text: str) -> list[float | None]:
+        values = [t.strip().lower() for t in text.split(",") if t.strip()]
+        out = [None if v in ("off", "none") else numbers("--quote", v)[0] for v in values]
+        if any(v is not None and not 0.0 <= v <= 1.0 for v in out):
+            raise ReaderError(f"--quote {text!r}: give probabilities between 0 and 1, or off")
+        return out or [None]
+
     wanted = [i.strip() for i in ids.split(",") if i.strip()] if ids else None
-    report = app.calibrate(questions_file, numbers("--thresholds", thresholds), ids=wanted, limit=limit,
-                           routings=[r.strip() for r in routing.split(",") if r.strip()],
-                           theta_highs=numbers("--theta-high", theta_high),
-                           theta_lows=numbers("--theta-low", theta_low),
-                           on_progress=lambda msg: click.echo(msg, err=True))
+    try:
+        rows_out = open(rows_file, "a", encoding="utf-8") if rows_file else None
+    except OSError as exc:
+        raise ReaderError(f"--rows {rows_file}: cannot write to it ({exc.strerror})") from None
+
+    def save_row(setting, row) -> None:
+        if rows_out is not None:
+            rows_out.write(json.dumps({"setting": setting.to_json(), **row}, ensure_ascii=False) + "\n")
+            rows_out.flush()
+    try:
+        report = app.calibrate(questions_file, numbers("--thresholds", thresholds), ids=wanted, limit=limit,
+                               routings=[r.strip() for r in routing.split(",") if r.strip()],
+                               theta_highs=numbers("--theta-high", theta_high),
+                               theta_lows=numbers("--theta-low", theta_low),
+                               quote_thresholds=quote_values(quote),
+                               on_progress=lambda msg: click.echo(msg, err=True), on_row=save_row)
+    finally:
+        if rows_out is not None:
+            rows_out.close()
     if as_json:
         echo_json(report.to_json())
     else:

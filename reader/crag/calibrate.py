@@ -254,50 +254,60 @@ def score_outcome(q: LabelledQuestion, expected_id, result) -> dict:
         "missing_terms": missing,
         "llm_calls": result.llm_calls, "seconds": round(result.seconds, 2),
         "fallback_used": result.fallback_used, "answer": result.answer,
+        "quoted": result.quoted,
     }
+
+
+_DEFAULT_QUOTE = 0.9  # CragConfig.quote_threshold's default
 
 
 @dataclass(frozen=True)
 class Setting:
-    """One point of the grid: CragConfig's routing, threshold, theta_high and theta_low."""
+    """One point of the grid: CragConfig's routing, threshold, theta_high, theta_low and
+    quote_threshold (None: the writer's refusal always stands)."""
 
     routing: str = "counts"
     threshold: float = 0.6
     theta_high: float = 0.7
     theta_low: float = 0.3
+    quote_threshold: float | None = _DEFAULT_QUOTE
 
     @property
     def label(self) -> str:
+        quote = "off" if self.quote_threshold is None else f"{self.quote_threshold:g}"
         if self.routing == "confidence":
-            return f"confidence {self.threshold:g} / {self.theta_high:g} / {self.theta_low:g}"
-        return f"counts {self.threshold:g}"
+            return f"confidence {self.threshold:g} / {self.theta_high:g} / {self.theta_low:g}, quote {quote}"
+        return f"counts {self.threshold:g}, quote {quote}"
 
     def config(self):
         from reader.crag.pipeline import CragConfig
 
         return CragConfig(routing=self.routing, threshold=self.threshold, theta_high=self.theta_high,
-                          theta_low=self.theta_low)
+                          theta_low=self.theta_low, quote_threshold=self.quote_threshold)
 
     def to_json(self) -> dict:
         return {"routing": self.routing, "threshold": self.threshold,
                 **({"theta_high": self.theta_high, "theta_low": self.theta_low}
-                   if self.routing == "confidence" else {})}
+                   if self.routing == "confidence" else {}),
+                "quote_threshold": self.quote_threshold}
 
 
 def grid(thresholds: Sequence[float], *, routings: Sequence[str] = ("counts",),
-         theta_highs: Sequence[float] = (0.7,), theta_lows: Sequence[float] = (0.3,)) -> list[Setting]:
-    """Every combination, theta_low below theta_high; the count rule ignores the thetas."""
+         theta_highs: Sequence[float] = (0.7,), theta_lows: Sequence[float] = (0.3,),
+         quote_thresholds: Sequence[float | None] = (_DEFAULT_QUOTE,)) -> list[Setting]:
+    """Every combination, theta_low below theta_high; the count rule ignores the thetas.
+    The quote threshold changes no LLM call (it only decides what a refusal becomes), so with the
+    response cache on its values cost nothing beyond the first."""
     unknown = sorted(set(routings) - {"counts", "confidence"})
     if unknown:
         raise ReaderError(f"unknown routing {', '.join(unknown)}: use counts, confidence or both")
     out: list[Setting] = []
     for routing in routings:
         for t in thresholds:
-            if routing == "counts":
-                out.append(Setting("counts", t))
-                continue
-            out.extend(Setting("confidence", t, high, low) for high in theta_highs for low in theta_lows
-                       if low < high)
+            pairs = [(0.7, 0.3)] if routing == "counts" else \
+                [(high, low) for high in theta_highs for low in theta_lows if low < high]
+            out.extend(Setting(routing, t, high, low, quote)
+                       for high, low in pairs for quote in quote_thresholds)
     if not out:
         raise ReaderError("the grid is empty: give theta_low values below theta_high")
     return out
@@ -347,26 +357,30 @@ def run_calibration(
     *,
     library: dict[str, str],
     on_progress: Callable[[str], None] | None = None,
+    on_row: Callable[[Setting, dict], None] | None = None,
 ) -> dict:
     """`run_one(question, paper_id, config) -> AskResult` for every setting (a bare number is
     the count rule at that grade threshold); returns the report as a dict, with the
-    recommended setting."""
+    recommended setting. Questions run one after another, each through every setting, so a run
+    cut short has every setting's answer for the questions it reached (`on_row` sees each)."""
     resolved = [(q, _resolve(q.paper, library, q.id),
                  [_resolve(ref, library, q.id) for ref in q.answer_papers] or None)
                 for q in questions]
     settings = [t if isinstance(t, Setting) else Setting(threshold=t) for t in thresholds]
-    report: dict = {"n_questions": len(questions), "thresholds": []}
-    for setting in settings:
-        config = setting.config()
-        rows = []
-        for n, (q, scope, expected) in enumerate(resolved, 1):
-            result = run_one(q.question, scope, config)
-            rows.append(score_outcome(q, expected, result))
+    rows: dict[Setting, list[dict]] = {setting: [] for setting in settings}
+    for n, (q, scope, expected) in enumerate(resolved, 1):
+        for setting in settings:
+            result = run_one(q.question, scope, setting.config())
+            row = score_outcome(q, expected, result)
+            rows[setting].append(row)
+            if on_row:
+                on_row(setting, row)
             if on_progress:
-                mark = "ok" if rows[-1]["right"] else "WRONG"
-                on_progress(f"{setting.label} [{n}/{len(resolved)}] {q.id}: "
+                mark = "ok" if row["right"] else "WRONG"
+                on_progress(f"[{n}/{len(resolved)}] {q.id} {setting.label}: "
                             f"{result.route}, {mark}, {result.seconds:.1f} s")
-        report["thresholds"].append(summarise(setting, rows))
+    report: dict = {"n_questions": len(questions),
+                    "thresholds": [summarise(setting, rows[setting]) for setting in settings]}
     best = recommend(report["thresholds"])
     report["recommended"] = best["setting"] if best else None
     return report
