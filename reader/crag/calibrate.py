@@ -255,6 +255,9 @@ def score_outcome(q: LabelledQuestion, expected_id, result) -> dict:
         "llm_calls": result.llm_calls, "seconds": round(result.seconds, 2),
         "fallback_used": result.fallback_used, "answer": result.answer,
         "quoted": result.quoted,
+        # the separation figure: how sure the grader was of its best passage
+        "best_p_yes": max((c.grade.p_yes for c in result.graded
+                           if c.grade is not None and c.grade.p_yes is not None), default=None),
     }
 
 

@@ -1,0 +1,122 @@
+"""Choose a CRAG setting on one part of the question set and report it on the other.
+
+Reads the rows `reader calibrate --rows FILE` saved (one per question and setting) and splits
+the questions in two: the development part (the 27 questions of the first question set,
+`DEV_IDS`), on which the setting is chosen the way `reader calibrate` recommends (best accuracy,
+then fewest calls), and the held-out part (the 61 added later), on which the chosen setting and
+the default are reported with Wilson 95% intervals. Only questions every setting answered count,
+so a run cut short compares like with like.
+
+    .venv/bin/reader calibrate --questions eval/questions.jsonl --quote off,0.9,0.8,0.7,0.6 \
+        --rows /tmp/calibration.jsonl --json > /tmp/calibration.json
+    .venv/bin/python benchmarks/calibration_split.py /tmp/calibration.jsonl
+
+It also prints the separation of the grader's best P(YES) per question (answerable against
+unanswerable, AUC with a bootstrap 95% interval) on each part.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_audit_dev import wilson  # noqa: E402
+from reader.crag.calibrate import Setting, recommend, summarise  # noqa: E402
+
+DEV_IDS = {f"a{n:02d}" for n in range(1, 20)} | {f"n{n:02d}" for n in range(1, 9)}
+DEFAULT = Setting()  # CragConfig's defaults: counts 0.6, quote 0.9
+
+
+def setting_of(row: dict) -> Setting:
+    s = row["setting"]
+    return Setting(routing=s["routing"], threshold=s["threshold"], theta_high=s.get("theta_high", 0.7),
+                   theta_low=s.get("theta_low", 0.3), quote_threshold=s.get("quote_threshold"))
+
+
+def auc(positives: list[float], negatives: list[float]) -> float | None:
+    if not positives or not negatives:
+        return None
+    wins = sum((p > n) + 0.5 * (p == n) for p in positives for n in negatives)
+    return wins / (len(positives) * len(negatives))
+
+
+def auc_interval(positives, negatives, rounds: int = 2000, seed: int = 7) -> tuple[float, float] | None:
+    if not positives or not negatives:
+        return None
+    rng = random.Random(seed)
+    values = sorted(auc(rng.choices(positives, k=len(positives)), rng.choices(negatives, k=len(negatives)))
+                    for _ in range(rounds))
+    return values[int(0.025 * rounds)], values[int(0.975 * rounds) - 1]
+
+
+def share(rows: list[dict], which) -> str:
+    part = [r for r in rows if which(r)]
+    k = sum(r["right"] for r in part)
+    low, high = wilson(k, len(part))
+    return f"{k}/{len(part)} ({k / len(part):.0%}, {low:.0%}–{high:.0%})" if part else "-"
+
+
+def line(label: str, rows: list[dict]) -> str:
+    calls = sum(r["llm_calls"] for r in rows) / len(rows)
+    return (f"{label:<44} answers {share(rows, lambda r: r['answerable']):<22} "
+            f"refusals {share(rows, lambda r: not r['answerable']):<22} "
+            f"overall {share(rows, lambda r: True):<22} quoted {sum(bool(r.get('quoted')) for r in rows):>3}  "
+            f"calls/q {calls:.2f}")
+
+
+def separation(rows: list[dict], title: str) -> str:
+    by_id = {r["id"]: r for r in rows}.values()
+    pos = [r["best_p_yes"] or 0.0 for r in by_id if r["answerable"]]
+    neg = [r["best_p_yes"] or 0.0 for r in by_id if not r["answerable"]]
+    value = auc(pos, neg)
+    if value is None:
+        return f"{title}: separation needs both answerable and unanswerable questions"
+    low, high = auc_interval(pos, neg)
+    return (f"{title}: best P(YES) answerable vs unanswerable AUC {value:.3f} (95% {low:.3f}–{high:.3f}), "
+            f"{len(pos)} vs {len(neg)} questions")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("rows", type=Path, help="the JSONL file of `reader calibrate --rows`")
+    args = parser.parse_args()
+    by_setting: dict[Setting, dict[str, dict]] = defaultdict(dict)
+    for text in args.rows.read_text(encoding="utf-8").splitlines():
+        if text.strip():
+            row = json.loads(text)
+            by_setting[setting_of(row)][row["id"]] = row
+    common = set.intersection(*(set(rows) for rows in by_setting.values()))
+    print(f"{len(common)} questions answered by all {len(by_setting)} settings "
+          f"({len(common & DEV_IDS)} development, {len(common - DEV_IDS)} held out)\n")
+    for title, ids in (("development", common & DEV_IDS), ("held out", common - DEV_IDS), ("all", common)):
+        print(f"{title}:")
+        for setting, rows in by_setting.items():
+            print("  " + line(setting.label, [rows[i] for i in sorted(ids)]))
+        print("  " + separation([rows[i] for rows in list(by_setting.values())[:1] for i in sorted(ids)],
+                                "separation"))
+        print()
+    dev = [summarise(setting, [rows[i] for i in sorted(common & DEV_IDS)]) for setting, rows in by_setting.items()]
+    chosen = recommend(dev)
+    if chosen is None:
+        return
+    chosen_setting = next(s for s in by_setting if s.label == chosen["label"])
+    print(f"chosen on the development part: {chosen['label']} "
+          f"(accuracy {chosen['accuracy']:.0%}, {chosen['llm_calls_mean']} calls/question)")
+    held = sorted(common - DEV_IDS)
+    if held:
+        print("on the held-out part:")
+        print("  " + line(f"chosen: {chosen_setting.label}", [by_setting[chosen_setting][i] for i in held]))
+        if DEFAULT in by_setting:
+            print("  " + line(f"default: {DEFAULT.label}", [by_setting[DEFAULT][i] for i in held]))
+
+
+if __name__ == "__main__":
+    main()
