@@ -19,7 +19,7 @@ from conftest import ROOT
 PACKAGE = ROOT / "reader"
 LAYERS = [
     {"errors"},
-    {"text", "config", "resources"},
+    {"text", "config", "resources", "http"},
     {"store"},
     {"llm", "ingest", "index", "prompts", "queue"},
     {"audit"},

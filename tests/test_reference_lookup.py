@@ -61,6 +61,15 @@ def server():
                 return self._send(503, "Service Unavailable", "text/plain")
             if mode == "429":
                 return self._send(429, {"message": "Too Many Requests"})
+            if mode == "429-once":  # a short Retry-After, then the normal reply
+                state["mode"] = "ok"
+                data = b'{"message": "Too Many Requests"}'
+                self.send_response(429)
+                self.send_header("Retry-After", "0")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                return
             if mode == "malformed":
                 return self._send(200, "{not json", "application/json")
             if path == f"/crossref/works/{DOI}":
@@ -122,6 +131,13 @@ def test_failures_are_one_phrase_never_an_exception(server, mode, phrase):
     server["mode"] = mode
     check = ReferenceLookup("crossref", base_url=f"{server['url']}/crossref", client=httpx.Client(timeout=0.5))
     assert check(ENTRY_TEXT) == f"Crossref: {phrase}"
+
+
+def test_a_short_retry_after_is_waited_for_once(server):
+    server["mode"] = "429-once"
+    check = lookup(server, "crossref")
+    assert check(ENTRY_TEXT) == "Crossref: found, 1997"
+    assert len(server["requests"]) == 2
 
 
 def test_unreachable_service_and_unknown_name():

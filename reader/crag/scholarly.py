@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from reader import http
 from reader.crag.external import ExternalHit
 from reader.errors import ReaderError
+from reader.http import TIMEOUT_S
 
-TIMEOUT_S = 10.0
-MAX_RETRY_AFTER_S = 5.0  # a 429 asking to wait longer than this is reported, not waited for
 ABSTRACT_CHARS = 1500
 ATOM = "{http://www.w3.org/2005/Atom}"
 
@@ -49,42 +49,23 @@ class _Service:
 
     def _get(self, path: str, params: dict, headers: dict | None = None) -> httpx.Response:
         url = self.base_url.rstrip("/") + path
-        for attempt in (1, 2):
-            try:
-                response = httpx.get(url, params=params, headers=headers or {}, timeout=self.timeout_s)
-            except httpx.TimeoutException:
-                raise ExternalSearchError(f"{self.name}: no reply within {self.timeout_s:g} s") from None
-            except httpx.HTTPError as exc:
-                raise ExternalSearchError(f"{self.name}: cannot reach {self.base_url} "
-                                          f"({type(exc).__name__}: {exc})") from None
-            if response.status_code == 429:
-                wait = _retry_after(response)
-                if attempt == 1 and wait is not None and wait <= MAX_RETRY_AFTER_S:
-                    self.sleep(wait)
-                    continue
-                later = f"; it asks to retry after {wait:g} s" if wait is not None else ""
-                raise ExternalSearchError(f"{self.name}: rate limited (HTTP 429){later}")
-            if response.status_code >= 400:
-                raise ExternalSearchError(f"{self.name}: HTTP {response.status_code} from {url}")
-            return response
-        raise AssertionError("unreachable")
+        try:
+            return http.get(url, params, headers=headers, timeout_s=self.timeout_s, sleep=self.sleep)
+        except http.HttpFailure as failure:
+            raise ExternalSearchError(self._says(failure, url)) from None
 
     def _json(self, response: httpx.Response) -> dict:
         try:
-            data = response.json()
-        except ValueError:
-            raise ExternalSearchError(f"{self.name}: the reply is not JSON") from None
-        if not isinstance(data, dict):
-            raise ExternalSearchError(f"{self.name}: the reply is not a JSON object")
-        return data
+            return http.json_object(response)
+        except http.HttpFailure as failure:
+            raise ExternalSearchError(f"{self.name}: {failure}") from None
 
-
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("Retry-After", "").strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        return None  # an HTTP date or nothing: not waited for
+    def _says(self, failure: http.HttpFailure, url: str) -> str:
+        if failure.kind == "unreachable":
+            return f"{self.name}: cannot reach {self.base_url} ({failure})"
+        if failure.kind == "status":
+            return f"{self.name}: {failure} from {url}"
+        return f"{self.name}: {failure}"
 
 
 def _clean(text) -> str:

@@ -8,7 +8,8 @@ An entry with a DOI is fetched by its DOI (Crossref `GET /works/{doi}`, OpenAlex
 `GET /works/https://doi.org/{doi}`); otherwise the entry's text is searched (Crossref
 `query.bibliographic`, OpenAlex `search`) and the first hit counts as found only when most of
 its title's words are in the entry. Every failure (timeout, 429, a server error, an unreadable
-body) is a short phrase in the note, never an exception. The entry's text is what leaves the
+body) is a short phrase in the note, never an exception; a 429 with a short Retry-After is
+waited for once. The entry's text is what leaves the
 machine; answers are kept per entry for the run.
 """
 
@@ -19,11 +20,14 @@ from urllib.parse import quote
 
 import httpx
 
+from reader import http
 from reader.ingest.pages import find_doi
 
 SERVICES = {"crossref": ("Crossref", "https://api.crossref.org"),
             "openalex": ("OpenAlex", "https://api.openalex.org")}
 TITLE_MATCH = 0.8  # share of the hit's title words that must be in the entry
+# the note's short words for a failed request; "unreachable" names the httpx exception
+_FAILURE_PHRASES = {"timeout": "timeout", "rate-limited": "HTTP 429", "not-json": "unreadable reply"}
 
 
 def _words(text: str) -> list[str]:
@@ -62,26 +66,15 @@ class ReferenceLookup:
         params = dict(params or {})
         if self.mailto and self.service == "openalex":
             params["mailto"] = self.mailto
-        response = self.client.get(self.base_url + path, params=params)
-        if response.status_code == 404:
-            return None
-        if response.status_code != 200:
-            raise _Failed(f"HTTP {response.status_code}")
-        try:
-            return response.json()
-        except ValueError as exc:
-            raise _Failed("unreadable reply") from exc
+        response = http.get(self.base_url + path, params, client=self.client, accept=(404,))
+        return None if response.status_code == 404 else http.json_object(response)
 
     def _check(self, entry: str) -> str:
         try:
             found = self._find(entry)
-        except _Failed as exc:
-            return f"lookup failed ({exc})"
-        except httpx.TimeoutException:
-            return "lookup failed (timeout)"
-        except httpx.HTTPError as exc:
-            return f"lookup failed ({type(exc).__name__})"
-        except (KeyError, IndexError, TypeError, ValueError):
+        except http.HttpFailure as failure:
+            return f"lookup failed ({_FAILURE_PHRASES.get(failure.kind) or failure.exception or failure})"
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError):
             return "lookup failed (unexpected reply)"
         if found is None:
             return "not found"
@@ -114,10 +107,6 @@ class ReferenceLookup:
                                              entry):
             return None
         return results[0].get("publication_year") or _NoYear
-
-
-class _Failed(Exception):
-    pass
 
 
 _NoYear = object()  # found, without a year
