@@ -184,3 +184,13 @@ def test_a_low_route_consults_the_fallback_sources_even_with_evidence_kept():
     assert result.route == "incorrect" and result.fallback_used and not result.not_found
     counts = run(SureGrader(0.65, relevant_words=["baselines"]))  # the default rule: two kept, correct
     assert counts.route == "correct" and not counts.fallback_used
+
+
+def test_a_quote_takes_the_sentences_closest_to_the_question_in_text_order():
+    from reader.crag.generate import closest_sentences
+
+    text = ("We thank the reviewers. The corpus was built in 2019. "
+            "The model was trained on a Titan V GPU for three days. Training used a GPU with 12 GB.")
+    assert closest_sentences("Which GPU was the model trained on?", text, 2) == [
+        "The model was trained on a Titan V GPU for three days.", "Training used a GPU with 12 GB."]
+    assert closest_sentences("Unrelated words entirely?", text, 1) == ["We thank the reviewers."]

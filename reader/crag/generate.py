@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from reader.crag.evidence import Candidate
+from reader.index.tokenize import tokenize
 from reader.llm.base import LLM, Completion
 from reader.text.split import split_sentences
 from reader.text.tokens import estimate_tokens
@@ -55,9 +56,19 @@ def only_markers(answer: str) -> bool:
     return not re.search(r"\w", _MARKER.sub("", answer))
 
 
-def quoted_answer(chosen: Sequence[Candidate], quote_threshold: float | None) -> str:
-    """The kept sentences of the passages the grader was sure of, each cited by its number in
-    `chosen`; "" when none is sure enough (or the grader gave no P(YES))."""
+def closest_sentences(question: str, text: str, n: int) -> list[str]:
+    """The `n` sentences of `text` sharing the most word tokens with the question (earlier first
+    on ties), in the order the text has them."""
+    sentences = split_sentences(text)
+    wanted = set(tokenize(question))
+    overlap = [len(wanted & set(tokenize(s))) for s in sentences]
+    best = sorted(sorted(range(len(sentences)), key=lambda i: -overlap[i])[:n])
+    return [sentences[i] for i in best]
+
+
+def quoted_answer(chosen: Sequence[Candidate], quote_threshold: float | None, question: str = "") -> str:
+    """The kept sentences closest to the question of the passages the grader was sure of, each
+    cited by its number in `chosen`; "" when none is sure enough (or the grader gave no P(YES))."""
     if quote_threshold is None:
         return ""
     sure = sorted((i for i, c in enumerate(chosen)
@@ -65,7 +76,7 @@ def quoted_answer(chosen: Sequence[Candidate], quote_threshold: float | None) ->
                   key=lambda i: -chosen[i].grade.p_yes)
     parts = []
     for i in sure[:QUOTED_PASSAGES]:
-        sentences = split_sentences(chosen[i].refined or chosen[i].text)[:QUOTED_SENTENCES]
+        sentences = closest_sentences(question, chosen[i].refined or chosen[i].text, QUOTED_SENTENCES)
         if sentences:
             parts.append(f"{' '.join(sentences)} [{i + 1}]")
     return " ".join(parts)
@@ -127,7 +138,7 @@ def generate_answer(
     text = completion.text.strip()
     if text and not is_not_found(text) and not only_markers(text):
         return Answer(text, evidence=chosen, completion=completion, retried=retried)
-    quote = quoted_answer(chosen, quote_threshold)
+    quote = quoted_answer(chosen, quote_threshold, question)
     if quote:
         return Answer(quote, evidence=chosen, completion=completion, quoted=True, retried=retried)
     return Answer(sentinel, evidence=chosen, not_found=True, completion=completion, retried=retried)
