@@ -25,11 +25,12 @@ import re
 import sys
 from pathlib import Path
 
-from reader.audit.citations import ReferenceList, _BRACKET_CITE, _bracket_numbers
+from bench_audit_dev import wilson  # the same 95% interval as the audit figures
+
+from reader.audit.citations import ReferenceList
+from reader.audit.guards import BRACKET_CITE, bracket_numbers
 from reader.ingest.chunk import chunk_paper
 from reader.ingest.pdf import parse_pdf
-
-from bench_audit_dev import wilson  # the same 95% interval as the audit figures
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,8 +45,8 @@ def faithful_sentences(pdf: Path) -> tuple[ReferenceList, list[str]]:
         if len(sentence) < 40:
             continue
         numbers = set()
-        for m in _BRACKET_CITE.finditer(sentence):
-            numbers |= _bracket_numbers(m.group(1))
+        for m in BRACKET_CITE.finditer(sentence):
+            numbers |= bracket_numbers(m.group(1))
         if numbers:
             if all(n in refs.numbered for n in numbers):
                 numbered.append(sentence)
@@ -75,13 +76,13 @@ def main() -> None:
         cited = sorted(n for n in refs.numbered if refs.contexts.get(n))
         for sentence in numbered:
             numbers = set()
-            for m in _BRACKET_CITE.finditer(sentence):
-                numbers |= _bracket_numbers(m.group(1))
+            for m in BRACKET_CITE.finditer(sentence):
+                numbers |= bracket_numbers(m.group(1))
             if len(numbers) != 1 or len(cited) < 4:
                 continue
             (n,) = numbers
             other = cited[(cited.index(n) + len(cited) // 2) % len(cited)] if n in cited else cited[0]
-            swapped = _BRACKET_CITE.sub(f"[{other}]", sentence)
+            swapped = BRACKET_CITE.sub(f"[{other}]", sentence)
             count = counts.setdefault(("numbered", "marker swapped (should fire)"), [0, 0])
             count[0] += 1
             count[1] += bool(refs.attribution(swapped))

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from reader.audit.guards import _AUTHOR_YEAR, _BRACKET_CITE, _bracket_numbers, _citations
+from reader.audit.guards import AUTHOR_YEAR, BRACKET_CITE, bracket_numbers, split_citations
 from reader.text.split import split_sentences
 
 # a claim must share at least this many content stems with some context citing the reference
@@ -91,8 +91,8 @@ class ReferenceList:
         contexts: dict[int, list[str]] = {}
         for i, sentence in enumerate(sentences):
             numbers: set[int] = set()
-            for m in _BRACKET_CITE.finditer(sentence):
-                numbers |= _bracket_numbers(m.group(1))
+            for m in BRACKET_CITE.finditer(sentence):
+                numbers |= bracket_numbers(m.group(1))
             if numbers:
                 window = " ".join(sentences[max(0, i - 1):i + 2])
                 for n in numbers:
@@ -107,10 +107,10 @@ class ReferenceList:
                 if name in text[:120].lower() and year in text]
 
     def resolve(self, sentence: str) -> list[Citation]:
-        author_years, brackets, _ = _citations(sentence)
+        author_years, brackets, _ = split_citations(sentence)
         found: list[Citation] = []
         for marker in brackets:
-            numbers = sorted(_bracket_numbers(marker[1:-1]))
+            numbers = sorted(bracket_numbers(marker[1:-1]))
             citation = Citation(marker)
             for n in numbers:
                 if n in self.numbered:
@@ -130,10 +130,10 @@ class ReferenceList:
 
     def _contexts_for(self, sentence: str) -> list[tuple[str, list[str]]]:
         """(marker, the paper's contexts citing it) for each resolvable marker of the sentence."""
-        author_years, brackets, _ = _citations(sentence)
+        author_years, brackets, _ = split_citations(sentence)
         out: list[tuple[str, list[str]]] = []
         for marker in brackets:
-            for n in sorted(_bracket_numbers(marker[1:-1])):
+            for n in sorted(bracket_numbers(marker[1:-1])):
                 if n in self.numbered:
                     out.append((f"[{n}]", self.contexts.get(n, [])))
         for raw, surname, year in author_years:
@@ -148,7 +148,7 @@ class ReferenceList:
     def attribution(self, sentence: str, *, exclude: str | None = None) -> list[str]:
         """Notes for the markers the paper never cites near the claim's content ([] when none).
         `exclude` leaves one sentence of the paper out of the contexts (for measuring)."""
-        _, _, rest = _citations(sentence)
+        _, _, rest = split_citations(sentence)
         claim = content_stems(rest)
         if not claim:
             return []
@@ -191,7 +191,7 @@ def reference_list(session, paper_id: str) -> ReferenceList:
 
 
 def markers_in(sentence: str) -> bool:
-    return bool(_BRACKET_CITE.search(sentence) or _AUTHOR_YEAR.search(sentence))
+    return bool(BRACKET_CITE.search(sentence) or AUTHOR_YEAR.search(sentence))
 
 
 @dataclass
@@ -230,5 +230,5 @@ def cited_references(refs: ReferenceList, sentences: list[str]) -> list[CitedRef
 def _note_for(note: str, citation: Citation) -> bool:
     head = note.split(":", 1)[0]
     if head.startswith("["):
-        return int(head[1:-1]) in _bracket_numbers(citation.marker[1:-1]) if citation.marker.startswith("[") else False
+        return int(head[1:-1]) in bracket_numbers(citation.marker[1:-1]) if citation.marker.startswith("[") else False
     return head == citation.marker

@@ -41,8 +41,8 @@ _NUMBER = re.compile(
     re.ASCII,
 )
 _NAME = re.compile(r"(?<![\w-])[A-Za-z][A-Za-z0-9]*(?:[-/][A-Za-z0-9]+)*(?![\w-])", re.ASCII)
-_BRACKET_CITE = re.compile(r"\[(\d{1,3}(?:\s*[-–,;]\s*\d{1,3})*)\]")
-_AUTHOR_YEAR = re.compile(
+BRACKET_CITE = re.compile(r"\[(\d{1,3}(?:\s*[-–,;]\s*\d{1,3})*)\]")
+AUTHOR_YEAR = re.compile(
     r"(?P<name>[A-Z][A-Za-z'’\-]+)(?:\s+(?:et\s+al\.?|and\s+[A-Z][A-Za-z'’\-]+|&\s+[A-Z][A-Za-z'’\-]+))?"
     r",?\s*\(?(?P<year>(?:19|20)\d\d)[a-z]?\)?"
 )
@@ -115,7 +115,7 @@ def _norm(token: str) -> str:
     return re.sub(r"[-/_]", "", token.lower())
 
 
-def _bracket_numbers(inner: str) -> set[int]:
+def bracket_numbers(inner: str) -> set[int]:
     nums: set[int] = set()
     for part in re.split(r"\s*[,;]\s*", inner):
         bounds = re.split(r"\s*[-–]\s*", part)
@@ -152,8 +152,8 @@ class PaperFacts:
                 tokens.add(_norm(a + b))  # "BERT large" found for "BERT-large"
             tokens.update(_norm(w) for w in words)
         cites: set[int] = set()
-        for m in _BRACKET_CITE.finditer(joined):
-            cites |= _bracket_numbers(m.group(1))
+        for m in BRACKET_CITE.finditer(joined):
+            cites |= bracket_numbers(m.group(1))
         for m in re.finditer(r"(?m)^\s*\[?(\d{1,3})[\].]\s", joined):  # reference list entries
             cites.add(int(m.group(1)))
         lower = joined.lower()
@@ -196,15 +196,15 @@ class PaperFacts:
         return False
 
 
-def _citations(sentence: str) -> tuple[list[tuple[str, str, str]], list[str], str]:
+def split_citations(sentence: str) -> tuple[list[tuple[str, str, str]], list[str], str]:
     """(author-year citations, bracket markers, the sentence with citations blanked)."""
     author_years: list[tuple[str, str, str]] = []
     brackets: list[str] = []
     spans: list[tuple[int, int]] = []
-    for m in _BRACKET_CITE.finditer(sentence):
+    for m in BRACKET_CITE.finditer(sentence):
         brackets.append(m.group(0))
         spans.append(m.span())
-    for m in _AUTHOR_YEAR.finditer(sentence):
+    for m in AUTHOR_YEAR.finditer(sentence):
         author_years.append((m.group(0), m.group("name"), m.group("year")))
         spans.append(m.span())
     blanked = list(sentence)
@@ -256,9 +256,9 @@ def _negated(sentence: str, position: int) -> bool:
 def check_sentence(sentence: str, facts: PaperFacts) -> list[str]:
     """Reasons this sentence names something the paper does not contain ([] when none)."""
     reasons: list[str] = []
-    author_years, brackets, rest = _citations(sentence)
+    author_years, brackets, rest = split_citations(sentence)
     for marker in brackets:
-        missing = sorted(n for n in _bracket_numbers(marker[1:-1]) if n not in facts.citation_numbers)
+        missing = sorted(n for n in bracket_numbers(marker[1:-1]) if n not in facts.citation_numbers)
         if missing:
             reasons.append(f"citation {marker} not found in the paper")
     for raw, surname, year in author_years:
