@@ -65,7 +65,8 @@ def test_every_named_paper_exists_and_holds_its_expected_terms():
 
 
 def result(answer: str, cited: list[str], not_found: bool = False):
-    return SimpleNamespace(answer=answer, not_found=not_found, sources=[SimpleNamespace(paper_id=p) for p in cited],
+    sources = [SimpleNamespace(paper_id=p, pages="1", text="t", refined=None) for p in cited]
+    return SimpleNamespace(answer=answer, not_found=not_found, sources=sources,
                            route="correct", confidence=0.9, grounded=True, llm_calls=3, seconds=1.0,
                            fallback_used=False, quoted=False, graded=[])
 

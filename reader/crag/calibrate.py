@@ -255,6 +255,9 @@ def score_outcome(q: LabelledQuestion, expected_id, result) -> dict:
         "llm_calls": result.llm_calls, "seconds": round(result.seconds, 2),
         "fallback_used": result.fallback_used, "answer": result.answer,
         "quoted": result.quoted,
+        # what the answer was written from: a refusal with evidence in hand is the writer's
+        "evidence": [{"paper_id": c.paper_id, "pages": c.pages, "text": (c.refined or c.text)[:400]}
+                     for c in result.sources],
         # the separation figure: how sure the grader was of its best passage
         "best_p_yes": max((c.grade.p_yes for c in result.graded
                            if c.grade is not None and c.grade.p_yes is not None), default=None),
