@@ -38,7 +38,8 @@ DEFAULT = Setting()  # CragConfig's defaults: counts 0.6, quote 0.9
 def setting_of(row: dict) -> Setting:
     s = row["setting"]
     return Setting(routing=s["routing"], threshold=s["threshold"], theta_high=s.get("theta_high", 0.7),
-                   theta_low=s.get("theta_low", 0.3), quote_threshold=s.get("quote_threshold"))
+                   theta_low=s.get("theta_low", 0.3), quote_threshold=s.get("quote_threshold"),
+                   refusal=s.get("refusal", "writer"))
 
 
 def auc(positives: list[float], negatives: list[float]) -> float | None:

@@ -87,6 +87,7 @@ class Settings:
     crag_theta_high: float = 0.7
     crag_theta_low: float = 0.3
     crag_quote_threshold: float | None = 0.9
+    crag_refusal: str = "writer"
     semantic_scholar_key: str | None = None
     openalex_mailto: str | None = None
 
@@ -106,6 +107,7 @@ _KEYS = [
     "output_language", "cache", "verify_threshold", "queue_lease", "queue_attempts", "workers",
     "external_search", "semantic_scholar_key", "openalex_mailto",
     "crag_routing", "crag_threshold", "crag_theta_high", "crag_theta_low", "crag_quote_threshold",
+    "crag_refusal",
 ]
 
 
@@ -211,6 +213,10 @@ def load_settings(env: dict | None = None) -> Settings:
         if not 0.0 <= crag_quote <= 1.0:
             raise ConfigError(f"READER_CRAG_QUOTE_THRESHOLD={crag_quote!r} must lie between 0 and 1, "
                               "or be off (never quote a passage when the writer refuses)")
+    crag_refusal = str(get("crag_refusal") or "writer").strip().lower()
+    if crag_refusal not in ("writer", "grader"):
+        raise ConfigError(f"READER_CRAG_REFUSAL={crag_refusal!r}: use writer (the answer prompt may say "
+                          "not found) or grader (on a correct route it may not)")
     return Settings(
         home=home,
         database_url=database_url,
@@ -234,6 +240,7 @@ def load_settings(env: dict | None = None) -> Settings:
         crag_theta_high=crag["theta_high"],
         crag_theta_low=crag["theta_low"],
         crag_quote_threshold=crag_quote,
+        crag_refusal=crag_refusal,
     )
 
 
@@ -302,6 +309,7 @@ def describe(settings: Settings) -> list[tuple[str, str]]:
             else f" (threshold {settings.crag_threshold:g})")),
         ("READER_CRAG_QUOTE_THRESHOLD", "off" if settings.crag_quote_threshold is None
          else f"{settings.crag_quote_threshold:g}"),
+        ("READER_CRAG_REFUSAL", settings.crag_refusal),
         ("READER_UPLOAD_LIMIT_MB", str(settings.upload_limit_mb)),
         ("READER_WEB_TOKEN", mask(settings.web_token)),
     ]

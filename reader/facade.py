@@ -259,7 +259,7 @@ class Reader(WebPages):
         st = self.settings
         config = CragConfig(routing=st.crag_routing, threshold=st.crag_threshold,
                             theta_high=st.crag_theta_high, theta_low=st.crag_theta_low,
-                            quote_threshold=st.crag_quote_threshold)
+                            quote_threshold=st.crag_quote_threshold, refusal=st.crag_refusal)
         if threshold is not None:
             config.threshold = threshold
         if max_corrections is not None:
@@ -313,9 +313,10 @@ class Reader(WebPages):
                   ids: list[str] | None = None, limit: int | None = None,
                   routings: list[str] = ("counts",), theta_highs: list[float] = (0.7,),
                   theta_lows: list[float] = (0.3,), quote_thresholds: list[float | None] = (0.9,),
-                  on_progress: Notice | None = None, on_row=None):
+                  refusals: list[str] = ("writer",), on_progress: Notice | None = None, on_row=None):
         """Run a labelled question file through `ask` for every setting of the grid (routing rule x
-        grade threshold, x theta_high x theta_low for confidence routing, x quote threshold) ->
+        grade threshold, x theta_high x theta_low for confidence routing, x quote threshold x who
+        may refuse) ->
         CalibrationReport, with the recommended setting; `on_row(setting, row)` sees each answer."""
         from reader.crag.calibrate import CalibrationReport, grid, load_questions, run_calibration, select_questions
         from reader.store.queries import paper_keys
@@ -328,7 +329,7 @@ class Reader(WebPages):
             return self._ask(question, paper_id, config, store=False)
 
         settings = grid(thresholds, routings=routings, theta_highs=theta_highs, theta_lows=theta_lows,
-                        quote_thresholds=quote_thresholds)
+                        quote_thresholds=quote_thresholds, refusals=refusals)
         return CalibrationReport(run_calibration(questions, settings, run_one, library=library,
                                                  on_progress=on_progress, on_row=on_row))
 

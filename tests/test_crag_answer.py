@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from crag_fakes import PAPER_A, TITLES, CragLLM, FakeSearch, always_grounded, passages_of
+from crag_fakes import PAPER_A, TITLES, CragLLM, FakeSearch, always_grounded, passages_of, role_of
 from reader.crag.generate import NOT_FOUND, only_markers
 from reader.crag.pipeline import CragConfig, Metered, ask
 from reader.llm.base import Completion, supports_logprobs
@@ -194,3 +194,24 @@ def test_a_quote_takes_the_sentences_closest_to_the_question_in_text_order():
     assert closest_sentences("Which GPU was the model trained on?", text, 2) == [
         "The model was trained on a Titan V GPU for three days.", "Training used a GPU with 12 GB."]
     assert closest_sentences("Unrelated words entirely?", text, 1) == ["We thank the reviewers."]
+
+
+class OffersRefusalWriter(CragLLM):
+    """A small writer that takes the "not found" reply whenever the prompt offers it."""
+
+    def _respond(self, prompt):
+        if role_of(prompt) == "answer" and "reply exactly:" in prompt:
+            return NOT_FOUND
+        return super()._respond(prompt)
+
+
+def test_with_the_grader_refusing_a_correct_route_asks_the_writer_for_the_answer():
+    writer_may = run(OffersRefusalWriter(relevant_words=["baselines"]), CragConfig(quote_threshold=None))
+    assert writer_may.route == "correct" and writer_may.not_found
+    grader = run(OffersRefusalWriter(relevant_words=["baselines"]),
+                 CragConfig(quote_threshold=None, refusal="grader"))
+    assert grader.route == "correct" and not grader.not_found
+    assert grader.answer == "They compare against LDA and TF-IDF [1]."
+    # on a route that is not correct the prompt still offers the refusal
+    none_relevant = run(OffersRefusalWriter(relevant_words=[]), CragConfig(quote_threshold=None, refusal="grader"))
+    assert none_relevant.route != "correct" and none_relevant.not_found

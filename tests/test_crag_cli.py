@@ -113,7 +113,8 @@ def test_calibrate_reports_routes_and_accuracy_per_threshold(library, tmp_path):
     report = json.loads(out.stdout)  # progress lines go to stderr
     assert "[1/3] a1 counts 0.6, quote 0.9: correct, ok" in out.stderr
     # 100% against 33%
-    assert report["recommended"] == {"routing": "counts", "threshold": 0.6, "quote_threshold": 0.9}
+    assert report["recommended"] == {"routing": "counts", "threshold": 0.6, "quote_threshold": 0.9,
+                                     "refusal": "writer"}
     by_t = {t["threshold"]: t for t in report["thresholds"]}
     assert by_t[0.6]["answer_accuracy"] == 1.0 and by_t[0.6]["refusal_accuracy"] == 1.0
     assert by_t[0.6]["routes"] == {"correct": 1, "ambiguous": 0, "incorrect": 1} | by_t[0.6]["routes"]
@@ -252,6 +253,13 @@ def test_calibrate_grids_the_quote_threshold_keeps_every_row_and_writes_off(libr
     config = (library.settings.home / "config.toml").read_text()
     assert 'crag_quote_threshold = "off"' in config
     assert load_settings({"READER_HOME": str(library.settings.home)}).crag_quote_threshold is None
+    both = json.loads(invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6",
+                             "--refusal", "writer,grader", "--json").stdout)
+    assert [t["label"] for t in both["thresholds"]] == ["counts 0.6, quote 0.9",
+                                                        "counts 0.6, quote 0.9, grader refuses"]
+    assert [t["setting"]["refusal"] for t in both["thresholds"]] == ["writer", "grader"]
+    out = CliRunner().invoke(cli, ["calibrate", "--questions", str(questions), "--refusal", "nobody"])
+    assert out.exit_code != 0 and "unknown refusal nobody" in out.output
     out = CliRunner().invoke(cli, ["calibrate", "--questions", str(questions), "--quote", "1.5"])
     assert out.exit_code != 0 and "--quote '1.5'" in out.output
     out = CliRunner().invoke(cli, ["calibrate", "--questions", str(questions), "--rows",
@@ -265,6 +273,7 @@ def test_calibrate_grids_the_quote_threshold_keeps_every_row_and_writes_off(libr
     ({"READER_CRAG_THRESHOLD": "2"}, "READER_CRAG_THRESHOLD=2.0 must lie between 0 and 1"),
     ({"READER_CRAG_QUOTE_THRESHOLD": "2"}, "READER_CRAG_QUOTE_THRESHOLD=2.0 must lie between 0 and 1"),
     ({"READER_CRAG_QUOTE_THRESHOLD": "maybe"}, "READER_CRAG_QUOTE_THRESHOLD='maybe' is not a number"),
+    ({"READER_CRAG_REFUSAL": "nobody"}, "READER_CRAG_REFUSAL='nobody': use writer"),
 ])
 def test_routing_settings_are_checked(tmp_path, env, message):
     from reader.config import load_settings

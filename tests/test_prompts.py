@@ -49,9 +49,10 @@ SAMPLES: dict[str, list[dict]] = {
     "answer": [
         {"question": "What BLEU does the big model reach?", "evidence": EVIDENCE_ITEMS,
          "not_found": "NOT FOUND IN THE PAPERS", "language": language_instruction("en"),
-         "max_sentences": 5, "from_elsewhere": True},
+         "max_sentences": 5, "from_elsewhere": True, "may_refuse": True},
         {"question": "准确率是多少？", "evidence": [], "not_found": "NOT FOUND IN THE PAPERS",
-         "language": language_instruction("zh"), "max_sentences": 3, "from_elsewhere": False},
+         "language": language_instruction("zh"), "max_sentences": 3, "from_elsewhere": False,
+         "may_refuse": True},
     ],
     "critique": [
         _analysis("Attention Is All You Need", PAPER_EN, "en"),

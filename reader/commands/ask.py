@@ -107,6 +107,9 @@ def ask_cmd(app, question, paper_ref, as_json, interactive, threshold, max_corre
 @click.option("--quote", "quote", default="0.9", show_default=True,
               help="Comma-separated quote thresholds: the grader's P(YES) at which a refused answer "
                    "quotes the passage instead; off never quotes.")
+@click.option("--refusal", default="writer", show_default=True,
+              help="Who may answer \"not found\" once evidence was kept: writer, grader (not the writer "
+                   "on a correct route) or writer,grader to compare.")
 @click.option("--rows", "rows_file", type=click.Path(dir_okay=False), default=None,
               help="Append every answer (setting and scored row) to this JSONL file as it comes, "
                    "so a run cut short keeps what it measured.")
@@ -115,12 +118,12 @@ def ask_cmd(app, question, paper_ref, as_json, interactive, threshold, max_corre
 @click.option("--ids", default=None, help="Only these question ids (comma-separated), e.g. a01,n05.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_obj
-def calibrate_cmd(app, questions_file, thresholds, routing, theta_high, theta_low, quote, rows_file, write,
-                  limit, ids, as_json):
+def calibrate_cmd(app, questions_file, thresholds, routing, theta_high, theta_low, quote, refusal, rows_file,
+                  write, limit, ids, as_json):
     """Run a labelled question set through `ask` for a grid of settings and recommend one.
 
     For each setting (routing rule, grade threshold, for confidence routing theta_high
-    and theta_low, and the quote threshold) it reports the route distribution, answer and
+    and theta_low, the quote threshold and who may refuse) it reports the route distribution, answer and
     refusal accuracy, grounded share, LLM calls and latency p50/p95, then recommends the best accuracy at the fewest
     calls; --write stores it in the config file. Questions name their papers by file name or
     sha256; the papers must already be in the library.
@@ -161,6 +164,7 @@ def calibrate_cmd(app, questions_file, thresholds, routing, theta_high, theta_lo
                                theta_highs=numbers("--theta-high", theta_high),
                                theta_lows=numbers("--theta-low", theta_low),
                                quote_thresholds=quote_values(quote),
+                               refusals=[r.strip().lower() for r in refusal.split(",") if r.strip()],
                                on_progress=lambda msg: click.echo(msg, err=True), on_row=save_row)
     finally:
         if rows_out is not None:

@@ -270,50 +270,57 @@ _DEFAULT_QUOTE = 0.9  # CragConfig.quote_threshold's default
 @dataclass(frozen=True)
 class Setting:
     """One point of the grid: CragConfig's routing, threshold, theta_high, theta_low and
-    quote_threshold (None: the writer's refusal always stands)."""
+    quote_threshold (None: the writer's refusal always stands) and who may refuse ("writer":
+    the answer prompt offers "not found" on every route; "grader": not on a correct route)."""
 
     routing: str = "counts"
     threshold: float = 0.6
     theta_high: float = 0.7
     theta_low: float = 0.3
     quote_threshold: float | None = _DEFAULT_QUOTE
+    refusal: str = "writer"
 
     @property
     def label(self) -> str:
         quote = "off" if self.quote_threshold is None else f"{self.quote_threshold:g}"
+        rest = f"quote {quote}" + (", grader refuses" if self.refusal == "grader" else "")
         if self.routing == "confidence":
-            return f"confidence {self.threshold:g} / {self.theta_high:g} / {self.theta_low:g}, quote {quote}"
-        return f"counts {self.threshold:g}, quote {quote}"
+            return f"confidence {self.threshold:g} / {self.theta_high:g} / {self.theta_low:g}, {rest}"
+        return f"counts {self.threshold:g}, {rest}"
 
     def config(self):
         from reader.crag.pipeline import CragConfig
 
         return CragConfig(routing=self.routing, threshold=self.threshold, theta_high=self.theta_high,
-                          theta_low=self.theta_low, quote_threshold=self.quote_threshold)
+                          theta_low=self.theta_low, quote_threshold=self.quote_threshold, refusal=self.refusal)
 
     def to_json(self) -> dict:
         return {"routing": self.routing, "threshold": self.threshold,
                 **({"theta_high": self.theta_high, "theta_low": self.theta_low}
                    if self.routing == "confidence" else {}),
-                "quote_threshold": self.quote_threshold}
+                "quote_threshold": self.quote_threshold, "refusal": self.refusal}
 
 
 def grid(thresholds: Sequence[float], *, routings: Sequence[str] = ("counts",),
          theta_highs: Sequence[float] = (0.7,), theta_lows: Sequence[float] = (0.3,),
-         quote_thresholds: Sequence[float | None] = (_DEFAULT_QUOTE,)) -> list[Setting]:
+         quote_thresholds: Sequence[float | None] = (_DEFAULT_QUOTE,),
+         refusals: Sequence[str] = ("writer",)) -> list[Setting]:
     """Every combination, theta_low below theta_high; the count rule ignores the thetas.
     The quote threshold changes no LLM call (it only decides what a refusal becomes), so with the
     response cache on its values cost nothing beyond the first."""
     unknown = sorted(set(routings) - {"counts", "confidence"})
     if unknown:
         raise ReaderError(f"unknown routing {', '.join(unknown)}: use counts, confidence or both")
+    unknown = sorted(set(refusals) - {"writer", "grader"})
+    if unknown:
+        raise ReaderError(f"unknown refusal {', '.join(unknown)}: use writer, grader or both")
     out: list[Setting] = []
     for routing in routings:
         for t in thresholds:
             pairs = [(0.7, 0.3)] if routing == "counts" else \
                 [(high, low) for high in theta_highs for low in theta_lows if low < high]
-            out.extend(Setting(routing, t, high, low, quote)
-                       for high, low in pairs for quote in quote_thresholds)
+            out.extend(Setting(routing, t, high, low, quote, refusal)
+                       for high, low in pairs for refusal in refusals for quote in quote_thresholds)
     if not out:
         raise ReaderError("the grid is empty: give theta_low values below theta_high")
     return out

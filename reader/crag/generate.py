@@ -115,7 +115,10 @@ def generate_answer(
     max_sentences: int = 6,
     paper_id: str | None = None,
     quote_threshold: float | None = None,
+    may_refuse: bool = True,
 ) -> Answer:
+    """`may_refuse` False: the prompt does not offer the not-found reply (the grader already
+    judged that the evidence answers); a writer that refuses anyway is still caught below."""
     sentinel = not_found_sentinel(question)
     chosen = select_within_budget(evidence, budget_tokens)
     if not chosen:
@@ -128,7 +131,8 @@ def generate_answer(
     language = language_instruction(question_language(question))
     from_elsewhere = any(c.external or (paper_id is not None and c.paper_id != paper_id) for c in chosen)
     conversation = messages("answer", question=question, evidence=items, not_found=sentinel,
-                            language=language, max_sentences=max_sentences, from_elsewhere=from_elsewhere)
+                            language=language, max_sentences=max_sentences, from_elsewhere=from_elsewhere,
+                            may_refuse=may_refuse)
     completion = llm.complete(conversation, temperature=0.1, max_tokens=400,
                               stage="crag-answer", paper_id=paper_id)
     retried = bool(completion.text.strip()) and only_markers(completion.text)

@@ -69,6 +69,10 @@ class CragConfig:
     routing: str = "counts"
     theta_high: float = 0.7
     theta_low: float = 0.3
+    # Who may say "not found" once evidence was kept: "writer" (the answer prompt offers it on
+    # every route) or "grader" (on a correct route the prompt asks for the answer the evidence
+    # gives; the grader's route already judged that it answers).
+    refusal: str = "writer"
 
     @classmethod
     def one_call_per_passage(cls, **settings) -> CragConfig:
@@ -301,6 +305,7 @@ def _generate(run: _Run) -> str:
         run.question, run.refined, run.generator, label=run.label,
         budget_tokens=run.config.answer_budget_tokens, paper_id=run.paper_id,
         quote_threshold=run.config.quote_threshold,
+        may_refuse=not (run.config.refusal == "grader" and run.route == CORRECT),
     )
     if run.answer.retried:
         run.notes.append("the first answer was only citation markers; it was asked for once more")
