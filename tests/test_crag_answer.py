@@ -16,7 +16,8 @@ QUESTION = "Which baselines do they compare against?"
 
 
 def pos(token, yes=None):
-    top = {} if yes is None else {" YES": math.log(yes), " NO": math.log(1 - yes)}
+    top = {} if yes is None else {" YES": math.log(yes), " NO": math.log(1 - yes),
+                                  "YES": math.log(yes), "NO": math.log(1 - yes)}
     return {"token": token, "logprob": top.get(token, math.log(0.5)), "top": top}
 
 
@@ -25,8 +26,9 @@ class SureGrader(CragLLM):
 
     supports_logprobs = True
 
-    def __init__(self, p_yes, **kw):
+    def __init__(self, p_yes, single_p_yes=None, **kw):
         self.p_yes = p_yes
+        self.single_p_yes = single_p_yes  # P(YES) of a one-passage grade (default: p_yes)
         self.asked_logprobs = []
         super().__init__(**kw)
 
@@ -43,6 +45,10 @@ class SureGrader(CragLLM):
                 p = self.p_yes if answer == "YES" else 1 - self.p_yes
                 tokens += [pos("["), pos(number), pos("]"), pos(f" {answer}", yes=p), pos(" - why\n")]
             completion.logprobs = tokens
+        if logprobs and kw.get("stage") == "crag-grade":  # one passage: "YES\nReason: ..." or "NO"
+            answer = completion.text.split()[0]
+            p = self.single_p_yes if self.single_p_yes is not None else self.p_yes
+            completion.logprobs = [pos(answer, yes=p if answer == "YES" else 1 - p), pos("\n")]
         return completion
 
 
@@ -176,6 +182,23 @@ def test_medium_confidence_corrects_and_low_confidence_also_asks_the_fallback_so
                  CragConfig(routing="confidence", theta_low=0.5))  # best 0.8 * 0.05 + 0.2 = 0.24
     assert lowest.route == "incorrect" and lowest.corrective_rounds == 1 and lowest.fallback_used
     assert lowest.to_json()["route"] == "incorrect" and lowest.to_json()["confidence"] < 0.5
+
+
+def test_confidence_routing_routes_on_one_by_one_grades_of_the_best_passages():
+    # the batch is unsure (P(YES) 0.5: confidence 0.6, medium) but each best passage graded alone
+    # is sure (0.97): the route is high, and only the best two are graded again
+    llm = SureGrader(0.5, single_p_yes=0.97, relevant_words=["baselines"])
+    result = run(llm, CragConfig(routing="confidence", threshold=0.6))
+    assert result.route == "correct" and result.confidence >= 0.7
+    stages = llm.stages()
+    assert stages[:3] == ["crag-grade-batch", "crag-grade", "crag-grade"] and stages.count("crag-grade") == 2
+    assert sorted(g["p_yes"] for g in result.to_json()["grades"] if g["p_yes"] is not None)[-2:] == [0.97, 0.97]
+    unsure = SureGrader(0.5, single_p_yes=0.97, relevant_words=["baselines"])
+    off = run(unsure, CragConfig(routing="confidence", threshold=0.6, confirm_top=0))
+    assert off.route == "ambiguous" and "crag-grade" not in unsure.stages()
+    counts = SureGrader(0.5, single_p_yes=0.97, relevant_words=["baselines"])
+    run(counts, CragConfig())  # the count rule never re-grades
+    assert "crag-grade" not in counts.stages()
 
 
 def test_a_low_route_consults_the_fallback_sources_even_with_evidence_kept():
