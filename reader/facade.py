@@ -313,7 +313,8 @@ class Reader(WebPages):
                   ids: list[str] | None = None, limit: int | None = None,
                   routings: list[str] = ("counts",), theta_highs: list[float] = (0.7,),
                   theta_lows: list[float] = (0.3,), quote_thresholds: list[float | None] = (0.9,),
-                  refusals: list[str] = ("writer",), on_progress: Notice | None = None, on_row=None):
+                  refusals: list[str] = ("writer",), keep_thresholds: list[float] | None = None,
+                  on_progress: Notice | None = None, on_row=None):
         """Run a labelled question file through `ask` for every setting of the grid (routing rule x
         grade threshold, x theta_high x theta_low for confidence routing, x quote threshold x who
         may refuse) ->
@@ -329,7 +330,7 @@ class Reader(WebPages):
             return self._ask(question, paper_id, config, store=False)
 
         settings = grid(thresholds, routings=routings, theta_highs=theta_highs, theta_lows=theta_lows,
-                        quote_thresholds=quote_thresholds, refusals=refusals)
+                        quote_thresholds=quote_thresholds, refusals=refusals, keep_thresholds=keep_thresholds)
         return CalibrationReport(run_calibration(questions, settings, run_one, library=library,
                                                  on_progress=on_progress, on_row=on_row))
 

@@ -258,6 +258,10 @@ def test_calibrate_grids_the_quote_threshold_keeps_every_row_and_writes_off(libr
     assert [t["label"] for t in both["thresholds"]] == ["counts 0.6, quote 0.9",
                                                         "counts 0.6, quote 0.9, grader refuses"]
     assert [t["setting"]["refusal"] for t in both["thresholds"]] == ["writer", "grader"]
+    kept = json.loads(invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6", "--routing",
+                             "counts,confidence", "--keep", "0.27", "--theta-high", "0.42", "--json").stdout)
+    assert [t["label"] for t in kept["thresholds"]] == ["counts 0.6, quote 0.9",
+                                                        "confidence 0.27 / 0.42 / 0.3, quote 0.9"]
     out = CliRunner().invoke(cli, ["calibrate", "--questions", str(questions), "--refusal", "nobody"])
     assert out.exit_code != 0 and "unknown refusal nobody" in out.output
     out = CliRunner().invoke(cli, ["calibrate", "--questions", str(questions), "--quote", "1.5"])

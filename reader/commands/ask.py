@@ -104,6 +104,9 @@ def ask_cmd(app, question, paper_ref, as_json, interactive, threshold, max_corre
               help="Comma-separated theta_high values (confidence routing).")
 @click.option("--theta-low", default="0.3", show_default=True,
               help="Comma-separated theta_low values (confidence routing).")
+@click.option("--keep", "keep", default=None,
+              help="Comma-separated P(YES) thresholds for keeping a passage under confidence routing "
+                   "(default: the --thresholds values).")
 @click.option("--quote", "quote", default="0.9", show_default=True,
               help="Comma-separated quote thresholds: the grader's P(YES) at which a refused answer "
                    "quotes the passage instead; off never quotes.")
@@ -118,8 +121,8 @@ def ask_cmd(app, question, paper_ref, as_json, interactive, threshold, max_corre
 @click.option("--ids", default=None, help="Only these question ids (comma-separated), e.g. a01,n05.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_obj
-def calibrate_cmd(app, questions_file, thresholds, routing, theta_high, theta_low, quote, refusal, rows_file,
-                  write, limit, ids, as_json):
+def calibrate_cmd(app, questions_file, thresholds, routing, theta_high, theta_low, keep, quote, refusal,
+                  rows_file, write, limit, ids, as_json):
     """Run a labelled question set through `ask` for a grid of settings and recommend one.
 
     For each setting (routing rule, grade threshold, for confidence routing theta_high
@@ -165,6 +168,7 @@ def calibrate_cmd(app, questions_file, thresholds, routing, theta_high, theta_lo
                                theta_lows=numbers("--theta-low", theta_low),
                                quote_thresholds=quote_values(quote),
                                refusals=[r.strip().lower() for r in refusal.split(",") if r.strip()],
+                               keep_thresholds=numbers("--keep", keep) if keep else None,
                                on_progress=lambda msg: click.echo(msg, err=True), on_row=save_row)
     finally:
         if rows_out is not None:

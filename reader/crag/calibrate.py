@@ -304,8 +304,11 @@ class Setting:
 def grid(thresholds: Sequence[float], *, routings: Sequence[str] = ("counts",),
          theta_highs: Sequence[float] = (0.7,), theta_lows: Sequence[float] = (0.3,),
          quote_thresholds: Sequence[float | None] = (_DEFAULT_QUOTE,),
-         refusals: Sequence[str] = ("writer",)) -> list[Setting]:
+         refusals: Sequence[str] = ("writer",),
+         keep_thresholds: Sequence[float] | None = None) -> list[Setting]:
     """Every combination, theta_low below theta_high; the count rule ignores the thetas.
+    The confidence rule keeps passages by P(YES), on another scale than the count rule's parsed
+    grades (0.8 / 0.4 / 0.2), so it takes its thresholds from `keep_thresholds` when given.
     The quote threshold changes no LLM call (it only decides what a refusal becomes), so with the
     response cache on its values cost nothing beyond the first."""
     unknown = sorted(set(routings) - {"counts", "confidence"})
@@ -316,7 +319,8 @@ def grid(thresholds: Sequence[float], *, routings: Sequence[str] = ("counts",),
         raise ReaderError(f"unknown refusal {', '.join(unknown)}: use writer, grader or both")
     out: list[Setting] = []
     for routing in routings:
-        for t in thresholds:
+        own = keep_thresholds if routing == "confidence" and keep_thresholds else thresholds
+        for t in own:
             pairs = [(0.7, 0.3)] if routing == "counts" else \
                 [(high, low) for high in theta_highs for low in theta_lows if low < high]
             out.extend(Setting(routing, t, high, low, quote, refusal)
