@@ -5,7 +5,8 @@ the questions in two: the development part (the 27 questions of the first questi
 `DEV_IDS`), on which the setting is chosen the way `reader calibrate` recommends (best accuracy,
 then fewest calls), and the held-out part (the 61 added later), on which the chosen setting and
 the default are reported with Wilson 95% intervals. Only questions every setting answered count,
-so a run cut short compares like with like.
+so a run cut short compares like with like. Settings run without withholding unsupported
+answers also get their "withheld" twin, scored from the same rows (`withheld`).
 
     .venv/bin/reader calibrate --questions eval/questions.jsonl --quote off,0.9,0.8,0.7,0.6 \
         --rows /tmp/calibration.jsonl --json > /tmp/calibration.json
@@ -18,6 +19,7 @@ unanswerable, AUC with a bootstrap 95% interval) on each part.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 import sys
@@ -39,7 +41,16 @@ def setting_of(row: dict) -> Setting:
     s = row["setting"]
     return Setting(routing=s["routing"], threshold=s["threshold"], theta_high=s.get("theta_high", 0.7),
                    theta_low=s.get("theta_low", 0.3), quote_threshold=s.get("quote_threshold"),
-                   refusal=s.get("refusal", "writer"))
+                   refusal=s.get("refusal", "writer"), ungrounded=s.get("ungrounded", "keep"))
+
+
+def withheld(row: dict) -> dict:
+    """The row as `ungrounded="refuse"` would have scored it: an answer the check found
+    unsupported becomes "not found" (the calls are the same; a check that timed out or failed
+    would not withhold, which the rows cannot tell apart: such checks are rare)."""
+    if row["not_found"] or row["grounded"]:
+        return row
+    return {**row, "not_found": True, "right": not row["answerable"], "quoted": False, "grounded": True}
 
 
 def auc(positives: list[float], negatives: list[float]) -> float | None:
@@ -94,6 +105,10 @@ def main() -> None:
         if text.strip():
             row = json.loads(text)
             by_setting[setting_of(row)][row["id"]] = row
+    for setting in [s for s in by_setting if s.ungrounded == "keep"]:
+        derived = dataclasses.replace(setting, ungrounded="refuse")
+        if derived not in by_setting:  # the same calls, scored as if unsupported answers were withheld
+            by_setting[derived] = {i: withheld(r) for i, r in by_setting[setting].items()}
     common = set.intersection(*(set(rows) for rows in by_setting.values()))
     print(f"{len(common)} questions answered by all {len(by_setting)} settings "
           f"({len(common & DEV_IDS)} development, {len(common - DEV_IDS)} held out)\n")

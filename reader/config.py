@@ -88,6 +88,7 @@ class Settings:
     crag_theta_low: float = 0.3
     crag_quote_threshold: float | None = 0.9
     crag_refusal: str = "writer"
+    crag_ungrounded: str = "keep"
     semantic_scholar_key: str | None = None
     openalex_mailto: str | None = None
 
@@ -107,7 +108,7 @@ _KEYS = [
     "output_language", "cache", "verify_threshold", "queue_lease", "queue_attempts", "workers",
     "external_search", "semantic_scholar_key", "openalex_mailto",
     "crag_routing", "crag_threshold", "crag_theta_high", "crag_theta_low", "crag_quote_threshold",
-    "crag_refusal",
+    "crag_refusal", "crag_ungrounded",
 ]
 
 
@@ -217,6 +218,10 @@ def load_settings(env: dict | None = None) -> Settings:
     if crag_refusal not in ("writer", "grader"):
         raise ConfigError(f"READER_CRAG_REFUSAL={crag_refusal!r}: use writer (the answer prompt may say "
                           "not found) or grader (on a correct route it may not)")
+    crag_ungrounded = str(get("crag_ungrounded") or "keep").strip().lower()
+    if crag_ungrounded not in ("keep", "refuse"):
+        raise ConfigError(f"READER_CRAG_UNGROUNDED={crag_ungrounded!r}: use keep (return an unsupported "
+                          "answer marked ungrounded) or refuse (withhold it: not found)")
     return Settings(
         home=home,
         database_url=database_url,
@@ -241,6 +246,7 @@ def load_settings(env: dict | None = None) -> Settings:
         crag_theta_low=crag["theta_low"],
         crag_quote_threshold=crag_quote,
         crag_refusal=crag_refusal,
+        crag_ungrounded=crag_ungrounded,
     )
 
 
@@ -310,6 +316,7 @@ def describe(settings: Settings) -> list[tuple[str, str]]:
         ("READER_CRAG_QUOTE_THRESHOLD", "off" if settings.crag_quote_threshold is None
          else f"{settings.crag_quote_threshold:g}"),
         ("READER_CRAG_REFUSAL", settings.crag_refusal),
+        ("READER_CRAG_UNGROUNDED", settings.crag_ungrounded),
         ("READER_UPLOAD_LIMIT_MB", str(settings.upload_limit_mb)),
         ("READER_WEB_TOKEN", mask(settings.web_token)),
     ]

@@ -259,7 +259,8 @@ class Reader(WebPages):
         st = self.settings
         config = CragConfig(routing=st.crag_routing, threshold=st.crag_threshold,
                             theta_high=st.crag_theta_high, theta_low=st.crag_theta_low,
-                            quote_threshold=st.crag_quote_threshold, refusal=st.crag_refusal)
+                            quote_threshold=st.crag_quote_threshold, refusal=st.crag_refusal,
+                            ungrounded=st.crag_ungrounded)
         if threshold is not None:
             config.threshold = threshold
         if max_corrections is not None:
@@ -314,6 +315,7 @@ class Reader(WebPages):
                   routings: list[str] = ("counts",), theta_highs: list[float] = (0.7,),
                   theta_lows: list[float] = (0.3,), quote_thresholds: list[float | None] = (0.9,),
                   refusals: list[str] = ("writer",), keep_thresholds: list[float] | None = None,
+                  ungrounded: list[str] = ("keep",),
                   on_progress: Notice | None = None, on_row=None):
         """Run a labelled question file through `ask` for every setting of the grid (routing rule x
         grade threshold, x theta_high x theta_low for confidence routing, x quote threshold x who
@@ -330,7 +332,8 @@ class Reader(WebPages):
             return self._ask(question, paper_id, config, store=False)
 
         settings = grid(thresholds, routings=routings, theta_highs=theta_highs, theta_lows=theta_lows,
-                        quote_thresholds=quote_thresholds, refusals=refusals, keep_thresholds=keep_thresholds)
+                        quote_thresholds=quote_thresholds, refusals=refusals, keep_thresholds=keep_thresholds,
+                        ungrounded=ungrounded)
         return CalibrationReport(run_calibration(questions, settings, run_one, library=library,
                                                  on_progress=on_progress, on_row=on_row))
 

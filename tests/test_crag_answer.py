@@ -238,3 +238,25 @@ def test_with_the_grader_refusing_a_correct_route_asks_the_writer_for_the_answer
     # on a route that is not correct the prompt still offers the refusal
     none_relevant = run(OffersRefusalWriter(relevant_words=[]), CragConfig(quote_threshold=None, refusal="grader"))
     assert none_relevant.route != "correct" and none_relevant.not_found
+
+
+def test_an_unsupported_answer_is_withheld_when_asked_and_kept_marked_otherwise():
+    def unsupported(answer, evidence, verifier):
+        return False, "1 of 1 sentences unsupported: 'by 10%' is not in the evidence"
+
+    def timed_out(answer, evidence, verifier):
+        raise TimeoutError("read timed out")
+
+    def ask_with(check, **settings):
+        return ask(QUESTION, paper_id=PAPER_A, generator=CragLLM(relevant_words=["baselines"]),
+                   verifier=ScriptedLLM(lambda p: "[1] YES"), search=FakeSearch(), check_grounded=check,
+                   titles=TITLES, config=CragConfig(**settings))
+
+    kept = ask_with(unsupported)
+    assert not kept.not_found and not kept.grounded and "10%" in kept.grounded_reason
+    withheld = ask_with(unsupported, ungrounded="refuse")
+    assert withheld.not_found and withheld.answer == NOT_FOUND and withheld.sources == []
+    assert any("withheld" in n and "They compare against LDA" in n and "10%" in n for n in withheld.notes)
+    # a check that could not run says nothing about the answer: it is kept, marked unchecked
+    failed = ask_with(timed_out, ungrounded="refuse")
+    assert not failed.not_found and not failed.grounded and "check failed" in failed.grounded_reason

@@ -114,7 +114,7 @@ def test_calibrate_reports_routes_and_accuracy_per_threshold(library, tmp_path):
     assert "[1/3] a1 counts 0.6, quote 0.9: correct, ok" in out.stderr
     # 100% against 33%
     assert report["recommended"] == {"routing": "counts", "threshold": 0.6, "quote_threshold": 0.9,
-                                     "refusal": "writer"}
+                                     "refusal": "writer", "ungrounded": "keep"}
     by_t = {t["threshold"]: t for t in report["thresholds"]}
     assert by_t[0.6]["answer_accuracy"] == 1.0 and by_t[0.6]["refusal_accuracy"] == 1.0
     assert by_t[0.6]["routes"] == {"correct": 1, "ambiguous": 0, "incorrect": 1} | by_t[0.6]["routes"]
@@ -262,6 +262,11 @@ def test_calibrate_grids_the_quote_threshold_keeps_every_row_and_writes_off(libr
                              "counts,confidence", "--keep", "0.27", "--theta-high", "0.42", "--json").stdout)
     assert [t["label"] for t in kept["thresholds"]] == ["counts 0.6, quote 0.9",
                                                         "confidence 0.27 / 0.42 / 0.3, quote 0.9"]
+    withheld = json.loads(invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6",
+                                 "--ungrounded", "keep,refuse", "--json", "--write").stdout)
+    assert [t["label"] for t in withheld["thresholds"]] == ["counts 0.6, quote 0.9",
+                                                            "counts 0.6, quote 0.9, unsupported withheld"]
+    assert load_settings({"READER_HOME": str(library.settings.home)}).crag_ungrounded == "keep"
     out = CliRunner().invoke(cli, ["calibrate", "--questions", str(questions), "--refusal", "nobody"])
     assert out.exit_code != 0 and "unknown refusal nobody" in out.output
     out = CliRunner().invoke(cli, ["calibrate", "--questions", str(questions), "--quote", "1.5"])
@@ -278,6 +283,7 @@ def test_calibrate_grids_the_quote_threshold_keeps_every_row_and_writes_off(libr
     ({"READER_CRAG_QUOTE_THRESHOLD": "2"}, "READER_CRAG_QUOTE_THRESHOLD=2.0 must lie between 0 and 1"),
     ({"READER_CRAG_QUOTE_THRESHOLD": "maybe"}, "READER_CRAG_QUOTE_THRESHOLD='maybe' is not a number"),
     ({"READER_CRAG_REFUSAL": "nobody"}, "READER_CRAG_REFUSAL='nobody': use writer"),
+    ({"READER_CRAG_UNGROUNDED": "maybe"}, "READER_CRAG_UNGROUNDED='maybe': use keep"),
 ])
 def test_routing_settings_are_checked(tmp_path, env, message):
     from reader.config import load_settings

@@ -113,6 +113,9 @@ def ask_cmd(app, question, paper_ref, as_json, interactive, threshold, max_corre
 @click.option("--refusal", default="writer", show_default=True,
               help="Who may answer \"not found\" once evidence was kept: writer, grader (not the writer "
                    "on a correct route) or writer,grader to compare.")
+@click.option("--ungrounded", default="keep", show_default=True,
+              help="An answer the groundedness check finds unsupported: keep (marked ungrounded), "
+                   "refuse (withheld: not found) or keep,refuse to compare.")
 @click.option("--rows", "rows_file", type=click.Path(dir_okay=False), default=None,
               help="Append every answer (setting and scored row) to this JSONL file as it comes, "
                    "so a run cut short keeps what it measured.")
@@ -122,7 +125,7 @@ def ask_cmd(app, question, paper_ref, as_json, interactive, threshold, max_corre
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_obj
 def calibrate_cmd(app, questions_file, thresholds, routing, theta_high, theta_low, keep, quote, refusal,
-                  rows_file, write, limit, ids, as_json):
+                  ungrounded, rows_file, write, limit, ids, as_json):
     """Run a labelled question set through `ask` for a grid of settings and recommend one.
 
     For each setting (routing rule, grade threshold, for confidence routing theta_high
@@ -169,6 +172,7 @@ def calibrate_cmd(app, questions_file, thresholds, routing, theta_high, theta_lo
                                quote_thresholds=quote_values(quote),
                                refusals=[r.strip().lower() for r in refusal.split(",") if r.strip()],
                                keep_thresholds=numbers("--keep", keep) if keep else None,
+                               ungrounded=[u.strip().lower() for u in ungrounded.split(",") if u.strip()],
                                on_progress=lambda msg: click.echo(msg, err=True), on_row=save_row)
     finally:
         if rows_out is not None:

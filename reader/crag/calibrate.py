@@ -279,11 +279,13 @@ class Setting:
     theta_low: float = 0.3
     quote_threshold: float | None = _DEFAULT_QUOTE
     refusal: str = "writer"
+    ungrounded: str = "keep"
 
     @property
     def label(self) -> str:
         quote = "off" if self.quote_threshold is None else f"{self.quote_threshold:g}"
-        rest = f"quote {quote}" + (", grader refuses" if self.refusal == "grader" else "")
+        rest = (f"quote {quote}" + (", grader refuses" if self.refusal == "grader" else "")
+                + (", unsupported withheld" if self.ungrounded == "refuse" else ""))
         if self.routing == "confidence":
             return f"confidence {self.threshold:g} / {self.theta_high:g} / {self.theta_low:g}, {rest}"
         return f"counts {self.threshold:g}, {rest}"
@@ -292,20 +294,22 @@ class Setting:
         from reader.crag.pipeline import CragConfig
 
         return CragConfig(routing=self.routing, threshold=self.threshold, theta_high=self.theta_high,
-                          theta_low=self.theta_low, quote_threshold=self.quote_threshold, refusal=self.refusal)
+                          theta_low=self.theta_low, quote_threshold=self.quote_threshold, refusal=self.refusal,
+                          ungrounded=self.ungrounded)
 
     def to_json(self) -> dict:
         return {"routing": self.routing, "threshold": self.threshold,
                 **({"theta_high": self.theta_high, "theta_low": self.theta_low}
                    if self.routing == "confidence" else {}),
-                "quote_threshold": self.quote_threshold, "refusal": self.refusal}
+                "quote_threshold": self.quote_threshold, "refusal": self.refusal, "ungrounded": self.ungrounded}
 
 
 def grid(thresholds: Sequence[float], *, routings: Sequence[str] = ("counts",),
          theta_highs: Sequence[float] = (0.7,), theta_lows: Sequence[float] = (0.3,),
          quote_thresholds: Sequence[float | None] = (_DEFAULT_QUOTE,),
          refusals: Sequence[str] = ("writer",),
-         keep_thresholds: Sequence[float] | None = None) -> list[Setting]:
+         keep_thresholds: Sequence[float] | None = None,
+         ungrounded: Sequence[str] = ("keep",)) -> list[Setting]:
     """Every combination, theta_low below theta_high; the count rule ignores the thetas.
     The confidence rule keeps passages by P(YES), on another scale than the count rule's parsed
     grades (0.8 / 0.4 / 0.2), so it takes its thresholds from `keep_thresholds` when given.
@@ -317,14 +321,18 @@ def grid(thresholds: Sequence[float], *, routings: Sequence[str] = ("counts",),
     unknown = sorted(set(refusals) - {"writer", "grader"})
     if unknown:
         raise ReaderError(f"unknown refusal {', '.join(unknown)}: use writer, grader or both")
+    unknown = sorted(set(ungrounded) - {"keep", "refuse"})
+    if unknown:
+        raise ReaderError(f"unknown --ungrounded {', '.join(unknown)}: use keep, refuse or both")
     out: list[Setting] = []
     for routing in routings:
         own = keep_thresholds if routing == "confidence" and keep_thresholds else thresholds
         for t in own:
             pairs = [(0.7, 0.3)] if routing == "counts" else \
                 [(high, low) for high in theta_highs for low in theta_lows if low < high]
-            out.extend(Setting(routing, t, high, low, quote, refusal)
-                       for high, low in pairs for refusal in refusals for quote in quote_thresholds)
+            out.extend(Setting(routing, t, high, low, quote, refusal, withheld)
+                       for high, low in pairs for refusal in refusals for withheld in ungrounded
+                       for quote in quote_thresholds)
     if not out:
         raise ReaderError("the grid is empty: give theta_low values below theta_high")
     return out

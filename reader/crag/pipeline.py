@@ -77,6 +77,10 @@ class CragConfig:
     # every route) or "grader" (on a correct route the prompt asks for the answer the evidence
     # gives; the grader's route already judged that it answers).
     refusal: str = "writer"
+    # "refuse": an answer the groundedness check finds unsupported is withheld (the answer becomes
+    # "not found", the draft and the reason go into the notes); "keep": it is returned, marked
+    # ungrounded. A check that timed out or failed never withholds.
+    ungrounded: str = "keep"
 
     @classmethod
     def one_call_per_passage(cls, **settings) -> CragConfig:
@@ -352,12 +356,24 @@ def _check(run: _Run) -> str:
             run.grounded_reason = f"groundedness check timed out after {run.config.check_timeout_s:g} s"
         else:
             run.grounded, run.grounded_reason = future.result()
+            if not run.grounded and run.config.ungrounded == "refuse":
+                _withhold(run)
     except Exception as exc:
         run.grounded = False
         run.grounded_reason = f"groundedness check failed: {type(exc).__name__}: {exc}"
     finally:
         pool.shutdown(wait=False)
     return DONE
+
+
+def _withhold(run: _Run) -> None:
+    draft = run.answer
+    run.notes.append(f"a drafted answer was withheld because the check found it unsupported "
+                     f"({run.grounded_reason}): {draft.text}")
+    run.answer = Answer(not_found_sentinel(run.question), evidence=draft.evidence, not_found=True,
+                        completion=draft.completion, retried=draft.retried)
+    run.grounded = True
+    run.grounded_reason = "nothing to check: the drafted answer was withheld as unsupported"
 
 
 def _as_list(external) -> list[ExternalSearch]:
