@@ -204,14 +204,20 @@ def test_external_search_settings_are_read_and_described(tmp_path):
     assert dict(describe(load_settings({"READER_HOME": str(tmp_path)})))["READER_EXTERNAL_SEARCH"].startswith("off")
 
 
-def test_calibrate_grids_both_routings_and_writes_the_recommended_setting(library, tmp_path):
-    from reader.config import load_settings
-
+def two_questions(tmp_path):
+    """One answerable question and one no paper answers, as a question file."""
     questions = tmp_path / "q.jsonl"
     rows = [{"id": "a1", "question": "Which baselines do they compare against?", "paper": "topics.pdf",
              "answer_paper": "topics.pdf"},
             {"id": "n1", "question": "Which GPU hardware was used?", "paper": "topics.pdf", "answer_paper": "none"}]
     questions.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return questions
+
+
+def test_calibrate_grids_both_routings_and_writes_the_recommended_setting(library, tmp_path):
+    from reader.config import load_settings
+
+    questions = two_questions(tmp_path)
     out = invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6,0.95", "--routing",
                  "counts,confidence", "--theta-high", "0.7,0.9", "--theta-low", "0.3", "--json", "--write")
     report = json.loads(out.stdout)
@@ -232,11 +238,7 @@ def test_calibrate_grids_both_routings_and_writes_the_recommended_setting(librar
 def test_calibrate_grids_the_quote_threshold_keeps_every_row_and_writes_off(library, tmp_path):
     from reader.config import load_settings
 
-    questions = tmp_path / "q.jsonl"
-    rows = [{"id": "a1", "question": "Which baselines do they compare against?", "paper": "topics.pdf",
-             "answer_paper": "topics.pdf"},
-            {"id": "n1", "question": "Which GPU hardware was used?", "paper": "topics.pdf", "answer_paper": "none"}]
-    questions.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    questions = two_questions(tmp_path)
     saved = tmp_path / "rows.jsonl"
     out = invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6", "--quote", "off,0.7",
                  "--rows", str(saved), "--json", "--write")
