@@ -116,8 +116,9 @@ def main() -> None:
         print(f"{title}:")
         for setting, rows in by_setting.items():
             print("  " + line(setting.label, [rows[i] for i in sorted(ids)]))
-        print("  " + separation([rows[i] for rows in list(by_setting.values())[:1] for i in sorted(ids)],
-                                "separation"))
+        for routing in dict.fromkeys(setting.routing for setting in by_setting):
+            rows = next(r for setting, r in by_setting.items() if setting.routing == routing)
+            print("  " + separation([rows[i] for i in sorted(ids)], f"separation ({routing} routing's grades)"))
         print()
     dev = [summarise(setting, [rows[i] for i in sorted(common & DEV_IDS)]) for setting, rows in by_setting.items()]
     chosen = recommend(dev)
