@@ -96,9 +96,39 @@ def separation(rows: list[dict], title: str) -> str:
             f"{len(pos)} vs {len(neg)} questions")
 
 
+def cell(rows: list[dict]) -> str:
+    k = sum(r["right"] for r in rows)
+    return f"{k}/{len(rows)}" if rows else "-"
+
+
+def markdown_table(by_setting: dict, ids: set[str]) -> str:
+    lines = ["| setting | answers right (dev / held out) | refusals right (dev / held out) | all: right "
+             "[95%] | answers grounded | quoted | LLM calls / question |", "|---|---|---|---|---|---|---|"]
+    for setting, rows in by_setting.items():
+        part = {name: [rows[i] for i in sorted(ids) if (i in DEV_IDS) == (name == "dev")]
+                for name in ("dev", "held")}
+        every = [rows[i] for i in sorted(ids)]
+        k = sum(r["right"] for r in every)
+        low, high = wilson(k, len(every))
+        answered = [r for r in every if not r["not_found"]]
+        lines.append(
+            f"| {setting.label} "
+            f"| {cell([r for r in part['dev'] if r['answerable']])} / {cell([r for r in part['held'] if r['answerable']])} "
+            f"| {cell([r for r in part['dev'] if not r['answerable']])} / "
+            f"{cell([r for r in part['held'] if not r['answerable']])} "
+            f"| {k}/{len(every)} [{low:.0%}–{high:.0%}] "
+            f"| {sum(r['grounded'] for r in answered)}/{len(answered)} "
+            f"| {sum(bool(r.get('quoted')) for r in every)} "
+            f"| {sum(r['llm_calls'] for r in every) / len(every):.2f} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("rows", type=Path, help="the JSONL file of `reader calibrate --rows`")
+    parser.add_argument("--markdown", action="store_true",
+                        help="also print a Markdown table of every setting on the development part, "
+                             "the held-out part and all questions")
     args = parser.parse_args()
     by_setting: dict[Setting, dict[str, dict]] = defaultdict(dict)
     for text in args.rows.read_text(encoding="utf-8").splitlines():
@@ -120,6 +150,8 @@ def main() -> None:
             rows = next(r for setting, r in by_setting.items() if setting.routing == routing)
             print("  " + separation([rows[i] for i in sorted(ids)], f"separation ({routing} routing's grades)"))
         print()
+    if args.markdown:
+        print(markdown_table(by_setting, common) + "\n")
     dev = [summarise(setting, [rows[i] for i in sorted(common & DEV_IDS)]) for setting, rows in by_setting.items()]
     chosen = recommend(dev)
     if chosen is None:
