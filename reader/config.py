@@ -101,6 +101,11 @@ class Settings:
         return self.home / "models"
 
 
+# the values reader.crag.pipeline.CragConfig accepts for routing, refusal and ungrounded
+CRAG_ROUTINGS = ("counts", "confidence")
+CRAG_REFUSALS = ("writer", "grader")
+CRAG_UNGROUNDED = ("keep", "refuse")
+
 _KEYS = [
     "home", "database_url", "llm_base_url", "llm_model", "llm_api_key",
     "verifier_base_url", "verifier_model", "verifier_api_key", "embed_model",
@@ -196,7 +201,7 @@ def load_settings(env: dict | None = None) -> Settings:
         raise ConfigError(f"READER_QUEUE_ATTEMPTS={queue_attempts!r} must be 1 or more "
                           "(attempts a queued paper gets before it is marked failed; default 3)")
     crag_routing = str(get("crag_routing") or "counts").strip().lower()
-    if crag_routing not in ("counts", "confidence"):
+    if crag_routing not in CRAG_ROUTINGS:
         raise ConfigError(f"READER_CRAG_ROUTING={crag_routing!r}: use counts or confidence")
     crag = {name: get_float(f"crag_{name}", default)
             for name, default in (("threshold", 0.6), ("theta_high", 0.7), ("theta_low", 0.3))}
@@ -215,11 +220,11 @@ def load_settings(env: dict | None = None) -> Settings:
             raise ConfigError(f"READER_CRAG_QUOTE_THRESHOLD={crag_quote!r} must lie between 0 and 1, "
                               "or be off (never quote a passage when the writer refuses)")
     crag_refusal = str(get("crag_refusal") or "writer").strip().lower()
-    if crag_refusal not in ("writer", "grader"):
+    if crag_refusal not in CRAG_REFUSALS:
         raise ConfigError(f"READER_CRAG_REFUSAL={crag_refusal!r}: use writer (the answer prompt may say "
                           "not found) or grader (on a correct route it may not)")
     crag_ungrounded = str(get("crag_ungrounded") or "keep").strip().lower()
-    if crag_ungrounded not in ("keep", "refuse"):
+    if crag_ungrounded not in CRAG_UNGROUNDED:
         raise ConfigError(f"READER_CRAG_UNGROUNDED={crag_ungrounded!r}: use keep (return an unsupported "
                           "answer marked ungrounded) or refuse (withhold it: not found)")
     return Settings(

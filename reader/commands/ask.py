@@ -147,14 +147,17 @@ def calibrate_cmd(app, questions_file, thresholds, routing, theta_high, theta_lo
         except ValueError:
             raise ReaderError(f"{option} {text!r}: give numbers like 0.5,0.6,0.7") from None
 
+    def words(text: str) -> list[str]:
+        return [t.strip().lower() for t in text.split(",") if t.strip()]
+
     def quote_values(text: str) -> list[float | None]:
-        values = [t.strip().lower() for t in text.split(",") if t.strip()]
+        values = words(text)
         out = [None if v in ("off", "none") else numbers("--quote", v)[0] for v in values]
         if any(v is not None and not 0.0 <= v <= 1.0 for v in out):
             raise ReaderError(f"--quote {text!r}: give probabilities between 0 and 1, or off")
         return out or [None]
 
-    wanted = [i.strip() for i in ids.split(",") if i.strip()] if ids else None
+    wanted = [i.strip() for i in ids.split(",") if i.strip()] if ids else None  # ids keep their case
     try:
         rows_out = open(rows_file, "a", encoding="utf-8") if rows_file else None
     except OSError as exc:
@@ -166,13 +169,13 @@ def calibrate_cmd(app, questions_file, thresholds, routing, theta_high, theta_lo
             rows_out.flush()
     try:
         report = app.calibrate(questions_file, numbers("--thresholds", thresholds), ids=wanted, limit=limit,
-                               routings=[r.strip() for r in routing.split(",") if r.strip()],
+                               routings=words(routing),
                                theta_highs=numbers("--theta-high", theta_high),
                                theta_lows=numbers("--theta-low", theta_low),
                                quote_thresholds=quote_values(quote),
-                               refusals=[r.strip().lower() for r in refusal.split(",") if r.strip()],
+                               refusals=words(refusal),
                                keep_thresholds=numbers("--keep", keep) if keep else None,
-                               ungrounded=[u.strip().lower() for u in ungrounded.split(",") if u.strip()],
+                               ungrounded=words(ungrounded),
                                on_progress=lambda msg: click.echo(msg, err=True), on_row=save_row)
     finally:
         if rows_out is not None:

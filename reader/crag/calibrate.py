@@ -35,6 +35,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from reader.config import CRAG_REFUSALS, CRAG_ROUTINGS, CRAG_UNGROUNDED
+from reader.crag.pipeline import CragConfig
 from reader.errors import ReaderError
 
 
@@ -264,7 +266,7 @@ def score_outcome(q: LabelledQuestion, expected_id, result) -> dict:
     }
 
 
-_DEFAULT_QUOTE = 0.9  # CragConfig.quote_threshold's default
+_DEFAULT = CragConfig()
 
 
 @dataclass(frozen=True)
@@ -273,13 +275,13 @@ class Setting:
     quote_threshold (None: the writer's refusal always stands) and who may refuse ("writer":
     the answer prompt offers "not found" on every route; "grader": not on a correct route)."""
 
-    routing: str = "counts"
-    threshold: float = 0.6
-    theta_high: float = 0.7
-    theta_low: float = 0.3
-    quote_threshold: float | None = _DEFAULT_QUOTE
-    refusal: str = "writer"
-    ungrounded: str = "keep"
+    routing: str = _DEFAULT.routing
+    threshold: float = _DEFAULT.threshold
+    theta_high: float = _DEFAULT.theta_high
+    theta_low: float = _DEFAULT.theta_low
+    quote_threshold: float | None = _DEFAULT.quote_threshold
+    refusal: str = _DEFAULT.refusal
+    ungrounded: str = _DEFAULT.ungrounded
 
     @property
     def label(self) -> str:
@@ -290,9 +292,7 @@ class Setting:
             return f"confidence {self.threshold:g} / {self.theta_high:g} / {self.theta_low:g}, {rest}"
         return f"counts {self.threshold:g}, {rest}"
 
-    def config(self):
-        from reader.crag.pipeline import CragConfig
-
+    def config(self) -> CragConfig:
         return CragConfig(routing=self.routing, threshold=self.threshold, theta_high=self.theta_high,
                           theta_low=self.theta_low, quote_threshold=self.quote_threshold, refusal=self.refusal,
                           ungrounded=self.ungrounded)
@@ -306,7 +306,7 @@ class Setting:
 
 def grid(thresholds: Sequence[float], *, routings: Sequence[str] = ("counts",),
          theta_highs: Sequence[float] = (0.7,), theta_lows: Sequence[float] = (0.3,),
-         quote_thresholds: Sequence[float | None] = (_DEFAULT_QUOTE,),
+         quote_thresholds: Sequence[float | None] = (_DEFAULT.quote_threshold,),
          refusals: Sequence[str] = ("writer",),
          keep_thresholds: Sequence[float] | None = None,
          ungrounded: Sequence[str] = ("keep",)) -> list[Setting]:
@@ -315,20 +315,16 @@ def grid(thresholds: Sequence[float], *, routings: Sequence[str] = ("counts",),
     grades (0.8 / 0.4 / 0.2), so it takes its thresholds from `keep_thresholds` when given.
     The quote threshold changes no LLM call (it only decides what a refusal becomes), so with the
     response cache on its values cost nothing beyond the first."""
-    unknown = sorted(set(routings) - {"counts", "confidence"})
-    if unknown:
-        raise ReaderError(f"unknown routing {', '.join(unknown)}: use counts, confidence or both")
-    unknown = sorted(set(refusals) - {"writer", "grader"})
-    if unknown:
-        raise ReaderError(f"unknown refusal {', '.join(unknown)}: use writer, grader or both")
-    unknown = sorted(set(ungrounded) - {"keep", "refuse"})
-    if unknown:
-        raise ReaderError(f"unknown --ungrounded {', '.join(unknown)}: use keep, refuse or both")
+    for name, given, allowed in (("routing", routings, CRAG_ROUTINGS), ("refusal", refusals, CRAG_REFUSALS),
+                                 ("--ungrounded", ungrounded, CRAG_UNGROUNDED)):
+        unknown = sorted(set(given) - set(allowed))
+        if unknown:
+            raise ReaderError(f"unknown {name} {', '.join(unknown)}: use {', '.join(allowed)} or both")
     out: list[Setting] = []
     for routing in routings:
         own = keep_thresholds if routing == "confidence" and keep_thresholds else thresholds
         for t in own:
-            pairs = [(0.7, 0.3)] if routing == "counts" else \
+            pairs = [(_DEFAULT.theta_high, _DEFAULT.theta_low)] if routing == "counts" else \
                 [(high, low) for high in theta_highs for low in theta_lows if low < high]
             out.extend(Setting(routing, t, high, low, quote, refusal, withheld)
                        for high, low in pairs for refusal in refusals for withheld in ungrounded
