@@ -8,6 +8,7 @@ import sys
 import click
 
 from reader.commands.output import echo_json
+from reader.config import Settings
 from reader.errors import ReaderError
 
 
@@ -93,27 +94,31 @@ def ask_cmd(app, question, paper_ref, as_json, interactive, threshold, max_corre
         click.echo("", err=True)
 
 
+# The grid's single-value defaults are the configured defaults (reader.config.Settings).
+_QUOTE_DEFAULT = "off" if Settings.crag_quote_threshold is None else f"{Settings.crag_quote_threshold:g}"
+
+
 @click.command("calibrate")
 @click.option("--questions", "questions_file", required=True, type=click.Path(dir_okay=False),
               help="JSONL file of labelled questions (see eval/questions.jsonl).")
 @click.option("--thresholds", default="0.5,0.6,0.7", show_default=True,
               help="Comma-separated grade thresholds to compare.")
-@click.option("--routing", default="counts", show_default=True,
+@click.option("--routing", default=Settings.crag_routing, show_default=True,
               help="Routing rules to compare: counts, confidence or counts,confidence.")
-@click.option("--theta-high", default="0.7", show_default=True,
+@click.option("--theta-high", default=f"{Settings.crag_theta_high:g}", show_default=True,
               help="Comma-separated theta_high values (confidence routing).")
-@click.option("--theta-low", default="0.3", show_default=True,
+@click.option("--theta-low", default=f"{Settings.crag_theta_low:g}", show_default=True,
               help="Comma-separated theta_low values (confidence routing).")
 @click.option("--keep", "keep", default=None,
               help="Comma-separated P(YES) thresholds for keeping a passage under confidence routing "
                    "(default: the --thresholds values).")
-@click.option("--quote", "quote", default="0.9", show_default=True,
+@click.option("--quote", "quote", default=_QUOTE_DEFAULT, show_default=True,
               help="Comma-separated quote thresholds: the grader's P(YES) at which a refused answer "
                    "quotes the passage instead; off never quotes.")
-@click.option("--refusal", default="writer", show_default=True,
+@click.option("--refusal", default=Settings.crag_refusal, show_default=True,
               help="Who may answer \"not found\" once evidence was kept: writer, grader (not the writer "
                    "on a correct route) or writer,grader to compare.")
-@click.option("--ungrounded", default="keep", show_default=True,
+@click.option("--ungrounded", default=Settings.crag_ungrounded, show_default=True,
               help="An answer the groundedness check finds unsupported: keep (marked ungrounded), "
                    "refuse (withheld: not found) or keep,refuse to compare.")
 @click.option("--rows", "rows_file", type=click.Path(dir_okay=False), default=None,
