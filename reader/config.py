@@ -88,6 +88,8 @@ class Settings:
     crag_theta_low: float = 0.3
     crag_quote_threshold: float | None = 0.9
     crag_refusal: str = "writer"
+    crag_answer_p_yes: float = 0.6
+    crag_evidence_p_yes: float = 0.3
     crag_ungrounded: str = "keep"
     semantic_scholar_key: str | None = None
     openalex_mailto: str | None = None
@@ -103,7 +105,7 @@ class Settings:
 
 # the values reader.crag.pipeline.CragConfig accepts for routing, refusal and ungrounded
 CRAG_ROUTINGS = ("counts", "confidence")
-CRAG_REFUSALS = ("writer", "grader")
+CRAG_REFUSALS = ("writer", "grader", "p_yes")
 CRAG_UNGROUNDED = ("keep", "refuse")
 
 _KEYS = [
@@ -113,7 +115,7 @@ _KEYS = [
     "output_language", "cache", "verify_threshold", "queue_lease", "queue_attempts", "workers",
     "external_search", "semantic_scholar_key", "openalex_mailto",
     "crag_routing", "crag_threshold", "crag_theta_high", "crag_theta_low", "crag_quote_threshold",
-    "crag_refusal", "crag_ungrounded",
+    "crag_refusal", "crag_answer_p_yes", "crag_evidence_p_yes", "crag_ungrounded",
 ]
 
 
@@ -204,13 +206,18 @@ def load_settings(env: dict | None = None) -> Settings:
     if crag_routing not in CRAG_ROUTINGS:
         raise ConfigError(f"READER_CRAG_ROUTING={crag_routing!r}: use counts or confidence")
     crag = {name: get_float(f"crag_{name}", default)
-            for name, default in (("threshold", 0.6), ("theta_high", 0.7), ("theta_low", 0.3))}
+            for name, default in (("threshold", 0.6), ("theta_high", 0.7), ("theta_low", 0.3),
+                                  ("answer_p_yes", 0.6), ("evidence_p_yes", 0.3))}
     for name, value in crag.items():
         if not 0.0 <= value <= 1.0:
             raise ConfigError(f"READER_CRAG_{name.upper()}={value!r} must lie between 0 and 1")
     if crag["theta_low"] >= crag["theta_high"]:
         raise ConfigError(f"READER_CRAG_THETA_LOW={crag['theta_low']!r} must be below "
                           f"READER_CRAG_THETA_HIGH={crag['theta_high']!r}")
+    if crag["evidence_p_yes"] > crag["answer_p_yes"]:
+        raise ConfigError(f"READER_CRAG_EVIDENCE_P_YES={crag['evidence_p_yes']!r} must not exceed "
+                          f"READER_CRAG_ANSWER_P_YES={crag['answer_p_yes']!r}: the passage that makes "
+                          "the writer answer must be among the passages it reads")
     quote_raw = str(get("crag_quote_threshold", "0.9")).strip().lower()
     if quote_raw in ("off", "none", "no", ""):
         crag_quote = None
@@ -222,7 +229,8 @@ def load_settings(env: dict | None = None) -> Settings:
     crag_refusal = str(get("crag_refusal") or "writer").strip().lower()
     if crag_refusal not in CRAG_REFUSALS:
         raise ConfigError(f"READER_CRAG_REFUSAL={crag_refusal!r}: use writer (the answer prompt may say "
-                          "not found) or grader (on a correct route it may not)")
+                          "not found), grader (on a correct route it may not) or p_yes (the grader's "
+                          "P(YES) decides whether to answer)")
     crag_ungrounded = str(get("crag_ungrounded") or "keep").strip().lower()
     if crag_ungrounded not in CRAG_UNGROUNDED:
         raise ConfigError(f"READER_CRAG_UNGROUNDED={crag_ungrounded!r}: use keep (return an unsupported "
@@ -251,6 +259,8 @@ def load_settings(env: dict | None = None) -> Settings:
         crag_theta_low=crag["theta_low"],
         crag_quote_threshold=crag_quote,
         crag_refusal=crag_refusal,
+        crag_answer_p_yes=crag["answer_p_yes"],
+        crag_evidence_p_yes=crag["evidence_p_yes"],
         crag_ungrounded=crag_ungrounded,
     )
 

@@ -260,6 +260,7 @@ class Reader(WebPages):
         config = CragConfig(routing=st.crag_routing, threshold=st.crag_threshold,
                             theta_high=st.crag_theta_high, theta_low=st.crag_theta_low,
                             quote_threshold=st.crag_quote_threshold, refusal=st.crag_refusal,
+                            answer_p_yes=st.crag_answer_p_yes, evidence_p_yes=st.crag_evidence_p_yes,
                             ungrounded=st.crag_ungrounded)
         if threshold is not None:
             config.threshold = threshold
@@ -315,7 +316,7 @@ class Reader(WebPages):
                   routings: list[str] = ("counts",), theta_highs: list[float] = (0.7,),
                   theta_lows: list[float] = (0.3,), quote_thresholds: list[float | None] = (0.9,),
                   refusals: list[str] = ("writer",), keep_thresholds: list[float] | None = None,
-                  ungrounded: list[str] = ("keep",),
+                  ungrounded: list[str] = ("keep",), answer_p_yes: list[float] = (0.6,),
                   on_progress: Notice | None = None, on_row=None):
         """Run a labelled question file through `ask` for every setting of the grid (routing rule x
         grade threshold, x theta_high x theta_low for confidence routing, x quote threshold x who
@@ -333,7 +334,7 @@ class Reader(WebPages):
 
         settings = grid(thresholds, routings=routings, theta_highs=theta_highs, theta_lows=theta_lows,
                         quote_thresholds=quote_thresholds, refusals=refusals, keep_thresholds=keep_thresholds,
-                        ungrounded=ungrounded)
+                        ungrounded=ungrounded, answer_p_yes=answer_p_yes)
         return CalibrationReport(run_calibration(questions, settings, run_one, library=library,
                                                  on_progress=on_progress, on_row=on_row))
 

@@ -260,3 +260,45 @@ def test_an_unsupported_answer_is_withheld_when_asked_and_kept_marked_otherwise(
     # a check that could not run says nothing about the answer: it is kept, marked unchecked
     failed = ask_with(timed_out, ungrounded="refuse")
     assert not failed.not_found and not failed.grounded and "check failed" in failed.grounded_reason
+
+
+
+class SureRefusingWriter(SureGrader, OffersRefusalWriter):
+    """Grades with log-probabilities, and its writer refuses whenever the prompt offers it."""
+
+
+def answer_prompt(llm) -> str:
+    return next(c["prompt"] for c in llm.history if c["stage"] == "crag-answer")
+
+
+def test_with_the_p_yes_rule_the_writer_reads_every_likely_passage_whole_and_must_answer():
+    # The verdict says YES to the passage naming TF-IDF and NO to the other one about baselines, but
+    # that NO line still carries P(YES) 0.35: above the evidence threshold 0.3, so it is read too.
+    llm = SureRefusingWriter(0.65, relevant_words=["tf-idf"])
+    result = run(llm, CragConfig(refusal="p_yes", quote_threshold=None))
+    assert "crag-refine-batch" not in llm.stages() and "crag-refine" not in llm.stages()
+    assert not result.not_found and result.answer == "They compare against LDA and TF-IDF [1]."
+    assert "reply exactly:" not in answer_prompt(llm)  # not offered "not found"
+    assert {c.key for c in result.sources} == {c.key for c in result.graded}
+    assert any(c.grade.score < 0.6 for c in result.sources)  # a NO verdict, read for its P(YES)
+    assert result.sources[0].grade.p_yes == 0.65  # best first, whole
+    assert "Training took three days." in result.sources[0].text
+    # the writer rule refines, offers the refusal, and this writer takes it
+    assert run(SureRefusingWriter(0.65, relevant_words=["tf-idf"]), CragConfig(quote_threshold=None)).not_found
+
+
+def test_with_the_p_yes_rule_an_unlikely_best_passage_means_not_found_without_the_writer():
+    llm = SureGrader(0.55, relevant_words=["baselines"])
+    result = run(llm, CragConfig(refusal="p_yes"))
+    assert result.not_found and result.answer == NOT_FOUND and result.sources == []
+    assert "crag-answer" not in llm.stages()
+    assert any("best P(YES) 0.55 < 0.60" in note for note in result.notes)
+    lower = run(SureGrader(0.55, relevant_words=["baselines"]), CragConfig(refusal="p_yes", answer_p_yes=0.5))
+    assert not lower.not_found
+
+
+def test_the_p_yes_rule_without_log_probabilities_is_the_writer_rule():
+    llm = CragLLM(relevant_words=["baselines"])
+    result = run(llm, CragConfig(refusal="p_yes"))
+    assert not result.not_found and "crag-refine-batch" in llm.stages()
+    assert "reply exactly:" in answer_prompt(llm)

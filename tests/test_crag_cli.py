@@ -278,6 +278,25 @@ def test_calibrate_grids_the_quote_threshold_keeps_every_row_and_writes_off(libr
     assert out.exit_code != 0 and "cannot write" in out.output and "Traceback" not in out.output
 
 
+def test_calibrate_grids_the_p_yes_rule_and_writes_its_thresholds(library, tmp_path):
+    from reader.config import load_settings
+
+    questions = two_questions(tmp_path)
+    report = json.loads(invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6", "--refusal",
+                               "writer,p_yes", "--answer-p-yes", "0.5,0.7", "--json").stdout)
+    assert [t["label"] for t in report["thresholds"]] == [
+        "counts 0.6, quote 0.9", "counts 0.6, quote 0.9, answers at P(YES) 0.5 from 0.3",
+        "counts 0.6, quote 0.9, answers at P(YES) 0.7 from 0.3"]
+    assert "answer_p_yes" not in report["thresholds"][0]["setting"]
+    invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6", "--refusal", "p_yes",
+           "--answer-p-yes", "0.7", "--write")
+    settings = load_settings({"READER_HOME": str(library.settings.home)})
+    assert (settings.crag_refusal, settings.crag_answer_p_yes, settings.crag_evidence_p_yes) == ("p_yes", 0.7, 0.3)
+    out = CliRunner().invoke(cli, ["calibrate", "--questions", str(questions), "--refusal", "p_yes",
+                                   "--answer-p-yes", "0.1"])
+    assert out.exit_code != 0 and "--answer-p-yes 0.1" in out.output and "Traceback" not in out.output
+
+
 @pytest.mark.parametrize("env, message", [
     ({"READER_CRAG_ROUTING": "fancy"}, "READER_CRAG_ROUTING='fancy': use counts or confidence"),
     ({"READER_CRAG_THETA_LOW": "0.8"}, "READER_CRAG_THETA_LOW=0.8 must be below READER_CRAG_THETA_HIGH=0.7"),
@@ -286,6 +305,8 @@ def test_calibrate_grids_the_quote_threshold_keeps_every_row_and_writes_off(libr
     ({"READER_CRAG_QUOTE_THRESHOLD": "maybe"}, "READER_CRAG_QUOTE_THRESHOLD='maybe' is not a number"),
     ({"READER_CRAG_REFUSAL": "nobody"}, "READER_CRAG_REFUSAL='nobody': use writer"),
     ({"READER_CRAG_UNGROUNDED": "maybe"}, "READER_CRAG_UNGROUNDED='maybe': use keep"),
+    ({"READER_CRAG_EVIDENCE_P_YES": "0.7"}, "READER_CRAG_EVIDENCE_P_YES=0.7 must not exceed READER_CRAG_ANSWER_P_YES=0.6"),
+    ({"READER_CRAG_ANSWER_P_YES": "1.5"}, "READER_CRAG_ANSWER_P_YES=1.5 must lie between 0 and 1"),
 ])
 def test_routing_settings_are_checked(tmp_path, env, message):
     from reader.config import load_settings

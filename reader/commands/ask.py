@@ -117,7 +117,10 @@ _QUOTE_DEFAULT = "off" if Settings.crag_quote_threshold is None else f"{Settings
                    "quotes the passage instead; off never quotes.")
 @click.option("--refusal", default=Settings.crag_refusal, show_default=True,
               help="Who may answer \"not found\" once evidence was kept: writer, grader (not the writer "
-                   "on a correct route) or writer,grader to compare.")
+                   "on a correct route), p_yes (the grader's best P(YES) decides) or several to compare.")
+@click.option("--answer-p-yes", "answer_p_yes", default=f"{Settings.crag_answer_p_yes:g}", show_default=True,
+              help="With --refusal p_yes: comma-separated P(YES) values the best graded passage needs "
+                   "for the writer to answer (below them the answer is \"not found\").")
 @click.option("--ungrounded", default=Settings.crag_ungrounded, show_default=True,
               help="An answer the groundedness check finds unsupported: keep (marked ungrounded), "
                    "refuse (withheld: not found) or keep,refuse to compare.")
@@ -130,7 +133,7 @@ _QUOTE_DEFAULT = "off" if Settings.crag_quote_threshold is None else f"{Settings
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_obj
 def calibrate_cmd(app, questions_file, thresholds, routing, theta_high, theta_low, keep, quote, refusal,
-                  ungrounded, rows_file, write, limit, ids, as_json):
+                  answer_p_yes, ungrounded, rows_file, write, limit, ids, as_json):
     """Run a labelled question set through `ask` for a grid of settings and recommend one.
 
     For each setting (routing rule, grade threshold, for confidence routing theta_high
@@ -181,6 +184,7 @@ def calibrate_cmd(app, questions_file, thresholds, routing, theta_high, theta_lo
                                refusals=words(refusal),
                                keep_thresholds=numbers("--keep", keep) if keep else None,
                                ungrounded=words(ungrounded),
+                               answer_p_yes=numbers("--answer-p-yes", answer_p_yes),
                                on_progress=lambda msg: click.echo(msg, err=True), on_row=save_row)
     finally:
         if rows_out is not None:

@@ -282,11 +282,15 @@ class Setting:
     quote_threshold: float | None = _DEFAULT.quote_threshold
     refusal: str = _DEFAULT.refusal
     ungrounded: str = _DEFAULT.ungrounded
+    answer_p_yes: float = _DEFAULT.answer_p_yes  # the "p_yes" refusal rule's thresholds
+    evidence_p_yes: float = _DEFAULT.evidence_p_yes
 
     @property
     def label(self) -> str:
         quote = "off" if self.quote_threshold is None else f"{self.quote_threshold:g}"
-        rest = (f"quote {quote}" + (", grader refuses" if self.refusal == "grader" else "")
+        who = {"grader": ", grader refuses",
+               "p_yes": f", answers at P(YES) {self.answer_p_yes:g} from {self.evidence_p_yes:g}"}
+        rest = (f"quote {quote}" + who.get(self.refusal, "")
                 + (", unsupported withheld" if self.ungrounded == "refuse" else ""))
         if self.routing == "confidence":
             return f"confidence {self.threshold:g} / {self.theta_high:g} / {self.theta_low:g}, {rest}"
@@ -295,13 +299,17 @@ class Setting:
     def config(self) -> CragConfig:
         return CragConfig(routing=self.routing, threshold=self.threshold, theta_high=self.theta_high,
                           theta_low=self.theta_low, quote_threshold=self.quote_threshold, refusal=self.refusal,
+                          answer_p_yes=self.answer_p_yes, evidence_p_yes=self.evidence_p_yes,
                           ungrounded=self.ungrounded)
 
     def to_json(self) -> dict:
         return {"routing": self.routing, "threshold": self.threshold,
                 **({"theta_high": self.theta_high, "theta_low": self.theta_low}
                    if self.routing == "confidence" else {}),
-                "quote_threshold": self.quote_threshold, "refusal": self.refusal, "ungrounded": self.ungrounded}
+                "quote_threshold": self.quote_threshold, "refusal": self.refusal,
+                **({"answer_p_yes": self.answer_p_yes, "evidence_p_yes": self.evidence_p_yes}
+                   if self.refusal == "p_yes" else {}),
+                "ungrounded": self.ungrounded}
 
 
 def grid(thresholds: Sequence[float], *, routings: Sequence[str] = ("counts",),
@@ -309,26 +317,33 @@ def grid(thresholds: Sequence[float], *, routings: Sequence[str] = ("counts",),
          quote_thresholds: Sequence[float | None] = (_DEFAULT.quote_threshold,),
          refusals: Sequence[str] = ("writer",),
          keep_thresholds: Sequence[float] | None = None,
-         ungrounded: Sequence[str] = ("keep",)) -> list[Setting]:
+         ungrounded: Sequence[str] = ("keep",),
+         answer_p_yes: Sequence[float] = (_DEFAULT.answer_p_yes,)) -> list[Setting]:
     """Every combination, theta_low below theta_high; the count rule ignores the thetas.
     The confidence rule keeps passages by P(YES), on another scale than the count rule's parsed
     grades (0.8 / 0.4 / 0.2), so it takes its thresholds from `keep_thresholds` when given.
     The quote threshold changes no LLM call (it only decides what a refusal becomes), so with the
-    response cache on its values cost nothing beyond the first."""
+    response cache on its values cost nothing beyond the first. `answer_p_yes` values apply to the
+    "p_yes" refusal rule only, each above the configured evidence threshold."""
     for name, given, allowed in (("routing", routings, CRAG_ROUTINGS), ("refusal", refusals, CRAG_REFUSALS),
                                  ("--ungrounded", ungrounded, CRAG_UNGROUNDED)):
         unknown = sorted(set(given) - set(allowed))
         if unknown:
-            raise ReaderError(f"unknown {name} {', '.join(unknown)}: use {', '.join(allowed)} or both")
+            raise ReaderError(f"unknown {name} {', '.join(unknown)}: use {', '.join(allowed)} or several")
+    low = [a for a in answer_p_yes if not _DEFAULT.evidence_p_yes <= a <= 1.0]
+    if low:
+        raise ReaderError(f"--answer-p-yes {', '.join(f'{a:g}' for a in low)}: give probabilities between "
+                          f"the evidence threshold {_DEFAULT.evidence_p_yes:g} and 1")
     out: list[Setting] = []
     for routing in routings:
         own = keep_thresholds if routing == "confidence" and keep_thresholds else thresholds
         for t in own:
             pairs = [(_DEFAULT.theta_high, _DEFAULT.theta_low)] if routing == "counts" else \
                 [(high, low) for high in theta_highs for low in theta_lows if low < high]
-            out.extend(Setting(routing, t, high, low, quote, refusal, withheld)
+            out.extend(Setting(routing, t, high, low, quote, refusal, withheld, answer_at)
                        for high, low in pairs for refusal in refusals for withheld in ungrounded
-                       for quote in quote_thresholds)
+                       for quote in quote_thresholds
+                       for answer_at in (answer_p_yes if refusal == "p_yes" else (_DEFAULT.answer_p_yes,)))
     if not out:
         raise ReaderError("the grid is empty: give theta_low values below theta_high")
     return out

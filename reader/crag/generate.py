@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from reader.crag.evidence import Candidate
+from reader.crag.route import grade_value
 from reader.index.tokenize import tokenize
 from reader.llm.base import LLM, Completion
 from reader.text.split import split_sentences
@@ -83,10 +84,11 @@ def quoted_answer(chosen: Sequence[Candidate], quote_threshold: float | None, qu
 
 
 def select_within_budget(evidence: Sequence[Candidate], budget_tokens: int) -> list[Candidate]:
-    """Highest-graded first until the token budget is spent; the best one always goes in."""
+    """Highest-graded first (P(YES) where the grader gave it) until the token budget is spent; the
+    best one always goes in."""
     chosen: list[Candidate] = []
     spent = 0
-    for candidate in sorted(evidence, key=lambda c: (-c.score, -c.fused_score)):
+    for candidate in sorted(evidence, key=lambda c: (-grade_value(c), -c.fused_score)):
         cost = estimate_tokens(candidate.refined or candidate.text)
         if chosen and spent + cost > budget_tokens:
             continue

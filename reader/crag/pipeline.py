@@ -74,9 +74,17 @@ class CragConfig:
     # separated answerable from unanswerable questions with AUC 1.0, the batched one with 0.895.
     confirm_top: int = 2
     # Who may say "not found" once evidence was kept: "writer" (the answer prompt offers it on
-    # every route) or "grader" (on a correct route the prompt asks for the answer the evidence
-    # gives; the grader's route already judged that it answers).
+    # every route), "grader" (on a correct route the prompt asks for the answer the evidence
+    # gives; the grader's route already judged that it answers) or "p_yes": the grader's P(YES)
+    # decides both what the writer reads and whether it answers. The writer reads every graded
+    # passage whose P(YES) reaches `evidence_p_yes`, whole (no refine call), best first; when the
+    # best P(YES) reaches `answer_p_yes` it must answer from them, otherwise the answer is "not
+    # found" without asking it. The 1.5B grader's YES/NO verdict drops passages that hold the
+    # answer (18 -> 10 of 19 development questions) and refinement more (-> 7), and its writer
+    # refuses with the answer in hand (docs/ask.md). Without log-probabilities: as "writer".
     refusal: str = "writer"
+    answer_p_yes: float = 0.6
+    evidence_p_yes: float = 0.3
     # "refuse": an answer the groundedness check finds unsupported is withheld (the answer becomes
     # "not found", the draft and the reason go into the notes); "keep": it is returned, marked
     # ungrounded. A check that timed out or failed never withholds.
@@ -226,6 +234,26 @@ class _Run:
             passing = [c for c in candidates if c.passes(self.config.threshold)]
         self.kept.extend(c for c in passing if c.key not in known)
 
+    def by_p_yes(self) -> bool:
+        """The "p_yes" refusal rule applies: it is configured and the grader gave P(YES)."""
+        return self.config.refusal == "p_yes" and any(
+            c.grade is not None and c.grade.p_yes is not None for c in self.graded)
+
+    def best_p_yes(self) -> float:
+        return max((grade_value(c) for c in self.graded), default=0.0)
+
+    def evidence_by_p_yes(self) -> list[Candidate]:
+        """Every graded passage at or above `evidence_p_yes`, once each, best first, whole."""
+        seen: set[str] = set()
+        out = []
+        for candidate in sorted(self.graded, key=lambda c: -grade_value(c)):
+            if candidate.key in seen or grade_value(candidate) < self.config.evidence_p_yes:
+                continue
+            seen.add(candidate.key)
+            candidate.refined = ""
+            out.append(candidate)
+        return out
+
     def seen_keys(self) -> set[str]:
         return {c.key for c in self.graded} | {c.key for c in self.retrieved}
 
@@ -313,7 +341,9 @@ def _fallback(run: _Run) -> str:
 
 def _refine(run: _Run) -> str:
     cfg = run.config
-    if cfg.batch_refine:
+    if run.by_p_yes():
+        run.refined = run.evidence_by_p_yes()
+    elif cfg.batch_refine:
         run.refined = refine_in_batches(run.question, run.kept, run.generator, max_workers=cfg.max_workers,
                                         max_passages=cfg.batch_passages, budget_tokens=cfg.batch_tokens)
     else:
@@ -322,12 +352,18 @@ def _refine(run: _Run) -> str:
 
 
 def _generate(run: _Run) -> str:
-    run.answer = generate_answer(
-        run.question, run.refined, run.generator, label=run.label,
-        budget_tokens=run.config.answer_budget_tokens, paper_id=run.paper_id,
-        quote_threshold=run.config.quote_threshold,
-        may_refuse=not (run.config.refusal == "grader" and run.route == CORRECT),
-    )
+    cfg = run.config
+    if run.by_p_yes() and run.best_p_yes() < cfg.answer_p_yes:
+        run.notes.append(f"no passage was judged likely to answer (best P(YES) {run.best_p_yes():.2f} "
+                         f"< {cfg.answer_p_yes:.2f}), so the writer was not asked")
+        run.answer = Answer(not_found_sentinel(run.question), not_found=True)
+    else:
+        may_refuse = not ((cfg.refusal == "grader" and run.route == CORRECT) or run.by_p_yes())
+        run.answer = generate_answer(
+            run.question, run.refined, run.generator, label=run.label,
+            budget_tokens=cfg.answer_budget_tokens, paper_id=run.paper_id,
+            quote_threshold=cfg.quote_threshold, may_refuse=may_refuse,
+        )
     if run.answer.retried:
         run.notes.append("the first answer was only citation markers; it was asked for once more")
     if run.answer.quoted:
