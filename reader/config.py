@@ -87,7 +87,7 @@ class Settings:
     crag_theta_high: float = 0.7
     crag_theta_low: float = 0.3
     crag_quote_threshold: float | None = 0.9
-    crag_refusal: str = "writer"
+    crag_refusal: str = "p_yes"
     crag_answer_p_yes: float = 0.6
     crag_evidence_p_yes: float = 0.3
     crag_ungrounded: str = "keep"
@@ -226,7 +226,7 @@ def load_settings(env: dict | None = None) -> Settings:
         if not 0.0 <= crag_quote <= 1.0:
             raise ConfigError(f"READER_CRAG_QUOTE_THRESHOLD={crag_quote!r} must lie between 0 and 1, "
                               "or be off (never quote a passage when the writer refuses)")
-    crag_refusal = str(get("crag_refusal") or "writer").strip().lower()
+    crag_refusal = str(get("crag_refusal") or "p_yes").strip().lower()
     if crag_refusal not in CRAG_REFUSALS:
         raise ConfigError(f"READER_CRAG_REFUSAL={crag_refusal!r}: use writer (the answer prompt may say "
                           "not found), grader (on a correct route it may not) or p_yes (the grader's "

@@ -315,7 +315,7 @@ class Reader(WebPages):
                   ids: list[str] | None = None, limit: int | None = None,
                   routings: list[str] = ("counts",), theta_highs: list[float] = (0.7,),
                   theta_lows: list[float] = (0.3,), quote_thresholds: list[float | None] = (0.9,),
-                  refusals: list[str] = ("writer",), keep_thresholds: list[float] | None = None,
+                  refusals: list[str] = ("p_yes",), keep_thresholds: list[float] | None = None,
                   ungrounded: list[str] = ("keep",), answer_p_yes: list[float] = (0.6,),
                   on_progress: Notice | None = None, on_row=None):
         """Run a labelled question file through `ask` for every setting of the grid (routing rule x

@@ -284,7 +284,8 @@ def test_with_the_p_yes_rule_the_writer_reads_every_likely_passage_whole_and_mus
     assert result.sources[0].grade.p_yes == 0.65  # best first, whole
     assert "Training took three days." in result.sources[0].text
     # the writer rule refines, offers the refusal, and this writer takes it
-    assert run(SureRefusingWriter(0.65, relevant_words=["tf-idf"]), CragConfig(quote_threshold=None)).not_found
+    writer_rule = CragConfig(quote_threshold=None, refusal="writer")
+    assert run(SureRefusingWriter(0.65, relevant_words=["tf-idf"]), writer_rule).not_found
 
 
 def test_with_the_p_yes_rule_an_unlikely_best_passage_means_not_found_without_the_writer():

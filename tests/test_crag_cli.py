@@ -111,10 +111,11 @@ def test_calibrate_reports_routes_and_accuracy_per_threshold(library, tmp_path):
     out = invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6,0.95", "--json")
     assert out.exit_code == 0, out.output
     report = json.loads(out.stdout)  # progress lines go to stderr
-    assert "[1/3] a1 counts 0.6, quote 0.9: correct, ok" in out.stderr
+    assert "[1/3] a1 counts 0.6, quote 0.9, answers at P(YES) 0.6 from 0.3: correct, ok" in out.stderr
     # 100% against 33%
     assert report["recommended"] == {"routing": "counts", "threshold": 0.6, "quote_threshold": 0.9,
-                                     "refusal": "writer", "ungrounded": "keep"}
+                                     "refusal": "p_yes", "answer_p_yes": 0.6, "evidence_p_yes": 0.3,
+                                     "ungrounded": "keep"}
     by_t = {t["threshold"]: t for t in report["thresholds"]}
     assert by_t[0.6]["answer_accuracy"] == 1.0 and by_t[0.6]["refusal_accuracy"] == 1.0
     assert by_t[0.6]["routes"] == {"correct": 1, "ambiguous": 0, "incorrect": 1} | by_t[0.6]["routes"]
@@ -222,7 +223,7 @@ def test_calibrate_grids_both_routings_and_writes_the_recommended_setting(librar
                  "counts,confidence", "--theta-high", "0.7,0.9", "--theta-low", "0.3", "--json", "--write")
     report = json.loads(out.stdout)
     labels = [t["label"] for t in report["thresholds"]]
-    assert labels == [f"{name}, quote 0.9" for name in (
+    assert labels == [f"{name}, quote 0.9, answers at P(YES) 0.6 from 0.3" for name in (
         "counts 0.6", "counts 0.95", "confidence 0.6 / 0.7 / 0.3", "confidence 0.6 / 0.9 / 0.3",
         "confidence 0.95 / 0.7 / 0.3", "confidence 0.95 / 0.9 / 0.3")]
     best = max(report["thresholds"], key=lambda t: t["accuracy"])
@@ -244,7 +245,7 @@ def test_calibrate_grids_the_quote_threshold_keeps_every_row_and_writes_off(libr
                  "--rows", str(saved), "--json", "--write")
     assert out.exit_code == 0, out.output
     report = json.loads(out.stdout)
-    assert [t["label"] for t in report["thresholds"]] == ["counts 0.6, quote off", "counts 0.6, quote 0.7"]
+    assert [t["label"] for t in report["thresholds"]] == ["counts 0.6, quote off, answers at P(YES) 0.6 from 0.3", "counts 0.6, quote 0.7, answers at P(YES) 0.6 from 0.3"]
     # question-major: each question through both settings before the next question
     lines = [json.loads(line) for line in saved.read_text().splitlines()]
     assert [(r["id"], r["setting"]["quote_threshold"]) for r in lines] == [
@@ -256,18 +257,18 @@ def test_calibrate_grids_the_quote_threshold_keeps_every_row_and_writes_off(libr
     assert 'crag_quote_threshold = "off"' in config
     assert load_settings({"READER_HOME": str(library.settings.home)}).crag_quote_threshold is None
     both = json.loads(invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6",
-                             "--refusal", "writer,grader", "--json").stdout)
-    assert [t["label"] for t in both["thresholds"]] == ["counts 0.6, quote 0.9",
+                             "--refusal", "p_yes,grader", "--json").stdout)
+    assert [t["label"] for t in both["thresholds"]] == ["counts 0.6, quote 0.9, answers at P(YES) 0.6 from 0.3",
                                                         "counts 0.6, quote 0.9, grader refuses"]
-    assert [t["setting"]["refusal"] for t in both["thresholds"]] == ["writer", "grader"]
+    assert [t["setting"]["refusal"] for t in both["thresholds"]] == ["p_yes", "grader"]
     kept = json.loads(invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6", "--routing",
                              "counts,confidence", "--keep", "0.27", "--theta-high", "0.42", "--json").stdout)
-    assert [t["label"] for t in kept["thresholds"]] == ["counts 0.6, quote 0.9",
-                                                        "confidence 0.27 / 0.42 / 0.3, quote 0.9"]
+    assert [t["label"] for t in kept["thresholds"]] == ["counts 0.6, quote 0.9, answers at P(YES) 0.6 from 0.3",
+                                                        "confidence 0.27 / 0.42 / 0.3, quote 0.9, answers at P(YES) 0.6 from 0.3"]
     withheld = json.loads(invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6",
                                  "--ungrounded", "keep,refuse", "--json", "--write").stdout)
-    assert [t["label"] for t in withheld["thresholds"]] == ["counts 0.6, quote 0.9",
-                                                            "counts 0.6, quote 0.9, unsupported withheld"]
+    assert [t["label"] for t in withheld["thresholds"]] == ["counts 0.6, quote 0.9, answers at P(YES) 0.6 from 0.3",
+                                                            "counts 0.6, quote 0.9, answers at P(YES) 0.6 from 0.3, unsupported withheld"]
     assert load_settings({"READER_HOME": str(library.settings.home)}).crag_ungrounded == "keep"
     out = CliRunner().invoke(cli, ["calibrate", "--questions", str(questions), "--refusal", "nobody"])
     assert out.exit_code != 0 and "unknown refusal nobody" in out.output

@@ -315,7 +315,7 @@ class Setting:
 def grid(thresholds: Sequence[float], *, routings: Sequence[str] = ("counts",),
          theta_highs: Sequence[float] = (0.7,), theta_lows: Sequence[float] = (0.3,),
          quote_thresholds: Sequence[float | None] = (_DEFAULT.quote_threshold,),
-         refusals: Sequence[str] = ("writer",),
+         refusals: Sequence[str] = (_DEFAULT.refusal,),
          keep_thresholds: Sequence[float] | None = None,
          ungrounded: Sequence[str] = ("keep",),
          answer_p_yes: Sequence[float] = (_DEFAULT.answer_p_yes,)) -> list[Setting]:

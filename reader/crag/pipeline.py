@@ -82,7 +82,7 @@ class CragConfig:
     # found" without asking it. The 1.5B grader's YES/NO verdict drops passages that hold the
     # answer (18 -> 10 of 19 development questions) and refinement more (-> 7), and its writer
     # refuses with the answer in hand (docs/ask.md). Without log-probabilities: as "writer".
-    refusal: str = "writer"
+    refusal: str = "p_yes"
     answer_p_yes: float = 0.6
     evidence_p_yes: float = 0.3
     # "refuse": an answer the groundedness check finds unsupported is withheld (the answer becomes
