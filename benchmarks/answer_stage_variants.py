@@ -1,0 +1,128 @@
+"""Answer-stage rules run on the inputs answer_stage_capture.py saved, scored strictly as `reader
+calibrate` scores: ref-w-quote (refined evidence, the writer may refuse, quote 0.9), p30-n (every
+passage at P(YES) >= 0.3, whole, the writer may not refuse), pyes60 (the p_yes rule: below a best
+P(YES) of 0.6 not found without the writer, else p30-n), *-q (quote, no writer).
+
+    .venv/bin/python benchmarks/answer_stage_variants.py CAPTURE.jsonl OUT.jsonl --part dev|held --variants ref-w-quote,pyes60
+"""
+from pathlib import Path
+import json, re, sys, time, argparse
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from reader.crag.calibrate import load_questions, missing_terms
+from reader.crag.evidence import Candidate
+from reader.crag.grade import Grade
+from reader.crag import generate as gen
+from reader.crag.generate import generate_answer, closest_sentences
+
+ap = argparse.ArgumentParser()
+ap.add_argument("capture"); ap.add_argument("out")
+ap.add_argument("--variants", default="cur"); ap.add_argument("--part", default="dev")
+args = ap.parse_args()
+DEV = {f"a{n:02d}" for n in range(1, 20)} | {f"n{n:02d}" for n in range(1, 9)}
+qs = {q.id: q for q in load_questions(Path(__file__).resolve().parents[1] / "eval" / "questions.jsonl")}
+rows = [json.loads(l) for l in open(args.capture)]
+rows = [r for r in rows if (r["id"] in DEV) == (args.part == "dev")]
+done = set()
+if Path(args.out).exists():
+    done = {(j["variant"], j["id"]) for j in map(json.loads, open(args.out))}
+
+from reader.facade import Reader
+app = Reader(home=Path("/tmp/reader-bench-crag"), use_cache=False)
+llm = app.generator
+from reader.store.queries import library_titles
+with app.db() as s_: TITLES = library_titles(s_)
+from reader.text.tokens import estimate_tokens
+
+def pyes(d):
+    g = d["grade"]
+    return 0.0 if g is None else (g["p_yes"] if g["p_yes"] is not None else g["score"])
+
+def by_pyes(r, tau, budget=1500):
+    seen, out, spent = set(), [], 0
+    for d in sorted(r["graded"], key=lambda d: -pyes(d)):
+        if d["key"] in seen or pyes(d) < tau: continue
+        seen.add(d["key"]); cost = estimate_tokens(d["text"])
+        if out and spent + cost > budget: continue
+        out.append(d); spent += cost
+    return out
+
+def label_of(r, c):
+    if c.key in r["label"]: return r["label"][c.key]
+    title = TITLES.get(c.paper_id or "", "") or (c.paper_id or "")[:12]
+    where = f"{title}, p. {c.pages}" if c.pages else title
+    if r["paper_id"] and c.paper_id != r["paper_id"]:
+        where += " — from another paper in the library, not the one asked about"
+    return where
+
+def build(d, refined=None):
+    g = d["grade"]
+    c = Candidate(key=d["key"], text=d["text"], paper_id=d["paper_id"], chunk_id=d["chunk_id"],
+                  page_start=d["page_start"], page_end=d["page_end"], fused_score=d["fused_score"],
+                  origin=d["origin"], external=d["external"],
+                  grade=None if g is None else Grade(d["key"], g["score"], g["ambiguous"], g["reasoning"], p_yes=g["p_yes"]))
+    c.refined = d["refined"] if refined is None else refined
+    return c
+
+class NoRelevance:
+    """The answer prompt without the grader's 'Relevance: 0.80 — YES' line."""
+    def __init__(self, llm): self.llm = llm
+    def __getattr__(self, n): return getattr(self.llm, n)
+    def complete(self, messages, **kw):
+        if kw.get("stage") == "crag-answer":
+            messages = [dict(m, content=re.sub(r"\nRelevance: [^\n]*\n", "\n", m["content"])) for m in messages]
+        return self.llm.complete(messages, **kw)
+
+def run_variant(v, r):
+    q = qs[r["id"]]
+    if v == "pyes60":  # the p_yes rule as built: below 0.6 not found without the writer, else p30-n
+        best = max((pyes(d) for d in r["graded"]), default=0.0)
+        if best < 0.6:
+            return {"variant": v, "id": q.id, "answerable": q.answerable, "right": not q.answerable,
+                    "not_found": True, "missing": [], "answer": "(not asked)", "seconds": 0.0,
+                    "route": r["route"], "best_p_yes": best, "prompt_tokens": 0}
+        return dict(run_variant("p30-n", r), variant=v)
+    label = lambda c: label_of(r, c)
+    evidence_kind, refusal = v.split("-")[:2]
+    extra = v.split("-")[2:]
+    if evidence_kind == "ref":
+        ev = [build(d) for d in r["refined"]]
+    elif evidence_kind == "full":
+        ev = [build(d, refined="") for d in r["kept"]]
+    elif evidence_kind.startswith("p") and evidence_kind[1:].isdigit():
+        ev = [build(d, refined="") for d in by_pyes(r, int(evidence_kind[1:]) / 100)]
+        for i, c in enumerate(ev):  # keep the P(YES) order through select_within_budget
+            c.grade.score, c.fused_score = 1.0, -i
+    elif evidence_kind == "close":
+        ev = [build(d, refined=" ".join(closest_sentences(q.question, d["text"], 3))) for d in r["kept"]]
+    may_refuse = refusal == "w" or (refusal == "g" and r["route"] != "correct")
+    best = max((pyes(d) for d in r["graded"]), default=0.0)
+    model = NoRelevance(llm) if "norel" in extra else llm
+    t = time.time()
+    if refusal == "q":  # no writer: quote the closest kept sentences of the two best passages
+        ans = gen.Answer(gen.not_found_sentinel(q.question), not_found=True)
+        if ev:
+            chosen = gen.select_within_budget(ev, 1500)
+            text = gen.quoted_answer(chosen, 0.0, q.question)
+            ans = gen.Answer(text, evidence=chosen, quoted=True) if text else ans
+    else:
+        ans = generate_answer(q.question, ev, model, label=label, quote_threshold=0.9 if "quote" in extra else None,
+                              may_refuse=may_refuse)
+    secs = time.time() - t
+    cited = {c.paper_id for c in ans.evidence} if not ans.not_found else set()
+    expected = [p for p in r["answer_ids"] if p]
+    if q.answerable:
+        miss = missing_terms(q.expected_terms, ans.text)
+        right = (not ans.not_found) and all(p in cited for p in expected) and not miss
+    else:
+        miss = []; right = ans.not_found
+    return {"variant": v, "id": q.id, "answerable": q.answerable, "right": right, "not_found": ans.not_found,
+            "missing": miss, "answer": ans.text, "seconds": round(secs, 1), "route": r["route"], "best_p_yes": best,
+            "prompt_tokens": ans.completion.prompt_tokens if ans.completion else 0}
+
+with open(args.out, "a") as f:
+    for r in rows:
+        for v in args.variants.split(","):
+            if (v, r["id"]) in done: continue
+            row = run_variant(v, r)
+            f.write(json.dumps(row, ensure_ascii=False) + "\n"); f.flush()
+            print(v, row["id"], row["right"], row["seconds"], row["answer"][:100].replace("\n", " "), flush=True)
