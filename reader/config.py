@@ -206,8 +206,8 @@ def load_settings(env: dict | None = None) -> Settings:
     if crag_routing not in CRAG_ROUTINGS:
         raise ConfigError(f"READER_CRAG_ROUTING={crag_routing!r}: use counts or confidence")
     crag = {name: get_float(f"crag_{name}", default)
-            for name, default in (("threshold", 0.6), ("theta_high", 0.7), ("theta_low", 0.3),
-                                  ("answer_p_yes", 0.6), ("evidence_p_yes", 0.3))}
+            for name, default in ((name, getattr(Settings, f"crag_{name}"))
+                                  for name in ("threshold", "theta_high", "theta_low", "answer_p_yes", "evidence_p_yes"))}
     for name, value in crag.items():
         if not 0.0 <= value <= 1.0:
             raise ConfigError(f"READER_CRAG_{name.upper()}={value!r} must lie between 0 and 1")
@@ -226,7 +226,7 @@ def load_settings(env: dict | None = None) -> Settings:
         if not 0.0 <= crag_quote <= 1.0:
             raise ConfigError(f"READER_CRAG_QUOTE_THRESHOLD={crag_quote!r} must lie between 0 and 1, "
                               "or be off (never quote a passage when the writer refuses)")
-    crag_refusal = str(get("crag_refusal") or "p_yes").strip().lower()
+    crag_refusal = str(get("crag_refusal") or Settings.crag_refusal).strip().lower()
     if crag_refusal not in CRAG_REFUSALS:
         raise ConfigError(f"READER_CRAG_REFUSAL={crag_refusal!r}: use writer (the answer prompt may say "
                           "not found), grader (on a correct route it may not) or p_yes (the grader's "
