@@ -202,7 +202,7 @@ def load_settings(env: dict | None = None) -> Settings:
     if queue_attempts < 1:
         raise ConfigError(f"READER_QUEUE_ATTEMPTS={queue_attempts!r} must be 1 or more "
                           "(attempts a queued paper gets before it is marked failed; default 3)")
-    crag_routing = str(get("crag_routing") or "counts").strip().lower()
+    crag_routing = str(get("crag_routing") or Settings.crag_routing).strip().lower()
     if crag_routing not in CRAG_ROUTINGS:
         raise ConfigError(f"READER_CRAG_ROUTING={crag_routing!r}: use counts or confidence")
     crag = {name: get_float(f"crag_{name}", default)
@@ -218,11 +218,11 @@ def load_settings(env: dict | None = None) -> Settings:
         raise ConfigError(f"READER_CRAG_EVIDENCE_P_YES={crag['evidence_p_yes']!r} must not exceed "
                           f"READER_CRAG_ANSWER_P_YES={crag['answer_p_yes']!r}: the passage that makes "
                           "the writer answer must be among the passages it reads")
-    quote_raw = str(get("crag_quote_threshold", "0.9")).strip().lower()
+    quote_raw = str(get("crag_quote_threshold", Settings.crag_quote_threshold)).strip().lower()
     if quote_raw in ("off", "none", "no", ""):
         crag_quote = None
     else:
-        crag_quote = get_float("crag_quote_threshold", 0.9)
+        crag_quote = get_float("crag_quote_threshold", Settings.crag_quote_threshold)
         if not 0.0 <= crag_quote <= 1.0:
             raise ConfigError(f"READER_CRAG_QUOTE_THRESHOLD={crag_quote!r} must lie between 0 and 1, "
                               "or be off (never quote a passage when the writer refuses)")
@@ -231,7 +231,7 @@ def load_settings(env: dict | None = None) -> Settings:
         raise ConfigError(f"READER_CRAG_REFUSAL={crag_refusal!r}: use writer (the answer prompt may say "
                           "not found), grader (on a correct route it may not) or p_yes (the grader's "
                           "P(YES) decides whether to answer)")
-    crag_ungrounded = str(get("crag_ungrounded") or "keep").strip().lower()
+    crag_ungrounded = str(get("crag_ungrounded") or Settings.crag_ungrounded).strip().lower()
     if crag_ungrounded not in CRAG_UNGROUNDED:
         raise ConfigError(f"READER_CRAG_UNGROUNDED={crag_ungrounded!r}: use keep (return an unsupported "
                           "answer marked ungrounded) or refuse (withhold it: not found)")

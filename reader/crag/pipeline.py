@@ -29,6 +29,7 @@ from reader.crag.grade import BATCH_PASSAGES, BATCH_TOKENS, grade_in_batches, gr
 from reader.crag.refine import refine_all, refine_in_batches
 from reader.crag.route import (AMBIGUOUS, CORRECT, INCORRECT, choose_route, confidence, grade_value,
                                retrieval_confidence, route_by_confidence, why_missed)
+from reader.config import Settings
 from reader.errors import LLMError, ReaderError
 from reader.llm.base import LLM, Completion, supports_logprobs
 
@@ -43,7 +44,7 @@ _CITATION = re.compile(r"\s*\[\d+(?:\s*[,–-]\s*\d+)*\]")
 
 @dataclass
 class CragConfig:
-    threshold: float = 0.6
+    threshold: float = Settings.crag_threshold
     min_relevant: int = 2
     max_corrective_rounds: int = 1
     n_rewrites: int = 3
@@ -61,14 +62,14 @@ class CragConfig:
     batch_tokens: int = BATCH_TOKENS
     # When the writer replies "not found" with a passage in hand that the grader gave at least this
     # P(YES), the answer quotes the passage (reader.crag.generate); None: the refusal stands.
-    quote_threshold: float | None = 0.9
+    quote_threshold: float | None = Settings.crag_quote_threshold
     # "counts": correct when min_relevant passages reach `threshold` (the measured default);
     # "confidence": route on retrieval_confidence with theta_high / theta_low (reader.crag.route),
     # keep passages whose P(YES) (else grade) reaches `threshold`, and on a low route consult the
     # fallback sources after the corrective retrieval even when it found something.
-    routing: str = "counts"
-    theta_high: float = 0.7
-    theta_low: float = 0.3
+    routing: str = Settings.crag_routing
+    theta_high: float = Settings.crag_theta_high
+    theta_low: float = Settings.crag_theta_low
     # Confidence routing re-grades the best `confirm_top` passages of each batched grading one
     # by one and routes on those grades: on the 27 first questions the best single-passage P(YES)
     # separated answerable from unanswerable questions with AUC 1.0, the batched one with 0.895.
@@ -82,13 +83,13 @@ class CragConfig:
     # found" without asking it. The 1.5B grader's YES/NO verdict drops passages that hold the
     # answer (18 -> 10 of 19 development questions) and refinement more (-> 7), and its writer
     # refuses with the answer in hand (docs/ask.md). Without log-probabilities: as "writer".
-    refusal: str = "p_yes"
-    answer_p_yes: float = 0.6
-    evidence_p_yes: float = 0.3
+    refusal: str = Settings.crag_refusal
+    answer_p_yes: float = Settings.crag_answer_p_yes
+    evidence_p_yes: float = Settings.crag_evidence_p_yes
     # "refuse": an answer the groundedness check finds unsupported is withheld (the answer becomes
     # "not found", the draft and the reason go into the notes); "keep": it is returned, marked
     # ungrounded. A check that timed out or failed never withholds.
-    ungrounded: str = "keep"
+    ungrounded: str = Settings.crag_ungrounded
 
     @classmethod
     def one_call_per_passage(cls, **settings) -> CragConfig:
