@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from reader.crag.correct import Search, corrective_retrieval, retrieve_all
 from reader.crag.evidence import Candidate
@@ -251,8 +251,7 @@ class _Run:
             if candidate.key in seen or grade_value(candidate) < self.config.evidence_p_yes:
                 continue
             seen.add(candidate.key)
-            candidate.refined = ""
-            out.append(candidate)
+            out.append(replace(candidate, refined=""))
         return out
 
     def seen_keys(self) -> set[str]:
