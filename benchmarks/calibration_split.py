@@ -22,6 +22,7 @@ import argparse
 import dataclasses
 import json
 import random
+import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -31,17 +32,17 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_audit_dev import wilson  # noqa: E402
-from reader.crag.calibrate import Setting, recommend, summarise  # noqa: E402
+from reader.crag.calibrate import Setting, percentile, recommend, summarise  # noqa: E402
 
 DEV_IDS = {f"a{n:02d}" for n in range(1, 20)} | {f"n{n:02d}" for n in range(1, 9)}
 DEFAULT = Setting()  # CragConfig's defaults: counts 0.6, quote 0.9
 
 
 def setting_of(row: dict) -> Setting:
-    s = row["setting"]
-    return Setting(routing=s["routing"], threshold=s["threshold"], theta_high=s.get("theta_high", 0.7),
-                   theta_low=s.get("theta_low", 0.3), quote_threshold=s.get("quote_threshold"),
-                   refusal=s.get("refusal", "writer"), ungrounded=s.get("ungrounded", "keep"))
+    """The row's setting; a field the row does not name has Setting's default, except who may
+    refuse: rows written before the `refusal` field existed were the writer's."""
+    fields = {f.name for f in dataclasses.fields(Setting)}
+    return Setting(**{"refusal": "writer", **{k: v for k, v in row["setting"].items() if k in fields}})
 
 
 def withheld(row: dict) -> dict:
@@ -96,6 +97,18 @@ def separation(rows: list[dict], title: str) -> str:
             f"{len(pos)} vs {len(neg)} questions")
 
 
+def first_runs(first_rows: dict[str, dict]) -> str:
+    """Latency of each question's first setting, the one that made its calls (the settings after
+    it share the response cache, so their seconds say nothing about the model's speed)."""
+    rows = list(first_rows.values())
+    seconds = [r["seconds"] for r in rows]
+    calls = [r["llm_calls"] for r in rows]
+    labels = sorted({setting_of(r).label for r in rows})
+    return (f"uncached (each question's first setting: {'; '.join(labels)}): {len(rows)} questions, "
+            f"p50 {percentile(seconds, 50):.1f} s, p95 {percentile(seconds, 95):.1f} s, "
+            f"LLM calls median {statistics.median(calls):g} (mean {statistics.mean(calls):.2f})")
+
+
 def cell(rows: list[dict]) -> str:
     k = sum(r["right"] for r in rows)
     return f"{k}/{len(rows)}" if rows else "-"
@@ -131,10 +144,12 @@ def main() -> None:
                              "the held-out part and all questions")
     args = parser.parse_args()
     by_setting: dict[Setting, dict[str, dict]] = defaultdict(dict)
+    first_rows: dict[str, dict] = {}
     for text in args.rows.read_text(encoding="utf-8").splitlines():
         if text.strip():
             row = json.loads(text)
             by_setting[setting_of(row)][row["id"]] = row
+            first_rows.setdefault(row["id"], row)
     for setting in [s for s in by_setting if s.ungrounded == "keep"]:
         derived = dataclasses.replace(setting, ungrounded="refuse")
         if derived not in by_setting:  # the same calls, scored as if unsupported answers were withheld
@@ -143,6 +158,8 @@ def main() -> None:
     print(f"{len(common)} questions answered by all {len(by_setting)} settings "
           f"({len(common & DEV_IDS)} development, {len(common - DEV_IDS)} held out)\n")
     for title, ids in (("development", common & DEV_IDS), ("held out", common - DEV_IDS), ("all", common)):
+        if not ids:
+            continue
         print(f"{title}:")
         for setting, rows in by_setting.items():
             print("  " + line(setting.label, [rows[i] for i in sorted(ids)]))
@@ -152,6 +169,9 @@ def main() -> None:
         print()
     if args.markdown:
         print(markdown_table(by_setting, common) + "\n")
+    print(first_runs(first_rows) + "\n")
+    if not common & DEV_IDS:
+        return
     dev = [summarise(setting, [rows[i] for i in sorted(common & DEV_IDS)]) for setting, rows in by_setting.items()]
     chosen = recommend(dev)
     if chosen is None:
