@@ -22,7 +22,6 @@ import argparse
 import dataclasses
 import json
 import random
-import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
