@@ -22,6 +22,7 @@ import argparse
 import dataclasses
 import json
 import random
+import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
