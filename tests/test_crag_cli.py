@@ -108,13 +108,14 @@ def test_calibrate_reports_routes_and_accuracy_per_threshold(library, tmp_path):
          "answer_paper": "none"},
     ]
     questions.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    out = invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6,0.95", "--json")
+    out = invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6,0.95", "--ungrounded", "keep",
+                 "--json")
     assert out.exit_code == 0, out.output
     report = json.loads(out.stdout)  # progress lines go to stderr
-    assert "[1/3] a1 counts 0.6, quote 0.9, answers at P(YES) 0.6 from 0.3: correct, ok" in out.stderr
+    assert "[1/3] a1 counts 0.6, quote 0.9, answers at P(YES) 0.5 from 0.3: correct, ok" in out.stderr
     # 100% against 33%
     assert report["recommended"] == {"routing": "counts", "threshold": 0.6, "quote_threshold": 0.9,
-                                     "refusal": "p_yes", "answer_p_yes": 0.6, "evidence_p_yes": 0.3,
+                                     "refusal": "p_yes", "answer_p_yes": 0.5, "evidence_p_yes": 0.3,
                                      "ungrounded": "keep"}
     by_t = {t["threshold"]: t for t in report["thresholds"]}
     assert by_t[0.6]["answer_accuracy"] == 1.0 and by_t[0.6]["refusal_accuracy"] == 1.0
@@ -223,7 +224,7 @@ def test_calibrate_grids_both_routings_and_writes_the_recommended_setting(librar
                  "counts,confidence", "--theta-high", "0.7,0.9", "--theta-low", "0.3", "--json", "--write")
     report = json.loads(out.stdout)
     labels = [t["label"] for t in report["thresholds"]]
-    assert labels == [f"{name}, quote 0.9, answers at P(YES) 0.6 from 0.3" for name in (
+    assert labels == [f"{name}, quote 0.9, answers at P(YES) 0.5 from 0.3, unsupported withheld" for name in (
         "counts 0.6", "counts 0.95", "confidence 0.6 / 0.7 / 0.3", "confidence 0.6 / 0.9 / 0.3",
         "confidence 0.95 / 0.7 / 0.3", "confidence 0.95 / 0.9 / 0.3")]
     best = max(report["thresholds"], key=lambda t: t["accuracy"])
@@ -245,7 +246,7 @@ def test_calibrate_grids_the_quote_threshold_keeps_every_row_and_writes_off(libr
                  "--rows", str(saved), "--json", "--write")
     assert out.exit_code == 0, out.output
     report = json.loads(out.stdout)
-    assert [t["label"] for t in report["thresholds"]] == ["counts 0.6, quote off, answers at P(YES) 0.6 from 0.3", "counts 0.6, quote 0.7, answers at P(YES) 0.6 from 0.3"]
+    assert [t["label"] for t in report["thresholds"]] == ["counts 0.6, quote off, answers at P(YES) 0.5 from 0.3, unsupported withheld", "counts 0.6, quote 0.7, answers at P(YES) 0.5 from 0.3, unsupported withheld"]
     # question-major: each question through both settings before the next question
     lines = [json.loads(line) for line in saved.read_text().splitlines()]
     assert [(r["id"], r["setting"]["quote_threshold"]) for r in lines] == [
@@ -258,17 +259,17 @@ def test_calibrate_grids_the_quote_threshold_keeps_every_row_and_writes_off(libr
     assert load_settings({"READER_HOME": str(library.settings.home)}).crag_quote_threshold is None
     both = json.loads(invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6",
                              "--refusal", "p_yes,grader", "--json").stdout)
-    assert [t["label"] for t in both["thresholds"]] == ["counts 0.6, quote 0.9, answers at P(YES) 0.6 from 0.3",
-                                                        "counts 0.6, quote 0.9, grader refuses"]
+    assert [t["label"] for t in both["thresholds"]] == ["counts 0.6, quote 0.9, answers at P(YES) 0.5 from 0.3, unsupported withheld",
+                                                        "counts 0.6, quote 0.9, grader refuses, unsupported withheld"]
     assert [t["setting"]["refusal"] for t in both["thresholds"]] == ["p_yes", "grader"]
     kept = json.loads(invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6", "--routing",
                              "counts,confidence", "--keep", "0.27", "--theta-high", "0.42", "--json").stdout)
-    assert [t["label"] for t in kept["thresholds"]] == ["counts 0.6, quote 0.9, answers at P(YES) 0.6 from 0.3",
-                                                        "confidence 0.27 / 0.42 / 0.3, quote 0.9, answers at P(YES) 0.6 from 0.3"]
+    assert [t["label"] for t in kept["thresholds"]] == ["counts 0.6, quote 0.9, answers at P(YES) 0.5 from 0.3, unsupported withheld",
+                                                        "confidence 0.27 / 0.42 / 0.3, quote 0.9, answers at P(YES) 0.5 from 0.3, unsupported withheld"]
     withheld = json.loads(invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6",
                                  "--ungrounded", "keep,refuse", "--json", "--write").stdout)
-    assert [t["label"] for t in withheld["thresholds"]] == ["counts 0.6, quote 0.9, answers at P(YES) 0.6 from 0.3",
-                                                            "counts 0.6, quote 0.9, answers at P(YES) 0.6 from 0.3, unsupported withheld"]
+    assert [t["label"] for t in withheld["thresholds"]] == ["counts 0.6, quote 0.9, answers at P(YES) 0.5 from 0.3",
+                                                            "counts 0.6, quote 0.9, answers at P(YES) 0.5 from 0.3, unsupported withheld"]
     assert load_settings({"READER_HOME": str(library.settings.home)}).crag_ungrounded == "keep"
     out = CliRunner().invoke(cli, ["calibrate", "--questions", str(questions), "--refusal", "nobody"])
     assert out.exit_code != 0 and "unknown refusal nobody" in out.output
@@ -286,8 +287,8 @@ def test_calibrate_grids_the_p_yes_rule_and_writes_its_thresholds(library, tmp_p
     report = json.loads(invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6", "--refusal",
                                "writer,p_yes", "--answer-p-yes", "0.5,0.7", "--json").stdout)
     assert [t["label"] for t in report["thresholds"]] == [
-        "counts 0.6, quote 0.9", "counts 0.6, quote 0.9, answers at P(YES) 0.5 from 0.3",
-        "counts 0.6, quote 0.9, answers at P(YES) 0.7 from 0.3"]
+        "counts 0.6, quote 0.9, unsupported withheld", "counts 0.6, quote 0.9, answers at P(YES) 0.5 from 0.3, "
+        "unsupported withheld", "counts 0.6, quote 0.9, answers at P(YES) 0.7 from 0.3, unsupported withheld"]
     assert "answer_p_yes" not in report["thresholds"][0]["setting"]
     invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6", "--refusal", "p_yes",
            "--answer-p-yes", "0.7", "--write")
@@ -306,7 +307,7 @@ def test_calibrate_grids_the_p_yes_rule_and_writes_its_thresholds(library, tmp_p
     ({"READER_CRAG_QUOTE_THRESHOLD": "maybe"}, "READER_CRAG_QUOTE_THRESHOLD='maybe' is not a number"),
     ({"READER_CRAG_REFUSAL": "nobody"}, "READER_CRAG_REFUSAL='nobody': use writer"),
     ({"READER_CRAG_UNGROUNDED": "maybe"}, "READER_CRAG_UNGROUNDED='maybe': use keep"),
-    ({"READER_CRAG_EVIDENCE_P_YES": "0.7"}, "READER_CRAG_EVIDENCE_P_YES=0.7 must not exceed READER_CRAG_ANSWER_P_YES=0.6"),
+    ({"READER_CRAG_EVIDENCE_P_YES": "0.7"}, "READER_CRAG_EVIDENCE_P_YES=0.7 must not exceed READER_CRAG_ANSWER_P_YES=0.5"),
     ({"READER_CRAG_ANSWER_P_YES": "1.5"}, "READER_CRAG_ANSWER_P_YES=1.5 must lie between 0 and 1"),
 ])
 def test_routing_settings_are_checked(tmp_path, env, message):

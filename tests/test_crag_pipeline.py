@@ -116,7 +116,8 @@ def test_check_sees_the_answer_without_citation_marks_and_the_kept_evidence():
         seen["answer"], seen["evidence"] = answer, [c.refined for c in evidence]
         return False, "1 of 1 sentences unsupported"
 
-    result = run("Which baselines do they compare against?", CragLLM(relevant_words=["baselines"]), check=check)
+    result = run("Which baselines do they compare against?", CragLLM(relevant_words=["baselines"]), check=check,
+                 config=CragConfig(ungrounded="keep"))
     assert seen["answer"] == "They compare against LDA and TF-IDF."
     assert any("LDA and TF-IDF" in e for e in seen["evidence"])
     assert result.grounded is False and result.grounded_reason == "1 of 1 sentences unsupported"
@@ -210,7 +211,7 @@ def test_groundedness_flags_a_fabricated_number_even_when_the_verifier_says_yes(
                  generator=CragLLM(relevant_words=["baselines"],
                                    answer="They beat LDA by 17.5 points [1]."),
                  verifier=ScriptedLLM(lambda prompt: "[1] YES"), search=FakeSearch(),
-                 check_grounded=audit_grounded, titles=TITLES)
+                 check_grounded=audit_grounded, titles=TITLES, config=CragConfig(ungrounded="keep"))
     assert result.grounded is False
     assert "17.5" in result.grounded_reason
     assert result.answer == "They beat LDA by 17.5 points [1]."  # the answer is kept
