@@ -35,14 +35,15 @@ from bench_audit_dev import wilson  # noqa: E402
 from reader.crag.calibrate import Setting, percentile, recommend, summarise  # noqa: E402
 
 DEV_IDS = {f"a{n:02d}" for n in range(1, 20)} | {f"n{n:02d}" for n in range(1, 9)}
-DEFAULT = Setting()  # CragConfig's defaults: counts 0.6, quote 0.9
+DEFAULT = Setting()  # CragConfig's defaults
 
 
 def setting_of(row: dict) -> Setting:
-    """The row's setting; a field the row does not name has Setting's default, except who may
-    refuse: rows written before the `refusal` field existed were the writer's."""
+    """The row's setting; a field the row does not name has Setting's default, except the two
+    fields older rows lack: those were written when the writer refused and answers were kept."""
     fields = {f.name for f in dataclasses.fields(Setting)}
-    return Setting(**{"refusal": "writer", **{k: v for k, v in row["setting"].items() if k in fields}})
+    return Setting(**{"refusal": "writer", "ungrounded": "keep",
+                      **{k: v for k, v in row["setting"].items() if k in fields}})
 
 
 def withheld(row: dict) -> dict:
