@@ -19,7 +19,7 @@ from reader.store.queries import paper_keys
 out = Path(sys.argv[1])
 done = {json.loads(l)["id"] for l in out.open()} if out.exists() else set()
 qs = load_questions(Path(__file__).resolve().parents[1] / "eval" / "questions.jsonl")
-DEV = {f"a{n:02d}" for n in range(1, 20)} | {f"n{n:02d}" for n in range(1, 9)}
+from calibration_split import DEV_IDS as DEV  # the 27 development questions
 qs = [q for q in qs if q.id in DEV] + [q for q in qs if q.id not in DEV]
 app = Reader(home=Path("/tmp/reader-bench-crag"), use_cache=False)
 with app.db() as s: keys = paper_keys(s)

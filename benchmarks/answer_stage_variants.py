@@ -18,7 +18,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("capture"); ap.add_argument("out")
 ap.add_argument("--variants", default="cur"); ap.add_argument("--part", default="dev")
 args = ap.parse_args()
-DEV = {f"a{n:02d}" for n in range(1, 20)} | {f"n{n:02d}" for n in range(1, 9)}
+from calibration_split import DEV_IDS as DEV  # the 27 development questions
 qs = {q.id: q for q in load_questions(Path(__file__).resolve().parents[1] / "eval" / "questions.jsonl")}
 rows = [json.loads(l) for l in open(args.capture)]
 rows = [r for r in rows if (r["id"] in DEV) == (args.part == "dev")]

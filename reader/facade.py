@@ -313,10 +313,12 @@ class Reader(WebPages):
 
     def calibrate(self, questions_file: str | Path, thresholds: list[float], *,
                   ids: list[str] | None = None, limit: int | None = None,
-                  routings: list[str] = ("counts",), theta_highs: list[float] = (0.7,),
-                  theta_lows: list[float] = (0.3,), quote_thresholds: list[float | None] = (0.9,),
+                  routings: list[str] = (Settings.crag_routing,), theta_highs: list[float] = (Settings.crag_theta_high,),
+                  theta_lows: list[float] = (Settings.crag_theta_low,),
+                  quote_thresholds: list[float | None] = (Settings.crag_quote_threshold,),
                   refusals: list[str] = (Settings.crag_refusal,), keep_thresholds: list[float] | None = None,
-                  ungrounded: list[str] = ("keep",), answer_p_yes: list[float] = (Settings.crag_answer_p_yes,),
+                  ungrounded: list[str] = (Settings.crag_ungrounded,),
+                  answer_p_yes: list[float] = (Settings.crag_answer_p_yes,),
                   on_progress: Notice | None = None, on_row=None):
         """Run a labelled question file through `ask` for every setting of the grid (routing rule x
         grade threshold, x theta_high x theta_low for confidence routing, x quote threshold x who

@@ -312,12 +312,12 @@ class Setting:
                 "ungrounded": self.ungrounded}
 
 
-def grid(thresholds: Sequence[float], *, routings: Sequence[str] = ("counts",),
-         theta_highs: Sequence[float] = (0.7,), theta_lows: Sequence[float] = (0.3,),
+def grid(thresholds: Sequence[float], *, routings: Sequence[str] = (_DEFAULT.routing,),
+         theta_highs: Sequence[float] = (_DEFAULT.theta_high,), theta_lows: Sequence[float] = (_DEFAULT.theta_low,),
          quote_thresholds: Sequence[float | None] = (_DEFAULT.quote_threshold,),
          refusals: Sequence[str] = (_DEFAULT.refusal,),
          keep_thresholds: Sequence[float] | None = None,
-         ungrounded: Sequence[str] = ("keep",),
+         ungrounded: Sequence[str] = (_DEFAULT.ungrounded,),
          answer_p_yes: Sequence[float] = (_DEFAULT.answer_p_yes,)) -> list[Setting]:
     """Every combination, theta_low below theta_high; the count rule ignores the thetas.
     The confidence rule keeps passages by P(YES), on another scale than the count rule's parsed

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 
+from reader.config import Settings
 from reader.crag.correct import Search, corrective_retrieval, retrieve_all
 from reader.crag.evidence import Candidate
 from reader.crag.external import ExternalSearch, external_candidates
@@ -29,7 +30,6 @@ from reader.crag.grade import BATCH_PASSAGES, BATCH_TOKENS, grade_in_batches, gr
 from reader.crag.refine import refine_all, refine_in_batches
 from reader.crag.route import (AMBIGUOUS, CORRECT, INCORRECT, choose_route, confidence, grade_value,
                                retrieval_confidence, route_by_confidence, why_missed)
-from reader.config import Settings
 from reader.errors import LLMError, ReaderError
 from reader.llm.base import LLM, Completion, supports_logprobs
 
