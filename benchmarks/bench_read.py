@@ -123,18 +123,25 @@ def read_once(pdf: Path, code: Path | None, words: int | None) -> dict:
     data["wall"] = wall
     data["load"] = load
     data["stages"] = stages
+    # Prompt tokens the server read from its prompt cache cost (almost) nothing: count them apart.
+    data["cached_tokens"] = sum(st.get("cached_prompt_tokens") or 0 for st in stages)
     return data
+
+
+def processed(data: dict) -> int:
+    return data["tokens"] - data["cached_tokens"]
 
 
 def describe(label: str, data: dict) -> None:
     print(f"  {label:<9} wall {data['wall']:6.1f} s · deep read {data['seconds']:6.1f} s · "
-          f"{data['llm_calls']:3d} calls · {data['tokens']:7,d} tokens · "
-          f"load average {data['load']:.1f} (other work on the machine)")
+          f"{data['llm_calls']:3d} calls · {data['tokens']:7,d} tokens "
+          f"({data['cached_tokens']:,d} of them from the prompt cache) · load average {data['load']:.1f} (other work on the machine)")
     for st in data.get("stages", []):
         timed = (f" · server {st['prompt_s']:.0f} s prompt + {st['generation_s']:.0f} s generation"
                  if st.get("prompt_s") is not None else "")
-        print(f"  {'':<9} {st['key']:<22} {st['calls']:3d} calls · {st['prompt_tokens']:6,d} prompt + "
-              f"{st['completion_tokens']:5,d} generated tokens{timed}")
+        cached = st.get("cached_prompt_tokens") or 0
+        print(f"  {'':<9} {st['key']:<22} {st['calls']:3d} calls · {st['prompt_tokens']:6,d} prompt "
+              f"({cached:,d} cached) + {st['completion_tokens']:5,d} generated tokens{timed}")
     for a in data["analyses"]:
         ratios = " -> ".join(f"{r:.2f}" for r in a["ratio_per_iteration"])
         flagged = ", ".join(f"{f}/{n}" for f, n in zip(a["flagged_per_iteration"], a["sentences_per_iteration"]))
@@ -170,7 +177,8 @@ def main() -> None:
             if baseline is not None:
                 b, c = runs["baseline"], runs["current"]
                 print(f"  ratio     wall {c['wall'] / b['wall']:.2f} · deep read {c['seconds'] / b['seconds']:.2f} · "
-                      f"calls {c['llm_calls'] / b['llm_calls']:.2f} · tokens {c['tokens'] / b['tokens']:.2f}")
+                      f"calls {c['llm_calls'] / b['llm_calls']:.2f} · tokens {c['tokens'] / b['tokens']:.2f} · "
+                      f"tokens not from the cache {processed(c) / processed(b):.2f}")
     finally:
         if baseline is not None:
             shutil.rmtree(baseline, ignore_errors=True)

@@ -10,10 +10,11 @@ Every template is a conversation: a `system` block with the instructions and a
 filter, between tags the value cannot open or close (see reader/prompts.py).
 """
 
+import os
 import re
 
 import pytest
-from jinja2 import meta
+from jinja2 import meta, nodes
 from jinja2.exceptions import UndefinedError
 
 from reader.prompts import (REMOVED_LINE, PROMPTS_DIR, ROLES, data, environment, language_instruction, messages, render,
@@ -106,10 +107,11 @@ def _source_and_variables(filename: str) -> tuple[str, set[str]]:
     source = env.loader.get_source(env, filename)[0]
     tree = env.parse(source)
     variables = set(meta.find_undeclared_variables(tree))
+    assigned = {node.target.name for node in tree.find_all(nodes.Assign)}  # {% set %} for its parts
     for included in meta.find_referenced_templates(tree):
         part_source, part_variables = _source_and_variables(included)
         source += part_source
-        variables |= part_variables
+        variables |= part_variables - assigned
     return source, variables
 
 
@@ -142,13 +144,31 @@ def test_regeneration_branch_lists_the_flagged_sentences():
     assert "The model reaches 41.2 BLEU." in text and "Appendix B" in text
 
 
+def test_critique_and_synthesis_share_everything_up_to_the_request():
+    """A server's prompt cache reads the paper once for both documents only if the two prompts
+    are the same tokens up to the request at the end (docs/llm.md)."""
+    for variables in (SAMPLES["critique"][0], SAMPLES["critique"][2]):
+        critique, synthesis = (render(kind, **variables) for kind in ("critique", "synthesis"))
+        shared = len(os.path.commonprefix([critique, synthesis]))
+        assert variables["context"] in critique[:shared]
+        assert critique[shared:].startswith("critique now") and synthesis[shared:].startswith("synthesis now")
+        assert "Strengths" in critique[shared:] and "Key results" in synthesis[shared:]
+    # A rewrite begins as the first drafts did, too: its instructions come after the paper.
+    variables = SAMPLES["critique"][0]
+    rewrite = render("critique", **{**variables, "flagged": _REGENERATION["flagged"],
+                                    "previous": _REGENERATION["previous"]})
+    shared = os.path.commonprefix([render("critique", **variables), rewrite])
+    assert variables["context"] + "\n</paper>" in shared
+    assert "rewrite of that critique" in rewrite[len(shared):]
+
+
 def test_missing_variable_is_an_error_not_an_empty_string():
     with pytest.raises(UndefinedError):
         environment().from_string("Question: {{ question }}").render()
 
 
 # Printed values that are not paper text, passages, claims, questions or drafts: they need no `data`.
-TRUSTED_PRINTS = {"loop.index", "passage_n", "words", "n", "max_sentences", "not_found", "language", "language_instruction",
+TRUSTED_PRINTS = {"loop.index", "document", "headings", "passage_n", "words", "n", "max_sentences", "not_found", "language", "language_instruction",
                   "passage.pages", "claims|length", "'%.2f'|format(item.score)"}
 _PRINT = re.compile(r"\{\{\s*(.*?)\s*\}\}")
 _TAG = re.compile(r"</?[A-Za-z][^>]*>")

@@ -193,7 +193,10 @@ def answer_regenerate(prompt: str) -> str:
 def answer_generate(prompt: str, per_heading: int = 2) -> str:
     """Sections of the paper's own sentences, picked evenly with a prompt-dependent offset."""
     paper, instructions = _paper_region(prompt)
-    headings = re.findall(r"^## (.+)$", instructions, re.M)
+    # The critique and synthesis prompts describe both documents and ask for one at the end.
+    requested = re.search(r"under its six headings: (.+?)\.?$", instructions, re.M)
+    headings = ([h.strip() for h in requested.group(1).split(",")] if requested
+                else re.findall(r"^## (.+)$", instructions, re.M))
     count = per_heading * len(headings) if headings else 8
     candidates = []
     for sentence in split_sentences(paper):
@@ -203,7 +206,7 @@ def answer_generate(prompt: str, per_heading: int = 2) -> str:
             candidates.append(flat)
     if not candidates:
         return "The paper text given here is too short to discuss in detail."
-    seed = int(hashlib.sha256(prompt[:200].encode("utf-8")).hexdigest(), 16)
+    seed = int(hashlib.sha256((prompt[:200] + " ".join(headings)).encode("utf-8")).hexdigest(), 16)
     step = max(1, len(candidates) // count)
     picked = candidates[seed % step::step][:count]
     if not headings:
