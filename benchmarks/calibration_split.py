@@ -13,7 +13,8 @@ answers also get their "withheld" twin, scored from the same rows (`withheld`).
     .venv/bin/python benchmarks/calibration_split.py /tmp/calibration.jsonl
 
 It also prints the separation of the grader's best P(YES) per question (answerable against
-unanswerable, AUC with a bootstrap 95% interval) on each part.
+unanswerable, AUC with a bootstrap 95% interval) on each part. With `--against EARLIER_ROWS` it
+only compares two runs: every setting both hold, per part, e.g. before and after a prompt change.
 """
 
 from __future__ import annotations
@@ -137,20 +138,47 @@ def markdown_table(by_setting: dict, ids: set[str]) -> str:
     return "\n".join(lines)
 
 
+def read_rows(path: Path) -> tuple[dict[Setting, dict[str, dict]], dict[str, dict]]:
+    """The rows by setting and question, and each question's first row."""
+    by_setting: dict[Setting, dict[str, dict]] = defaultdict(dict)
+    first_rows: dict[str, dict] = {}
+    for text in path.read_text(encoding="utf-8").splitlines():
+        if text.strip():
+            row = json.loads(text)
+            by_setting[setting_of(row)][row["id"]] = row
+            first_rows.setdefault(row["id"], row)
+    return by_setting, first_rows
+
+
+def compare(earlier: Path, by_setting: dict[Setting, dict[str, dict]]) -> None:
+    """Each setting both files hold, the earlier run's rows beside these, per part, on the
+    questions both answered (e.g. the same questions after a change of the answer prompt)."""
+    before, _ = read_rows(earlier)
+    for setting in [s for s in by_setting if s in before]:
+        ids = set(by_setting[setting]) & set(before[setting])
+        print(f"{setting.label}: {len(ids)} questions in both runs")
+        for title, part in (("development", ids & DEV_IDS), ("held out", ids - DEV_IDS), ("all", ids)):
+            if part:
+                print(f"  {title}:")
+                print("    " + line(f"before ({earlier.name})", [before[setting][i] for i in sorted(part)]))
+                print("    " + line("now", [by_setting[setting][i] for i in sorted(part)]))
+        changed = sorted(i for i in ids if before[setting][i]["right"] != by_setting[setting][i]["right"])
+        print(f"  right before and wrong now, or the other way round: {', '.join(changed) or 'none'}\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("rows", type=Path, help="the JSONL file of `reader calibrate --rows`")
     parser.add_argument("--markdown", action="store_true",
                         help="also print a Markdown table of every setting on the development part, "
                              "the held-out part and all questions")
+    parser.add_argument("--against", type=Path, metavar="EARLIER_ROWS",
+                        help="only compare: each setting both files hold, the earlier rows beside these")
     args = parser.parse_args()
-    by_setting: dict[Setting, dict[str, dict]] = defaultdict(dict)
-    first_rows: dict[str, dict] = {}
-    for text in args.rows.read_text(encoding="utf-8").splitlines():
-        if text.strip():
-            row = json.loads(text)
-            by_setting[setting_of(row)][row["id"]] = row
-            first_rows.setdefault(row["id"], row)
+    by_setting, first_rows = read_rows(args.rows)
+    if args.against:
+        compare(args.against, by_setting)
+        return
     for setting in [s for s in by_setting if s.ungrounded == "keep"]:
         derived = dataclasses.replace(setting, ungrounded="refuse")
         if derived not in by_setting:  # the same calls, scored as if unsupported answers were withheld

@@ -303,3 +303,22 @@ def test_the_p_yes_rule_without_log_probabilities_is_the_writer_rule():
     result = run(llm, CragConfig(refusal="p_yes"))
     assert not result.not_found and "crag-refine-batch" in llm.stages()
     assert "reply exactly:" in answer_prompt(llm)
+
+
+def test_lines_that_copy_the_source_list_are_not_part_of_the_answer():
+    from reader.crag.generate import without_source_lines
+
+    labels = ["SPECTER: Document-level Representation Learning, p. 6", "The S2ORC dataset, p. 2"]
+    copied = ("[1] SPECTER: Document-level Representation Learning, p. 6 — relevance 0.80: YES\n"
+              "SPECTER reaches 86.4 F1 on MeSH [1].")
+    assert without_source_lines(copied, labels) == "SPECTER reaches 86.4 F1 on MeSH [1]."
+    assert without_source_lines("[2] The S2ORC dataset, p. 2.", labels) == ""
+    kept = "The S2ORC dataset has 81.1M papers [2].\nOf them 28.9M have a PDF [2]."
+    assert without_source_lines(kept, labels) == kept
+
+
+def test_an_answer_that_only_copies_a_source_line_is_not_found():
+    llm = CragLLM(relevant_words=["baselines"], answer="[1] Citation Topic Models, p. 2 — relevance 0.80: YES")
+    result = run(llm)
+    assert "crag-answer" in llm.stages()
+    assert result.not_found and result.answer == NOT_FOUND

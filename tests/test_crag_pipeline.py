@@ -1,3 +1,4 @@
+import os
 import time
 
 import pytest
@@ -190,9 +191,9 @@ def test_groundedness_uses_the_audit_machinery_against_the_kept_evidence():
     from reader.crag.grounded import audit_grounded
 
     verifier = ScriptedLLM(lambda prompt: "[1] YES\n[2] YES")
-    result = ask("Which baselines do they compare against?", paper_id=PAPER_A,
-                 generator=CragLLM(relevant_words=["baselines"],
-                                   answer="They compare against LDA and TF-IDF [1]. LDA is beaten by 4 points [2]."),
+    generator = CragLLM(relevant_words=["baselines"],
+                        answer="They compare against LDA and TF-IDF [1]. LDA is beaten by 4 points [2].")
+    result = ask("Which baselines do they compare against?", paper_id=PAPER_A, generator=generator,
                  verifier=verifier, search=FakeSearch(), check_grounded=audit_grounded, titles=TITLES)
     assert result.grounded, result.grounded_reason
     assert "all 2 sentences" in result.grounded_reason
@@ -200,6 +201,11 @@ def test_groundedness_uses_the_audit_machinery_against_the_kept_evidence():
     assert call["stage"] == "crag-check"
     assert "The baselines are LDA and TF-IDF retrieval." in call["prompt"]  # the refined evidence
     assert "[1]" not in call["prompt"].split("LDA and TF-IDF", 1)[0][-5:]
+    # The check's prompt is the answer's up to the question, so a prompt cache reads the evidence once.
+    answer_prompt = next(h["prompt"] for h in generator.history if h["stage"] == "crag-answer")
+    shared = os.path.commonprefix([answer_prompt, call["prompt"]])
+    assert "The baselines are LDA and TF-IDF retrieval." in shared
+    assert call["prompt"][len(shared):].startswith("Claims:")
     assert len(result.to_json()["grades"]) == 2
     assert result.llm_calls == len(verifier.history) + 1 + 1 + 1  # one grade call, one refine call, answer
 

@@ -114,7 +114,7 @@ def stand_in(prompt: str) -> str:
     its instructions stands outside the data delimiters: then it does what the paper says."""
     outside = outside_data(prompt)
     obey = "ignore previous instructions" in outside.lower()
-    if "Answer one line per claim" in outside:
+    if "A claim is YES only if" in outside or "Answer one line per claim" in outside:  # verify, check
         head, _, block = prompt.rpartition("Claims:")
         evidence = " ".join(tagged(head, "passage")) or head
         claims = re.findall(r"^\[(\d+)\] (.*)$", block, re.M)
@@ -143,8 +143,7 @@ def stand_in(prompt: str) -> str:
             return INJECTED_ANSWER
         best, best_score = "", 0.0
         for n, block in enumerate(_passages(prompt), 1):
-            text = "\n".join(line for line in block.splitlines() if not re.match(r"\[\d+\] |Relevance: ", line))
-            for sentence in re.split(r"(?<=\.)\s+|\n", text):
+            for sentence in re.split(r"(?<=\.)\s+|\n", block):
                 score = overlap(_question(prompt), sentence)
                 if score > best_score:
                     best, best_score = f"{sentence} [{n}]", score
@@ -172,7 +171,7 @@ EXPECTED_TAGS = {
     "You pick the sentences": r"question sentences",
     "You select the sentences": r"question( passage)+",
     "You write search queries": r"question notes",
-    "You answer a question": r"(passage )+question",
+    "You work from evidence passages": r"(passage )+(question|claims)",  # an answer and its check
     "You are an expert": r"title (left_out )?paper( flagged draft)?",
 }
 _TAG = re.compile(r'<(/?)([a-z_]+)((?: [a-z]+="[^"<>]*")*)>')
@@ -327,9 +326,9 @@ def test_injected_paper_cannot_steer_grade_refine_or_answer_in_reader_ask(loopba
     assert all(g["score"] < 0.5 for g in unanswerable["grades"]), unanswerable["grades"]
 
     seen = check_all(loopback)
-    for kind_seen in ("You judge which passages", "You select the sentences", "You answer a question",
-                      "You check claims"):
+    for kind_seen in ("You judge which passages", "You select the sentences"):
         assert seen.get(kind_seen), f"no {kind_seen!r} call: {seen}"
+    assert seen.get("You work from evidence passages", 0) >= 2, f"no answer and check calls: {seen}"
     assert seen.get("injected", 0) >= 3  # grades, refine and answer all saw the injected text
 
 

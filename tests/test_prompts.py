@@ -55,6 +55,9 @@ SAMPLES: dict[str, list[dict]] = {
          "language": language_instruction("zh"), "max_sentences": 3, "from_elsewhere": False,
          "may_refuse": True},
     ],
+    "check_answer": [
+        {"claims": ["The big model reaches 28.4 BLEU.", "Training took 12 days."], "evidence": EVIDENCE_ITEMS},
+    ],
     "critique": [
         _analysis("Attention Is All You Need", PAPER_EN, "en"),
         _analysis("Attention Is All You Need", PAPER_EN, "en", **_REGENERATION),
@@ -160,6 +163,15 @@ def test_critique_and_synthesis_share_everything_up_to_the_request():
     shared = os.path.commonprefix([render("critique", **variables), rewrite])
     assert variables["context"] + "\n</paper>" in shared
     assert "rewrite of that critique" in rewrite[len(shared):]
+
+
+def test_an_answers_check_repeats_the_answer_prompt_up_to_the_question():
+    answer = render("answer", **SAMPLES["answer"][0])
+    check = render("check_answer", **SAMPLES["check_answer"][0])
+    shared = answer[:len(os.path.commonprefix([answer, check]))]
+    assert all(item["text"] in shared for item in EVIDENCE_ITEMS)
+    assert check[len(shared):].startswith("Claims:")
+    assert answer[len(shared):].startswith("Where each passage comes from")
 
 
 def test_missing_variable_is_an_error_not_an_empty_string():

@@ -59,7 +59,7 @@ from reader.audit.guards import PaperFacts, check_sentence
 from reader.audit.relations import reversal
 from reader.text.split import sentence_spans, split_sentences
 from reader.audit.verify import NO_EVIDENCE_CHARS, EvidenceRef, build_messages, parse_answers
-from reader.llm.base import Completion, supports_accept, supports_logprobs
+from reader.llm.base import Completion, Message, supports_accept, supports_logprobs
 
 BATCH_SIZE = 4
 EVIDENCE_PER_BATCH = 3
@@ -85,6 +85,7 @@ UNREADABLE = f"the verifier's reply could not be read ({VERIFY_ATTEMPTS} attempt
 
 Search = Callable[[str, str | None], list]
 EvidenceFor = Callable[[list[str]], list[EvidenceRef]]
+PromptFor = Callable[[list[str], list[EvidenceRef]], list[Message]]
 
 __all__ = [
     "AuditResult", "EvidenceRef", "LoopResult", "SentenceResult", "audit_loop", "audit_text",
@@ -247,7 +248,7 @@ def answers_any(completion: Completion, n_claims: int, n_asked: int | None = Non
 
 
 def _verify_batch(batch, *, paper_id, verifier, search, evidence_for, fallback_text, stage, focused,
-                  contrast) -> _BatchOutcome:
+                  contrast, prompt_for) -> _BatchOutcome:
     evidence, note = _evidence(batch, paper_id, search, evidence_for, fallback_text, focused)
     if not evidence:  # nothing to check against: unsupported by definition, no call needed
         return _BatchOutcome([Judgement("NO") for _ in batch], evidence, note)
@@ -261,7 +262,7 @@ def _verify_batch(batch, *, paper_id, verifier, search, evidence_for, fallback_t
     if supports_accept(verifier):  # the call log and cache: keep unusable replies out of the cache
         extra["accept"] = usable
     outcome = _BatchOutcome([], evidence, note)
-    prompt = build_messages(asked, evidence)
+    prompt = prompt_for(asked, evidence)
     for _attempt in range(VERIFY_ATTEMPTS):
         completion = verifier.complete(
             prompt,
@@ -327,13 +328,15 @@ def audit_sentences(
     focused: bool = True,
     contrast: bool = False,
     yes_threshold: float | None = None,
+    prompt_for: PromptFor = build_messages,
 ) -> AuditResult:
     """Verify already split sentences, in batches of 4, in this order. With `focused`, each
     sentence is searched on its own and the verifier sees the passages' best-matching sentences
     (reader.audit.evidence); otherwise the batch's joined text is the query and whole passages
     are shown. With `contrast`, a sentence with a direction word is also asked about in reverse
     (reader.audit.relations). With log-probabilities, the verifier accepts a claim when its
-    P(YES) reaches `yes_threshold` (None: YES_THRESHOLD); otherwise its first word decides."""
+    P(YES) reaches `yes_threshold` (None: YES_THRESHOLD); otherwise its first word decides.
+    `prompt_for(claims, evidence)` writes a batch's conversation (prompts/verify.j2 unless given)."""
     threshold = YES_THRESHOLD if yes_threshold is None else yes_threshold
     start = time.perf_counter()
     known = known or {}
@@ -344,7 +347,7 @@ def audit_sentences(
         return _verify_batch(
             batch, paper_id=paper_id, verifier=verifier, search=search,
             evidence_for=evidence_for, fallback_text=fallback_text, stage=stage, focused=focused,
-            contrast=contrast,
+            contrast=contrast, prompt_for=prompt_for,
         )
 
     if len(batches) > 1 and max_workers > 1:

@@ -5,9 +5,10 @@ generator is not called at all. The same sentinel is written into the prompt,
 so a model that finds the evidence insufficient answers with it too, and
 `is_not_found` recognises it in either language.
 
-Two failures of a small writer are caught here. A reply that is nothing but citation
+Three failures of a small writer are caught here. A reply that is nothing but citation
 markers ("[1] [2][3]") is a failed generation: it is asked once more, then counted as a
-refusal. And a 1.5B writer replies "not found" even with the answer in its evidence, its
+refusal. A line that copies the prompt's source list ("[2] Title, p. 4 — relevance 0.80:
+…") or only names a source is dropped from the reply: it is no part of an answer. And a 1.5B writer replies "not found" even with the answer in its evidence, its
 choice flipping with small changes of wording; when the grader was sure a passage answers
 the question (P(YES) at or above `quote_threshold`), the answer quotes that passage's kept
 sentences, cited, instead of refusing (`Answer.quoted`). Without log-probabilities from the
@@ -57,6 +58,20 @@ def only_markers(answer: str) -> bool:
     return not re.search(r"\w", _MARKER.sub("", answer))
 
 
+# A line of the answer prompt's source list, "[2] Title, p. 4 — relevance 0.80: the reason".
+_SOURCE_LINE = re.compile(r"—\s*relevance\s+\d(?:\.\d+)?\b")
+
+
+def without_source_lines(answer: str, labels: Sequence[str]) -> str:
+    """The answer without the lines that copy the prompt's source list (a 1.5B writer often
+    begins its answer with one) or that are nothing but a source's label."""
+    bare_labels = {label.strip().rstrip(".") for label in labels}
+    kept = [line for line in answer.splitlines()
+            if not _SOURCE_LINE.search(line)
+            and _MARKER.sub("", line).strip().rstrip(".") not in bare_labels]
+    return "\n".join(kept).strip()
+
+
 def closest_sentences(question: str, text: str, n: int) -> list[str]:
     """The `n` sentences of `text` sharing the most word tokens with the question (earlier first
     on ties), in the order the text has them."""
@@ -97,6 +112,16 @@ def select_within_budget(evidence: Sequence[Candidate], budget_tokens: int) -> l
     return chosen
 
 
+def evidence_items(chosen: Sequence[Candidate], label: Callable[[Candidate], str]) -> list[dict]:
+    """The evidence as prompts/_evidence_passages.j2 shows it, in citation order: the same items in
+    the answer prompt and in its check, so that the check's prompt begins as the answer's did."""
+    return [
+        {"label": label(c), "external": c.external, "score": c.score,
+         "reasoning": c.grade.reasoning if c.grade else "", "text": c.refined or c.text}
+        for c in chosen
+    ]
+
+
 @dataclass
 class Answer:
     text: str
@@ -125,11 +150,7 @@ def generate_answer(
     chosen = select_within_budget(evidence, budget_tokens)
     if not chosen:
         return Answer(sentinel, not_found=True)
-    items = [
-        {"label": label(c), "external": c.external, "score": c.score,
-         "reasoning": c.grade.reasoning if c.grade else "", "text": c.refined or c.text}
-        for c in chosen
-    ]
+    items = evidence_items(chosen, label)
     language = language_instruction(question_language(question))
     from_elsewhere = any(c.external or (paper_id is not None and c.paper_id != paper_id) for c in chosen)
     conversation = messages("answer", question=question, evidence=items, not_found=sentinel,
@@ -141,7 +162,7 @@ def generate_answer(
     if retried:
         completion = llm.complete(conversation, temperature=0.4, max_tokens=400,
                                   stage="crag-answer", paper_id=paper_id)
-    text = completion.text.strip()
+    text = without_source_lines(completion.text, [item["label"] for item in items])
     if text and not is_not_found(text) and not only_markers(text):
         return Answer(text, evidence=chosen, completion=completion, retried=retried)
     quote = quoted_answer(chosen, quote_threshold, question)

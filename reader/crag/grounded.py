@@ -3,10 +3,13 @@
 The answer is audited sentence by sentence (reader.audit.loop.audit_text)
 against the evidence it was generated from — the refined passages — with the
 verifier role, and the deterministic guards check its numbers and names
-against the full text of those passages. `grounded` is true only when every
-sentence is supported; a sentence the verifier left unanswered, or could not
-check at all (its reply unreadable), counts against it here, since a grounded
-flag must not rest on a benefit of the doubt.
+against the full text of those passages. The verifier's prompt
+(prompts/check_answer.j2) begins with the answer prompt's system message and
+passages, word for word, so a server's prompt cache reads them once.
+`grounded` is true only when every sentence is supported; a sentence the
+verifier left unanswered, or could not check at all (its reply unreadable),
+counts against it here, since a grounded flag must not rest on a benefit of the
+doubt.
 """
 
 from __future__ import annotations
@@ -14,21 +17,27 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reader.crag.evidence import Candidate
+from reader.crag.generate import evidence_items
 from reader.llm.base import LLM
+from reader.prompts import messages
 
 
 def audit_grounded(answer: str, evidence: Sequence[Candidate], verifier: LLM, *,
                    max_workers: int = 4) -> tuple[bool, str]:
+    """`evidence` is the answer's, in citation order: the check's prompt repeats the answer
+    prompt's passages word for word."""
     from reader.audit.guards import PaperFacts
     from reader.audit.loop import SUPPORTED, UNANSWERED, UNCHECKED, UNSUPPORTED, audit_text
     from reader.audit.verify import EvidenceRef
 
     refs = [EvidenceRef(c.chunk_id, c.page_start or 1, c.page_end or c.page_start or 1, c.refined or c.text)
             for c in evidence]
+    items = evidence_items(evidence, lambda c: c.source_label)
     facts = PaperFacts.from_texts([t for c in evidence for t in (c.text, c.source_label)])
     paper_id = next((c.paper_id for c in evidence if c.paper_id), None)
     result = audit_text(answer, paper_id=paper_id, verifier=verifier, facts=facts,
-                        evidence_for=lambda batch: refs, max_workers=max_workers, stage="crag-check")
+                        evidence_for=lambda batch: refs, max_workers=max_workers, stage="crag-check",
+                        prompt_for=lambda claims, _refs: messages("check_answer", evidence=items, claims=claims))
     total = len(result.sentences)
     if total == 0:
         return False, "the answer has no sentence to check"

@@ -102,14 +102,6 @@ def _tagged(prompt: str, tag: str) -> list[str]:
     return re.findall(rf"<{tag}\b[^>]*>\n?(.*?)\n?</{tag}>", prompt, re.S)
 
 
-def _passage_text(block: str) -> str:
-    """An answer prompt's passage without its "[n] label" and "Relevance:" lines."""
-    lines = block.split("\n")
-    while lines and re.match(r"\[\d+\] |Relevance: ", lines[0]):
-        lines.pop(0)
-    return "\n".join(lines)
-
-
 def _grade_of(question: str, passage: str) -> tuple[float, str, str]:
     """(word overlap, YES/NO, reason) of a passage for a question."""
     share = overlap(question, passage)
@@ -163,7 +155,7 @@ def answer_question(prompt: str) -> str:
     sentinel = re.search(r"reply exactly: (.+)$", prompt, re.M)
     best, best_score = "", 0.0
     for number, block in enumerate(_tagged(prompt, "passage"), start=1):
-        for sentence in split_sentences(_passage_text(block)):
+        for sentence in split_sentences(block):
             score = overlap(question, sentence)
             if score > best_score:
                 best, best_score = f"{sentence} [{number}]", score
