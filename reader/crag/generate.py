@@ -8,8 +8,9 @@ so a model that finds the evidence insufficient answers with it too, and
 Three failures of a small writer are caught here. A reply that is nothing but citation
 markers ("[1] [2][3]") is a failed generation: it is asked once more, then counted as a
 refusal. A line that copies the prompt's source list ("[2] Title, p. 4 — relevance 0.80:
-…") or only names a source is dropped from the reply: it is no part of an answer. And a 1.5B writer replies "not found" even with the answer in its evidence, its
-choice flipping with small changes of wording; when the grader was sure a passage answers
+…") or only names a source is dropped from the reply: it is no part of an answer. And a
+1.5B writer replies "not found" even with the answer in its evidence, its choice flipping
+with small changes of wording; when the grader was sure a passage answers
 the question (P(YES) at or above `quote_threshold`), the answer quotes that passage's kept
 sentences, cited, instead of refusing (`Answer.quoted`). Without log-probabilities from the
 grader nothing is quoted and the refusal stands.
