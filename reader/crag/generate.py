@@ -113,16 +113,6 @@ def select_within_budget(evidence: Sequence[Candidate], budget_tokens: int) -> l
     return chosen
 
 
-def evidence_items(chosen: Sequence[Candidate], label: Callable[[Candidate], str]) -> list[dict]:
-    """The evidence as prompts/_evidence_passages.j2 shows it, in citation order: the same items in
-    the answer prompt and in its check, so that the check's prompt begins as the answer's did."""
-    return [
-        {"label": label(c), "external": c.external, "score": c.score,
-         "reasoning": c.grade.reasoning if c.grade else "", "text": c.refined or c.text}
-        for c in chosen
-    ]
-
-
 @dataclass
 class Answer:
     text: str
@@ -151,7 +141,11 @@ def generate_answer(
     chosen = select_within_budget(evidence, budget_tokens)
     if not chosen:
         return Answer(sentinel, not_found=True)
-    items = evidence_items(chosen, label)
+    items = [
+        {"label": label(c), "external": c.external, "score": c.score,
+         "reasoning": c.grade.reasoning if c.grade else "", "text": c.refined or c.text}
+        for c in chosen
+    ]
     language = language_instruction(question_language(question))
     from_elsewhere = any(c.external or (paper_id is not None and c.paper_id != paper_id) for c in chosen)
     conversation = messages("answer", question=question, evidence=items, not_found=sentinel,

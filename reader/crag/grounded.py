@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reader.crag.evidence import Candidate
-from reader.crag.generate import evidence_items
 from reader.llm.base import LLM
 from reader.prompts import messages
 
@@ -32,12 +31,11 @@ def audit_grounded(answer: str, evidence: Sequence[Candidate], verifier: LLM, *,
 
     refs = [EvidenceRef(c.chunk_id, c.page_start or 1, c.page_end or c.page_start or 1, c.refined or c.text)
             for c in evidence]
-    items = evidence_items(evidence, lambda c: c.source_label)
     facts = PaperFacts.from_texts([t for c in evidence for t in (c.text, c.source_label)])
     paper_id = next((c.paper_id for c in evidence if c.paper_id), None)
     result = audit_text(answer, paper_id=paper_id, verifier=verifier, facts=facts,
                         evidence_for=lambda batch: refs, max_workers=max_workers, stage="crag-check",
-                        prompt_for=lambda claims, _refs: messages("check_answer", evidence=items, claims=claims))
+                        prompt_for=lambda claims, shown: messages("check_answer", evidence=shown, claims=claims))
     total = len(result.sentences)
     if total == 0:
         return False, "the answer has no sentence to check"
