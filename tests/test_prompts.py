@@ -180,7 +180,7 @@ def test_missing_variable_is_an_error_not_an_empty_string():
 
 
 # Printed values that are not paper text, passages, claims, questions or drafts: they need no `data`.
-TRUSTED_PRINTS = {"loop.index", "document", "headings", "passage_n", "words", "n", "max_sentences", "not_found", "language", "language_instruction",
+TRUSTED_PRINTS = {"loop.index", "document", "headings", "heading", "passage_n", "words", "n", "max_sentences", "not_found", "language", "language_instruction",
                   "passage.pages", "claims|length", "'%.2f'|format(item.score)"}
 _PRINT = re.compile(r"\{\{\s*(.*?)\s*\}\}")
 _TAG = re.compile(r"</?[A-Za-z][^>]*>")
