@@ -135,7 +135,8 @@ def processed(data: dict) -> int:
 def describe(label: str, data: dict) -> None:
     print(f"  {label:<9} wall {data['wall']:6.1f} s · deep read {data['seconds']:6.1f} s · "
           f"{data['llm_calls']:3d} calls · {data['tokens']:7,d} tokens "
-          f"({data['cached_tokens']:,d} of them from the prompt cache) · load average {data['load']:.1f} (other work on the machine)")
+          f"({data['cached_tokens']:,d} of them from the prompt cache) · "
+          f"load average {data['load']:.1f} (other work on the machine)")
     for st in data.get("stages", []):
         timed = (f" · server {st['prompt_s']:.0f} s prompt + {st['generation_s']:.0f} s generation"
                  if st.get("prompt_s") is not None else "")
