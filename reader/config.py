@@ -17,6 +17,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from reader.audit.checking import HIGH as CHECKER_HIGH, LOW as CHECKER_LOW
 from reader.errors import ConfigError
 
 EMBEDDED_MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m (embedded)"
@@ -70,6 +71,12 @@ class Settings:
     config_file: Path | None = None
     # The verifier's P(YES) from which a claim counts as supported; None: the audit's default.
     verify_threshold: float | None = None
+    # The trained claim checker (reader/audit/checking.py): on unless turned off; it decides a
+    # sentence it scores at or below checker_low (unsupported) or at or above checker_high
+    # (supported), and the verifier decides the rest. Chosen on half A of eval/audit_dev.jsonl.
+    checker: bool = True
+    checker_low: float = CHECKER_LOW
+    checker_high: float = CHECKER_HIGH
     # The review queue (reader/queue.py, docs/scale.md): how long a worker's claim on a paper
     # lasts unless its heartbeat renews it, how many attempts a paper gets before it is marked
     # failed, and whether uploads go to the queue (`reader worker` processes them) or are
@@ -114,7 +121,7 @@ _KEYS = [
     "home", "database_url", "llm_base_url", "llm_model", "llm_api_key",
     "verifier_base_url", "verifier_model", "verifier_api_key", "embed_model",
     "llm_timeout", "llm_concurrency", "upload_limit_mb", "web_token",
-    "output_language", "cache", "verify_threshold", "queue_lease", "queue_attempts", "workers",
+    "output_language", "cache", "verify_threshold", "checker", "checker_low", "checker_high", "queue_lease", "queue_attempts", "workers",
     "external_search", "semantic_scholar_key", "openalex_mailto",
     "crag_routing", "crag_threshold", "crag_theta_high", "crag_theta_low", "crag_quote_threshold",
     "crag_refusal", "crag_answer_p_yes", "crag_evidence_p_yes", "crag_ungrounded",
@@ -196,6 +203,19 @@ def load_settings(env: dict | None = None) -> Settings:
         if not 0.0 <= verify_threshold <= 1.0:
             raise ConfigError(f"READER_VERIFY_THRESHOLD={verify_threshold!r} must lie between 0 and 1 "
                               "(a probability; lower flags fewer sentences)")
+    checker_raw = str(get("checker", "on")).strip().lower()
+    if checker_raw not in ("on", "off", "1", "0", "true", "false", "yes", "no"):
+        raise ConfigError(f"READER_CHECKER={checker_raw!r}: use on (the trained claim checker decides what it "
+                          "is sure of) or off (the verifier decides every sentence)")
+    checker_low = get_float("checker_low", Settings.checker_low)
+    checker_high = get_float("checker_high", Settings.checker_high)
+    for name, value in (("LOW", checker_low), ("HIGH", checker_high)):
+        if not 0.0 <= value <= 1.0:
+            raise ConfigError(f"READER_CHECKER_{name}={value!r} must lie between 0 and 1 "
+                              "(the claim checker's P(supported))")
+    if checker_low > checker_high:
+        raise ConfigError(f"READER_CHECKER_LOW={checker_low!r} must not exceed READER_CHECKER_HIGH={checker_high!r}: "
+                          "between the two the verifier decides")
     queue_lease = get_float("queue_lease", 60.0)
     if not queue_lease > 0:
         raise ConfigError(f"READER_QUEUE_LEASE={queue_lease!r} must be a positive number of seconds "
@@ -249,6 +269,9 @@ def load_settings(env: dict | None = None) -> Settings:
         cache=cache_raw not in ("0", "false", "no", "off"),
         config_file=config_file,
         verify_threshold=verify_threshold,
+        checker=checker_raw in ("on", "1", "true", "yes"),
+        checker_low=checker_low,
+        checker_high=checker_high,
         queue_lease_s=queue_lease,
         queue_attempts=queue_attempts,
         workers=str(get("workers", "0")).lower() in ("1", "true", "yes", "on"),
@@ -320,6 +343,10 @@ def describe(settings: Settings) -> list[tuple[str, str]]:
         ("READER_OUTPUT_LANGUAGE", settings.output_language or "(follow the paper)"),
         ("READER_VERIFY_THRESHOLD", "(default)" if settings.verify_threshold is None
          else f"{settings.verify_threshold:g}"),
+        ("READER_CHECKER", f"on (sure at P ≤ {settings.checker_low:g} or ≥ {settings.checker_high:g})"
+         if settings.checker else "off (the verifier decides every sentence)"),
+        ("READER_CHECKER_LOW", f"{settings.checker_low:g}"),
+        ("READER_CHECKER_HIGH", f"{settings.checker_high:g}"),
         ("READER_QUEUE_LEASE", f"{settings.queue_lease_s:g} s"),
         ("READER_QUEUE_ATTEMPTS", str(settings.queue_attempts)),
         ("READER_WORKERS", "on (uploads go to the queue)" if settings.workers else "off"),

@@ -370,6 +370,7 @@ def deep_read(
     kinds: tuple[str, ...] = KINDS,
     output_language: str | None = None,
     yes_threshold: float | None = None,
+    checker=None,
 ) -> DeepReadResult:
     """Generate, audit and store the critique and synthesis of a stored paper.
 
@@ -411,7 +412,7 @@ def deep_read(
         def audit(text, known):
             progress(f"{kind}: verifying")
             return audit_text(text, paper_id=paper_id, verifier=verifier, search=search,
-                              yes_threshold=yes_threshold,
+                              yes_threshold=yes_threshold, checker=checker,
                               facts=facts, fallback_text=material.full_text,
                               max_workers=max_workers, known=known)
 
@@ -460,13 +461,13 @@ class AuditReport:
 
 
 def audit_against_paper(text: str, paper_id: str, *, db, verifier, search, max_workers: int = 4,
-                        yes_threshold: float | None = None) -> AuditReport:
+                        yes_threshold: float | None = None, checker=None) -> AuditReport:
     """Audit any text sentence by sentence against a stored paper, as the deep read audits its own."""
     with db() as session:
         material = load_material(session, paper_id)
     result = audit_text(
         text, paper_id=paper_id, verifier=verifier, search=search,
         facts=PaperFacts.from_texts(material.facts_texts), fallback_text=material.full_text,
-        max_workers=max_workers, stage="audit", yes_threshold=yes_threshold,
+        max_workers=max_workers, stage="audit", yes_threshold=yes_threshold, checker=checker,
     )
     return AuditReport(paper_id, result, mark_unsupported(text, result.to_mark))

@@ -17,6 +17,7 @@ to_json() is what the matching command prints with --json.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import os
 import threading
@@ -41,6 +42,7 @@ class Reader(WebPages):
         llm=None,
         verifier=None,
         embedder=None,
+        checker=None,
         use_cache: bool | None = None,
         on_notice: Notice | None = None,
     ):
@@ -49,7 +51,9 @@ class Reader(WebPages):
         `home` and `database_url` override them. `llm` is any object with a `model`
         name and `complete(messages, ...)` (reader.llm.base.LLM): it writes, and also
         checks unless a separate `verifier` is given; calls to either are logged and
-        cached like the built-in ones. `embedder` replaces the packaged embedding model.
+        cached like the built-in ones. `embedder` replaces the packaged embedding model;
+        `checker` (anything with `score(claims, evidence_lists)`, reader.audit.checking) the
+        shipped claim checker, used unless READER_CHECKER is off.
         `on_notice` receives warnings that do not stop the work (default: logging).
         """
         if settings is None:
@@ -67,6 +71,7 @@ class Reader(WebPages):
         self._llm = llm
         self._verifier = verifier
         self._embedder = embedder
+        self._checker = checker
         self.notice: Notice = on_notice or logging.getLogger("reader").warning
 
     # ------------------------------------------------------------ the pieces
@@ -97,6 +102,18 @@ class Reader(WebPages):
     def verifier(self):
         """The LLM that checks (audit, groundedness); the generator's settings unless set apart."""
         return self._role("verifier", self._verifier or self._llm)
+
+    @cached_property
+    def checker(self):
+        """The trained claim checker at its operating point (reader.audit.checking.CheckerBand),
+        or None when READER_CHECKER is off."""
+        if not self.settings.checker:
+            return None
+        from reader.audit.checking import CheckerBand
+        from reader.checker.model import shared_checker
+
+        scorer = self._checker if self._checker is not None else shared_checker()
+        return CheckerBand(scorer, self.settings.checker_low, self.settings.checker_high)
 
     def _role(self, role: str, given):
         from reader.llm.factory import build_llm
@@ -208,7 +225,7 @@ class Reader(WebPages):
             context_tokens=context_tokens, target_words=words,
             max_workers=self.settings.verifier.max_concurrency,
             output_language=self.settings.output_language,
-            yes_threshold=self.settings.verify_threshold,
+            yes_threshold=self.settings.verify_threshold, checker=self.checker,
         )
 
     def _ingested_id(self, paper: str | Path, on_progress: Notice | None = None) -> str:
@@ -241,7 +258,7 @@ class Reader(WebPages):
         return audit_against_paper(
             text, self._paper_id(paper), db=self.db, verifier=self.verifier,
             search=self.search_index.search, max_workers=self.settings.verifier.max_concurrency,
-            yes_threshold=self.settings.verify_threshold,
+            yes_threshold=self.settings.verify_threshold, checker=self.checker,
         )
 
     # ------------------------------------------------------------ questions
@@ -304,7 +321,8 @@ class Reader(WebPages):
         if on_stage is not None:
             generator, verifier = _StageSpy(generator, on_stage), _StageSpy(verifier, on_stage)
         result = ask(question, paper_id=paper_id, generator=generator, verifier=verifier,
-                     search=self.search_index.search, check_grounded=audit_grounded,
+                     search=self.search_index.search,
+                     check_grounded=functools.partial(audit_grounded, checker=self.checker),
                      external=external, titles=titles, config=config)
         if store:
             with transaction(self.db) as session:
@@ -482,7 +500,7 @@ class Reader(WebPages):
             search=self.search_index.search, on_progress=on_progress,
             max_workers=self.settings.verifier.max_concurrency,
             output_language=self.settings.output_language,
-            yes_threshold=self.settings.verify_threshold,
+            yes_threshold=self.settings.verify_threshold, checker=self.checker,
         )
 
     def export(self, out: str | Path, papers: Iterable[str] | None = None, *, lookup: str | None = None):

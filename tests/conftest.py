@@ -21,6 +21,9 @@ def shared_pdfs() -> list[Path]:
 # that runs pytest (read before any test changes it), so it is built once per
 # machine rather than once per test.
 _OUTER_READER_HOME = os.environ.get("READER_HOME")
+# The suite's fakes script the verifier's every answer; the trained claim checker would decide
+# most sentences before them. Tests of the checker turn it on (tests/test_checker*.py).
+os.environ.setdefault("READER_CHECKER", "off")
 
 
 @pytest.fixture(scope="session")
@@ -43,6 +46,7 @@ def reader_env(tmp_path, monkeypatch):
     for key in list(os.environ):
         if key.startswith("READER_") and key != "READER_HOME":
             monkeypatch.delenv(key)
+    monkeypatch.setenv("READER_CHECKER", "off")
     return home
 
 

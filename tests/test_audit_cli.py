@@ -61,7 +61,7 @@ def test_read_json_shape(library):
     assert {a["kind"] for a in data["analyses"]} == {"critique", "synthesis"}
     a = data["analyses"][0]
     assert {"kind", "final_text", "flagged_ratio", "iterations", "sentences"} <= set(a)
-    assert set(a["sentences"][0]) == {"text", "verdict", "p_yes", "reasons", "evidence"}
+    assert set(a["sentences"][0]) == {"text", "verdict", "p_yes", "p_checker", "reasons", "evidence"}
     assert set(a["sentences"][0]["evidence"][0]) == {"chunk_id", "pages", "text"}
     assert data["llm_calls"] > 0 and data["tokens"] > 0
 

@@ -106,7 +106,7 @@ def test_the_threshold_on_p_yes_decides_and_is_a_setting(monkeypatch, tmp_path):
 
     assert verdict(0.5)[0] == "supported"
     flagged, reasons = verdict(0.7)
-    assert flagged == "unsupported" and "verifier: NO (P(YES) 0.60, threshold 0.70)" in reasons
+    assert flagged == "unsupported" and "verifier answered YES, but P(YES) 0.60 < threshold 0.70: not accepted" in reasons
 
     monkeypatch.setenv("READER_HOME", str(tmp_path))
     monkeypatch.setenv("READER_VERIFY_THRESHOLD", "0.7")

@@ -175,7 +175,7 @@ def test_deep_read_end_to_end(db):
     assert data["llm_calls"] == generator.calls + verifier.calls
     assert data["tokens"] > 0
     sentence = data["analyses"][0]["sentences"][0]
-    assert set(sentence) == {"text", "verdict", "p_yes", "reasons", "evidence"}
+    assert set(sentence) == {"text", "verdict", "p_yes", "p_checker", "reasons", "evidence"}
     assert set(sentence["evidence"][0]) == {"chunk_id", "pages", "text"}
 
     with transaction(db) as s:

@@ -76,3 +76,38 @@ def focus(claims: list[str], passages_per_claim: list[list[EvidenceRef]]) -> lis
         budget -= len(text)
         out.append(EvidenceRef(passage.chunk_id, passage.page_start, passage.page_end, text))
     return out
+
+
+EXCERPT_CHARS = 900  # one passage's excerpt for the claim checker: about 200 tokens
+
+
+def excerpts(claim: str, passages: list[EvidenceRef], per_passage: int = SENTENCES_PER_CLAIM,
+             max_chars: int = EXCERPT_CHARS) -> list[EvidenceRef]:
+    """The claim's own evidence, one excerpt per passage: in each passage the `per_passage`
+    sentences that share the most rare words with the claim, each with its neighbours, in the
+    passage's order. The claim checker scores every excerpt on its own and keeps the best
+    (as MiniCheck and SummaC do), so a claim never loses its passage to a neighbour's."""
+    sentences = [split_sentences(p.text) for p in passages]
+    terms = [[_terms(s) for s in passage] for passage in sentences]
+    df = Counter(t for passage in terms for sentence in passage for t in sentence)
+    n = sum(len(passage) for passage in terms) or 1
+    weight = {t: math.log(1 + n / d) for t, d in df.items()}
+    wanted = _terms(claim)
+    out: list[EvidenceRef] = []
+    for passage, its_sentences, its_terms in zip(passages, sentences, terms):
+        if not its_sentences:
+            continue
+        scored = sorted(((sum(weight[t] for t in s & wanted), -i) for i, s in enumerate(its_terms)),
+                        reverse=True)
+        best = [-i for score, i in scored[:per_passage] if score > 0] or [0]
+        text = ""
+        for n_best in range(len(best), 0, -1):  # fewer best sentences until the excerpt fits
+            keep = sorted({i + d for i in best[:n_best] for d in range(-NEIGHBOURS, NEIGHBOURS + 1)
+                           if 0 <= i + d < len(its_sentences)})
+            text = join_selected(its_sentences, [i + 1 for i in keep])
+            if len(text) <= max_chars:
+                break
+        if len(text) > max_chars:  # the best sentence alone, then its passage cut short
+            text = its_sentences[best[0]][:max_chars]
+        out.append(EvidenceRef(passage.chunk_id, passage.page_start, passage.page_end, text))
+    return out

@@ -53,8 +53,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from reader.audit.checking import CheckerBand, CheckerView, check_sentences
 from reader.audit.confidence import claim_probabilities
-from reader.audit.evidence import focus
+from reader.audit.evidence import excerpts, focus
 from reader.audit.guards import PaperFacts, check_sentence
 from reader.audit.relations import reversal
 from reader.text.split import sentence_spans, split_sentences
@@ -109,6 +110,11 @@ class SentenceResult:
         return self.judgement.p_yes if self.judgement else None
 
     @property
+    def p_checker(self) -> float | None:
+        """The claim checker's P(supported), when it scored this sentence."""
+        return self.judgement.p_checker if self.judgement else None
+
+    @property
     def flagged(self) -> bool:
         return self.verdict == UNSUPPORTED
 
@@ -117,6 +123,7 @@ class SentenceResult:
             "text": self.text,
             "verdict": self.verdict,
             "p_yes": self.p_yes,
+            "p_checker": self.p_checker,
             "reasons": list(self.reasons),
             "evidence": [e.to_json() for e in self.evidence],
         }
@@ -167,25 +174,42 @@ def _hits_to_evidence(hits: list) -> list[EvidenceRef]:
     return [EvidenceRef(h.chunk_id, h.page_start, h.page_end, h.text) for h in ranked]
 
 
-def _evidence(batch, paper_id, search, evidence_for, fallback_text, focused=True
+def _own_passages(claim, paper_id, search, evidence_for) -> tuple[list[EvidenceRef], str]:
+    """The claim's own passages (its top 3 hits, or the fixed passages) and, when the search
+    failed, why."""
+    try:
+        if evidence_for is not None:
+            return list(evidence_for([claim])), ""
+        if search is not None:
+            return _hits_to_evidence(search(claim, paper_id)), ""
+        return [], ""
+    except Exception as exc:  # a broken index must not lose the read: check against the opening text
+        return [], f"search failed ({type(exc).__name__}: {exc}); checked against the paper's opening text"
+
+
+def _evidence(batch, own, paper_id, search, evidence_for, fallback_text, focused=True, note=""
               ) -> tuple[list[EvidenceRef], str]:
-    """The batch's evidence and, when it is the fallback, why."""
-    note = ""
+    """The evidence the verifier is shown for a batch and, when it is the fallback, why. `own`:
+    each claim's own passages."""
     try:
         if evidence_for is not None:
             found = list(evidence_for(batch))
         elif search is not None and focused:
-            found = focus(batch, [_hits_to_evidence(search(claim, paper_id)) for claim in batch])
+            found = focus(batch, own)
         elif search is not None:
             found = _hits_to_evidence(search(" ".join(batch), paper_id))
         else:
             found = []
-    except Exception as exc:  # a broken index must not lose the read: check against the opening text
+    except Exception as exc:
         found, note = [], f"search failed ({type(exc).__name__}: {exc}); checked against the paper's opening text"
     if not found and fallback_text and fallback_text.strip():
-        found = [EvidenceRef(None, 1, 1, fallback_text[:NO_EVIDENCE_CHARS])]
+        found = [_fallback(fallback_text)]
         note = note or "no passage matched; checked against the paper's opening text"
     return found, note
+
+
+def _fallback(text: str) -> EvidenceRef:
+    return EvidenceRef(None, 1, 1, text[:NO_EVIDENCE_CHARS])
 
 
 @dataclass
@@ -208,6 +232,7 @@ class Judgement:
     reversal: str | None = None
     reversal_answer: str | None = None
     reversal_p_yes: float | None = None
+    p_checker: float | None = None  # the claim checker's P(supported), when it scored the claim
 
     def accepted(self, threshold: float | None) -> bool | None:
         return _accepted(self.answer, self.p_yes, threshold)
@@ -247,9 +272,9 @@ def answers_any(completion: Completion, n_claims: int, n_asked: int | None = Non
     return _any_answered(*_read_reply(completion, n_asked or n_claims), n_claims)
 
 
-def _verify_batch(batch, *, paper_id, verifier, search, evidence_for, fallback_text, stage, focused,
-                  contrast, prompt_for) -> _BatchOutcome:
-    evidence, note = _evidence(batch, paper_id, search, evidence_for, fallback_text, focused)
+def _verify_batch(batch, own, *, paper_id, verifier, search, evidence_for, fallback_text, stage, focused,
+                  contrast, prompt_for, note="") -> _BatchOutcome:
+    evidence, note = _evidence(batch, own, paper_id, search, evidence_for, fallback_text, focused, note)
     if not evidence:  # nothing to check against: unsupported by definition, no call needed
         return _BatchOutcome([Judgement("NO") for _ in batch], evidence, note)
     reversals = [reversal(claim) if contrast else None for claim in batch]
@@ -286,6 +311,23 @@ def _verify_batch(batch, *, paper_id, verifier, search, evidence_for, fallback_t
     return outcome
 
 
+def _verifier_said(j: Judgement, threshold: float | None) -> str:
+    """What the verifier answered, in words that never call a NO a YES."""
+    accepted = j.accepted(threshold)
+    if accepted is None:
+        return "verifier did not answer"
+    if j.p_yes is None:
+        return f"verifier: {j.answer}"
+    p, t = f"{j.p_yes:.2f}", f"{threshold:.2f}"
+    if accepted and j.answer == "YES":
+        return f"verifier: YES (P(YES) {p} ≥ threshold {t})"
+    if not accepted and j.answer == "NO":
+        return f"verifier: NO (P(YES) {p} < threshold {t})"
+    said = f"answered {j.answer}" if j.answer else "gave no answer word"
+    return (f"verifier {said}, but P(YES) {p} ≥ threshold {t}: accepted" if accepted
+            else f"verifier {said}, but P(YES) {p} < threshold {t}: not accepted")
+
+
 def _verdict(j: Judgement, guard_reasons: list[str], has_evidence: bool,
              threshold: float | None, readable: bool = True) -> tuple[str, list[str]]:
     reasons = list(guard_reasons)
@@ -294,9 +336,7 @@ def _verdict(j: Judgement, guard_reasons: list[str], has_evidence: bool,
     if not readable:  # a guard's finding stands; otherwise nothing was checked
         return (UNSUPPORTED if guard_reasons else UNCHECKED), reasons + [UNREADABLE]
     accepted = j.accepted(threshold)
-    said = "verifier did not answer" if accepted is None else f"verifier: {'YES' if accepted else 'NO'}"
-    if j.p_yes is not None:
-        said += f" (P(YES) {j.p_yes:.2f}" + (f", threshold {threshold:.2f})" if threshold is not None else ")")
+    said = _verifier_said(j, threshold)
     if accepted is False:
         return UNSUPPORTED, reasons + [said]
     if guard_reasons:
@@ -306,6 +346,14 @@ def _verdict(j: Judgement, guard_reasons: list[str], has_evidence: bool,
     if accepted is None:
         return UNANSWERED, reasons + [said]
     return SUPPORTED, reasons + [said]
+
+
+def _checker_verdict(view: CheckerView, guard_reasons: list[str], band: CheckerBand) -> tuple[str, list[str]]:
+    """The verdict of a sentence the claim checker was sure of (no verifier call)."""
+    reasons = list(guard_reasons) + [view.reason(band)]
+    if view.decided == "unsupported" or guard_reasons:
+        return UNSUPPORTED, reasons
+    return SUPPORTED, reasons
 
 
 def audit_text(text: str, **kwargs) -> AuditResult:
@@ -329,25 +377,36 @@ def audit_sentences(
     contrast: bool = False,
     yes_threshold: float | None = None,
     prompt_for: PromptFor = build_messages,
+    checker: CheckerBand | None = None,
 ) -> AuditResult:
-    """Verify already split sentences, in batches of 4, in this order. With `focused`, each
-    sentence is searched on its own and the verifier sees the passages' best-matching sentences
-    (reader.audit.evidence); otherwise the batch's joined text is the query and whole passages
-    are shown. With `contrast`, a sentence with a direction word is also asked about in reverse
-    (reader.audit.relations). With log-probabilities, the verifier accepts a claim when its
-    P(YES) reaches `yes_threshold` (None: YES_THRESHOLD); otherwise its first word decides.
-    `prompt_for(claims, evidence)` writes a batch's conversation (prompts/verify.j2 unless given)."""
+    """Verify already split sentences. Each sentence is searched on its own (top 3 passages);
+    with a `checker` (reader.audit.checking), the trained claim checker scores it against each
+    of its passages' excerpts and decides where it is sure; the rest go to the verifier in
+    batches of 4, in this order. With `focused`, the verifier sees the passages' best-matching
+    sentences (reader.audit.evidence); otherwise the batch's joined text is the query and whole
+    passages are shown. With `contrast`, a sentence with a direction word is also asked about in
+    reverse (reader.audit.relations). With log-probabilities, the verifier accepts a claim when
+    its P(YES) reaches `yes_threshold` (None: YES_THRESHOLD); otherwise its first word decides.
+    `prompt_for(claims, evidence)` writes a batch's conversation (prompts/verify.j2 unless given).
+    Each sentence keeps its own evidence, the excerpt that decided first."""
     threshold = YES_THRESHOLD if yes_threshold is None else yes_threshold
     start = time.perf_counter()
     known = known or {}
     todo = [s for s in dict.fromkeys(sentences) if s not in known]
-    batches = [todo[i:i + BATCH_SIZE] for i in range(0, len(todo), BATCH_SIZE)]
+    found = [_own_passages(s, paper_id, search, evidence_for) for s in todo]
+    passages = {s: p for s, (p, _) in zip(todo, found)}
+    notes = {s: note for s, (_, note) in zip(todo, found)}
+    fallback = [_fallback(fallback_text)] if fallback_text and fallback_text.strip() else []
+    views = dict(zip(todo, check_sentences(
+        todo, [excerpts(s, passages[s] or fallback) for s in todo], checker)))
+    asked = [s for s in todo if views[s].decided is None]
+    batches = [asked[i:i + BATCH_SIZE] for i in range(0, len(asked), BATCH_SIZE)]
 
     def run(batch):
         return _verify_batch(
-            batch, paper_id=paper_id, verifier=verifier, search=search,
+            batch, [passages[s] for s in batch], paper_id=paper_id, verifier=verifier, search=search,
             evidence_for=evidence_for, fallback_text=fallback_text, stage=stage, focused=focused,
-            contrast=contrast, prompt_for=prompt_for,
+            contrast=contrast, prompt_for=prompt_for, note=next((notes[s] for s in batch if notes[s]), ""),
         )
 
     if len(batches) > 1 and max_workers > 1:
@@ -358,17 +417,31 @@ def audit_sentences(
 
     fresh: dict[str, SentenceResult] = {}
     result = AuditResult(sentences=[])
+    guard = {s: check_sentence(s, facts) if facts is not None else [] for s in todo}
+    for sentence in todo:
+        view = views[sentence]
+        if view.decided is not None:
+            verdict, reasons = _checker_verdict(view, guard[sentence], checker)
+            if notes[sentence]:
+                reasons.append(notes[sentence])
+            fresh[sentence] = SentenceResult(sentence, verdict, "", reasons,
+                                             view.evidence if passages[sentence] else fallback,
+                                             judgement=Judgement(None, p_checker=view.p_supported))
     for batch, outcome in zip(batches, outcomes):
         result.llm_calls += outcome.calls
         result.prompt_tokens += outcome.prompt_tokens
         result.completion_tokens += outcome.completion_tokens
         for sentence, j in zip(batch, outcome.judgements):
-            guard = check_sentence(sentence, facts) if facts is not None else []
-            verdict, reasons = _verdict(j, guard, bool(outcome.evidence), threshold, outcome.readable)
+            view = views[sentence]
+            verdict, reasons = _verdict(j, guard[sentence], bool(outcome.evidence), threshold, outcome.readable)
+            if checker is not None:
+                reasons.insert(len(guard[sentence]), view.reason(checker))
             if outcome.note:
                 reasons.append(outcome.note)
+            j.p_checker = view.p_supported
             fresh[sentence] = SentenceResult(sentence, verdict, j.answer or "", reasons,
-                                             outcome.evidence, judgement=j)
+                                             view.evidence if passages[sentence] else outcome.evidence,
+                                             judgement=j)
     for sentence in sentences:
         if sentence in fresh:
             result.sentences.append(fresh[sentence])

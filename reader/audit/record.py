@@ -53,7 +53,7 @@ def save_analysis(
         for ordinal, s in enumerate(it.audit.sentences):
             verdict = SentenceVerdict(
                 ordinal=ordinal, text=s.text, verdict=s.verdict, llm_answer=s.llm_answer,
-                reasons=list(s.reasons), reused=s.reused, p_yes=s.p_yes,
+                reasons=list(s.reasons), reused=s.reused, p_yes=s.p_yes, p_checker=s.p_checker,
             )
             verdict.evidence = [
                 VerdictEvidence(rank=rank, chunk_id=e.chunk_id, page_start=e.page_start,
@@ -121,6 +121,7 @@ def verdict_json(v: SentenceVerdict) -> dict:
         "text": v.text,
         "verdict": v.verdict,
         "p_yes": v.p_yes,
+        "p_checker": v.p_checker,
         "reasons": list(v.reasons or []),
         "evidence": [
             EvidenceRef(e.chunk_id, e.page_start, e.page_end, e.text).to_json() for e in v.evidence

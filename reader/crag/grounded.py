@@ -22,9 +22,10 @@ from reader.prompts import messages
 
 
 def audit_grounded(answer: str, evidence: Sequence[Candidate], verifier: LLM, *,
-                   max_workers: int = 4) -> tuple[bool, str]:
+                   max_workers: int = 4, checker=None) -> tuple[bool, str]:
     """`evidence` is the answer's, in citation order: the check's prompt repeats the answer
-    prompt's passages word for word."""
+    prompt's passages word for word. With a `checker` (reader.audit.checking.CheckerBand), the
+    trained claim checker decides the sentences it is sure of, as in the audit."""
     from reader.audit.guards import PaperFacts
     from reader.audit.loop import SUPPORTED, UNANSWERED, UNCHECKED, UNSUPPORTED, audit_text
     from reader.audit.verify import EvidenceRef
@@ -34,7 +35,7 @@ def audit_grounded(answer: str, evidence: Sequence[Candidate], verifier: LLM, *,
     facts = PaperFacts.from_texts([t for c in evidence for t in (c.text, c.source_label)])
     paper_id = next((c.paper_id for c in evidence if c.paper_id), None)
     result = audit_text(answer, paper_id=paper_id, verifier=verifier, facts=facts,
-                        evidence_for=lambda batch: refs, max_workers=max_workers, stage="crag-check",
+                        evidence_for=lambda batch: refs, max_workers=max_workers, stage="crag-check", checker=checker,
                         prompt_for=lambda claims, shown: messages("check_answer", evidence=shown, claims=claims))
     total = len(result.sentences)
     if total == 0:

@@ -187,6 +187,7 @@ class SentenceVerdict(Base):
     reasons: Mapped[list] = mapped_column(JSON, default=list)  # guard reasons, LLM verdict
     reused: Mapped[bool] = mapped_column(Boolean, default=False)  # verdict carried from an earlier iteration
     p_yes: Mapped[float | None] = mapped_column(Float, nullable=True)  # the verifier's P(YES), when known
+    p_checker: Mapped[float | None] = mapped_column(Float, nullable=True)  # the claim checker's P(supported) (0007)
 
     evidence: Mapped[list[VerdictEvidence]] = relationship(
         cascade="all, delete-orphan", passive_deletes=True, order_by="VerdictEvidence.rank",

@@ -1,0 +1,103 @@
+"""The claim checker: a cross-encoder (claim, evidence) → P(supported), trained for papers.
+
+A MiniLM-L6 cross-encoder fine-tuned here (scripts/train_checker.py) on pairs made by rule
+from the training papers (scripts/make_checker_data.py). Its weights ship inside the package
+(reader/checker/weights/, fp16 safetensors) and load offline. A claim is scored against each
+of its evidence excerpts on its own and the best excerpt's score is kept, so the excerpt that
+decided is known and can be shown.
+
+torch and transformers are imported when the checker is first loaded, not at import time.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+WEIGHTS = Path(__file__).resolve().parent / "weights"
+MAX_TOKENS = 256  # claim and excerpt together, as in training
+BATCH = 32
+
+
+class CheckerMissing(RuntimeError):
+    """The checker's weights are not where they should be."""
+
+
+@dataclass
+class Scored:
+    """A claim's best score over its excerpts, and which excerpt gave it (None: no excerpt)."""
+
+    p_supported: float
+    best: int | None
+
+
+class ClaimChecker:
+    """Scores (claim, evidence) pairs. Thread-safe: one forward pass at a time."""
+
+    def __init__(self, directory: Path = WEIGHTS, threads: int | None = None):
+        self.directory = Path(directory)
+        self.threads = threads
+        self._model = None
+        self._tokenizer = None
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return f"claim-checker ({self.directory.name})"
+
+    def load(self) -> None:
+        if self._model is not None:
+            return
+        if not (self.directory / "model.safetensors").is_file():
+            raise CheckerMissing(f"{self.directory}: no model.safetensors; reinstall reader or "
+                                 "run scripts/train_checker.py to make it")
+        import torch
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        if self.threads:
+            torch.set_num_threads(self.threads)
+        self._tokenizer = AutoTokenizer.from_pretrained(self.directory, local_files_only=True)
+        model = AutoModelForSequenceClassification.from_pretrained(
+            self.directory, local_files_only=True)
+        self._model = model.float().eval()
+
+    def score_pairs(self, pairs: list[tuple[str, str]]) -> list[float]:
+        """P(supported) for each (claim, evidence) pair."""
+        if not pairs:
+            return []
+        self.load()
+        import torch
+
+        out: list[float] = []
+        with self._lock, torch.inference_mode():
+            for start in range(0, len(pairs), BATCH):
+                chunk = pairs[start:start + BATCH]
+                batch = self._tokenizer([c for c, _ in chunk], [e for _, e in chunk], truncation="only_second",
+                                        max_length=MAX_TOKENS, padding=True, return_tensors="pt")
+                logits = self._model(**batch).logits[:, 0]
+                out.extend(torch.sigmoid(logits).tolist())
+        return out
+
+    def score(self, claims: list[str], evidence: list[list[str]]) -> list[Scored]:
+        """Each claim against each of its own excerpts; the best excerpt's score is kept."""
+        pairs = [(c, e) for c, texts in zip(claims, evidence) for e in texts]
+        scores = iter(self.score_pairs(pairs))
+        out = []
+        for texts in evidence:
+            mine = [next(scores) for _ in texts]
+            best = max(range(len(mine)), key=mine.__getitem__) if mine else None
+            out.append(Scored(mine[best] if best is not None else 0.0, best))
+        return out
+
+
+_SHARED: dict[Path, ClaimChecker] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_checker(directory: Path = WEIGHTS) -> ClaimChecker:
+    """One loaded checker per weights directory for the process."""
+    with _SHARED_LOCK:
+        if directory not in _SHARED:
+            _SHARED[directory] = ClaimChecker(directory)
+        return _SHARED[directory]

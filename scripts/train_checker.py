@@ -1,0 +1,84 @@
+"""Train the claim checker from the shipped pairs and seed; writes reader/checker/weights/.
+
+    nice .venv/bin/python scripts/train_checker.py > /tmp/train_checker.log 2>&1
+
+Reads scripts/data/checker_pairs.jsonl.xz (made by scripts/make_checker_data.py from
+../shared/papers-train/), trains on the "train" papers' pairs and stops early on the "val"
+papers' pairs (reader.checker.train). Every positive pair is kept; negatives are the
+fabricated claims' pairs (all of them) and the supported claims' distracting neighbours (a
+seeded sample, at most --distractors per positive). Prints its run time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import lzma
+import random
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from reader.checker.model import WEIGHTS  # noqa: E402
+from reader.checker.rewrites import UNSUPPORTED_KINDS as UNSUPPORTED  # noqa: E402
+from reader.checker.train import TrainConfig, train, write_card  # noqa: E402
+from reader.index.dense import packaged_model_path  # noqa: E402
+
+DATA = ROOT / "scripts" / "data" / "checker_pairs.jsonl.xz"
+
+
+def load_pairs(path: Path) -> list[dict]:
+    with lzma.open(path, "rt", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def choose_training(pairs: list[dict], rng: random.Random, distractors: float) -> list[dict]:
+    positives = [p for p in pairs if p["label"] == 1]
+    fabricated = [p for p in pairs if p["label"] == 0 and p["kind"] in UNSUPPORTED]
+    neighbours = [p for p in pairs if p["label"] == 0 and p["kind"] not in UNSUPPORTED]
+    rng.shuffle(neighbours)
+    return positives + fabricated + neighbours[:int(distractors * len(positives))]
+
+
+def choose_validation(pairs: list[dict], rng: random.Random, n: int) -> list[dict]:
+    order = list(pairs)
+    rng.shuffle(order)
+    return sorted(order[:n], key=lambda p: len(p["claim"]) + len(p["evidence"]))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--out", type=Path, default=WEIGHTS)
+    ap.add_argument("--distractors", type=float, default=0.5)
+    ap.add_argument("--val-pairs", type=int, default=1500)
+    defaults = TrainConfig()
+    for name, value in vars(defaults).items():
+        ap.add_argument("--" + name.replace("_", "-"), type=type(value), default=value)
+    args = ap.parse_args()
+    config = TrainConfig(**{k: getattr(args, k) for k in vars(defaults)})
+    started = time.perf_counter()
+    rng = random.Random(config.seed)
+    pairs = load_pairs(args.data)
+    train_pairs = choose_training([p for p in pairs if p["split"] == "train"], rng, args.distractors)
+    val_pairs = choose_validation([p for p in pairs if p["split"] == "val"], rng, args.val_pairs)
+    counts = Counter((p["kind"], p["label"]) for p in train_pairs)
+    print(f"{len(train_pairs)} training pairs ({sum(p['label'] for p in train_pairs)} supported), "
+          f"{len(val_pairs)} validation pairs; by kind: {dict(sorted(counts.items()))}", flush=True)
+    result = train(train_pairs, val_pairs, packaged_model_path(), args.out, config,
+                   log=lambda line: print(line, flush=True))
+    digest = hashlib.sha256(args.data.read_bytes()).hexdigest()
+    write_card(args.out, config, result, {"file": args.data.name, "sha256": digest,
+                                          "train_pairs": len(train_pairs), "val_pairs": len(val_pairs)})
+    size = sum(f.stat().st_size for f in args.out.iterdir()) / 1e6
+    print(f"best step {result.best_step}: {result.best_val}; weights {size:.1f} MB in {args.out}")
+    print(f"run time {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
