@@ -33,8 +33,16 @@ DATA = ROOT / "scripts" / "data" / "checker_pairs.jsonl.xz"
 
 
 def load_pairs(path: Path) -> list[dict]:
+    """The pairs, each excerpt cut to what the audit shows the checker (reader.audit.evidence.
+    excerpts: the claim's best sentence with its neighbours), however the file was made."""
+    from reader.audit.evidence import excerpts
+    from reader.audit.verify import EvidenceRef
+
     with lzma.open(path, "rt", encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+        pairs = [json.loads(line) for line in fh if line.strip()]
+    for p in pairs:
+        p["evidence"] = excerpts(p["claim"], [EvidenceRef(None, 1, 1, p["evidence"])])[0].text
+    return pairs
 
 
 def choose_training(pairs: list[dict], rng: random.Random, distractors: float) -> list[dict]:

@@ -78,14 +78,15 @@ def focus(claims: list[str], passages_per_claim: list[list[EvidenceRef]]) -> lis
     return out
 
 
-EXCERPT_CHARS = 900  # one passage's excerpt for the claim checker: about 200 tokens
+EXCERPT_SENTENCES = 1  # best sentences per excerpt for the claim checker, each with its neighbours
+EXCERPT_CHARS = 600  # one passage's excerpt for the claim checker: about 130 tokens
 
 
-def excerpts(claim: str, passages: list[EvidenceRef], per_passage: int = SENTENCES_PER_CLAIM,
+def excerpts(claim: str, passages: list[EvidenceRef], per_passage: int = EXCERPT_SENTENCES,
              max_chars: int = EXCERPT_CHARS) -> list[EvidenceRef]:
     """The claim's own evidence, one excerpt per passage: in each passage the `per_passage`
     sentences that share the most rare words with the claim, each with its neighbours, in the
-    passage's order. The claim checker scores every excerpt on its own and keeps the best
+    passage's order (two adjacent sentences a claim fuses are the best one and its neighbour). The claim checker scores every excerpt on its own and keeps the best
     (as MiniCheck and SummaC do), so a claim never loses its passage to a neighbour's."""
     sentences = [split_sentences(p.text) for p in passages]
     terms = [[_terms(s) for s in passage] for passage in sentences]

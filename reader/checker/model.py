@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 WEIGHTS = Path(__file__).resolve().parent / "weights"
-MAX_TOKENS = 256  # claim and excerpt together, as in training
+MAX_TOKENS = 160  # claim and excerpt together, in training and here
 BATCH = 32
 
 

@@ -17,11 +17,13 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from reader.checker.model import MAX_TOKENS
+
 
 @dataclass
 class TrainConfig:
     seed: int = 13
-    max_tokens: int = 256
+    max_tokens: int = MAX_TOKENS
     batch_size: int = 16
     learning_rate: float = 4e-5
     warmup: float = 0.06
