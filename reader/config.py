@@ -17,7 +17,6 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from reader.audit.checking import HIGH as CHECKER_HIGH, LOW as CHECKER_LOW
 from reader.errors import ConfigError
 
 EMBEDDED_MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m (embedded)"
@@ -75,8 +74,8 @@ class Settings:
     # sentence it scores at or below checker_low (unsupported) or at or above checker_high
     # (supported), and the verifier decides the rest. Chosen on half A of eval/audit_dev.jsonl.
     checker: bool = True
-    checker_low: float = CHECKER_LOW
-    checker_high: float = CHECKER_HIGH
+    checker_low: float = 0.1
+    checker_high: float = 0.9
     # The review queue (reader/queue.py, docs/scale.md): how long a worker's claim on a paper
     # lasts unless its heartbeat renews it, how many attempts a paper gets before it is marked
     # failed, and whether uploads go to the queue (`reader worker` processes them) or are

@@ -80,7 +80,7 @@ def test_the_checker_decides_what_it_is_sure_of_and_the_verifier_the_rest():
 
 def test_each_sentence_keeps_its_own_excerpts_the_deciding_one_first():
     result = audit_text("A sure claim one.", paper_id="p1", verifier=verifier_saying("YES"), search=search,
-                        checker=CheckerBand(WordScorer()))
+                        checker=CheckerBand(WordScorer(), 0.1, 0.9))
     evidence = result.sentences[0].evidence
     assert [e.chunk_id for e in evidence] == [2, 1]  # the deciding excerpt first
     assert evidence[0].page_start == 5 and "deciding sentence" in evidence[0].text
@@ -89,7 +89,7 @@ def test_each_sentence_keeps_its_own_excerpts_the_deciding_one_first():
 def test_a_guard_overrules_a_sure_checker():
     facts = PaperFacts.from_texts(["The model reaches 80.0 F1 on the test set."])
     result = audit_text("A sure claim reaches 91.3 F1.", paper_id="p1", verifier=verifier_saying("YES"),
-                        search=search, facts=facts, checker=CheckerBand(WordScorer()))
+                        search=search, facts=facts, checker=CheckerBand(WordScorer(), 0.1, 0.9))
     s = result.sentences[0]
     assert s.verdict == "unsupported" and "91.3" in s.reasons[0]
     assert s.reasons[-1].startswith("claim checker: supported")

@@ -1,6 +1,6 @@
 """Imports run one way, down the data flow (docs/architecture.md):
 
-    cli → commands → web → facade → {deepread, review, crag, export, views} → audit
+    cli → commands → web → facade → {deepread, review, crag, export, views, checker} → audit
         → {llm, ingest, index, prompts, queue} → store → {text, config, resources} → errors
 
 A module may import its own package and any package on a lower layer, never a
@@ -23,7 +23,7 @@ LAYERS = [
     {"store"},
     {"llm", "ingest", "index", "prompts", "queue"},
     {"audit"},
-    {"deepread", "review", "crag", "export", "views"},
+    {"deepread", "review", "crag", "export", "views", "checker"},
     {"facade_pages"},
     {"facade"},
     {"web"},

@@ -5,8 +5,8 @@ excerpts) by the claim checker (reader.checker.model), and the best excerpt's sc
 At or above `high` the sentence is supported, at or below `low` it is not, and the LLM verifier
 is not asked; in between (and for a sentence the checker cannot read, such as a Chinese one:
 it was trained on English) the verifier's terse YES/NO in batches of 4 decides, as before. The
-deterministic guards apply to every sentence either way. `low` and `high` are chosen on half A
-of eval/audit_dev.jsonl (docs/audit.md has the curve); a stronger verifier warrants a wider band
+deterministic guards apply to every sentence either way. `low` and `high` (READER_CHECKER_LOW /
+_HIGH) are chosen on half A of eval/audit_dev.jsonl (docs/audit.md has the curve); a stronger verifier warrants a wider band
 (more sentences sent to it), a weaker one a narrower band.
 """
 
@@ -18,9 +18,6 @@ from typing import Protocol
 
 from reader.audit.verify import EvidenceRef
 
-# Chosen on half A of eval/audit_dev.jsonl (false flags ≤ 0.05 there); reported on half B.
-LOW = 0.1
-HIGH = 0.9
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 
@@ -30,11 +27,12 @@ class Scorer(Protocol):
 
 @dataclass
 class CheckerBand:
-    """The claim checker with its operating point: sure below `low` and above `high`."""
+    """The claim checker with its operating point: sure at or below `low` and at or above `high`
+    (the defaults are settings: READER_CHECKER_LOW / _HIGH, reader.config)."""
 
     scorer: Scorer
-    low: float = LOW
-    high: float = HIGH
+    low: float
+    high: float
 
     @property
     def name(self) -> str:

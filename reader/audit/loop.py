@@ -5,13 +5,17 @@
 1. split into sentences (reader.text.split); sentences already verified
    (`known`, keyed by sentence text) keep their verdicts, and a sentence that
    appears twice is verified once;
-2. the remaining sentences go in batches of 4. Each sentence is searched on its
-   own (top 3 hits) and the verifier is shown, per sentence, the passages'
-   best-matching sentences with their neighbours (reader.audit.evidence; with
-   `focused=False`, the batch's joined text is the query and the top 3 whole
-   passages are shown). Fallback: the first 3,000 characters of the paper, also
-   when the search fails; with no text at all there is no call and every claim
-   is unsupported;
+2. each remaining sentence is searched on its own (top 3 hits); with a claim
+   checker (reader.audit.checking), the trained cross-encoder scores it against
+   each of its passages' excerpts, keeps the best, and decides the sentences it
+   is sure of (no verifier call); each sentence keeps its own excerpts as its
+   evidence, the deciding one first;
+   the others go to the verifier in batches of 4, which is shown, per sentence,
+   the passages' best-matching sentences with their neighbours
+   (reader.audit.evidence; with `focused=False`, the batch's joined text is the
+   query and the top 3 whole passages are shown). Fallback: the first 3,000
+   characters of the paper, also when the search fails; with no text at all
+   there is no call and every claim is unsupported;
 3. with `contrast`, a sentence with a direction word ("higher", "outperforms",
    "低于") is also asked about in reverse in the same call
    (reader.audit.relations; off by default: on the development set it caught more
