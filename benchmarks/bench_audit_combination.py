@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench_audit_dev import HALF_A, PAPERS, load_dev_set  # noqa: E402
+from bench_audit_dev import HALF_A, ingested, load_dev_set  # noqa: E402
 from bench_checker import table  # noqa: E402
 
 
@@ -42,27 +42,18 @@ def main() -> None:
     ap.add_argument("--out", help="save per-sentence results (JSON lines)")
     args = ap.parse_args()
     os.environ.setdefault("READER_HOME", args.home)
-    from sqlalchemy import select
-
     from reader.audit.checking import CheckerBand
     from reader.audit.guards import PaperFacts
     from reader.audit.loop import audit_sentences
     from reader.checker.model import shared_checker
     from reader.deepread import load_material
     from reader.facade import Reader
-    from reader.ingest.pipeline import ingest_paths
     from reader.llm.factory import build_inner_llm
-    from reader.store.tables import Paper
 
     app = Reader(use_cache=False)
     rows = load_dev_set()
     names = sorted({r["paper"] for r in rows if args.half == "all" or (r["paper"] in HALF_A) == (args.half == "A")})
-    with app.db() as session:
-        stored = {Path(p.source_path or "").name: p.id for p in session.scalars(select(Paper))}
-    missing = [PAPERS / n for n in names if n not in stored]
-    if missing:
-        for r in ingest_paths(missing, app.db, open_index=lambda: app.search_index):
-            stored[Path(r.file).name] = r.paper_id
+    stored = ingested(app, names)
     verifier = build_inner_llm(app.settings, "verifier")
     if hasattr(verifier, "load"):
         print(f"loading the verifier: {verifier.load():.1f} s", file=sys.stderr, flush=True)

@@ -39,34 +39,25 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench_audit_dev import HALF_A, KINDS, PAPERS, load_dev_set, wilson  # noqa: E402
+from bench_audit_dev import HALF_A, KINDS, ingested, load_dev_set, wilson  # noqa: E402
 
 EVAL = ROOT.parent / "shared" / "eval"
 
 
-def score_dev(home: str) -> list[dict]:
+def score_dev(home: str, weights: Path | None = None) -> list[dict]:
     os.environ.setdefault("READER_HOME", home)
-    from sqlalchemy import select
-
     from reader.audit.evidence import excerpts
     from reader.audit.guards import PaperFacts, check_sentence
     from reader.audit.loop import _hits_to_evidence
     from reader.checker.model import shared_checker
     from reader.deepread import load_material
     from reader.facade import Reader
-    from reader.ingest.pipeline import ingest_paths
-    from reader.store.tables import Paper
 
     app = Reader(use_cache=False)
     rows = load_dev_set()
     wanted = sorted({r["paper"] for r in rows})
-    with app.db() as session:
-        stored = {Path(p.source_path or "").name: p.id for p in session.scalars(select(Paper))}
-    missing = [PAPERS / name for name in wanted if name not in stored]
-    if missing:
-        for r in ingest_paths(missing, app.db, open_index=lambda: app.search_index):
-            stored[Path(r.file).name] = r.paper_id
-    checker = shared_checker()
+    stored = ingested(app, wanted)
+    checker = shared_checker(weights) if weights else shared_checker()
     checker.load()
     out = []
     started = time.perf_counter()
@@ -147,12 +138,14 @@ def choose_checker(a, max_false=0.05) -> float:
     return best
 
 
-def choose_band(a, t, max_false=0.05, max_asked=0.3) -> tuple[float, float]:
-    """On half A: the (low, high) that catches the most with false flags ≤ max_false and at most
-    max_asked of the sentences the checker scores sent to the verifier (fewer asked breaks ties)."""
-    grid = [x / 100 for x in range(1, 100)]
+def choose_band(a, t, max_false=0.05, max_asked=1.0) -> tuple[float, float]:
+    """On half A: the (low, high) that catches the most with false flags ≤ max_false (and at most
+    max_asked of the sentences the checker scores sent to the verifier); fewer asked breaks ties."""
     scored = [i for i in a if i["p_checker"] is not None]
-    best, key = (0.5, 0.5), None
+    # every score seen on half A (just above it, for low; just at it, for high), and the ends:
+    # low 0 never decides "unsupported", high 1 never decides "supported"
+    grid = sorted({0.0, 1.0} | {round(i["p_checker"], 4) for i in scored})
+    best, key = (0.0, 1.0), None
     for low in grid:
         for high in (h for h in grid if h >= low):
             flag = lambda i: flag_combined(i, low, high, t)  # noqa: E731
@@ -185,10 +178,23 @@ def dev_report(items, max_asked: float) -> None:
     from reader.audit.loop import YES_THRESHOLD
 
     a, b = halves(items)
-    t_checker = choose_checker(a)
-    print(f"checker alone: flag below P {t_checker:.2f} (chosen on half A, false flags ≤ 0.05)")
-    for part, title in ((a, "half A (choose)"), (b, "half B (report)")):
+    a_en, b_en = ([i for i in part if i["p_checker"] is not None] for part in (a, b))
+    t_checker = choose_checker(a_en)
+    print(f"checker alone (English sentences: it does not score Chinese ones): flag below P {t_checker:.2f} "
+          "(chosen on half A, false flags ≤ 0.05)")
+    for part, title in ((a_en, "half A (choose)"), (b_en, "half B (report)")):
         print("\n".join(table(part, lambda i: flag_checker(i, t_checker), f"checker alone + guards, {title}")))
+    print("\nthe curve, half B, English: checker alone + guards, flag below P")
+    print(f"  {'P':>5} {'false':>7} " + " ".join(f"{k[:12]:>12}" for k in KINDS) + f" {'all':>6}")
+    for t in (0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95):
+        flag = lambda i, t=t: flag_checker(i, t)  # noqa: E731
+        per_kind = []
+        for kind in KINDS:
+            part = [i for i in b_en if i["kind"] == kind]
+            per_kind.append(f"{sum(map(flag, part)) / max(1, len(part)):>12.2f}")
+        fabricated = [i for i in b_en if i["kind"] != "faithful"]
+        print(f"  {t:>5.2f} {false_rate(b_en, flag):>7.2f} " + " ".join(per_kind)
+              + f" {sum(map(flag, fabricated)) / max(1, len(fabricated)):>6.2f}")
     en = [i for i in items if i["p_checker"] is not None]
     from reader.checker.train import auc
 
@@ -236,10 +242,10 @@ def windows(text: str, size: int = 3, stride: int = 2) -> list[str]:
     return [" ".join(sentences[i:i + size]) for i in range(0, len(sentences) - size + stride, stride)]
 
 
-def public_report(seed: int = 7) -> None:
+def public_report(seed: int = 7, weights: Path | None = None) -> None:
     from reader.checker.model import shared_checker
 
-    checker = shared_checker()
+    checker = shared_checker(weights) if weights else shared_checker()
     checker.load()
     for name, rows in public_sets().items():
         started = time.perf_counter()
@@ -272,17 +278,18 @@ def main() -> None:
     ap.add_argument("--llm-from", help="bench_audit_dev.py --out results: the verifier's P(YES) per sentence")
     ap.add_argument("--out", help="save per-sentence checker results (JSON lines)")
     ap.add_argument("--from", dest="source", help="re-score saved checker results")
-    ap.add_argument("--max-asked", type=float, default=0.3, help="share of sentences the band may send to the LLM")
+    ap.add_argument("--max-asked", type=float, default=1.0, help="share of sentences the band may send to the LLM")
     ap.add_argument("--public", action="store_true", help="SciFact and SummEdits instead of the dev set")
+    ap.add_argument("--weights", type=Path, help="score with these weights (default: the shipped ones)")
     args = ap.parse_args()
     if args.public:
-        public_report()
+        public_report(weights=args.weights)
         return
     if args.source:
         with open(args.source, encoding="utf-8") as fh:
             items = [json.loads(line) for line in fh]
     else:
-        items = score_dev(args.home)
+        items = score_dev(args.home, args.weights)
         if args.out:
             with open(args.out, "w", encoding="utf-8") as fh:
                 for item in items:

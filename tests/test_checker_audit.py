@@ -154,9 +154,34 @@ def test_the_checker_settings_are_validated_and_described():
 
     settings = load_settings({"READER_HOME": "/tmp/x", "READER_CHECKER_LOW": "0.2", "READER_CHECKER_HIGH": "0.8"})
     assert settings.checker and (settings.checker_low, settings.checker_high) == (0.2, 0.8)
-    assert dict(describe(settings))["READER_CHECKER"] == "on (sure at P ≤ 0.2 or ≥ 0.8)"
+    assert dict(describe(settings))["READER_CHECKER"] == "on (sure at P ≤ 0.2 or ≥ 0.8; 0 and 1: never)"
     assert not load_settings({"READER_HOME": "/tmp/x", "READER_CHECKER": "off"}).checker
     with pytest.raises(ConfigError, match="READER_CHECKER_LOW=0.9 must not exceed READER_CHECKER_HIGH=0.5"):
         load_settings({"READER_HOME": "/tmp/x", "READER_CHECKER_LOW": "0.9", "READER_CHECKER_HIGH": "0.5"})
     with pytest.raises(ConfigError, match="READER_CHECKER='maybe'"):
         load_settings({"READER_HOME": "/tmp/x", "READER_CHECKER": "maybe"})
+
+
+def test_the_groundedness_check_uses_the_checker_too():
+    from reader.crag.evidence import Candidate
+    from reader.crag.grounded import audit_grounded
+
+    evidence = [Candidate("chunk:1", "The deciding sentence about the result. Its neighbour.", "p1", 1, 5, 5)]
+    verifier = verifier_saying("YES")
+    grounded, reason = audit_grounded("A sure claim one. A false claim three.", evidence, verifier,
+                                      checker=CheckerBand(WordScorer(), 0.1, 0.9))
+    assert verifier.calls == 0  # the checker was sure of both
+    assert not grounded and "1 of 2 sentences unsupported" in reason and "claim checker: not supported" in reason
+    grounded, reason = audit_grounded("A sure claim one.", evidence, verifier, checker=CheckerBand(WordScorer(), 0.1, 0.9))
+    assert grounded and verifier.calls == 0
+
+
+def test_the_default_band_scores_and_records_but_decides_nothing():
+    settings = load_settings({"READER_HOME": "/tmp/x"})
+    band = CheckerBand(WordScorer(), settings.checker_low, settings.checker_high)
+    verifier = verifier_saying("YES")
+    result = audit_text("A sure claim one. A false claim three.", paper_id="p1", verifier=verifier,
+                        search=search, checker=band)
+    assert verifier.calls == 1 and [s.p_checker for s in result.sentences] == [0.97, 0.02]
+    assert all(s.verdict == "supported" and s.reasons[-1] == "verifier: YES" for s in result.sentences)
+    assert result.sentences[0].evidence[0].chunk_id == 2  # its own best excerpt first all the same

@@ -46,6 +46,8 @@ def verifier_server(reader_env, monkeypatch):
         monkeypatch.setenv("READER_VERIFIER_API_KEY", "k")
         monkeypatch.setenv("READER_CACHE", "0")
         monkeypatch.setenv("READER_CHECKER", "on")
+        monkeypatch.setenv("READER_CHECKER_LOW", "0.1")
+        monkeypatch.setenv("READER_CHECKER_HIGH", "0.9")
         yield server
 
 

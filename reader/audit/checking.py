@@ -73,7 +73,8 @@ def check_sentences(sentences: list[str], own: list[list[EvidenceRef]], band: Ch
     views = [CheckerView(None, None, list(e)) for e in own]
     for i, result in zip(todo, scored):
         p = result.p_supported
-        decided = "supported" if p >= band.high else "unsupported" if p <= band.low else None
+        decided = "supported" if p >= band.high and band.high < 1.0 else \
+            "unsupported" if p <= band.low and band.low > 0.0 else None  # 0 and 1: never sure
         ranked = list(own[i])
         if result.best is not None:
             ranked.insert(0, ranked.pop(result.best))

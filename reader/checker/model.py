@@ -47,6 +47,10 @@ class ClaimChecker:
         return f"claim-checker ({self.directory.name})"
 
     def load(self) -> None:
+        with self._lock:  # the critique's and the synthesis's audits ask at once
+            self._load()
+
+    def _load(self) -> None:
         if self._model is not None:
             return
         if not (self.directory / "model.safetensors").is_file():
@@ -66,11 +70,11 @@ class ClaimChecker:
         """P(supported) for each (claim, evidence) pair."""
         if not pairs:
             return []
-        self.load()
         import torch
 
         out: list[float] = []
         with self._lock, torch.inference_mode():
+            self._load()
             for start in range(0, len(pairs), BATCH):
                 chunk = pairs[start:start + BATCH]
                 batch = self._tokenizer([c for c, _ in chunk], [e for _, e in chunk], truncation="only_second",

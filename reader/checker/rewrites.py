@@ -357,3 +357,18 @@ def surface(claim: str, rng: random.Random) -> str:
     surface alone never says supported)."""
     edit = rng.choice(SURFACE)
     return edit(claim, rng) or claim
+
+
+_FILLER = re.compile(r"\b(?:the|a|an|very|also|then|thus|however|indeed|further|furthermore|respectively|"
+                     r"significantly|substantially|clearly|overall|in addition|in particular)\b\s*", re.I)
+
+
+def loosened(claim: str, rng: random.Random) -> str:
+    """A claim written further from its source, as a summary writes it: a reporting frame,
+    synonyms, a clause or some small words dropped. Applied to supported and unsupported claims
+    alike, so that how far a claim strays in wording never tells its label; only its facts do."""
+    out = synonyms(claim, rng) or claim
+    out = compressed(out, rng) or out
+    words = out.split(" ")
+    out = " ".join(w for w in words if not (_FILLER.fullmatch(w + " ") and rng.random() < 0.5))
+    return reported(out, rng) if rng.random() < 0.6 else out

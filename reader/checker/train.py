@@ -31,6 +31,7 @@ class TrainConfig:
     eval_every: int = 250  # steps
     patience: int = 4  # evaluations without improvement before stopping
     max_minutes: float = 80.0
+    max_steps: int = 0  # stop after this many steps (0: none); with it a run ends the same on any machine
     threads: int = 2
 
 
@@ -91,7 +92,7 @@ def train(train_pairs: list[dict], val_pairs: list[dict], base: Path, out: Path,
     torch.set_num_threads(config.threads)
     rng = random.Random(config.seed)
     tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
-    model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1, local_files_only=True)
+    model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1, local_files_only=True).float()
 
     def encode(batch):
         return tokenizer([p["claim"] for p in batch], [p["evidence"] for p in batch], truncation="only_second",
@@ -136,7 +137,8 @@ def train(train_pairs: list[dict], val_pairs: list[dict], base: Path, out: Path,
             if result.steps % 50 == 0:
                 log(f"step {result.steps}/{steps_total} loss {loss.item():.4f} "
                     f"{result.pairs_seen / (minutes * 60):.1f} pairs/s {minutes:.1f} min")
-            last = result.steps >= steps_total or minutes >= config.max_minutes
+            last = (result.steps >= steps_total or minutes >= config.max_minutes
+                    or result.steps == config.max_steps)
             if result.steps % config.eval_every == 0 or last:
                 scores = evaluate()
                 result.history.append({"step": result.steps, **scores})
