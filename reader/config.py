@@ -70,13 +70,14 @@ class Settings:
     config_file: Path | None = None
     # The verifier's P(YES) from which a claim counts as supported; None: the audit's default.
     verify_threshold: float | None = None
-    # The trained claim checker (reader/audit/checking.py): on unless turned off; it decides a
+    # The trained claim checker (reader/audit/checking.py), off by default; on, it decides a
     # sentence it scores at or below checker_low (unsupported) or at or above checker_high
     # (supported), and the verifier decides the rest. 0 and 1: it scores and records every
     # sentence and orders its evidence but decides none, since on half A of eval/audit_dev.jsonl
     # no band beat the verifier without reducing it to "every English sentence passes"
-    # (docs/audit.md, "The claim checker").
-    checker: bool = True
+    # (docs/audit.md, "The claim checker"). Off, since deciding nothing it would only cost each
+    # process the model's load.
+    checker: bool = False
     checker_low: float = 0.0
     checker_high: float = 1.0
     # The review queue (reader/queue.py, docs/scale.md): how long a worker's claim on a paper
@@ -205,7 +206,7 @@ def load_settings(env: dict | None = None) -> Settings:
         if not 0.0 <= verify_threshold <= 1.0:
             raise ConfigError(f"READER_VERIFY_THRESHOLD={verify_threshold!r} must lie between 0 and 1 "
                               "(a probability; lower flags fewer sentences)")
-    checker_raw = str(get("checker", "on")).strip().lower()
+    checker_raw = str(get("checker", "on" if Settings.checker else "off")).strip().lower()
     if checker_raw not in ("on", "off", "1", "0", "true", "false", "yes", "no"):
         raise ConfigError(f"READER_CHECKER={checker_raw!r}: use on (the trained claim checker decides what it "
                           "is sure of) or off (the verifier decides every sentence)")

@@ -53,7 +53,7 @@ class Reader(WebPages):
         checks unless a separate `verifier` is given; calls to either are logged and
         cached like the built-in ones. `embedder` replaces the packaged embedding model;
         `checker` (anything with `score(claims, evidence_lists)`, reader.audit.checking) the
-        shipped claim checker, used unless READER_CHECKER is off.
+        shipped claim checker, used when READER_CHECKER is on.
         `on_notice` receives warnings that do not stop the work (default: logging).
         """
         if settings is None:

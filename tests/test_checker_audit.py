@@ -152,7 +152,9 @@ def test_rewrites_have_labels_by_construction():
 def test_the_checker_settings_are_validated_and_described():
     from reader.config import describe
 
-    settings = load_settings({"READER_HOME": "/tmp/x", "READER_CHECKER_LOW": "0.2", "READER_CHECKER_HIGH": "0.8"})
+    assert not load_settings({"READER_HOME": "/tmp/x"}).checker  # off unless asked for
+    settings = load_settings({"READER_HOME": "/tmp/x", "READER_CHECKER": "on",
+                              "READER_CHECKER_LOW": "0.2", "READER_CHECKER_HIGH": "0.8"})
     assert settings.checker and (settings.checker_low, settings.checker_high) == (0.2, 0.8)
     assert dict(describe(settings))["READER_CHECKER"] == "on (sure at P ≤ 0.2 or ≥ 0.8; 0 and 1: never)"
     assert not load_settings({"READER_HOME": "/tmp/x", "READER_CHECKER": "off"}).checker
