@@ -6,19 +6,17 @@ At or above `high` the sentence is supported, at or below `low` it is not, and t
 is not asked; in between (and for a sentence the checker cannot read, such as a Chinese one:
 it was trained on English) the verifier's terse YES/NO in batches of 4 decides, as before. The
 deterministic guards apply to every sentence either way. `low` and `high` (READER_CHECKER_LOW /
-_HIGH) are chosen on half A of eval/audit_dev.jsonl (docs/audit.md has the curve); a stronger verifier warrants a wider band
-(more sentences sent to it), a weaker one a narrower band.
+_HIGH) are chosen on half A of eval/audit_dev.jsonl (docs/audit.md has the curve); a stronger
+verifier warrants a wider band (more sentences sent to it), a weaker one a narrower band.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Protocol
 
 from reader.audit.verify import EvidenceRef
-
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+from reader.text.tokens import CJK_CHARS
 
 
 class Scorer(Protocol):
@@ -33,10 +31,6 @@ class CheckerBand:
     scorer: Scorer
     low: float
     high: float
-
-    @property
-    def name(self) -> str:
-        return getattr(self.scorer, "name", type(self.scorer).__name__)
 
 
 @dataclass
@@ -60,7 +54,7 @@ class CheckerView:
 
 def readable(sentence: str) -> bool:
     """Can the checker read this sentence? It was trained on English claims."""
-    return not _CJK.search(sentence)
+    return not CJK_CHARS.search(sentence)
 
 
 def check_sentences(sentences: list[str], own: list[list[EvidenceRef]], band: CheckerBand | None

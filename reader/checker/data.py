@@ -11,11 +11,11 @@ import re
 from collections import Counter
 
 from reader.checker import rewrites as rw
+from reader.text.tokens import CJK_CHARS
 
 SKIP_SECTION = re.compile(r"^\W*(?:\d+\W*)?(?:references|bibliography|acknowledg|author contributions|front matter|"
                           r"supporting information|funding|competing interests|conflicts? of interest|"
                           r"data availability|参考文献|致谢)", re.I)
-_CJK = re.compile(r"[\u3400-\u9fff]")
 _DIRECTION = re.compile(r"\b(?:higher|lower|more|less|better|worse|outperform\w*|improv\w*|increas\w*|"
                         r"decreas\w*|larger|smaller|than|significant\w*|reduc\w*)\b", re.I)
 _STOP = set("the a an of in on for to and or with by from at as is are was were be been this that these those "
@@ -25,7 +25,7 @@ _STOP = set("the a an of in on for to and or with by from at as is are was were 
 
 def usable_sentence(s: str) -> bool:
     words = s.split()
-    if not 8 <= len(words) <= 60 or not 50 <= len(s) <= 400 or _CJK.search(s):
+    if not 8 <= len(words) <= 60 or not 50 <= len(s) <= 400 or CJK_CHARS.search(s):
         return False
     alpha = sum(1 for w in words if re.fullmatch(r"[A-Za-z][A-Za-z'\-]*[,;:.]?", w))
     return alpha / len(words) >= 0.6 and "http" not in s and s[0].isupper() and s.rstrip()[-1] in ".!?"
