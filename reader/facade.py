@@ -17,17 +17,15 @@ to_json() is what the matching command prints with --json.
 from __future__ import annotations
 
 import dataclasses
-import functools
-import logging
 import os
 import threading
 from collections.abc import Callable, Iterable
-from functools import cached_property
 from pathlib import Path
 
 from reader.config import Settings, load_settings
 from reader.errors import ConfigError, PaperNotFound, ReaderError
 from reader.facade_pages import WebPages
+from reader.services import Services
 
 Notice = Callable[[str], None]
 
@@ -67,72 +65,20 @@ class Reader(WebPages):
         if database_url is not None:
             settings = dataclasses.replace(settings, database_url=database_url)
         self.settings = settings
-        self.use_cache = settings.cache if use_cache is None else use_cache
-        self._llm = llm
-        self._verifier = verifier
-        self._embedder = embedder
-        self._checker = checker
-        self.notice: Notice = on_notice or logging.getLogger("reader").warning
+        self.services = Services(settings, llm=llm, verifier=verifier, embedder=embedder,
+                                 checker=checker, use_cache=use_cache, on_notice=on_notice)
+        self.use_cache = self.services.use_cache
+        self.notice: Notice = self.services.notice
 
-    # ------------------------------------------------------------ the pieces
-
-    @cached_property
-    def db(self):
-        """sessionmaker for a database at the newest migration."""
-        from reader.store.db import open_database
-
-        self.settings.home.mkdir(parents=True, exist_ok=True)
-        return open_database(self.settings.database_url)
-
-    @cached_property
-    def search_index(self):
-        """The BM25 + dense index over every passage (reader.index.store.SearchIndex)."""
-        from reader.index.store import SearchIndex
-
-        if self._embedder is not None:
-            return SearchIndex(self.settings.index_dir, self.db, embedder=self._embedder)
-        return SearchIndex.open(self.settings, self.db)
-
-    @cached_property
-    def generator(self):
-        """The LLM that writes (critique, synthesis, answers)."""
-        return self._role("generator", self._llm)
-
-    @cached_property
-    def verifier(self):
-        """The LLM that checks (audit, groundedness); the generator's settings unless set apart."""
-        return self._role("verifier", self._verifier or self._llm)
-
-    @cached_property
-    def checker(self):
-        """The trained claim checker at its operating point (reader.audit.checking.CheckerBand),
-        or None when READER_CHECKER is off."""
-        if not self.settings.checker:
-            return None
-        from reader.audit.checking import CheckerBand
-        from reader.checker.model import shared_checker
-
-        scorer = self._checker if self._checker is not None else shared_checker()
-        return CheckerBand(scorer, self.settings.checker_low, self.settings.checker_high)
-
-    def _role(self, role: str, given):
-        from reader.llm.factory import build_llm
-        from reader.llm.logged import LoggedLLM
-        from reader.store.calls import CallStore
-
-        calls = CallStore(self.db)
-        if given is None:
-            return build_llm(self.settings, role, calls, use_cache=self.use_cache)
-        return LoggedLLM(given, role, calls, use_cache=self.use_cache)
-
-    def _index_or_none(self):
-        """The search index, or None with a notice: a broken index must not stop papers from being stored."""
-        try:
-            return self.search_index
-        except Exception as exc:
-            self.notice(f"search index unavailable ({exc}); papers are stored without it "
-                        "and indexed later by `reader reindex`")
-            return None
+    # the composition root's parts, for code written against them
+    db = property(lambda self: self.services.db)
+    search_index = property(lambda self: self.services.search_index,
+                            lambda self, value: self.services.__dict__.update(search_index=value))
+    generator = property(lambda self: self.services.generator,
+                         lambda self, value: self.services.__dict__.update(generator=value))
+    verifier = property(lambda self: self.services.verifier,
+                        lambda self, value: self.services.__dict__.update(verifier=value))
+    checker = property(lambda self: self.services.checker)
 
     # ------------------------------------------------------------ the library
 
@@ -142,7 +88,7 @@ class Reader(WebPages):
         on_result(result, done, total) after each file; before_file(path, n_files) before each."""
         from reader.ingest.pipeline import ingest_paths
 
-        return ingest_paths([str(p) for p in _as_list(paths)], self.db, open_index=self._index_or_none,
+        return ingest_paths([str(p) for p in _as_list(paths)], self.db, open_index=self.services.index_or_none,
                             on_progress=on_result, before_file=before_file)
 
     def zotero_library(self, data_dir: str | Path | None = None, collection: str | None = None):
@@ -159,7 +105,7 @@ class Reader(WebPages):
         from reader.ingest.pipeline import ingest_zotero
 
         return ingest_zotero(self.zotero_library(data_dir, collection), self.db,
-                             open_index=self._index_or_none, on_progress=on_result,
+                             open_index=self.services.index_or_none, on_progress=on_result,
                              on_note=on_note or self.notice)
 
     def papers(self):
@@ -186,7 +132,7 @@ class Reader(WebPages):
         from reader.ingest.pipeline import remove_paper
 
         info = self.paper(paper)
-        index = self._index_or_none()
+        index = self.services.index_or_none()
         remove_paper(self.db, info.id)
         if index is not None:
             try:
@@ -217,16 +163,8 @@ class Reader(WebPages):
         """Write and audit a paper's critique and synthesis, and store them -> DeepReadResult.
 
         `paper` is a file (ingested first when new) or a stored paper's id, id prefix or title prefix."""
-        from reader.deepread import deep_read
-
-        return deep_read(
-            self._ingested_id(paper, on_progress), db=self.db, generator=self.generator,
-            verifier=self.verifier, search=self.search_index.search, on_progress=on_progress,
-            context_tokens=context_tokens, target_words=words,
-            max_workers=self.settings.verifier.max_concurrency,
-            output_language=self.settings.output_language,
-            yes_threshold=self.settings.verify_threshold, checker=self.checker,
-        )
+        return self.services.read_paper(self._ingested_id(paper, on_progress), on_progress=on_progress,
+                                        context_tokens=context_tokens, words=words)
 
     def _ingested_id(self, paper: str | Path, on_progress: Notice | None = None) -> str:
         path = Path(paper).expanduser()
@@ -251,15 +189,9 @@ class Reader(WebPages):
 
     def audit(self, text: str, paper: str):
         """Check any text sentence by sentence against a paper -> AuditReport."""
-        from reader.deepread import audit_against_paper
-
         if not text.strip():
             raise ReaderError("the text to audit is empty: pass --text-file FILE or pipe the text in")
-        return audit_against_paper(
-            text, self._paper_id(paper), db=self.db, verifier=self.verifier,
-            search=self.search_index.search, max_workers=self.settings.verifier.max_concurrency,
-            yes_threshold=self.settings.verify_threshold, checker=self.checker,
-        )
+        return self.services.audit_text(text, self._paper_id(paper))
 
     # ------------------------------------------------------------ questions
 
@@ -301,8 +233,6 @@ class Reader(WebPages):
 
     def _ask(self, question: str, paper: str | None, config, *, external=None, store: bool = True,
              on_stage: Notice | None = None):
-        from reader.crag.grounded import audit_grounded
-        from reader.crag.pipeline import ask
         from reader.crag.store import save_question
         from reader.store.db import transaction
         from reader.store.queries import library_titles
@@ -317,13 +247,8 @@ class Reader(WebPages):
         paper_id = None
         if paper is not None:
             paper_id = paper if paper in titles else self._paper_id(paper)
-        generator, verifier = self.generator, self.verifier
-        if on_stage is not None:
-            generator, verifier = _StageSpy(generator, on_stage), _StageSpy(verifier, on_stage)
-        result = ask(question, paper_id=paper_id, generator=generator, verifier=verifier,
-                     search=self.search_index.search,
-                     check_grounded=functools.partial(audit_grounded, checker=self.checker),
-                     external=external, titles=titles, config=config)
+        result = self.services.answer(question, paper_id, config, titles=titles, external=external,
+                                      on_stage=on_stage)
         if store:
             with transaction(self.db) as session:
                 result.question_id = save_question(session, result)
@@ -463,20 +388,7 @@ class Reader(WebPages):
                           on_event=on_event, on_notice=self.notice, warm_up=self._warm_up)
 
     def _warm_up(self) -> None:
-        """Load what reading a paper needs before claiming one, so no lease time goes to it:
-        the LLM roles, the search index (built from the database's vectors on a new machine)
-        and the modules of the stages."""
-        import bm25s  # noqa: F401
-        import pymupdf  # noqa: F401
-        from wordfreq import zipf_frequency
-
-        import reader.audit.record  # noqa: F401
-        import reader.deepread  # noqa: F401
-        import reader.ingest.pdf  # noqa: F401
-
-        zipf_frequency("paper", "en")  # loads the word list the audit's guards use
-        self.generator, self.verifier
-        len(self.search_index)
+        self.services.warm_up()
 
     def jobs(self, *, queued_only: bool = False):
         """Every review job: queued / running (which worker, since when) / done / failed -> JobsReport."""
@@ -490,18 +402,8 @@ class Reader(WebPages):
         return ingest_data(data, label, self.db, index=self.search_index, label=label)
 
     def _read_queued(self, paper_id: str, *, on_progress: Notice | None = None, db=None):
-        """Deep read for a worker: its commits go through `db` (fenced by the job's claim), and
-        a paper ingested on another machine is first added to this machine's index."""
-        from reader.deepread import deep_read
-
-        self.search_index.ensure_paper(paper_id)
-        return deep_read(
-            paper_id, db=db or self.db, generator=self.generator, verifier=self.verifier,
-            search=self.search_index.search, on_progress=on_progress,
-            max_workers=self.settings.verifier.max_concurrency,
-            output_language=self.settings.output_language,
-            yes_threshold=self.settings.verify_threshold, checker=self.checker,
-        )
+        """Deep read for a worker: its commits go through `db` (fenced by the job's claim)."""
+        return self.services.read_paper(paper_id, db=db, on_progress=on_progress)
 
     def export(self, out: str | Path, papers: Iterable[str] | None = None, *, lookup: str | None = None):
         """Write one annotated Markdown note per reviewed paper, plus index.md -> ExportResult.
@@ -544,20 +446,6 @@ class Reader(WebPages):
         from reader.store.usage import usage_report
 
         return usage_report(self.db, paper)
-
-
-class _StageSpy:
-    """An LLM role that tells which stage each call is for, before making it."""
-
-    def __init__(self, llm, on_stage: Notice):
-        self._llm, self._on_stage = llm, on_stage
-
-    def complete(self, messages, *args, **kwargs):
-        self._on_stage(kwargs.get("stage") or "")
-        return self._llm.complete(messages, *args, **kwargs)
-
-    def __getattr__(self, name):
-        return getattr(self._llm, name)
 
 
 @dataclasses.dataclass

@@ -16,6 +16,9 @@ class FakeIndex:
         self.db = db
         self.queries = []
 
+    def ensure_paper(self, paper_id):
+        return False
+
     def search(self, query, paper_id=None, top_k_per_path=3):
         from reader.index.hits import SearchHit
 

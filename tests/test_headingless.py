@@ -46,6 +46,9 @@ class PaperChunksIndex:
     def remove_paper(self, paper_id):
         pass
 
+    def ensure_paper(self, paper_id):
+        return False
+
     def search(self, query, paper_id=None, top_k_per_path=3):
         from reader.index.hits import SearchHit
 

@@ -24,6 +24,7 @@ LAYERS = [
     {"llm", "ingest", "index", "prompts", "queue"},
     {"audit"},
     {"deepread", "review", "crag", "export", "views", "checker"},
+    {"services"},
     {"facade_pages"},
     {"facade"},
     {"web"},

@@ -1,0 +1,166 @@
+"""The composition root: what the stages need, built once from the settings.
+
+    services = Services(load_settings())
+    services.read_paper(paper_id)          # the deep read, wired once for every caller
+
+A Services holds the database, the search index, the two LLM roles (the generator writes,
+the verifier checks) wrapped with the call log and response cache, and the claim checker.
+Each is built on first use. The stages get these passed in; this is the only module that
+wires them. `reader.Reader` (the public surface), the commands and the web page use it.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from functools import cached_property
+
+from reader.config import Settings
+
+Notice = Callable[[str], None]
+
+
+class Services:
+    def __init__(self, settings: Settings, *, llm=None, verifier=None, embedder=None, checker=None,
+                 use_cache: bool | None = None, on_notice: Notice | None = None):
+        """`llm` writes, and also checks unless a separate `verifier` is given (both any
+        reader.llm.base.LLM; logged and cached like the built-in ones); `embedder` replaces the
+        packaged embedding model; `checker` (anything with `score(claims, evidence_lists)`) the
+        shipped claim checker, used when READER_CHECKER is on."""
+        self.settings = settings
+        self.use_cache = settings.cache if use_cache is None else use_cache
+        self._llm, self._verifier, self._embedder, self._checker = llm, verifier, embedder, checker
+        self.notice: Notice = on_notice or logging.getLogger("reader").warning
+
+    @cached_property
+    def db(self):
+        """sessionmaker for a database at the newest migration."""
+        from reader.store.db import open_database
+
+        self.settings.home.mkdir(parents=True, exist_ok=True)
+        return open_database(self.settings.database_url)
+
+    @cached_property
+    def search_index(self):
+        """The BM25 + dense index over every passage (reader.index.store.SearchIndex)."""
+        from reader.index.store import SearchIndex
+
+        if self._embedder is not None:
+            return SearchIndex(self.settings.index_dir, self.db, embedder=self._embedder)
+        return SearchIndex.open(self.settings, self.db)
+
+    @cached_property
+    def generator(self):
+        """The LLM that writes (critique, synthesis, answers)."""
+        return self._role("generator", self._llm)
+
+    @cached_property
+    def verifier(self):
+        """The LLM that checks (audit, groundedness); the generator's settings unless set apart."""
+        return self._role("verifier", self._verifier or self._llm)
+
+    @cached_property
+    def checker(self):
+        """The trained claim checker at its operating point (reader.audit.checking.CheckerBand),
+        or None when READER_CHECKER is off."""
+        if not self.settings.checker:
+            return None
+        from reader.audit.checking import CheckerBand
+        from reader.checker.model import shared_checker
+
+        scorer = self._checker if self._checker is not None else shared_checker()
+        return CheckerBand(scorer, self.settings.checker_low, self.settings.checker_high)
+
+    def _role(self, role: str, given):
+        from reader.llm.factory import build_llm
+        from reader.llm.logged import LoggedLLM
+        from reader.store.calls import CallStore
+
+        calls = CallStore(self.db)
+        if given is None:
+            return build_llm(self.settings, role, calls, use_cache=self.use_cache)
+        return LoggedLLM(given, role, calls, use_cache=self.use_cache)
+
+    def index_or_none(self):
+        """The search index, or None with a notice: a broken index must not stop papers from being stored."""
+        try:
+            return self.search_index
+        except Exception as exc:
+            self.notice(f"search index unavailable ({exc}); papers are stored without it "
+                        "and indexed later by `reader reindex`")
+            return None
+
+    def warm_up(self) -> None:
+        """Load what reading a paper needs before the first one (a worker does this before it
+        claims a paper, so no lease time goes to it): the LLM roles, the search index (built
+        from the database's vectors on a new machine) and the modules of the stages."""
+        import bm25s  # noqa: F401
+        import pymupdf  # noqa: F401
+        from wordfreq import zipf_frequency
+
+        import reader.audit.record  # noqa: F401
+        import reader.deepread  # noqa: F401
+        import reader.ingest.pdf  # noqa: F401
+
+        zipf_frequency("paper", "en")  # loads the word list the audit's guards use
+        self.generator, self.verifier
+        len(self.search_index)
+
+    # ------------------------------------------------------------ the stages, wired once
+
+    def read_paper(self, paper_id: str, *, db=None, on_progress: Notice | None = None,
+                   context_tokens: int | None = None, words: int | None = None):
+        """Write and audit a stored paper's critique and synthesis -> DeepReadResult. Its commits
+        go through `db` when given (a worker's, fenced by its claim on the paper); a paper stored
+        by another process or machine is first added to this one's index."""
+        from reader.deepread import deep_read
+
+        self.search_index.ensure_paper(paper_id)
+        return deep_read(
+            paper_id, db=db or self.db, generator=self.generator, verifier=self.verifier,
+            search=self.search_index.search, on_progress=on_progress,
+            context_tokens=context_tokens, target_words=words,
+            max_workers=self.settings.verifier.max_concurrency,
+            output_language=self.settings.output_language,
+            yes_threshold=self.settings.verify_threshold, checker=self.checker,
+        )
+
+    def audit_text(self, text: str, paper_id: str):
+        """Check any text sentence by sentence against a stored paper -> AuditReport."""
+        from reader.deepread import audit_against_paper
+
+        return audit_against_paper(
+            text, paper_id, db=self.db, verifier=self.verifier,
+            search=self.search_index.search, max_workers=self.settings.verifier.max_concurrency,
+            yes_threshold=self.settings.verify_threshold, checker=self.checker,
+        )
+
+    def answer(self, question: str, paper_id: str | None, config, *, titles: dict, external=None,
+               on_stage: Notice | None = None):
+        """Corrective RAG over the library (or one paper) -> AskResult, not stored.
+        on_stage(stage) is told before each LLM call."""
+        from reader.crag.grounded import audit_grounded
+        from reader.crag.pipeline import ask
+
+        generator, verifier = self.generator, self.verifier
+        if on_stage is not None:
+            generator, verifier = _StageSpy(generator, on_stage), _StageSpy(verifier, on_stage)
+        return ask(question, paper_id=paper_id, generator=generator, verifier=verifier,
+                   search=self.search_index.search,
+                   check_grounded=functools.partial(audit_grounded, checker=self.checker),
+                   external=external, titles=titles, config=config)
+
+
+class _StageSpy:
+    """An LLM role that tells which stage each call is for, before making it."""
+
+    def __init__(self, llm, on_stage: Notice):
+        self._llm, self._on_stage = llm, on_stage
+
+    def complete(self, messages, *args, **kwargs):
+        self._on_stage(kwargs.get("stage") or "")
+        return self._llm.complete(messages, *args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._llm, name)
