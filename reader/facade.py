@@ -24,13 +24,12 @@ from pathlib import Path
 
 from reader.config import Settings, load_settings
 from reader.errors import ConfigError, PaperNotFound, ReaderError
-from reader.facade_pages import WebPages
 from reader.services import Services
 
 Notice = Callable[[str], None]
 
 
-class Reader(WebPages):
+class Reader:
     def __init__(
         self,
         settings: Settings | None = None,
@@ -196,13 +195,16 @@ class Reader(WebPages):
     # ------------------------------------------------------------ questions
 
     def ask(self, question: str, paper: str | None = None, *, threshold: float | None = None,
-            max_corrections: int | None = None, external=None, store: bool = True):
-        """Answer a question with Corrective RAG over one paper or the library -> AskResult.
+            max_corrections: int | None = None, external=None, store: bool = True,
+            on_stage: Notice | None = None):
+        """Answer a question with Corrective RAG over one paper or the library -> AskResult
+        (stored, with its question_id set, unless `store` is False).
 
         `threshold` is the grade a passage needs to count as evidence; `max_corrections`
         the corrective retrieval rounds allowed; `external` the scholarly searches consulted when
         the papers do not answer: names ("arxiv,openalex"; "off" for none), adapter objects, or
-        None for READER_EXTERNAL_SEARCH (off by default)."""
+        None for READER_EXTERNAL_SEARCH (off by default); `on_stage(stage)` is told before each
+        LLM call."""
         from reader.crag.pipeline import CragConfig
 
         st = self.settings
@@ -215,7 +217,8 @@ class Reader(WebPages):
             config.threshold = threshold
         if max_corrections is not None:
             config.max_corrective_rounds = max_corrections
-        return self._ask(question, paper, config, external=self.external_searches(external), store=store)
+        return self._ask(question, paper, config, external=self.external_searches(external), store=store,
+                         on_stage=on_stage)
 
     def external_searches(self, external=None) -> list:
         """The scholarly search adapters for `external` (see `ask`); [] when none is enabled."""

@@ -17,7 +17,7 @@ from reader.store.db import transaction
 from reader.store.tables import (
     Analysis, AnalysisIteration, Paper, ReviewJob, SentenceVerdict, VerdictEvidence,
 )
-from reader import views
+from reader.web import paper_page
 from reader.web.jobs import ReviewRunner, store_upload
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
@@ -93,7 +93,7 @@ def add_analysis(db, pid, kind, final_text, verdicts, regenerations=0) -> None:
         analysis = Analysis(paper_id=pid, kind=kind, final_text=final_text,
                             flagged_ratio=n_flagged / max(1, len(verdicts)),
                             regenerations=regenerations, generator_model="gen", verifier_model="ver")
-        it = AnalysisIteration(iteration=regenerations, text=final_text.replace(views.MARK, ""),
+        it = AnalysisIteration(iteration=regenerations, text=final_text.replace(paper_page.MARK, ""),
                                n_sentences=len(verdicts), n_flagged=n_flagged,
                                flagged_ratio=n_flagged / max(1, len(verdicts)))
         for i, (sentence, verdict, evidence) in enumerate(verdicts):
@@ -116,19 +116,19 @@ SYNTH = [
 
 
 def synth_text() -> str:
-    return (f"{SYNTH[0][0]} {views.MARK}{SYNTH[1][0]}\n\n{SYNTH[2][0]}")
+    return (f"{SYNTH[0][0]} {paper_page.MARK}{SYNTH[1][0]}\n\n{SYNTH[2][0]}")
 
 
-# ---------------------------------------------------------------- views (pure)
+# ---------------------------------------------------------------- read models (pure)
 
 
 def test_segments_keep_every_character_and_find_marked_sentences(db):
     pid = add_paper(db)
     add_analysis(db, pid, "synthesis", synth_text(), SYNTH)
     with db() as s:
-        view = views.paper_view(s, pid)
+        view = paper_page.paper_view(s, pid)
     segments = view.analyses[0].segments
-    rebuilt = "".join((views.MARK if seg.sentence and seg.sentence.marked else "") + seg.text
+    rebuilt = "".join((paper_page.MARK if seg.sentence and seg.sentence.marked else "") + seg.text
                       for seg in segments)
     assert rebuilt == synth_text()
     sentences = [seg.sentence for seg in segments if seg.sentence]
@@ -143,30 +143,30 @@ def test_only_first_occurrence_is_marked_and_missing_sentences_stay_in_text():
                           reasons=[], reused=False, evidence=[])
     gone = SimpleNamespace(ordinal=1, text="Not in the text.", verdict="supported", llm_answer="YES",
                            reasons=[], reused=False, evidence=[])
-    text = f"{views.MARK}Same claim. Then Same claim. again."
-    segments = views.segment_text(text, [row, gone])
+    text = f"{paper_page.MARK}Same claim. Then Same claim. again."
+    segments = paper_page.segment_text(text, [row, gone])
     marked = [seg for seg in segments if seg.sentence and seg.sentence.marked]
     assert len(marked) == 1 and marked[0].text == "Same claim."
     assert "".join(seg.text for seg in segments if not seg.sentence) == " Then Same claim. again."
 
 
 def test_a_mark_without_a_verdict_is_still_highlighted():
-    segments = views.segment_text(f"Fine. {views.MARK}Orphan claim here. Tail.", [])
+    segments = paper_page.segment_text(f"Fine. {paper_page.MARK}Orphan claim here. Tail.", [])
     flagged = [seg.sentence for seg in segments if seg.sentence]
     assert [(s.text, s.marked) for s in flagged] == [("Orphan claim here.", True)]
 
 
 def test_a_mark_without_a_verdict_covers_the_whole_sentence_past_abbreviations():
     sentence = "It beats BERT (Fig. 3) by 2.5 points, e.g. on ACL."
-    segments = views.segment_text(f"Fine. {views.MARK}{sentence} Tail.", [])
+    segments = paper_page.segment_text(f"Fine. {paper_page.MARK}{sentence} Tail.", [])
     flagged = [seg.sentence for seg in segments if seg.sentence]
     assert [(s.text, s.marked) for s in flagged] == [(sentence, True)]
     assert [seg.text for seg in segments if not seg.sentence] == ["Fine. ", " Tail."]
 
 
 def test_no_evidence_message_follows_the_paper_language():
-    assert views.no_evidence_message("zh") == "未在原文中找到直接证据"
-    assert views.no_evidence_message("en") == "No direct evidence found in the paper"
+    assert paper_page.no_evidence_message("zh") == "未在原文中找到直接证据"
+    assert paper_page.no_evidence_message("en") == "No direct evidence found in the paper"
 
 
 # ---------------------------------------------------------------- pages
@@ -189,7 +189,7 @@ def test_paper_page_highlights_flagged_sentences_with_evidence_and_pages(db, cli
 
 def test_chinese_paper_tooltip_is_in_chinese(db, client_for):
     pid = add_paper(db, title="中文论文", language="zh")
-    add_analysis(db, pid, "synthesis", f"{views.MARK}该方法提升了准确率。",
+    add_analysis(db, pid, "synthesis", f"{paper_page.MARK}该方法提升了准确率。",
                  [("该方法提升了准确率。", "unsupported", [(3, 3, "实验结果见表2。")])])
     html = client_for().get(f"/paper/{pid}").text
     assert "未在原文中找到直接证据" in html and "p. 3" in html
@@ -197,7 +197,7 @@ def test_chinese_paper_tooltip_is_in_chinese(db, client_for):
 
 def test_hostile_text_from_papers_and_llms_is_escaped_everywhere(db, client_for):
     pid = add_paper(db, title=HOSTILE)
-    add_analysis(db, pid, "synthesis", f"{views.MARK}Claim {HOSTILE} here.",
+    add_analysis(db, pid, "synthesis", f"{paper_page.MARK}Claim {HOSTILE} here.",
                  [(f"Claim {HOSTILE} here.", "unsupported", [(1, 1, f"Evidence {HOSTILE}")])])
     client = client_for()
     for path in (f"/paper/{pid}", "/library", f"/ask?paper={pid}", "/library?q=%3Cscript%3E"):

@@ -19,6 +19,8 @@ import pytest
 
 from conftest import SAMPLE_PAPER, SHARED_PAPERS, serving
 from reader.web.jobs import upload_file_name
+from reader.web import library, paper_page, read
+from reader.web import pdf as pdf_pages
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -191,7 +193,7 @@ def test_upload_review_read_and_ask(served, page, tmp_path):
     passage, page_no = int(link.get_attribute("data-passage")), int(link.get_attribute("data-page"))
     link.click()
     check_highlight(page, served.ctx, passage)
-    assert int(page.locator("#pdf").get_attribute("data-page")) == page_no or page_no < served.ctx.passage_box(passage).page
+    assert int(page.locator("#pdf").get_attribute("data-page")) == page_no or page_no < pdf_pages.passage_box(served.ctx.services, passage).page
     page.keyboard.press("Escape")  # the link had the focus, which keeps its tooltip open
 
     # A click pins the tooltip, so it stays when the pointer leaves; Escape closes it.
@@ -276,12 +278,12 @@ def check_highlight(page, ctx, passage: int) -> None:
     page.wait_for_function(f"() => document.getElementById('pdf').dataset.highlighted === '{passage}'")
     page.wait_for_function("() => document.getElementById('page-image').complete")
     shown_page = int(viewer.get_attribute("data-page"))
-    box = ctx.passage_box(passage)
+    box = pdf_pages.passage_box(ctx.services, passage)
     assert box.page == shown_page
     image = page.locator("#page-image").bounding_box()
     highlights = [h.bounding_box() for h in page.locator("#page-frame .hl").all()]
     assert highlights, "no highlight drawn"
-    pdf, _ = ctx.paper_file(box.paper_id)
+    pdf, _ = pdf_pages.paper_file(ctx.services, box.paper_id)
     with ctx.db() as session:
         from reader.store.tables import Chunk
 
@@ -387,13 +389,13 @@ def test_delete_asks_first_then_removes_the_paper(served, page, tmp_path):
     page.goto(f"{served.url}/paper/{pid}")
     page.click("#delete-paper")
     page.wait_for_url(f"**/paper/{pid}/delete")
-    assert page.locator("#delete-title").inner_text() == served.ctx.paper_page(pid).title
-    assert served.ctx.paper_status(pid) is not None  # nothing removed before the confirmation
+    assert page.locator("#delete-title").inner_text() == read(served.ctx.db, paper_page.paper_view, pid).title
+    assert read(served.ctx.db, library.paper_status_of, pid) is not None  # nothing removed before the confirmation
     page.click("#confirm-delete")
     page.wait_for_url(re.compile(r".*/library\?deleted=.+"))
     assert "Deleted" in page.locator("#deleted-notice").inner_text()
     assert page.locator(f'tr[data-paper="{pid}"]').count() == 0
-    assert served.ctx.paper_status(pid) is None
+    assert read(served.ctx.db, library.paper_status_of, pid) is None
     assert page.dialogs == []
 
 
@@ -403,12 +405,12 @@ NARROW = 390
 def test_no_sideways_scrolling_on_a_phone_and_screenshots(served, chromium, tmp_path):
     """Every page fits 390 px (an iPhone's width); screenshots at 390 and 1280 px."""
     [result] = served.ctx.ingest([SAMPLE_PAPER])
-    question_id = served.ctx.ask_stored(ASK_QUESTION if PAPER == SAMPLE_PAPER else
-                                        "Which column is read first inside a band of the page?",
-                                        result.paper_id)
+    question_id = served.ctx.ask(ASK_QUESTION if PAPER == SAMPLE_PAPER else
+                                 "Which column is read first inside a band of the page?",
+                                 result.paper_id).question_id
     paths = ["/library", "/upload", "/ask", f"/ask/{question_id}", f"/paper/{result.paper_id}",
              "/library?q=column&text=1"]
-    reviewed = [r.id for r in served.ctx.library_rows() if r.flagged_ratio is not None]
+    reviewed = [r.id for r in read(served.ctx.db, library.library_rows) if r.flagged_ratio is not None]
     paths += [f"/paper/{pid}" for pid in reviewed[:1]]
     widths = {}
     for width in (NARROW, 1280):

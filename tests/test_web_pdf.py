@@ -8,6 +8,7 @@ import io
 import re
 import time
 import zipfile
+from types import SimpleNamespace
 
 import pytest
 from conftest import SAMPLE_PAPER
@@ -15,6 +16,7 @@ from test_web import SYNTH, FakeReview, add_analysis, page_token, synth_text
 
 from reader.store.db import transaction
 from reader.store.tables import Chunk, Question, ReviewJob
+from reader.web import library, paper_page, read
 
 JSON = {"Accept": "application/json"}
 SAME_SITE = {"Origin": "http://testserver", **JSON}
@@ -109,14 +111,14 @@ def test_passage_api_gives_rectangles_and_the_paper_page_links_evidence_to_them(
 
 def test_the_pdf_downloads_under_the_name_it_was_uploaded_with(web):
     pid = ingest_as_upload(web)
-    assert web.ctx.paper_page(pid).file_name == f"{pid}.pdf"
-    web.ctx.name_paper(pid, "Smith et al. 2021 – final.pdf")
+    assert read(web.ctx.db, paper_page.paper_view, pid).file_name == f"{pid}.pdf"
+    library.name_paper(web.ctx.db, pid, "Smith et al. 2021 – final.pdf")
     response = web.get(f"/paper/{pid}/pdf")
     assert response.status_code == 200 and response.content == SAMPLE_PAPER.read_bytes()
     disposition = response.headers["content-disposition"]
     assert "attachment" in disposition and "filename*=UTF-8''Smith%20et%20al.%202021%20%E2%80%93%20final.pdf" in disposition
-    web.ctx.name_paper(pid, "another name.pdf")  # a real name is kept
-    assert web.ctx.paper_page(pid).file_name == "Smith et al. 2021 – final.pdf"
+    library.name_paper(web.ctx.db, pid, "another name.pdf")  # a real name is kept
+    assert read(web.ctx.db, paper_page.paper_view, pid).file_name == "Smith et al. 2021 – final.pdf"
 
 
 def test_reupload_of_a_known_paper_says_so_and_review_again_forces_a_review(web):
@@ -151,11 +153,11 @@ def test_delete_needs_the_confirmation_form_and_removes_files(web):
     confirm = web.get(f"/paper/{pid}/delete")
     assert confirm.status_code == 200 and "cannot be undone" in confirm.text
     assert web.post(f"/paper/{pid}/delete").status_code == 403  # no form token
-    assert web.ctx.paper_status(pid) is not None
+    assert read(web.ctx.db, library.paper_status_of, pid) is not None
     response = web.post(f"/paper/{pid}/delete", data={"csrf_token": page_token(web, f"/paper/{pid}/delete")},
                         follow_redirects=False)
     assert response.status_code == 303 and response.headers["location"].startswith("/library?deleted=")
-    assert web.ctx.paper_status(pid) is None
+    assert read(web.ctx.db, library.paper_status_of, pid) is None
     assert not (web.ctx.settings.home / "pages" / pid).exists()
     assert "Deleted" in web.get(response.headers["location"]).text
 
@@ -165,7 +167,7 @@ def test_notes_zip_holds_every_reviewed_note(web):
     response = web.get("/library/notes.zip")
     assert response.status_code == 400 and "no paper has a review yet" in response.text
     add_analysis(web.ctx.db, pid, "synthesis", synth_text(), SYNTH)
-    web.ctx.name_paper(pid, "uploaded name.pdf")
+    library.name_paper(web.ctx.db, pid, "uploaded name.pdf")
     response = web.get("/library/notes.zip")
     assert response.status_code == 200 and response.headers["content-type"] == "application/zip"
     with zipfile.ZipFile(io.BytesIO(response.content)) as archive:
@@ -186,11 +188,9 @@ def test_library_full_text_search_and_author_year_columns(web):
     assert f'data-paper="{pid}"' not in web.get("/library", params={"q": "zzqxjv", "text": "1"}).text
     # words of an analysis only
     add_analysis(web.ctx.db, pid, "synthesis", synth_text(), SYNTH)
-    from reader import views
-
     with web.ctx.db() as s:
-        assert views.analysis_matches(s, "MILLION documents")[pid].startswith("synthesis: ")
-        assert views.analysis_matches(s, "million zzqxjv") == {}
+        assert library.analysis_matches(s, "MILLION documents")[pid].startswith("synthesis: ")
+        assert library.analysis_matches(s, "million zzqxjv") == {}
 
 
 def test_a_paper_under_review_says_so_and_its_status_can_be_polled(web):
@@ -233,12 +233,12 @@ def test_ask_jobs_report_their_stage_in_plain_words(web):
     seen = []
 
     class Ctx:
-        def ask_stored(self, question, paper, on_stage):
+        def ask(self, question, paper, on_stage):
             for stage in ("crag-grade-batch", "crag-answer", "crag-check"):
                 on_stage(stage)
                 [job_id] = list(runner._jobs)
                 seen.append(runner.get(job_id)["words"])
-            return 42
+            return SimpleNamespace(question_id=42)
 
     runner = AskRunner(Ctx())
     job = runner.submit("q?", None)
@@ -310,7 +310,7 @@ def test_upload_jobs_are_database_rows_that_survive_a_restart(tmp_path):
         assert done.status == "done" and done.percent == 100, done
         pid = hashlib.sha256(data).hexdigest()
         assert done.paper_id == pid
-        view = second.ctx.paper_page(pid)
+        view = read(second.ctx.db, paper_page.paper_view, pid)
         assert view.analyses and view.file_name == "Reading order (2025).pdf"
         assert second.get(f"/paper/{pid}/pdf").headers["content-disposition"].endswith(
             "filename*=UTF-8''Reading%20order%20%282025%29.pdf")

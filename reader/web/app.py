@@ -20,7 +20,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup, escape
 
 from reader.errors import PaperNotFound, ReaderError
-from reader.web import services
+from reader.web import library as library_rows, paper_page as paper_pages, pdf, questions, services
 from reader.web.jobs import QueueRunner, ReviewRunner, store_named_upload, store_upload
 from reader.web.security import (
     FORM_TOKEN_FIELD, BodyTooLarge, Guard, display_name, looks_like_pdf,
@@ -144,6 +144,11 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)
     app.mount("/static", StaticFiles(directory=HERE / "static", html=False), name="static")
 
+    def read(read_model, *args, **kwargs):
+        """A read model's answer over one database session."""
+        with ctx.services.db() as session:
+            return read_model(session, *args, **kwargs)
+
     def page(request: Request, name: str, status_code: int = 200, **context) -> HTMLResponse:
         context.setdefault("nav", name.removesuffix(".html"))
         context.setdefault("csrf_token", request.state.reader_session.form_token)
@@ -217,10 +222,10 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
         active = runner.active_for(path)
         if active is not None:
             return {**active.to_json(), "notice": f"{name} is already being reviewed."}, None
-        known = ctx.paper_status(digest)
+        known = read(library_rows.paper_status_of, digest)
         if known is not None and not known.startswith("error"):
             # in the library already (or being reviewed by `reader review`): say so, no new job
-            title = next((r.title for r in ctx.library_rows() if r.id == digest), name)
+            title = next((r.title for r in read(library_rows.library_rows) if r.id == digest), name)
             return {"known": True, "name": name, "paper_id": digest, "title": title,
                     "status": known, "url": f"/paper/{digest}",
                     "review_url": f"/paper/{digest}/review"}, None
@@ -277,19 +282,19 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
     def library(request: Request, q: str = "", sort: str = "", order: str = "desc",
                 text: str = "", deleted: str = ""):
         full = bool(text) and bool(q.strip())
-        sorts = ctx.library_sorts() + (("relevance",) if full else ())
+        sorts = tuple(library_rows.SORT_KEYS) + (("relevance",) if full else ())
         sort = sort if sort in sorts else ("relevance" if full else "added")
         descending = order != "asc"
         if full:
-            rows = ctx.library_search(q, sort=sort, descending=descending)
+            rows = library_rows.search_rows(ctx.services, q, sort=sort, descending=descending)
         else:
-            rows = ctx.library_rows(title_filter=q, sort=sort, descending=descending)
+            rows = read(library_rows.library_rows, title_filter=q, sort=sort, descending=descending)
         return page(request, "library.html", rows=rows, q=q, sort=sort, full=full,
                     order="desc" if descending else "asc", deleted=deleted[:300])
 
     @app.get("/library/notes.zip")
     def notes_zip():
-        data, count = ctx.notes_zip()
+        data, count = library_rows.notes_zip(ctx)
         if not count:
             raise ReaderError("no paper has a review yet, so there are no notes to export")
         return Response(data, media_type="application/zip",
@@ -301,7 +306,7 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
         return paper_id
 
     def paper_view(paper_id: str):
-        view = ctx.paper_page(checked_paper_id(paper_id))
+        view = read(paper_pages.paper_view, checked_paper_id(paper_id))
         if view is None:
             raise PaperNotFound(f"no paper with id {paper_id!r}; pick one from the library")
         return view
@@ -313,7 +318,7 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
     @app.get("/paper/{paper_id}/pdf")
     def paper_pdf(paper_id: str):
         checked_paper_id(paper_id)
-        path, name = ctx.paper_file(paper_id)
+        path, name = pdf.paper_file(ctx.services, paper_id)
         return FileResponse(path, media_type="application/pdf",
                             headers={"content-disposition": content_disposition(name, "paper.pdf")})
 
@@ -322,12 +327,12 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
         checked_paper_id(paper_id)
         if number < 1:
             raise PaperNotFound(f"the paper has no page {number}")
-        return FileResponse(ctx.page_image(paper_id, number), media_type="image/png",
+        return FileResponse(pdf.page_image(ctx.services, paper_id, number), media_type="image/png",
                             headers={"cache-control": "private, max-age=86400"})
 
     @app.get("/api/passage/{chunk_id}")
     def passage_api(chunk_id: int):
-        box = ctx.passage_box(chunk_id)
+        box = pdf.passage_box(ctx.services, chunk_id)
         if box is None:
             return JSONResponse({"error": f"no passage {chunk_id}"}, status_code=404)
         return box.to_json()
@@ -335,7 +340,7 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
     @app.get("/api/paper/{paper_id}/status")
     def paper_status_api(paper_id: str):
         checked_paper_id(paper_id)
-        status = ctx.paper_status(paper_id)
+        status = read(library_rows.paper_status_of, paper_id)
         if status is None:
             return JSONResponse({"error": f"no paper {paper_id}"}, status_code=404)
         return {"status": status, "reviewing": status.startswith(("pending", "running"))}
@@ -349,7 +354,7 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
         if (refusal := forged(request, csrf_token)) is not None:
             return refusal
         checked_paper_id(paper_id)
-        info = ctx.delete_paper(paper_id)
+        info = library_rows.delete_paper(ctx, paper_id)
         if wants_json(request):
             return {"deleted": info.id, "title": info.title}
         from urllib.parse import quote
@@ -361,7 +366,7 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
         if (refusal := forged(request, csrf_token)) is not None:
             return refusal
         checked_paper_id(paper_id)
-        path, name = ctx.paper_file(paper_id)
+        path, name = pdf.paper_file(ctx.services, paper_id)
         job = runner.active_for(path) or runner.submit(path, name, force=True)
         if wants_json(request):
             return {"job": job.to_json()}
@@ -378,21 +383,21 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
 
     # ---- ask ---------------------------------------------------------------------
     def ask_context(paper: str) -> dict:
-        choices = ctx.paper_choices()
+        choices = read(library_rows.paper_choices)
         return {"choices": choices, "scope": paper if paper in dict(choices) else ""}
 
     @app.get("/ask", response_class=HTMLResponse)
     def ask_page(request: Request, paper: str = ""):
         return page(request, "ask.html", question="", result=None,
-                    history=ctx.question_history(), **ask_context(paper))
+                    history=read(questions.question_history), **ask_context(paper))
 
     @app.get("/ask/{question_id}", response_class=HTMLResponse)
     def asked_page(request: Request, question_id: int):
-        result = ctx.question_page(question_id)
+        result = read(questions.question_view, question_id)
         if result is None:
             raise PaperNotFound(f"no question {question_id}; see the history on the Ask page")
         return page(request, "ask.html", question=result.question, result=result, nav="ask",
-                    history=ctx.question_history(), **ask_context(result.paper_id or ""))
+                    history=read(questions.question_history), **ask_context(result.paper_id or ""))
 
     @app.post("/api/ask")
     def ask_job(request: Request, question: str = Form(""), paper: str = Form(""),
@@ -429,7 +434,7 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
                 return JSONResponse({"error": str(exc)}, status_code=400)
             return JSONResponse(result.to_json())
         try:
-            question_id = ctx.ask_stored(question, context["scope"] or None)
+            question_id = ctx.ask(question, context["scope"] or None).question_id
         except ReaderError as exc:
             return page(request, "ask.html", 400, question=question, result=None,
                         message=str(exc), history=[], **context)

@@ -230,7 +230,7 @@ class AskRunner:
             self._set(job, stage=stage, words=stage_words(stage))
 
         try:
-            qid = self.ctx.ask_stored(job.question, job.paper_id, on_stage=on_stage)
+            qid = self.ctx.ask(job.question, job.paper_id, on_stage=on_stage).question_id
         except ReaderError as exc:
             self._set(job, status="error", error=str(exc), finished=time.time())
         except Exception as exc:  # a bug; the page says so instead of waiting forever

@@ -1,0 +1,253 @@
+"""A paper's page as plain data read from the database: its audited analyses, each sentence
+with its verdict, reasons and evidence.
+
+The templates only lay these out; every decision (which analysis is current, which sentence
+a `[待验证] ` mark belongs to) is made here, in functions that can be tested without a browser.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from reader.audit.citations import cited_references, markers_in, reference_list
+from reader.audit.loop import MARK, UNANSWERED, UNCHECKED
+from reader.audit.record import KIND_ORDER, count_verdicts, newest_analyses
+from reader.store.tables import Analysis, AnalysisIteration, Paper, ReviewJob, SentenceVerdict
+from reader.text.split import first_sentence
+from reader.web.library import paper_file_name, paper_status
+
+NO_EVIDENCE = {
+    "zh": "未在原文中找到直接证据",
+    "en": "No direct evidence found in the paper",
+}
+EVIDENCE_PREVIEW_CHARS = 420
+
+
+def no_evidence_message(language: str | None) -> str:
+    return NO_EVIDENCE["zh" if (language or "").startswith("zh") else "en"]
+
+
+def page_label(page_start: int, page_end: int) -> str:
+    if page_end and page_end != page_start:
+        return f"pp. {page_start}–{page_end}"
+    return f"p. {page_start}"
+
+
+@dataclass
+class EvidenceView:
+    pages: str
+    text: str
+    chunk_id: int | None = None  # the passage, for its rectangles on the page
+    page: int = 1  # the page the passage starts on
+
+
+@dataclass
+class SentenceView:
+    ordinal: int
+    text: str
+    verdict: str  # supported | unsupported | unanswered | unchecked
+    marked: bool  # carries the [待验证] prefix in the final text
+    llm_answer: str = ""
+    reasons: list[str] = field(default_factory=list)
+    reused: bool = False
+    evidence: list[EvidenceView] = field(default_factory=list)
+    anchor: str = ""  # the element id on the paper page, e.g. "critique-3"
+
+
+@dataclass
+class Segment:
+    """A run of the final text: plain text, or one audited sentence."""
+
+    text: str
+    sentence: SentenceView | None = None
+
+
+@dataclass
+class AnalysisView:
+    kind: str
+    segments: list[Segment]
+    n_sentences: int
+    n_flagged: int
+    flagged_ratio: float
+    regenerations: int
+    generator_model: str
+    verifier_model: str
+    left_out_sections: list
+    created_at: datetime | None
+    n_unchecked: int = 0  # the verifier's reply could not be read: marked, neither supported nor flagged
+    n_unanswered: int = 0  # left out of a reply that answered others: counted as supported
+    # the citation markers of the text resolved to the paper's reference entries
+    # (reader.audit.citations.CitedReference), with the attribution check's notes
+    citations: list = field(default_factory=list)
+
+    @property
+    def flagged(self) -> list[SentenceView]:
+        """The sentences carrying a [待验证] mark, in order."""
+        return [seg.sentence for seg in self.segments if seg.sentence and seg.sentence.marked]
+
+
+@dataclass
+class PaperView:
+    id: str
+    title: str
+    authors: list[str]
+    year: int | None
+    language: str
+    pages: int
+    analyses: list[AnalysisView]
+    no_evidence: str
+    file_name: str = ""  # the name the file came in with
+    doi: str | None = None
+    zotero_key: str | None = None
+    has_pdf: bool = False
+    status: str = "ingested"  # as in the library; "pending: …" / "running: …" while reviewed
+    reviewing: bool = False
+
+    @property
+    def flagged(self) -> list[SentenceView]:
+        return [s for a in self.analyses for s in a.flagged]
+
+
+def _evidence(verdict: SentenceVerdict) -> list[EvidenceView]:
+    views = []
+    for ev in verdict.evidence:
+        text = " ".join(ev.text.split())
+        if len(text) > EVIDENCE_PREVIEW_CHARS:
+            text = text[:EVIDENCE_PREVIEW_CHARS].rstrip() + "…"
+        views.append(EvidenceView(pages=page_label(ev.page_start, ev.page_end), text=text,
+                                  chunk_id=ev.chunk_id, page=ev.page_start or 1))
+    return views
+
+
+def _sentence_view(verdict: SentenceVerdict, marked: bool) -> SentenceView:
+    return SentenceView(
+        ordinal=verdict.ordinal,
+        text=verdict.text,
+        verdict=verdict.verdict,
+        marked=marked,
+        llm_answer=verdict.llm_answer or "",
+        reasons=[str(r) for r in (verdict.reasons or [])],
+        reused=bool(verdict.reused),
+        evidence=_evidence(verdict),
+    )
+
+
+_STRAY_MARK = re.compile(r"\[待验证\] ?")
+
+
+def _plain(text: str) -> list[Segment]:
+    """Plain text, with any mark the verdicts did not account for still highlighted
+    (up to the end of the sentence after it, found as the audit splits sentences)."""
+    out: list[Segment] = []
+    pos = 0
+    while match := _STRAY_MARK.search(text, pos):
+        if match.start() > pos:
+            out.append(Segment(text[pos:match.start()]))
+        sentence = first_sentence(text[match.end():])
+        out.append(Segment("", SentenceView(
+            ordinal=-1, text=sentence, verdict="unsupported", marked=True,
+        )))
+        pos = match.end() + len(sentence)
+    if pos < len(text):
+        out.append(Segment(text[pos:]))
+    return out
+
+
+def segment_text(final_text: str, verdicts: list[SentenceVerdict]) -> list[Segment]:
+    """Split the final text into plain runs and audited sentences, in order.
+
+    Each verdict's sentence is looked up after the previous one (the text may
+    repeat a sentence; only its first occurrence carries the mark). A sentence
+    that cannot be found is left out of the highlighting, never out of the text.
+    """
+    segments: list[Segment] = []
+    pos = 0
+    for verdict in sorted(verdicts, key=lambda v: v.ordinal):
+        sentence = verdict.text.strip()
+        if not sentence:
+            continue
+        idx = final_text.find(sentence, pos)
+        if idx < 0:
+            continue
+        start = idx
+        marked = final_text[max(0, idx - len(MARK)):idx] == MARK
+        if marked:
+            start = idx - len(MARK)
+        elif final_text[max(0, idx - len(MARK) + 1):idx] == MARK.rstrip():
+            marked, start = True, idx - len(MARK) + 1
+        if start > pos:
+            segments.extend(_plain(final_text[pos:start]))
+        segments.append(Segment(sentence, _sentence_view(verdict, marked)))
+        pos = idx + len(sentence)
+    if pos < len(final_text):
+        segments.extend(_plain(final_text[pos:]))
+    return segments
+
+
+def _final_iteration(analysis: Analysis) -> AnalysisIteration | None:
+    return max(analysis.iterations, key=lambda it: it.iteration, default=None)
+
+
+def analysis_view(analysis: Analysis) -> AnalysisView:
+    final = _final_iteration(analysis)
+    verdicts = list(final.verdicts) if final else []
+    segments = segment_text(analysis.final_text or "", verdicts)
+    for n, seg in enumerate(s for s in segments if s.sentence):
+        seg.sentence.anchor = f"{analysis.kind}-{n + 1}"
+    return AnalysisView(
+        kind=analysis.kind,
+        segments=segments,
+        n_sentences=final.n_sentences if final else 0,
+        n_flagged=final.n_flagged if final else 0,
+        flagged_ratio=analysis.flagged_ratio or 0.0,
+        regenerations=analysis.regenerations or 0,
+        generator_model=analysis.generator_model or "",
+        verifier_model=analysis.verifier_model or "",
+        left_out_sections=list(analysis.left_out_sections or []),
+        created_at=analysis.created_at,
+        n_unchecked=count_verdicts(verdicts, UNCHECKED),
+        n_unanswered=count_verdicts(verdicts, UNANSWERED),
+    )
+
+
+def current_analyses(session: Session, paper_id: str) -> list[Analysis]:
+    """The newest analysis of each kind, synthesis first, unknown kinds last."""
+    def order(a: Analysis) -> tuple[int, str]:
+        return (KIND_ORDER.index(a.kind) if a.kind in KIND_ORDER else len(KIND_ORDER), a.kind)
+
+    return sorted(newest_analyses(session, paper_id).values(), key=order)
+
+
+def paper_view(session: Session, paper_id: str) -> PaperView | None:
+    paper = session.get(Paper, paper_id)
+    if paper is None:
+        return None
+    job = session.scalars(select(ReviewJob).where(ReviewJob.paper_id == paper_id)
+                          .order_by(ReviewJob.id.desc()).limit(1)).first()
+    analyses = [analysis_view(a) for a in current_analyses(session, paper_id)]
+    if any(markers_in(seg.sentence.text) for a in analyses for seg in a.segments if seg.sentence):
+        refs = reference_list(session, paper_id)
+        for a in analyses:
+            a.citations = cited_references(refs, [seg.sentence.text for seg in a.segments if seg.sentence])
+    status = paper_status(job, bool(analyses))
+    return PaperView(
+        id=paper.id,
+        title=paper.title or "(untitled)",
+        authors=list(paper.authors or []),
+        year=paper.year,
+        language=paper.language or "en",
+        pages=paper.pages,
+        analyses=analyses,
+        no_evidence=no_evidence_message(paper.language),
+        file_name=paper_file_name(paper),
+        doi=paper.doi,
+        zotero_key=paper.zotero_key,
+        has_pdf=paper.source_kind == "pdf",
+        status=status,
+        reviewing=status.startswith(("pending", "running")),
+    )

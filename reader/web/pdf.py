@@ -1,0 +1,119 @@
+"""The PDF beside the analyses: the stored file of a paper, its pages as images (rendered
+once, kept in READER_HOME/pages) and where each passage stands on its pages."""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from reader.errors import PaperNotFound, ReaderError
+from reader.ingest.pages import passage_rects, render_page
+from reader.store.db import transaction
+from reader.store.tables import Chunk, Paper
+from reader.text.digest import sha256_bytes
+from reader.web.library import paper_file_name
+
+
+@dataclass
+class PassageBox:
+    """Where one passage stands: its first page and its rectangles (fractions of the page)."""
+
+    chunk_id: int
+    paper_id: str
+    page: int
+    page_end: int
+    section: str
+    rects: list  # [[page, x0, y0, x1, y1], ...]
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+def passages_without_rects(session: Session, paper_id: str) -> list[tuple[int, int, int, str]]:
+    """(chunk id, page_start, page_end, text) of a paper's passages stored before rectangles were kept."""
+    return [tuple(r) for r in session.execute(
+        select(Chunk.id, Chunk.page_start, Chunk.page_end, Chunk.text)
+        .where(Chunk.paper_id == paper_id, Chunk.rects.is_(None)).order_by(Chunk.ordinal))]
+
+
+def _stored_box(session: Session, chunk_id: int) -> PassageBox | None:
+    chunk = session.get(Chunk, chunk_id)
+    if chunk is None:
+        return None
+    rects = list(chunk.rects or [])
+    return PassageBox(chunk_id=chunk.id, paper_id=chunk.paper_id,
+                      page=rects[0][0] if rects else chunk.page_start, page_end=chunk.page_end,
+                      section=chunk.section or "", rects=rects)
+
+
+def paper_file(services, paper_id: str) -> tuple[Path, str]:
+    """(the stored PDF whose bytes are this paper, the name the file came in with)."""
+    with services.db() as session:
+        paper = session.get(Paper, paper_id)
+        if paper is None:
+            raise PaperNotFound(f"no paper with id {paper_id!r}; pick one from the library")
+        if paper.source_kind != "pdf":
+            raise ReaderError(f"{paper.title!r} came from a text file: there are no pages to show")
+        name, source = paper_file_name(paper), paper.source_path
+    uploads = services.settings.home / "uploads"
+    for path in (Path(source), uploads / f"{paper_id}.pdf", *sorted((uploads / paper_id).glob("*.pdf"))):
+        try:
+            if path.is_file() and sha256_bytes(path.read_bytes()) == paper_id:
+                return path, name
+        except OSError:
+            continue
+    raise ReaderError(f"the PDF of {name!r} is no longer at {source} (moved or deleted); "
+                      "upload it again to see its pages")
+
+
+def page_image(services, paper_id: str, page: int) -> Path:
+    """A PNG of one page of the paper's PDF, rendered once and kept in READER_HOME/pages."""
+    cached = services.settings.home / "pages" / paper_id / f"{int(page)}.png"
+    if cached.is_file():
+        return cached
+    pdf, _ = paper_file(services, paper_id)
+    try:
+        png = render_page(pdf, int(page))
+    except IndexError:
+        raise PaperNotFound(f"the paper has no page {page}") from None
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cached.with_suffix(f".{os.getpid()}.{threading.get_ident()}.part")
+    tmp.write_bytes(png)
+    tmp.replace(cached)
+    return cached
+
+
+def passage_box(services, chunk_id: int) -> PassageBox | None:
+    """Where one passage stands on its pages (None: no such passage). A paper stored before
+    rectangles were kept gets them derived from its PDF first."""
+    with services.db() as session:
+        box = _stored_box(session, chunk_id)
+        missing = box is not None and passages_without_rects(session, box.paper_id)
+    if missing:
+        derive_rects(services, box.paper_id)
+        with services.db() as session:
+            box = _stored_box(session, chunk_id)
+    return box
+
+
+def derive_rects(services, paper_id: str) -> int:
+    """Store the rectangles of a paper's passages that have none, from its stored PDF
+    (papers ingested before they were kept); returns how many passages got them."""
+    with services.db() as session:
+        missing = passages_without_rects(session, paper_id)
+    if not missing:
+        return 0
+    try:
+        pdf, _ = paper_file(services, paper_id)
+        found = passage_rects(pdf, [(start, end, text) for _, start, end, text in missing])
+    except ReaderError:
+        found = [[] for _ in missing]  # no PDF (text file, moved): stored as none
+    with transaction(services.db) as session:
+        for (chunk_id, *_), rects in zip(missing, found):
+            session.execute(update(Chunk).where(Chunk.id == chunk_id).values(rects=rects))
+    return len(missing)

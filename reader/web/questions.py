@@ -1,0 +1,119 @@
+"""Stored questions and their answers as plain data read from the database: the answer
+page and the history beside the Ask form."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from reader.store.tables import Paper
+
+@dataclass
+class QuestionSource:
+    number: int
+    label: str
+    pages: str
+    text: str
+    paper_id: str | None
+    chunk_id: int | None
+    page: int = 1
+
+
+@dataclass
+class QuestionView:
+    id: int
+    question: str
+    answer: str
+    grounded: bool
+    grounded_reason: str
+    route: str
+    outcome: str  # the route in plain words
+    confidence: float
+    paper_id: str | None
+    paper_title: str
+    sources: list[QuestionSource]
+    notes: list[str]
+    llm_calls: int
+    seconds: float
+    created_at: datetime | None
+
+    def to_json(self) -> dict:
+        from dataclasses import asdict
+
+        data = asdict(self)
+        data["created_at"] = self.created_at.isoformat() if self.created_at else None
+        return data
+
+
+NOT_FOUND_PREFIX = "Not found in the papers"
+
+
+def route_in_words(route: str, answer: str, n_sources: int) -> str:
+    """What the Corrective RAG route means for the person who asked."""
+    if answer.strip().startswith(NOT_FOUND_PREFIX) or not n_sources:
+        return "No passage of the papers answers this question."
+    if route == "correct":
+        return "Answered from passages found on the first search."
+    if route in ("ambiguous", "incorrect"):
+        return "Answered after searching again with reworded questions."
+    return "Answered from the papers."
+
+
+def _first_page(pages: str) -> int:
+    m = re.search(r"\d+", pages or "")
+    return int(m.group()) if m else 1
+
+
+def question_view(session: Session, question_id: int) -> QuestionView | None:
+    from reader.store.tables import Question
+
+    row = session.get(Question, question_id)
+    if row is None:
+        return None
+    details = row.details or {}
+    titles = dict(session.execute(select(Paper.id, Paper.title)).all())
+    sources = []
+    for n, src in enumerate(details.get("sources") or [], start=1):
+        pid = None if src.get("external") else src.get("paper_id")
+        label = src.get("label") or titles.get(pid or "", "") or "(a passage)"
+        sources.append(QuestionSource(
+            number=n, label=label, pages=str(src.get("pages") or ""), text=src.get("text") or "",
+            paper_id=pid if pid in titles else None, chunk_id=src.get("chunk_id"),
+            page=_first_page(str(src.get("pages") or "")),
+        ))
+    return QuestionView(
+        id=row.id, question=row.question, answer=row.answer or "", grounded=bool(row.grounded),
+        grounded_reason=row.grounded_reason or "", route=row.route or "",
+        outcome=route_in_words(row.route or "", row.answer or "", len(sources)),
+        confidence=row.confidence or 0.0, paper_id=row.paper_id,
+        paper_title=titles.get(row.paper_id, "") if row.paper_id else "",
+        sources=sources, notes=list(details.get("notes") or []),
+        llm_calls=int(details.get("llm_calls") or 0), seconds=float(details.get("seconds") or 0.0),
+        created_at=row.created_at,
+    )
+
+
+@dataclass
+class QuestionLine:
+    id: int
+    question: str
+    paper_title: str
+    answered: bool
+    created_at: datetime | None
+
+
+def question_history(session: Session, limit: int = 30) -> list[QuestionLine]:
+    from reader.store.tables import Question
+
+    titles = dict(session.execute(select(Paper.id, Paper.title)).all())
+    return [
+        QuestionLine(id=qid, question=q, paper_title=titles.get(pid, "") if pid else "",
+                     answered=not (answer or "").strip().startswith(NOT_FOUND_PREFIX), created_at=at)
+        for qid, q, pid, answer, at in session.execute(
+            select(Question.id, Question.question, Question.paper_id, Question.answer, Question.created_at)
+            .order_by(Question.id.desc()).limit(limit))
+    ]
