@@ -2,16 +2,54 @@
 
     from reader import Reader
 
-See reader/facade.py. The import is lazy so that `reader --help` stays instant.
+    reader = Reader(home="~/reader-home")
+    reader.ingest(["papers/"])
+    result = reader.read("sample")       # a DeepReadResult
+
+`Reader` (reader/facade.py) is the public surface; the names below are what its methods
+take and return. Imports are lazy so that `reader --help` stays instant.
 """
 
+import importlib
+
 __version__ = "0.1.0"
-__all__ = ["Reader"]
+
+# name -> the module that defines it
+_PUBLIC = {
+    "Reader": "reader.facade",
+    "Services": "reader.services",
+    "Settings": "reader.config",
+    "load_settings": "reader.config",
+    "ReaderError": "reader.errors",
+    "ConfigError": "reader.errors",
+    "PaperNotFound": "reader.errors",
+    "IngestResult": "reader.ingest.pipeline",
+    "ZoteroLibrary": "reader.ingest.zotero",
+    "PaperInfo": "reader.store.queries",
+    "SearchResults": "reader.index.hits",
+    "SearchHit": "reader.index.hits",
+    "DeepReadResult": "reader.deepread",
+    "AuditReport": "reader.deepread",
+    "StoredAnalyses": "reader.audit.record",
+    "AskResult": "reader.crag.pipeline",
+    "CalibrationReport": "reader.crag.calibrate",
+    "ReviewReport": "reader.review",
+    "PaperReview": "reader.review",
+    "EnqueueReport": "reader.review",
+    "WorkerReport": "reader.review",
+    "JobsReport": "reader.facade",
+    "ExportResult": "reader.export",
+    "BibtexResult": "reader.export.bibtex",
+    "UsageReport": "reader.store.usage",
+}
+__all__ = list(_PUBLIC)
 
 
 def __getattr__(name: str):
-    if name == "Reader":
-        from reader.facade import Reader
-
-        return Reader
+    if name in _PUBLIC:
+        return getattr(importlib.import_module(_PUBLIC[name]), name)
     raise AttributeError(f"module 'reader' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__ + ["__version__"])

@@ -123,3 +123,14 @@ def test_the_check_catches_imports_against_the_order(tmp_path):
         "reader/llm/base.py:1 imports reader.index.hits: index is not below llm",
         "reader/text/split.py:2 imports reader.audit.loop: audit is not below text",
     ]
+
+
+def test_the_architecture_doc_lists_the_layers():
+    """docs/architecture.md's layer block names the same layers, in the same order, as LAYERS."""
+    doc = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    block = doc.split("## Layers", 1)[1].split("```", 2)[1]
+    listed = [{name.strip() for name in line.split(",")} for line in block.strip().splitlines()]
+    assert listed == LAYERS
+    parts_table = doc.split("## What each part owns", 1)[1].split("\n## ", 1)[0]
+    undocumented = {name for names in LAYERS[:-1] for name in names if f"| `{name}` |" not in parts_table}
+    assert undocumented == set()
