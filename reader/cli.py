@@ -33,7 +33,7 @@ class ReaderGroup(click.Group):
 
 
 @click.group(cls=ReaderGroup, context_settings=CONTEXT_SETTINGS)
-@click.version_option(package_name="reader")
+@click.version_option(package_name="audited-reader")
 @click.option("--no-cache", is_flag=True,
               help="Ask the LLM again instead of reusing cached answers (fresh answers refresh the cache).")
 @click.pass_context

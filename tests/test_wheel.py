@@ -56,7 +56,7 @@ def _build_wheel(tmp: Path) -> Path:
     _copy_sources(src)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
                     "--no-index", "-q", "-w", str(out), str(src)], check=True, cwd=tmp)
-    (wheel,) = out.glob("reader-*.whl")
+    (wheel,) = out.glob("audited_reader-*.whl")
     return wheel
 
 
