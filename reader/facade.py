@@ -205,18 +205,9 @@ class Reader:
         the papers do not answer: names ("arxiv,openalex"; "off" for none), adapter objects, or
         None for READER_EXTERNAL_SEARCH (off by default); `on_stage(stage)` is told before each
         LLM call."""
-        from reader.crag.pipeline import CragConfig
+        from reader.crag.pipeline import crag_config
 
-        st = self.settings
-        config = CragConfig(routing=st.crag_routing, threshold=st.crag_threshold,
-                            theta_high=st.crag_theta_high, theta_low=st.crag_theta_low,
-                            quote_threshold=st.crag_quote_threshold, refusal=st.crag_refusal,
-                            answer_p_yes=st.crag_answer_p_yes, evidence_p_yes=st.crag_evidence_p_yes,
-                            ungrounded=st.crag_ungrounded)
-        if threshold is not None:
-            config.threshold = threshold
-        if max_corrections is not None:
-            config.max_corrective_rounds = max_corrections
+        config = crag_config(self.settings.crag, threshold=threshold, max_corrections=max_corrections)
         return self._ask(question, paper, config, external=self.external_searches(external), store=store,
                          on_stage=on_stage)
 
@@ -259,12 +250,10 @@ class Reader:
 
     def calibrate(self, questions_file: str | Path, thresholds: list[float], *,
                   ids: list[str] | None = None, limit: int | None = None,
-                  routings: list[str] = (Settings.crag_routing,), theta_highs: list[float] = (Settings.crag_theta_high,),
-                  theta_lows: list[float] = (Settings.crag_theta_low,),
-                  quote_thresholds: list[float | None] = (Settings.crag_quote_threshold,),
-                  refusals: list[str] = (Settings.crag_refusal,), keep_thresholds: list[float] | None = None,
-                  ungrounded: list[str] = (Settings.crag_ungrounded,),
-                  answer_p_yes: list[float] = (Settings.crag_answer_p_yes,),
+                  routings: list[str] | None = None, theta_highs: list[float] | None = None,
+                  theta_lows: list[float] | None = None, quote_thresholds: list[float | None] | None = None,
+                  refusals: list[str] | None = None, keep_thresholds: list[float] | None = None,
+                  ungrounded: list[str] | None = None, answer_p_yes: list[float] | None = None,
                   on_progress: Notice | None = None, on_row=None):
         """Run a labelled question file through `ask` for every setting of the grid (routing rule x
         grade threshold, x theta_high x theta_low for confidence routing, x quote threshold x who
@@ -292,8 +281,7 @@ class Reader:
         from reader.config import write_config_values
 
         path = self.settings.config_file or self.settings.home / "config.toml"
-        return write_config_values(path, {f"crag_{key}": "off" if value is None else value
-                                          for key, value in setting.items()})
+        return write_config_values(path, {f"crag_{key}": value for key, value in setting.items()})
 
     # ------------------------------------------------------------ collections
 

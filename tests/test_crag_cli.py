@@ -232,7 +232,7 @@ def test_calibrate_grids_both_routings_and_writes_the_recommended_setting(librar
     config = library.settings.home / "config.toml"
     assert "wrote the recommended setting to" in out.stderr and config.is_file()
     settings = load_settings({"READER_HOME": str(library.settings.home)})
-    assert (settings.crag_routing, settings.crag_threshold) == (report["recommended"]["routing"], 0.6)
+    assert (settings.crag.routing, settings.crag.threshold) == (report["recommended"]["routing"], 0.6)
     text = invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6").output
     assert "recommended: counts 0.6" in text
 
@@ -256,7 +256,7 @@ def test_calibrate_grids_the_quote_threshold_keeps_every_row_and_writes_off(libr
     assert report["recommended"]["quote_threshold"] is None
     config = (library.settings.home / "config.toml").read_text()
     assert 'crag_quote_threshold = "off"' in config
-    assert load_settings({"READER_HOME": str(library.settings.home)}).crag_quote_threshold is None
+    assert load_settings({"READER_HOME": str(library.settings.home)}).crag.quote_threshold is None
     both = json.loads(invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6",
                              "--refusal", "p_yes,grader", "--json").stdout)
     assert [t["label"] for t in both["thresholds"]] == ["counts 0.6, quote 0.9, answers at P(YES) 0.5 from 0.3, unsupported withheld",
@@ -270,7 +270,7 @@ def test_calibrate_grids_the_quote_threshold_keeps_every_row_and_writes_off(libr
                                  "--ungrounded", "keep,refuse", "--json", "--write").stdout)
     assert [t["label"] for t in withheld["thresholds"]] == ["counts 0.6, quote 0.9, answers at P(YES) 0.5 from 0.3",
                                                             "counts 0.6, quote 0.9, answers at P(YES) 0.5 from 0.3, unsupported withheld"]
-    assert load_settings({"READER_HOME": str(library.settings.home)}).crag_ungrounded == "keep"
+    assert load_settings({"READER_HOME": str(library.settings.home)}).crag.ungrounded == "keep"
     out = CliRunner().invoke(cli, ["calibrate", "--questions", str(questions), "--refusal", "nobody"])
     assert out.exit_code != 0 and "unknown refusal nobody" in out.output
     out = CliRunner().invoke(cli, ["calibrate", "--questions", str(questions), "--quote", "1.5"])
@@ -293,7 +293,7 @@ def test_calibrate_grids_the_p_yes_rule_and_writes_its_thresholds(library, tmp_p
     invoke("calibrate", "--questions", str(questions), "--thresholds", "0.6", "--refusal", "p_yes",
            "--answer-p-yes", "0.7", "--write")
     settings = load_settings({"READER_HOME": str(library.settings.home)})
-    assert (settings.crag_refusal, settings.crag_answer_p_yes, settings.crag_evidence_p_yes) == ("p_yes", 0.7, 0.3)
+    assert (settings.crag.refusal, settings.crag.answer_p_yes, settings.crag.evidence_p_yes) == ("p_yes", 0.7, 0.3)
     out = CliRunner().invoke(cli, ["calibrate", "--questions", str(questions), "--refusal", "p_yes",
                                    "--answer-p-yes", "0.1"])
     assert out.exit_code != 0 and "--answer-p-yes 0.1" in out.output and "Traceback" not in out.output

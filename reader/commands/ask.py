@@ -8,8 +8,11 @@ import sys
 import click
 
 from reader.commands.output import echo_json
-from reader.config import Settings
+from reader.config import CragSettings
 from reader.errors import ReaderError
+
+# the settings' defaults (READER_CRAG_*), shown in --threshold's help and the grid's single values
+_DEFAULT = CragSettings()
 
 
 def format_result(result) -> str:
@@ -38,7 +41,8 @@ def format_result(result) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the answer, sources and grades as JSON.")
 @click.option("--interactive", "-i", is_flag=True, help="Keep asking until an empty line or Ctrl-D.")
 @click.option("--threshold", type=click.FloatRange(0, 1), default=None,
-              help="Grade a chunk must reach to be used as evidence (default: READER_CRAG_THRESHOLD, 0.6).")
+              help="Grade a chunk must reach to be used as evidence (default: READER_CRAG_THRESHOLD, "
+                   f"{_DEFAULT.threshold:g}).")
 @click.option("--max-corrections", type=click.IntRange(0, 3), default=1, show_default=True,
               help="Corrective retrieval rounds allowed per question.")
 @click.option("--external", metavar="NAMES",
@@ -94,8 +98,7 @@ def ask_cmd(app, question, paper_ref, as_json, interactive, threshold, max_corre
         click.echo("", err=True)
 
 
-# The grid's single-value defaults are the configured defaults (reader.config.Settings).
-_QUOTE_DEFAULT = "off" if Settings.crag_quote_threshold is None else f"{Settings.crag_quote_threshold:g}"
+_QUOTE_DEFAULT = "off" if _DEFAULT.quote_threshold is None else f"{_DEFAULT.quote_threshold:g}"
 
 
 @click.command("calibrate")
@@ -103,11 +106,11 @@ _QUOTE_DEFAULT = "off" if Settings.crag_quote_threshold is None else f"{Settings
               help="JSONL file of labelled questions (see eval/questions.jsonl).")
 @click.option("--thresholds", default="0.5,0.6,0.7", show_default=True,
               help="Comma-separated grade thresholds to compare.")
-@click.option("--routing", default=Settings.crag_routing, show_default=True,
+@click.option("--routing", default=_DEFAULT.routing, show_default=True,
               help="Routing rules to compare: counts, confidence or counts,confidence.")
-@click.option("--theta-high", default=f"{Settings.crag_theta_high:g}", show_default=True,
+@click.option("--theta-high", default=f"{_DEFAULT.theta_high:g}", show_default=True,
               help="Comma-separated theta_high values (confidence routing).")
-@click.option("--theta-low", default=f"{Settings.crag_theta_low:g}", show_default=True,
+@click.option("--theta-low", default=f"{_DEFAULT.theta_low:g}", show_default=True,
               help="Comma-separated theta_low values (confidence routing).")
 @click.option("--keep", "keep", default=None,
               help="Comma-separated P(YES) thresholds for keeping a passage under confidence routing "
@@ -115,13 +118,13 @@ _QUOTE_DEFAULT = "off" if Settings.crag_quote_threshold is None else f"{Settings
 @click.option("--quote", "quote", default=_QUOTE_DEFAULT, show_default=True,
               help="Comma-separated quote thresholds: the grader's P(YES) at which a refused answer "
                    "quotes the passage instead; off never quotes.")
-@click.option("--refusal", default=Settings.crag_refusal, show_default=True,
+@click.option("--refusal", default=_DEFAULT.refusal, show_default=True,
               help="Who may answer \"not found\" once evidence was kept: writer, grader (not the writer "
                    "on a correct route), p_yes (the grader's best P(YES) decides) or several to compare.")
-@click.option("--answer-p-yes", "answer_p_yes", default=f"{Settings.crag_answer_p_yes:g}", show_default=True,
+@click.option("--answer-p-yes", "answer_p_yes", default=f"{_DEFAULT.answer_p_yes:g}", show_default=True,
               help="With --refusal p_yes: comma-separated P(YES) values the best graded passage needs "
                    "for the writer to answer (below them the answer is \"not found\").")
-@click.option("--ungrounded", default=Settings.crag_ungrounded, show_default=True,
+@click.option("--ungrounded", default=_DEFAULT.ungrounded, show_default=True,
               help="An answer the groundedness check finds unsupported: keep (marked ungrounded), "
                    "refuse (withheld: not found) or keep,refuse to compare.")
 @click.option("--rows", "rows_file", type=click.Path(dir_okay=False), default=None,

@@ -35,8 +35,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from reader.config import CRAG_REFUSALS, CRAG_ROUTINGS, CRAG_UNGROUNDED
-from reader.crag.pipeline import CragConfig
+from reader.config import CRAG_REFUSALS, CRAG_ROUTINGS, CRAG_UNGROUNDED, CragSettings
+from reader.crag.pipeline import CragConfig, crag_config
 from reader.errors import ReaderError
 
 
@@ -266,24 +266,14 @@ def score_outcome(q: LabelledQuestion, expected_id, result) -> dict:
     }
 
 
-_DEFAULT = CragConfig()
+_DEFAULT = CragSettings()
 
 
 @dataclass(frozen=True)
-class Setting:
-    """One point of the grid: CragConfig's routing, threshold, theta_high, theta_low and
-    quote_threshold (None: the writer's refusal always stands) and who may refuse ("writer":
-    the answer prompt offers "not found" on every route; "grader": not on a correct route)."""
-
-    routing: str = _DEFAULT.routing
-    threshold: float = _DEFAULT.threshold
-    theta_high: float = _DEFAULT.theta_high
-    theta_low: float = _DEFAULT.theta_low
-    quote_threshold: float | None = _DEFAULT.quote_threshold
-    refusal: str = _DEFAULT.refusal
-    ungrounded: str = _DEFAULT.ungrounded
-    answer_p_yes: float = _DEFAULT.answer_p_yes  # the "p_yes" refusal rule's thresholds
-    evidence_p_yes: float = _DEFAULT.evidence_p_yes
+class Setting(CragSettings):
+    """One point of the grid: the question pipeline's settings (reader.config.CragSettings:
+    routing, threshold, theta_high, theta_low, quote_threshold, who may refuse, what an
+    unsupported answer becomes, the "p_yes" rule's thresholds), with its label and JSON."""
 
     @property
     def label(self) -> str:
@@ -297,10 +287,7 @@ class Setting:
         return f"counts {self.threshold:g}, {rest}"
 
     def config(self) -> CragConfig:
-        return CragConfig(routing=self.routing, threshold=self.threshold, theta_high=self.theta_high,
-                          theta_low=self.theta_low, quote_threshold=self.quote_threshold, refusal=self.refusal,
-                          answer_p_yes=self.answer_p_yes, evidence_p_yes=self.evidence_p_yes,
-                          ungrounded=self.ungrounded)
+        return crag_config(self)
 
     def to_json(self) -> dict:
         return {"routing": self.routing, "threshold": self.threshold,
@@ -312,19 +299,26 @@ class Setting:
                 "ungrounded": self.ungrounded}
 
 
-def grid(thresholds: Sequence[float], *, routings: Sequence[str] = (_DEFAULT.routing,),
-         theta_highs: Sequence[float] = (_DEFAULT.theta_high,), theta_lows: Sequence[float] = (_DEFAULT.theta_low,),
-         quote_thresholds: Sequence[float | None] = (_DEFAULT.quote_threshold,),
-         refusals: Sequence[str] = (_DEFAULT.refusal,),
-         keep_thresholds: Sequence[float] | None = None,
-         ungrounded: Sequence[str] = (_DEFAULT.ungrounded,),
-         answer_p_yes: Sequence[float] = (_DEFAULT.answer_p_yes,)) -> list[Setting]:
+def grid(thresholds: Sequence[float], *, routings: Sequence[str] | None = None,
+         theta_highs: Sequence[float] | None = None, theta_lows: Sequence[float] | None = None,
+         quote_thresholds: Sequence[float | None] | None = None, refusals: Sequence[str] | None = None,
+         keep_thresholds: Sequence[float] | None = None, ungrounded: Sequence[str] | None = None,
+         answer_p_yes: Sequence[float] | None = None) -> list[Setting]:
     """Every combination, theta_low below theta_high; the count rule ignores the thetas.
+    A dimension not given (None) takes the default setting's value (reader.config.CragSettings).
     The confidence rule keeps passages by P(YES), on another scale than the count rule's parsed
     grades (0.8 / 0.4 / 0.2), so it takes its thresholds from `keep_thresholds` when given.
     The quote threshold changes no LLM call (it only decides what a refusal becomes), so with the
     response cache on its values cost nothing beyond the first. `answer_p_yes` values apply to the
     "p_yes" refusal rule only, each above the configured evidence threshold."""
+
+    def or_default(values, name: str):
+        return (getattr(_DEFAULT, name),) if values is None else values
+
+    routings, refusals = or_default(routings, "routing"), or_default(refusals, "refusal")
+    theta_highs, theta_lows = or_default(theta_highs, "theta_high"), or_default(theta_lows, "theta_low")
+    quote_thresholds = or_default(quote_thresholds, "quote_threshold")
+    ungrounded, answer_p_yes = or_default(ungrounded, "ungrounded"), or_default(answer_p_yes, "answer_p_yes")
     for name, given, allowed in (("routing", routings, CRAG_ROUTINGS), ("refusal", refusals, CRAG_REFUSALS),
                                  ("--ungrounded", ungrounded, CRAG_UNGROUNDED)):
         unknown = sorted(set(given) - set(allowed))
@@ -340,7 +334,8 @@ def grid(thresholds: Sequence[float], *, routings: Sequence[str] = (_DEFAULT.rou
         for t in own:
             pairs = [(_DEFAULT.theta_high, _DEFAULT.theta_low)] if routing == "counts" else \
                 [(high, low) for high in theta_highs for low in theta_lows if low < high]
-            out.extend(Setting(routing, t, high, low, quote, refusal, withheld, answer_at)
+            out.extend(Setting(routing=routing, threshold=t, theta_high=high, theta_low=low, quote_threshold=quote,
+                               refusal=refusal, ungrounded=withheld, answer_p_yes=answer_at)
                        for high, low in pairs for refusal in refusals for withheld in ungrounded
                        for quote in quote_thresholds
                        for answer_at in (answer_p_yes if refusal == "p_yes" else (_DEFAULT.answer_p_yes,)))

@@ -19,9 +19,9 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
-from reader.config import Settings
+from reader.config import CragSettings
 from reader.crag.correct import Search, corrective_retrieval, retrieve_all
 from reader.crag.evidence import Candidate
 from reader.crag.external import ExternalSearch, external_candidates
@@ -42,9 +42,13 @@ CheckGrounded = Callable[[str, list[Candidate], LLM], tuple[bool, str]]
 _CITATION = re.compile(r"\s*\[\d+(?:\s*[,–-]\s*\d+)*\]")
 
 
-@dataclass
-class CragConfig:
-    threshold: float = Settings.crag_threshold
+@dataclass(frozen=True)
+class CragConfig(CragSettings):
+    """The pipeline's configuration: the settings (reader.config.CragSettings: routing and its
+    thresholds, the quote threshold, who may refuse, what an unsupported answer becomes; their
+    help says what each does) and the fixed parts below. `crag_config` gives the one for a
+    Settings' `crag` group."""
+
     min_relevant: int = 2
     max_corrective_rounds: int = 1
     n_rewrites: int = 3
@@ -55,46 +59,32 @@ class CragConfig:
     external_limit: int = 3
     check_timeout_s: float = 300.0
     # One call grades all passages of a step (at most batch_passages and ~batch_tokens per call),
-    # one call refines all kept passages; False: one call per passage each, as before issue 16.
+    # one call refines all kept passages; False: one call per passage each.
     batch_grade: bool = True
     batch_refine: bool = True
     batch_passages: int = BATCH_PASSAGES
     batch_tokens: int = BATCH_TOKENS
-    # When the writer replies "not found" with a passage in hand that the grader gave at least this
-    # P(YES), the answer quotes the passage (reader.crag.generate); None: the refusal stands.
-    quote_threshold: float | None = Settings.crag_quote_threshold
-    # "counts": correct when min_relevant passages reach `threshold` (the measured default);
-    # "confidence": route on retrieval_confidence with theta_high / theta_low (reader.crag.route),
-    # keep passages whose P(YES) (else grade) reaches `threshold`, and on a low route consult the
-    # fallback sources after the corrective retrieval even when it found something.
-    routing: str = Settings.crag_routing
-    theta_high: float = Settings.crag_theta_high
-    theta_low: float = Settings.crag_theta_low
     # Confidence routing re-grades the best `confirm_top` passages of each batched grading one
-    # by one and routes on those grades: on the 27 first questions the best single-passage P(YES)
-    # separated answerable from unanswerable questions with AUC 1.0, the batched one with 0.895.
+    # by one and routes on those grades (docs/ask.md, "Routing on confidence").
     confirm_top: int = 2
-    # Who may say "not found" once evidence was kept: "writer" (the answer prompt offers it on
-    # every route), "grader" (on a correct route the prompt asks for the answer the evidence
-    # gives; the grader's route already judged that it answers) or "p_yes": the grader's P(YES)
-    # decides both what the writer reads and whether it answers. The writer reads every graded
-    # passage whose P(YES) reaches `evidence_p_yes`, whole (no refine call), best first; when the
-    # best P(YES) reaches `answer_p_yes` it must answer from them, otherwise the answer is "not
-    # found" without asking it. The 1.5B grader's YES/NO verdict drops passages that hold the
-    # answer (18 -> 10 of 19 development questions) and refinement more (-> 7), and its writer
-    # refuses with the answer in hand (docs/ask.md). Without log-probabilities: as "writer".
-    refusal: str = Settings.crag_refusal
-    answer_p_yes: float = Settings.crag_answer_p_yes
-    evidence_p_yes: float = Settings.crag_evidence_p_yes
-    # "refuse": an answer the groundedness check finds unsupported is withheld (the answer becomes
-    # "not found", the draft and the reason go into the notes); "keep": it is returned, marked
-    # ungrounded. A check that timed out or failed never withholds.
-    ungrounded: str = Settings.crag_ungrounded
 
     @classmethod
     def one_call_per_passage(cls, **settings) -> CragConfig:
         """The path before batching (one grade and one refine call per passage), for comparisons."""
         return cls(**{"batch_grade": False, "batch_refine": False, **settings})
+
+
+def crag_config(settings: CragSettings, *, threshold: float | None = None,
+                max_corrections: int | None = None) -> CragConfig:
+    """The configuration a question runs with: these settings (a Settings' `crag`, i.e.
+    READER_CRAG_*, the config file and `reader calibrate --write`; or a calibration grid point)
+    with one question's overrides (None keeps the setting)."""
+    values = {f.name: getattr(settings, f.name) for f in fields(CragSettings)}
+    if threshold is not None:
+        values["threshold"] = threshold
+    if max_corrections is not None:
+        values["max_corrective_rounds"] = max_corrections
+    return CragConfig(**values)
 
 
 class Metered:
@@ -464,4 +454,4 @@ def ask(
     )
 
 
-__all__ = ["ask", "AskResult", "CragConfig", "CORRECT", "AMBIGUOUS", "INCORRECT"]
+__all__ = ["ask", "AskResult", "CragConfig", "crag_config", "CORRECT", "AMBIGUOUS", "INCORRECT"]
