@@ -83,8 +83,6 @@ def role_of(prompt: str) -> str:
         return "refine-batch"
     if "alternative search queries" in prompt:
         return "rewrite"
-    if "Which sentences help answer the question?" in prompt:
-        return "refine"
     if "Evidence from research papers" in prompt:
         return "answer"
     return "other"
@@ -128,10 +126,6 @@ class CragLLM(ScriptedLLM):
             return ", ".join(self._relevant_numbers(prompt, r"\d+\.\d+")) or "none"
         if role == "rewrite":
             return "\n".join(f"{n}. {q}" for n, q in enumerate(self.rewrites, 1))
-        if role == "refine":
-            if self.refine_reply is not None:
-                return self.refine_reply
-            return ", ".join(self._relevant_numbers(prompt, r"\d+")) or "none"
         if role == "answer":
             return self.answer
         raise AssertionError(f"unexpected prompt: {prompt[:80]}")

@@ -7,7 +7,7 @@ from reader.crag.generate import (
     NOT_FOUND, NOT_FOUND_ZH, generate_answer, is_not_found, not_found_sentinel, select_within_budget,
 )
 from reader.crag.grade import Grade
-from reader.crag.refine import normalise_space, parse_selection, refine_all
+from reader.crag.refine import normalise_space, parse_selection, refine_in_batches
 from reader.crag.route import AMBIGUOUS, CORRECT, INCORRECT, choose_route, confidence, why_missed
 from reader.llm.scripted import ScriptedLLM
 from reader.prompts import render
@@ -81,7 +81,7 @@ def test_refine_keeps_sentences_verbatim_and_drops_chunks_with_nothing_relevant(
     llm = CragLLM(relevant_words=["baselines", "lda"])
     candidates = [Candidate(key=f"chunk:{cid}", text=text.replace(". ", ".\n  "), paper_id=pid, chunk_id=cid)
                   for cid, pid, _, text in CHUNKS[:3]]
-    kept = refine_all("Which baselines?", candidates, llm)
+    kept = refine_in_batches("Which baselines?", candidates, llm)
     assert [c.chunk_id for c in kept] == [2, 3]
     for c in kept:
         for piece in c.refined.split(" … "):
@@ -90,21 +90,21 @@ def test_refine_keeps_sentences_verbatim_and_drops_chunks_with_nothing_relevant(
     # chunk 1 (two sentences, none relevant) is dropped; chunk 3 is one sentence that already
     # passed the grader, so it is kept whole without asking again
     assert kept[1].refine_note == "single sentence, kept whole"
-    assert sum(1 for call in llm.history if call["stage"] == "crag-refine") == 2
+    assert [call["stage"] for call in llm.history] == ["crag-refine-batch"]  # chunks 1 and 2, one call
 
 
 def test_refine_keeps_the_whole_chunk_when_the_reply_is_unusable_or_the_call_fails():
     text = "First sentence here. Second sentence here. Third one."
     llm = ScriptedLLM().enqueue("no idea", RuntimeError("down"))
-    kept = refine_all("q?", [Candidate("chunk:1", text, "p", 1)], llm)
+    kept = refine_in_batches("q?", [Candidate("chunk:1", text, "p", 1)], llm)
     assert kept[0].refined == text and "unreadable" in kept[0].refine_note
-    kept = refine_all("q?", [Candidate("chunk:1", text, "p", 1)], llm)
+    kept = refine_in_batches("q?", [Candidate("chunk:1", text, "p", 1)], llm)
     assert kept[0].refined == text and "failed" in kept[0].refine_note
 
 
 def test_refine_marks_gaps_between_non_adjacent_sentences():
     text = "One is here. Two is there. Three is everywhere."
-    kept = refine_all("q?", [Candidate("chunk:1", text, "p", 1)], ScriptedLLM().enqueue("1, 3"))
+    kept = refine_in_batches("q?", [Candidate("chunk:1", text, "p", 1)], ScriptedLLM().enqueue("1, 3"))
     assert kept[0].refined == "One is here. … Three is everywhere."
 
 
@@ -136,7 +136,7 @@ def test_sentinel_language_and_recognition():
 def test_every_crag_prompt_renders():
     assert "YES or NO" in render("grade", question="q", passage="p")
     assert "3 alternative" in render("rewrite_queries", question="q", why_missed="w", n=3)
-    assert "[2] b" in render("refine", question="q", sentences=["a", "b"])
+    assert "[1.2] b" in render("refine_batch", question="q", passages=[["a", "b"]])
     text = render("answer", question="q", not_found=NOT_FOUND, language="Write in English.", max_sentences=4,
                   from_elsewhere=True,
                   evidence=[{"label": "T, p. 3", "external": True, "score": 0.8, "reasoning": "r", "text": "t"}])
@@ -146,9 +146,9 @@ def test_every_crag_prompt_renders():
 
 def test_refine_falls_back_to_question_terms_when_the_refiner_says_none_to_a_graded_chunk():
     text = "Section 5 describes the setup. We compare with two baselines, SIF and Citeomatic. Training is slow."
-    kept = refine_all("Which baselines does SPECTER compare against?", [Candidate("chunk:1", text, "p", 1)],
+    kept = refine_in_batches("Which baselines does SPECTER compare against?", [Candidate("chunk:1", text, "p", 1)],
                       ScriptedLLM().enqueue("none"))
     assert kept[0].refined == "We compare with two baselines, SIF and Citeomatic."
     assert kept[0].refine_note.startswith("refiner said none")
-    nothing = refine_all("Which GPU was used?", [Candidate("chunk:1", text, "p", 1)], ScriptedLLM().enqueue("none"))
+    nothing = refine_in_batches("Which GPU was used?", [Candidate("chunk:1", text, "p", 1)], ScriptedLLM().enqueue("none"))
     assert nothing == []  # the refiner and the question terms agree: dropped

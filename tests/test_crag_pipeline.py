@@ -240,3 +240,33 @@ def test_every_grade_failing_is_an_error_not_a_not_found_answer():
     down = ScriptedLLM(lambda p: (_ for _ in ()).throw(LLMError("no answer from http://127.0.0.1:9/v1")))
     with pytest.raises(LLMError, match="grader could not judge any passage.*127.0.0.1:9"):
         run("Which baselines do they compare against?", down)
+
+
+# -- the measurement seam: on_step and stop_before ----------------------------------------
+
+def test_on_step_sees_every_step_with_the_state_it_left():
+    seen = []
+
+    def observe(step, run_state):
+        seen.append((step, len(run_state.graded), len(run_state.refined), run_state.answer is not None))
+
+    result = run("Which baselines do they compare against?", CragLLM(relevant_words=["baselines"]),
+                 on_step=observe)
+    assert [step for step, *_ in seen] == result.trace
+    assert seen[1][:2] == ("grade", len(result.graded))  # the grades are there once the grade step ran
+    assert seen[result.trace.index("refine")][2] == len(result.sources)
+    assert not seen[result.trace.index("refine")][3] and seen[result.trace.index("generate")][3]
+
+
+def test_stop_before_ends_the_run_at_that_step_without_its_calls():
+    llm = CragLLM(relevant_words=["baselines"])
+    kept = {}
+    result = run("Which baselines do they compare against?", llm, stop_before="generate",
+                 on_step=lambda step, state: kept.update(refined=list(state.refined)))
+    assert result.trace == ["retrieve", "grade", "route", "refine"]
+    assert "crag-answer" not in llm.stages()
+    assert result.answer == "" and not result.not_found and not result.sources
+    assert result.notes == ["stopped before the generate step"]
+    assert {c.chunk_id for c in kept["refined"]} == {2, 3}
+    with pytest.raises(ValueError, match="not a step"):
+        run("q?", CragLLM(), stop_before="answer")

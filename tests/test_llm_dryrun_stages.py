@@ -77,14 +77,14 @@ def test_every_stage_the_pipeline_uses_has_a_handler(reader_env, tmp_path):
     answered = reader.ask("What recall does SPARTA reach on LongDocs?", result.paper_id)
     assert not answered.not_found
     reader.ask("Which wheat cultivars grew best in the drought years?", result.paper_id)
-    # and the path before batching, one grade and one refine call per passage, kept for comparisons
+    # and the confidence routing, which re-grades its best passages one call each (crag-grade)
     from reader.crag.grounded import audit_grounded
     from reader.crag.pipeline import CragConfig, ask
 
-    one_by_one = ask("What recall does SPARTA reach on LongDocs?", paper_id=result.paper_id,
-                     generator=reader.generator, verifier=reader.verifier, search=reader.search_index.search,
-                     check_grounded=audit_grounded, config=CragConfig.one_call_per_passage())
-    assert one_by_one.answer == answered.answer
+    confirmed = ask("What recall does SPARTA reach on LongDocs?", paper_id=result.paper_id,
+                    generator=reader.generator, verifier=reader.verifier, search=reader.search_index.search,
+                    check_grounded=audit_grounded, config=CragConfig(routing="confidence"))
+    assert confirmed.answer == answered.answer
 
     used = {call["stage"] for llm in (writer, checker.scripted) for call in llm.history}
     assert used <= set(HANDLERS), f"stages without a dry-run handler: {sorted(used - set(HANDLERS))}"

@@ -71,10 +71,6 @@ SAMPLES: dict[str, list[dict]] = {
         {"question": "What BLEU does the big model reach?", "passage": PAPER_EN},
         {"question": "准确率是多少？", "passage": PAPER_ZH},
     ],
-    "refine": [
-        {"question": "What BLEU does the big model reach?",
-         "sentences": ["We evaluate on WMT 2014.", "Our big model achieves 28.4 BLEU."]},
-    ],
     "grade_batch": [
         {"question": "What BLEU does the big model reach?", "passages": [PAPER_EN, PAPER_ZH], "n": 2},
         {"question": "准确率是多少？", "passages": [PAPER_ZH], "n": 1},

@@ -52,10 +52,10 @@ def test_crag_prompts_get_their_shapes():
     queries = dry_run_answer(render("rewrite_queries", question="SPARTA recall", why_missed="none", n=3),
                              "crag-rewrite")
     assert len(queries.splitlines()) == 3
-    chosen = dry_run_answer(render("refine", question="What recall does SPARTA reach on LongDocs?",
-                                   sentences=["Unrelated words about cooking.", PAPER.split(". ")[1]]),
-                            "crag-refine")
-    assert chosen == "2"
+    chosen = dry_run_answer(render("refine_batch", question="What recall does SPARTA reach on LongDocs?",
+                                   passages=[["Unrelated words about cooking.", PAPER.split(". ")[1]]]),
+                            "crag-refine-batch")
+    assert chosen == "1.2"
     evidence = [{"label": "SPARTA p. 3", "external": False, "score": 0.9, "reasoning": "states it",
                  "text": PAPER}]
     base = {**SAMPLES["answer"][0], "evidence": evidence, "not_found": "NOT FOUND"}

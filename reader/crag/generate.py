@@ -14,6 +14,9 @@ with small changes of wording; when the grader was sure a passage answers
 the question (P(YES) at or above `quote_threshold`), the answer quotes that passage's kept
 sentences, cited, instead of refusing (`Answer.quoted`). Without log-probabilities from the
 grader nothing is quoted and the refusal stands.
+
+Who may answer "not found" once evidence was kept is a `Refusal` in `REFUSALS`, looked up
+once per question by its name (`refusal_named`, `CragConfig.refusal`).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from reader.crag.evidence import Candidate
-from reader.crag.route import grade_value
+from reader.crag.route import CORRECT, grade_value
 from reader.index.tokenize import tokenize
 from reader.llm.base import LLM, Completion
 from reader.text.split import split_sentences
@@ -164,3 +167,34 @@ def generate_answer(
     if quote:
         return Answer(quote, evidence=chosen, completion=completion, quoted=True, retried=retried)
     return Answer(sentinel, evidence=chosen, not_found=True, completion=completion, retried=retried)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Who may answer "not found" once evidence was kept."""
+
+    # The grader's P(YES) decides: the writer reads every passage graded at least `evidence_p_yes`,
+    # whole, and is asked only when the best reaches `answer_p_yes`, then without the refusal
+    # offered. Without P(YES) from the grader the writer decides, as with "writer".
+    by_p_yes: bool = False
+    # On a correct route the prompt asks for the answer the evidence gives (the grader's route
+    # already judged that it answers); on the others the writer may refuse.
+    trusts_correct_route: bool = False
+
+    def writer_may_refuse(self, route: str) -> bool:
+        return not (self.trusts_correct_route and route == CORRECT)
+
+
+REFUSALS: dict[str, Refusal] = {
+    "writer": Refusal(),
+    "grader": Refusal(trusts_correct_route=True),
+    "p_yes": Refusal(by_p_yes=True),
+}
+
+
+def refusal_named(name: str) -> Refusal:
+    """The refusal rule of that name (`CragConfig.refusal`)."""
+    try:
+        return REFUSALS[name]
+    except KeyError:
+        raise ValueError(f"unknown CRAG refusal rule {name!r}: one of {', '.join(REFUSALS)}") from None

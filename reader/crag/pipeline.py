@@ -10,6 +10,11 @@ Each state is a function of the run that returns the next state. The loop
 guard is twofold: corrective rounds are capped (`max_corrective_rounds`,
 default 1) and the fallback runs at most once, so every path reaches `done`;
 a step counter turns any future wiring mistake into an error instead of a hang.
+
+The routing rule and the refusal rule are objects (reader.crag.route.ROUTINGS,
+reader.crag.generate.REFUSALS) chosen once per question from the configuration's names.
+For measurement, `ask` takes `on_step(step, run)`, called after each step with the
+question's working state (`Run`), and `stop_before=` a step, where the run ends early.
 """
 
 from __future__ import annotations
@@ -25,11 +30,10 @@ from reader.config import CragSettings
 from reader.crag.correct import Search, corrective_retrieval, retrieve_all
 from reader.crag.evidence import Candidate
 from reader.crag.external import ExternalSearch, external_candidates
-from reader.crag.generate import Answer, generate_answer, not_found_sentinel
+from reader.crag.generate import Answer, Refusal, generate_answer, not_found_sentinel, refusal_named
 from reader.crag.grade import BATCH_PASSAGES, BATCH_TOKENS, grade_in_batches, grade_passages
-from reader.crag.refine import refine_all, refine_in_batches
-from reader.crag.route import (AMBIGUOUS, CORRECT, INCORRECT, choose_route, confidence, grade_value,
-                               retrieval_confidence, route_by_confidence, why_missed)
+from reader.crag.refine import refine_in_batches
+from reader.crag.route import AMBIGUOUS, CORRECT, INCORRECT, Routing, grade_value, routing_named, why_missed
 from reader.errors import LLMError, ReaderError
 from reader.llm.base import LLM, Completion, supports_logprobs
 
@@ -163,7 +167,9 @@ class AskResult:
 
 
 @dataclass
-class _Run:
+class Run:
+    """One question's working state, as the steps leave it (what `ask`'s `on_step` observes)."""
+
     question: str
     paper_id: str | None
     generator: Metered
@@ -173,6 +179,8 @@ class _Run:
     external: list[ExternalSearch]
     titles: dict[str, str]
     config: CragConfig
+    routing: Routing
+    refusal: Refusal
     retrieved: list[Candidate] = field(default_factory=list)
     graded: list[Candidate] = field(default_factory=list)
     kept: list[Candidate] = field(default_factory=list)
@@ -190,14 +198,11 @@ class _Run:
     def grade(self, candidates: list[Candidate]) -> None:
         cfg = self.config
         passages = [(c.key, c.text, c.paper_id) for c in candidates]
-        if cfg.batch_grade:
-            grades = grade_in_batches(self.question, passages, self.generator, max_workers=cfg.max_workers,
-                                      max_passages=cfg.batch_passages, budget_tokens=cfg.batch_tokens)
-        else:
-            grades = grade_passages(self.question, passages, self.generator, max_workers=cfg.max_workers)
+        grades = grade_in_batches(self.question, passages, self.generator, max_workers=cfg.max_workers,
+                                  max_passages=cfg.batch_passages, budget_tokens=cfg.batch_tokens)
         for candidate, grade in zip(candidates, grades):
             candidate.grade = grade
-        if cfg.routing == "confidence" and cfg.batch_grade and cfg.confirm_top > 0:
+        if self.routing.confirms and cfg.confirm_top > 0:
             self.confirm(candidates)
         self.graded.extend(candidates)
         failed = [g for g in grades if g.error]
@@ -219,15 +224,12 @@ class _Run:
 
     def keep(self, candidates: list[Candidate]) -> None:
         known = {c.key for c in self.kept}
-        if self.config.routing == "confidence":
-            passing = [c for c in candidates if c.grade is not None and grade_value(c) >= self.config.threshold]
-        else:
-            passing = [c for c in candidates if c.passes(self.config.threshold)]
+        passing = [c for c in candidates if self.routing.keeps(c, self.config.threshold)]
         self.kept.extend(c for c in passing if c.key not in known)
 
     def by_p_yes(self) -> bool:
         """The "p_yes" refusal rule applies: it is configured and the grader gave P(YES)."""
-        return self.config.refusal == "p_yes" and any(
+        return self.refusal.by_p_yes and any(
             c.grade is not None and c.grade.p_yes is not None for c in self.graded)
 
     def best_p_yes(self) -> float:
@@ -257,32 +259,27 @@ class _Run:
         return where
 
 
-def _retrieve(run: _Run) -> str:
+def _retrieve(run: Run) -> str:
     run.retrieved = retrieve_all([run.question], run.search, run.paper_id, origin="retrieval")
     return GRADE
 
 
-def _grade(run: _Run) -> str:
+def _grade(run: Run) -> str:
     run.grade(run.retrieved)
     return ROUTE
 
 
-def _route(run: _Run) -> str:
+def _route(run: Run) -> str:
     cfg = run.config
-    if cfg.routing == "confidence":
-        run.confidence = retrieval_confidence(run.retrieved)
-        run.route = route_by_confidence(run.confidence, theta_high=cfg.theta_high, theta_low=cfg.theta_low)
-    else:
-        run.route = choose_route(run.retrieved, threshold=cfg.threshold, min_relevant=cfg.min_relevant)
-        run.confidence = confidence(run.retrieved)
+    run.route, run.confidence = run.routing.route(run.retrieved, cfg)
     run.keep(run.retrieved)
     if run.route == CORRECT and run.kept:
         return REFINE
     return CORRECT_STEP if cfg.max_corrective_rounds > 0 else _after_correction(run)
 
 
-def _after_correction(run: _Run) -> str:
-    low = run.config.routing == "confidence" and run.route == INCORRECT
+def _after_correction(run: Run) -> str:
+    low = run.routing.fallback_when_low and run.route == INCORRECT
     if low and not run.fallback_used:  # low confidence: the fallback sources too, whatever was kept
         return FALLBACK
     if run.kept:
@@ -292,7 +289,7 @@ def _after_correction(run: _Run) -> str:
     return FALLBACK if not run.fallback_used else REFINE
 
 
-def _correct(run: _Run) -> str:
+def _correct(run: Run) -> str:
     run.corrective_rounds += 1
     correction = corrective_retrieval(
         run.question, why_missed(run.graded, run.config.threshold), llm=run.generator,
@@ -306,7 +303,7 @@ def _correct(run: _Run) -> str:
     return _after_correction(run)
 
 
-def _fallback(run: _Run) -> str:
+def _fallback(run: Run) -> str:
     """The rest of the collection (for a one-paper question), then the external source if any."""
     run.fallback_used = True
     cfg = run.config
@@ -329,26 +326,24 @@ def _fallback(run: _Run) -> str:
     return REFINE
 
 
-def _refine(run: _Run) -> str:
+def _refine(run: Run) -> str:
     cfg = run.config
     if run.by_p_yes():
         run.refined = run.evidence_by_p_yes()
-    elif cfg.batch_refine:
+    else:
         run.refined = refine_in_batches(run.question, run.kept, run.generator, max_workers=cfg.max_workers,
                                         max_passages=cfg.batch_passages, budget_tokens=cfg.batch_tokens)
-    else:
-        run.refined = refine_all(run.question, run.kept, run.generator, max_workers=cfg.max_workers)
     return GENERATE
 
 
-def _generate(run: _Run) -> str:
+def _generate(run: Run) -> str:
     cfg = run.config
     if run.by_p_yes() and run.best_p_yes() < cfg.answer_p_yes:
         run.notes.append(f"no passage was judged likely to answer (best P(YES) {run.best_p_yes():.2f} "
                          f"< {cfg.answer_p_yes:.2f}), so the writer was not asked")
         run.answer = Answer(not_found_sentinel(run.question), not_found=True)
     else:
-        may_refuse = not ((cfg.refusal == "grader" and run.route == CORRECT) or run.by_p_yes())
+        may_refuse = run.refusal.writer_may_refuse(run.route) and not run.by_p_yes()
         run.answer = generate_answer(
             run.question, run.refined, run.generator, label=run.label,
             budget_tokens=cfg.answer_budget_tokens, paper_id=run.paper_id,
@@ -369,7 +364,7 @@ def _generate(run: _Run) -> str:
     return CHECK
 
 
-def _check(run: _Run) -> str:
+def _check(run: Run) -> str:
     claims = _CITATION.sub("", run.answer.text).strip()
     pool = ThreadPoolExecutor(max_workers=1)
     future = pool.submit(run.check_grounded, claims, run.answer.evidence, run.verifier)
@@ -392,7 +387,7 @@ def _check(run: _Run) -> str:
     return DONE
 
 
-def _withhold(run: _Run) -> None:
+def _withhold(run: Run) -> None:
     draft = run.answer
     run.notes.append(f"a drafted answer was withheld because the check found it unsupported "
                      f"({run.grounded_reason}): {draft.text}")
@@ -409,7 +404,7 @@ def _as_list(external) -> list[ExternalSearch]:
     return list(external) if isinstance(external, (list, tuple)) else [external]
 
 
-STEPS: dict[str, Callable[[_Run], str]] = {
+STEPS: dict[str, Callable[[Run], str]] = {
     RETRIEVE: _retrieve, GRADE: _grade, ROUTE: _route, CORRECT_STEP: _correct,
     FALLBACK: _fallback, REFINE: _refine, GENERATE: _generate, CHECK: _check,
 }
@@ -426,21 +421,40 @@ def ask(
     external: ExternalSearch | list[ExternalSearch] | None = None,
     titles: dict[str, str] | None = None,
     config: CragConfig | None = None,
+    on_step: Callable[[str, Run], None] | None = None,
+    stop_before: str | None = None,
 ) -> AskResult:
-    """Answer `question` about one paper (`paper_id`) or the whole collection (None)."""
+    """Answer `question` about one paper (`paper_id`) or the whole collection (None).
+
+    For measurement: `on_step(step, run)` is called after each step (a name of `STEPS`) with
+    the question's working state; with `stop_before` (a name of `STEPS`), the run ends when it
+    reaches that step: the result holds what the steps before it did, an empty answer
+    (`not_found` false unless an earlier step decided it) and a note saying where it stopped."""
+    if stop_before is not None and stop_before not in STEPS:
+        raise ValueError(f"stop_before={stop_before!r}: not a step; one of {', '.join(STEPS)}")
     question = question.strip()
     start = time.perf_counter()
-    run = _Run(question=question, paper_id=paper_id, generator=Metered(generator),
-               verifier=Metered(verifier), search=search, check_grounded=check_grounded,
-               external=_as_list(external), titles=titles or {}, config=config or CragConfig())
+    config = config or CragConfig()
+    run = Run(question=question, paper_id=paper_id, generator=Metered(generator),
+              verifier=Metered(verifier), search=search, check_grounded=check_grounded,
+              external=_as_list(external), titles=titles or {}, config=config,
+              routing=routing_named(config.routing), refusal=refusal_named(config.refusal))
     trace: list[str] = []
     state = RETRIEVE
     while state != DONE:
+        if state == stop_before:
+            run.notes.append(f"stopped before the {state} step")
+            break
         if len(trace) >= MAX_STEPS:
             raise RuntimeError(f"CRAG state machine did not finish: {' -> '.join(trace)}")
         trace.append(state)
         state = STEPS[state](run)
-    answer = run.answer or Answer(not_found_sentinel(question), not_found=True)
+        if on_step is not None:
+            on_step(trace[-1], run)
+    if state == DONE:
+        answer = run.answer or Answer(not_found_sentinel(question), not_found=True)
+    else:
+        answer = run.answer or Answer("")
     return AskResult(
         question=question, paper_id=paper_id, answer=answer.text, not_found=answer.not_found,
         grounded=run.grounded, grounded_reason=run.grounded_reason, route=run.route,
@@ -454,4 +468,4 @@ def ask(
     )
 
 
-__all__ = ["ask", "AskResult", "CragConfig", "crag_config", "CORRECT", "AMBIGUOUS", "INCORRECT"]
+__all__ = ["ask", "AskResult", "CragConfig", "crag_config", "Run", "STEPS", "CORRECT", "AMBIGUOUS", "INCORRECT"]

@@ -13,19 +13,18 @@ kept (still verbatim), and the chunk is dropped only if there are none. The
 embedded 1.5B model answered "none" for the one passage that listed the
 baselines asked about, which made the whole answer "not found".
 
-Batched (`refine_in_batches`, the pipeline's default): one call for all kept
-chunks, their sentences numbered `[passage.sentence]` ("[2.3]"), the reply the
-numbers to keep ("1.2, 1.3, 2.1"). The rules above hold per chunk: a reply (or a
-call) that cannot be read keeps every chunk of the call whole, a chunk the reply
-picks nothing from is treated as "none" for it, and a one-sentence chunk is kept
-without a call.
+One call (`refine_in_batches`) refines all kept chunks, their sentences numbered
+`[passage.sentence]` ("[2.3]"), the reply the numbers to keep ("1.2, 1.3, 2.1").
+The rules above hold per chunk: a reply (or a call) that cannot be read keeps every
+chunk of the call whole, a chunk the reply picks nothing from is treated as "none"
+for it, and a one-sentence chunk is kept without a call. (One call per chunk, the
+path before batching, was measured against it and removed: docs/ask.md.)
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 
 from reader.text.split import join_selected, split_sentences
 from reader.crag.evidence import Candidate
@@ -107,33 +106,6 @@ def _select(question: str, candidate: Candidate, sentences: list[str], numbers: 
     candidate.refined = join_selected(sentences, numbers)
     candidate.refine_note = note
     return candidate
-
-
-def refine_one(question: str, candidate: Candidate, llm: LLM) -> Candidate | None:
-    """The candidate with `refined` set, or None when nothing in it is relevant."""
-    text, sentences = _sentences(candidate)
-    if len(sentences) <= 1:
-        return _single(candidate, text)
-    conversation = messages("refine", question=question, sentences=sentences)
-    try:
-        reply = llm.complete(conversation, temperature=0.0, max_tokens=40,
-                             stage="crag-refine", paper_id=candidate.paper_id).text
-    except Exception as exc:
-        return _kept_whole(candidate, text, f"refine call failed ({type(exc).__name__}), kept whole")
-    numbers = parse_selection(reply, len(sentences))
-    if numbers is None:
-        return _kept_whole(candidate, text, "unreadable selection, kept whole")
-    return _select(question, candidate, sentences, numbers)
-
-
-def refine_all(question: str, candidates: Sequence[Candidate], llm: LLM, *,
-               max_workers: int = 4) -> list[Candidate]:
-    """Refine concurrently; returns the surviving candidates in input order."""
-    if not candidates:
-        return []
-    with ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(candidates)))) as pool:
-        refined = list(pool.map(lambda c: refine_one(question, c, llm), candidates))
-    return [c for c in refined if c is not None]
 
 
 def parse_batch_selection(text: str, sizes: Sequence[int]) -> dict[int, list[int]] | None:

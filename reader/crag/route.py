@@ -10,11 +10,15 @@ CragConfig(routing="confidence")) reads one number instead: `retrieval_confidenc
 passage's grade (its P(YES) where the grader gave log-probabilities, else the parsed grade)
 blended with its retrieval score, and routes high (>= theta_high) / medium / low (< theta_low)
 as correct / ambiguous / incorrect.
+
+Each rule is a `Routing` in `ROUTINGS`, looked up once per question by its name
+(`routing_named`); the pipeline asks the object, never the name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from reader.crag.evidence import Candidate
 from reader.crag.grade import AMBIGUOUS_SCORE
@@ -98,3 +102,42 @@ def route_by_confidence(value: float, *, theta_high: float = 0.7, theta_low: flo
     if value < theta_low:
         return INCORRECT
     return AMBIGUOUS
+
+
+@dataclass(frozen=True)
+class Routing:
+    """A routing rule: how the first retrieval's grades choose the route (and its confidence),
+    which graded passages count as evidence, and what else the rule does."""
+
+    route: Callable[[Sequence[Candidate], object], tuple[str, float]]  # (candidates, config) -> route, confidence
+    keeps: Callable[[Candidate, float], bool]  # (candidate, threshold) -> is it evidence?
+    confirms: bool  # re-grade the best batch-graded passages one by one (`confirm_top`) and route on those
+    fallback_when_low: bool  # an incorrect route consults the fallback sources even when something was kept
+
+
+def _route_by_counts(candidates: Sequence[Candidate], config) -> tuple[str, float]:
+    route = choose_route(candidates, threshold=config.threshold, min_relevant=config.min_relevant)
+    return route, confidence(candidates)
+
+
+def _route_on_confidence(candidates: Sequence[Candidate], config) -> tuple[str, float]:
+    value = retrieval_confidence(candidates)
+    return route_by_confidence(value, theta_high=config.theta_high, theta_low=config.theta_low), value
+
+
+def _graded_at_least(candidate: Candidate, threshold: float) -> bool:
+    return candidate.grade is not None and grade_value(candidate) >= threshold
+
+
+ROUTINGS: dict[str, Routing] = {
+    "counts": Routing(_route_by_counts, Candidate.passes, confirms=False, fallback_when_low=False),
+    "confidence": Routing(_route_on_confidence, _graded_at_least, confirms=True, fallback_when_low=True),
+}
+
+
+def routing_named(name: str) -> Routing:
+    """The routing rule of that name (`CragConfig.routing`)."""
+    try:
+        return ROUTINGS[name]
+    except KeyError:
+        raise ValueError(f"unknown CRAG routing {name!r}: one of {', '.join(ROUTINGS)}") from None

@@ -14,11 +14,12 @@ passages, the paper text):
 - verify, audit, crag-check (`[n] YES` / `[n] NO`): YES when most of the
   claim's words occur in the evidence shown, else NO — a crude but honest
   lexical check;
-- crag-grade (YES/NO + reason), crag-refine (sentence numbers), crag-rewrite
-  (one query per line) and crag-answer (the best-overlapping evidence
-  sentence, cited, or the prompt's not-found sentinel) by the same word overlap;
-  crag-grade-batch (`[n] YES - reason` per passage) and crag-refine-batch
-  (`passage.sentence` numbers) decide each passage and sentence as those do;
+- crag-grade (YES/NO + reason), crag-rewrite (one query per line) and
+  crag-answer (the best-overlapping evidence sentence, cited, or the prompt's
+  not-found sentinel) by the same word overlap; crag-grade-batch
+  (`[n] YES - reason` per passage) decides each passage as crag-grade does, and
+  crag-refine-batch (`passage.sentence` numbers) keeps the sentences sharing
+  enough of the question's words;
 - any other stage, or none: `FALLBACK`, prose as for a critique.
 
 Same stage and prompt, same answer: tests can count calls and rerun for identical rows.
@@ -125,15 +126,8 @@ def answer_grade_batch(prompt: str) -> str:
                      for n, passage in enumerate(_tagged(prompt, "passage"), 1))
 
 
-def answer_refine(prompt: str) -> str:
-    question = _question(prompt)
-    sentences = _numbered(_between(prompt, "Numbered sentences", "Which sentences"))
-    keep = [str(n) for n, s in sentences if overlap(question, s) >= 0.3]
-    return ", ".join(keep) if keep else "none"
-
-
 def answer_refine_batch(prompt: str) -> str:
-    """The `passage.sentence` numbers of the sentences `answer_refine` would keep."""
+    """The `passage.sentence` numbers of the sentences sharing at least 30% of the question's words."""
     question = _question(prompt)
     keep = [number for number, sentence in re.findall(r"^\[(\d+\.\d+)\]\s*(.*)$", prompt, re.M)
             if overlap(question, sentence) >= 0.3]
@@ -221,9 +215,8 @@ HANDLERS: dict[str, Callable[[str], str]] = {
     "verify": answer_verify,  # reader.audit.loop: the deep read's audit
     "audit": answer_verify,  # `reader audit`: any text against a paper
     "crag-check": answer_verify,  # reader.crag.grounded: an answer against its passages
-    "crag-grade": answer_grade,  # reader.crag: one call per passage (CragConfig.one_call_per_passage)
-    "crag-refine": answer_refine,
-    "crag-grade-batch": answer_grade_batch,  # ... and batched, the default
+    "crag-grade-batch": answer_grade_batch,  # reader.crag: the passages of a step in one call
+    "crag-grade": answer_grade,  # ... and one passage, re-graded by the confidence routing
     "crag-refine-batch": answer_refine_batch,
     "crag-rewrite": answer_rewrite,
     "crag-answer": answer_question,
