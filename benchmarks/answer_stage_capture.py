@@ -1,52 +1,86 @@
 """Run the CRAG pipeline up to the writer for every labelled question and save what each stage held
-(retrieved, graded with P(YES), kept, refined), development questions first, one JSON line each;
-an existing file is continued. Used for docs/ask.md "The grader's P(YES) decides".
+(retrieved, graded with P(YES), kept, refined, and each graded passage's source label), development
+questions first, one JSON line each; an existing file is continued. Used for docs/ask.md "The
+grader's P(YES) decides".
 
-    .venv/bin/python benchmarks/answer_stage_capture.py OUT.jsonl   (home: /tmp/reader-bench-crag)
+The pipeline runs through `ask(..., stop_before="generate", on_step=...)`, with the library's
+LLM roles, index and the CRAG settings of the environment, except the refusal rule: "writer",
+the rule whose inputs were measured (it refines).
+
+    .venv/bin/python -m benchmarks.answer_stage_capture OUT.jsonl   (home: /tmp/reader-bench-crag)
 """
-from pathlib import Path
+
+from __future__ import annotations
+
+import dataclasses
 import json
 import sys
 import time
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import os
-os.environ["READER_CRAG_REFUSAL"] = "writer"  # the measured inputs: the writer rule refines
-from reader.facade import Reader
-from reader.crag import pipeline
+from pathlib import Path
+
+from benchmarks.common import DEV_QUESTION_IDS, ROOT
 from reader.crag.calibrate import load_questions
-from reader.store.queries import paper_keys
+from reader.crag.grounded import audit_grounded
+from reader.crag.pipeline import GENERATE, REFINE, CragConfig, ask
+from reader.facade import Reader
+from reader.store.queries import library_titles, paper_keys
 
-out = Path(sys.argv[1])
-done = {json.loads(l)["id"] for l in out.open()} if out.exists() else set()
-qs = load_questions(Path(__file__).resolve().parents[1] / "eval" / "questions.jsonl")
-from calibration_split import DEV_IDS as DEV  # the 27 development questions
-qs = [q for q in qs if q.id in DEV] + [q for q in qs if q.id not in DEV]
-app = Reader(home=Path("/tmp/reader-bench-crag"), use_cache=False)
-with app.db() as s: keys = paper_keys(s)
+HOME = Path("/tmp/reader-bench-crag")
 
-def cand(c):
+
+def config_from(settings) -> CragConfig:
+    """CragConfig with every field the settings hold as `crag_<field>`, and the writer's refusal rule."""
+    named = {f.name: getattr(settings, f"crag_{f.name}") for f in dataclasses.fields(CragConfig)
+             if hasattr(settings, f"crag_{f.name}")}
+    return CragConfig(**{**named, "refusal": "writer"})
+
+
+def candidate(c) -> dict:
     g = c.grade
     return {"key": c.key, "paper_id": c.paper_id, "chunk_id": c.chunk_id, "page_start": c.page_start,
             "page_end": c.page_end, "text": c.text, "refined": c.refined, "origin": c.origin,
             "fused_score": c.fused_score, "external": c.external,
             "grade": None if g is None else {"score": g.score, "p_yes": g.p_yes, "reasoning": g.reasoning,
                                              "ambiguous": g.ambiguous}}
-snap = {}
-def stop(run):
-    snap.update(route=run.route, confidence=run.confidence, kept=[cand(c) for c in run.kept],
-                refined=[cand(c) for c in run.refined], graded=[cand(c) for c in run.graded],
-                retrieved=[cand(c) for c in run.retrieved], rewrites=run.rewrites,
-                calls=run.generator.calls, label={c.key: run.label(c) for c in run.refined + run.kept})
-    return pipeline.DONE
-pipeline.STEPS[pipeline.GENERATE] = stop
 
-with out.open("a") as f:
-    for q in qs:
-        if q.id in done: continue
-        pid = keys.get(q.paper) if q.paper else None
-        snap.clear(); t = time.time()
-        r = app.ask(q.question, pid, store=False)
-        row = {"id": q.id, "question": q.question, "paper_id": pid,
-               "answer_ids": [keys.get(p) for p in q.answer_papers], "seconds": round(time.time() - t, 1), **snap}
-        f.write(json.dumps(row, ensure_ascii=False) + "\n"); f.flush()
-        print(q.id, row["route"], len(row["kept"]), row["calls"], row["seconds"], flush=True)
+
+def snapshot(run) -> dict:
+    """What the run holds once it has refined: the writer's inputs."""
+    everything = run.graded + run.kept + run.refined
+    return {"route": run.route, "confidence": run.confidence, "kept": [candidate(c) for c in run.kept],
+            "refined": [candidate(c) for c in run.refined], "graded": [candidate(c) for c in run.graded],
+            "retrieved": [candidate(c) for c in run.retrieved], "rewrites": run.rewrites,
+            "calls": run.generator.calls, "label": {c.key: run.label(c) for c in everything}}
+
+
+def main() -> None:
+    out = Path(sys.argv[1])
+    done = {json.loads(line)["id"] for line in out.open()} if out.exists() else set()
+    questions = load_questions(ROOT / "eval" / "questions.jsonl")
+    questions = ([q for q in questions if q.id in DEV_QUESTION_IDS]
+                 + [q for q in questions if q.id not in DEV_QUESTION_IDS])
+    app = Reader(home=HOME, use_cache=False)
+    with app.db() as session:
+        keys, titles = paper_keys(session), library_titles(session)
+    config = config_from(app.settings)
+    with out.open("a") as fh:
+        for q in questions:
+            if q.id in done:
+                continue
+            paper_id = keys.get(q.paper) if q.paper else None
+            snap: dict = {}
+            started = time.time()
+            ask(q.question, paper_id=paper_id, generator=app.generator, verifier=app.verifier,
+                search=app.search_index.search, check_grounded=audit_grounded, titles=titles, config=config,
+                external=app.external_searches(),
+                stop_before=GENERATE, on_step=lambda step, run: snap.update(snapshot(run)) if step == REFINE else None)
+            row = {"id": q.id, "question": q.question, "paper_id": paper_id,
+                   "answer_ids": [keys.get(p) for p in q.answer_papers],
+                   "seconds": round(time.time() - started, 1), **snap}
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            fh.flush()
+            print(q.id, row.get("route"), len(row.get("kept", [])), row.get("calls"), row["seconds"], flush=True)
+
+
+if __name__ == "__main__":
+    main()

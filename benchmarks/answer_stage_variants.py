@@ -1,36 +1,24 @@
 """Answer-stage rules run on the inputs answer_stage_capture.py saved, scored strictly as `reader
 calibrate` scores: ref-w-quote (refined evidence, the writer may refuse, quote 0.9), p30-n (every
 passage at P(YES) >= 0.3, whole, the writer may not refuse), pyes60 (the p_yes rule: below a best
-P(YES) of 0.6 not found without the writer, else p30-n), *-q (quote, no writer).
+P(YES) of 0.6 not found without the writer, else p30-n), *-q (quote, no writer), *-norel (the
+answer prompt's source lines without the grader's relevance and reason).
 
-    .venv/bin/python benchmarks/answer_stage_variants.py CAPTURE.jsonl OUT.jsonl --part dev|held --variants ref-w-quote,pyes60
+    .venv/bin/python -m benchmarks.answer_stage_variants CAPTURE.jsonl OUT.jsonl --part dev|held --variants ref-w-quote,pyes60
 """
+import argparse
+import json
+import re
+import time
 from pathlib import Path
-import json, re, sys, time, argparse
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.common import DEV_QUESTION_IDS as DEV  # the 27 development questions
+from benchmarks.common import ROOT
+from reader.crag import generate as gen
 from reader.crag.calibrate import load_questions, missing_terms
 from reader.crag.evidence import Candidate
+from reader.crag.generate import closest_sentences, generate_answer
 from reader.crag.grade import Grade
-from reader.crag import generate as gen
-from reader.crag.generate import generate_answer, closest_sentences
-
-ap = argparse.ArgumentParser()
-ap.add_argument("capture"); ap.add_argument("out")
-ap.add_argument("--variants", default="cur"); ap.add_argument("--part", default="dev")
-args = ap.parse_args()
-from calibration_split import DEV_IDS as DEV  # the 27 development questions
-qs = {q.id: q for q in load_questions(Path(__file__).resolve().parents[1] / "eval" / "questions.jsonl")}
-rows = [json.loads(l) for l in open(args.capture)]
-rows = [r for r in rows if (r["id"] in DEV) == (args.part == "dev")]
-done = set()
-if Path(args.out).exists():
-    done = {(j["variant"], j["id"]) for j in map(json.loads, open(args.out))}
-
-from reader.facade import Reader
-app = Reader(home=Path("/tmp/reader-bench-crag"), use_cache=False)
-llm = app.generator
-from reader.store.queries import library_titles
-with app.db() as s_: TITLES = library_titles(s_)
 from reader.text.tokens import estimate_tokens
 
 def pyes(d):
@@ -47,12 +35,8 @@ def by_pyes(r, tau, budget=1500):
     return out
 
 def label_of(r, c):
-    if c.key in r["label"]: return r["label"][c.key]
-    title = TITLES.get(c.paper_id or "", "") or (c.paper_id or "")[:12]
-    where = f"{title}, p. {c.pages}" if c.pages else title
-    if r["paper_id"] and c.paper_id != r["paper_id"]:
-        where += " — from another paper in the library, not the one asked about"
-    return where
+    """The source label the pipeline gave this passage (answer_stage_capture saves one for every graded passage)."""
+    return r["label"][c.key]
 
 def build(d, refined=None):
     g = d["grade"]
@@ -63,16 +47,29 @@ def build(d, refined=None):
     c.refined = d["refined"] if refined is None else refined
     return c
 
+# The grader's part of a source line of the answer prompt: "[2] Title, p. 4 — relevance 0.80: the reason".
+GRADER_PART = re.compile(r" — relevance \d(?:\.\d+)?: [^\n]*")
+
+
 class NoRelevance:
-    """The answer prompt without the grader's 'Relevance: 0.80 — YES' line."""
-    def __init__(self, llm): self.llm = llm
-    def __getattr__(self, n): return getattr(self.llm, n)
+    """The answer prompt with its source lines cut after the label: no grader's relevance or reason.
+    A prompt without such a line is an error (the prompt changed and the variant would test nothing)."""
+
+    def __init__(self, llm):
+        self.llm = llm
+
+    def __getattr__(self, name):
+        return getattr(self.llm, name)
+
     def complete(self, messages, **kw):
         if kw.get("stage") == "crag-answer":
-            messages = [dict(m, content=re.sub(r"\nRelevance: [^\n]*\n", "\n", m["content"])) for m in messages]
+            cut = [GRADER_PART.subn("", m["content"]) for m in messages]
+            if not any(n for _, n in cut):
+                raise ValueError("NoRelevance: no '— relevance 0.80: …' source line in the answer prompt")
+            messages = [dict(m, content=text) for m, (text, _) in zip(messages, cut)]
         return self.llm.complete(messages, **kw)
 
-def run_variant(v, r):
+def run_variant(v, r, qs, llm):
     q = qs[r["id"]]
     if v == "pyes60":  # the p_yes rule as built: below 0.6 not found without the writer, else p30-n
         best = max((pyes(d) for d in r["graded"]), default=0.0)
@@ -80,7 +77,7 @@ def run_variant(v, r):
             return {"variant": v, "id": q.id, "answerable": q.answerable, "right": not q.answerable,
                     "not_found": True, "missing": [], "answer": "(not asked)", "seconds": 0.0,
                     "route": r["route"], "best_p_yes": best, "prompt_tokens": 0}
-        return dict(run_variant("p30-n", r), variant=v)
+        return dict(run_variant("p30-n", r, qs, llm), variant=v)
     label = lambda c: label_of(r, c)
     evidence_kind, refusal = v.split("-")[:2]
     extra = v.split("-")[2:]
@@ -119,10 +116,33 @@ def run_variant(v, r):
             "missing": miss, "answer": ans.text, "seconds": round(secs, 1), "route": r["route"], "best_p_yes": best,
             "prompt_tokens": ans.completion.prompt_tokens if ans.completion else 0}
 
-with open(args.out, "a") as f:
-    for r in rows:
-        for v in args.variants.split(","):
-            if (v, r["id"]) in done: continue
-            row = run_variant(v, r)
-            f.write(json.dumps(row, ensure_ascii=False) + "\n"); f.flush()
-            print(v, row["id"], row["right"], row["seconds"], row["answer"][:100].replace("\n", " "), flush=True)
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("capture")
+    ap.add_argument("out")
+    ap.add_argument("--variants", default="cur")
+    ap.add_argument("--part", default="dev")
+    args = ap.parse_args()
+    qs = {q.id: q for q in load_questions(ROOT / "eval" / "questions.jsonl")}
+    rows = [json.loads(line) for line in open(args.capture)]
+    rows = [r for r in rows if (r["id"] in DEV) == (args.part == "dev")]
+    done = set()
+    if Path(args.out).exists():
+        done = {(j["variant"], j["id"]) for j in map(json.loads, open(args.out))}
+
+    from reader.facade import Reader
+
+    llm = Reader(home=Path("/tmp/reader-bench-crag"), use_cache=False).generator
+    with open(args.out, "a") as f:
+        for r in rows:
+            for v in args.variants.split(","):
+                if (v, r["id"]) in done:
+                    continue
+                row = run_variant(v, r, qs, llm)
+                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+                f.flush()
+                print(v, row["id"], row["right"], row["seconds"], row["answer"][:100].replace("\n", " "), flush=True)
+
+
+if __name__ == "__main__":
+    main()

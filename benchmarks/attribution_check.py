@@ -11,7 +11,7 @@ them. Two conditions:
   citing the reference (its own sentence blanked, its neighbours kept): close to the worst
   case of a faithful paraphrase that shares no words with the citing sentence itself.
 
-    .venv/bin/python benchmarks/attribution_check.py [PAPERS_DIR]     # default ../shared/papers
+    .venv/bin/python -m benchmarks.attribution_check [PAPERS_DIR]     # default ../shared/papers
 
 And, to see whether it catches anything: a numbered marker swapped for another reference the
 paper cites (misattributed by construction; it should fire).
@@ -25,14 +25,11 @@ import re
 import sys
 from pathlib import Path
 
-from bench_audit_dev import wilson  # the same 95% interval as the audit figures
-
+from benchmarks.common import SHARED_PAPERS, wilson  # the same 95% interval as the audit figures
 from reader.audit.citations import ReferenceList
 from reader.audit.guards import BRACKET_CITE, bracket_numbers
 from reader.ingest.chunk import chunk_paper
 from reader.ingest.pdf import parse_pdf
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def faithful_sentences(pdf: Path) -> tuple[ReferenceList, list[str]]:
@@ -58,7 +55,7 @@ def faithful_sentences(pdf: Path) -> tuple[ReferenceList, list[str]]:
 
 
 def main() -> None:
-    folder = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT.parent / "shared" / "papers"
+    folder = Path(sys.argv[1]) if len(sys.argv) > 1 else SHARED_PAPERS
     counts: dict[tuple[str, str], list[int]] = {}
     used = []
     for pdf in sorted(folder.glob("*.pdf")):

@@ -13,8 +13,8 @@ verifier's P(YES) of the before pass too, which bench_checker.py --llm-from read
 the band on half A). The verifier is the embedded model unless READER_VERIFIER_BASE_URL is set;
 one model process at a time (nothing else should run).
 
-    .venv/bin/python benchmarks/bench_audit_combination.py --half B --out /tmp/combination_B.jsonl
-    .venv/bin/python benchmarks/bench_audit_combination.py --half A --passes before --out /tmp/llm_A.jsonl
+    .venv/bin/python -m benchmarks.bench_audit_combination --half B --out /tmp/combination_B.jsonl
+    .venv/bin/python -m benchmarks.bench_audit_combination --half A --passes before --out /tmp/llm_A.jsonl
 """
 
 from __future__ import annotations
@@ -25,13 +25,9 @@ import os
 import random
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench_audit_dev import HALF_A, ingested, load_dev_set  # noqa: E402
-from bench_checker import table  # noqa: E402
+from benchmarks.bench_checker import table
+from benchmarks.common import HALF_A, ingested, load_dev_set
 
 
 def main() -> None:

@@ -7,81 +7,33 @@ index, the verifier and the guards. Papers are split in two halves by name (`HAL
 thresholds, and the rest, for reporting); figures are printed for each half and for all, with
 Wilson 95% intervals.
 
-    .venv/bin/python benchmarks/bench_audit_dev.py --guards-only
-    .venv/bin/python benchmarks/bench_audit_dev.py --out /tmp/dev_model.jsonl     # embedded model
-    READER_VERIFIER_BASE_URL=http://host:8080/v1 .venv/bin/python benchmarks/bench_audit_dev.py --choose
-    .venv/bin/python benchmarks/bench_audit_dev.py --from /tmp/dev_model.jsonl --threshold 0.5
+    .venv/bin/python -m benchmarks.bench_audit_dev --guards-only
+    .venv/bin/python -m benchmarks.bench_audit_dev --out /tmp/dev_model.jsonl     # embedded model
+    READER_VERIFIER_BASE_URL=http://host:8080/v1 .venv/bin/python -m benchmarks.bench_audit_dev --choose
+    .venv/bin/python -m benchmarks.bench_audit_dev --from /tmp/dev_model.jsonl --threshold 0.5
 
 `--from` re-scores saved per-sentence results (the verifier's P(YES) and the guards' reasons)
 without calling the model again, so a threshold can be chosen on half A and read on half B.
+`--passages` shows the verifier the batch's top 3 whole passages (the batch's joined text as the
+query), as the audit did before focused evidence, through `audit_sentences(evidence_for=...)`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import random
 import sys
 import time
 from collections import defaultdict
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-try:
-    from reader.audit.loop import Judgement  # noqa: E402
-except ImportError:  # run against an older checkout, which keeps no verdict details
-    Judgement = None
-
-PAPERS = ROOT.parent / "shared" / "papers"
-DEV_SET = ROOT / "eval" / "audit_dev.jsonl"
-KINDS = ("changed_number", "swapped_number", "invented_name", "invented_claim", "reversed_relation")
-# Thresholds are chosen on these papers' sentences and reported on the other seven.
-HALF_A = {
-    "acl2007_P07-1088.pdf", "acl2014_P14-1059.pdf", "acl2020_s2orc_2020.acl-main.447.pdf",
-    "acl2023_tutorial_goal_awareness_2023.acl-tutorials.1.pdf", "iop_jpcs2188_012011.pdf",
-    "naacl2013_roark13.pdf", "neuron_perspective_rhythmic_attentional_scanning.pdf",
-}
+from benchmarks.common import HALF_A, KINDS, ingested, load_dev_set, wilson
+from reader.audit.loop import Judgement
 
 
-def load_dev_set(path: Path = DEV_SET) -> list[dict]:
-    with open(path, encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
-
-
-def ingested(app, names: list[str]) -> dict[str, str]:
-    """File name -> stored paper id for these shared papers, ingesting the missing ones into the
-    benchmark home (once: the home is kept between runs)."""
-    from sqlalchemy import select
-
-    from reader.ingest.pipeline import ingest_paths
-    from reader.store.tables import Paper
-
-    with app.db() as session:
-        stored = {Path(p.source_path or "").name: p.id for p in session.scalars(select(Paper))}
-    missing = [PAPERS / name for name in names if name not in stored]
-    if missing:
-        print(f"ingesting {len(missing)} papers into {app.settings.home} …", file=sys.stderr, flush=True)
-        for r in ingest_paths(missing, app.db, open_index=lambda: app.search_index):
-            stored[Path(r.file).name] = r.paper_id
-    return stored
-
-
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    if n == 0:
-        return 0.0, 0.0
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def flagged(item: dict, threshold: float | None, guards: bool = True, margin: float | None = None) -> bool:
-    """Is this saved result a flag at this P(YES) threshold (None: the verifier's YES/NO), with
-    the contrast check at this margin (None: without it)?"""
+def flagged(item: dict, threshold: float | None, guards: bool = True) -> bool:
+    """Is this saved result a flag at this P(YES) threshold (None: the verifier's YES/NO)?"""
     guard = guards and bool(item["guard_reasons"])
     if item.get("mode") == "guards":
         return guard
@@ -92,7 +44,7 @@ def flagged(item: dict, threshold: float | None, guards: bool = True, margin: fl
     judgement = Judgement.from_dict(item)
     if not item["has_evidence"] or judgement.accepted(threshold) is False:
         return True
-    return guard or (margin is not None and judgement.undecided(threshold, margin))
+    return guard
 
 
 def table(items: list[dict], flag, title: str) -> list[str]:
@@ -128,14 +80,14 @@ def report(items: list[dict], flag) -> str:
     return "\n".join(out)
 
 
-def choose(items: list[dict], max_false: float = 0.05, margin: float | None = None) -> float | None:
+def choose(items: list[dict], max_false: float = 0.05) -> float | None:
     """On half A: the highest P(YES) threshold whose false-flag rate stays within max_false
     (false flags grow with the threshold, so it is also the one that catches the most)."""
     faithful = [i for i in items if i["paper"] in HALF_A and i["kind"] == "faithful"]
     best = None
     for step in range(1, 100):
         t = step / 100
-        if sum(flagged(i, t, margin=margin) for i in faithful) <= max_false * len(faithful):
+        if sum(flagged(i, t) for i in faithful) <= max_false * len(faithful):
             best = t
     return best
 
@@ -146,6 +98,13 @@ def _results_for(sentences, result_sentences) -> list:
     for s in sentences:
         out.append([r for r in result_sentences if r.text in s] or [None])
     return out
+
+
+def whole_passages(search, paper_id):
+    """Evidence as before focused evidence: the batch's joined text as the query, its top 3 whole passages."""
+    from reader.audit.loop import _hits_to_evidence
+
+    return lambda batch: _hits_to_evidence(search(" ".join(batch), paper_id))
 
 
 def run(args) -> list[dict]:
@@ -182,13 +141,10 @@ def run(args) -> list[dict]:
         if verifier is None:
             outcomes = [[None] for _ in sentences]
         else:
-            audit = loop.audit_sentences if hasattr(loop, "audit_sentences") else (
-                lambda ss, **kw: loop.audit_text("\n".join(ss), **kw))
-            options = {} if not hasattr(loop, "Judgement") else {
-                "focused": not args.passages, "contrast": args.contrast}
-            result = audit(sentences, paper_id=paper_id, verifier=verifier,
-                           search=app.search_index.search, facts=facts,
-                           fallback_text=material.full_text, max_workers=1, **options)
+            evidence = {"evidence_for": whole_passages(app.search_index.search, paper_id)} if args.passages else {}
+            result = loop.audit_sentences(sentences, paper_id=paper_id, verifier=verifier,
+                                          search=app.search_index.search, facts=facts,
+                                          fallback_text=material.full_text, max_workers=1, **evidence)
             calls += result.llm_calls
             tokens += result.prompt_tokens + result.completion_tokens
             outcomes = _results_for(sentences, result.sentences)
@@ -211,11 +167,7 @@ def run(args) -> list[dict]:
                 "p_yes": min(p_values) if p_values else None,
             })
             if judgement is not None:
-                results[-1].update(
-                    answer=judgement.answer, reversal=judgement.reversal,
-                    reversal_answer=judgement.reversal_answer,
-                    reversal_p_yes=judgement.reversal_p_yes,
-                    has_evidence=bool(found[0].evidence))
+                results[-1].update(answer=judgement.answer, has_evidence=bool(found[0].evidence))
     if verifier is not None:
         print(f"{calls} verifier calls, {tokens} tokens, {time.perf_counter() - started:.0f} s",
               flush=True)
@@ -231,12 +183,9 @@ def main() -> None:
     parser.add_argument("--from", dest="source", help="re-score saved results instead of running")
     parser.add_argument("--threshold", type=float, default=None,
                         help="flag when the verifier's P(YES) is below this (default: its YES/NO)")
-    parser.add_argument("--margin", type=float, default=None,
-                        help="contrast check: a claim whose reversal is also accepted needs this lead in P(YES)")
     parser.add_argument("--choose", action="store_true",
                         help="choose the threshold on half A (false flags <= 0.05)")
     parser.add_argument("--passages", action="store_true", help="whole passages, not focused evidence")
-    parser.add_argument("--contrast", action="store_true", help="with the contrast check")
     args = parser.parse_args()
 
     if args.source:
@@ -248,19 +197,18 @@ def main() -> None:
             with open(args.out, "w", encoding="utf-8") as fh:
                 for item in items:
                     fh.write(json.dumps(item, ensure_ascii=False) + "\n")
-    threshold, margin = args.threshold, args.margin
+    threshold = args.threshold
     if args.choose:
-        threshold = choose(items, margin=margin)
+        threshold = choose(items)
         print(f"chosen on half A (false flags <= 0.05): P(YES) threshold {threshold}")
     mode = items[0]["mode"] if items else "?"
     model = items[0].get("verifier") or "embedded model" if items else ""
     print(f"mode: {'guards alone' if mode == 'guards' else f'verifier ({model}) + guards'}"
-          + (f", P(YES) threshold {threshold}" if threshold is not None else "")
-          + (f", contrast margin {margin}" if margin is not None else ""))
-    print(report(items, lambda i: flagged(i, threshold, margin=margin)))
+          + (f", P(YES) threshold {threshold}" if threshold is not None else ""))
+    print(report(items, lambda i: flagged(i, threshold)))
     if mode == "model":
         print("\nverifier alone (no guards):")
-        print(report(items, lambda i: flagged(i, threshold, guards=False, margin=margin)))
+        print(report(items, lambda i: flagged(i, threshold, guards=False)))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ Prints LLM calls, prompt tokens and wall time against the critical-path lower
 bound (ceil(batches / workers) x latency), for concurrent runs and for a
 sequential baseline measured in the same run.
 
-    .venv/bin/python benchmarks/bench_audit_pass.py [--latency 0.2] [--sentences 40] [--repeat 3]
+    .venv/bin/python -m benchmarks.bench_audit_pass [--latency 0.2] [--sentences 40] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -13,19 +13,14 @@ import argparse
 import math
 import re
 import statistics
-import sys
 import time
-from pathlib import Path
+from benchmarks.common import SHARED_PAPERS
+from reader.audit.guards import PaperFacts
+from reader.audit.loop import BATCH_SIZE, audit_text
+from reader.index.hits import SearchHit
+from reader.llm.scripted import ScriptedLLM
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from reader.audit.guards import PaperFacts  # noqa: E402
-from reader.audit.loop import BATCH_SIZE, audit_text  # noqa: E402
-from reader.index.hits import SearchHit  # noqa: E402
-from reader.llm.scripted import ScriptedLLM  # noqa: E402
-
-PAPER = ROOT.parent / "shared" / "papers" / "acl2020_specter_2020.acl-main.207.pdf"
+PAPER = SHARED_PAPERS / "acl2020_specter_2020.acl-main.207.pdf"
 
 
 def paper_passages() -> list[str]:

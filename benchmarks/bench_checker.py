@@ -21,8 +21,8 @@ Chinese sentences are not scored by the checker (English only): the verifier dec
 sentences, the best kept): balanced accuracy with the threshold chosen on a seeded half of each
 set, reported on the other half.
 
-    .venv/bin/python benchmarks/bench_checker.py --llm-from /tmp/dev_model.jsonl --out /tmp/dev_checker.jsonl
-    .venv/bin/python benchmarks/bench_checker.py --public
+    .venv/bin/python -m benchmarks.bench_checker --llm-from /tmp/dev_model.jsonl --out /tmp/dev_checker.jsonl
+    .venv/bin/python -m benchmarks.bench_checker --public
 """
 
 from __future__ import annotations
@@ -36,12 +36,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench_audit_dev import HALF_A, KINDS, ingested, load_dev_set, wilson  # noqa: E402
-
-EVAL = ROOT.parent / "shared" / "eval"
+from benchmarks.common import HALF_A, KINDS, ingested, load_dev_set, wilson
+from benchmarks.common import SHARED_EVAL as EVAL
 
 
 def score_dev(home: str, weights: Path | None = None) -> list[dict]:

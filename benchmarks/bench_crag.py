@@ -1,6 +1,6 @@
-"""CRAG: the batched path against the path before it (one grade and one refine call per passage).
+"""CRAG: calls, tokens, time and answers of the pipeline's configurations (`PATHS`), side by side.
 
-Two modes, each measuring the paths given by `--paths` (default `old,new`) in the same run:
+Two modes, each measuring the paths given by `--paths` (default `new,batched`) in the same run:
 
 1. Without `--questions`: pipeline overhead and concurrency with a scripted LLM at a
    fixed latency per call, on the tiny in-memory library of the tests. For each route
@@ -10,20 +10,24 @@ Two modes, each measuring the paths given by `--paths` (default `old,new`) in th
    check), each wave costing ceil(calls / workers) x latency. Concurrent runs (4 workers)
    and serial runs (1 worker) are measured in the same process so the ratio is meaningful.
 
-       .venv/bin/python benchmarks/bench_crag.py [--latency-ms 200]
+       .venv/bin/python -m benchmarks.bench_crag [--latency-ms 200]
 
 2. With `--questions eval/questions.jsonl`: the labelled questions through `ask` on a
    library holding the shared papers (`--home`, ingested from ../shared/papers on the
    first run and kept), with the LLM the settings name (the embedded model unless
    READER_LLM_BASE_URL is set), the response cache off. Each question runs on every
-   path, the order alternating per question (old, new; then new, old; ...) so a noisy
-   machine favours neither. Scored as `reader calibrate` scores (reader.crag.calibrate:
+   path, the order alternating per question (new, batched; then batched, new; ...) so a
+   noisy machine favours neither. Scored as `reader calibrate` scores (reader.crag.calibrate:
    an answer is right when it is not "not found" and cites the paper holding the answer,
    a refusal when it says not found); per path: answers right, refusals right, LLM calls
-   and tokens (prompt + completion) per question, median, latency p50/p95, and new/old.
+   and tokens (prompt + completion) per question, median, latency p50/p95, and the second
+   path against the first.
 
-       READER_LLM_BASE_URL=scripted: .venv/bin/python benchmarks/bench_crag.py --questions eval/questions.jsonl
-       .venv/bin/python benchmarks/bench_crag.py --questions eval/questions.jsonl --out /tmp/crag_paths.jsonl
+       READER_LLM_BASE_URL=scripted: .venv/bin/python -m benchmarks.bench_crag --questions eval/questions.jsonl
+       .venv/bin/python -m benchmarks.bench_crag --questions eval/questions.jsonl --out /tmp/crag_paths.jsonl
+
+The path before batching (one grade and one refine call per passage, `old`) was removed in
+issue 30 after this benchmark measured it (docs/ask.md, "Measured with the scripted LLM").
 """
 
 from __future__ import annotations
@@ -36,20 +40,12 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT))
-
-from crag_fakes import PAPER_A, TITLES, CragLLM, FakeSearch  # noqa: E402
-
-from reader.crag.grounded import audit_grounded  # noqa: E402
-from reader.crag.pipeline import CragConfig, ask  # noqa: E402
-from reader.llm.scripted import ScriptedLLM  # noqa: E402
-
-SHARED_PAPERS = ROOT.parent / "shared" / "papers"
+from benchmarks.common import SHARED_PAPERS
+from reader.crag.grounded import audit_grounded
+from reader.crag.pipeline import CragConfig, ask
+from reader.llm.scripted import ScriptedLLM
+from tests.crag_fakes import PAPER_A, TITLES, CragLLM, FakeSearch
 PATHS = {
-    # the path before issue 16: one grade and one refine call per passage, refusals never quoted
-    "old": lambda **kw: CragConfig.one_call_per_passage(quote_threshold=None, **kw),
     # batched grading and refining, a refusal with a passage graded P(YES) >= 0.9 quotes it (the default)
     "new": CragConfig,
     "batched": lambda **kw: CragConfig(quote_threshold=None, **kw),  # batched, refusals never quoted
@@ -74,18 +70,19 @@ def critical_path(result, workers: int, latency: float, config: CragConfig) -> f
     def waves(calls: int) -> int:
         return math.ceil(calls / workers)
 
-    def calls_for(passages: int, batched: bool) -> int:
-        return math.ceil(passages / config.batch_passages) if batched else passages
+    def calls_for(passages: int) -> int:
+        return math.ceil(passages / config.batch_passages)
 
     by_origin: dict[str, int] = {}
     for grade in result.to_json()["grades"]:
         by_origin[grade["origin"]] = by_origin.get(grade["origin"], 0) + 1
-    steps = [waves(calls_for(n, config.batch_grade)) for n in by_origin.values()]  # retrieval, rewrite, ...
+    steps = [waves(calls_for(n)) for n in by_origin.values()]  # retrieval, rewrite, ...
     steps.append(1 if result.rewrites else 0)
     refined = sum(1 for s in result.sources if s.refine_note.startswith(("kept sentences", "unread", "refiner said")))
-    steps.append(waves(calls_for(refined, config.batch_refine)))
-    steps.append(0 if result.not_found else 1)  # answer
-    steps.append(0 if result.not_found else 1)  # check: the answer's sentences fit one batch
+    steps.append(waves(calls_for(refined)))
+    checked = "check" in result.trace  # an answer was written (a withheld one is "not found" too)
+    steps.append(1 if checked else 0)  # answer
+    steps.append(1 if checked else 0)  # check: the answer's sentences fit one batch
     return sum(steps) * latency
 
 
@@ -106,14 +103,14 @@ def routes(paths: list[str], latency_ms: float) -> None:
     latency = latency_ms / 1000
     run_case("correct", paths[0], 4, 0.0)  # imports and first-use set-up, outside the timings
     print(f"scripted LLM, {latency_ms:g} ms per call")
-    print(f"{'route':<10} {'path':<4} {'calls':>5} {'tokens':>6} {'serial s':>9} {'1 worker s':>11} "
+    print(f"{'route':<10} {'path':<7} {'calls':>5} {'tokens':>6} {'serial s':>9} {'1 worker s':>11} "
           f"{'4 workers s':>12} {'lower bound s':>14} {'4w / bound':>10} {'1w / 4w':>8}")
     for name in CASES:
         for path in paths:
             _, serial_wall, _ = run_case(name, path, 1, latency)
             result, wall, config = run_case(name, path, 4, latency)
             bound = critical_path(result, 4, latency, config)
-            print(f"{name:<10} {path:<4} {result.llm_calls:>5} {result.tokens:>6} {result.llm_calls * latency:>9.2f} "
+            print(f"{name:<10} {path:<7} {result.llm_calls:>5} {result.tokens:>6} {result.llm_calls * latency:>9.2f} "
                   f"{serial_wall:>11.2f} {wall:>12.2f} {bound:>14.2f} {wall / bound:>10.2f} "
                   f"{serial_wall / wall:>8.2f}")
 
@@ -223,7 +220,7 @@ def summary(rows: list[dict]) -> dict:
 
 def stage_table(rows: list[dict], paths: list[str]) -> None:
     """Per path and stage, per question on average: calls, prompt and completion tokens, seconds."""
-    print(f"{'path':<5} {'stage':<18} {'calls/q':>8} {'prompt tok/q':>12} {'compl tok/q':>11} "
+    print(f"{'path':<7} {'stage':<18} {'calls/q':>8} {'prompt tok/q':>12} {'compl tok/q':>11} "
           f"{'cached tok/q':>12} {'s/q':>7}")
     for path in paths:
         mine = [r for r in rows if r["path"] == path]
@@ -234,7 +231,7 @@ def stage_table(rows: list[dict], paths: list[str]) -> None:
             def per_q(key):
                 return sum(c[key] or 0 for c in calls) / len(mine)
 
-            print(f"{path:<5} {stage:<18} {len(calls) / len(mine):>8.2f} {per_q('prompt'):>12.0f} "
+            print(f"{path:<7} {stage:<18} {len(calls) / len(mine):>8.2f} {per_q('prompt'):>12.0f} "
                   f"{per_q('completion'):>11.0f} {per_q('cached'):>12.0f} {per_q('seconds'):>7.2f}")
 
 
@@ -242,32 +239,33 @@ def report(rows: list[dict], paths: list[str]) -> None:
     stage_table(rows, paths)
     print()
     stats = {path: summary([r for r in rows if r["path"] == path]) for path in paths}
-    print(f"{'path':<5} {'answers right':>13} {'refusals right':>14} {'grounded':>9} {'calls med':>9} "
+    print(f"{'path':<7} {'answers right':>13} {'refusals right':>14} {'grounded':>9} {'calls med':>9} "
           f"{'calls mean':>10} {'tokens med':>10} {'p50 s':>7} {'p95 s':>7}")
     for path, s in stats.items():
-        print(f"{path:<5} {s['answers_right']:>6}/{s['answerable']:<6} {s['refusals_right']:>7}/{s['unanswerable']:<6} "
+        print(f"{path:<7} {s['answers_right']:>6}/{s['answerable']:<6} {s['refusals_right']:>7}/{s['unanswerable']:<6} "
               f"{s['grounded']:>4}/{s['answered']:<4} {s['calls_median']:>9g} {s['calls_mean']:>10g} "
               f"{s['tokens_median']:>10g} {s['p50_s']:>7.2f} {s['p95_s']:>7.2f}")
-    if "old" in stats and "new" in stats:
-        old, new = stats["old"], stats["new"]
+    if len(paths) == 2:
+        first, second = paths
+        a, b = stats[first], stats[second]
 
         def ratio(key):
-            return f"{new[key] / old[key]:.2f}" if old[key] else "-"
+            return f"{b[key] / a[key]:.2f}" if a[key] else "-"
 
-        print(f"new/old: calls median {ratio('calls_median')}, tokens median {ratio('tokens_median')}, "
-              f"p50 {ratio('p50_s')}, p95 {ratio('p95_s')}; answers right {new['answers_right']} vs "
-              f"{old['answers_right']}, refusals right {new['refusals_right']} vs {old['refusals_right']}")
+        print(f"{second}/{first}: calls median {ratio('calls_median')}, tokens median {ratio('tokens_median')}, "
+              f"p50 {ratio('p50_s')}, p95 {ratio('p95_s')}; answers right {b['answers_right']} vs "
+              f"{a['answers_right']}, refusals right {b['refusals_right']} vs {a['refusals_right']}")
         by_question = {}
         for r in rows:
             by_question.setdefault(r["id"], {})[r["path"]] = r
         differ = [qid for qid, pair in by_question.items()
-                  if len(pair) == 2 and pair["old"]["right"] != pair["new"]["right"]]
+                  if len(pair) == 2 and pair[first]["right"] != pair[second]["right"]]
         print(f"questions right on one path only: {', '.join(differ) or 'none'}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--paths", default="old,new", help="comma-separated, of: " + ", ".join(PATHS))
+    parser.add_argument("--paths", default="new,batched", help="comma-separated, of: " + ", ".join(PATHS))
     parser.add_argument("--latency-ms", type=float, default=200.0, help="routes mode: scripted latency per call")
     parser.add_argument("--questions", help="labelled questions (JSONL, as for reader calibrate)")
     parser.add_argument("--ids", help="only these question ids, comma-separated")

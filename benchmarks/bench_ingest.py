@@ -9,7 +9,7 @@ Quality: per paper the title, number of authors, abstract length, sections,
 captions, references and coverage (characters of pymupdf's words that end up
 in chunks, overlap not double counted).
 
-    .venv/bin/python benchmarks/bench_ingest.py [--rounds 5] [--papers DIR]
+    .venv/bin/python -m benchmarks.bench_ingest [--rounds 5] [--papers DIR]
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ tokens per second (llama.cpp's own timings), a verification call end to end,
 and resident memory. A 1-thread run in the same process is the baseline for
 the thread ratio.
 
-    .venv/bin/python benchmarks/bench_local_llm.py [--threads 2] [--no-baseline]
+    .venv/bin/python -m benchmarks.bench_local_llm [--threads 2] [--no-baseline]
 
 The prompt text is the start of a real paper from ../shared/papers.
 """
@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import resource
 import statistics
-import sys
 import time
 from pathlib import Path
 
@@ -73,7 +72,6 @@ def main() -> None:
     parser.add_argument("--no-baseline", action="store_true", help="skip the 1-thread baseline")
     args = parser.parse_args()
 
-    sys.path.insert(0, str(ROOT))
     from reader.config import load_settings
     from reader.llm.local import LocalLLM
     from reader.llm.model_file import ensure_model_file

@@ -1,7 +1,7 @@
 """Page images of the web page's PDF view: first render (pymupdf, PNG at RENDER_ZOOM) and
 cached fetch, through FastAPI's test client, plus passage rectangles at ingest.
 
-    .venv/bin/python benchmarks/bench_page_images.py [PDF ...]   # default: ../shared/papers, else the sample
+    .venv/bin/python -m benchmarks.bench_page_images [PDF ...]   # default: ../shared/papers, else the sample
 
 Prints per-page render times (median, p95, max), the cached fetch median, the cache's size
 per page, and what finding the passages' rectangles adds to ingest.

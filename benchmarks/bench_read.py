@@ -8,14 +8,14 @@ baseline and current paper by paper, so both see the same machine. Prints per
 run: wall time, deep-read time, LLM calls, tokens, and the flagged ratio per
 iteration; then the ratios current / baseline.
 
-    .venv/bin/python benchmarks/bench_read.py --baseline d2b2221
-    .venv/bin/python benchmarks/bench_read.py --papers acl2014_P14-1059.pdf sample_paper.pdf
+    .venv/bin/python -m benchmarks.bench_read --baseline d2b2221
+    .venv/bin/python -m benchmarks.bench_read --papers acl2014_P14-1059.pdf sample_paper.pdf
 
 With --review-jobs J the papers are instead reviewed as one batch (`reader review FOLDER
 --jobs J --json`, a folder of links to them), by the baseline and then the current code, and
 the figure is papers per hour.
 
-    .venv/bin/python benchmarks/bench_read.py --baseline e9df9ad --review-jobs 2 --papers \
+    .venv/bin/python -m benchmarks.bench_read --baseline e9df9ad --review-jobs 2 --papers \
         acl2007_P07-1088.pdf naacl2018_litgraph_N18-3011.pdf naacl2013_roark13.pdf \
         acl2014_P14-1059.pdf acl2023_tutorial_goal_awareness_2023.acl-tutorials.1.pdf
 """
@@ -39,7 +39,6 @@ DEFAULT_PAPERS = ["acl2014_P14-1059.pdf"]  # 10 pages
 
 
 def models_dir() -> Path:
-    sys.path.insert(0, str(ROOT))
     from reader.config import load_settings
 
     return load_settings().models_dir

@@ -12,28 +12,26 @@
    and its English translation, to show how the English-only MiniLM does on
    Chinese against BM25's character bigrams.
 
-    .venv/bin/python benchmarks/bench_recall.py [--embed-model PATH]
+    .venv/bin/python -m benchmarks.bench_recall [--embed-model PATH]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from reader.index.dense import FlagEmbedder, embedder_name, packaged_model_path  # noqa: E402
-from reader.index.store import SearchIndex  # noqa: E402
-from reader.ingest.chunk import chunk_paper  # noqa: E402
-from reader.ingest.model import Block, ParsedPaper  # noqa: E402
-from reader.store.db import open_database, transaction  # noqa: E402
-from reader.store.tables import Chunk, Paper  # noqa: E402
+from reader.index.dense import FlagEmbedder, embedder_name, packaged_model_path
+from reader.index.store import SearchIndex
+from reader.ingest.chunk import chunk_paper
+from reader.ingest.model import Block, ParsedPaper
+from reader.store.db import open_database, transaction
+from reader.store.tables import Chunk, Paper
 
 SCIFACT = ROOT.parent / "shared" / "eval" / "scifact_claims.jsonl"
 

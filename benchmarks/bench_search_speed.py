@@ -12,7 +12,7 @@ metadata and the whole fused search without the query embedding; the cost of
 opening the index and of an update at that size; and the throughput of the
 ingest embedding path against the bare FlagModel on the same texts.
 
-    .venv/bin/python benchmarks/bench_search_speed.py [--chunks 100000] [--queries 200]
+    .venv/bin/python -m benchmarks.bench_search_speed [--chunks 100000] [--queries 200]
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import os
 import random
 import re
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -30,17 +29,16 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from reader.index.dense import (  # noqa: E402
+from reader.index.dense import (
     FlagEmbedder, cosine_top, encode_with_progress, packaged_model_path,
 )
-from reader.index.search import multi_search  # noqa: E402
-from reader.index.store import IndexData, SearchIndex  # noqa: E402
-from reader.ingest.chunk import chunk_paper  # noqa: E402
-from reader.ingest.pdf import parse_pdf  # noqa: E402
-from reader.store.db import open_database, transaction  # noqa: E402
-from reader.store.tables import Chunk, Paper  # noqa: E402
+from reader.index.search import multi_search
+from reader.index.store import IndexData, SearchIndex
+from reader.ingest.chunk import chunk_paper
+from reader.ingest.pdf import parse_pdf
+from reader.store.db import open_database, transaction
+from reader.store.tables import Chunk, Paper
 
 PAPERS = ROOT.parent / "shared" / "papers"
 CHUNKS_PER_PAPER = 500

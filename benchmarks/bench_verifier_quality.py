@@ -7,13 +7,12 @@ accuracy = (recall on unsupported + recall on supported) / 2, with a 95% interva
 (normal approximation on each recall).
 
 Each item is one call through the audit itself (reader.audit.loop.audit_sentences:
-the verify prompt, the verifier's P(YES) against the threshold, the contrast check,
-the guards), with the abstract as the only evidence; `--focused` shows the
+the verify prompt, the verifier's P(YES) against the threshold, the guards), with the abstract as the only evidence; `--focused` shows the
 abstract's best-matching sentences instead of the whole abstract. A balanced,
 seeded sample is used (--n per label per dataset). `--out` saves every item so
 that `--from` can re-score it at another threshold without the model.
 
-    .venv/bin/python benchmarks/bench_verifier_quality.py [--n 50] [--guards-only] [--out F]
+    .venv/bin/python -m benchmarks.bench_verifier_quality [--n 50] [--guards-only] [--out F]
 """
 
 from __future__ import annotations
@@ -25,13 +24,9 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from reader.audit.guards import PaperFacts, check_sentence  # noqa: E402
-from reader.audit.verify import EvidenceRef  # noqa: E402
-
-EVAL = ROOT.parent / "shared" / "eval"
+from benchmarks.common import SHARED_EVAL as EVAL
+from reader.audit.guards import PaperFacts, check_sentence
+from reader.audit.verify import EvidenceRef
 
 
 def scifact() -> list[tuple[str, str, bool]]:
@@ -79,7 +74,7 @@ def interval(flags: list[bool], supported: list[bool]) -> tuple[float, float]:
     return max(0.0, ba - 1.96 * math.sqrt(variance)), min(1.0, ba + 1.96 * math.sqrt(variance))
 
 
-def run_model(items, llm, focused: bool, contrast: bool) -> list[dict]:
+def run_model(items, llm, focused: bool) -> list[dict]:
     from reader.audit.evidence import focus
     from reader.audit.loop import audit_sentences
 
@@ -90,23 +85,18 @@ def run_model(items, llm, focused: bool, contrast: bool) -> list[dict]:
         passage = [EvidenceRef(None, 1, 1, evidence)]
         shown = (lambda batch: focus(batch, [passage] * len(batch))) if focused else (lambda batch: passage)
         start = time.perf_counter()
-        result = audit_sentences([claim], verifier=llm, evidence_for=shown, max_workers=1,
-                                 contrast=contrast)
+        result = audit_sentences([claim], verifier=llm, evidence_for=shown, max_workers=1)
         s = result.sentences[0]
         j = s.judgement
-        out.append({"supported": supported, "answer": j.answer, "p_yes": j.p_yes,
-                    "reversal": j.reversal, "reversal_answer": j.reversal_answer,
-                    "reversal_p_yes": j.reversal_p_yes, "has_evidence": True,
+        out.append({"supported": supported, "answer": j.answer, "p_yes": j.p_yes, "has_evidence": True,
                     "seconds": time.perf_counter() - start, "prompt_tokens": result.prompt_tokens})
     return out
 
 
-def verifier_flags(saved: list[dict], threshold, margin) -> list[bool]:
+def verifier_flags(saved: list[dict], threshold) -> list[bool]:
     from reader.audit.loop import Judgement
 
-    judgements = [Judgement.from_dict(item) for item in saved]
-    return [j.accepted(threshold) is False or (margin is not None and j.undecided(threshold, margin))
-            for j in judgements]
+    return [Judgement.from_dict(item).accepted(threshold) is False for item in saved]
 
 
 def main() -> None:
@@ -115,19 +105,15 @@ def main() -> None:
     parser.add_argument("--guards-only", action="store_true", help="skip the model (all items, fast)")
     parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: all cores)")
     parser.add_argument("--focused", action="store_true", help="the abstract's best sentences only")
-    parser.add_argument("--contrast", action="store_true", help="with the contrast check")
     parser.add_argument("--threshold", type=float, default=None,
                         help="P(YES) threshold (default: the audit's YES_THRESHOLD)")
-    parser.add_argument("--margin", type=float, default=None,
-                        help="contrast margin (default: the audit's CONTRAST_MARGIN)")
     parser.add_argument("--out", help="save the model's answers per item (JSON)")
     parser.add_argument("--from", dest="source", help="re-score answers saved with --out")
     args = parser.parse_args()
 
-    from reader.audit.loop import CONTRAST_MARGIN, YES_THRESHOLD
+    from reader.audit.loop import YES_THRESHOLD
 
     threshold = YES_THRESHOLD if args.threshold is None else args.threshold
-    margin = (CONTRAST_MARGIN if args.margin is None else args.margin) if args.contrast else None
     saved: dict = json.loads(Path(args.source).read_text()) if args.source else {}
     llm = None
     if not args.guards_only and not saved:
@@ -137,7 +123,7 @@ def main() -> None:
         llm = LocalLLM(load_settings().models_dir, n_threads=args.threads)
         print(f"loading the embedded model: {llm.load():.1f} s", flush=True)
 
-    print(f"P(YES) threshold {threshold}, contrast margin {margin}")
+    print(f"P(YES) threshold {threshold}")
     print(f"{'dataset':<12} {'n':>4} {'method':<10} {'bal.acc':>8}  {'95% interval':<14} "
           f"{'recall unsup':>13} {'recall sup':>11}")
     for name, rows in (("SciFact", scifact()), ("SummEdits", summedits())):
@@ -146,9 +132,9 @@ def main() -> None:
         guard_flags = [bool(check_sentence(claim, PaperFacts.from_texts([ev]))) for claim, ev, _ in items]
         results = {"guards": guard_flags}
         if llm is not None:
-            saved[name] = run_model(items, llm, args.focused, args.contrast)
+            saved[name] = run_model(items, llm, args.focused)
         if saved.get(name):
-            results["verifier"] = verifier_flags(saved[name], threshold, margin)
+            results["verifier"] = verifier_flags(saved[name], threshold)
             results["both"] = [a or b for a, b in zip(results["verifier"], guard_flags)]
         for method in ("verifier", "guards", "both"):
             if method in results:

@@ -1,6 +1,6 @@
 """How fast the web pages answer, on a synthetic library, through FastAPI's test client.
 
-    .venv/bin/python benchmarks/bench_web.py [--papers 300] [--sentences 60] [--repeat 20]
+    .venv/bin/python -m benchmarks.bench_web [--papers 300] [--sentences 60] [--repeat 20]
 
 Prints the median time of each page and its ratio to a static file served in the
 same run (the framework's own floor), so figures from a busy machine stay comparable.

@@ -10,7 +10,7 @@ answers also get their "withheld" twin, scored from the same rows (`withheld`).
 
     .venv/bin/reader calibrate --questions eval/questions.jsonl --quote off,0.9,0.8,0.7,0.6 \
         --rows /tmp/calibration.jsonl --json > /tmp/calibration.json
-    .venv/bin/python benchmarks/calibration_split.py /tmp/calibration.jsonl
+    .venv/bin/python -m benchmarks.calibration_split /tmp/calibration.jsonl
 
 It also prints the separation of the grader's best P(YES) per question (answerable against
 unanswerable, AUC with a bootstrap 95% interval) on each part. With `--against EARLIER_ROWS` it
@@ -24,18 +24,13 @@ import dataclasses
 import json
 import random
 import statistics
-import sys
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from benchmarks.common import DEV_QUESTION_IDS as DEV_IDS
+from benchmarks.common import wilson
+from reader.crag.calibrate import Setting, percentile, recommend, summarise
 
-from bench_audit_dev import wilson  # noqa: E402
-from reader.crag.calibrate import Setting, percentile, recommend, summarise  # noqa: E402
-
-DEV_IDS = {f"a{n:02d}" for n in range(1, 20)} | {f"n{n:02d}" for n in range(1, 9)}
 DEFAULT = Setting()  # CragConfig's defaults
 
 

@@ -42,14 +42,14 @@ GOOD = [f"Good sentence number {w} holds." for w in "ABCDEFGHIJ"]
 def test_one_pass_batches_evidence_and_verdicts():
     verifier = rule_verifier(lambda c: "bad" not in c)
     text = " ".join(GOOD[:5]) + " A bad sentence here."
-    result = audit_text(text, paper_id="p1", verifier=verifier, search=paper_search, focused=False)
+    result = audit_text(text, paper_id="p1", verifier=verifier, search=paper_search)
     assert verifier.calls == 2  # 6 sentences -> batches of 4 and 2
     assert result.llm_calls == 2
     assert [s.verdict for s in result.sentences] == ["supported"] * 5 + ["unsupported"]
     assert result.n_flagged == 1 and result.flagged_ratio == pytest.approx(1 / 6)
     # top 3 hits by fused score, best first, with pages
     assert [e.chunk_id for e in result.sentences[0].evidence] == [2, 3, 1]
-    # the query is the batch's joined text
+    # each claim's own top 3 passages: no word in common, so the opening of the best one
     assert verifier.history[0]["stage"] == "verify" and verifier.history[0]["paper_id"] == "p1"
     assert "passage two" in verifier.history[0]["prompt"]
     assert "passage four" not in verifier.history[0]["prompt"]

@@ -117,17 +117,14 @@ def test_cited_references_keep_first_use_order_and_one_row_per_marker():
 def test_attribution_check_on_faithful_sentences_of_the_shared_papers():
     """benchmarks/attribution_check.py's faithful set: at least 100 sentences, none flagged verbatim,
     and the own-words-left-out rate stays the reported note's (docs/audit.md: 19.7%)."""
-    import sys
-
     import pytest
 
-    from conftest import ROOT, shared_pdfs
+    from conftest import shared_pdfs
 
     pdfs = [p for p in shared_pdfs() if p.name.startswith(("iop_", "plosone", "acl2007", "naacl2013"))]
     if len(pdfs) < 4:
         pytest.skip("needs the shared papers")
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from attribution_check import faithful_sentences
+    from benchmarks.attribution_check import faithful_sentences
 
     n = verbatim = left_out = 0
     for pdf in pdfs:

@@ -7,17 +7,13 @@ without ../shared still tests the same rules on a real PDF; the expectations
 about named shared papers are checked when ../shared/papers is there."""
 
 import re
-import sys
 
 import pytest
 
-from conftest import ROOT, SAMPLE_PAPER, shared_pdfs
-
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from bench_ingest import coverage  # noqa: E402
-
-from reader.ingest.chunk import chunk_paper  # noqa: E402
-from reader.ingest.pdf import parse_pdf, raw_page_texts  # noqa: E402
+from benchmarks.bench_ingest import coverage
+from conftest import SAMPLE_PAPER, shared_pdfs
+from reader.ingest.chunk import chunk_paper
+from reader.ingest.pdf import parse_pdf, raw_page_texts
 
 SHARED = shared_pdfs()
 PDFS = [*SHARED, SAMPLE_PAPER]

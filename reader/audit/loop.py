@@ -12,24 +12,18 @@
    evidence, the deciding one first;
    the others go to the verifier in batches of 4, which is shown, per sentence,
    the passages' best-matching sentences with their neighbours
-   (reader.audit.evidence; with `focused=False`, the batch's joined text is the
-   query and the top 3 whole passages are shown). Fallback: the first 3,000
-   characters of the paper, also when the search fails; with no text at all
-   there is no call and every claim is unsupported;
-3. with `contrast`, a sentence with a direction word ("higher", "outperforms",
-   "低于") is also asked about in reverse in the same call
-   (reader.audit.relations; off by default: on the development set it caught more
-   reversed relations only at the price of more false flags);
-4. batches are verified concurrently, at most `max_workers` at a time, so a
+   (reader.audit.evidence). Fallback: the first 3,000 characters of the paper,
+   also when the search fails; with no text at all there is no call and every
+   claim is unsupported;
+3. batches are verified concurrently, at most `max_workers` at a time, so a
    pass takes about as long as its slowest batch;
-5. the verdict: where the verifier gives token log-probabilities, a claim is
+4. the verdict: where the verifier gives token log-probabilities, a claim is
    accepted when its P(YES) reaches `yes_threshold` (reader.audit.confidence),
-   else by its first word; a claim whose reversal is accepted as well is not
-   decided and counts as unsupported unless clearly preferred; the
-   deterministic guards (reader.audit.guards) run on every sentence: a number,
-   name or citation missing from the paper makes it unsupported even when the
-   verifier said YES. The reasons are stored with the verdict;
-6. a reply that answers none of its batch's claims is a failed call: it is
+   else by its first word; the deterministic guards (reader.audit.guards) run on
+   every sentence: a number, name or citation missing from the paper makes it
+   unsupported even when the verifier said YES. The reasons are stored with the
+   verdict;
+5. a reply that answers none of its batch's claims is a failed call: it is
    asked again (VERIFY_ATTEMPTS in all), and a verifier wrapped in the call log
    (reader.llm.logged, `accept=`) neither caches it nor serves such a reply from
    the cache. When no attempt answers anything, the batch's sentences are
@@ -61,7 +55,6 @@ from reader.audit.checking import CheckerBand, CheckerView, check_sentences
 from reader.audit.confidence import claim_probabilities
 from reader.audit.evidence import excerpts, focus
 from reader.audit.guards import PaperFacts, check_sentence
-from reader.audit.relations import reversal
 from reader.text.split import sentence_spans, split_sentences
 from reader.audit.verify import NO_EVIDENCE_CHARS, EvidenceRef, build_messages, parse_answers
 from reader.llm.base import Completion, Message, supports_accept, supports_logprobs
@@ -76,8 +69,6 @@ TOP_LOGPROBS = 5  # alternatives per answer token, enough to find both YES and N
 # flags within 0.05 on half A of eval/audit_dev.jsonl (docs/audit.md has the curve); without
 # log-probabilities its first word decides.
 YES_THRESHOLD = 0.17
-# A claim whose reversal the verifier also accepts stands only if it is preferred by this much.
-CONTRAST_MARGIN = 0.2
 # Calls per batch while the reply answers none of its claims: the call and one retry.
 VERIFY_ATTEMPTS = 2
 
@@ -191,17 +182,15 @@ def _own_passages(claim, paper_id, search, evidence_for) -> tuple[list[EvidenceR
         return [], f"search failed ({type(exc).__name__}: {exc}); checked against the paper's opening text"
 
 
-def _evidence(batch, own, paper_id, search, evidence_for, fallback_text, focused=True, note=""
+def _evidence(batch, own, paper_id, search, evidence_for, fallback_text, note=""
               ) -> tuple[list[EvidenceRef], str]:
     """The evidence the verifier is shown for a batch and, when it is the fallback, why. `own`:
     each claim's own passages."""
     try:
         if evidence_for is not None:
             found = list(evidence_for(batch))
-        elif search is not None and focused:
-            found = focus(batch, own)
         elif search is not None:
-            found = _hits_to_evidence(search(" ".join(batch), paper_id))
+            found = focus(batch, own)
         else:
             found = []
     except Exception as exc:
@@ -229,30 +218,19 @@ class _BatchOutcome:
 
 @dataclass
 class Judgement:
-    """What the verifier said about one claim (and about its reversal, when it has one)."""
+    """What the verifier said about one claim."""
 
     answer: str | None  # "YES" | "NO" | None (not answered)
     p_yes: float | None = None
-    reversal: str | None = None
-    reversal_answer: str | None = None
-    reversal_p_yes: float | None = None
     p_checker: float | None = None  # the claim checker's P(supported), when it scored the claim
 
     def accepted(self, threshold: float | None) -> bool | None:
         return _accepted(self.answer, self.p_yes, threshold)
 
-    def reversal_accepted(self, threshold: float | None) -> bool:
-        return bool(self.reversal) and bool(_accepted(self.reversal_answer, self.reversal_p_yes, threshold))
-
-    def undecided(self, threshold: float | None, margin: float = CONTRAST_MARGIN) -> bool:
-        """Accepted, but so is its reversal, and the claim is not preferred by `margin`."""
-        return bool(self.accepted(threshold)) and self.reversal_accepted(threshold) and (
-            self.p_yes is None or self.reversal_p_yes is None or self.p_yes - self.reversal_p_yes < margin)
-
     @classmethod
     def from_dict(cls, item: dict) -> Judgement:
         """From a dict with the fields' names (as the benchmarks save them)."""
-        return cls(*(item[name] for name in ("answer", "p_yes", "reversal", "reversal_answer", "reversal_p_yes")))
+        return cls(item["answer"], item["p_yes"])
 
 
 def _accepted(answer, p_yes, threshold) -> bool | None:
@@ -261,57 +239,48 @@ def _accepted(answer, p_yes, threshold) -> bool | None:
     return None if answer is None else answer == "YES"
 
 
-def _read_reply(completion: Completion, n_asked: int) -> tuple[list[str | None], list[float | None]]:
-    """Each asked claim's answer (YES/NO/None) and P(YES) (None without log-probabilities)."""
-    return parse_answers(completion.text, n_asked), claim_probabilities(completion.logprobs, n_asked)
+def _read_reply(completion: Completion, n_claims: int) -> tuple[list[str | None], list[float | None]]:
+    """Each claim's answer (YES/NO/None) and P(YES) (None without log-probabilities)."""
+    return parse_answers(completion.text, n_claims), claim_probabilities(completion.logprobs, n_claims)
 
 
 def _any_answered(answers: list[str | None], p_values: list[float | None], n_claims: int) -> bool:
     return any(a is not None or p is not None for a, p in zip(answers[:n_claims], p_values[:n_claims]))
 
 
-def answers_any(completion: Completion, n_claims: int, n_asked: int | None = None) -> bool:
-    """Does the reply answer at least one of the first `n_claims` claims (by a word or a P(YES))?
+def answers_any(completion: Completion, n_claims: int) -> bool:
+    """Does the reply answer at least one of its `n_claims` claims (by a word or a P(YES))?
     A reply that does not is a failed call: retried, never cached."""
-    return _any_answered(*_read_reply(completion, n_asked or n_claims), n_claims)
+    return _any_answered(*_read_reply(completion, n_claims), n_claims)
 
 
-def _verify_batch(batch, own, *, paper_id, verifier, search, evidence_for, fallback_text, stage, focused,
-                  contrast, prompt_for, note="") -> _BatchOutcome:
-    evidence, note = _evidence(batch, own, paper_id, search, evidence_for, fallback_text, focused, note)
+def _verify_batch(batch, own, *, paper_id, verifier, search, evidence_for, fallback_text, stage,
+                  prompt_for, note="") -> _BatchOutcome:
+    evidence, note = _evidence(batch, own, paper_id, search, evidence_for, fallback_text, note)
     if not evidence:  # nothing to check against: unsupported by definition, no call needed
         return _BatchOutcome([Judgement("NO") for _ in batch], evidence, note)
-    reversals = [reversal(claim) if contrast else None for claim in batch]
-    asked = list(batch) + [r for r in reversals if r]
 
     def usable(completion: Completion) -> bool:
-        return answers_any(completion, len(batch), len(asked))
+        return answers_any(completion, len(batch))
 
     extra: dict = {"logprobs": TOP_LOGPROBS} if supports_logprobs(verifier) else {}
     if supports_accept(verifier):  # the call log and cache: keep unusable replies out of the cache
         extra["accept"] = usable
     outcome = _BatchOutcome([], evidence, note)
-    prompt = prompt_for(asked, evidence)
+    prompt = prompt_for(list(batch), evidence)
     for _attempt in range(VERIFY_ATTEMPTS):
         completion = verifier.complete(
             prompt,
-            temperature=0.0, max_tokens=8 * len(asked) + 16, stage=stage, paper_id=paper_id, **extra,
+            temperature=0.0, max_tokens=8 * len(batch) + 16, stage=stage, paper_id=paper_id, **extra,
         )
         outcome.calls += 1
         outcome.prompt_tokens += completion.prompt_tokens
         outcome.completion_tokens += completion.completion_tokens
-        answers, p_values = _read_reply(completion, len(asked))
+        answers, p_values = _read_reply(completion, len(batch))
         outcome.readable = _any_answered(answers, p_values, len(batch))
         if outcome.readable:
             break
-    judgements = [Judgement(a, p) for a, p in zip(answers, p_values)]
-    position = len(batch)
-    for judgement, turned in zip(judgements, reversals):
-        if turned:
-            judgement.reversal = turned
-            judgement.reversal_answer, judgement.reversal_p_yes = answers[position], p_values[position]
-            position += 1
-    outcome.judgements = judgements[:len(batch)]
+    outcome.judgements = [Judgement(a, p) for a, p in zip(answers, p_values)]
     return outcome
 
 
@@ -345,8 +314,6 @@ def _verdict(j: Judgement, guard_reasons: list[str], has_evidence: bool,
         return UNSUPPORTED, reasons + [said]
     if guard_reasons:
         return UNSUPPORTED, reasons + [said]
-    if j.undecided(threshold):
-        return UNSUPPORTED, reasons + [said, f'the verifier also accepts the reversal "{j.reversal}"']
     if accepted is None:
         return UNANSWERED, reasons + [said]
     return SUPPORTED, reasons + [said]
@@ -377,8 +344,6 @@ def audit_sentences(
     known: dict[str, SentenceResult] | None = None,
     evidence_for: EvidenceFor | None = None,
     stage: str = "verify",
-    focused: bool = True,
-    contrast: bool = False,
     yes_threshold: float | None = None,
     prompt_for: PromptFor = build_messages,
     checker: CheckerBand | None = None,
@@ -386,10 +351,8 @@ def audit_sentences(
     """Verify already split sentences. Each sentence is searched on its own (top 3 passages);
     with a `checker` (reader.audit.checking), the trained claim checker scores it against each
     of its passages' excerpts and decides where it is sure; the rest go to the verifier in
-    batches of 4, in this order. With `focused`, the verifier sees the passages' best-matching
-    sentences (reader.audit.evidence); otherwise the batch's joined text is the query and whole
-    passages are shown. With `contrast`, a sentence with a direction word is also asked about in
-    reverse (reader.audit.relations). With log-probabilities, the verifier accepts a claim when
+    batches of 4, in this order. The verifier sees the passages' best-matching sentences
+    (reader.audit.evidence). With log-probabilities, the verifier accepts a claim when
     its P(YES) reaches `yes_threshold` (None: YES_THRESHOLD); otherwise its first word decides.
     `prompt_for(claims, evidence)` writes a batch's conversation (prompts/verify.j2 unless given).
     Each sentence keeps its own evidence, the excerpt that decided first."""
@@ -409,8 +372,8 @@ def audit_sentences(
     def run(batch):
         return _verify_batch(
             batch, [passages[s] for s in batch], paper_id=paper_id, verifier=verifier, search=search,
-            evidence_for=evidence_for, fallback_text=fallback_text, stage=stage, focused=focused,
-            contrast=contrast, prompt_for=prompt_for, note=next((notes[s] for s in batch if notes[s]), ""),
+            evidence_for=evidence_for, fallback_text=fallback_text, stage=stage, prompt_for=prompt_for,
+            note=next((notes[s] for s in batch if notes[s]), ""),
         )
 
     if len(batches) > 1 and max_workers > 1:
