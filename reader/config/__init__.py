@@ -18,9 +18,33 @@ trying the pipeline end to end and for subprocess tests.
 
 from reader.config.declare import Registered
 from reader.config.registry import FILE_KEYS, SETTINGS, describe, load_settings, mask, write_config_values
-from reader.config.settings import (CRAG_REFUSALS, CRAG_ROUTINGS, CRAG_UNGROUNDED, DEFAULT_EMBED_MODEL,
-                                    EMBEDDED_MODEL_NAME, CragSettings, LLMSettings, Settings, default_home)
+from reader.config.settings import (
+    CRAG_REFUSALS,
+    CRAG_ROUTINGS,
+    CRAG_UNGROUNDED,
+    DEFAULT_EMBED_MODEL,
+    EMBEDDED_MODEL_NAME,
+    CragSettings,
+    LLMSettings,
+    Settings,
+    default_home,
+)
 
-__all__ = ["CRAG_REFUSALS", "CRAG_ROUTINGS", "CRAG_UNGROUNDED", "DEFAULT_EMBED_MODEL", "EMBEDDED_MODEL_NAME",
-           "FILE_KEYS", "SETTINGS", "CragSettings", "LLMSettings", "Registered", "Settings", "default_home",
-           "describe", "load_settings", "mask", "write_config_values"]
+__all__ = [
+    "CRAG_REFUSALS",
+    "CRAG_ROUTINGS",
+    "CRAG_UNGROUNDED",
+    "DEFAULT_EMBED_MODEL",
+    "EMBEDDED_MODEL_NAME",
+    "FILE_KEYS",
+    "SETTINGS",
+    "CragSettings",
+    "LLMSettings",
+    "Registered",
+    "Settings",
+    "default_home",
+    "describe",
+    "load_settings",
+    "mask",
+    "write_config_values",
+]

@@ -68,7 +68,9 @@ def registered(cls, prefix: str = "", path: tuple[str, ...] = ()) -> list[Regist
             out += registered(group_cls, prefix + group_prefix, path + (f.name,))
         elif SETTING in f.metadata:
             declaration = f.metadata[SETTING]
-            out.append(Registered(declaration.name or prefix + f.name, path + (f.name,), f.default, declaration))
+            out.append(
+                Registered(declaration.name or prefix + f.name, path + (f.name,), f.default, declaration)
+            )
     return out
 
 
@@ -85,6 +87,7 @@ def build(cls, values: dict, prefix: str = ""):
 
 
 # ------------------------------------------------------------ parsers
+
 
 def text(variable: str, raw) -> str:
     return str(raw)
@@ -107,6 +110,7 @@ def _checked(convert, what: str, ok, must: str) -> Parse:
         if ok is not None and not ok(value):
             raise ConfigError(f"{variable}={value!r} {must}")
         return value
+
     return parse
 
 
@@ -126,18 +130,22 @@ def fraction(why: str = "") -> Parse:
 
 def off_or(parse: Parse) -> Parse:
     """None for off (or none, no), else `parse`."""
+
     def parse_or_off(variable: str, raw):
         return None if str(raw).strip().lower() in ("off", "none", "no") else parse(variable, raw)
+
     return parse_or_off
 
 
 def choice(choices: tuple[str, ...], why: str) -> Parse:
     """One of `choices` (case and spaces ignored); otherwise "<variable>=<value>: <why>"."""
+
     def parse(variable: str, raw) -> str:
         value = str(raw).strip().lower()
         if value not in choices:
             raise ConfigError(f"{variable}={value!r}: {why}")
         return value
+
     return parse
 
 

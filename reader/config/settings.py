@@ -11,8 +11,19 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from reader.config.declare import (choice, fraction, group, number, off_or, path, setting, stripped, switch,
-                                   text, whole)
+from reader.config.declare import (
+    choice,
+    fraction,
+    group,
+    number,
+    off_or,
+    path,
+    setting,
+    stripped,
+    switch,
+    text,
+    whole,
+)
 from reader.errors import ConfigError
 
 EMBEDDED_MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m (embedded)"
@@ -64,43 +75,62 @@ class CragSettings:
     pipeline's fixed parts."""
 
     routing: str = setting(
-        "counts", parse=choice(CRAG_ROUTINGS, "use counts or confidence"),
+        "counts",
+        parse=choice(CRAG_ROUTINGS, "use counts or confidence"),
         help="how `reader ask` routes after grading: `counts` (correct when two passages reach the "
-             "threshold) or `confidence` (the best passage's P(YES) blended with its rank, against "
-             "theta_high / theta_low; passages kept by P(YES); a low route also consults the fallback "
-             "sources)")
+        "threshold) or `confidence` (the best passage's P(YES) blended with its rank, against "
+        "theta_high / theta_low; passages kept by P(YES); a low route also consults the fallback "
+        "sources)",
+    )
     threshold: float = setting(0.6, parse=fraction(), help="the grade a passage needs to count as evidence")
-    theta_high: float = setting(0.7, parse=fraction(), help="confidence routing: from here the route is correct")
-    theta_low: float = setting(0.3, parse=fraction(), help="confidence routing: below here the route is incorrect")
+    theta_high: float = setting(
+        0.7, parse=fraction(), help="confidence routing: from here the route is correct"
+    )
+    theta_low: float = setting(
+        0.3, parse=fraction(), help="confidence routing: below here the route is incorrect"
+    )
     quote_threshold: float | None = setting(
-        0.9, parse=off_or(fraction(", or be off (never quote a passage when the writer refuses)")),
-        unset="off", none_as="off",
-        help="the grader's P(YES) at which a refused answer quotes the passage instead (`off`: never)")
+        0.9,
+        parse=off_or(fraction(", or be off (never quote a passage when the writer refuses)")),
+        unset="off",
+        none_as="off",
+        help="the grader's P(YES) at which a refused answer quotes the passage instead (`off`: never)",
+    )
     refusal: str = setting(
         "p_yes",
-        parse=choice(CRAG_REFUSALS, "use writer (the answer prompt may say not found), grader (on a "
-                                    "correct route it may not) or p_yes (the grader's P(YES) decides "
-                                    "whether to answer)"),
-        help="who may answer \"not found\" once evidence was kept: `p_yes` (the best passage's P(YES) "
-             "decides; the writer reads the passages at evidence_p_yes whole; without log-probabilities "
-             "as `writer`), `writer` (the answer prompt offers it on every route) or `grader` (not on a "
-             "correct route). The 1.5B grader's YES/NO verdict dropped passages that held the answer "
-             "(18 -> 10 of 19 development questions) and refinement more (-> 7), and its writer refused "
-             "with the answer in hand (docs/ask.md)")
+        parse=choice(
+            CRAG_REFUSALS,
+            "use writer (the answer prompt may say not found), grader (on a "
+            "correct route it may not) or p_yes (the grader's P(YES) decides "
+            "whether to answer)",
+        ),
+        help='who may answer "not found" once evidence was kept: `p_yes` (the best passage\'s P(YES) '
+        "decides; the writer reads the passages at evidence_p_yes whole; without log-probabilities "
+        "as `writer`), `writer` (the answer prompt offers it on every route) or `grader` (not on a "
+        "correct route). The 1.5B grader's YES/NO verdict dropped passages that held the answer "
+        "(18 -> 10 of 19 development questions) and refinement more (-> 7), and its writer refused "
+        "with the answer in hand (docs/ask.md)",
+    )
     ungrounded: str = setting(
         "refuse",
-        parse=choice(CRAG_UNGROUNDED, "use keep (return an unsupported answer marked ungrounded) or "
-                                      "refuse (withhold it: not found)"),
+        parse=choice(
+            CRAG_UNGROUNDED,
+            "use keep (return an unsupported answer marked ungrounded) or refuse (withhold it: not found)",
+        ),
         help="an answer the groundedness check finds unsupported is withheld (`refuse`: not found, the "
-             "draft and the reason in the notes) or returned marked ungrounded (`keep`); a check that "
-             "timed out or failed never withholds")
+        "draft and the reason in the notes) or returned marked ungrounded (`keep`); a check that "
+        "timed out or failed never withholds",
+    )
     answer_p_yes: float = setting(
-        0.5, parse=fraction(),
+        0.5,
+        parse=fraction(),
         help="with `p_yes`: the best P(YES) at which the writer must answer (below: not found, the writer "
-             "not asked); 0.5 with unsupported answers withheld was chosen by `reader calibrate` on the 27 "
-             "development questions and confirmed on the 61 held-out ones (docs/ask.md)")
+        "not asked); 0.5 with unsupported answers withheld was chosen by `reader calibrate` on the 27 "
+        "development questions and confirmed on the 61 held-out ones (docs/ask.md)",
+    )
     evidence_p_yes: float = setting(
-        0.3, parse=fraction(), help="with `p_yes`: the P(YES) a passage needs to be read by the writer, whole")
+        0.3, parse=fraction(), help="with `p_yes`: the P(YES) a passage needs to be read by the writer, whole"
+    )
 
 
 def _hide_password(url: str, settings) -> str:
@@ -120,94 +150,170 @@ def _checker_band(on: bool, settings) -> str:
 
 @dataclass(frozen=True, kw_only=True)
 class Settings:
-    home: Path = setting(parse=path, derive=lambda values: default_home(),
-                         help="database, search index, assembled model, uploads (default ~/.local/share/reader)")
+    home: Path = setting(
+        parse=path,
+        derive=lambda values: default_home(),
+        help="database, search index, assembled model, uploads (default ~/.local/share/reader)",
+    )
     config_file: Path | None = setting(
-        None, name="config", parse=path, in_file=False, unset="(none)",
-        help="the TOML config file (default: $READER_HOME/config.toml when it exists)")
+        None,
+        name="config",
+        parse=path,
+        in_file=False,
+        unset="(none)",
+        help="the TOML config file (default: $READER_HOME/config.toml when it exists)",
+    )
     database_url: str = setting(
-        parse=text, derive=lambda values: f"sqlite:///{values['home'] / 'reader.db'}", show=_hide_password,
-        help="SQLAlchemy URL (`postgresql+psycopg://…` works; `pip install -e \".[postgres]\"`); default: "
-             "a SQLite file in READER_HOME")
+        parse=text,
+        derive=lambda values: f"sqlite:///{values['home'] / 'reader.db'}",
+        show=_hide_password,
+        help='SQLAlchemy URL (`postgresql+psycopg://…` works; `pip install -e ".[postgres]"`); default: '
+        "a SQLite file in READER_HOME",
+    )
     llm_base_url: str | None = setting(
-        None, parse=text, unset="(embedded local model)",
+        None,
+        parse=text,
+        unset="(embedded local model)",
         help="OpenAI-compatible endpoint of the generator (OpenAI, DeepSeek, vLLM, Ollama, llama.cpp "
-             "server); unset: the embedded model; `scripted:` the deterministic dry-run LLM")
-    llm_model: str | None = setting(None, parse=text, show=lambda _, s: s.generator.model_name,
-                                    help="the generator's model")
+        "server); unset: the embedded model; `scripted:` the deterministic dry-run LLM",
+    )
+    llm_model: str | None = setting(
+        None, parse=text, show=lambda _, s: s.generator.model_name, help="the generator's model"
+    )
     llm_api_key: str | None = setting(None, parse=text, secret=True, help="the generator's key")
     verifier_base_url: str | None = setting(
-        parse=text, derive=lambda values: values["llm_base_url"], unset="(embedded local model)",
-        help="an independent checker for the audit and the groundedness check (default: the generator's)")
-    verifier_model: str | None = setting(parse=text, derive=lambda values: values["llm_model"],
-                                         show=lambda _, s: s.verifier.model_name, help="the verifier's model")
-    verifier_api_key: str | None = setting(parse=text, derive=lambda values: values["llm_api_key"], secret=True,
-                                           help="the verifier's key")
+        parse=text,
+        derive=lambda values: values["llm_base_url"],
+        unset="(embedded local model)",
+        help="an independent checker for the audit and the groundedness check (default: the generator's)",
+    )
+    verifier_model: str | None = setting(
+        parse=text,
+        derive=lambda values: values["llm_model"],
+        show=lambda _, s: s.verifier.model_name,
+        help="the verifier's model",
+    )
+    verifier_api_key: str | None = setting(
+        parse=text, derive=lambda values: values["llm_api_key"], secret=True, help="the verifier's key"
+    )
     llm_timeout: float = setting(120.0, parse=number(), unit=" s", help="per-call timeout of both roles")
     llm_concurrency: int = setting(4, parse=whole(), help="concurrent calls per endpoint")
     embed_model: str | None = setting(
-        None, parse=text, unset=DEFAULT_EMBED_MODEL,
-        help="any FlagEmbedding-loadable model (a local directory, or a hub name where a hub is reachable)")
-    cache: bool = setting(True, parse=switch("use on or off (off: every call asks the LLM again)"),
-                          help="response cache (`0` turns it off; `--no-cache` for one command)")
-    output_language: str | None = setting(None, parse=text, unset="(follow the paper)",
-                                          help="`en` or `zh`; otherwise the output follows the paper's language")
+        None,
+        parse=text,
+        unset=DEFAULT_EMBED_MODEL,
+        help="any FlagEmbedding-loadable model (a local directory, or a hub name where a hub is reachable)",
+    )
+    cache: bool = setting(
+        True,
+        parse=switch("use on or off (off: every call asks the LLM again)"),
+        help="response cache (`0` turns it off; `--no-cache` for one command)",
+    )
+    output_language: str | None = setting(
+        None,
+        parse=text,
+        unset="(follow the paper)",
+        help="`en` or `zh`; otherwise the output follows the paper's language",
+    )
     upload_limit_mb: int = setting(50, parse=whole(), help="web upload limit per file")
-    web_token: str | None = setting(None, parse=text, secret=True, help="a token required by every web request")
+    web_token: str | None = setting(
+        None, parse=text, secret=True, help="a token required by every web request"
+    )
     verify_threshold: float | None = setting(
-        None, parse=fraction(" (a probability; lower flags fewer sentences)"), unset="(default)",
+        None,
+        parse=fraction(" (a probability; lower flags fewer sentences)"),
+        unset="(default)",
         help="the verifier's P(YES) from which a claim counts as supported; unset: the audit's default "
-             "(docs/audit.md has the curve)")
+        "(docs/audit.md has the curve)",
+    )
     checker: bool = setting(
-        False, show=_checker_band,
-        parse=switch("use on (the trained claim checker decides what it is sure of) or off (the verifier "
-                     "decides every sentence)"),
+        False,
+        show=_checker_band,
+        parse=switch(
+            "use on (the trained claim checker decides what it is sure of) or off (the verifier "
+            "decides every sentence)"
+        ),
         help="the trained claim checker (reader/checker/); on, it decides a sentence it scores at or below "
-             "checker_low (unsupported) or at or above checker_high (supported), the verifier the rest. "
-             "Off by default: on half A of eval/audit_dev.jsonl no band beat the verifier (docs/audit.md, "
-             "\"The claim checker\"), so deciding nothing it would only cost each process its load")
+        "checker_low (unsupported) or at or above checker_high (supported), the verifier the rest. "
+        "Off by default: on half A of eval/audit_dev.jsonl no band beat the verifier (docs/audit.md, "
+        '"The claim checker"), so deciding nothing it would only cost each process its load',
+    )
     checker_low: float = setting(
-        0.0, parse=fraction(" (the claim checker's P(supported))"),
+        0.0,
+        parse=fraction(" (the claim checker's P(supported))"),
         help="at or below it the checker calls a sentence unsupported; 0 and 1 (the default band): it "
-             "scores and records every sentence but decides none")
-    checker_high: float = setting(1.0, parse=fraction(" (the claim checker's P(supported))"),
-                                  help="at or above it the checker calls a sentence supported")
+        "scores and records every sentence but decides none",
+    )
+    checker_high: float = setting(
+        1.0,
+        parse=fraction(" (the claim checker's P(supported))"),
+        help="at or above it the checker calls a sentence supported",
+    )
     queue_lease_s: float = setting(
-        60.0, name="queue_lease", unit=" s",
-        parse=number(lambda v: v > 0, "must be a positive number of seconds (how long a worker holds a "
-                                      "paper without a heartbeat; default 60)"),
+        60.0,
+        name="queue_lease",
+        unit=" s",
+        parse=number(
+            lambda v: v > 0,
+            "must be a positive number of seconds (how long a worker holds a "
+            "paper without a heartbeat; default 60)",
+        ),
         help="the review queue (docs/scale.md): how long a worker's claim on a paper lasts unless its "
-             "heartbeat renews it")
+        "heartbeat renews it",
+    )
     queue_attempts: int = setting(
-        3, parse=whole(lambda v: v >= 1, "must be 1 or more (attempts a queued paper gets before it is "
-                                         "marked failed; default 3)"),
-        help="attempts a queued paper gets before it is marked failed")
+        3,
+        parse=whole(
+            lambda v: v >= 1,
+            "must be 1 or more (attempts a queued paper gets before it is marked failed; default 3)",
+        ),
+        help="attempts a queued paper gets before it is marked failed",
+    )
     workers: bool = setting(
-        False, show=lambda on, _: "on (uploads go to the queue)" if on else "off",
-        parse=switch("use on (uploads go to the queue and `reader worker` reviews them) or off (the "
-                     "uploading process reviews them)"),
-        help="uploads go to the review queue (`reader worker` processes them) instead of being reviewed "
-             "by the uploading process")
+        False,
+        show=lambda on, _: "on (uploads go to the queue)" if on else "off",
+        parse=switch(
+            "use on (the web server only queues uploads; `reader worker` reviews them) or off "
+            "(a worker thread of the server reviews them)"
+        ),
+        help="the web server only queues uploads and `reader worker` reviews them, instead of a "
+        "worker thread of the server",
+    )
     external_search: str = setting(
-        "", parse=stripped, unset="off (nothing leaves the machine)",
+        "",
+        parse=stripped,
+        unset="off (nothing leaves the machine)",
         help="scholarly search when the papers do not answer a question: `semantic-scholar`, `arxiv`, "
-             "`openalex`, comma-separated (`reader ask --external` for one question); the question leaves "
-             "the machine for each service named")
-    semantic_scholar_key: str | None = setting(None, parse=text, secret=True,
-                                               help="optional Semantic Scholar API key")
-    openalex_mailto: str | None = setting(None, parse=text, unset="(none)",
-                                          help="an address for OpenAlex's polite pool")
+        "`openalex`, comma-separated (`reader ask --external` for one question); the question leaves "
+        "the machine for each service named",
+    )
+    semantic_scholar_key: str | None = setting(
+        None, parse=text, secret=True, help="optional Semantic Scholar API key"
+    )
+    openalex_mailto: str | None = setting(
+        None, parse=text, unset="(none)", help="an address for OpenAlex's polite pool"
+    )
     crag: CragSettings = group(CragSettings, "crag_")
 
     @property
     def generator(self) -> LLMSettings:
-        return LLMSettings(self.llm_base_url, self.llm_model, self.llm_api_key,
-                           timeout_s=self.llm_timeout, max_concurrency=self.llm_concurrency)
+        return LLMSettings(
+            self.llm_base_url,
+            self.llm_model,
+            self.llm_api_key,
+            timeout_s=self.llm_timeout,
+            max_concurrency=self.llm_concurrency,
+        )
 
     @property
     def verifier(self) -> LLMSettings:
-        return LLMSettings(self.verifier_base_url, self.verifier_model, self.verifier_api_key,
-                           timeout_s=self.llm_timeout, max_concurrency=self.llm_concurrency)
+        return LLMSettings(
+            self.verifier_base_url,
+            self.verifier_model,
+            self.verifier_api_key,
+            timeout_s=self.llm_timeout,
+            max_concurrency=self.llm_concurrency,
+        )
 
     @property
     def index_dir(self) -> Path:
@@ -221,12 +327,18 @@ class Settings:
 def check_together(values: dict) -> None:
     """The rules between settings, on the parsed values by name."""
     if values["checker_low"] > values["checker_high"]:
-        raise ConfigError(f"READER_CHECKER_LOW={values['checker_low']!r} must not exceed "
-                          f"READER_CHECKER_HIGH={values['checker_high']!r}: between the two the verifier decides")
+        raise ConfigError(
+            f"READER_CHECKER_LOW={values['checker_low']!r} must not exceed "
+            f"READER_CHECKER_HIGH={values['checker_high']!r}: between the two the verifier decides"
+        )
     if values["crag_theta_low"] >= values["crag_theta_high"]:
-        raise ConfigError(f"READER_CRAG_THETA_LOW={values['crag_theta_low']!r} must be below "
-                          f"READER_CRAG_THETA_HIGH={values['crag_theta_high']!r}")
+        raise ConfigError(
+            f"READER_CRAG_THETA_LOW={values['crag_theta_low']!r} must be below "
+            f"READER_CRAG_THETA_HIGH={values['crag_theta_high']!r}"
+        )
     if values["crag_evidence_p_yes"] > values["crag_answer_p_yes"]:
-        raise ConfigError(f"READER_CRAG_EVIDENCE_P_YES={values['crag_evidence_p_yes']!r} must not exceed "
-                          f"READER_CRAG_ANSWER_P_YES={values['crag_answer_p_yes']!r}: the passage that makes "
-                          "the writer answer must be among the passages it reads")
+        raise ConfigError(
+            f"READER_CRAG_EVIDENCE_P_YES={values['crag_evidence_p_yes']!r} must not exceed "
+            f"READER_CRAG_ANSWER_P_YES={values['crag_answer_p_yes']!r}: the passage that makes "
+            "the writer answer must be among the passages it reads"
+        )
