@@ -62,20 +62,12 @@ class CragConfig(CragSettings):
     fallback_max_chunks: int = 6  # graded from the rest of the collection
     external_limit: int = 3
     check_timeout_s: float = 300.0
-    # One call grades all passages of a step (at most batch_passages and ~batch_tokens per call),
-    # one call refines all kept passages; False: one call per passage each.
-    batch_grade: bool = True
-    batch_refine: bool = True
+    # A call grades or refines at most batch_passages passages of about batch_tokens in all.
     batch_passages: int = BATCH_PASSAGES
     batch_tokens: int = BATCH_TOKENS
     # Confidence routing re-grades the best `confirm_top` passages of each batched grading one
     # by one and routes on those grades (docs/ask.md, "Routing on confidence").
     confirm_top: int = 2
-
-    @classmethod
-    def one_call_per_passage(cls, **settings) -> CragConfig:
-        """The path before batching (one grade and one refine call per passage), for comparisons."""
-        return cls(**{"batch_grade": False, "batch_refine": False, **settings})
 
 
 def crag_config(settings: CragSettings, *, threshold: float | None = None,
