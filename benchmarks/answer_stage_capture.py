@@ -21,7 +21,7 @@ from pathlib import Path
 from benchmarks.common import DEV_QUESTION_IDS, ROOT
 from reader.crag.calibrate import load_questions
 from reader.crag.grounded import audit_grounded
-from reader.crag.pipeline import GENERATE, REFINE, CragConfig, ask
+from reader.crag.pipeline import GENERATE, REFINE, CragConfig, ask, crag_config
 from reader.facade import Reader
 from reader.store.queries import library_titles, paper_keys
 
@@ -29,10 +29,8 @@ HOME = Path("/tmp/reader-bench-crag")
 
 
 def config_from(settings) -> CragConfig:
-    """CragConfig with every field the settings hold as `crag_<field>`, and the writer's refusal rule."""
-    named = {f.name: getattr(settings, f"crag_{f.name}") for f in dataclasses.fields(CragConfig)
-             if hasattr(settings, f"crag_{f.name}")}
-    return CragConfig(**{**named, "refusal": "writer"})
+    """The configured CRAG settings (settings.crag) with the writer's refusal rule."""
+    return crag_config(dataclasses.replace(settings.crag, refusal="writer"))
 
 
 def candidate(c) -> dict:
