@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from reader.audit.guards import AUTHOR_YEAR, BRACKET_CITE, bracket_numbers, split_citations
 from reader.text.split import split_sentences
+from reader.text.words import stems, words
 
 # a claim must share at least this many content stems with some context citing the reference
 MIN_SHARED = 2
@@ -45,16 +45,10 @@ methods result results et al also previous prior earlier recent recently cite ci
 """.split())
 
 
-@lru_cache(maxsize=1)
-def _stemmer():
-    import Stemmer
-
-    return Stemmer.Stemmer("english")
-
-
 def content_stems(text: str) -> set[str]:
-    words = [w for w in re.findall(r"[a-z][a-z0-9\-]+", text.lower()) if len(w) >= 3 and w not in _FUNCTION]
-    return set(_stemmer().stemWords(words))
+    """The stems of the text's content words: words (reader.text.words) of 3 or more characters
+    that begin with a letter and are not function words."""
+    return set(stems([w for w in words(text) if len(w) >= 3 and w[0].isalpha() and w not in _FUNCTION]))
 
 
 @dataclass

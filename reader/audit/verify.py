@@ -22,6 +22,7 @@ from functools import cache
 
 from reader.llm.base import Message
 from reader.prompts import messages, render
+from reader.text.pages import page_range
 
 NO_EVIDENCE_CHARS = 3000  # the fallback: this much of the paper's beginning
 
@@ -37,9 +38,7 @@ class EvidenceRef:
 
     @property
     def pages(self) -> str:
-        if self.page_start == self.page_end:
-            return str(self.page_start)
-        return f"{self.page_start}-{self.page_end}"
+        return page_range(self.page_start, self.page_end)
 
     def to_json(self) -> dict:
         return {"chunk_id": self.chunk_id, "pages": self.pages, "text": self.text}

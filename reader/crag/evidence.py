@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from reader.crag.grade import Grade
 from reader.index.hits import SearchHit
+from reader.text.pages import page_range
 
 
 @dataclass
@@ -36,11 +37,7 @@ class Candidate:
 
     @property
     def pages(self) -> str:
-        if not self.page_start:
-            return ""
-        if self.page_start == self.page_end:
-            return str(self.page_start)
-        return f"{self.page_start}-{self.page_end}"
+        return page_range(self.page_start, self.page_end)
 
     @property
     def score(self) -> float:

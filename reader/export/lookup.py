@@ -22,6 +22,7 @@ import httpx
 
 from reader import http
 from reader.ingest.pages import find_doi
+from reader.text.words import words
 
 SERVICES = {"crossref": ("Crossref", "https://api.crossref.org"),
             "openalex": ("OpenAlex", "https://api.openalex.org")}
@@ -31,7 +32,8 @@ _FAILURE_PHRASES = {"timeout": "timeout", "rate-limited": "HTTP 429", "not-json"
 
 
 def _words(text: str) -> list[str]:
-    return [w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2]
+    """The words of more than two characters (reader.text.words) that decide a title match."""
+    return [w for w in words(text) if len(w) > 2]
 
 
 def _title_matches(title: str, entry: str) -> bool:

@@ -26,6 +26,7 @@ from reader.audit.citations import cited_references, markers_in, reference_list
 from reader.audit.loop import MARK, UNANSWERED, UNCHECKED, UNSUPPORTED
 from reader.audit.record import KIND_ORDER, count_verdicts, newest_analyses
 from reader.export.bibtex import citekeys
+from reader.text.pages import page_range
 from reader.text.split import first_sentence
 from reader.store.tables import AnalysisIteration, Paper, ReviewJob
 
@@ -56,11 +57,7 @@ class Flag:
 
     @property
     def pages(self) -> str:
-        if self.page_start is None:
-            return ""
-        if self.page_end in (None, self.page_start):
-            return f"p. {self.page_start}"
-        return f"pp. {self.page_start}–{self.page_end}"
+        return page_range(self.page_start, self.page_end, prose=True)
 
 
 @dataclass

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from reader.text.pages import page_range
+
 
 @dataclass
 class SearchHit:
@@ -21,9 +23,7 @@ class SearchHit:
 
     @property
     def pages(self) -> str:
-        if self.page_start == self.page_end:
-            return str(self.page_start)
-        return f"{self.page_start}-{self.page_end}"
+        return page_range(self.page_start, self.page_end)
 
     def to_json(self) -> dict:
         return {

@@ -1,4 +1,4 @@
-"""Tokens for the BM25 path: English words lower-cased, stop words dropped and
+"""Tokens for the BM25 path: words (reader.text.words) with stop words dropped and
 stemmed; Chinese (and other CJK) runs cut into overlapping character bigrams.
 
 Bigrams need no dictionary and nothing downloaded at run time, and they match
@@ -8,13 +8,9 @@ Mixed text ("BERT模型的注意力") yields both kinds of tokens.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from functools import lru_cache
 
-# CJK ideographs (+ extension A, compatibility), kana and hangul: scripts written without spaces.
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-_TOKEN_RE = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>[^\W_{_CJK}]+)")
+from reader.text.words import runs, stems
 
 
 @lru_cache(maxsize=1)
@@ -22,13 +18,6 @@ def _stop_words() -> frozenset[str]:
     from bm25s.stopwords import STOPWORDS_EN
 
     return frozenset(STOPWORDS_EN)
-
-
-@lru_cache(maxsize=1)
-def _stemmer():
-    import Stemmer
-
-    return Stemmer.Stemmer("english")
 
 
 def cjk_bigrams(run: str) -> list[str]:
@@ -39,23 +28,15 @@ def cjk_bigrams(run: str) -> list[str]:
 
 def tokenize(text: str) -> list[str]:
     """The BM25 tokens of one text, in order (duplicates kept: they are term frequencies)."""
-    text = unicodedata.normalize("NFKC", text).lower()
     stop = _stop_words()
     tokens: list[str] = []
-    words: list[str] = []
     word_slots: list[int] = []
-    for match in _TOKEN_RE.finditer(text):
-        cjk = match.group("cjk")
+    for run, cjk in runs(text):
         if cjk:
-            tokens.extend(cjk_bigrams(cjk))
-            continue
-        word = match.group("word")
-        if word in stop:
-            continue
-        word_slots.append(len(tokens))
-        tokens.append(word)
-        words.append(word)
-    if words:
-        for slot, stem in zip(word_slots, _stemmer().stemWords(words)):
-            tokens[slot] = stem
+            tokens.extend(cjk_bigrams(run))
+        elif run not in stop:
+            word_slots.append(len(tokens))
+            tokens.append(run)
+    for slot, stem in zip(word_slots, stems([tokens[i] for i in word_slots])):
+        tokens[slot] = stem
     return tokens

@@ -18,6 +18,7 @@ from reader.audit.citations import cited_references, markers_in, reference_list
 from reader.audit.loop import MARK, UNANSWERED, UNCHECKED
 from reader.audit.record import KIND_ORDER, count_verdicts, newest_analyses
 from reader.store.tables import Analysis, AnalysisIteration, Paper, ReviewJob, SentenceVerdict
+from reader.text.pages import page_range
 from reader.text.split import first_sentence
 from reader.web.library import paper_file_name, paper_status
 
@@ -33,9 +34,7 @@ def no_evidence_message(language: str | None) -> str:
 
 
 def page_label(page_start: int, page_end: int) -> str:
-    if page_end and page_end != page_start:
-        return f"pp. {page_start}–{page_end}"
-    return f"p. {page_start}"
+    return page_range(page_start, page_end, prose=True)
 
 
 @dataclass
