@@ -21,6 +21,7 @@ from reader.crag.generate import closest_sentences, generate_answer
 from reader.crag.grade import Grade
 from reader.text.tokens import estimate_tokens
 
+
 def pyes(d):
     g = d["grade"]
     return 0.0 if g is None else (g["p_yes"] if g["p_yes"] is not None else g["score"])
@@ -28,10 +29,14 @@ def pyes(d):
 def by_pyes(r, tau, budget=1500):
     seen, out, spent = set(), [], 0
     for d in sorted(r["graded"], key=lambda d: -pyes(d)):
-        if d["key"] in seen or pyes(d) < tau: continue
-        seen.add(d["key"]); cost = estimate_tokens(d["text"])
-        if out and spent + cost > budget: continue
-        out.append(d); spent += cost
+        if d["key"] in seen or pyes(d) < tau:
+            continue
+        seen.add(d["key"])
+        cost = estimate_tokens(d["text"])
+        if out and spent + cost > budget:
+            continue
+        out.append(d)
+        spent += cost
     return out
 
 def label_of(r, c):
@@ -78,7 +83,9 @@ def run_variant(v, r, qs, llm):
                     "not_found": True, "missing": [], "answer": "(not asked)", "seconds": 0.0,
                     "route": r["route"], "best_p_yes": best, "prompt_tokens": 0}
         return dict(run_variant("p30-n", r, qs, llm), variant=v)
-    label = lambda c: label_of(r, c)
+    def label(c):
+        return label_of(r, c)
+
     evidence_kind, refusal = v.split("-")[:2]
     extra = v.split("-")[2:]
     if evidence_kind == "ref":
@@ -111,7 +118,7 @@ def run_variant(v, r, qs, llm):
         miss = missing_terms(q.expected_terms, ans.text)
         right = (not ans.not_found) and all(p in cited for p in expected) and not miss
     else:
-        miss = []; right = ans.not_found
+        miss, right = [], ans.not_found
     return {"variant": v, "id": q.id, "answerable": q.answerable, "right": right, "not_found": ans.not_found,
             "missing": miss, "answer": ans.text, "seconds": round(secs, 1), "route": r["route"], "best_p_yes": best,
             "prompt_tokens": ans.completion.prompt_tokens if ans.completion else 0}

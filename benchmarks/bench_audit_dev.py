@@ -109,10 +109,10 @@ def whole_passages(search, paper_id):
 
 def run(args) -> list[dict]:
     os.environ.setdefault("READER_HOME", args.home)
-    from reader.facade import Reader
-    from reader.audit.guards import PaperFacts, check_sentence
     from reader.audit import loop
+    from reader.audit.guards import PaperFacts, check_sentence
     from reader.deepread import load_material
+    from reader.facade import Reader
 
     app = Reader(use_cache=False)
     rows = load_dev_set()

@@ -14,6 +14,7 @@ import math
 import re
 import statistics
 import time
+
 from benchmarks.common import SHARED_PAPERS
 from reader.audit.guards import PaperFacts
 from reader.audit.loop import BATCH_SIZE, audit_text

@@ -45,6 +45,7 @@ from reader.crag.grounded import audit_grounded
 from reader.crag.pipeline import CragConfig, ask
 from reader.llm.scripted import ScriptedLLM
 from tests.crag_fakes import PAPER_A, TITLES, CragLLM, FakeSearch
+
 PATHS = {
     # batched grading and refining, a refusal with a passage graded P(YES) >= 0.9 quotes it (the default)
     "new": CragConfig,

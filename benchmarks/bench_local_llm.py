@@ -72,11 +72,11 @@ def main() -> None:
     parser.add_argument("--no-baseline", action="store_true", help="skip the 1-thread baseline")
     args = parser.parse_args()
 
+    import os
+
     from reader.config import load_settings
     from reader.llm.local import LocalLLM
     from reader.llm.model_file import ensure_model_file
-
-    import os
 
     print(f"load average      {' '.join(f'{x:.1f}' for x in os.getloadavg())} "
           f"on {os.cpu_count()} cores (other processes slow every figure below)")

@@ -24,8 +24,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-
+from benchmarks.common import SHARED_EVAL
 from reader.index.dense import FlagEmbedder, embedder_name, packaged_model_path
 from reader.index.store import SearchIndex
 from reader.ingest.chunk import chunk_paper
@@ -33,7 +32,7 @@ from reader.ingest.model import Block, ParsedPaper
 from reader.store.db import open_database, transaction
 from reader.store.tables import Chunk, Paper
 
-SCIFACT = ROOT.parent / "shared" / "eval" / "scifact_claims.jsonl"
+SCIFACT = SHARED_EVAL / "scifact_claims.jsonl"
 
 # (passage, paraphrased question) in Chinese, then the same pairs in English.
 ZH_PAIRS = [

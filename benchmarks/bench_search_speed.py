@@ -28,10 +28,12 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-
+from benchmarks.common import SHARED_PAPERS
 from reader.index.dense import (
-    FlagEmbedder, cosine_top, encode_with_progress, packaged_model_path,
+    FlagEmbedder,
+    cosine_top,
+    encode_with_progress,
+    packaged_model_path,
 )
 from reader.index.search import multi_search
 from reader.index.store import IndexData, SearchIndex
@@ -40,7 +42,7 @@ from reader.ingest.pdf import parse_pdf
 from reader.store.db import open_database, transaction
 from reader.store.tables import Chunk, Paper
 
-PAPERS = ROOT.parent / "shared" / "papers"
+PAPERS = SHARED_PAPERS
 CHUNKS_PER_PAPER = 500
 
 

@@ -21,7 +21,11 @@ from pathlib import Path
 def build_library(db, n_papers: int, n_sentences: int) -> str:
     from reader.store.db import transaction
     from reader.store.tables import (
-        Analysis, AnalysisIteration, Paper, SentenceVerdict, VerdictEvidence,
+        Analysis,
+        AnalysisIteration,
+        Paper,
+        SentenceVerdict,
+        VerdictEvidence,
     )
 
     first = None
@@ -72,8 +76,8 @@ def main(argv=None) -> int:
 
     from fastapi.testclient import TestClient
 
-    from reader.facade import Reader
     from reader.config import load_settings
+    from reader.facade import Reader
     from reader.web.app import create_app
 
     with tempfile.TemporaryDirectory() as home:

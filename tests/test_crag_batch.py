@@ -3,11 +3,18 @@
 import re
 
 import pytest
-
 from crag_fakes import PAPER_A, TITLES, CragLLM, FakeSearch, always_grounded
+
 from reader.crag.evidence import Candidate
-from reader.crag.grade import (AMBIGUOUS_SCORE, IRRELEVANT_SCORE, RELEVANT_SCORE, SKIPPED_REASON, batch_ranges,
-                               grade_in_batches, parse_grades)
+from reader.crag.grade import (
+    AMBIGUOUS_SCORE,
+    IRRELEVANT_SCORE,
+    RELEVANT_SCORE,
+    SKIPPED_REASON,
+    batch_ranges,
+    grade_in_batches,
+    parse_grades,
+)
 from reader.crag.pipeline import CragConfig, ask
 from reader.crag.refine import parse_batch_selection, refine_in_batches
 from reader.llm.dryrun import dry_run_answer

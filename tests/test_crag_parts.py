@@ -1,10 +1,15 @@
 import pytest
-
 from crag_fakes import CHUNKS, CragLLM
+
 from reader.crag.correct import parse_rewrites
 from reader.crag.evidence import Candidate
 from reader.crag.generate import (
-    NOT_FOUND, NOT_FOUND_ZH, generate_answer, is_not_found, not_found_sentinel, select_within_budget,
+    NOT_FOUND,
+    NOT_FOUND_ZH,
+    generate_answer,
+    is_not_found,
+    not_found_sentinel,
+    select_within_budget,
 )
 from reader.crag.grade import Grade
 from reader.crag.refine import normalise_space, parse_selection, refine_in_batches

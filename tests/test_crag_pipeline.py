@@ -2,8 +2,8 @@ import os
 import time
 
 import pytest
-
 from crag_fakes import PAPER_A, PAPER_B, TITLES, CragLLM, FakeSearch, always_grounded
+
 from reader.crag.external import ExternalHit
 from reader.crag.generate import NOT_FOUND, NOT_FOUND_ZH
 from reader.crag.pipeline import CragConfig, ask

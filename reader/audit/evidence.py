@@ -13,9 +13,9 @@ import math
 import re
 from collections import Counter
 
-from reader.text.split import join_selected, split_sentences
 from reader.audit.verify import EvidenceRef
 from reader.index.tokenize import tokenize
+from reader.text.split import join_selected, split_sentences
 
 SENTENCES_PER_CLAIM = 2  # best sentences kept per claim, each with its neighbours
 NEIGHBOURS = 1  # sentences kept on either side of a best sentence

@@ -55,9 +55,9 @@ from reader.audit.checking import CheckerBand, CheckerView, check_sentences
 from reader.audit.confidence import claim_probabilities
 from reader.audit.evidence import excerpts, focus
 from reader.audit.guards import PaperFacts, check_sentence
-from reader.text.split import sentence_spans, split_sentences
 from reader.audit.verify import NO_EVIDENCE_CHARS, EvidenceRef, build_messages, parse_answers
 from reader.llm.base import Completion, Message, supports_accept, supports_logprobs
+from reader.text.split import sentence_spans, split_sentences
 
 BATCH_SIZE = 4
 EVIDENCE_PER_BATCH = 3

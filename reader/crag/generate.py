@@ -29,9 +29,9 @@ from reader.crag.evidence import Candidate
 from reader.crag.route import CORRECT, grade_value
 from reader.index.tokenize import tokenize
 from reader.llm.base import LLM, Completion
+from reader.prompts import language_instruction, messages
 from reader.text.split import split_sentences
 from reader.text.tokens import estimate_tokens
-from reader.prompts import language_instruction, messages
 
 NOT_FOUND = "Not found in the papers."
 NOT_FOUND_ZH = "未在论文中找到。"

@@ -26,11 +26,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from reader.text.split import join_selected, split_sentences
 from reader.crag.evidence import Candidate
 from reader.crag.grade import BATCH_PASSAGES, BATCH_REPLY_TOKENS_EACH, BATCH_TOKENS, in_batches, only_paper
 from reader.llm.base import LLM
 from reader.prompts import messages
+from reader.text.split import join_selected, split_sentences
 from reader.text.tokens import estimate_tokens
 
 _NONE = re.compile(r"\b(?:none|no sentences?|nothing)\b|无|没有", re.IGNORECASE)

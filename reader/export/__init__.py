@@ -20,7 +20,12 @@ from sqlalchemy.orm import sessionmaker
 from reader.errors import ReaderError
 from reader.export.bibtex import BibtexResult, bibtex_text, citekeys
 from reader.export.markdown import (
-    INDEX_NAME, Note, collect_note, note_file_name, render_index, render_note,
+    INDEX_NAME,
+    Note,
+    collect_note,
+    note_file_name,
+    render_index,
+    render_note,
 )
 from reader.store.tables import Paper
 

@@ -26,9 +26,9 @@ from reader.audit.citations import cited_references, markers_in, reference_list
 from reader.audit.loop import MARK, UNANSWERED, UNCHECKED, UNSUPPORTED
 from reader.audit.record import KIND_ORDER, count_verdicts, newest_analyses
 from reader.export.bibtex import citekeys
+from reader.store.tables import AnalysisIteration, Paper, ReviewJob
 from reader.text.pages import page_range
 from reader.text.split import first_sentence
-from reader.store.tables import AnalysisIteration, Paper, ReviewJob
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 KIND_TITLES = {"synthesis": "Synthesis", "critique": "Critique"}

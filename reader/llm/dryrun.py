@@ -32,9 +32,9 @@ import re
 import threading
 from collections.abc import Callable
 
-from reader.text.split import split_sentences
 from reader.llm.base import ENDPOINT, Completion, Message
 from reader.llm.scripted import ScriptedLLM
+from reader.text.split import split_sentences
 
 MODEL_NAME = "scripted-dry-run"
 
