@@ -1,0 +1,140 @@
+"""What every route shares: the Jinja2 templates and their filters, the page renderer, the
+refusal of forged writes, and the dependencies that hand a route its Reader, a database
+session, the upload runner or the question runner (from the app's state, set by create_app)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.templating import Jinja2Templates
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup, escape
+
+from reader.errors import PaperNotFound
+from reader.web.security import FORM_TOKEN_FIELD
+
+HERE = Path(__file__).resolve().parent
+PAPER_ID = re.compile(r"^[0-9a-f]{64}$")
+FORM_REFUSED = ("This form did not come from this server's own page, or the page is out of "
+                "date: reload the page and send it again.")
+FORM_REFUSED_JSON = (f"Refused a write without this page's form token ({FORM_TOKEN_FIELD}): "
+                     f"reload the page, or from a script send "
+                     f"'Authorization: Bearer <READER_WEB_TOKEN>'.")
+
+_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
+_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
+_CITATION = re.compile(r"\[(\d{1,2})\]")
+
+
+def prose(text: str) -> Markup:
+    """LLM prose for the page: escaped first, then Markdown headings and bold made visible."""
+    html = str(escape(text))
+    html = _HEADING.sub(r'<span class="md-h">\1</span>', html)
+    return Markup(_BOLD.sub(r"<strong>\1</strong>", html))
+
+
+def cite_marks(html: Markup, citations) -> Markup:
+    """Each citation marker of an escaped sentence wrapped so that its reference entry (or that
+    it has none) shows on hover: <abbr class="cite" title="entry">[12]</abbr>."""
+    if not citations:
+        return html
+    text = str(html)
+    for cited_ref in sorted(citations, key=lambda c: len(c.marker), reverse=True):
+        marker = str(escape(cited_ref.marker))
+        if marker not in text:
+            continue
+        # the entry only: the attribution note belongs to one sentence, the list below names it
+        title = " | ".join(cited_ref.entries) if cited_ref.entries else "no entry in the paper’s reference list"
+        wrapped = f'<abbr class="cite" title="{escape(title)}">{marker}</abbr>'
+        text = re.sub(r"(?<![\w>])" + re.escape(marker) + r"(?!</abbr>)", lambda _, w=wrapped: w, text)
+    return Markup(text)
+
+
+def cited(answer: str, sources) -> Markup:
+    """The answer escaped, its [n] markers made links to source n (when there is one)."""
+    numbers = {s.number for s in sources}
+    html = str(escape(answer))
+
+    def link(m: re.Match) -> str:
+        n = int(m.group(1))
+        return f'<a class="cite" href="#source-{n}">[{n}]</a>' if n in numbers else m.group(0)
+
+    return Markup(_CITATION.sub(link, html))
+
+
+def _templates() -> Jinja2Templates:
+    env = Environment(
+        loader=FileSystemLoader(HERE / "templates"),
+        autoescape=select_autoescape(["html", "j2"], default_for_string=True, default=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["percent"] = lambda x: "–" if x is None else f"{x * 100:.0f}%"
+    env.filters["prose"] = prose
+    env.filters["cite_marks"] = cite_marks
+    env.globals["cited"] = cited
+    return Jinja2Templates(env=env)
+
+
+TEMPLATES = _templates()
+
+
+def content_disposition(file_name: str, fallback: str = "note.md") -> str:
+    """An attachment header that survives any title: ASCII fallback plus RFC 5987 UTF-8."""
+    from urllib.parse import quote
+
+    ascii_name = re.sub(r'[^A-Za-z0-9._-]+', "_", file_name).strip("_") or fallback
+    return f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(file_name)}"
+
+
+def page(request: Request, name: str, status_code: int = 200, **context) -> HTMLResponse:
+    context.setdefault("nav", name.removesuffix(".html"))
+    context.setdefault("csrf_token", request.state.reader_session.form_token)
+    return TEMPLATES.TemplateResponse(request, name, context, status_code=status_code)
+
+
+def wants_json(request: Request) -> bool:
+    return "application/json" in request.headers.get("accept", "")
+
+
+def forged(request: Request, form_token: str) -> Response | None:
+    """The refusal for a write that is not shown to come from this server's pages or from a
+    script (the rule in reader/web/security.py), else None."""
+    if request.state.reader_session.accepts(form_token, wants_json=wants_json(request)):
+        return None
+    if wants_json(request):
+        return JSONResponse({"error": FORM_REFUSED_JSON}, status_code=403)
+    return page(request, "error.html", 403, message=FORM_REFUSED)
+
+
+def checked_paper_id(paper_id: str) -> str:
+    if not PAPER_ID.match(paper_id):
+        raise PaperNotFound(f"no paper with id {paper_id!r}; pick one from the library")
+    return paper_id
+
+
+# ---------------------------------------------------------------- dependencies
+
+
+def reader_of(request: Request):
+    """The app's Reader (reader.facade.Reader)."""
+    return request.app.state.ctx
+
+
+def db_session(request: Request):
+    """One database session for the request."""
+    with request.app.state.ctx.services.db() as session:
+        yield session
+
+
+def runner_of(request: Request):
+    """The uploads' review runner (reader.web.jobs)."""
+    return request.app.state.runner
+
+
+def asker_of(request: Request):
+    """The questions' runner (reader.web.asking.AskRunner)."""
+    return request.app.state.asker

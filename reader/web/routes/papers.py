@@ -1,0 +1,95 @@
+"""A paper: its page with the audited analyses, its PDF and page images, where a passage
+stands, its status while reviewed, deleting it, reviewing it again, its note."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from fastapi import APIRouter, Depends, Form, Request
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
+
+from reader.errors import PaperNotFound
+from reader.web import library, paper_page, pdf
+from reader.web.pages import (
+    checked_paper_id, content_disposition, db_session, forged, page, reader_of, runner_of, wants_json,
+)
+
+router = APIRouter()
+
+
+def shown_paper(session, paper_id: str):
+    found = paper_page.paper_view(session, checked_paper_id(paper_id))
+    if found is None:
+        raise PaperNotFound(f"no paper with id {paper_id!r}; pick one from the library")
+    return found
+
+
+@router.get("/paper/{paper_id}", response_class=HTMLResponse)
+def paper(request: Request, paper_id: str, session=Depends(db_session)):
+    return page(request, "paper.html", paper=shown_paper(session, paper_id), nav="library")
+
+
+@router.get("/paper/{paper_id}/pdf")
+def paper_pdf(paper_id: str, ctx=Depends(reader_of)):
+    path, name = pdf.paper_file(ctx.services, checked_paper_id(paper_id))
+    return FileResponse(path, media_type="application/pdf",
+                        headers={"content-disposition": content_disposition(name, "paper.pdf")})
+
+
+@router.get("/paper/{paper_id}/page/{number}.png")
+def paper_page_image(paper_id: str, number: int, ctx=Depends(reader_of)):
+    checked_paper_id(paper_id)
+    if number < 1:
+        raise PaperNotFound(f"the paper has no page {number}")
+    return FileResponse(pdf.page_image(ctx.services, paper_id, number), media_type="image/png",
+                        headers={"cache-control": "private, max-age=86400"})
+
+
+@router.get("/api/passage/{chunk_id}")
+def passage_api(chunk_id: int, ctx=Depends(reader_of)):
+    box = pdf.passage_box(ctx.services, chunk_id)
+    if box is None:
+        return JSONResponse({"error": f"no passage {chunk_id}"}, status_code=404)
+    return box.to_json()
+
+
+@router.get("/api/paper/{paper_id}/status")
+def paper_status_api(paper_id: str, session=Depends(db_session)):
+    status = library.paper_status_of(session, checked_paper_id(paper_id))
+    if status is None:
+        return JSONResponse({"error": f"no paper {paper_id}"}, status_code=404)
+    return {"status": status, "reviewing": status.startswith(("pending", "running"))}
+
+
+@router.get("/paper/{paper_id}/delete", response_class=HTMLResponse)
+def confirm_delete(request: Request, paper_id: str, session=Depends(db_session)):
+    return page(request, "delete.html", paper=shown_paper(session, paper_id), nav="library")
+
+
+@router.post("/paper/{paper_id}/delete")
+def delete_paper(request: Request, paper_id: str, csrf_token: str = Form(""), ctx=Depends(reader_of)):
+    if (refusal := forged(request, csrf_token)) is not None:
+        return refusal
+    info = library.delete_paper(ctx, checked_paper_id(paper_id))
+    if wants_json(request):
+        return {"deleted": info.id, "title": info.title}
+    return RedirectResponse(f"/library?deleted={quote(info.title or info.id, safe='')}", status_code=303)
+
+
+@router.post("/paper/{paper_id}/review")
+def review_again(request: Request, paper_id: str, csrf_token: str = Form(""),
+                 ctx=Depends(reader_of), runner=Depends(runner_of)):
+    if (refusal := forged(request, csrf_token)) is not None:
+        return refusal
+    path, name = pdf.paper_file(ctx.services, checked_paper_id(paper_id))
+    job = runner.active_for(path) or runner.submit(path, name, force=True)
+    if wants_json(request):
+        return {"job": job.to_json()}
+    return RedirectResponse("/upload", status_code=303)
+
+
+@router.get("/paper/{paper_id}/note.md")
+def paper_note(paper_id: str, ctx=Depends(reader_of)):
+    file_name, text = ctx.note(checked_paper_id(paper_id))
+    return Response(text.encode("utf-8"), media_type="text/markdown; charset=utf-8",
+                    headers={"content-disposition": content_disposition(file_name)})
