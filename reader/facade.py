@@ -289,11 +289,13 @@ class Reader:
                on_event=None, stop: threading.Event | None = None, zotero=None):
         """Ingest, read and audit every paper under `paths`, resumably -> ReviewReport.
 
-        Papers already reviewed are skipped unless `force`; a failing paper is
-        reported in its row and never stops the others. `zotero` (a ZoteroLibrary from
-        `zotero_library`) reviews its items instead, each stored with its Zotero metadata."""
+        The files are queued (as `enqueue` does) and reviewed by `jobs` workers in this
+        process, the engine of `work`, until none of them is left. Papers already reviewed are
+        skipped unless `force`; a failing paper is reported in its row and never stops the
+        others. `zotero` (a ZoteroLibrary from `zotero_library`) reviews its items instead, each
+        stored with its Zotero metadata."""
         from reader.ingest.pipeline import find_sources
-        from reader.review import PaperReview, run_review
+        from reader.review import PaperReview
 
         if zotero is not None:
             return self._review_zotero(zotero, jobs, force, on_event=on_event, stop=stop)
@@ -302,8 +304,7 @@ class Reader:
         if not sources and not missing:
             raise ReaderError(
                 f"no .pdf, .txt or .md files under {', '.join(map(str, paths))}: give a folder of papers")
-        report = run_review(sources, db=self.db, ingest=self._ingest_one, read_paper=self._read_id,
-                            force=force, max_papers=jobs, on_event=on_event, stop=stop)
+        report = self._review_sources(sources, self._ingest_data, jobs, force, on_event, stop)
         for item in missing:
             report.papers.append(PaperReview(source=str(item.file), status="error",
                                              error=item.error or "cannot read it"))
@@ -311,15 +312,15 @@ class Reader:
 
     def _review_zotero(self, library, jobs: int, force: bool, *, on_event=None, stop=None):
         from reader.ingest.pipeline import apply_zotero, apply_zotero_to_stored
-        from reader.review import run_review
+        from reader.text.paths import stored_path
 
-        by_path = {item.pdf: item for item in library.items}
+        by_label = {stored_path(item.pdf): item for item in library.items}  # as queued
         done, notes = apply_zotero_to_stored(self.db, library.items)
         notes = library.lines() + notes
 
-        def ingest(path: Path):
-            result = self._ingest_one(path)
-            item = by_path.get(path)
+        def ingest_data(data: bytes, label: str):
+            result = self._ingest_data(data, label)
+            item = by_label.get(label)
             fresh = result.status != "error" and result.paper_id and result.paper_id not in done
             if item is not None and fresh:
                 note = apply_zotero(self.db, result.paper_id, item)
@@ -327,18 +328,22 @@ class Reader:
                     notes.append(note)
             return result
 
-        report = run_review(list(by_path), db=self.db, ingest=ingest, read_paper=self._read_id,
-                            force=force, max_papers=jobs, on_event=on_event, stop=stop)
+        report = self._review_sources([item.pdf for item in library.items], ingest_data, jobs,
+                                      force, on_event, stop)
         report.notes = notes
         return report
 
-    def _ingest_one(self, path: Path):
-        from reader.ingest.pipeline import ingest_file
+    def _review_sources(self, sources: list[Path], ingest_data, jobs: int, force: bool,
+                        on_event, stop):
+        """Queue the files, then review them with `jobs` workers in this process (the engine of
+        `reader worker`, reader.review.run)."""
+        from reader.review import run_review
 
-        return ingest_file(path, self.db, index=self.search_index)
-
-    def _read_id(self, paper_id: str, on_progress: Notice | None = None):
-        return self.read(paper_id, on_progress=on_progress)
+        return run_review(sources, db=self.db, ingest_data=ingest_data,
+                          read_paper=self._read_queued, force=force, jobs=jobs,
+                          lease_s=self.settings.queue_lease_s,
+                          max_attempts=self.settings.queue_attempts, on_event=on_event,
+                          stop=stop, warm_up=self._warm_up)
 
     # ------------------------------------------------------------ the queue (docs/scale.md)
 
@@ -352,8 +357,7 @@ class Reader:
         EnqueueReport. The files' bytes go into the database, so a worker on any machine
         reads them; each file is queued once (by content)."""
         from reader.ingest.pipeline import find_sources
-        from reader.review import enqueue_sources
-        from reader.review.worker import EnqueueRow
+        from reader.review import EnqueueRow, enqueue_sources
 
         paths = _as_list(paths)
         sources, missing = find_sources([str(p) for p in paths])
@@ -379,7 +383,19 @@ class Reader:
                           on_event=on_event, on_notice=self.notice, warm_up=self._warm_up)
 
     def _warm_up(self) -> None:
+        """What a worker loads before its first claim, so that neither lease time nor its first
+        paper goes to it: the services' parts, the prompt templates and, with an
+        OpenAI-compatible endpoint, its client (importing it took a second)."""
+        from reader import prompts
+        from reader.llm.openai_compat import OpenAICompatLLM
+
         self.services.warm_up()
+        for template in sorted(prompts.PROMPTS_DIR.glob("*.j2")):  # compiled once, ~0.1 s
+            prompts.environment().get_template(template.name)
+        for role in (self.generator, self.verifier):
+            endpoint = getattr(role, "inner", role)
+            if isinstance(endpoint, OpenAICompatLLM):
+                endpoint.client().chat.completions  # noqa: B018 - loads the resource's modules
 
     def jobs(self, *, queued_only: bool = False):
         """Every review job: queued / running (which worker, since when) / done / failed -> JobsReport."""

@@ -23,8 +23,9 @@ rolled back (LeaseLost). Under that, the schema itself holds one critique and on
 synthesis per paper (unique paper_id, kind) and one queued job per file (unique
 file_sha256).
 
-Jobs of a one-machine `reader review` use the same claim and heartbeat, but workers
-only take queued jobs (`queued_at` set: the file's bytes are in `paper_files`).
+`reader review PATHS` is the same thing on one machine: it queues the files, then runs
+workers in its own process that claim only the jobs it queued (`claim_next(job_ids=…)`) and
+return when none of them is left to claim (reader/review/run.py).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import os
 import socket
 import threading
 import uuid
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -116,6 +118,14 @@ def _pid_alive(summary: dict) -> bool:
     return start is not None and summary.get("start") in (None, start)
 
 
+def holder_of(job: ReviewJob) -> str:
+    """Who holds a running job, for the row of a run that finds it busy."""
+    summary = job.summary or {}
+    if summary.get("host") == socket.gethostname() and summary.get("pid"):
+        return f"being reviewed by another run (pid {summary['pid']})"
+    return f"being reviewed by {job.worker or 'another run'}"
+
+
 def holder_alive(session: Session, job: ReviewJob) -> bool:
     """Whether the run or worker holding a running job is alive.
 
@@ -176,21 +186,25 @@ def enqueue_file(session: Session, *, sha256: str, name: str, data: bytes,
         if job.status == "pending" and job.queued_at is not None:
             return Queued(job.id, "already queued")
         if job.status == "running" and holder_alive(session, job):
-            return Queued(job.id, "running", f"being reviewed by {job.worker or 'another run'}")
+            return Queued(job.id, "running", holder_of(job))
         if job.status == "done" and not force:
             return Queued(job.id, "done", "reviewed already (--force queues it again)")
         status = "requeued" if job.status in ("error", "done") else "queued"
+        # A holder that died mid-read: when its read started, so that the next attempt
+        # finishes the job without reading again if the analyses were stored.
+        kept = {k: v for k, v in (job.summary or {}).items() if k in ("read_since", "call_floor")} \
+            if job.status == "running" else {}
     else:
         job = ReviewJob(source_path=name, paper_id=sha256 if paper_exists else None,
                         file_sha256=sha256 if has_file else None)
         session.add(job)
-        status = "queued"
-    job.status, job.stage, job.error, job.summary = "pending", "", "", {}
+        status, kept = "queued", {}
+    job.status, job.stage, job.error, job.summary = "pending", "", "", kept
     job.source_path = name
     job.queued_at, job.started_at, job.finished_at = db_now(session), None, None
     job.claim, job.worker, job.lease_until, job.heartbeat_at, job.attempts = None, "", None, None, 0
     if force:
-        job.summary = {"force": True}
+        job.summary = {**kept, "force": True}
     session.flush()
     return Queued(job.id, status)
 
@@ -223,20 +237,25 @@ def _grant(session: Session, job: ReviewJob, worker: str, lease_s: float, now: d
 
 
 def claim_next(db: sessionmaker, worker: str, *, lease_s: float = LEASE_S,
-               max_attempts: int = MAX_ATTEMPTS, summary: dict | None = None) -> Claim | None:
-    """Claim the oldest queued job that is pending, or running with its lease run out.
+               max_attempts: int = MAX_ATTEMPTS, summary: dict | None = None,
+               job_ids: Collection[int] | None = None) -> Claim | None:
+    """Claim the oldest queued job that is pending, or running with its lease run out; only
+    among `job_ids` when given (a `reader review` run takes the jobs it queued).
 
     A job whose lease ran out `max_attempts` times (its workers died on it) is marked failed
     instead of being claimed again. None when there is nothing to claim."""
     while True:
         with transaction(db, lock=QUEUE_LOCK if _is_sqlite(db) else None) as session:
             now = db_now(session)
+            query = select(ReviewJob).where(
+                ReviewJob.queued_at.is_not(None),
+                or_(ReviewJob.status == "pending",
+                    (ReviewJob.status == "running") & (ReviewJob.lease_until < now)),
+            )
+            if job_ids is not None:
+                query = query.where(ReviewJob.id.in_(list(job_ids)))
             job = session.scalars(
-                select(ReviewJob).where(
-                    ReviewJob.queued_at.is_not(None),
-                    or_(ReviewJob.status == "pending",
-                        (ReviewJob.status == "running") & (ReviewJob.lease_until < now)),
-                ).order_by(ReviewJob.queued_at, ReviewJob.id).limit(1)
+                query.order_by(ReviewJob.queued_at, ReviewJob.id).limit(1)
                 .with_for_update(skip_locked=True)
             ).first()
             if job is None:
@@ -249,23 +268,6 @@ def claim_next(db: sessionmaker, worker: str, *, lease_s: float = LEASE_S,
             if job.status == "running":
                 log.warning("job %s: the lease of %s ran out; taking it over", job.id, job.worker)
             return _grant(session, job, worker, lease_s, now, summary)
-
-
-def claim_job(session: Session, job_id: int, worker: str, *, lease_s: float = LEASE_S,
-              summary: dict | None = None) -> Claim | None:
-    """Claim this job if it is pending (the one-machine review's own jobs); in the caller's
-    transaction, which it locks on the paper."""
-    now = db_now(session)
-    claimed = session.execute(
-        update(ReviewJob).where(ReviewJob.id == job_id, ReviewJob.status == "pending")
-        .values(status="running").execution_options(synchronize_session=False)
-    ).rowcount == 1
-    if not claimed:
-        return None
-    job = session.get(ReviewJob, job_id)
-    session.refresh(job)
-    job.attempts = 0  # a one-machine run's failure is final for the run; attempts count workers'
-    return _grant(session, job, worker, lease_s, now, summary)
 
 
 def _is_sqlite(db: sessionmaker) -> bool:

@@ -249,12 +249,12 @@ def test_a_worker_on_a_fresh_home_reads_a_paper_queued_elsewhere(pg, tmp_path):
         n_chunks = len(paper.chunks)
         assert s.scalar(select(func.count()).select_from(ChunkVector)) == n_chunks
         assert {a.kind for a in s.scalars(select(Analysis))} == {"critique", "synthesis"}
-    assert worker._embedder.texts >= n_chunks  # machine B embedded the passages once
+    assert worker.services._embedder.texts >= n_chunks  # machine B embedded the passages once
 
     reader_c = make_reader(tmp_path / "machine_c", pg)
     hits = reader_c.search("reading order two-column pages").hits
     assert hits and hits[0].paper_id == paper_id
-    assert reader_c._embedder.texts == 1  # the query only
+    assert reader_c.services._embedder.texts == 1  # the query only
     assert (tmp_path / "machine_c" / "index" / "CURRENT").is_file()  # the on-disk cache
 
     # a worker whose index was loaded before another machine ingested a paper still finds it
@@ -262,7 +262,7 @@ def test_a_worker_on_a_fresh_home_reads_a_paper_queued_elsewhere(pg, tmp_path):
     make_reader(tmp_path / "machine_a", pg).ingest(other)
     reader_c.enqueue(other)
     assert [p.status for p in reader_c.work(once=True).papers] == ["reviewed"]
-    assert reader_c._embedder.texts < 10  # queries, not passages
+    assert reader_c.services._embedder.texts < 10  # queries, not passages
 
 
 def test_a_takeover_after_the_analyses_were_stored_finishes_without_reading_again(pg, tmp_path):
@@ -333,7 +333,7 @@ def test_a_review_on_another_host_is_busy_while_its_lease_runs(url, tmp_path):
                             stage="read", worker="other-host:77", claim="theirs", lease_until=lease,
                             summary={"pid": 77, "host": "other-host", "run": "x"}))
     here = FakeWorld(db)
-    report = run_review([a, b], db=db, ingest=here.ingest, read_paper=here.read_paper)
+    report = run_review([a, b], db=db, ingest_data=here.ingest_data, read_paper=here.read_paper)
     assert [(p.status, p.error) for p in report.papers] == [
         ("busy", "being reviewed by other-host:77"), ("reviewed", "")]
     assert here.read == ["b"]

@@ -1,4 +1,5 @@
-"""The batch runner and its job table, with injected stages (no PDFs, no LLM)."""
+"""`reader review`'s engine (queue the files, then work them off with in-process workers) and
+its job table, with injected stages (no PDFs, no LLM)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from sqlalchemy import delete, func, select
 from reader.review import file_sha256, job_rows, run_review
 from reader.store.db import transaction
 from reader.store.tables import Analysis, AnalysisIteration, LLMCall, Paper, ReviewJob, utcnow
+from reader.text.digest import sha256_bytes
 
 
 @dataclass
@@ -38,18 +40,21 @@ class FakeWorld:
         self.label = f"written by world {id(self)}"
 
     def ingest(self, path: Path) -> FakeIngestResult:
+        return self.ingest_data(path.read_bytes(), str(path))
+
+    def ingest_data(self, data: bytes, label: str) -> FakeIngestResult:
+        path = Path(label)
         self.ingested.append(path.name)
-        data = path.read_bytes()
         if data.startswith(b"BROKEN"):
             return FakeIngestResult(None, "error", f"{path}: not a PDF")
-        sha = file_sha256(path)
+        sha = sha256_bytes(data)
         with transaction(self.db) as s:
             if s.get(Paper, sha) is not None:
                 return FakeIngestResult(sha, "unchanged", title=path.stem)
             s.add(Paper(id=sha, title=path.stem, source_path=str(path), source_kind="pdf", pages=1))
         return FakeIngestResult(sha, "ingested", title=path.stem)
 
-    def read_paper(self, paper_id: str, on_progress=None) -> dict:
+    def read_paper(self, paper_id: str, on_progress=None, db=None) -> dict:
         with self.lock:
             self.active += 1
             self.max_active = max(self.max_active, self.active)
@@ -109,7 +114,7 @@ def analyses_per_paper(db) -> dict[str, int]:
 def test_reviews_every_paper_and_reports_the_broken_one(db, tmp_path):
     files = make_files(tmp_path / "papers", ["a.pdf", "b.pdf", "bad.pdf", "c.pdf"], broken=("bad.pdf",))
     world = FakeWorld(db)
-    report = run_review(files, db=db, ingest=world.ingest, read_paper=world.read_paper)
+    report = run_review(files, db=db, ingest_data=world.ingest_data, read_paper=world.read_paper)
 
     statuses = {Path(p.source).name: p.status for p in report.papers}
     assert statuses == {"a.pdf": "reviewed", "b.pdf": "reviewed", "c.pdf": "reviewed", "bad.pdf": "error"}
@@ -128,11 +133,11 @@ def test_reviews_every_paper_and_reports_the_broken_one(db, tmp_path):
 def test_rerunning_a_finished_review_does_nothing(db, tmp_path):
     files = make_files(tmp_path, ["a.pdf", "b.pdf"])
     world = FakeWorld(db)
-    run_review(files, db=db, ingest=world.ingest, read_paper=world.read_paper)
+    run_review(files, db=db, ingest_data=world.ingest_data, read_paper=world.read_paper)
     calls_before = count(db, LLMCall)
 
     again = FakeWorld(db)
-    report = run_review(files, db=db, ingest=again.ingest, read_paper=again.read_paper)
+    report = run_review(files, db=db, ingest_data=again.ingest_data, read_paper=again.read_paper)
     assert [p.status for p in report.papers] == ["skipped", "skipped"]
     assert again.ingested == [] and again.read == []
     assert count(db, LLMCall) == calls_before
@@ -144,10 +149,10 @@ def test_rerunning_a_finished_review_does_nothing(db, tmp_path):
 def test_force_redoes_one_paper_without_duplicating(db, tmp_path):
     a, b = make_files(tmp_path, ["a.pdf", "b.pdf"])
     world = FakeWorld(db)
-    run_review([a, b], db=db, ingest=world.ingest, read_paper=world.read_paper)
+    run_review([a, b], db=db, ingest_data=world.ingest_data, read_paper=world.read_paper)
 
     again = FakeWorld(db)
-    report = run_review([a], db=db, ingest=again.ingest, read_paper=again.read_paper, force=True)
+    report = run_review([a], db=db, ingest_data=again.ingest_data, read_paper=again.read_paper, force=True)
     assert [p.status for p in report.papers] == ["reviewed"]
     assert again.read == ["a"]
     assert count(db, ReviewJob) == 2
@@ -157,7 +162,7 @@ def test_force_redoes_one_paper_without_duplicating(db, tmp_path):
     assert texts == {again.label}, "the forced paper keeps only its new analyses"
 
     # b's analyses are the newest rows: SQLite hands their ids to the replacements
-    report = run_review([b], db=db, ingest=again.ingest, read_paper=again.read_paper, force=True)
+    report = run_review([b], db=db, ingest_data=again.ingest_data, read_paper=again.read_paper, force=True)
     assert [p.status for p in report.papers] == ["reviewed"], report.papers[0].error
     assert analyses_per_paper(db) == {file_sha256(a): 2, file_sha256(b): 2}
 
@@ -165,14 +170,14 @@ def test_force_redoes_one_paper_without_duplicating(db, tmp_path):
 def test_a_failing_paper_is_reported_and_retried_next_run(db, tmp_path):
     files = make_files(tmp_path, ["a.pdf", "b.pdf", "c.pdf"])
     world = FakeWorld(db, fail_on={"b"})
-    report = run_review(files, db=db, ingest=world.ingest, read_paper=world.read_paper)
+    report = run_review(files, db=db, ingest_data=world.ingest_data, read_paper=world.read_paper)
     failed = report.failed
     assert [Path(p.source).name for p in failed] == ["b.pdf"]
     assert "model exploded on b" in failed[0].error
     assert analyses_per_paper(db) == {file_sha256(files[0]): 2, file_sha256(files[2]): 2}
 
     fixed = FakeWorld(db)
-    report = run_review(files, db=db, ingest=fixed.ingest, read_paper=fixed.read_paper)
+    report = run_review(files, db=db, ingest_data=fixed.ingest_data, read_paper=fixed.read_paper)
     assert fixed.read == ["b"]
     assert [p.status for p in report.papers] == ["skipped", "reviewed", "skipped"]
     assert count(db, ReviewJob) == 3
@@ -194,7 +199,7 @@ def test_a_job_left_running_by_a_killed_run_is_redone_once(db, tmp_path):
     store_review(db, file_sha256(b))
 
     resumed = FakeWorld(db)
-    report = run_review([a, b], db=db, ingest=resumed.ingest, read_paper=resumed.read_paper)
+    report = run_review([a, b], db=db, ingest_data=resumed.ingest_data, read_paper=resumed.read_paper)
     assert resumed.read == ["a"], "b's committed work is kept, not redone"
     assert [p.status for p in report.papers] == ["reviewed", "reviewed"]
     assert count(db, ReviewJob) == 2
@@ -207,7 +212,7 @@ def test_a_paper_reviewed_outside_a_batch_is_skipped(db, tmp_path):
     world = FakeWorld(db)
     world.ingest(a)
     store_review(db, file_sha256(a))  # e.g. by `reader read`
-    report = run_review([a], db=db, ingest=world.ingest, read_paper=world.read_paper)
+    report = run_review([a], db=db, ingest_data=world.ingest_data, read_paper=world.read_paper)
     assert report.papers[0].status == "skipped" and world.read == []
     assert job_rows(db)[0]["status"] == "done"
 
@@ -216,7 +221,7 @@ def test_same_content_under_two_names_is_one_job(db, tmp_path):
     a, b = make_files(tmp_path, ["a.pdf", "b.pdf"])
     b.write_bytes(a.read_bytes())
     world = FakeWorld(db)
-    report = run_review([a, b], db=db, ingest=world.ingest, read_paper=world.read_paper)
+    report = run_review([a, b], db=db, ingest_data=world.ingest_data, read_paper=world.read_paper)
     assert [p.status for p in report.papers] == ["reviewed", "skipped"]
     assert "same content as" in report.papers[1].error
     assert count(db, ReviewJob) == 1 and world.read == ["a"]
@@ -226,7 +231,7 @@ def test_papers_are_read_concurrently_up_to_the_bound(db, tmp_path):
     files = make_files(tmp_path, [f"p{i}.pdf" for i in range(6)])
     world = FakeWorld(db, read_delay=0.15)
     events = []
-    run_review(files, db=db, ingest=world.ingest, read_paper=world.read_paper, max_papers=3,
+    run_review(files, db=db, ingest_data=world.ingest_data, read_paper=world.read_paper, jobs=3,
                on_event=events.append)
     assert world.max_active == 3
     stages = {(e.index, e.stage) for e in events}
@@ -261,9 +266,9 @@ SECTIONS = {
 
 def test_dry_run_deep_read_end_to_end_then_export(reader_env, monkeypatch, tmp_path):
     """The real deep_read with the dry-run LLM (call log and cache on), a real index, then export."""
-    from reader.facade import Reader
     from reader.deepread import deep_read
     from reader.export import export_notes
+    from reader.facade import Reader
     from reader.index.dense import HashingEmbedder
     from reader.index.store import SearchIndex
     from reader.store.tables import Chunk
@@ -275,23 +280,24 @@ def test_dry_run_deep_read_end_to_end_then_export(reader_env, monkeypatch, tmp_p
     path = tmp_path / "lexirank.txt"
     path.write_text("\n\n".join(SECTIONS.values()), encoding="utf-8")
 
-    def ingest(source: Path) -> FakeIngestResult:
-        sha = file_sha256(source)
+    def ingest_data(data: bytes, label: str) -> FakeIngestResult:
+        sha = sha256_bytes(data)
         with transaction(db) as s:
             s.add(Paper(id=sha, title="LexiRank: Citation Context for Passage Ranking",
-                        abstract=SECTIONS["Abstract"], source_path=str(source), source_kind="txt",
+                        abstract=SECTIONS["Abstract"], source_path=label, source_kind="txt",
                         pages=1, chunks=[Chunk(ordinal=i, section=name, page_start=1, page_end=1, text=body)
                                          for i, (name, body) in enumerate(SECTIONS.items())]))
         with db() as s:
             index.add_paper(sha, [(c.id, c.text) for c in s.get(Paper, sha).chunks])
         return FakeIngestResult(sha, "ingested", title="LexiRank")
 
-    def read_paper(paper_id, on_progress=None):
+    def read_paper(paper_id, on_progress=None, db=db):
         return deep_read(paper_id, db=db, generator=app.generator, verifier=app.verifier,
                          search=lambda q, pid: index.search(q, paper_id=pid), on_progress=on_progress)
 
     events = []
-    report = run_review([path], db=db, ingest=ingest, read_paper=read_paper, on_event=events.append)
+    report = run_review([path], db=db, ingest_data=ingest_data, read_paper=read_paper,
+                        on_event=events.append)
     (row,) = report.papers
     assert row.status == "reviewed", row.error
     assert row.sentences > 0 and row.llm_calls >= 4  # two generations and their verify batches
@@ -320,14 +326,14 @@ def test_a_job_held_by_a_live_run_is_left_alone(db, tmp_path):
     with transaction(db) as s:  # another live process on this machine holds the job
         s.add(ReviewJob(source_path=str(a), paper_id=file_sha256(a), status="running", stage="read",
                         summary={"pid": os.getppid(), "host": socket.gethostname()}))
-    report = run_review([a], db=db, ingest=world.ingest, read_paper=world.read_paper)
+    report = run_review([a], db=db, ingest_data=world.ingest_data, read_paper=world.read_paper)
     assert report.papers[0].status == "busy" and "another run" in report.papers[0].error
     assert world.read == [] and job_rows(db)[0]["status"] == "running"
 
     with transaction(db) as s:  # the same pid, recycled by a process that started at another time
         job = s.scalars(select(ReviewJob)).one()
         job.summary = {**job.summary, "start": "1"}
-    report = run_review([a], db=db, ingest=world.ingest, read_paper=world.read_paper)
+    report = run_review([a], db=db, ingest_data=world.ingest_data, read_paper=world.read_paper)
     assert report.papers[0].status == "reviewed" and world.read == ["a"]
 
 

@@ -2,7 +2,7 @@
 reviewed, several commands migrating an empty database at once, two reviews of
 the same folder at once.
 
-The review runner gets injected stages (tests/test_review.py's FakeWorld); the
+The review engine gets injected stages (tests/test_review.py's FakeWorld); the
 migration race runs real processes released together by a file barrier.
 """
 
@@ -18,15 +18,15 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import OperationalError
+from test_review import FakeWorld, analyses_per_paper, count, make_files, store_review
 
-from conftest import ROOT
 from reader.ingest.pipeline import remove_paper
 from reader.review import file_sha256, job_rows, run_review
 from reader.store.db import transaction
 from reader.store.tables import Paper, ReviewJob
-from test_review import FakeWorld, analyses_per_paper, count, make_files, store_review
 
 
 def statuses(report) -> dict[str, str]:
@@ -40,14 +40,14 @@ def test_a_paper_removed_during_its_read_is_reported_removed_and_the_batch_goes_
     files = make_files(tmp_path, ["a.pdf", "b.pdf", "c.pdf"])
     world = FakeWorld(db)
 
-    def read_paper(paper_id, on_progress=None):
+    def read_paper(paper_id, on_progress=None, **_):  # `reader rm` uses its own session
         if paper_id == file_sha256(files[1]):
             remove_paper(db, paper_id)  # `reader rm` from another shell, mid-read
             store_review(db, paper_id)  # deep_read's final transaction: the paper is gone
         return world.read_paper(paper_id, on_progress)
 
     events = []
-    report = run_review(files, db=db, ingest=world.ingest, read_paper=read_paper, max_papers=1,
+    report = run_review(files, db=db, ingest_data=world.ingest_data, read_paper=read_paper, jobs=1,
                         on_event=events.append)
     assert statuses(report) == {"a.pdf": "reviewed", "b.pdf": "removed", "c.pdf": "reviewed"}
     removed = report.papers[1]
@@ -63,13 +63,13 @@ def test_a_paper_removed_after_its_read_committed_is_reported_removed(db, tmp_pa
     a, b = make_files(tmp_path, ["a.pdf", "b.pdf"])
     world = FakeWorld(db)
 
-    def read_paper(paper_id, on_progress=None):
+    def read_paper(paper_id, on_progress=None, **_):  # `reader rm` uses its own session
         result = world.read_paper(paper_id, on_progress)
         if paper_id == file_sha256(a):
             remove_paper(db, paper_id)  # between deep_read's commit and the job's "done"
         return result
 
-    report = run_review([a, b], db=db, ingest=world.ingest, read_paper=read_paper, max_papers=1)
+    report = run_review([a, b], db=db, ingest_data=world.ingest_data, read_paper=read_paper, jobs=1)
     assert statuses(report) == {"a.pdf": "removed", "b.pdf": "reviewed"}
     assert report.failed == []
     with db() as s:
@@ -83,13 +83,13 @@ def test_a_paper_removed_before_its_turn_to_ingest_is_not_ingested_again(db, tmp
     world.ingest(b)  # already in the library: its job belongs to the paper from the start
     world.ingested.clear()
 
-    def ingest(path):
-        if path == a:  # b's job is claimed and waits for the ingest lock meanwhile
+    def ingest_data(data, label):
+        if Path(label).name == a.name:  # b's job is claimed and waits for the ingest lock meanwhile
             time.sleep(0.2)
             remove_paper(db, file_sha256(b))
-        return world.ingest(path)
+        return world.ingest_data(data, label)
 
-    report = run_review([a, b], db=db, ingest=ingest, read_paper=world.read_paper, max_papers=2)
+    report = run_review([a, b], db=db, ingest_data=ingest_data, read_paper=world.read_paper, jobs=2)
     assert statuses(report) == {"a.pdf": "reviewed", "b.pdf": "removed"}
     assert world.ingested == ["a.pdf"], "the removed paper is not put back into the library"
     with db() as s:
@@ -226,8 +226,8 @@ def test_two_reviews_of_one_folder_at_once_read_each_paper_once(db, tmp_path):
 
     def one_run(slot: int) -> None:
         start.wait()
-        reports[slot] = run_review(files, db=db, ingest=world.ingest, read_paper=world.read_paper,
-                                   max_papers=3)
+        reports[slot] = run_review(files, db=db, ingest_data=world.ingest_data, read_paper=world.read_paper,
+                                   jobs=3)
 
     threads = [threading.Thread(target=one_run, args=(slot,)) for slot in (0, 1)]
     for thread in threads:
@@ -260,7 +260,7 @@ REVIEW_AT_ONCE = textwrap.dedent("""
     (barrier / me).touch()
     while len(list(barrier.iterdir())) < total:
         time.sleep(0.002)
-    report = run_review(files, db=db, ingest=world.ingest, read_paper=world.read_paper, max_papers=3)
+    report = run_review(files, db=db, ingest_data=world.ingest_data, read_paper=world.read_paper, jobs=3)
     print(json.dumps({"read": world.read,
                       "papers": {Path(p.source).name: [p.status, p.error] for p in report.papers}}))
 """)
@@ -314,5 +314,5 @@ def test_a_job_left_running_by_an_earlier_run_of_this_process_is_redone(db, tmp_
         s.add(ReviewJob(source_path=str(a), paper_id=file_sha256(a), status="running", stage="read",
                         summary={"pid": os.getpid(), "host": socket.gethostname(),
                                  "start": _process_start(os.getpid()), "run": "finished-long-ago"}))
-    report = run_review([a], db=db, ingest=world.ingest, read_paper=world.read_paper)
+    report = run_review([a], db=db, ingest_data=world.ingest_data, read_paper=world.read_paper)
     assert statuses(report) == {"a.pdf": "reviewed"} and world.read == ["a"]

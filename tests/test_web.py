@@ -9,29 +9,48 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import threading
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from reader.store.db import transaction
 from reader.store.tables import (
-    Analysis, AnalysisIteration, Paper, ReviewJob, SentenceVerdict, VerdictEvidence,
+    Analysis,
+    AnalysisIteration,
+    Paper,
+    ReviewJob,
+    SentenceVerdict,
+    VerdictEvidence,
 )
 from reader.web import paper_page
-from reader.web.jobs import ReviewRunner, store_upload
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 PDF_BYTES = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"
 
 
-def _ctx(app, **changes):
+def _ctx(app, review=None, **changes):
     from reader.facade import Reader
 
-    return Reader(dataclasses.replace(app.settings, **changes))
+    class FakeStages(Reader):
+        """The server's review worker with `review`'s stages in place of the pipeline's."""
+
+        def _warm_up(self):
+            pass
+
+        def _ingest_data(self, data, label):
+            return review.ingest_data(self, data, label)
+
+        def _read_queued(self, paper_id, *, on_progress=None, db=None):
+            return review.read_paper(db or self.db, paper_id, on_progress)
+
+    settings = dataclasses.replace(app.settings, **changes)
+    return FakeStages(settings) if review is not None else Reader(settings)
 
 
 class FakeReview:
-    """Stands in for the pipeline: records what it was given, reports two stages."""
+    """Stands in for the pipeline's stages: records what it was given, stores a bare paper,
+    reports a stage, then stores a critique and a synthesis (or fails)."""
 
     def __init__(self, fail: str | None = None):
         self.paths = []
@@ -39,16 +58,24 @@ class FakeReview:
         self.release = threading.Event()
         self.release.set()
 
-    def __call__(self, path, ctx, on_progress):
+    def ingest_data(self, ctx, data, label):
+        path = Path(label)
         self.paths.append(path)
-        on_progress("ingest", 0.05)
         self.release.wait(10)
-        on_progress("read: audit", 0.5)
+        paper_id = hashlib.sha256(data).hexdigest()
+        with transaction(ctx.db) as s:
+            s.add(Paper(id=paper_id, title=path.stem, source_path=label, source_kind="pdf", pages=1))
+        return SimpleNamespace(paper_id=paper_id, status="ingested", error="", title=path.stem)
+
+    def read_paper(self, db, paper_id, on_progress):
+        on_progress("audit")
         if self.fail:
             from reader.errors import ReaderError
 
-            raise ReaderError(self.fail.format(path=path))
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+            raise ReaderError(self.fail.format(path=self.paths[-1].name))
+        with transaction(db) as s:
+            for kind in ("critique", "synthesis"):
+                s.add(Analysis(paper_id=paper_id, kind=kind, final_text="Fine."))
 
 
 @pytest.fixture
@@ -60,7 +87,7 @@ def client_for(app):
     made = []
 
     def build(review=None, **changes):
-        web = create_app(_ctx(app, **changes), review=review or FakeReview())
+        web = create_app(_ctx(app, review or FakeReview(), **changes))
         client = TestClient(web)
         client.__enter__()
         made.append(client)
@@ -283,12 +310,12 @@ def test_upload_names_are_never_paths(client_for, reader_env, tmp_path):
     job = response.json()["jobs"][0]
     client.app.state.runner.wait(job["id"], 10)
     stored = review.paths[0]
-    assert stored.parent == reader_env / "uploads"
-    assert stored.name == hashlib.sha256(PDF_BYTES).hexdigest() + ".pdf"
-    assert not list(tmp_path.rglob("evil*"))
+    assert stored.parent == reader_env / "uploads" / hashlib.sha256(PDF_BYTES).hexdigest()
+    assert stored.name == "evil_script_.pdf"  # reduced to harmless characters
+    assert [p.relative_to(stored.parent) for p in tmp_path.rglob("evil*")] == [Path(stored.name)]
     assert job["name"] == "evil<script>.pdf"  # shown (escaped), never used
     html = client.get("/upload").text
-    assert "evil&lt;script&gt;.pdf" in html and "evil<script>" not in html
+    assert "evil_script_.pdf" in html and "evil<script>" not in html
 
 
 def test_oversized_upload_gets_a_clear_message(client_for):
@@ -328,22 +355,23 @@ def test_failed_review_is_reported_on_its_job(client_for):
     assert listed[0]["status"] == "error" and "no text layer" in listed[0]["error"]
 
 
-def test_progress_is_visible_while_a_review_runs(tmp_path):
+def test_progress_is_visible_while_a_review_runs(client_for):
     review = FakeReview()
     review.release.clear()
-    runner = ReviewRunner(ctx=None, review=review)
-    job = runner.submit(store_upload(tmp_path, PDF_BYTES), "p.pdf")
+    client = client_for(review=review)
+    runner = client.app.state.runner
+    job = client.post("/upload", headers={"Accept": "application/json"},
+                      files={"files": ("p.pdf", PDF_BYTES, "application/pdf")}).json()["jobs"][0]
     deadline = threading.Event()
-    for _ in range(200):
-        current = runner.get(job.id)
-        if current.stage == "ingest":
+    for _ in range(500):
+        current = runner.get(job["id"])
+        if current.stage.startswith("ingest"):
             break
         deadline.wait(0.01)
     assert current.status == "running" and current.percent == 5
     review.release.set()
-    finished = runner.wait(job.id, 10)
+    finished = runner.wait(job["id"], 10)
     assert finished.status == "done" and finished.percent == 100
-    runner.shutdown()
 
 
 # ---------------------------------------------------------------- access

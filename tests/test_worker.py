@@ -17,13 +17,13 @@ import time
 
 import pytest
 from conftest import ROOT
-from sqlalchemy import create_engine, text
 from loopback_openai import LoopbackOpenAI
+from sqlalchemy import create_engine, text
 from test_postgres import _empty_database, pg_url  # noqa: F401 - the cluster fixture
-
-from reader.llm.dryrun import answer_generate, answer_verify
 from test_queue import write_papers
 from test_review_cli import reader_cmd
+
+from reader.llm.dryrun import answer_generate, answer_verify
 
 _names = itertools.count()
 
@@ -174,10 +174,28 @@ def test_overlapping_review_queue_runs_queue_each_paper_once(shared, tmp_path):
     assert files == 8
 
 
+def _cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _wait_until_idle(procs: list[subprocess.Popen], deadline: float, window_s: float = 0.5) -> None:
+    """Until every worker uses under a fifth of a core over `window_s`: warmed up (the LLM
+    client, the index, the stages' modules loaded) and polling the empty queue."""
+    while True:
+        assert time.monotonic() < deadline and all(p.poll() is None for p in procs)
+        before = [_cpu_seconds(p.pid) for p in procs]
+        time.sleep(window_s)
+        used = [_cpu_seconds(p.pid) - b for p, b in zip(procs, before)]
+        if max(used) < window_s / 5:
+            return
+
+
 def _throughput(tmp_path, url: str, workers: int, n_papers: int, llm: LoopbackOpenAI) -> float:
-    """Papers per minute from the first claim to the last finish. The workers are started
-    (and connected) before anything is queued, and paused while it is, so neither their
-    start-up nor the queueing is counted."""
+    """Papers per minute from the first claim to the last finish. The workers are started,
+    connected and warmed up before anything is queued, and paused while it is, so neither
+    their start-up nor the queueing is counted."""
     database = url.rsplit("/", 1)[1]
     assert run(machine(tmp_path, url, "laptop"), "jobs").returncode == 0  # migrated before
     procs = [start(machine(tmp_path, url, f"w{workers}_{i}", llm=llm), "worker",
@@ -188,6 +206,7 @@ def _throughput(tmp_path, url: str, workers: int, n_papers: int, llm: LoopbackOp
                          "AND pid <> pg_backend_pid()", d=database)[0][0] < workers:
             assert time.monotonic() < deadline and all(p.poll() is None for p in procs)
             time.sleep(0.1)
+        _wait_until_idle(procs, deadline)
         write_papers(tmp_path / f"inbox_{workers}", n_papers, start=100 * workers)
         for proc in procs:  # paused while the papers are queued: all start from a full queue
             proc.send_signal(signal.SIGSTOP)

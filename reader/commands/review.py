@@ -1,4 +1,5 @@
-"""`reader review` (batch review of a collection, resumable) and `reader export` (Markdown notes)."""
+"""`reader review` (review a collection on this machine, resumable: queued, then worked off by
+in-process workers) and `reader export` (Markdown notes); the progress lines of review and worker."""
 
 from __future__ import annotations
 
@@ -27,7 +28,9 @@ def _duration(seconds: float | None) -> str:
 
 
 class ProgressPrinter:
-    """One stderr line whenever a paper changes stage: `[i/N] file · stage · elapsed · ETA`."""
+    """One stderr line whenever a paper changes stage, for `reader review` and `reader worker`:
+    `[i/N] file · stage · elapsed · ETA`, or `[i] file · stage · elapsed` when the number of
+    papers is open (a worker takes whatever is queued)."""
 
     def __init__(self, stream=None):
         self.stream = stream or sys.stderr
@@ -40,12 +43,15 @@ class ProgressPrinter:
             if self.last.get(event.index) == key:
                 return
             self.last[event.index] = key
-            width = len(str(event.total))
             detail = event.detail if len(event.detail) <= 90 else event.detail[:89] + "…"
             stage = event.stage + (f": {detail}" if detail else "")
-            line = (f"[{event.index:>{width}}/{event.total}] {printable(Path(event.source).name)} · {stage} · "
-                    f"{_duration(event.elapsed_s)} elapsed · ETA {_duration(event.eta_s)}")
-            print(line, file=self.stream, flush=True)
+            counter = f"{event.index:>{len(str(event.total))}}/{event.total}" if event.total \
+                else str(event.index)
+            parts = [f"[{counter}] {printable(Path(event.source).name)}", stage,
+                     f"{_duration(event.elapsed_s)} elapsed"]
+            if event.total:
+                parts.append(f"ETA {_duration(event.eta_s)}")
+            print(" · ".join(parts), file=self.stream, flush=True)
 
 
 _NO_FIGURES_STATUS = {"error": "[red]error[/red]", "removed": "[yellow]removed[/yellow]"}
@@ -108,11 +114,13 @@ def unchecked_warning(report) -> str | None:
 def review(app, paths, zotero, collection, force, jobs, export_dir, quiet, as_json, to_queue):
     """Ingest, deep read and audit every paper under PATHS (folders and files).
 
-    The run is resumable: after Ctrl-C or a crash, run the same command again
-    and it continues where it stopped. Papers already reviewed are skipped
-    unless --force. A paper that fails is reported and skipped; the exit
-    status is 1 if any failed. A paper removed with `reader rm` while it is
-    reviewed is reported as removed, not as a failure.
+    The papers are queued in the database, as with --queue, and reviewed by
+    --jobs workers in this process, the engine of `reader worker`. The run is
+    resumable: after Ctrl-C or a crash, run the same command again and it
+    continues where it stopped. Papers already reviewed are skipped unless
+    --force. A paper that fails READER_QUEUE_ATTEMPTS times is reported and
+    skipped; the exit status is 1 if any failed. A paper removed with
+    `reader rm` while it is reviewed is reported as removed, not as a failure.
 
     \b
     Examples:
@@ -154,8 +162,8 @@ def review(app, paths, zotero, collection, force, jobs, export_dir, quiet, as_js
                    err=True)
         sys.stderr.flush()
         sys.stdout.flush()
-        # Worker threads may be inside an LLM call; unfinished papers commit nothing,
-        # and the next run redoes them.
+        # Worker threads may be inside an LLM call; the papers in hand were handed back to the
+        # queue, their reads commit nothing, and the next run redoes them.
         os._exit(130)
 
     exported = app.export(export_dir) if export_dir is not None else None

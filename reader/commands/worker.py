@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from reader.commands.output import echo_json, printable
+from reader.commands.review import ProgressPrinter
 
 
 def print_enqueued(report) -> None:
@@ -43,7 +44,8 @@ def _ago(moment: datetime | None) -> str:
 
 @click.command("jobs")
 @click.option("--queued", "queued_only", is_flag=True,
-              help="Only papers that went through the queue (not one-machine `reader review` runs).")
+              help="Only jobs that went through the queue (every review's do; not those of "
+                   "one-machine `reader review` runs of earlier versions).")
 @click.option("--json", "as_json", is_flag=True, help="Print every job as JSON.")
 @click.pass_obj
 def jobs(app, queued_only, as_json):
@@ -80,24 +82,6 @@ def jobs(app, queued_only, as_json):
                       row.worker if row.status in ("running", "stale") else "", _ago(row.since),
                       str(row.attempts), row.error)
     console.print(table)
-
-
-class _Lines:
-    """One stderr line per paper and stage: `[n] file · stage`."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.last: dict[int, tuple[str, str]] = {}
-
-    def __call__(self, event) -> None:
-        key = (event.stage, event.detail)
-        with self.lock:
-            if self.last.get(event.index) == key:
-                return
-            self.last[event.index] = key
-            detail = event.detail if len(event.detail) <= 90 else event.detail[:89] + "…"
-            click.echo(f"[{event.index}] {printable(Path(event.source).name)} · {event.stage}"
-                       f"{': ' + detail if detail else ''}", err=True)
 
 
 @click.command("worker")
@@ -140,7 +124,7 @@ def worker(app, jobs, once, until_empty, poll, quiet, as_json):
     except ValueError:  # not the main thread
         pass
     report = app.work(jobs=jobs, once=once, until_empty=until_empty, poll_s=poll, stop=stop,
-                      abandon=abandon, on_event=None if quiet else _Lines())
+                      abandon=abandon, on_event=None if quiet else ProgressPrinter())
     if as_json:
         echo_json(report.to_json())
     else:

@@ -1,5 +1,5 @@
-"""What a review records and reports: the result rows, a job's figures, and the steps of
-an attempt that both the one-machine run (batch.py) and the workers (worker.py) take.
+"""What a review records and reports: the result rows, a job's figures, and the steps of an
+attempt that a worker (worker.py) takes, for `reader review`, `reader worker` and uploads alike.
 
 deep_read stores a paper's analyses in one transaction at the very end, so the database
 holds either all of a paper's new analyses or none of them; `summary["read_since"]` (when
@@ -10,13 +10,10 @@ that marks the job done, so a paper never carries two reviews.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from pathlib import Path
-from typing import Any, Protocol
 
-from sqlalchemy import delete, func, or_, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from reader import queue
@@ -30,23 +27,9 @@ from reader.store.tables import (
     ReviewJob,
     utcnow,
 )
-from reader.text.paths import stored_path
 
 ANALYSIS_KINDS = ("critique", "synthesis")
 REMOVED = "removed from the library while it was being reviewed (reader rm); not reviewed"
-
-
-class IngestOutcome(Protocol):
-    """What review needs from reader.ingest.pipeline.IngestResult."""
-
-    paper_id: str | None
-    status: str  # ingested | unchanged | error
-    error: str
-    title: str
-
-
-IngestFn = Callable[[Path], IngestOutcome]
-ReadFn = Callable[..., Any]  # read_paper(paper_id, on_progress=callable(str)) -> anything
 
 
 @dataclass
@@ -56,7 +39,7 @@ class PaperReview:
     source: str
     paper_id: str | None = None
     title: str = ""
-    status: str = "pending"  # reviewed | skipped | error | busy | removed
+    status: str = "pending"  # reviewed | skipped | error | busy | removed (workers: retry | lost)
     error: str = ""
     sentences: int = 0
     flagged: int = 0
@@ -129,16 +112,6 @@ class ProgressEvent:
     detail: str = ""
 
 # ---------------------------------------------------------------- job table
-
-
-def find_job(session: Session, source: Path, sha256: str | None) -> ReviewJob | None:
-    """The job for this paper (by content hash) or for this never-ingested file (by path)."""
-    clauses = [(ReviewJob.paper_id.is_(None)) & (ReviewJob.source_path == stored_path(source))]
-    if sha256:
-        clauses += [ReviewJob.paper_id == sha256, ReviewJob.file_sha256 == sha256]
-    return session.scalars(
-        select(ReviewJob).where(or_(*clauses)).order_by(ReviewJob.id.desc()).limit(1)
-    ).first()
 
 
 def analyses_of(session: Session, paper_id: str, since: datetime | None = None) -> list[Analysis]:
@@ -222,14 +195,6 @@ def completion(paper_id: str, seconds: float):
     return complete
 
 
-def mark_done(session: Session, job: ReviewJob, paper_id: str) -> dict:
-    """Finish a job left running by a killed run whose analyses were stored."""
-    summary = completion(paper_id, 0.0)(session, job)
-    job.summary = summary
-    job.status, job.stage, job.error = "done", "done", ""
-    job.finished_at, job.claim, job.lease_until = utcnow(), None, None
-    return summary
-
 def fill(outcome: PaperReview, summary: dict, status: str) -> None:
     outcome.status = status
     for key in ("sentences", "flagged", "unchecked", "unanswered", "final_ratio", "regenerations",
@@ -262,22 +227,6 @@ def check_stored(db: sessionmaker, claim: queue.Claim, paper_id: str) -> None:
         job = queue.held_job(session, claim)
         if not is_reviewed(session, paper_id, since_of(job)):
             raise PaperFailed("the deep read finished without storing a critique and a synthesis")
-
-
-def record_failure(db: sessionmaker, claim: queue.Claim, paper_id: str | None, reason: str,
-                    max_attempts: int = 1) -> bool:
-    """Record the failed attempt (final for a one-machine run) -> True; False when its paper
-    was removed meanwhile (the job is then deleted too, if it was not yet tied to the paper)."""
-    if paper_id is not None:
-        with transaction(db) as session:
-            job = session.get(ReviewJob, claim.job_id)
-            if job is None:
-                return False
-            if session.get(Paper, paper_id) is None:
-                session.delete(job)
-                return False
-    status = queue.fail(db, claim, reason, max_attempts=max_attempts, retry=max_attempts > 1)
-    return status != "removed"
 
 
 class PaperFailed(Exception):

@@ -1,14 +1,14 @@
-"""Reviewing queued papers on any number of machines that share one database.
+"""The review engine: workers that claim queued papers, on any number of machines sharing one
+database — `reader worker`, the threads of `reader review` (run.py) and of the web server.
 
-`enqueue_sources` puts files on the queue (their bytes into paper_files) and returns at
-once; `run_worker` claims queued papers one after another (reader.queue.claim_next),
-ingests each from its bytes in the database when it is not in the library yet, reads it
-and marks it done. Every transaction of an attempt is fenced by its claim, so a worker
-whose lease was taken over commits nothing; a failure sends the paper back to the queue
-until it has failed `max_attempts` times, then it is marked failed with its error.
+`run_worker` claims queued papers one after another (reader.queue.claim_next), ingests each
+from its bytes in the database when it is not in the library yet, reads it and marks it
+done. Every transaction of an attempt is fenced by its claim, so a worker whose lease was
+taken over commits nothing; a failure sends the paper back to the queue until it has failed
+`max_attempts` times, then it is marked failed with its error.
 
-The stages are injected like the one-machine run's (`ingest_data(data, label)`,
-`read_paper(paper_id, on_progress=..., db=...)`); reader.facade.Reader.work passes the
+The stages are injected (`ingest_data(data, label)`, `read_paper(paper_id, on_progress=...,
+db=...)`), so the engine is tested without PDFs or LLMs; reader.facade.Reader passes the
 real ones.
 """
 
@@ -17,15 +17,15 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import sessionmaker
 
 from reader import queue
 from reader.review.records import (
+    REMOVED,
     PaperFailed,
     PaperReview,
     ProgressEvent,
@@ -33,82 +33,12 @@ from reader.review.records import (
     completion,
     fill,
     is_reviewed,
+    job_exists,
     reason_of,
     since_of,
     start_read,
 )
-from reader.store.db import transaction
 from reader.store.tables import Paper, ReviewJob
-from reader.text.digest import sha256_bytes
-from reader.text.paths import stored_path
-
-# ---------------------------------------------------------------- enqueue
-
-
-@dataclass
-class EnqueueRow:
-    source: str
-    paper_id: str | None
-    status: str  # queued | requeued | already queued | running | done | skipped | error
-    detail: str = ""
-    job_id: int | None = None
-
-    def to_json(self) -> dict:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
-
-
-@dataclass
-class EnqueueReport:
-    rows: list[EnqueueRow]
-
-    def count(self, *statuses: str) -> int:
-        return sum(1 for r in self.rows if r.status in statuses)
-
-    @property
-    def failed(self) -> list[EnqueueRow]:
-        return [r for r in self.rows if r.status == "error"]
-
-    def to_json(self) -> dict:
-        return {"papers": [r.to_json() for r in self.rows],
-                "queued": self.count("queued", "requeued"),
-                "already_queued": self.count("already queued", "running"),
-                "skipped": self.count("done", "skipped"), "failed": len(self.failed)}
-
-
-def enqueue_sources(db: sessionmaker, sources: list[Path], force: bool = False) -> EnqueueReport:
-    """Put each file on the queue once (by content); its bytes go into the database."""
-    rows: list[EnqueueRow] = []
-    seen: dict[str, str] = {}
-    for source in sources:
-        source = Path(source)
-        try:
-            data = source.read_bytes()
-        except OSError as exc:
-            rows.append(EnqueueRow(str(source), None, "error",
-                                   f"cannot read it ({exc.strerror or exc}); nothing queued"))
-            continue
-        sha = sha256_bytes(data)
-        if sha in seen:
-            rows.append(EnqueueRow(str(source), sha, "skipped", f"same content as {seen[sha]}"))
-            continue
-        seen[sha] = str(source)
-        with transaction(db, lock=f"reader:review:{sha}") as session:
-            paper = session.get(Paper, sha)
-            if paper is not None and not force and is_reviewed(session, sha):
-                job = session.scalars(select(ReviewJob).where(ReviewJob.paper_id == sha)
-                                      .order_by(ReviewJob.id.desc()).limit(1)).first()
-                if job is None or job.status not in ("pending", "running"):
-                    rows.append(EnqueueRow(str(source), sha, "done",
-                                           "reviewed already (--force queues it again)"))
-                    continue
-            done = queue.enqueue_file(session, sha256=sha, name=stored_path(source), data=data,
-                                      paper_exists=paper is not None, force=force)
-        rows.append(EnqueueRow(str(source), sha, done.status, done.detail, done.job_id))
-    return EnqueueReport(rows)
-
-
-# ---------------------------------------------------------------- the worker
-
 
 IngestDataFn = Callable[[bytes, str], object]  # -> reader.ingest.pipeline.IngestResult
 
@@ -119,6 +49,7 @@ class WorkerReport:
     papers: list[PaperReview] = field(default_factory=list)
     handed_back: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    last: dict[int, PaperReview] = field(default_factory=dict)  # job id -> its last attempt here
 
     def by_status(self, status: str) -> list[PaperReview]:
         return [p for p in self.papers if p.status == status]
@@ -153,9 +84,11 @@ def run_worker(
     jobs: int = 1,
     once: bool = False,
     until_empty: bool = False,
+    job_ids: Collection[int] | None = None,
     poll_s: float = 2.0,
     stop: threading.Event | None = None,
     abandon: threading.Event | None = None,
+    drain_on_interrupt: bool = True,
     on_event: Callable[[ProgressEvent], None] | None = None,
     on_notice: Callable[[str], None] | None = None,
     warm_up: Callable[[], None] | None = None,
@@ -163,10 +96,12 @@ def run_worker(
     """Process queued papers until `stop` (or Ctrl-C) — `jobs` papers at a time.
 
     `once`: one paper, then return. `until_empty`: return when no queued paper is pending
-    or running anywhere. The first Ctrl-C (KeyboardInterrupt in the calling thread) or
-    `stop` lets the papers in hand finish; a second Ctrl-C or `abandon` hands them back to
-    the queue (not counted as an attempt) and returns at once. `warm_up()` runs first,
-    before any claim."""
+    or running anywhere; with `job_ids` (a `reader review` run's own jobs) only those are
+    claimed, and it returns when none of them is left to claim. The first Ctrl-C
+    (KeyboardInterrupt in the calling thread) or `stop` lets the papers in hand finish; a
+    second Ctrl-C or `abandon` hands them back to the queue (not counted as an attempt) and
+    returns at once. Without `drain_on_interrupt` the first Ctrl-C hands them back and
+    raises KeyboardInterrupt. `warm_up()` runs first, before any claim."""
     if warm_up is not None:
         warm_up()
     started = time.perf_counter()
@@ -179,28 +114,29 @@ def run_worker(
     heartbeat = queue.Heartbeat(db, lease_s)
     ingest_lock = threading.Lock()
     report_lock = threading.Lock()
-    counter = iter(range(1, 1 << 30))
+    indexes: dict[int, int] = {}  # job id -> its number in the progress lines
     queue.live_runs.add(run)
 
     def loop() -> None:
         while not stop.is_set():
             claim = queue.claim_next(db, worker, lease_s=lease_s, max_attempts=max_attempts,
-                                     summary=queue.owner(run))
+                                     summary=queue.owner(run), job_ids=job_ids)
             if claim is None:
-                if once or (until_empty and not queue_busy(db)):
+                if once or job_ids is not None or (until_empty and not queue_busy(db)):
                     return
                 stop.wait(poll_s)
                 continue
             if once:
                 stop.set()
             with report_lock:
-                index = next(counter)
+                index = indexes.setdefault(claim.job_id, len(indexes) + 1)
             outcome = _work_one(claim, run, index, db=db, ingest_data=ingest_data,
                                 read_paper=read_paper, ingest_lock=ingest_lock,
                                 heartbeat=heartbeat, max_attempts=max_attempts,
                                 on_event=on_event, started=started)
             with report_lock:
                 report.papers.append(outcome)
+                report.last[claim.job_id] = outcome
 
     n_threads = 1 if once else max(1, jobs)
     remaining = [n_threads]
@@ -226,21 +162,29 @@ def run_worker(
             try:
                 all_done.wait(0.2)
             except KeyboardInterrupt:
-                if stop.is_set():
+                if stop.is_set() or not drain_on_interrupt:
+                    stop.set()
                     abandon.set()
+                    if not drain_on_interrupt:
+                        _hand_back(db, heartbeat, report)
+                        raise
                 else:
                     stop.set()
                     notice("finishing the paper in hand; press Ctrl-C again to hand it back "
                            "to the queue")
         if abandon.is_set():
-            for claim in heartbeat.held():
-                if queue.hand_back(db, claim):
-                    report.handed_back.append(claim.source)
+            _hand_back(db, heartbeat, report)
     finally:
         heartbeat.stop()
         queue.live_runs.discard(run)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _hand_back(db: sessionmaker, heartbeat: queue.Heartbeat, report: WorkerReport) -> None:
+    for claim in heartbeat.held():
+        if queue.hand_back(db, claim):
+            report.handed_back.append(claim.source)
 
 
 def _work_one(claim: queue.Claim, run: str, index: int, *, db, ingest_data, read_paper,
@@ -274,13 +218,17 @@ def _work_one(claim: queue.Claim, run: str, index: int, *, db, ingest_data, read
         summary = queue.finish(db, claim, completion(paper_id, time.perf_counter() - began))
         fill(outcome, summary, "reviewed")
     except queue.LeaseLost as exc:
-        outcome.status, outcome.error = "lost", str(exc)
+        if job_exists(db, claim.job_id):
+            outcome.status, outcome.error = "lost", str(exc)
+        else:  # `reader rm` took the paper, and its job, away
+            outcome.status, outcome.error = "removed", REMOVED
     except Exception as exc:  # noqa: BLE001 - one paper's failure never stops the worker
         reason = reason_of(exc)
         status = queue.fail(db, claim, reason, max_attempts=max_attempts)
         outcome.status = {"pending": "retry", "error": "error"}.get(status, status)
-        outcome.error = reason if status != "pending" else (
-            f"attempt {claim.attempt} of {max_attempts} failed: {reason}; queued again")
+        outcome.error = {"pending": f"attempt {claim.attempt} of {max_attempts} failed: {reason}; "
+                                    "queued again",
+                         "removed": REMOVED}.get(status, reason)
     finally:
         heartbeat.release(claim)
         outcome.seconds = time.perf_counter() - began
@@ -289,21 +237,24 @@ def _work_one(claim: queue.Claim, run: str, index: int, *, db, ingest_data, read
 
 
 def _ingested(claim: queue.Claim, *, db, ingest_data, ingest_lock, outcome, emit) -> str:
-    """The claimed paper's id, ingesting it from its bytes in the database first if needed."""
-    with db() as session:
-        paper = session.get(Paper, claim.paper_id or claim.file_sha256 or "")
-        if paper is not None:
-            outcome.title = paper.title
-            return paper.id
-    stored = queue.file_bytes(db, claim.file_sha256) if claim.file_sha256 else None
-    if stored is None:
-        raise PaperFailed("its file is not in the database (queued before files were stored, or "
-                          "removed); queue it again with `reader review PATH --queue`")
-    label, data = stored
-    emit("ingest")
+    """The claimed paper's id, ingesting it from its bytes in the database first if needed.
+    Under the ingest lock (parsing and index writes are not thread-safe), so a paper removed
+    while another one was being ingested is seen removed here, not ingested again."""
     with ingest_lock:
+        with db() as session:
+            paper = session.get(Paper, claim.paper_id or claim.file_sha256 or "")
+            if paper is not None:
+                outcome.title = paper.title
+                return paper.id
+        stored = queue.file_bytes(db, claim.file_sha256) if claim.file_sha256 else None
+        if stored is None:  # (a paper removed meanwhile took its job along: reported removed)
+            raise PaperFailed("its file is not in the database (queued before files were stored, "
+                              "or removed); queue it again with `reader review PATH --queue`")
+        label, data = stored
+        emit("ingest")
+        ingest_started = time.perf_counter()
         result = ingest_data(data, label)
-        outcome.ingest_seconds = getattr(result, "seconds", 0.0)
+        outcome.ingest_seconds = time.perf_counter() - ingest_started
     if result.status == "error" or not result.paper_id:
         raise PaperFailed(result.error or "ingest failed")
     outcome.title = result.title

@@ -21,7 +21,7 @@ from markupsafe import Markup, escape
 
 from reader.errors import PaperNotFound, ReaderError
 from reader.web import library as library_rows, paper_page as paper_pages, pdf, questions, services
-from reader.web.jobs import QueueRunner, ReviewRunner, store_named_upload, store_upload
+from reader.web.jobs import QueueRunner, store_named_upload
 from reader.web.security import (
     FORM_TOKEN_FIELD, BodyTooLarge, Guard, display_name, looks_like_pdf,
 )
@@ -101,10 +101,9 @@ def cited(answer: str, sources) -> Markup:
     return Markup(_CITATION.sub(link, html))
 
 
-def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> FastAPI:
-    """The ASGI app over `ctx`. `review(pdf_path, ctx, on_progress) -> paper_id` runs an
-    upload's review (default: services.review_upload, i.e. the Reader's `review` of that
-    one file, as `reader review` does it). `allowed_hosts` restricts the Host header (loopback serving)."""
+def create_app(ctx, *, allowed_hosts: list[str] | None = None) -> FastAPI:
+    """The ASGI app over `ctx`; uploads are reviewed by the engine of `reader worker` (`ctx.work`).
+    `allowed_hosts` restricts the Host header (loopback serving)."""
     settings = ctx.settings
     limit_mb = settings.upload_limit_mb
     limit_bytes = limit_mb * 1024 * 1024
@@ -114,16 +113,14 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
     )
     upload_dir = settings.home / "uploads"
     # Uploads go on the database's review queue (they survive a restart), reviewed by a worker
-    # thread of this server or by `reader worker`s; a `review` function passed in (tests) runs
-    # in memory instead.
-    runner = ReviewRunner(ctx, review) if review is not None else QueueRunner(ctx)
+    # thread of this server or by `reader worker`s.
+    runner = QueueRunner(ctx)
     asker = services.AskRunner(ctx)
     templates = _templates()
 
     @asynccontextmanager
     async def lifespan(_app):
-        if isinstance(runner, QueueRunner):
-            runner.start()  # jobs a stopped server left pending or running are taken up again
+        runner.start()  # jobs a stopped server left pending or running are taken up again
         yield
         runner.shutdown()
         asker.shutdown()
@@ -213,12 +210,8 @@ def create_app(ctx, *, review=None, allowed_hosts: list[str] | None = None) -> F
         if not looks_like_pdf(data):
             return None, f"{name}: not a PDF (its content does not start with %PDF-); " \
                          f"upload PDF files only."
-        if isinstance(runner, QueueRunner):
-            path = store_named_upload(upload_dir, data, name)
-            digest = path.parent.name
-        else:
-            path = store_upload(upload_dir, data)
-            digest = path.stem
+        path = store_named_upload(upload_dir, data, name)
+        digest = path.parent.name
         active = runner.active_for(path)
         if active is not None:
             return {**active.to_json(), "notice": f"{name} is already being reviewed."}, None
