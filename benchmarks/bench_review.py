@@ -1,6 +1,8 @@
-"""Batch review: does paper-level concurrency pay off, and what does one real paper cost?
+"""`reader review`: does paper-level concurrency pay off, and what does one real paper cost?
 
-Part 1 (default): `reader review` of the shared papers with the dry-run LLM
+`reader review` queues the papers and works them off with `--jobs` workers in its own
+process (the engine of `reader worker`; tests/test_worker.py measures 1 against 3 worker
+processes). Part 1 (default): `reader review` of the shared papers with the dry-run LLM
 at a fixed latency per call, run twice as real subprocesses on fresh homes:
 
   serial      --jobs 1: each paper alone; its time is its critical path
@@ -146,7 +148,8 @@ def part_one(papers: list[Path], latency_ms: float, jobs: int, concurrency: int,
     conc = [p for p in concurrent["report"]["papers"] if p["status"] == "reviewed"]
     print(f"concurrent run: ingest {sum(p['ingest_seconds'] for p in conc):.1f} s, deep read "
           f"{sum(p['read_seconds'] for p in conc):.1f} s summed over papers "
-          f"(process startup and planning are in the wall times, not in the per-paper figures)")
+          f"(process startup, queueing and warm-up are in the wall times, not in the per-paper "
+          f"figures)")
     print(f"speed-up over the serial run                   {serial['wall'] / concurrent['wall']:8.2f}x")
     print(f"LLM calls: serial {serial['db']['llm_calls']}, concurrent {concurrent['db']['llm_calls']}; "
           f"reviewed {concurrent['report']['reviewed']}, failed {len(failed)}")
