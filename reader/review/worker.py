@@ -162,12 +162,12 @@ def run_worker(
             try:
                 all_done.wait(0.2)
             except KeyboardInterrupt:
-                if stop.is_set() or not drain_on_interrupt:
+                if not drain_on_interrupt:
                     stop.set()
+                    _hand_back(db, heartbeat, report)
+                    raise
+                if stop.is_set():
                     abandon.set()
-                    if not drain_on_interrupt:
-                        _hand_back(db, heartbeat, report)
-                        raise
                 else:
                     stop.set()
                     notice("finishing the paper in hand; press Ctrl-C again to hand it back "
