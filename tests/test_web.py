@@ -13,6 +13,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from sqlalchemy import select
 
 from reader.store.db import transaction
 from reader.store.tables import (
@@ -29,12 +30,12 @@ HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 PDF_BYTES = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"
 
 
-def _ctx(app, review=None, **changes):
+def with_stages(review, *args, **kwargs):
+    """A Reader (built from `args`, `kwargs`) whose review workers run `review`'s stages in place
+    of the pipeline's: the web page's production runner, without PDF parsing or an LLM."""
     from reader.facade import Reader
 
     class FakeStages(Reader):
-        """The server's review worker with `review`'s stages in place of the pipeline's."""
-
         def _warm_up(self):
             pass
 
@@ -44,8 +45,14 @@ def _ctx(app, review=None, **changes):
         def _read_queued(self, paper_id, *, on_progress=None, db=None):
             return review.read_paper(db or self.db, paper_id, on_progress)
 
+    return FakeStages(*args, **kwargs)
+
+
+def _ctx(app, review=None, **changes):
+    from reader.facade import Reader
+
     settings = dataclasses.replace(app.settings, **changes)
-    return FakeStages(settings) if review is not None else Reader(settings)
+    return with_stages(review, settings) if review is not None else Reader(settings)
 
 
 class FakeReview:
@@ -54,6 +61,7 @@ class FakeReview:
 
     def __init__(self, fail: str | None = None):
         self.paths = []
+        self.forced = []  # per read: whether its job was queued with force ("Review again")
         self.fail = fail
         self.release = threading.Event()
         self.release.set()
@@ -68,6 +76,9 @@ class FakeReview:
         return SimpleNamespace(paper_id=paper_id, status="ingested", error="", title=path.stem)
 
     def read_paper(self, db, paper_id, on_progress):
+        with db() as s:
+            job = s.scalars(select(ReviewJob).where(ReviewJob.paper_id == paper_id)).first()
+            self.forced.append(bool((job.summary or {}).get("force")))
         on_progress("audit")
         if self.fail:
             from reader.errors import ReaderError
