@@ -95,7 +95,8 @@ live_runs: set[str] = set()
 
 
 def owner(run: str) -> dict:
-    """What a one-machine run writes into the summary of a job it holds."""
+    """What a worker writes into the summary of a job it holds: its process and run, so that a
+    run on this machine tells at once whether the holder is alive (holder_alive)."""
     return {"pid": os.getpid(), "host": socket.gethostname(), "start": _process_start(os.getpid()),
             "run": run}
 
