@@ -228,7 +228,7 @@ def test_a_stored_answer_has_its_own_page_with_linked_citations_and_plain_words(
 
 
 def test_ask_jobs_report_their_stage_in_plain_words(web):
-    from reader.web.services import AskRunner
+    from reader.web.asking import AskRunner
 
     seen = []
 

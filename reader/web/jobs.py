@@ -140,7 +140,7 @@ class QueueRunner:
     def _on_event(self, event) -> None:
         import time
 
-        from reader.web import services
+        from reader.web import progress as bar
 
         source = event.source
         with self._lock:
@@ -156,12 +156,12 @@ class QueueRunner:
         if event.stage != "ingest" and source in self._creeps:
             self._creeps.pop(source).stop()
         if event.stage == "ingest":
-            creep = self._creeps[source] = services._IngestCreep(progress)
+            creep = self._creeps[source] = bar.IngestCreep(progress)
             creep.start()
         elif event.stage == "read" and event.detail:
-            progress(f"read: {event.detail}", services._read_fraction(event.detail, live["details"]))
+            progress(f"read: {event.detail}", bar.read_fraction(event.detail, live["details"]))
         elif event.stage == "read":
-            progress("read", services.STAGE_FRACTIONS["read"])
+            progress("read", bar.STAGE_FRACTIONS["read"])
         else:  # the outcome: reviewed | error | retry | lost
             with self._lock:
                 self._live.pop(source, None)
