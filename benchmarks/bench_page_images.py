@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def main(argv: list[str]) -> int:
     from fastapi.testclient import TestClient
 
+    from reader.config import load_settings
     from reader.facade import Reader
     from reader.index.dense import HashingEmbedder
     from reader.ingest.chunk import chunk_paper
@@ -32,8 +33,10 @@ def main(argv: list[str]) -> int:
         or [ROOT / "papers" / "sample_paper.pdf"]
     first, cached, sizes, parse_s, rects_s = [], [], [], 0.0, 0.0
     with tempfile.TemporaryDirectory() as home:
-        ctx = Reader(home=home, embedder=HashingEmbedder())
-        with TestClient(create_app(ctx, review=lambda *a, **k: None)) as client:
+        # READER_WORKERS: the server reviews nothing itself
+        ctx = Reader(load_settings({"READER_HOME": home, "READER_WORKERS": "on"}),
+                     embedder=HashingEmbedder())
+        with TestClient(create_app(ctx)) as client:
             for pdf in pdfs:
                 data = pdf.read_bytes()
                 started = time.perf_counter()

@@ -15,7 +15,6 @@ import statistics
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 
 def build_library(db, n_papers: int, n_sentences: int) -> str:
@@ -81,19 +80,17 @@ def main(argv=None) -> int:
     from reader.web.app import create_app
 
     with tempfile.TemporaryDirectory() as home:
-        settings = load_settings({"READER_HOME": home})
+        # READER_WORKERS: uploads are only queued (for `reader worker`s), none reviewed here
+        settings = load_settings({"READER_HOME": home, "READER_WORKERS": "on"})
         base = Reader(settings)
         started = time.perf_counter()
         pid = build_library(base.db, args.papers, args.sentences)
         print(f"library: {args.papers} papers x 2 analyses x {args.sentences} sentences x 3 evidence "
               f"(built in {time.perf_counter() - started:.1f} s)")
 
-        def no_review(path, ctx, on_progress):
-            return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
         ctx = base
         pdf = b"%PDF-1.4\n" + b"0" * (1024 * 1024)
-        with TestClient(create_app(ctx, review=no_review)) as client:
+        with TestClient(create_app(ctx)) as client:
             baseline = timed(client, "GET", "/static/style.css", args.repeat)
             rows = [
                 ("static file (baseline)", baseline),

@@ -25,7 +25,7 @@ from reader.index.store import SearchIndex
 from reader.ingest import pdf as pdf_module
 from reader.ingest import pipeline
 from reader.ingest.pdf import parse_pdf
-from reader.ingest.pipeline import ingest_file, ingest_paths
+from reader.ingest.pipeline import ingest_data, ingest_file, ingest_paths
 from reader.ingest.text import parse_text
 from reader.store.tables import Caption, Chunk, Paper, Reference
 
@@ -373,10 +373,11 @@ def test_review_reports_a_database_error_while_reading_in_one_line(tmp_path, db)
     path = tmp_path / "a.pdf"
     shutil.copy(SAMPLE_PAPER, path)
 
-    def read_paper(paper_id, on_progress=None):
+    def read_paper(paper_id, on_progress=None, db=None):
         raise _long_database_error()
 
-    report = run_review([path], db=db, ingest=lambda p: ingest_file(p, db), read_paper=read_paper)
+    report = run_review([path], db=db, ingest_data=lambda data, label: ingest_data(data, label, db),
+                        read_paper=read_paper)
     [row] = report.papers
     assert row.status == "error" and one_line(row.error, 300), row.error
     assert row.error.startswith("DataError: PostgreSQL text fields cannot contain NUL")

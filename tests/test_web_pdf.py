@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 from conftest import SAMPLE_PAPER
-from test_web import SYNTH, FakeReview, add_analysis, page_token, synth_text
+from test_web import SYNTH, FakeReview, add_analysis, page_token, synth_text, with_stages
 
 from reader.store.db import transaction
 from reader.store.tables import Chunk, Question, ReviewJob
@@ -22,27 +22,16 @@ JSON = {"Accept": "application/json"}
 SAME_SITE = {"Origin": "http://testserver", **JSON}
 
 
-class ForcedReview(FakeReview):
-    def __init__(self):
-        super().__init__()
-        self.forced = []
-
-    def __call__(self, path, ctx, on_progress, force=False):
-        self.forced.append(force)
-        return super().__call__(path, ctx, on_progress)
-
-
 @pytest.fixture
 def web(tmp_path):
     from fastapi.testclient import TestClient
 
-    from reader.facade import Reader
     from reader.index.dense import HashingEmbedder
     from reader.web.app import create_app
 
-    ctx = Reader(home=tmp_path / "home", embedder=HashingEmbedder())
-    review = ForcedReview()
-    client = TestClient(create_app(ctx, review=review))
+    review = FakeReview()
+    ctx = with_stages(review, home=tmp_path / "home", embedder=HashingEmbedder())
+    client = TestClient(create_app(ctx))
     client.__enter__()
     client.ctx, client.review = ctx, review
     yield client
@@ -55,10 +44,12 @@ def ingest_sample(client) -> str:
 
 
 def ingest_as_upload(client) -> str:
-    """As an upload is stored: READER_HOME/uploads/<sha256>.pdf, its real name kept elsewhere."""
-    from reader.web.jobs import store_upload
-
-    path = store_upload(client.ctx.settings.home / "uploads", SAMPLE_PAPER.read_bytes())
+    """As earlier versions stored an upload: READER_HOME/uploads/<sha256>.pdf, its real name
+    kept elsewhere."""
+    data = SAMPLE_PAPER.read_bytes()
+    path = client.ctx.settings.home / "uploads" / f"{hashlib.sha256(data).hexdigest()}.pdf"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
     [result] = client.ctx.ingest([path])
     return result.paper_id
 

@@ -14,6 +14,7 @@ import hmac
 import re
 
 import pytest
+from test_web import FakeReview, with_stages
 
 PDF_BYTES = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"
 TOKEN = "s3cret-token"
@@ -21,31 +22,19 @@ JSON = {"Accept": "application/json"}
 FOREIGN_REFERER = {"Referer": "http://evil.example/attack.html"}
 
 
-class CountingReview:
-    """Stands in for the pipeline; counts what it was asked to review."""
-
-    def __init__(self):
-        self.paths = []
-
-    def __call__(self, path, ctx, on_progress):
-        self.paths.append(path)
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 @pytest.fixture
 def web(app):
     """build(base_url=..., **settings) -> TestClient over a fresh app (with .review)."""
     from fastapi.testclient import TestClient
 
-    from reader.facade import Reader
     from reader.web.app import create_app
 
     made = []
 
     def build(base_url="http://testserver", **changes):
-        review = CountingReview()
-        ctx = Reader(dataclasses.replace(app.settings, **changes))
-        client = TestClient(create_app(ctx, review=review), base_url=base_url)
+        review = FakeReview()
+        ctx = with_stages(review, dataclasses.replace(app.settings, **changes))
+        client = TestClient(create_app(ctx), base_url=base_url)
         client.__enter__()
         client.review = review
         client.home = ctx.settings.home
@@ -272,7 +261,6 @@ def browser_and_server(app):
 
     from conftest import serving
 
-    from reader.facade import Reader
     from reader.web.app import create_app
 
     chromium = next((c for c in ("/usr/bin/chromium", shutil.which("chromium"))
@@ -280,8 +268,8 @@ def browser_and_server(app):
     if chromium is None:
         pytest.skip("chromium not found (Debian: apt-get install chromium)")
     sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
-    review = CountingReview()
-    web_app = create_app(Reader(app.settings), review=review,
+    review = FakeReview()
+    web_app = create_app(with_stages(review, app.settings),
                          allowed_hosts=["127.0.0.1", "localhost"])
     with serving(web_app) as url, sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, headless=True,
