@@ -58,7 +58,7 @@ def main() -> None:
     questions = ([q for q in questions if q.id in DEV_QUESTION_IDS]
                  + [q for q in questions if q.id not in DEV_QUESTION_IDS])
     app = Reader(home=HOME, use_cache=False)
-    with app.db() as session:
+    with app.services.db() as session:
         keys, titles = paper_keys(session), library_titles(session)
     config = config_from(app.settings)
     with out.open("a") as fh:
@@ -68,8 +68,8 @@ def main() -> None:
             paper_id = keys.get(q.paper) if q.paper else None
             snap: dict = {}
             started = time.time()
-            ask(q.question, paper_id=paper_id, generator=app.generator, verifier=app.verifier,
-                search=app.search_index.search, check_grounded=audit_grounded, titles=titles, config=config,
+            ask(q.question, paper_id=paper_id, generator=app.services.generator, verifier=app.services.verifier,
+                search=app.services.search_index.search, check_grounded=audit_grounded, titles=titles, config=config,
                 external=app.external_searches(),
                 stop_before=GENERATE, on_step=lambda step, run: snap.update(snapshot(run)) if step == REFINE else None)
             row = {"id": q.id, "question": q.question, "paper_id": paper_id,

@@ -139,7 +139,7 @@ def main() -> None:
 
     from reader.facade import Reader
 
-    llm = Reader(home=Path("/tmp/reader-bench-crag"), use_cache=False).generator
+    llm = Reader(home=Path("/tmp/reader-bench-crag"), use_cache=False).services.generator
     with open(args.out, "a") as f:
         for r in rows:
             for v in args.variants.split(","):

@@ -62,7 +62,7 @@ def main() -> None:
     for name in names:
         paper_rows = [r for r in rows if r["paper"] == name]
         random.Random(name).shuffle(paper_rows)
-        with app.db() as session:
+        with app.services.db() as session:
             material = load_material(session, stored[name])
         facts = PaperFacts.from_texts(material.facts_texts)
         sentences = [r["sentence"] for r in paper_rows]
@@ -70,7 +70,7 @@ def main() -> None:
         for which in passes:
             started = time.perf_counter()
             result = audit_sentences(sentences, paper_id=stored[name], verifier=verifier,
-                                     search=app.search_index.search, facts=facts, fallback_text=material.full_text,
+                                     search=app.services.search_index.search, facts=facts, fallback_text=material.full_text,
                                      max_workers=1, checker=band if which == "after" else None)
             seconds = time.perf_counter() - started
             totals[which]["calls"] += result.llm_calls

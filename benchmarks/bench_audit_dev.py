@@ -134,16 +134,16 @@ def run(args) -> list[dict]:
         paper_rows = [r for r in rows if r["paper"] == name]
         random.Random(name).shuffle(paper_rows)
         paper_id = stored[name]
-        with app.db() as session:
+        with app.services.db() as session:
             material = load_material(session, paper_id)
         facts = PaperFacts.from_texts(material.facts_texts)
         sentences = [r["sentence"] for r in paper_rows]
         if verifier is None:
             outcomes = [[None] for _ in sentences]
         else:
-            evidence = {"evidence_for": whole_passages(app.search_index.search, paper_id)} if args.passages else {}
+            evidence = {"evidence_for": whole_passages(app.services.search_index.search, paper_id)} if args.passages else {}
             result = loop.audit_sentences(sentences, paper_id=paper_id, verifier=verifier,
-                                          search=app.search_index.search, facts=facts,
+                                          search=app.services.search_index.search, facts=facts,
                                           fallback_text=material.full_text, max_workers=1, **evidence)
             calls += result.llm_calls
             tokens += result.prompt_tokens + result.completion_tokens

@@ -59,10 +59,10 @@ def score_dev(home: str, weights: Path | None = None) -> list[dict]:
     started = time.perf_counter()
     pairs = 0
     for name in wanted:
-        with app.db() as session:
+        with app.services.db() as session:
             facts = PaperFacts.from_texts(load_material(session, stored[name]).facts_texts)
         for row in (r for r in rows if r["paper"] == name):
-            own = excerpts(row["sentence"], _hits_to_evidence(app.search_index.search(row["sentence"], stored[name])))
+            own = excerpts(row["sentence"], _hits_to_evidence(app.services.search_index.search(row["sentence"], stored[name])))
             scored = checker.score([row["sentence"]], [[e.text for e in own]])[0] if row["lang"] != "zh" else None
             pairs += len(own) if scored else 0
             out.append({"id": row["id"], "paper": name, "kind": row["kind"], "lang": row["lang"],

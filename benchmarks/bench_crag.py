@@ -125,7 +125,7 @@ def open_library(home: Path, questions, papers_dir: Path):
 
     app = Reader(home=home, use_cache=False)
     wanted = sorted({ref for q in questions for ref in (q.paper, *q.answer_papers) if ref})
-    with app.db() as session:
+    with app.services.db() as session:
         known = paper_keys(session)
     missing = [papers_dir / name for name in wanted if name not in known]
     if missing:
@@ -134,7 +134,7 @@ def open_library(home: Path, questions, papers_dir: Path):
             sys.exit(f"not in the library and not found: {', '.join(absent)}")
         print(f"ingesting {len(missing)} papers into {home} …", file=sys.stderr, flush=True)
         app.ingest(missing)
-        with app.db() as session:
+        with app.services.db() as session:
             known = paper_keys(session)
     return app, known
 
@@ -142,8 +142,8 @@ def open_library(home: Path, questions, papers_dir: Path):
 def warm_up(app) -> None:
     """Load the search index, its embedder and the embedded model (if that is the LLM) before
     anything is timed."""
-    app.search_index.search("warm up", None)
-    for role in (app.generator, app.verifier):  # both roles share one instance: loaded once
+    app.services.search_index.search("warm up", None)
+    for role in (app.services.generator, app.services.verifier):  # both roles share one instance: loaded once
         inner = getattr(role, "inner", role)
         if hasattr(inner, "load"):
             print(f"loading the embedded model: {inner.load():.1f} s", file=sys.stderr, flush=True)
@@ -175,19 +175,19 @@ def run_questions(args, paths: list[str]) -> list[dict]:
     ids = [i.strip() for i in args.ids.split(",")] if args.ids else None
     questions = select_questions(load_questions(args.questions), args.questions, ids, args.limit)
     app, known = open_library(Path(args.home), questions, Path(args.papers))
-    with app.db() as session:
+    with app.services.db() as session:
         titles = library_titles(session)
     warm_up(app)
     print(f"{len(questions)} questions, paths {', '.join(paths)}, home {args.home}, "
-          f"LLM {getattr(app.generator, 'model', '?')}", file=sys.stderr, flush=True)
+          f"LLM {getattr(app.services.generator, 'model', '?')}", file=sys.stderr, flush=True)
     rows = []
     for n, q in enumerate(questions):
         scope = known[q.paper] if q.paper else None
         expected = [known[ref] for ref in q.answer_papers] or None  # every one must be cited
         for path in (paths if n % 2 == 0 else paths[::-1]):
             calls: list[dict] = []
-            result = ask(q.question, paper_id=scope, generator=StageLog(app.generator, calls),
-                         verifier=StageLog(app.verifier, calls), search=app.search_index.search,
+            result = ask(q.question, paper_id=scope, generator=StageLog(app.services.generator, calls),
+                         verifier=StageLog(app.services.verifier, calls), search=app.services.search_index.search,
                          check_grounded=audit_grounded, titles=titles, config=PATHS[path]())
             p_yes = [g["p_yes"] for g in result.to_json()["grades"] if g.get("p_yes") is not None]
             row = {"path": path, **score_outcome(q, expected, result), "tokens": result.tokens,

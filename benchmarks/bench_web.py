@@ -84,7 +84,7 @@ def main(argv=None) -> int:
         settings = load_settings({"READER_HOME": home, "READER_WORKERS": "on"})
         base = Reader(settings)
         started = time.perf_counter()
-        pid = build_library(base.db, args.papers, args.sentences)
+        pid = build_library(base.services.db, args.papers, args.sentences)
         print(f"library: {args.papers} papers x 2 analyses x {args.sentences} sentences x 3 evidence "
               f"(built in {time.perf_counter() - started:.1f} s)")
 

@@ -39,12 +39,12 @@ def ingested(app, names: list[str]) -> dict[str, str]:
     from reader.ingest.pipeline import ingest_paths
     from reader.store.tables import Paper
 
-    with app.db() as session:
+    with app.services.db() as session:
         stored = {Path(p.source_path or "").name: p.id for p in session.scalars(select(Paper))}
     missing = [SHARED_PAPERS / name for name in names if name not in stored]
     if missing:
         print(f"ingesting {len(missing)} papers into {app.settings.home} …", file=sys.stderr, flush=True)
-        for r in ingest_paths(missing, app.db, open_index=lambda: app.search_index):
+        for r in ingest_paths(missing, app.services.db, open_index=lambda: app.services.search_index):
             stored[Path(r.file).name] = r.paper_id
     return stored
 

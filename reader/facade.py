@@ -69,16 +69,6 @@ class Reader:
         self.use_cache = self.services.use_cache
         self.notice: Notice = self.services.notice
 
-    # the composition root's parts, for code written against them
-    db = property(lambda self: self.services.db)
-    search_index = property(lambda self: self.services.search_index,
-                            lambda self, value: self.services.__dict__.update(search_index=value))
-    generator = property(lambda self: self.services.generator,
-                         lambda self, value: self.services.__dict__.update(generator=value))
-    verifier = property(lambda self: self.services.verifier,
-                        lambda self, value: self.services.__dict__.update(verifier=value))
-    checker = property(lambda self: self.services.checker)
-
     # ------------------------------------------------------------ the library
 
     def ingest(self, paths: Iterable[str | Path], *, on_result=None, before_file=None):
@@ -87,7 +77,7 @@ class Reader:
         on_result(result, done, total) after each file; before_file(path, n_files) before each."""
         from reader.ingest.pipeline import ingest_paths
 
-        return ingest_paths([str(p) for p in _as_list(paths)], self.db, open_index=self.services.index_or_none,
+        return ingest_paths([str(p) for p in _as_list(paths)], self.services.db, open_index=self.services.index_or_none,
                             on_progress=on_result, before_file=before_file)
 
     def zotero_library(self, data_dir: str | Path | None = None, collection: str | None = None):
@@ -103,7 +93,7 @@ class Reader:
         items without a usable PDF come back "skipped" with the reason."""
         from reader.ingest.pipeline import ingest_zotero
 
-        return ingest_zotero(self.zotero_library(data_dir, collection), self.db,
+        return ingest_zotero(self.zotero_library(data_dir, collection), self.services.db,
                              open_index=self.services.index_or_none, on_progress=on_result,
                              on_note=on_note or self.notice)
 
@@ -111,20 +101,20 @@ class Reader:
         """Every stored paper, newest first -> list[PaperInfo]."""
         from reader.store.queries import list_papers
 
-        with self.db() as session:
+        with self.services.db() as session:
             return list_papers(session)
 
     def paper(self, ref: str):
         """One stored paper from an id, id prefix, file path or title prefix -> PaperInfo."""
         from reader.store.queries import list_papers, resolve_paper
 
-        with self.db() as session:
+        with self.services.db() as session:
             return list_papers(session, resolve_paper(session, str(ref)).id)[0]
 
     def _paper_id(self, ref: str) -> str:
         from reader.store.queries import resolve_paper_id
 
-        return resolve_paper_id(self.db, str(ref))
+        return resolve_paper_id(self.services.db, str(ref))
 
     def remove(self, paper: str):
         """Delete a paper and everything derived from it -> PaperInfo of what was removed."""
@@ -132,7 +122,7 @@ class Reader:
 
         info = self.paper(paper)
         index = self.services.index_or_none()
-        remove_paper(self.db, info.id)
+        remove_paper(self.services.db, info.id)
         if index is not None:
             try:
                 index.remove_paper(info.id)
@@ -147,13 +137,13 @@ class Reader:
         if not query.strip():
             raise ReaderError("search: the query is empty; give the words or sentence to look for")
         paper_id = self._paper_id(paper) if paper else None
-        index = self.search_index
+        index = self.services.search_index
         hits = index.search(query, paper_id=paper_id, top_k_per_path=k)
         return SearchResults(query, hits, len(index))
 
     def reindex(self) -> int:
         """Rebuild the search index from the passages in the database; returns their number."""
-        return self.search_index.rebuild()
+        return self.services.search_index.rebuild()
 
     # ------------------------------------------------------------ reading and auditing
 
@@ -173,7 +163,7 @@ class Reader:
 
         if on_progress:
             on_progress(f"ingest: {path}")
-        result = ingest_file(path, self.db, self.search_index)
+        result = ingest_file(path, self.services.db, self.services.search_index)
         if result.status == "error":
             raise ReaderError(f"{path}: {result.error}")
         return result.paper_id
@@ -183,7 +173,7 @@ class Reader:
         from reader.audit.record import stored_analyses
         from reader.store.queries import resolve_paper
 
-        with self.db() as session:
+        with self.services.db() as session:
             return stored_analyses(session, resolve_paper(session, str(paper)))
 
     def audit(self, text: str, paper: str):
@@ -234,7 +224,7 @@ class Reader:
         if not question or not question.strip():
             raise ReaderError("the question is empty: write what you want to know, e.g. "
                               "reader ask \"Which baselines do they compare against?\"")
-        with self.db() as session:
+        with self.services.db() as session:
             titles = library_titles(session)
         if not titles:
             raise ReaderError("the library is empty: add papers first with `reader ingest PATH`")
@@ -244,7 +234,7 @@ class Reader:
         result = self.services.answer(question, paper_id, config, titles=titles, external=external,
                                       on_stage=on_stage)
         if store:
-            with transaction(self.db) as session:
+            with transaction(self.services.db) as session:
                 result.question_id = save_question(session, result)
         return result
 
@@ -263,7 +253,7 @@ class Reader:
         from reader.store.queries import paper_keys
 
         questions = select_questions(load_questions(questions_file), str(questions_file), ids, limit)
-        with self.db() as session:
+        with self.services.db() as session:
             library = paper_keys(session)
 
         def run_one(question: str, paper_id: str | None, config):
@@ -315,7 +305,7 @@ class Reader:
         from reader.text.paths import stored_path
 
         by_label = {stored_path(item.pdf): item for item in library.items}  # as queued
-        done, notes = apply_zotero_to_stored(self.db, library.items)
+        done, notes = apply_zotero_to_stored(self.services.db, library.items)
         notes = library.lines() + notes
 
         def ingest_data(data: bytes, label: str):
@@ -323,7 +313,7 @@ class Reader:
             item = by_label.get(label)
             fresh = result.status != "error" and result.paper_id and result.paper_id not in done
             if item is not None and fresh:
-                note = apply_zotero(self.db, result.paper_id, item)
+                note = apply_zotero(self.services.db, result.paper_id, item)
                 if note:
                     notes.append(note)
             return result
@@ -339,18 +329,13 @@ class Reader:
         `reader worker`, reader.review.run)."""
         from reader.review import run_review
 
-        return run_review(sources, db=self.db, ingest_data=ingest_data,
+        return run_review(sources, db=self.services.db, ingest_data=ingest_data,
                           read_paper=self._read_queued, force=force, jobs=jobs,
                           lease_s=self.settings.queue_lease_s,
                           max_attempts=self.settings.queue_attempts, on_event=on_event,
                           stop=stop, warm_up=self._warm_up)
 
     # ------------------------------------------------------------ the queue (docs/scale.md)
-
-    @property
-    def uses_workers(self) -> bool:
-        """READER_WORKERS: uploads go to the queue (`enqueue`) and `reader worker`s review them."""
-        return self.settings.workers
 
     def enqueue(self, paths: Iterable[str | Path], force: bool = False):
         """Put the papers under `paths` on the queue for `reader worker` and return at once ->
@@ -364,7 +349,7 @@ class Reader:
         if not sources and not missing:
             raise ReaderError(
                 f"no .pdf, .txt or .md files under {', '.join(map(str, paths))}: give a folder of papers")
-        report = enqueue_sources(self.db, sources, force=force)
+        report = enqueue_sources(self.services.db, sources, force=force)
         report.rows += [EnqueueRow(str(m.file), None, "error", m.error or "cannot read it")
                         for m in missing]
         return report
@@ -376,7 +361,7 @@ class Reader:
         `jobs` at a time, one with `once`, until none is queued or running with `until_empty`."""
         from reader.review import run_worker
 
-        return run_worker(db=self.db, ingest_data=self._ingest_data, read_paper=self._read_queued,
+        return run_worker(db=self.services.db, ingest_data=self._ingest_data, read_paper=self._read_queued,
                           lease_s=self.settings.queue_lease_s,
                           max_attempts=self.settings.queue_attempts, jobs=jobs, once=once,
                           until_empty=until_empty, poll_s=poll_s, stop=stop, abandon=abandon,
@@ -392,7 +377,7 @@ class Reader:
         self.services.warm_up()
         for template in sorted(prompts.PROMPTS_DIR.glob("*.j2")):  # compiled once, ~0.1 s
             prompts.environment().get_template(template.name)
-        for role in (self.generator, self.verifier):
+        for role in (self.services.generator, self.services.verifier):
             endpoint = getattr(role, "inner", role)
             if isinstance(endpoint, OpenAICompatLLM):
                 endpoint.client().chat.completions  # noqa: B018 - loads the resource's modules
@@ -401,12 +386,12 @@ class Reader:
         """Every review job: queued / running (which worker, since when) / done / failed -> JobsReport."""
         from reader.queue import job_status
 
-        return JobsReport(job_status(self.db, queued_only=queued_only))
+        return JobsReport(job_status(self.services.db, queued_only=queued_only))
 
     def _ingest_data(self, data: bytes, label: str):
         from reader.ingest.pipeline import ingest_data
 
-        return ingest_data(data, label, self.db, index=self.search_index, label=label)
+        return ingest_data(data, label, self.services.db, index=self.services.search_index, label=label)
 
     def _read_queued(self, paper_id: str, *, on_progress: Notice | None = None, db=None):
         """Deep read for a worker: its commits go through `db` (fenced by the job's claim)."""
@@ -423,21 +408,21 @@ class Reader:
             from reader.export.lookup import ReferenceLookup
 
             checker = ReferenceLookup(lookup, mailto=self.settings.openalex_mailto)
-        return export_notes(self.db, paper_ids, Path(out), lookup=checker)
+        return export_notes(self.services.db, paper_ids, Path(out), lookup=checker)
 
     def bibtex(self, out: str | Path, papers: Iterable[str] | None = None):
         """Write the BibTeX entries of the reviewed papers (or of `papers`) to the file `out` -> BibtexResult."""
         from reader.export import export_bibtex
 
         paper_ids = None if papers is None else [self._paper_id(ref) for ref in _as_list(papers)]
-        return export_bibtex(self.db, paper_ids, Path(out))
+        return export_bibtex(self.services.db, paper_ids, Path(out))
 
     def note(self, paper_id: str) -> tuple[str, str]:
         """(file name, Markdown text) of one reviewed paper's note."""
         from reader.export.markdown import collect_note, note_file_name, render_note
         from reader.store.tables import Paper
 
-        with self.db() as session:
+        with self.services.db() as session:
             paper = session.get(Paper, paper_id)
             if paper is None:
                 raise PaperNotFound(f"no paper with id {paper_id!r}; pick one from the library")
@@ -452,7 +437,7 @@ class Reader:
         """LLM calls, cache hits, errors, tokens and time per stage, model and paper -> UsageReport."""
         from reader.store.usage import usage_report
 
-        return usage_report(self.db, paper)
+        return usage_report(self.services.db, paper)
 
 
 @dataclasses.dataclass

@@ -60,7 +60,7 @@ def app(reader_env):
 @pytest.fixture
 def db(app):
     """A sessionmaker on a fresh, migrated SQLite database."""
-    return app.db
+    return app.services.db
 
 
 @contextmanager

@@ -31,9 +31,9 @@ class FakeIndex:
 
 @pytest.fixture
 def library(app, monkeypatch):
-    add_paper(app.db)
-    app.search_index = FakeIndex(app.db)
-    app.generator, app.verifier = make_llms()
+    add_paper(app.services.db)
+    app.services.search_index = FakeIndex(app.services.db)
+    app.services.generator, app.services.verifier = make_llms()
     monkeypatch.setattr("reader.facade.Reader", lambda *a, **k: app)
     return app
 
@@ -79,7 +79,7 @@ def test_audit_text_from_stdin_json(library):
     assert verdicts[1][1] == "unsupported"
     assert any("NEXUS" in r for r in data["sentences"][1]["reasons"])
     assert data["marked_text"].endswith("[待验证] BERT-large 精度只下降 0.3%，远低于 NEXUS 的 1.2%。")
-    assert library.verifier.history[-1]["stage"] == "audit"
+    assert library.services.verifier.history[-1]["stage"] == "audit"
 
 
 def test_audit_text_file_plain_output(library, tmp_path):

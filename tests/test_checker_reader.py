@@ -31,7 +31,9 @@ def verifier_server(reader_env, monkeypatch):
     from reader.index.dense import HashingEmbedder
     from reader.index.store import SearchIndex
 
-    monkeypatch.setattr(Reader, "search_index", property(
+    from reader.services import Services
+
+    monkeypatch.setattr(Services, "search_index", property(
         lambda self: self.__dict__.setdefault(
             "_index", SearchIndex(self.settings.index_dir, self.db, embedder=HashingEmbedder()))))
 
@@ -77,7 +79,7 @@ def test_the_band_is_a_setting_and_off_sends_everything_to_the_verifier(verifier
     paper.write_text(PAPER, encoding="utf-8")
     monkeypatch.setenv("READER_CHECKER", "off")
     app = Reader(checker=WordScorer())
-    assert app.checker is None
+    assert app.services.checker is None
     paper_id = app.ingest(paper)[0].paper_id
     report = app.audit(" ".join(CLAIMS), paper_id)
     assert len(verifier_server.chat_requests) == 1 and all(s.p_checker is None for s in report.result.sentences)

@@ -21,16 +21,16 @@ class FakeIndex:
 
 @pytest.fixture
 def library(app, monkeypatch):
-    with app.db() as session:
+    with app.services.db() as session:
         for pid, name in ((PAPER_A, "topics.pdf"), (PAPER_B, "wheat.pdf")):
             session.add(Paper(id=pid, title=TITLES[pid], source_path=f"/papers/{name}", source_kind="pdf",
                               pages=8))
         for ordinal, (cid, pid, page, text) in enumerate(CHUNKS):
             session.add(Chunk(id=cid, paper_id=pid, ordinal=ordinal, page_start=page, page_end=page, text=text))
         session.commit()
-    app.search_index = FakeIndex()
-    app.generator = CragLLM(relevant_words=["baselines", "gc-ms"])
-    app.verifier = ScriptedLLM(lambda prompt: "[1] YES")
+    app.services.search_index = FakeIndex()
+    app.services.generator = CragLLM(relevant_words=["baselines", "gc-ms"])
+    app.services.verifier = ScriptedLLM(lambda prompt: "[1] YES")
     monkeypatch.setattr("reader.facade.Reader", lambda *a, **k: app)
     return app
 
@@ -50,7 +50,7 @@ def test_ask_prints_answer_sources_grounded_route_and_costs(library):
     assert "Grounded: yes" in text
     assert "Route: correct · confidence" in text
     assert "LLM calls" in text
-    with library.db() as session:
+    with library.services.db() as session:
         [row] = session.scalars(select(Question)).all()
     assert row.paper_id == PAPER_A and row.route == "correct" and row.grounded
     assert row.answer.startswith("They compare")
@@ -70,7 +70,7 @@ def test_ask_not_found_is_stored_too(library):
     out = invoke("ask", "Which GPU hardware was used?", "--paper", PAPER_A)
     assert out.exit_code == 0
     assert out.output.startswith("Not found in the papers.")
-    with library.db() as session:
+    with library.services.db() as session:
         [row] = session.scalars(select(Question)).all()
     assert row.answer == "Not found in the papers." and row.details["sources"] == []
 
@@ -80,7 +80,7 @@ def test_ask_interactive_keeps_a_session(library):
                  input="Which baselines do they compare against?\nWhich GPU hardware was used?\n\n")
     assert out.exit_code == 0, out.output
     assert "They compare against LDA" in out.output and "Not found in the papers." in out.output
-    with library.db() as session:
+    with library.services.db() as session:
         assert len(session.scalars(select(Question)).all()) == 2
 
 

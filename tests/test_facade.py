@@ -88,7 +88,7 @@ def test_every_method_round_trip(reader, tmp_path):
     assert len(as_json(notes)["notes"]) == 1
 
     stats = as_json(reader.stats())
-    own_calls = reader.generator.inner.calls
+    own_calls = reader.services.generator.inner.calls
     assert own_calls > 0 and stats["total"]["calls"] >= own_calls  # the user's client is logged
     assert {row["key"] for row in stats["by_model"]} == {"generator / own-client", "verifier / own-client"}
 

@@ -65,7 +65,7 @@ def scripted_app(reader_env, monkeypatch):
     from reader.facade import Reader
 
     app = Reader()
-    app.search_index = PaperChunksIndex(app.db)
+    app.services.search_index = PaperChunksIndex(app.services.db)
     monkeypatch.setattr("reader.facade.Reader", lambda *a, **k: app)
     return app
 
@@ -131,7 +131,7 @@ def test_headingless_txt_is_one_text_section_not_front_matter(tmp_path):
 
 def test_headingless_txt_can_be_read_and_audited(scripted_app, tmp_path):
     paper_id = read_and_audit(scripted_app, headingless_txt(tmp_path), tmp_path)
-    with scripted_app.db() as s:
+    with scripted_app.services.db() as s:
         assert set(s.scalars(select(Chunk.section).where(Chunk.paper_id == paper_id))) == {TEXT_SECTION}
 
 
@@ -140,7 +140,7 @@ def test_pdf_without_headings_can_be_read_and_audited(scripted_app, tmp_path):
     parsed = parse_file(path, path.read_bytes())
     assert parsed.sections == [] and parsed.pages == 2  # the case: nothing but "Front matter"
     paper_id = read_and_audit(scripted_app, path, tmp_path)
-    with scripted_app.db() as s:
+    with scripted_app.services.db() as s:
         material = load_material(s, paper_id)
     assert [sec.title for sec in material.sections] == [TEXT_SECTION]
     assert all(p.split(". ")[0] in material.full_text for p in PARAGRAPHS[1:])

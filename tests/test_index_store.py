@@ -184,7 +184,7 @@ def test_empty_library_has_no_hits_and_writes_nothing(db, tmp_path):
 
 
 def test_open_is_lazy_and_uses_settings_index_dir(app):
-    index = SearchIndex.open(app.settings, app.db, quiet=True)
+    index = SearchIndex.open(app.settings, app.services.db, quiet=True)
     assert index.files.directory == app.settings.index_dir
     assert index._data is None and index._embedder is None
     assert index.embedder_name == "all-MiniLM-L6-v2"

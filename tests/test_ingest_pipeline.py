@@ -233,7 +233,9 @@ def cli_env(reader_env, monkeypatch):
     from reader.facade import Reader
 
     index = RecordingIndex()
-    monkeypatch.setattr(Reader, "search_index", property(lambda self: index))
+    from reader.services import Services
+
+    monkeypatch.setattr(Services, "search_index", property(lambda self: index))
     return index
 
 

@@ -263,7 +263,9 @@ def loopback(reader_env, monkeypatch):
     # The server hands `respond` the whole conversation, so the stand-in sees what a model sees.
     monkeypatch.setattr(loopback_openai, "_last_user",
                         lambda body: "\n\n".join(m.get("content") or "" for m in body.get("messages") or []))
-    monkeypatch.setattr(Reader, "search_index", property(
+    from reader.services import Services
+
+    monkeypatch.setattr(Services, "search_index", property(
         lambda self: self.__dict__.setdefault(
             "_index", SearchIndex(self.settings.index_dir, self.db, embedder=HashingEmbedder()))))
     with LoopbackOpenAI(respond=stand_in, models=("stand-in",)) as server:
@@ -289,7 +291,7 @@ def ingest(path) -> str:
     from reader.store.tables import Chunk
     from sqlalchemy import select
 
-    with Reader().db() as session:
+    with Reader().services.db() as session:
         chunks = session.scalars(select(Chunk.text).where(Chunk.paper_id == paper_id)).all()
     assert any("Ignore previous instructions" in c and "</passage>" in c for c in chunks), "injection not ingested"
     return paper_id

@@ -82,7 +82,7 @@ def test_every_stage_the_pipeline_uses_has_a_handler(reader_env, tmp_path):
     from reader.crag.pipeline import CragConfig, ask
 
     confirmed = ask("What recall does SPARTA reach on LongDocs?", paper_id=result.paper_id,
-                    generator=reader.generator, verifier=reader.verifier, search=reader.search_index.search,
+                    generator=reader.services.generator, verifier=reader.services.verifier, search=reader.services.search_index.search,
                     check_grounded=audit_grounded, config=CragConfig(routing="confidence"))
     assert confirmed.answer == answered.answer
 

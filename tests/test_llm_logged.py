@@ -123,14 +123,14 @@ def test_many_threads_share_the_log_and_cache(db):
 
 
 def test_factory_defaults_to_the_embedded_model_for_both_roles(app):
-    generator = build_llm(app.settings, "generator", CallStore(app.db))
-    verifier = build_llm(app.settings, "verifier", CallStore(app.db))
+    generator = build_llm(app.settings, "generator", CallStore(app.services.db))
+    verifier = build_llm(app.settings, "verifier", CallStore(app.services.db))
     assert isinstance(generator, LoggedLLM) and isinstance(generator.inner, LocalLLM)
     assert isinstance(verifier.inner, LocalLLM)
     assert generator.model == verifier.model == "qwen2.5-coder-1.5b-instruct-q4_k_m (embedded)"
     assert generator.inner.models_dir == app.settings.models_dir
     with pytest.raises(ConfigError, match="unknown LLM role 'judge'"):
-        build_llm(app.settings, "judge", CallStore(app.db))
+        build_llm(app.settings, "judge", CallStore(app.services.db))
 
 
 def test_factory_gives_roles_separate_endpoints(reader_env, monkeypatch):
@@ -143,10 +143,10 @@ def test_factory_gives_roles_separate_endpoints(reader_env, monkeypatch):
         from reader.facade import Reader
 
         app = Reader(use_cache=False)
-        assert isinstance(app.generator.inner, OpenAICompatLLM)
-        assert app.generator.complete(user("q"), stage="critique").text == "from generator"
-        assert app.verifier.complete(user("q"), stage="verify").text == "from verifier"
-        assert [(r.role, r.model) for r in calls(app.db)] == [("generator", "gen"), ("verifier", "ver")]
+        assert isinstance(app.services.generator.inner, OpenAICompatLLM)
+        assert app.services.generator.complete(user("q"), stage="critique").text == "from generator"
+        assert app.services.verifier.complete(user("q"), stage="verify").text == "from verifier"
+        assert [(r.role, r.model) for r in calls(app.services.db)] == [("generator", "gen"), ("verifier", "ver")]
 
 
 def test_rerun_costs_no_calls_through_the_app(reader_env, monkeypatch):
@@ -156,9 +156,9 @@ def test_rerun_costs_no_calls_through_the_app(reader_env, monkeypatch):
         from reader.facade import Reader
 
         for _ in range(2):
-            Reader().generator.complete(user("q"), stage="synthesis")
+            Reader().services.generator.complete(user("q"), stage="synthesis")
         assert len(server.chat_requests) == 1
-        Reader(use_cache=False).generator.complete(user("q"), stage="synthesis")
+        Reader(use_cache=False).services.generator.complete(user("q"), stage="synthesis")
         assert len(server.chat_requests) == 2
 
 
@@ -171,10 +171,10 @@ def test_failed_remote_call_is_logged_with_its_message(reader_env, monkeypatch):
         from reader.facade import Reader
 
         app = Reader()
-        app.generator.inner._sleep = lambda s: None
+        app.services.generator.inner._sleep = lambda s: None
         with pytest.raises(LLMError):
-            app.generator.complete(user("q"), stage="critique", paper_id="abc")
-        (row,) = calls(app.db)
+            app.services.generator.complete(user("q"), stage="critique", paper_id="abc")
+        (row,) = calls(app.services.db)
         assert "no answer from" in row.error and row.paper_id == "abc"
 
 

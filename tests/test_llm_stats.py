@@ -40,7 +40,7 @@ def record_calls(db):
 
 
 def test_stats_json_groups_by_stage_model_and_paper(app):
-    record_calls(app.db)
+    record_calls(app.services.db)
     result = CliRunner().invoke(cli, ["stats", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
@@ -60,7 +60,7 @@ def test_stats_json_groups_by_stage_model_and_paper(app):
 
 
 def test_stats_for_one_paper_by_title_or_prefix(app):
-    record_calls(app.db)
+    record_calls(app.services.db)
     result = CliRunner().invoke(cli, ["stats", "--paper", "attention", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
@@ -72,7 +72,7 @@ def test_stats_for_one_paper_by_title_or_prefix(app):
 
 
 def test_stats_unknown_paper_is_a_one_line_error(app):
-    record_calls(app.db)
+    record_calls(app.services.db)
     result = CliRunner().invoke(cli, ["stats", "--paper", "no such paper"])
     assert result.exit_code == 1
     assert result.output.strip() == (
@@ -96,7 +96,7 @@ def test_no_cache_option_reaches_the_app(reader_env, monkeypatch):
         @click.pass_obj
         def probe(app):
             seen["use_cache"] = app.use_cache
-            app.generator.complete(user("q"), stage="probe")
+            app.services.generator.complete(user("q"), stage="probe")
 
         cli.add_command(probe)
         try:
@@ -152,7 +152,7 @@ def record_timed_calls(db, server):
 
 def test_server_timings_are_summed_per_stage_and_paper_in_json(app):
     with LoopbackOpenAI(models=(EMBEDDED_MODEL_NAME,), timings=server_timings) as server:
-        record_timed_calls(app.db, server)
+        record_timed_calls(app.services.db, server)
     data = json.loads(CliRunner().invoke(cli, ["stats", "--json"]).output)
     total = data["total"]
     assert (total["calls"], total["cached"], total["timed_calls"]) == (7, 1, 5)
@@ -187,7 +187,7 @@ def cells(line: str) -> list[str]:
 
 def test_stats_shows_server_time_per_stage_and_a_table_per_paper(app):
     with LoopbackOpenAI(models=(EMBEDDED_MODEL_NAME,), timings=server_timings) as server:
-        record_timed_calls(app.db, server)
+        record_timed_calls(app.services.db, server)
     result = CliRunner().invoke(cli, ["stats"])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
@@ -227,7 +227,7 @@ def test_stats_shows_server_time_per_stage_and_a_table_per_paper(app):
 
 def test_stats_for_one_paper_shows_its_stages_with_server_time(app):
     with LoopbackOpenAI(models=(EMBEDDED_MODEL_NAME,), timings=server_timings) as server:
-        record_timed_calls(app.db, server)
+        record_timed_calls(app.services.db, server)
     result = CliRunner().invoke(cli, ["stats", "--paper", "bbbbbb"])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
@@ -239,7 +239,7 @@ def test_stats_for_one_paper_shows_its_stages_with_server_time(app):
 
 
 def test_a_backend_without_timings_shows_dashes(app):
-    record_calls(app.db)  # ScriptedLLM: no timings
+    record_calls(app.services.db)  # ScriptedLLM: no timings
     data = json.loads(CliRunner().invoke(cli, ["stats", "--json"]).output)
     assert all(r["prompt_s"] is None and r["generation_s"] is None and r["cached_prompt_tokens"] is None
                for r in [data["total"], *data["by_stage"], *data["by_model"], *data["by_paper"]])

@@ -27,7 +27,7 @@ def ingested(tmp_path):
 
 
 def _chunks(ctx, paper_id):
-    with ctx.db() as s:
+    with ctx.services.db() as s:
         return [(c.id, c.page_start, c.page_end, c.text, c.rects)
                 for c in s.scalars(select(Chunk).where(Chunk.paper_id == paper_id).order_by(Chunk.ordinal))]
 
@@ -61,7 +61,7 @@ def test_every_passage_of_a_pdf_gets_rectangles_holding_its_words(ingested):
 def test_papers_stored_before_rectangles_get_them_from_their_pdf(ingested):
     ctx, pid = ingested
     before = {cid: rects for cid, *_, rects in _chunks(ctx, pid)}
-    with transaction(ctx.db) as s:  # as migration 0004 leaves an older paper
+    with transaction(ctx.services.db) as s:  # as migration 0004 leaves an older paper
         s.execute(update(Chunk).where(Chunk.paper_id == pid).values(rects=None))
     first = next(iter(before))
     box = pdf.passage_box(ctx.services, first)
@@ -71,7 +71,7 @@ def test_papers_stored_before_rectangles_get_them_from_their_pdf(ingested):
 
 def test_a_moved_pdf_leaves_no_rectangles_and_says_where_it_was(ingested, tmp_path):
     ctx, pid = ingested
-    with transaction(ctx.db) as s:
+    with transaction(ctx.services.db) as s:
         s.execute(update(Chunk).where(Chunk.paper_id == pid).values(rects=None))
         s.execute(update(Paper).where(Paper.id == pid).values(source_path=str(tmp_path / "gone.pdf")))
     from reader.errors import ReaderError
@@ -106,7 +106,7 @@ def test_text_files_have_no_rectangles(tmp_path):
     ctx = Reader(home=tmp_path / "home", embedder=HashingEmbedder())
     [result] = ctx.ingest([note])
     assert all(rects == [] for *_, rects in _chunks(ctx, result.paper_id))
-    with ctx.db() as s:
+    with ctx.services.db() as s:
         assert s.get(Paper, result.paper_id).file_name == "note.md"
 
 

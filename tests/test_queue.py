@@ -90,7 +90,7 @@ def expire(db, job_id: int) -> None:
 def test_claims_give_each_job_to_one_worker_and_a_lost_lease_commits_nothing(url, tmp_path):
     reader = make_reader(tmp_path / "home", url)
     reader.enqueue(write_papers(tmp_path / "papers", 2))
-    db = reader.db
+    db = reader.services.db
     first = queue.claim_next(db, "host-a:1", lease_s=30)
     second = queue.claim_next(db, "host-b:2", lease_s=30)
     assert first.job_id != second.job_id
@@ -120,7 +120,7 @@ def test_claims_give_each_job_to_one_worker_and_a_lost_lease_commits_nothing(url
 def test_the_heartbeat_renews_leases_and_notices_a_takeover(url, tmp_path):
     reader = make_reader(tmp_path / "home", url)
     reader.enqueue(write_papers(tmp_path / "papers", 1))
-    db = reader.db
+    db = reader.services.db
     claim = queue.claim_next(db, "me:1", lease_s=0.6)
     heartbeat = queue.Heartbeat(db, lease_s=0.6)
     heartbeat.hold(claim)
@@ -151,7 +151,7 @@ def test_a_failing_paper_is_retried_then_marked_failed_with_its_error(url, tmp_p
     reader.enqueue([folder])
     report = reader.work(until_empty=True, poll_s=0.05)
     assert [p.status for p in report.papers] == ["retry", "error"]
-    (job,) = queue_rows(reader.db)
+    (job,) = queue_rows(reader.services.db)
     assert (job.status, job.attempts) == ("error", 2)
     assert "PDF" in job.error and "attempt" not in job.error, job.error
     rows = reader.jobs().to_json()["jobs"]
@@ -163,7 +163,7 @@ def test_a_failing_paper_is_retried_then_marked_failed_with_its_error(url, tmp_p
 def test_a_job_whose_workers_keep_dying_is_marked_failed(url, tmp_path):
     reader = make_reader(tmp_path / "home", url)
     reader.enqueue(write_papers(tmp_path / "papers", 1))
-    db = reader.db
+    db = reader.services.db
     for attempt in range(1, 4):
         claim = queue.claim_next(db, f"doomed:{attempt}", lease_s=30, max_attempts=3)
         assert claim.attempt == attempt
@@ -176,7 +176,7 @@ def test_a_job_whose_workers_keep_dying_is_marked_failed(url, tmp_path):
 def test_ctrl_c_twice_hands_the_paper_back_uncounted(url, tmp_path):
     reader = make_reader(tmp_path / "home", url)
     reader.enqueue(write_papers(tmp_path / "papers", 1))
-    db = reader.db
+    db = reader.services.db
     claim = queue.claim_next(db, "me:1", lease_s=30)
     assert queue.hand_back(db, claim)
     (job,) = queue_rows(db)
@@ -190,7 +190,7 @@ def test_overlapping_enqueues_queue_each_file_once(url, tmp_path):
     papers = write_papers(tmp_path / "papers", 6)
     shutil.copy(papers[0], tmp_path / "papers" / "copy_of_0.md")
     reader = make_reader(tmp_path / "home", url)
-    assert reader.db is not None  # migrated once before the race
+    assert reader.services.db is not None  # migrated once before the race
     results = []
 
     def enqueue(paths):
@@ -202,26 +202,26 @@ def test_overlapping_enqueues_queue_each_file_once(url, tmp_path):
         t.start()
     for t in threads:
         t.join(60)
-    jobs = queue_rows(reader.db)
+    jobs = queue_rows(reader.services.db)
     assert len(jobs) == 6 and len({j.file_sha256 for j in jobs}) == 6
     queued = sum(r.to_json()["queued"] for r in results)
     assert queued == 6, [r.to_json() for r in results]
-    with reader.db() as s:
+    with reader.services.db() as s:
         assert s.scalar(select(func.count()).select_from(PaperFile)) == 6
         # one queued job per file, by the schema
         with pytest.raises(IntegrityError):
-            with transaction(reader.db) as t:
+            with transaction(reader.services.db) as t:
                 t.add(ReviewJob(source_path="again", file_sha256=jobs[0].file_sha256))
 
 
 def test_one_critique_per_paper_by_the_schema(url, tmp_path):
     reader = make_reader(tmp_path / "home", url)
-    with transaction(reader.db) as s:
+    with transaction(reader.services.db) as s:
         s.add(Paper(id="a" * 64, title="A", source_path="a", source_kind="md", pages=1))
-    with transaction(reader.db) as s:
+    with transaction(reader.services.db) as s:
         s.add(Analysis(paper_id="a" * 64, kind="critique", final_text="one"))
     with pytest.raises(IntegrityError):
-        with transaction(reader.db) as s:
+        with transaction(reader.services.db) as s:
             s.add(Analysis(paper_id="a" * 64, kind="critique", final_text="two"))
 
 
@@ -243,7 +243,7 @@ def test_a_worker_on_a_fresh_home_reads_a_paper_queued_elsewhere(pg, tmp_path):
     report = worker.work(once=True)
     assert [(p.status, p.error) for p in report.papers] == [("reviewed", "")]
     paper_id = report.papers[0].paper_id
-    with worker.db() as s:
+    with worker.services.db() as s:
         paper = s.get(Paper, paper_id)
         assert paper.source_path == str(pdf)  # the label it was queued under
         n_chunks = len(paper.chunks)
@@ -270,7 +270,7 @@ def test_a_takeover_after_the_analyses_were_stored_finishes_without_reading_agai
     reader.enqueue(write_papers(tmp_path / "papers", 1))
     first = reader.work(once=True)
     assert first.papers[0].status == "reviewed"
-    db = reader.db
+    db = reader.services.db
     # as if the worker had been killed right after deep_read committed
     with transaction(db) as s:
         job = s.scalars(select(ReviewJob)).one()

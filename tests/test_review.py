@@ -275,7 +275,7 @@ def test_dry_run_deep_read_end_to_end_then_export(reader_env, monkeypatch, tmp_p
 
     monkeypatch.setenv("READER_LLM_BASE_URL", "scripted:")
     app = Reader()
-    db = app.db
+    db = app.services.db
     index = SearchIndex(app.settings.index_dir, db, embedder=HashingEmbedder())
     path = tmp_path / "lexirank.txt"
     path.write_text("\n\n".join(SECTIONS.values()), encoding="utf-8")
@@ -292,7 +292,7 @@ def test_dry_run_deep_read_end_to_end_then_export(reader_env, monkeypatch, tmp_p
         return FakeIngestResult(sha, "ingested", title="LexiRank")
 
     def read_paper(paper_id, on_progress=None, db=db):
-        return deep_read(paper_id, db=db, generator=app.generator, verifier=app.verifier,
+        return deep_read(paper_id, db=db, generator=app.services.generator, verifier=app.services.verifier,
                          search=lambda q, pid: index.search(q, paper_id=pid), on_progress=on_progress)
 
     events = []

@@ -32,16 +32,16 @@ def scripted_reader(*args, **kwargs):
     """A Reader built as every caller builds it (settings from the environment), with the
     scripted grader and writer and the keyword search over crag_fakes' library."""
     reader = Reader(*args, **kwargs)
-    reader.search_index = FakeIndex()
-    reader.generator = CragLLM(relevant_words=["baselines"])
-    reader.verifier = ScriptedLLM(lambda prompt: "[1] YES")
+    reader.services.search_index = FakeIndex()
+    reader.services.generator = CragLLM(relevant_words=["baselines"])
+    reader.services.verifier = ScriptedLLM(lambda prompt: "[1] YES")
     return reader
 
 
 @pytest.fixture
 def library(reader_env):
     reader = scripted_reader()
-    with reader.db() as session:
+    with reader.services.db() as session:
         for pid, name in ((PAPER_A, "topics.pdf"), (PAPER_B, "wheat.pdf")):
             session.add(
                 Paper(id=pid, title=TITLES[pid], source_path=f"/papers/{name}", source_kind="pdf", pages=8)
@@ -65,7 +65,7 @@ def web_answer(question: str, paper: str) -> str:
     )
     assert response.status_code == 303, response.text
     question_id = int(response.headers["location"].rsplit("/", 1)[1])
-    with reader.db() as session:
+    with reader.services.db() as session:
         return session.get(Question, question_id).answer
 
 

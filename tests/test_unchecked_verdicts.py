@@ -217,7 +217,9 @@ def endpoint(reader_env, monkeypatch, tmp_path):
     from reader.index.dense import HashingEmbedder
     from reader.index.store import SearchIndex
 
-    monkeypatch.setattr(Reader, "search_index", property(
+    from reader.services import Services
+
+    monkeypatch.setattr(Services, "search_index", property(
         lambda self: self.__dict__.setdefault(
             "_index", SearchIndex(self.settings.index_dir, self.db, embedder=HashingEmbedder()))))
     with LoopbackOpenAI(respond=garbage, models=(VERIFIER_MODEL,)) as server:
@@ -257,7 +259,7 @@ def review_json(folder, *extra) -> dict:
 def stored_verdicts(paper_id) -> Counter:
     from reader.facade import Reader
 
-    with Reader().db() as session:
+    with Reader().services.db() as session:
         return Counter(session.scalars(select(SentenceVerdict.verdict)).all())
 
 
@@ -289,7 +291,7 @@ def test_garbage_verifier_leaves_sentences_unchecked_everywhere(endpoint, folder
     assert sent and all(n in (2, 4) for n in sent.values())
     from reader.facade import Reader
     from reader.store.tables import LLMCall
-    with Reader().db() as session:
+    with Reader().services.db() as session:
         logged = session.scalars(select(LLMCall.error).where(LLMCall.role == "verifier")).all()
     assert len(logged) == sum(sent.values()) and all("rejected" in e for e in logged)
 
@@ -302,7 +304,7 @@ def test_garbage_verifier_leaves_sentences_unchecked_everywhere(endpoint, folder
     verdicts = stored_verdicts(paper_id)
     assert verdicts["unchecked"] == unchecked and verdicts["supported"] == 0
 
-    with Reader().db() as session:
+    with Reader().services.db() as session:
         cached = session.scalars(select(LLMCacheEntry.model)).all()
     assert VERIFIER_MODEL not in cached and cached, "the generator's replies are cached, the garbage is not"
 

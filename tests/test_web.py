@@ -71,7 +71,7 @@ class FakeReview:
         self.paths.append(path)
         self.release.wait(10)
         paper_id = hashlib.sha256(data).hexdigest()
-        with transaction(ctx.db) as s:
+        with transaction(ctx.services.db) as s:
             s.add(Paper(id=paper_id, title=path.stem, source_path=label, source_kind="pdf", pages=1))
         return SimpleNamespace(paper_id=paper_id, status="ingested", error="", title=path.stem)
 

@@ -284,7 +284,7 @@ def check_highlight(page, ctx, passage: int) -> None:
     highlights = [h.bounding_box() for h in page.locator("#page-frame .hl").all()]
     assert highlights, "no highlight drawn"
     pdf, _ = pdf_pages.paper_file(ctx.services, box.paper_id)
-    with ctx.db() as session:
+    with ctx.services.db() as session:
         from reader.store.tables import Chunk
 
         text = session.get(Chunk, passage).text
@@ -389,13 +389,13 @@ def test_delete_asks_first_then_removes_the_paper(served, page, tmp_path):
     page.goto(f"{served.url}/paper/{pid}")
     page.click("#delete-paper")
     page.wait_for_url(f"**/paper/{pid}/delete")
-    assert page.locator("#delete-title").inner_text() == read(served.ctx.db, paper_page.paper_view, pid).title
-    assert read(served.ctx.db, library.paper_status_of, pid) is not None  # nothing removed before the confirmation
+    assert page.locator("#delete-title").inner_text() == read(served.ctx.services.db, paper_page.paper_view, pid).title
+    assert read(served.ctx.services.db, library.paper_status_of, pid) is not None  # nothing removed before the confirmation
     page.click("#confirm-delete")
     page.wait_for_url(re.compile(r".*/library\?deleted=.+"))
     assert "Deleted" in page.locator("#deleted-notice").inner_text()
     assert page.locator(f'tr[data-paper="{pid}"]').count() == 0
-    assert read(served.ctx.db, library.paper_status_of, pid) is None
+    assert read(served.ctx.services.db, library.paper_status_of, pid) is None
     assert page.dialogs == []
 
 
@@ -410,7 +410,7 @@ def test_no_sideways_scrolling_on_a_phone_and_screenshots(served, chromium, tmp_
                                  result.paper_id).question_id
     paths = ["/library", "/upload", "/ask", f"/ask/{question_id}", f"/paper/{result.paper_id}",
              "/library?q=column&text=1"]
-    reviewed = [r.id for r in read(served.ctx.db, library.library_rows) if r.flagged_ratio is not None]
+    reviewed = [r.id for r in read(served.ctx.services.db, library.library_rows) if r.flagged_ratio is not None]
     paths += [f"/paper/{pid}" for pid in reviewed[:1]]
     widths = {}
     for width in (NARROW, 1280):

@@ -76,15 +76,15 @@ def test_page_images_are_pngs_rendered_once(web):
 
 def test_passage_api_gives_rectangles_and_the_paper_page_links_evidence_to_them(web):
     pid = ingest_sample(web)
-    with web.ctx.db() as s:
+    with web.ctx.services.db() as s:
         chunk = s.query(Chunk).filter_by(paper_id=pid).order_by(Chunk.ordinal).first()
         chunk_id, page = chunk.id, chunk.page_start
     box = web.get(f"/api/passage/{chunk_id}").json()
     assert box["paper_id"] == pid and box["page"] == page and box["rects"]
     assert web.get("/api/passage/999999").status_code == 404
     # evidence stored with its chunk id becomes a link that opens the page at the passage
-    add_analysis(web.ctx.db, pid, "synthesis", synth_text(), SYNTH)
-    with transaction(web.ctx.db) as s:
+    add_analysis(web.ctx.services.db, pid, "synthesis", synth_text(), SYNTH)
+    with transaction(web.ctx.services.db) as s:
         from reader.store.tables import VerdictEvidence
 
         for ev in s.query(VerdictEvidence):
@@ -102,14 +102,14 @@ def test_passage_api_gives_rectangles_and_the_paper_page_links_evidence_to_them(
 
 def test_the_pdf_downloads_under_the_name_it_was_uploaded_with(web):
     pid = ingest_as_upload(web)
-    assert read(web.ctx.db, paper_page.paper_view, pid).file_name == f"{pid}.pdf"
-    library.name_paper(web.ctx.db, pid, "Smith et al. 2021 – final.pdf")
+    assert read(web.ctx.services.db, paper_page.paper_view, pid).file_name == f"{pid}.pdf"
+    library.name_paper(web.ctx.services.db, pid, "Smith et al. 2021 – final.pdf")
     response = web.get(f"/paper/{pid}/pdf")
     assert response.status_code == 200 and response.content == SAMPLE_PAPER.read_bytes()
     disposition = response.headers["content-disposition"]
     assert "attachment" in disposition and "filename*=UTF-8''Smith%20et%20al.%202021%20%E2%80%93%20final.pdf" in disposition
-    library.name_paper(web.ctx.db, pid, "another name.pdf")  # a real name is kept
-    assert read(web.ctx.db, paper_page.paper_view, pid).file_name == "Smith et al. 2021 – final.pdf"
+    library.name_paper(web.ctx.services.db, pid, "another name.pdf")  # a real name is kept
+    assert read(web.ctx.services.db, paper_page.paper_view, pid).file_name == "Smith et al. 2021 – final.pdf"
 
 
 def test_reupload_of_a_known_paper_says_so_and_review_again_forces_a_review(web):
@@ -144,11 +144,11 @@ def test_delete_needs_the_confirmation_form_and_removes_files(web):
     confirm = web.get(f"/paper/{pid}/delete")
     assert confirm.status_code == 200 and "cannot be undone" in confirm.text
     assert web.post(f"/paper/{pid}/delete").status_code == 403  # no form token
-    assert read(web.ctx.db, library.paper_status_of, pid) is not None
+    assert read(web.ctx.services.db, library.paper_status_of, pid) is not None
     response = web.post(f"/paper/{pid}/delete", data={"csrf_token": page_token(web, f"/paper/{pid}/delete")},
                         follow_redirects=False)
     assert response.status_code == 303 and response.headers["location"].startswith("/library?deleted=")
-    assert read(web.ctx.db, library.paper_status_of, pid) is None
+    assert read(web.ctx.services.db, library.paper_status_of, pid) is None
     assert not (web.ctx.settings.home / "pages" / pid).exists()
     assert "Deleted" in web.get(response.headers["location"]).text
 
@@ -157,8 +157,8 @@ def test_notes_zip_holds_every_reviewed_note(web):
     pid = ingest_as_upload(web)
     response = web.get("/library/notes.zip")
     assert response.status_code == 400 and "no paper has a review yet" in response.text
-    add_analysis(web.ctx.db, pid, "synthesis", synth_text(), SYNTH)
-    library.name_paper(web.ctx.db, pid, "uploaded name.pdf")
+    add_analysis(web.ctx.services.db, pid, "synthesis", synth_text(), SYNTH)
+    library.name_paper(web.ctx.services.db, pid, "uploaded name.pdf")
     response = web.get("/library/notes.zip")
     assert response.status_code == 200 and response.headers["content-type"] == "application/zip"
     with zipfile.ZipFile(io.BytesIO(response.content)) as archive:
@@ -170,7 +170,7 @@ def test_notes_zip_holds_every_reviewed_note(web):
 
 def test_library_full_text_search_and_author_year_columns(web):
     pid = ingest_sample(web)
-    with web.ctx.db() as s:
+    with web.ctx.services.db() as s:
         words = s.query(Chunk).filter_by(paper_id=pid).first().text.split()
     word = next(w for w in words if len(w) > 6 and w.isalpha())
     html = web.get("/library", params={"q": word, "text": "1"}).text
@@ -178,20 +178,20 @@ def test_library_full_text_search_and_author_year_columns(web):
     assert 'class="authors"' in html and 'class="num year"' in html
     assert f'data-paper="{pid}"' not in web.get("/library", params={"q": "zzqxjv", "text": "1"}).text
     # words of an analysis only
-    add_analysis(web.ctx.db, pid, "synthesis", synth_text(), SYNTH)
-    with web.ctx.db() as s:
+    add_analysis(web.ctx.services.db, pid, "synthesis", synth_text(), SYNTH)
+    with web.ctx.services.db() as s:
         assert library.analysis_matches(s, "MILLION documents")[pid].startswith("synthesis: ")
         assert library.analysis_matches(s, "million zzqxjv") == {}
 
 
 def test_a_paper_under_review_says_so_and_its_status_can_be_polled(web):
     pid = ingest_sample(web)
-    with transaction(web.ctx.db) as s:
+    with transaction(web.ctx.services.db) as s:
         s.add(ReviewJob(source_path=str(SAMPLE_PAPER), paper_id=pid, status="running", stage="read"))
     html = web.get(f"/paper/{pid}").text
     assert 'id="review-running"' in html and "updates itself" in html
     assert web.get(f"/api/paper/{pid}/status").json() == {"status": "running: read", "reviewing": True}
-    with transaction(web.ctx.db) as s:
+    with transaction(web.ctx.services.db) as s:
         s.query(ReviewJob).update({"status": "done"})
     assert web.get(f"/api/paper/{pid}/status").json()["reviewing"] is False
     assert 'id="review-running"' not in web.get(f"/paper/{pid}").text
@@ -199,9 +199,9 @@ def test_a_paper_under_review_says_so_and_its_status_can_be_polled(web):
 
 def test_a_stored_answer_has_its_own_page_with_linked_citations_and_plain_words(web):
     pid = ingest_sample(web)
-    with web.ctx.db() as s:
+    with web.ctx.services.db() as s:
         chunk_id = s.query(Chunk).filter_by(paper_id=pid).first().id
-    with transaction(web.ctx.db) as s:
+    with transaction(web.ctx.services.db) as s:
         row = Question(paper_id=pid, question="What is read first?", answer="The left column [1]. Also [7].",
                        grounded=True, route="incorrect", confidence=0.7,
                        details={"sources": [{"paper_id": pid, "chunk_id": chunk_id, "pages": "2",
@@ -301,7 +301,7 @@ def test_upload_jobs_are_database_rows_that_survive_a_restart(tmp_path):
         assert done.status == "done" and done.percent == 100, done
         pid = hashlib.sha256(data).hexdigest()
         assert done.paper_id == pid
-        view = read(second.ctx.db, paper_page.paper_view, pid)
+        view = read(second.ctx.services.db, paper_page.paper_view, pid)
         assert view.analyses and view.file_name == "Reading order (2025).pdf"
         assert second.get(f"/paper/{pid}/pdf").headers["content-disposition"].endswith(
             "filename*=UTF-8''Reading%20order%20%282025%29.pdf")

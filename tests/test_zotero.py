@@ -125,7 +125,7 @@ def test_ingest_keeps_zotero_metadata_and_reruns_pick_up_only_changes(dry_app, z
     notes: list[str] = []
     results = dry_app.ingest_zotero(zotero_dir, on_note=notes.append)
     assert sorted(r.status for r in results) == ["ingested", "ingested", "skipped", "skipped", "skipped"]
-    with dry_app.db() as session:
+    with dry_app.services.db() as session:
         papers = {p.zotero_key: p for p in session.scalars(select(Paper))}
         one = papers["ABCD2345"]
         assert one.title == "Redundancy in Sparse Extraction" and one.year == 2007
@@ -141,7 +141,7 @@ def test_ingest_keeps_zotero_metadata_and_reruns_pick_up_only_changes(dry_app, z
     changed = dry_app.ingest_zotero(zotero_dir, on_note=notes.append)
     assert sorted(r.status for r in changed if r.status != "skipped") == ["ingested", "unchanged"]
     assert len(notes) == 1 and first_id[:8] in notes[0] and "PDF changed" in notes[0]
-    with dry_app.db() as session:
+    with dry_app.services.db() as session:
         holders = session.scalars(select(Paper.id).where(Paper.zotero_key == "ABCD2345")).all()
         assert len(holders) == 1 and holders[0] != first_id
 
@@ -243,7 +243,7 @@ def test_papers_reviewed_from_a_folder_get_the_zotero_link_when_reviewed_from_zo
     assert len(first.by_status("reviewed")) == 1
     again = dry_app.review([], jobs=1, zotero=library)
     assert len(again.by_status("skipped")) == 1
-    with dry_app.db() as session:
+    with dry_app.services.db() as session:
         assert session.scalars(select(Paper.zotero_key)).all() == ["IJKL2345"]
 
 

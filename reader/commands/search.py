@@ -68,7 +68,7 @@ def reindex(app):
     started = time.perf_counter()
     n_chunks = app.reindex()
     elapsed = time.perf_counter() - started
-    info = app.search_index
+    info = app.services.search_index
     click.echo(
         f"Indexed {n_chunks} chunks from {len(info.paper_ids())} papers in {elapsed:.1f} s "
         f"(embedding model: {info.embedder_name})."

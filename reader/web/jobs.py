@@ -111,7 +111,7 @@ class QueueRunner:
         self._abandon = threading.Event()
         self._thread: threading.Thread | None = None
         self._creeps: dict[str, object] = {}
-        self.runs_worker = (not ctx.uses_workers) if start_worker is None else start_worker
+        self.runs_worker = (not ctx.settings.workers) if start_worker is None else start_worker
 
     # ---- the worker thread
     def start(self) -> None:
