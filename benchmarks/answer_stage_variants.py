@@ -6,6 +6,7 @@ answer prompt's source lines without the grader's relevance and reason).
 
     .venv/bin/python -m benchmarks.answer_stage_variants CAPTURE.jsonl OUT.jsonl --part dev|held --variants ref-w-quote,pyes60
 """
+
 import argparse
 import json
 import re
@@ -26,6 +27,7 @@ def pyes(d):
     g = d["grade"]
     return 0.0 if g is None else (g["p_yes"] if g["p_yes"] is not None else g["score"])
 
+
 def by_pyes(r, tau, budget=1500):
     seen, out, spent = set(), [], 0
     for d in sorted(r["graded"], key=lambda d: -pyes(d)):
@@ -39,18 +41,31 @@ def by_pyes(r, tau, budget=1500):
         spent += cost
     return out
 
+
 def label_of(r, c):
     """The source label the pipeline gave this passage (answer_stage_capture saves one for every graded passage)."""
     return r["label"][c.key]
 
+
 def build(d, refined=None):
     g = d["grade"]
-    c = Candidate(key=d["key"], text=d["text"], paper_id=d["paper_id"], chunk_id=d["chunk_id"],
-                  page_start=d["page_start"], page_end=d["page_end"], fused_score=d["fused_score"],
-                  origin=d["origin"], external=d["external"],
-                  grade=None if g is None else Grade(d["key"], g["score"], g["ambiguous"], g["reasoning"], p_yes=g["p_yes"]))
+    c = Candidate(
+        key=d["key"],
+        text=d["text"],
+        paper_id=d["paper_id"],
+        chunk_id=d["chunk_id"],
+        page_start=d["page_start"],
+        page_end=d["page_end"],
+        fused_score=d["fused_score"],
+        origin=d["origin"],
+        external=d["external"],
+        grade=None
+        if g is None
+        else Grade(d["key"], g["score"], g["ambiguous"], g["reasoning"], p_yes=g["p_yes"]),
+    )
     c.refined = d["refined"] if refined is None else refined
     return c
+
 
 # The grader's part of a source line of the answer prompt: "[2] Title, p. 4 — relevance 0.80: the reason".
 GRADER_PART = re.compile(r" — relevance \d(?:\.\d+)?: [^\n]*")
@@ -74,15 +89,27 @@ class NoRelevance:
             messages = [dict(m, content=text) for m, (text, _) in zip(messages, cut)]
         return self.llm.complete(messages, **kw)
 
+
 def run_variant(v, r, qs, llm):
     q = qs[r["id"]]
     if v == "pyes60":  # the p_yes rule as built: below 0.6 not found without the writer, else p30-n
         best = max((pyes(d) for d in r["graded"]), default=0.0)
         if best < 0.6:
-            return {"variant": v, "id": q.id, "answerable": q.answerable, "right": not q.answerable,
-                    "not_found": True, "missing": [], "answer": "(not asked)", "seconds": 0.0,
-                    "route": r["route"], "best_p_yes": best, "prompt_tokens": 0}
+            return {
+                "variant": v,
+                "id": q.id,
+                "answerable": q.answerable,
+                "right": not q.answerable,
+                "not_found": True,
+                "missing": [],
+                "answer": "(not asked)",
+                "seconds": 0.0,
+                "route": r["route"],
+                "best_p_yes": best,
+                "prompt_tokens": 0,
+            }
         return dict(run_variant("p30-n", r, qs, llm), variant=v)
+
     def label(c):
         return label_of(r, c)
 
@@ -109,8 +136,14 @@ def run_variant(v, r, qs, llm):
             text = gen.quoted_answer(chosen, 0.0, q.question)
             ans = gen.Answer(text, evidence=chosen, quoted=True) if text else ans
     else:
-        ans = generate_answer(q.question, ev, model, label=label, quote_threshold=0.9 if "quote" in extra else None,
-                              may_refuse=may_refuse)
+        ans = generate_answer(
+            q.question,
+            ev,
+            model,
+            label=label,
+            quote_threshold=0.9 if "quote" in extra else None,
+            may_refuse=may_refuse,
+        )
     secs = time.time() - t
     cited = {c.paper_id for c in ans.evidence} if not ans.not_found else set()
     expected = [p for p in r["answer_ids"] if p]
@@ -119,9 +152,20 @@ def run_variant(v, r, qs, llm):
         right = (not ans.not_found) and all(p in cited for p in expected) and not miss
     else:
         miss, right = [], ans.not_found
-    return {"variant": v, "id": q.id, "answerable": q.answerable, "right": right, "not_found": ans.not_found,
-            "missing": miss, "answer": ans.text, "seconds": round(secs, 1), "route": r["route"], "best_p_yes": best,
-            "prompt_tokens": ans.completion.prompt_tokens if ans.completion else 0}
+    return {
+        "variant": v,
+        "id": q.id,
+        "answerable": q.answerable,
+        "right": right,
+        "not_found": ans.not_found,
+        "missing": miss,
+        "answer": ans.text,
+        "seconds": round(secs, 1),
+        "route": r["route"],
+        "best_p_yes": best,
+        "prompt_tokens": ans.completion.prompt_tokens if ans.completion else 0,
+    }
+
 
 def main() -> None:
     ap = argparse.ArgumentParser()
@@ -148,7 +192,14 @@ def main() -> None:
                 row = run_variant(v, r, qs, llm)
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
                 f.flush()
-                print(v, row["id"], row["right"], row["seconds"], row["answer"][:100].replace("\n", " "), flush=True)
+                print(
+                    v,
+                    row["id"],
+                    row["right"],
+                    row["seconds"],
+                    row["answer"][:100].replace("\n", " "),
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

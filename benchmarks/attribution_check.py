@@ -34,8 +34,9 @@ from reader.ingest.pdf import parse_pdf
 
 def faithful_sentences(pdf: Path) -> tuple[ReferenceList, list[str]]:
     parsed = parse_pdf(pdf, pdf.read_bytes())
-    body = [c.text for c in chunk_paper(parsed)
-            if not re.search(r"referenc|bibliograph", c.section or "", re.I)]
+    body = [
+        c.text for c in chunk_paper(parsed) if not re.search(r"referenc|bibliograph", c.section or "", re.I)
+    ]
     refs = ReferenceList.build([(r.marker, r.text) for r in parsed.references], body)
     numbered, author_year = [], []
     for sentence in refs.sentences:
@@ -88,12 +89,16 @@ def main() -> None:
         n = sum(v[0] for (_, c), v in counts.items() if c == name)
         k = sum(v[1] for (_, c), v in counts.items() if c == name)
         lo, hi = wilson(k, n)
-        print(f"all, {name}: {k} of {n} faithful sentences flagged = {k / max(n, 1):.1%} "
-              f"(95% Wilson interval {lo:.1%}–{hi:.1%})")
+        print(
+            f"all, {name}: {k} of {n} faithful sentences flagged = {k / max(n, 1):.1%} "
+            f"(95% Wilson interval {lo:.1%}–{hi:.1%})"
+        )
     for (kind, name), (n, k) in sorted(counts.items()):
         lo, hi = wilson(k, n)
-        print(f"{kind}, {name}: {k} of {n} sentences flagged = {k / max(n, 1):.1%} "
-              f"(95% Wilson interval {lo:.1%}–{hi:.1%})")
+        print(
+            f"{kind}, {name}: {k} of {n} sentences flagged = {k / max(n, 1):.1%} "
+            f"(95% Wilson interval {lo:.1%}–{hi:.1%})"
+        )
 
 
 if __name__ == "__main__":

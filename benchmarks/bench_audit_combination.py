@@ -48,7 +48,9 @@ def main() -> None:
 
     app = Reader(use_cache=False)
     rows = load_dev_set()
-    names = sorted({r["paper"] for r in rows if args.half == "all" or (r["paper"] in HALF_A) == (args.half == "A")})
+    names = sorted(
+        {r["paper"] for r in rows if args.half == "all" or (r["paper"] in HALF_A) == (args.half == "A")}
+    )
     stored = ingested(app, names)
     verifier = build_inner_llm(app.settings, "verifier")
     if hasattr(verifier, "load"):
@@ -69,16 +71,26 @@ def main() -> None:
         found = {}
         for which in passes:
             started = time.perf_counter()
-            result = audit_sentences(sentences, paper_id=stored[name], verifier=verifier,
-                                     search=app.services.search_index.search, facts=facts, fallback_text=material.full_text,
-                                     max_workers=1, checker=band if which == "after" else None)
+            result = audit_sentences(
+                sentences,
+                paper_id=stored[name],
+                verifier=verifier,
+                search=app.services.search_index.search,
+                facts=facts,
+                fallback_text=material.full_text,
+                max_workers=1,
+                checker=band if which == "after" else None,
+            )
             seconds = time.perf_counter() - started
             totals[which]["calls"] += result.llm_calls
             totals[which]["seconds"] += seconds
             totals[which]["sentences"] += len(sentences)
             found[which] = {s.text: s for s in result.sentences}
-            print(f"  {name} {which}: {len(sentences)} sentences, {result.llm_calls} calls, {seconds:.0f} s",
-                  file=sys.stderr, flush=True)
+            print(
+                f"  {name} {which}: {len(sentences)} sentences, {result.llm_calls} calls, {seconds:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
         for row in paper_rows:
             item = {"id": row["id"], "paper": name, "kind": row["kind"], "lang": row["lang"], "mode": "model"}
             for which, results in found.items():
@@ -94,14 +106,22 @@ def main() -> None:
         with open(args.out, "w", encoding="utf-8") as fh:
             for item in items:
                 fh.write(json.dumps(item, ensure_ascii=False) + "\n")
-    label = {"before": "before: the verifier decides every sentence",
-             "after": f"after: the claim checker (sure at P ≤ {band.low:g} or ≥ {band.high:g}) and the verifier"}
+    label = {
+        "before": "before: the verifier decides every sentence",
+        "after": f"after: the claim checker (sure at P ≤ {band.low:g} or ≥ {band.high:g}) and the verifier",
+    }
     for which in passes:
         t = totals[which]
         per30 = t["seconds"] * 30 / max(1, t["sentences"])
-        print(f"\n{label[which]}: {t['calls']} verifier calls for {t['sentences']} sentences, {t['seconds']:.0f} s "
-              f"({per30:.1f} s and {t['calls'] * 30 / max(1, t['sentences']):.1f} calls per 30 sentences)")
-        print("\n".join(table(items, lambda i, w=which: i[f"{w}_verdict"] == "unsupported", f"half {args.half}")))
+        print(
+            f"\n{label[which]}: {t['calls']} verifier calls for {t['sentences']} sentences, {t['seconds']:.0f} s "
+            f"({per30:.1f} s and {t['calls'] * 30 / max(1, t['sentences']):.1f} calls per 30 sentences)"
+        )
+        print(
+            "\n".join(
+                table(items, lambda i, w=which: i[f"{w}_verdict"] == "unsupported", f"half {args.half}")
+            )
+        )
     if len(passes) == 2:
         b, a = (totals[p]["seconds"] for p in passes)
         print(f"\nwall time after / before: {a / max(b, 1e-9):.2f}")

@@ -48,14 +48,15 @@ def flagged(item: dict, threshold: float | None, guards: bool = True) -> bool:
 
 
 def table(items: list[dict], flag, title: str) -> list[str]:
-    lines = [f"{title} ({len(items)} sentences)",
-             f"  {'kind':<18} {'n':>4} {'flagged':>8} {'rate':>6}  95% interval"]
+    lines = [
+        f"{title} ({len(items)} sentences)",
+        f"  {'kind':<18} {'n':>4} {'flagged':>8} {'rate':>6}  95% interval",
+    ]
     by_kind = defaultdict(list)
     for item in items:
         by_kind[item["kind"]].append(flag(item))
     for kind in ("faithful",) + KINDS + ("all fabricated",):
-        flags = by_kind[kind] if kind != "all fabricated" else [
-            f for k in KINDS for f in by_kind[k]]
+        flags = by_kind[kind] if kind != "all fabricated" else [f for k in KINDS for f in by_kind[k]]
         if not flags:
             continue
         k, n = sum(flags), len(flags)
@@ -141,50 +142,77 @@ def run(args) -> list[dict]:
         if verifier is None:
             outcomes = [[None] for _ in sentences]
         else:
-            evidence = {"evidence_for": whole_passages(app.services.search_index.search, paper_id)} if args.passages else {}
-            result = loop.audit_sentences(sentences, paper_id=paper_id, verifier=verifier,
-                                          search=app.services.search_index.search, facts=facts,
-                                          fallback_text=material.full_text, max_workers=1, **evidence)
+            evidence = (
+                {"evidence_for": whole_passages(app.services.search_index.search, paper_id)}
+                if args.passages
+                else {}
+            )
+            result = loop.audit_sentences(
+                sentences,
+                paper_id=paper_id,
+                verifier=verifier,
+                search=app.services.search_index.search,
+                facts=facts,
+                fallback_text=material.full_text,
+                max_workers=1,
+                **evidence,
+            )
             calls += result.llm_calls
             tokens += result.prompt_tokens + result.completion_tokens
             outcomes = _results_for(sentences, result.sentences)
-            print(f"  {name}: {len(sentences)} sentences, {result.llm_calls} calls, "
-                  f"{time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+            print(
+                f"  {name}: {len(sentences)} sentences, {result.llm_calls} calls, "
+                f"{time.perf_counter() - started:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
         for row, found in zip(paper_rows, outcomes):
             guard = check_sentence(row["sentence"], facts)
             judgement = getattr(found[0], "judgement", None) if len(found) == 1 else None
             verifier_no = any(r is not None and r.llm_answer == "NO" for r in found)
             p_values = [getattr(r, "p_yes", None) for r in found if r is not None]
             p_values = [p for p in p_values if p is not None]
-            results.append({
-                "id": row["id"], "paper": name, "kind": row["kind"], "lang": row["lang"],
-                "mode": "guards" if verifier is None else "model",
-                "verifier": getattr(verifier, "model", ""),
-                "guard_reasons": guard,
-                "flagged_by_verifier": verifier_no or any(
-                    r is not None and r.flagged and not guard for r in found),
-                "verdict_reasons": [x for r in found if r is not None for x in r.reasons],
-                "p_yes": min(p_values) if p_values else None,
-            })
+            results.append(
+                {
+                    "id": row["id"],
+                    "paper": name,
+                    "kind": row["kind"],
+                    "lang": row["lang"],
+                    "mode": "guards" if verifier is None else "model",
+                    "verifier": getattr(verifier, "model", ""),
+                    "guard_reasons": guard,
+                    "flagged_by_verifier": verifier_no
+                    or any(r is not None and r.flagged and not guard for r in found),
+                    "verdict_reasons": [x for r in found if r is not None for x in r.reasons],
+                    "p_yes": min(p_values) if p_values else None,
+                }
+            )
             if judgement is not None:
                 results[-1].update(answer=judgement.answer, has_evidence=bool(found[0].evidence))
     if verifier is not None:
-        print(f"{calls} verifier calls, {tokens} tokens, {time.perf_counter() - started:.0f} s",
-              flush=True)
+        print(f"{calls} verifier calls, {tokens} tokens, {time.perf_counter() - started:.0f} s", flush=True)
     return results
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--guards-only", action="store_true", help="no model: the guards alone")
-    parser.add_argument("--home", default="/tmp/reader-bench-audit-dev",
-                        help="READER_HOME for the benchmark (papers are ingested once)")
+    parser.add_argument(
+        "--home",
+        default="/tmp/reader-bench-audit-dev",
+        help="READER_HOME for the benchmark (papers are ingested once)",
+    )
     parser.add_argument("--out", help="save per-sentence results here (JSON lines)")
     parser.add_argument("--from", dest="source", help="re-score saved results instead of running")
-    parser.add_argument("--threshold", type=float, default=None,
-                        help="flag when the verifier's P(YES) is below this (default: its YES/NO)")
-    parser.add_argument("--choose", action="store_true",
-                        help="choose the threshold on half A (false flags <= 0.05)")
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        default=None,
+        help="flag when the verifier's P(YES) is below this (default: its YES/NO)",
+    )
+    parser.add_argument(
+        "--choose", action="store_true", help="choose the threshold on half A (false flags <= 0.05)"
+    )
     parser.add_argument("--passages", action="store_true", help="whole passages, not focused evidence")
     args = parser.parse_args()
 
@@ -203,8 +231,10 @@ def main() -> None:
         print(f"chosen on half A (false flags <= 0.05): P(YES) threshold {threshold}")
     mode = items[0]["mode"] if items else "?"
     model = items[0].get("verifier") or "embedded model" if items else ""
-    print(f"mode: {'guards alone' if mode == 'guards' else f'verifier ({model}) + guards'}"
-          + (f", P(YES) threshold {threshold}" if threshold is not None else ""))
+    print(
+        f"mode: {'guards alone' if mode == 'guards' else f'verifier ({model}) + guards'}"
+        + (f", P(YES) threshold {threshold}" if threshold is not None else "")
+    )
     print(report(items, lambda i: flagged(i, threshold)))
     if mode == "model":
         print("\nverifier alone (no guards):")

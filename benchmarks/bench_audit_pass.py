@@ -33,7 +33,7 @@ def paper_passages() -> list[str]:
             words = " ".join(page.get_text() for page in doc).split()
     except Exception:  # noqa: BLE001 - without the PDF, synthetic text of the same size
         words = ("the model is evaluated on seven tasks with strong baselines " * 400).split()
-    return [" ".join(words[i:i + 250]) for i in range(0, len(words), 250)]
+    return [" ".join(words[i : i + 250]) for i in range(0, len(words), 250)]
 
 
 def analysis(n: int) -> str:
@@ -76,9 +76,13 @@ def main() -> None:
     facts = PaperFacts.from_texts(passages)
     text = analysis(args.sentences)
     batches = math.ceil(args.sentences / BATCH_SIZE)
-    print(f"audit pass: {args.sentences} sentences, {batches} batches of {BATCH_SIZE}, "
-          f"{args.latency * 1000:.0f} ms per call")
-    print(f"{'workers':>8} {'calls':>6} {'prompt tok':>11} {'wall s':>8} {'bound s':>8} {'wall/bound':>11} {'vs seq':>7}")
+    print(
+        f"audit pass: {args.sentences} sentences, {batches} batches of {BATCH_SIZE}, "
+        f"{args.latency * 1000:.0f} ms per call"
+    )
+    print(
+        f"{'workers':>8} {'calls':>6} {'prompt tok':>11} {'wall s':>8} {'bound s':>8} {'wall/bound':>11} {'vs seq':>7}"
+    )
     rows = []
     for workers in (1, 4, batches):
         walls = []
@@ -90,8 +94,10 @@ def main() -> None:
         rows.append((workers, result.llm_calls, result.prompt_tokens, wall, bound))
     sequential = rows[0][3]
     for workers, calls, tokens, wall, bound in rows:
-        print(f"{workers:>8} {calls:>6} {tokens:>11,} {wall:>8.3f} {bound:>8.3f} {wall / bound:>10.3f}x "
-              f"{sequential / wall:>6.2f}x")
+        print(
+            f"{workers:>8} {calls:>6} {tokens:>11,} {wall:>8.3f} {bound:>8.3f} {wall / bound:>10.3f}x "
+            f"{sequential / wall:>6.2f}x"
+        )
     print(f"({len(result.sentences)} verdicts; median of {args.repeat} runs; target wall/bound <= 1.15)")
 
 

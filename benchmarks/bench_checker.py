@@ -62,15 +62,28 @@ def score_dev(home: str, weights: Path | None = None) -> list[dict]:
         with app.services.db() as session:
             facts = PaperFacts.from_texts(load_material(session, stored[name]).facts_texts)
         for row in (r for r in rows if r["paper"] == name):
-            own = excerpts(row["sentence"], _hits_to_evidence(app.services.search_index.search(row["sentence"], stored[name])))
-            scored = checker.score([row["sentence"]], [[e.text for e in own]])[0] if row["lang"] != "zh" else None
+            own = excerpts(
+                row["sentence"],
+                _hits_to_evidence(app.services.search_index.search(row["sentence"], stored[name])),
+            )
+            scored = (
+                checker.score([row["sentence"]], [[e.text for e in own]])[0] if row["lang"] != "zh" else None
+            )
             pairs += len(own) if scored else 0
-            out.append({"id": row["id"], "paper": name, "kind": row["kind"], "lang": row["lang"],
-                        "p_checker": scored.p_supported if scored else None,
-                        "best_evidence": own[scored.best].text if scored and scored.best is not None else "",
-                        "quote_in_best": bool(scored and scored.best is not None
-                                              and row["quote"][:40] in own[scored.best].text),
-                        "guard_reasons": check_sentence(row["sentence"], facts)})
+            out.append(
+                {
+                    "id": row["id"],
+                    "paper": name,
+                    "kind": row["kind"],
+                    "lang": row["lang"],
+                    "p_checker": scored.p_supported if scored else None,
+                    "best_evidence": own[scored.best].text if scored and scored.best is not None else "",
+                    "quote_in_best": bool(
+                        scored and scored.best is not None and row["quote"][:40] in own[scored.best].text
+                    ),
+                    "guard_reasons": check_sentence(row["sentence"], facts),
+                }
+            )
     seconds = time.perf_counter() - started
     print(f"scored {len(out)} sentences ({pairs} pairs) with search in {seconds:.1f} s", file=sys.stderr)
     return out
@@ -95,12 +108,19 @@ def flag_combined(item, low, high, t):
     if item["guard_reasons"]:
         return True
     if asks_llm(item, low, high):
-        return flag_llm(item, t) if "llm_p_yes" in item else item["p_checker"] is not None and item["p_checker"] < 0.5
+        return (
+            flag_llm(item, t)
+            if "llm_p_yes" in item
+            else item["p_checker"] is not None and item["p_checker"] < 0.5
+        )
     return item["p_checker"] <= low
 
 
 def table(items, flag, title) -> list[str]:
-    lines = [f"{title} ({len(items)} sentences)", f"  {'kind':<18} {'n':>4} {'flagged':>8} {'rate':>6}  95% interval"]
+    lines = [
+        f"{title} ({len(items)} sentences)",
+        f"  {'kind':<18} {'n':>4} {'flagged':>8} {'rate':>6}  95% interval",
+    ]
     by_kind = defaultdict(list)
     for item in items:
         by_kind[item["kind"]].append(flag(item))
@@ -109,7 +129,9 @@ def table(items, flag, title) -> list[str]:
         if flags:
             k, n = sum(flags), len(flags)
             lo, hi = wilson(k, n)
-            lines.append(f"  {'faithful (false)' if kind == 'faithful' else kind:<18} {n:>4} {k:>8} {k / n:>6.2f}  [{lo:.2f}, {hi:.2f}]")
+            lines.append(
+                f"  {'faithful (false)' if kind == 'faithful' else kind:<18} {n:>4} {k:>8} {k / n:>6.2f}  [{lo:.2f}, {hi:.2f}]"
+            )
     return lines
 
 
@@ -176,10 +198,14 @@ def dev_report(items, max_asked: float) -> None:
     a, b = halves(items)
     a_en, b_en = ([i for i in part if i["p_checker"] is not None] for part in (a, b))
     t_checker = choose_checker(a_en)
-    print(f"checker alone (English sentences: it does not score Chinese ones): flag below P {t_checker:.2f} "
-          "(chosen on half A, false flags ≤ 0.05)")
+    print(
+        f"checker alone (English sentences: it does not score Chinese ones): flag below P {t_checker:.2f} "
+        "(chosen on half A, false flags ≤ 0.05)"
+    )
     for part, title in ((a_en, "half A (choose)"), (b_en, "half B (report)")):
-        print("\n".join(table(part, lambda i: flag_checker(i, t_checker), f"checker alone + guards, {title}")))
+        print(
+            "\n".join(table(part, lambda i: flag_checker(i, t_checker), f"checker alone + guards, {title}"))
+        )
     print("\nthe curve, half B, English: checker alone + guards, flag below P")
     print(f"  {'P':>5} {'false':>7} " + " ".join(f"{k[:12]:>12}" for k in KINDS) + f" {'all':>6}")
     for t in (0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95):
@@ -189,15 +215,20 @@ def dev_report(items, max_asked: float) -> None:
             part = [i for i in b_en if i["kind"] == kind]
             per_kind.append(f"{sum(map(flag, part)) / max(1, len(part)):>12.2f}")
         fabricated = [i for i in b_en if i["kind"] != "faithful"]
-        print(f"  {t:>5.2f} {false_rate(b_en, flag):>7.2f} " + " ".join(per_kind)
-              + f" {sum(map(flag, fabricated)) / max(1, len(fabricated)):>6.2f}")
+        print(
+            f"  {t:>5.2f} {false_rate(b_en, flag):>7.2f} "
+            + " ".join(per_kind)
+            + f" {sum(map(flag, fabricated)) / max(1, len(fabricated)):>6.2f}"
+        )
     en = [i for i in items if i["p_checker"] is not None]
     from reader.checker.train import auc
 
     fab = [i for i in en if i["kind"] != "faithful" and not i["guard_reasons"]]
     faithful = [i for i in en if i["kind"] == "faithful"]
-    print(f"AUC, checker P on fabrications the guards miss vs faithful (English): "
-          f"{auc([1] * len(faithful) + [0] * len(fab), [i['p_checker'] for i in faithful + fab]):.3f}")
+    print(
+        f"AUC, checker P on fabrications the guards miss vs faithful (English): "
+        f"{auc([1] * len(faithful) + [0] * len(fab), [i['p_checker'] for i in faithful + fab]):.3f}"
+    )
     share = sum(i["quote_in_best"] for i in en) / max(1, len(en))
     print(f"the sentence's quote is in its best excerpt for {share:.2f} of English sentences")
     if not any("llm_p_yes" in i for i in items):
@@ -206,15 +237,28 @@ def dev_report(items, max_asked: float) -> None:
     for part, title in ((a, "half A"), (b, "half B (report)")):
         print("\n".join(table(part, lambda i: flag_llm(i, YES_THRESHOLD), f"LLM alone, {title}")))
     low, high = choose_band(a, YES_THRESHOLD, max_asked=max_asked)
-    print(f"\ncombination: checker sure at P ≤ {low:.2f} or ≥ {high:.2f} (chosen on half A), "
-          f"the LLM's P(YES) ≥ {YES_THRESHOLD} in between")
+    print(
+        f"\ncombination: checker sure at P ≤ {low:.2f} or ≥ {high:.2f} (chosen on half A), "
+        f"the LLM's P(YES) ≥ {YES_THRESHOLD} in between"
+    )
     for part, title in ((a, "half A (choose)"), (b, "half B (report)")):
-        print("\n".join(table(part, lambda i: flag_combined(i, low, high, YES_THRESHOLD), f"combination, {title}")))
+        print(
+            "\n".join(
+                table(part, lambda i: flag_combined(i, low, high, YES_THRESHOLD), f"combination, {title}")
+            )
+        )
         asked = sum(asks_llm(i, low, high) for i in part)
         print(f"  sentences sent to the LLM: {asked}/{len(part)}")
     zh = [i for i in items if i["lang"] == "zh"]
-    print("\n".join(table(zh, lambda i: flag_combined(i, low, high, YES_THRESHOLD),
-                          "Chinese sentences (the LLM decides), all papers")))
+    print(
+        "\n".join(
+            table(
+                zh,
+                lambda i: flag_combined(i, low, high, YES_THRESHOLD),
+                "Chinese sentences (the LLM decides), all papers",
+            )
+        )
+    )
 
 
 def public_sets(seed: int = 7) -> dict[str, list[tuple[str, str, bool]]]:
@@ -224,8 +268,10 @@ def public_sets(seed: int = 7) -> dict[str, list[tuple[str, str, bool]]]:
             row = json.loads(line)
             abstract = " ".join(c["text"] for c in row["gold_ctx"])
             scifact.append((row["input"], abstract, row["answer"] == "true"))
-    summedits = [(r["summary"], r["doc"], r["label"] == 1)
-                 for r in json.loads((EVAL / "summedits_scitldr.json").read_text(encoding="utf-8"))]
+    summedits = [
+        (r["summary"], r["doc"], r["label"] == 1)
+        for r in json.loads((EVAL / "summedits_scitldr.json").read_text(encoding="utf-8"))
+    ]
     return {"SciFact": scifact, "SummEdits": summedits}
 
 
@@ -235,7 +281,7 @@ def windows(text: str, size: int = 3, stride: int = 2) -> list[str]:
     sentences = split_sentences(text)
     if len(sentences) <= size:
         return [" ".join(sentences)] if sentences else [text]
-    return [" ".join(sentences[i:i + size]) for i in range(0, len(sentences) - size + stride, stride)]
+    return [" ".join(sentences[i : i + size]) for i in range(0, len(sentences) - size + stride, stride)]
 
 
 def public_report(seed: int = 7, weights: Path | None = None) -> None:
@@ -245,11 +291,13 @@ def public_report(seed: int = 7, weights: Path | None = None) -> None:
     checker.load()
     for name, rows in public_sets().items():
         started = time.perf_counter()
-        scores = [s.p_supported for s in checker.score([c for c, _, _ in rows], [windows(d) for _, d, _ in rows])]
+        scores = [
+            s.p_supported for s in checker.score([c for c, _, _ in rows], [windows(d) for _, d, _ in rows])
+        ]
         seconds = time.perf_counter() - started
         order = list(range(len(rows)))
         random.Random(seed).shuffle(order)
-        choose, report = order[:len(order) // 2], order[len(order) // 2:]
+        choose, report = order[: len(order) // 2], order[len(order) // 2 :]
 
         def bacc(ids, t):
             pos = [scores[i] >= t for i in ids if rows[i][2]]
@@ -262,10 +310,12 @@ def public_report(seed: int = 7, weights: Path | None = None) -> None:
         lo_n, hi_n = wilson(sum(neg), len(neg))
         from reader.checker.train import auc
 
-        print(f"{name}: {len(rows)} items, {seconds:.1f} s; threshold {t:.2f} chosen on {len(choose)}, "
-              f"reported on {len(report)}: balanced accuracy {value:.3f} "
-              f"[{(lo_p + lo_n) / 2:.3f}, {(hi_p + hi_n) / 2:.3f}]; "
-              f"AUC (all) {auc([int(r[2]) for r in rows], scores):.3f}; at 0.5 on the reported half {bacc(report, 0.5)[0]:.3f}")
+        print(
+            f"{name}: {len(rows)} items, {seconds:.1f} s; threshold {t:.2f} chosen on {len(choose)}, "
+            f"reported on {len(report)}: balanced accuracy {value:.3f} "
+            f"[{(lo_p + lo_n) / 2:.3f}, {(hi_p + hi_n) / 2:.3f}]; "
+            f"AUC (all) {auc([int(r[2]) for r in rows], scores):.3f}; at 0.5 on the reported half {bacc(report, 0.5)[0]:.3f}"
+        )
 
 
 def main() -> None:
@@ -274,7 +324,9 @@ def main() -> None:
     ap.add_argument("--llm-from", help="bench_audit_dev.py --out results: the verifier's P(YES) per sentence")
     ap.add_argument("--out", help="save per-sentence checker results (JSON lines)")
     ap.add_argument("--from", dest="source", help="re-score saved checker results")
-    ap.add_argument("--max-asked", type=float, default=1.0, help="share of sentences the band may send to the LLM")
+    ap.add_argument(
+        "--max-asked", type=float, default=1.0, help="share of sentences the band may send to the LLM"
+    )
     ap.add_argument("--public", action="store_true", help="SciFact and SummEdits instead of the dev set")
     ap.add_argument("--weights", type=Path, help="score with these weights (default: the shipped ones)")
     args = ap.parse_args()

@@ -53,19 +53,30 @@ PATHS = {
 }
 
 CASES = {
-    "correct": dict(question="Which baselines do they compare against?",
-                    llm=dict(relevant_words=["baselines"])),
-    "ambiguous": dict(question="Which baselines does our topic model beat?",
-                      llm=dict(relevant_words=["beats", "english only"], ambiguous_words=["topic model"],
-                               rewrites=["English corpus limitations", "model beats LDA", "scales corpora"])),
-    "incorrect": dict(question="How were the metabolite profiles measured?",
-                      llm=dict(relevant_words=["gc-ms"], rewrites=["measurement instrument",
-                                                                   "metabolite profiles", "GC-MS day"],
-                               answer="Metabolites were measured with GC-MS [1].")),
+    "correct": dict(
+        question="Which baselines do they compare against?", llm=dict(relevant_words=["baselines"])
+    ),
+    "ambiguous": dict(
+        question="Which baselines does our topic model beat?",
+        llm=dict(
+            relevant_words=["beats", "english only"],
+            ambiguous_words=["topic model"],
+            rewrites=["English corpus limitations", "model beats LDA", "scales corpora"],
+        ),
+    ),
+    "incorrect": dict(
+        question="How were the metabolite profiles measured?",
+        llm=dict(
+            relevant_words=["gc-ms"],
+            rewrites=["measurement instrument", "metabolite profiles", "GC-MS day"],
+            answer="Metabolites were measured with GC-MS [1].",
+        ),
+    ),
 }
 
 
 # -- 1. routes on the scripted library --------------------------------------------------------
+
 
 def critical_path(result, workers: int, latency: float, config: CragConfig) -> float:
     def waves(calls: int) -> int:
@@ -79,7 +90,9 @@ def critical_path(result, workers: int, latency: float, config: CragConfig) -> f
         by_origin[grade["origin"]] = by_origin.get(grade["origin"], 0) + 1
     steps = [waves(calls_for(n)) for n in by_origin.values()]  # retrieval, rewrite, ...
     steps.append(1 if result.rewrites else 0)
-    refined = sum(1 for s in result.sources if s.refine_note.startswith(("kept sentences", "unread", "refiner said")))
+    refined = sum(
+        1 for s in result.sources if s.refine_note.startswith(("kept sentences", "unread", "refiner said"))
+    )
     steps.append(waves(calls_for(refined)))
     checked = "check" in result.trace  # an answer was written (a withheld one is "not found" too)
     steps.append(1 if checked else 0)  # answer
@@ -93,8 +106,16 @@ def run_case(name: str, path: str, workers: int, latency: float):
     llm = CragLLM(latency_s=latency, **case["llm"])
     verifier = ScriptedLLM(lambda prompt: "[1] YES\n[2] YES", latency_s=latency)
     start = time.perf_counter()
-    result = ask(case["question"], paper_id=PAPER_A, generator=llm, verifier=verifier, search=FakeSearch(),
-                 check_grounded=audit_grounded, titles=TITLES, config=config)
+    result = ask(
+        case["question"],
+        paper_id=PAPER_A,
+        generator=llm,
+        verifier=verifier,
+        search=FakeSearch(),
+        check_grounded=audit_grounded,
+        titles=TITLES,
+        config=config,
+    )
     wall = time.perf_counter() - start
     assert result.route == name, (name, result.route)
     return result, wall, config
@@ -104,19 +125,24 @@ def routes(paths: list[str], latency_ms: float) -> None:
     latency = latency_ms / 1000
     run_case("correct", paths[0], 4, 0.0)  # imports and first-use set-up, outside the timings
     print(f"scripted LLM, {latency_ms:g} ms per call")
-    print(f"{'route':<10} {'path':<7} {'calls':>5} {'tokens':>6} {'serial s':>9} {'1 worker s':>11} "
-          f"{'4 workers s':>12} {'lower bound s':>14} {'4w / bound':>10} {'1w / 4w':>8}")
+    print(
+        f"{'route':<10} {'path':<7} {'calls':>5} {'tokens':>6} {'serial s':>9} {'1 worker s':>11} "
+        f"{'4 workers s':>12} {'lower bound s':>14} {'4w / bound':>10} {'1w / 4w':>8}"
+    )
     for name in CASES:
         for path in paths:
             _, serial_wall, _ = run_case(name, path, 1, latency)
             result, wall, config = run_case(name, path, 4, latency)
             bound = critical_path(result, 4, latency, config)
-            print(f"{name:<10} {path:<7} {result.llm_calls:>5} {result.tokens:>6} {result.llm_calls * latency:>9.2f} "
-                  f"{serial_wall:>11.2f} {wall:>12.2f} {bound:>14.2f} {wall / bound:>10.2f} "
-                  f"{serial_wall / wall:>8.2f}")
+            print(
+                f"{name:<10} {path:<7} {result.llm_calls:>5} {result.tokens:>6} {result.llm_calls * latency:>9.2f} "
+                f"{serial_wall:>11.2f} {wall:>12.2f} {bound:>14.2f} {wall / bound:>10.2f} "
+                f"{serial_wall / wall:>8.2f}"
+            )
 
 
 # -- 2. labelled questions on the shared papers -----------------------------------------------
+
 
 def open_library(home: Path, questions, papers_dir: Path):
     """A Reader on `home` (response cache off) holding every paper the questions name."""
@@ -162,9 +188,15 @@ class StageLog:
 
     def complete(self, messages, **kwargs):
         completion = self.llm.complete(messages, **kwargs)
-        self.calls.append({"stage": kwargs.get("stage", ""), "prompt": completion.prompt_tokens,
-                           "completion": completion.completion_tokens, "seconds": completion.latency_s,
-                           "cached": getattr(completion, "cached_prompt_tokens", None)})
+        self.calls.append(
+            {
+                "stage": kwargs.get("stage", ""),
+                "prompt": completion.prompt_tokens,
+                "completion": completion.completion_tokens,
+                "seconds": completion.latency_s,
+                "cached": getattr(completion, "cached_prompt_tokens", None),
+            }
+        )
         return completion
 
 
@@ -178,25 +210,46 @@ def run_questions(args, paths: list[str]) -> list[dict]:
     with app.services.db() as session:
         titles = library_titles(session)
     warm_up(app)
-    print(f"{len(questions)} questions, paths {', '.join(paths)}, home {args.home}, "
-          f"LLM {getattr(app.services.generator, 'model', '?')}", file=sys.stderr, flush=True)
+    print(
+        f"{len(questions)} questions, paths {', '.join(paths)}, home {args.home}, "
+        f"LLM {getattr(app.services.generator, 'model', '?')}",
+        file=sys.stderr,
+        flush=True,
+    )
     rows = []
     for n, q in enumerate(questions):
         scope = known[q.paper] if q.paper else None
         expected = [known[ref] for ref in q.answer_papers] or None  # every one must be cited
-        for path in (paths if n % 2 == 0 else paths[::-1]):
+        for path in paths if n % 2 == 0 else paths[::-1]:
             calls: list[dict] = []
-            result = ask(q.question, paper_id=scope, generator=StageLog(app.services.generator, calls),
-                         verifier=StageLog(app.services.verifier, calls), search=app.services.search_index.search,
-                         check_grounded=audit_grounded, titles=titles, config=PATHS[path]())
+            result = ask(
+                q.question,
+                paper_id=scope,
+                generator=StageLog(app.services.generator, calls),
+                verifier=StageLog(app.services.verifier, calls),
+                search=app.services.search_index.search,
+                check_grounded=audit_grounded,
+                titles=titles,
+                config=PATHS[path](),
+            )
             p_yes = [g["p_yes"] for g in result.to_json()["grades"] if g.get("p_yes") is not None]
-            row = {"path": path, **score_outcome(q, expected, result), "tokens": result.tokens,
-                   "trace": result.trace, "calls": calls, "quoted": result.quoted,
-                   "best_p_yes": max(p_yes, default=None)}
+            row = {
+                "path": path,
+                **score_outcome(q, expected, result),
+                "tokens": result.tokens,
+                "trace": result.trace,
+                "calls": calls,
+                "quoted": result.quoted,
+                "best_p_yes": max(p_yes, default=None),
+            }
             rows.append(row)
-            print(f"[{n + 1}/{len(questions)}] {q.id} {path}: {result.route}, "
-                  f"{'ok' if row['right'] else 'WRONG'}, {result.llm_calls} calls, {result.tokens} tokens, "
-                  f"{result.seconds:.1f} s", file=sys.stderr, flush=True)
+            print(
+                f"[{n + 1}/{len(questions)}] {q.id} {path}: {result.route}, "
+                f"{'ok' if row['right'] else 'WRONG'}, {result.llm_calls} calls, {result.tokens} tokens, "
+                f"{result.seconds:.1f} s",
+                file=sys.stderr,
+                flush=True,
+            )
     return rows
 
 
@@ -208,21 +261,26 @@ def summary(rows: list[dict]) -> dict:
     seconds = [r["seconds"] for r in rows]
     return {
         "n": len(rows),
-        "answers_right": sum(r["right"] for r in answerable), "answerable": len(answerable),
-        "refusals_right": sum(r["right"] for r in unanswerable), "unanswerable": len(unanswerable),
+        "answers_right": sum(r["right"] for r in answerable),
+        "answerable": len(answerable),
+        "refusals_right": sum(r["right"] for r in unanswerable),
+        "unanswerable": len(unanswerable),
         "grounded": sum(r["grounded"] for r in rows if not r["not_found"]),
         "answered": sum(not r["not_found"] for r in rows),
         "calls_median": statistics.median(r["llm_calls"] for r in rows),
         "calls_mean": round(statistics.fmean(r["llm_calls"] for r in rows), 2),
         "tokens_median": statistics.median(r["tokens"] for r in rows),
-        "p50_s": percentile(seconds, 50), "p95_s": percentile(seconds, 95),
+        "p50_s": percentile(seconds, 50),
+        "p95_s": percentile(seconds, 95),
     }
 
 
 def stage_table(rows: list[dict], paths: list[str]) -> None:
     """Per path and stage, per question on average: calls, prompt and completion tokens, seconds."""
-    print(f"{'path':<7} {'stage':<18} {'calls/q':>8} {'prompt tok/q':>12} {'compl tok/q':>11} "
-          f"{'cached tok/q':>12} {'s/q':>7}")
+    print(
+        f"{'path':<7} {'stage':<18} {'calls/q':>8} {'prompt tok/q':>12} {'compl tok/q':>11} "
+        f"{'cached tok/q':>12} {'s/q':>7}"
+    )
     for path in paths:
         mine = [r for r in rows if r["path"] == path]
         stages = sorted({c["stage"] for r in mine for c in r["calls"]})
@@ -232,20 +290,26 @@ def stage_table(rows: list[dict], paths: list[str]) -> None:
             def per_q(key):
                 return sum(c[key] or 0 for c in calls) / len(mine)
 
-            print(f"{path:<7} {stage:<18} {len(calls) / len(mine):>8.2f} {per_q('prompt'):>12.0f} "
-                  f"{per_q('completion'):>11.0f} {per_q('cached'):>12.0f} {per_q('seconds'):>7.2f}")
+            print(
+                f"{path:<7} {stage:<18} {len(calls) / len(mine):>8.2f} {per_q('prompt'):>12.0f} "
+                f"{per_q('completion'):>11.0f} {per_q('cached'):>12.0f} {per_q('seconds'):>7.2f}"
+            )
 
 
 def report(rows: list[dict], paths: list[str]) -> None:
     stage_table(rows, paths)
     print()
     stats = {path: summary([r for r in rows if r["path"] == path]) for path in paths}
-    print(f"{'path':<7} {'answers right':>13} {'refusals right':>14} {'grounded':>9} {'calls med':>9} "
-          f"{'calls mean':>10} {'tokens med':>10} {'p50 s':>7} {'p95 s':>7}")
+    print(
+        f"{'path':<7} {'answers right':>13} {'refusals right':>14} {'grounded':>9} {'calls med':>9} "
+        f"{'calls mean':>10} {'tokens med':>10} {'p50 s':>7} {'p95 s':>7}"
+    )
     for path, s in stats.items():
-        print(f"{path:<7} {s['answers_right']:>6}/{s['answerable']:<6} {s['refusals_right']:>7}/{s['unanswerable']:<6} "
-              f"{s['grounded']:>4}/{s['answered']:<4} {s['calls_median']:>9g} {s['calls_mean']:>10g} "
-              f"{s['tokens_median']:>10g} {s['p50_s']:>7.2f} {s['p95_s']:>7.2f}")
+        print(
+            f"{path:<7} {s['answers_right']:>6}/{s['answerable']:<6} {s['refusals_right']:>7}/{s['unanswerable']:<6} "
+            f"{s['grounded']:>4}/{s['answered']:<4} {s['calls_median']:>9g} {s['calls_mean']:>10g} "
+            f"{s['tokens_median']:>10g} {s['p50_s']:>7.2f} {s['p95_s']:>7.2f}"
+        )
     if len(paths) == 2:
         first, second = paths
         a, b = stats[first], stats[second]
@@ -253,26 +317,36 @@ def report(rows: list[dict], paths: list[str]) -> None:
         def ratio(key):
             return f"{b[key] / a[key]:.2f}" if a[key] else "-"
 
-        print(f"{second}/{first}: calls median {ratio('calls_median')}, tokens median {ratio('tokens_median')}, "
-              f"p50 {ratio('p50_s')}, p95 {ratio('p95_s')}; answers right {b['answers_right']} vs "
-              f"{a['answers_right']}, refusals right {b['refusals_right']} vs {a['refusals_right']}")
+        print(
+            f"{second}/{first}: calls median {ratio('calls_median')}, tokens median {ratio('tokens_median')}, "
+            f"p50 {ratio('p50_s')}, p95 {ratio('p95_s')}; answers right {b['answers_right']} vs "
+            f"{a['answers_right']}, refusals right {b['refusals_right']} vs {a['refusals_right']}"
+        )
         by_question = {}
         for r in rows:
             by_question.setdefault(r["id"], {})[r["path"]] = r
-        differ = [qid for qid, pair in by_question.items()
-                  if len(pair) == 2 and pair[first]["right"] != pair[second]["right"]]
+        differ = [
+            qid
+            for qid, pair in by_question.items()
+            if len(pair) == 2 and pair[first]["right"] != pair[second]["right"]
+        ]
         print(f"questions right on one path only: {', '.join(differ) or 'none'}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--paths", default="new,batched", help="comma-separated, of: " + ", ".join(PATHS))
-    parser.add_argument("--latency-ms", type=float, default=200.0, help="routes mode: scripted latency per call")
+    parser.add_argument(
+        "--latency-ms", type=float, default=200.0, help="routes mode: scripted latency per call"
+    )
     parser.add_argument("--questions", help="labelled questions (JSONL, as for reader calibrate)")
     parser.add_argument("--ids", help="only these question ids, comma-separated")
     parser.add_argument("--limit", type=int, help="at most this many questions")
-    parser.add_argument("--home", default="/tmp/reader-bench-crag",
-                        help="READER_HOME for the questions (the shared papers are ingested once, then kept)")
+    parser.add_argument(
+        "--home",
+        default="/tmp/reader-bench-crag",
+        help="READER_HOME for the questions (the shared papers are ingested once, then kept)",
+    )
     parser.add_argument("--papers", default=str(SHARED_PAPERS), help="where the questions' papers are")
     parser.add_argument("--out", help="save one JSON line per question and path here")
     args = parser.parse_args()

@@ -93,17 +93,21 @@ def quality(files: list[Path]) -> None:
     from reader.ingest.chunk import chunk_paper
     from reader.ingest.pdf import parse_pdf, raw_page_texts
 
-    print(f"\n{'paper':34} {'title':44} {'auth':>4} {'abs':>5} {'sect':>4} {'capt':>4} {'refs':>4} "
-          f"{'chunks':>6} {'cover':>6}")
+    print(
+        f"\n{'paper':34} {'title':44} {'auth':>4} {'abs':>5} {'sect':>4} {'capt':>4} {'refs':>4} "
+        f"{'chunks':>6} {'cover':>6}"
+    )
     worst = 1.0
     for path in files:
         parsed = parse_pdf(path)
         chunks = chunk_paper(parsed)
         cov = coverage("\n".join(raw_page_texts(path)), [c.text for c in chunks])
         worst = min(worst, cov)
-        print(f"{path.stem[:34]:34} {parsed.title[:44]:44} {len(parsed.authors):4d} {len(parsed.abstract):5d} "
-              f"{len(parsed.sections):4d} {len(parsed.captions):4d} {len(parsed.references):4d} "
-              f"{len(chunks):6d} {cov:6.3f}")
+        print(
+            f"{path.stem[:34]:34} {parsed.title[:44]:44} {len(parsed.authors):4d} {len(parsed.abstract):5d} "
+            f"{len(parsed.sections):4d} {len(parsed.captions):4d} {len(parsed.references):4d} "
+            f"{len(chunks):6d} {cov:6.3f}"
+        )
     print(f"lowest coverage: {worst:.3f} (target >= 0.95)")
 
 
@@ -130,17 +134,23 @@ def main() -> None:
             our_rates.append(pages / our_s)
             ratios.append(raw_s / our_s)
             cpu_ratios.append(raw_cpu / our_cpu)
-            print(f"round {n + 1}: raw get_text {pages / raw_s:7.1f} pages/s   "
-                  f"ingest {pages / our_s:7.1f} pages/s   ratio {raw_s / our_s:.2f}   "
-                  f"(CPU time: raw {raw_cpu:.2f} s, ingest {our_cpu:.2f} s, ratio {raw_cpu / our_cpu:.2f})")
+            print(
+                f"round {n + 1}: raw get_text {pages / raw_s:7.1f} pages/s   "
+                f"ingest {pages / our_s:7.1f} pages/s   ratio {raw_s / our_s:.2f}   "
+                f"(CPU time: raw {raw_cpu:.2f} s, ingest {our_cpu:.2f} s, ratio {raw_cpu / our_cpu:.2f})"
+            )
         stages = stage_times(files, Path(tmp))
     print(f"\n{len(files)} papers, {pages} pages, {args.rounds} rounds")
     print(f"raw pymupdf page.get_text(): best {max(raw_rates):7.1f} pages/s")
     print(f"ingest (parse+chunk+store):  best {max(our_rates):7.1f} pages/s")
-    print(f"ratio ingest/raw: best-vs-best {max(our_rates) / max(raw_rates):.2f}, "
-          f"median per round {statistics.median(ratios):.2f} (target >= 0.7)")
-    print(f"ratio of CPU time (less sensitive to other load on the machine): "
-          f"median {statistics.median(cpu_ratios):.2f}")
+    print(
+        f"ratio ingest/raw: best-vs-best {max(our_rates) / max(raw_rates):.2f}, "
+        f"median per round {statistics.median(ratios):.2f} (target >= 0.7)"
+    )
+    print(
+        f"ratio of CPU time (less sensitive to other load on the machine): "
+        f"median {statistics.median(cpu_ratios):.2f}"
+    )
     total = sum(stages.values())
     print("time split: " + ", ".join(f"{k} {v / total:.0%}" for k, v in stages.items()))
     if not args.no_quality:

@@ -40,26 +40,35 @@ def measure(llm, text: str, *, gen_tokens: int, repeats: int) -> dict:
     for i in range(repeats):
         # A different first line each time, so no prompt prefix is reused from the last call.
         messages = [{"role": "user", "content": f"Run {i}. Summarize this paper excerpt.\n\n{text}"}]
-        reply = llm.raw_reply({"messages": messages, "max_tokens": gen_tokens, "temperature": 0.0,
-                               "cache_prompt": False})
+        reply = llm.raw_reply(
+            {"messages": messages, "max_tokens": gen_tokens, "temperature": 0.0, "cache_prompt": False}
+        )
         t = reply["timings"]
         prompt_rates.append(t["prompt_per_second"])
         gen_rates.append(t["predicted_per_second"])
         prompt_ns.append(t["prompt_n"])
-    return {"prompt_tokens": int(statistics.median(prompt_ns)),
-            "prompt_tok_s": statistics.median(prompt_rates),
-            "gen_tok_s": statistics.median(gen_rates)}
+    return {
+        "prompt_tokens": int(statistics.median(prompt_ns)),
+        "prompt_tok_s": statistics.median(prompt_rates),
+        "gen_tok_s": statistics.median(gen_rates),
+    }
 
 
 def verify_call(llm) -> tuple[float, str]:
     from reader.llm.base import user
 
     evidence = paper_text(1600)
-    claims = ["The paper evaluates on a public dataset.", "The method uses 64 TPUs.",
-              "The paper reports results in a table.", "The authors release no code."]
+    claims = [
+        "The paper evaluates on a public dataset.",
+        "The method uses 64 TPUs.",
+        "The paper reports results in a table.",
+        "The authors release no code.",
+    ]
     numbered = "\n".join(f"[{i}] {c}" for i, c in enumerate(claims, 1))
-    prompt = (f"Evidence:\n{evidence}\n\nClaims:\n{numbered}\n\nAnswer one line per claim: "
-              "[n] YES if the evidence supports the claim, [n] NO if not. No explanations.")
+    prompt = (
+        f"Evidence:\n{evidence}\n\nClaims:\n{numbered}\n\nAnswer one line per claim: "
+        "[n] YES if the evidence supports the claim, [n] NO if not. No explanations."
+    )
     start = time.perf_counter()
     out = llm.complete(user(prompt), max_tokens=24)
     return time.perf_counter() - start, out
@@ -78,8 +87,10 @@ def main() -> None:
     from reader.llm.local import LocalLLM
     from reader.llm.model_file import ensure_model_file
 
-    print(f"load average      {' '.join(f'{x:.1f}' for x in os.getloadavg())} "
-          f"on {os.cpu_count()} cores (other processes slow every figure below)")
+    print(
+        f"load average      {' '.join(f'{x:.1f}' for x in os.getloadavg())} "
+        f"on {os.cpu_count()} cores (other processes slow every figure below)"
+    )
     settings = load_settings()
     start = time.perf_counter()
     path = ensure_model_file(settings.models_dir)
@@ -91,13 +102,17 @@ def main() -> None:
     print(f"load time         {load_s:.2f} s  ({args.threads} threads)")
     text = paper_text(2400)
     main_run = measure(llm, text, gen_tokens=96, repeats=args.repeats)
-    print(f"prompt            {main_run['prompt_tok_s']:.1f} tokens/s  "
-          f"(median of {args.repeats}, {main_run['prompt_tokens']}-token prompt)")
+    print(
+        f"prompt            {main_run['prompt_tok_s']:.1f} tokens/s  "
+        f"(median of {args.repeats}, {main_run['prompt_tokens']}-token prompt)"
+    )
     print(f"generation        {main_run['gen_tok_s']:.1f} tokens/s  (96 tokens)")
     seconds, out = verify_call(llm)
-    print(f"verify call       {seconds:.2f} s for 4 claims + evidence "
-          f"({out.prompt_tokens} prompt, {out.completion_tokens} generated tokens): "
-          f"{out.text.replace(chr(10), ' | ')}")
+    print(
+        f"verify call       {seconds:.2f} s for 4 claims + evidence "
+        f"({out.prompt_tokens} prompt, {out.completion_tokens} generated tokens): "
+        f"{out.text.replace(chr(10), ' | ')}"
+    )
     print(f"load average      {os.getloadavg()[0]:.1f} at the end")
     print(f"resident memory   {rss_mb():.0f} MB (process; {rss_mb() - rss_before:.0f} MB for the model)")
 
@@ -105,11 +120,15 @@ def main() -> None:
         base = LocalLLM(model_path=path, n_threads=1)
         base.load()
         one = measure(base, text, gen_tokens=48, repeats=max(1, args.repeats - 1))
-        print(f"baseline 1 thread prompt {one['prompt_tok_s']:.1f} tok/s, "
-              f"generation {one['gen_tok_s']:.1f} tok/s")
-        print(f"ratio {args.threads} threads / 1 thread: prompt "
-              f"{main_run['prompt_tok_s'] / one['prompt_tok_s']:.2f}x, generation "
-              f"{main_run['gen_tok_s'] / one['gen_tok_s']:.2f}x")
+        print(
+            f"baseline 1 thread prompt {one['prompt_tok_s']:.1f} tok/s, "
+            f"generation {one['gen_tok_s']:.1f} tok/s"
+        )
+        print(
+            f"ratio {args.threads} threads / 1 thread: prompt "
+            f"{main_run['prompt_tok_s'] / one['prompt_tok_s']:.2f}x, generation "
+            f"{main_run['gen_tok_s'] / one['gen_tok_s']:.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -29,13 +29,15 @@ def main(argv: list[str]) -> int:
     from reader.ingest.pdf import parse_pdf
     from reader.web.app import create_app
 
-    pdfs = [Path(p) for p in argv] or sorted((ROOT.parent / "shared" / "papers").glob("*.pdf")) \
+    pdfs = (
+        [Path(p) for p in argv]
+        or sorted((ROOT.parent / "shared" / "papers").glob("*.pdf"))
         or [ROOT / "papers" / "sample_paper.pdf"]
+    )
     first, cached, sizes, parse_s, rects_s = [], [], [], 0.0, 0.0
     with tempfile.TemporaryDirectory() as home:
         # READER_WORKERS: the server reviews nothing itself
-        ctx = Reader(load_settings({"READER_HOME": home, "READER_WORKERS": "on"}),
-                     embedder=HashingEmbedder())
+        ctx = Reader(load_settings({"READER_HOME": home, "READER_WORKERS": "on"}), embedder=HashingEmbedder())
         with TestClient(create_app(ctx)) as client:
             for pdf in pdfs:
                 data = pdf.read_bytes()
@@ -59,13 +61,19 @@ def main(argv: list[str]) -> int:
                     cached.append(time.perf_counter() - started)
     ms = sorted(x * 1000 for x in first)
     print(f"{len(pdfs)} PDFs, {len(ms)} pages")
-    print(f"first render: median {statistics.median(ms):.0f} ms, p95 {ms[int(0.95 * (len(ms) - 1))]:.0f} ms, "
-          f"max {ms[-1]:.0f} ms")
+    print(
+        f"first render: median {statistics.median(ms):.0f} ms, p95 {ms[int(0.95 * (len(ms) - 1))]:.0f} ms, "
+        f"max {ms[-1]:.0f} ms"
+    )
     print(f"cached:       median {statistics.median(cached) * 1000:.1f} ms")
-    print(f"cache size:   median {statistics.median(sizes) / 1024:.0f} KB a page, "
-          f"{sum(sizes) / 1024 / 1024:.1f} MB in all")
-    print(f"ingest: parse + passages {parse_s:.2f} s, rectangles {rects_s:.2f} s "
-          f"(+{100 * rects_s / parse_s:.0f}%)")
+    print(
+        f"cache size:   median {statistics.median(sizes) / 1024:.0f} KB a page, "
+        f"{sum(sizes) / 1024 / 1024:.1f} MB in all"
+    )
+    print(
+        f"ingest: parse + passages {parse_s:.2f} s, rectangles {rects_s:.2f} s "
+        f"(+{100 * rects_s / parse_s:.0f}%)"
+    )
     return 0
 
 

@@ -89,15 +89,18 @@ def review_once(pdfs: list[Path], code: Path | None, jobs: int) -> dict:
     data = json.loads(proc.stdout)
     reviewed = data["reviewed"]
     calls = sum(p.get("llm_calls", 0) for p in data["papers"])
-    print(f"  wall {wall:7.1f} s · {reviewed}/{len(pdfs)} reviewed · {calls} LLM calls · "
-          f"{3600 * reviewed / wall:.2f} papers/hour · load average {load:.1f}")
+    print(
+        f"  wall {wall:7.1f} s · {reviewed}/{len(pdfs)} reviewed · {calls} LLM calls · "
+        f"{3600 * reviewed / wall:.2f} papers/hour · load average {load:.1f}"
+    )
     return {"wall": wall, "reviewed": reviewed, "calls": calls}
 
 
 def stage_figures(env: dict, code: Path | None) -> list[dict]:
     """`reader stats --json` of the run's home, per stage (the call log every read writes)."""
-    proc = subprocess.run([PYTHON, "-m", "reader", "stats", "--json"], env=env, capture_output=True,
-                          text=True, cwd=code or ROOT)
+    proc = subprocess.run(
+        [PYTHON, "-m", "reader", "stats", "--json"], env=env, capture_output=True, text=True, cwd=code or ROOT
+    )
     if proc.returncode != 0:
         return []
     return json.loads(proc.stdout).get("by_stage", [])
@@ -132,31 +135,47 @@ def processed(data: dict) -> int:
 
 
 def describe(label: str, data: dict) -> None:
-    print(f"  {label:<9} wall {data['wall']:6.1f} s · deep read {data['seconds']:6.1f} s · "
-          f"{data['llm_calls']:3d} calls · {data['tokens']:7,d} tokens "
-          f"({data['cached_tokens']:,d} of them from the prompt cache) · "
-          f"load average {data['load']:.1f} (other work on the machine)")
+    print(
+        f"  {label:<9} wall {data['wall']:6.1f} s · deep read {data['seconds']:6.1f} s · "
+        f"{data['llm_calls']:3d} calls · {data['tokens']:7,d} tokens "
+        f"({data['cached_tokens']:,d} of them from the prompt cache) · "
+        f"load average {data['load']:.1f} (other work on the machine)"
+    )
     for st in data.get("stages", []):
-        timed = (f" · server {st['prompt_s']:.0f} s prompt + {st['generation_s']:.0f} s generation"
-                 if st.get("prompt_s") is not None else "")
+        timed = (
+            f" · server {st['prompt_s']:.0f} s prompt + {st['generation_s']:.0f} s generation"
+            if st.get("prompt_s") is not None
+            else ""
+        )
         cached = st.get("cached_prompt_tokens") or 0
-        print(f"  {'':<9} {st['key']:<22} {st['calls']:3d} calls · {st['prompt_tokens']:6,d} prompt "
-              f"({cached:,d} cached) + {st['completion_tokens']:5,d} generated tokens{timed}")
+        print(
+            f"  {'':<9} {st['key']:<22} {st['calls']:3d} calls · {st['prompt_tokens']:6,d} prompt "
+            f"({cached:,d} cached) + {st['completion_tokens']:5,d} generated tokens{timed}"
+        )
     for a in data["analyses"]:
         ratios = " -> ".join(f"{r:.2f}" for r in a["ratio_per_iteration"])
-        flagged = ", ".join(f"{f}/{n}" for f, n in zip(a["flagged_per_iteration"], a["sentences_per_iteration"]))
-        print(f"  {'':<9} {a['kind']:<10} flagged per iteration {flagged} (ratio {ratios}); "
-              f"regenerations {a['regenerations']}")
+        flagged = ", ".join(
+            f"{f}/{n}" for f, n in zip(a["flagged_per_iteration"], a["sentences_per_iteration"])
+        )
+        print(
+            f"  {'':<9} {a['kind']:<10} flagged per iteration {flagged} (ratio {ratios}); "
+            f"regenerations {a['regenerations']}"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--papers", nargs="+", default=DEFAULT_PAPERS,
-                        help="file names in ../shared/papers or papers/")
+    parser.add_argument(
+        "--papers", nargs="+", default=DEFAULT_PAPERS, help="file names in ../shared/papers or papers/"
+    )
     parser.add_argument("--baseline", metavar="REV", help="also read them with the code of this revision")
     parser.add_argument("--words", type=int, default=None, help="passed to reader read --words")
-    parser.add_argument("--review-jobs", type=int, metavar="J",
-                        help="review the papers as one batch with --jobs J instead of reading each")
+    parser.add_argument(
+        "--review-jobs",
+        type=int,
+        metavar="J",
+        help="review the papers as one batch with --jobs J instead of reading each",
+    )
     args = parser.parse_args()
     if args.review_jobs:
         review_batch(args)
@@ -176,9 +195,11 @@ def main() -> None:
             describe("current", runs["current"])
             if baseline is not None:
                 b, c = runs["baseline"], runs["current"]
-                print(f"  ratio     wall {c['wall'] / b['wall']:.2f} · deep read {c['seconds'] / b['seconds']:.2f} · "
-                      f"calls {c['llm_calls'] / b['llm_calls']:.2f} · tokens {c['tokens'] / b['tokens']:.2f} · "
-                      f"tokens not from the cache {processed(c) / processed(b):.2f}")
+                print(
+                    f"  ratio     wall {c['wall'] / b['wall']:.2f} · deep read {c['seconds'] / b['seconds']:.2f} · "
+                    f"calls {c['llm_calls'] / b['llm_calls']:.2f} · tokens {c['tokens'] / b['tokens']:.2f} · "
+                    f"tokens not from the cache {processed(c) / processed(b):.2f}"
+                )
     finally:
         if baseline is not None:
             shutil.rmtree(baseline, ignore_errors=True)
@@ -197,8 +218,10 @@ def review_batch(args) -> None:
         runs["current"] = review_once(pdfs, None, args.review_jobs)
         if baseline is not None:
             b, c = runs["baseline"], runs["current"]
-            print(f"ratio current / baseline: wall {c['wall'] / b['wall']:.2f}, "
-                  f"papers/hour {(c['reviewed'] / c['wall']) / max(b['reviewed'] / b['wall'], 1e-9):.2f}")
+            print(
+                f"ratio current / baseline: wall {c['wall'] / b['wall']:.2f}, "
+                f"papers/hour {(c['reviewed'] / c['wall']) / max(b['reviewed'] / b['wall'], 1e-9):.2f}"
+            )
     finally:
         if baseline is not None:
             shutil.rmtree(baseline, ignore_errors=True)

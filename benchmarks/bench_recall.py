@@ -39,7 +39,10 @@ ZH_PAIRS = [
     ("植物通过光合作用把二氧化碳和水转化为葡萄糖，并释放氧气。", "绿色植物怎样利用阳光制造养分？"),
     ("接种疫苗可以刺激免疫系统产生抗体，从而预防传染病。", "打预防针为什么能防止生病？"),
     ("地震由地壳板块运动引起，震级通常用里氏标度衡量。", "板块移动造成的大地震动如何测量强度？"),
-    ("神经机器翻译模型使用编码器和解码器，把源语言句子转换为目标语言。", "用神经网络把一种语言自动翻成另一种语言"),
+    (
+        "神经机器翻译模型使用编码器和解码器，把源语言句子转换为目标语言。",
+        "用神经网络把一种语言自动翻成另一种语言",
+    ),
     ("温室气体排放导致全球平均气温上升，海平面随之升高。", "气候变暖对海洋水位有什么影响？"),
     ("充足的睡眠有助于巩固记忆，睡眠不足会降低注意力。", "晚上睡不够对学习和专注有什么坏处？"),
     ("咖啡因是一种中枢神经兴奋剂，常见于咖啡和茶中。", "喝咖啡为什么让人精神？"),
@@ -50,30 +53,54 @@ ZH_PAIRS = [
     ("马拉松全程为42.195公里，运动员需要长期的耐力训练。", "长跑比赛的距离是多少公里？"),
 ]
 EN_PAIRS = [
-    ("Plants use photosynthesis to turn carbon dioxide and water into glucose, releasing oxygen.",
-     "How do green plants make food from sunlight?"),
-    ("Vaccination stimulates the immune system to produce antibodies and so prevents infectious disease.",
-     "Why does getting a shot keep you from falling ill?"),
-    ("Earthquakes are caused by tectonic plate motion; magnitude is usually measured on the Richter scale.",
-     "How is the strength of ground shaking from moving plates measured?"),
-    ("Neural machine translation models use an encoder and a decoder to turn a source sentence into the target language.",
-     "Automatically rendering one language into another with neural networks"),
-    ("Greenhouse gas emissions raise the global mean temperature, and sea levels rise with it.",
-     "What does climate warming do to ocean water levels?"),
-    ("Enough sleep helps consolidate memory; lack of sleep lowers attention.",
-     "What harm does too little sleep at night do to learning and focus?"),
-    ("Caffeine is a central nervous system stimulant commonly found in coffee and tea.",
-     "Why does drinking coffee make people alert?"),
-    ("A blockchain is a decentralised distributed ledger in which every block holds the hash of the previous one.",
-     "The decentralised bookkeeping technology behind bitcoin"),
-    ("Under drought stress, proline and soluble sugar content rise markedly in wheat leaves.",
-     "How do the metabolites of wheat change when water is short?"),
-    ("We train document representations on the citation graph between papers to recommend related literature.",
-     "Recommending scholarly papers from the citation network"),
-    ("Overuse of antibiotics makes bacteria resistant, so infections become harder to treat.",
-     "Resistance problems caused by excessive use of antibacterial drugs"),
-    ("A full marathon is 42.195 kilometres, and runners need long endurance training.",
-     "How many kilometres is the long-distance race?"),
+    (
+        "Plants use photosynthesis to turn carbon dioxide and water into glucose, releasing oxygen.",
+        "How do green plants make food from sunlight?",
+    ),
+    (
+        "Vaccination stimulates the immune system to produce antibodies and so prevents infectious disease.",
+        "Why does getting a shot keep you from falling ill?",
+    ),
+    (
+        "Earthquakes are caused by tectonic plate motion; magnitude is usually measured on the Richter scale.",
+        "How is the strength of ground shaking from moving plates measured?",
+    ),
+    (
+        "Neural machine translation models use an encoder and a decoder to turn a source sentence into the target language.",
+        "Automatically rendering one language into another with neural networks",
+    ),
+    (
+        "Greenhouse gas emissions raise the global mean temperature, and sea levels rise with it.",
+        "What does climate warming do to ocean water levels?",
+    ),
+    (
+        "Enough sleep helps consolidate memory; lack of sleep lowers attention.",
+        "What harm does too little sleep at night do to learning and focus?",
+    ),
+    (
+        "Caffeine is a central nervous system stimulant commonly found in coffee and tea.",
+        "Why does drinking coffee make people alert?",
+    ),
+    (
+        "A blockchain is a decentralised distributed ledger in which every block holds the hash of the previous one.",
+        "The decentralised bookkeeping technology behind bitcoin",
+    ),
+    (
+        "Under drought stress, proline and soluble sugar content rise markedly in wheat leaves.",
+        "How do the metabolites of wheat change when water is short?",
+    ),
+    (
+        "We train document representations on the citation graph between papers to recommend related literature.",
+        "Recommending scholarly papers from the citation network",
+    ),
+    (
+        "Overuse of antibiotics makes bacteria resistant, so infections become harder to treat.",
+        "Resistance problems caused by excessive use of antibacterial drugs",
+    ),
+    (
+        "A full marathon is 42.195 kilometres, and runners need long endurance training.",
+        "How many kilometres is the long-distance race?",
+    ),
 ]
 
 
@@ -86,18 +113,35 @@ def build_library(db, documents: dict[str, tuple[str, str]]) -> None:
     with transaction(db) as session:
         for paper_id, (title, text) in documents.items():
             parsed = ParsedPaper(
-                sha256=paper_id, source_path=f"{paper_id}.txt", source_kind="txt", title=title,
-                authors=[], year=None, abstract="", pages=1, language="en",
+                sha256=paper_id,
+                source_path=f"{paper_id}.txt",
+                source_kind="txt",
+                title=title,
+                authors=[],
+                year=None,
+                abstract="",
+                pages=1,
+                language="en",
                 blocks=[Block(title, 1, "", "title"), Block(text, 1, "Abstract", "body")],
             )
-            session.add(Paper(id=paper_id, title=title, source_path=parsed.source_path,
-                              source_kind="txt", pages=1))
+            session.add(
+                Paper(id=paper_id, title=title, source_path=parsed.source_path, source_kind="txt", pages=1)
+            )
             session.flush()
-            session.add_all([
-                Chunk(paper_id=paper_id, ordinal=c.ordinal, section=c.section, page_start=c.page_start,
-                      page_end=c.page_end, text=c.text, n_tokens=c.n_tokens)
-                for c in chunk_paper(parsed)
-            ])
+            session.add_all(
+                [
+                    Chunk(
+                        paper_id=paper_id,
+                        ordinal=c.ordinal,
+                        section=c.section,
+                        page_start=c.page_start,
+                        page_end=c.page_end,
+                        text=c.text,
+                        n_tokens=c.n_tokens,
+                    )
+                    for c in chunk_paper(parsed)
+                ]
+            )
 
 
 def papers_of(index, ranked: list[tuple[int, float]]) -> list[str]:
@@ -144,7 +188,9 @@ def main() -> None:
     model = args.embed_model or str(packaged_model_path())
     t0 = time.perf_counter()
     embedder = FlagEmbedder(model, name=embedder_name(args.embed_model))
-    print(f"embedding model: {embedder.name} ({embedder.dim} dims), loaded in {time.perf_counter() - t0:.1f} s")
+    print(
+        f"embedding model: {embedder.name} ({embedder.dim} dims), loaded in {time.perf_counter() - t0:.1f} s"
+    )
 
     claims = load_claims()
     documents: dict[str, tuple[str, str]] = {}
@@ -164,8 +210,10 @@ def main() -> None:
         t0 = time.perf_counter()
         n_chunks = index.rebuild()
         build_s = time.perf_counter() - t0
-        print(f"SciFact: {len(claims)} claims, {len(documents)} distinct gold abstracts, "
-              f"{n_chunks} chunks indexed in {build_s:.1f} s")
+        print(
+            f"SciFact: {len(claims)} claims, {len(documents)} distinct gold abstracts, "
+            f"{n_chunks} chunks indexed in {build_s:.1f} s"
+        )
 
         # 1. one claim per query
         found = {path: [0, 0] for path in ("bm25", "dense", "fused")}
@@ -194,18 +242,27 @@ def main() -> None:
         for path, (at1, at3) in found.items():
             print(f"  {path:6} {at1 / len(claims):9.3f} {at3 / len(claims):9.3f}")
         print(f"  in any fused hit (union of both top 3s, up to 6 passages): {in_union / len(claims):.3f}")
-        print("  counting the top 3 distinct abstracts instead of the top 3 chunks (an abstract ranked by its "
-              "best chunk): " + ", ".join(f"{p} {n / len(claims):.3f}" for p, n in by_abstract.items()))
+        print(
+            "  counting the top 3 distinct abstracts instead of the top 3 chunks (an abstract ranked by its "
+            "best chunk): " + ", ".join(f"{p} {n / len(claims):.3f}" for p, n in by_abstract.items())
+        )
         repeated = sum(n for n in repeats.values() if n > 1)
-        print(f"  {repeated} of the {len(claims)} rows repeat a claim that has several gold abstracts "
-              f"(each row asks for one of them); {missed_repeated} of the {missed} fused misses are such rows")
+        print(
+            f"  {repeated} of the {len(claims)} rows repeat a claim that has several gold abstracts "
+            f"(each row asks for one of them); {missed_repeated} of the {missed} fused misses are such rows"
+        )
         capped = {
-            path: sum(len(gold & set(top3_of_claim[claim][path])) / min(3, len(gold))
-                      for claim, gold in gold_sets.items()) / len(gold_sets)
+            path: sum(
+                len(gold & set(top3_of_claim[claim][path])) / min(3, len(gold))
+                for claim, gold in gold_sets.items()
+            )
+            / len(gold_sets)
             for path in ("bm25", "dense", "fused")
         }
-        print(f"  per distinct claim ({len(gold_sets)}), its gold abstracts as one set, recall@3 capped at 3 "
-              "(MTEB's recall_cap): " + ", ".join(f"{p} {v:.3f}" for p, v in capped.items()))
+        print(
+            f"  per distinct claim ({len(gold_sets)}), its gold abstracts as one set, recall@3 capped at 3 "
+            "(MTEB's recall_cap): " + ", ".join(f"{p} {v:.3f}" for p, v in capped.items())
+        )
 
         # 2. the audit's query shape: 4 claims joined
         batch_found: dict[str, int] = {}
@@ -218,8 +275,10 @@ def main() -> None:
                 n_batched += 1
                 for path, papers in lists.items():
                     batch_found[path] = batch_found.get(path, 0) + (claim_paper[i] in papers[:3])
-        print(f"\n4 claims joined into one query ({n_batched // 4} queries, {n_batched} claims): "
-              "share of claims whose abstract is in the top 3")
+        print(
+            f"\n4 claims joined into one query ({n_batched // 4} queries, {n_batched} claims): "
+            "share of claims whose abstract is in the top 3"
+        )
         for path, count in batch_found.items():
             print(f"  {path:30} {count / n_batched:6.3f}")
 

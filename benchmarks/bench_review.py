@@ -47,12 +47,15 @@ HASHING_BOOTSTRAP = (
 PLAIN_BOOTSTRAP = "from reader.cli import main\nmain()\n"
 
 
-def run_review(args: list[str], env: dict, bootstrap: str) -> tuple[float, int, float, subprocess.CompletedProcess]:
+def run_review(
+    args: list[str], env: dict, bootstrap: str
+) -> tuple[float, int, float, subprocess.CompletedProcess]:
     """Run `reader <args>` as a subprocess; wall seconds, peak RSS in MB, CPU seconds, result."""
     started = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen([sys.executable, "-c", bootstrap, *args], env=env, cwd=ROOT,
-                                stdout=out, stderr=err, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", bootstrap, *args], env=env, cwd=ROOT, stdout=out, stderr=err, text=True
+        )
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - started
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -79,19 +82,27 @@ def db_figures(home: Path) -> dict:
 
     engine = create_engine(f"sqlite:///{home / 'reader.db'}")
     with engine.connect() as conn:
-        calls = conn.execute(text("SELECT count(*), sum(cached), sum(prompt_tokens), "
-                                  "sum(completion_tokens) FROM llm_calls")).one()
-        per_stage = conn.execute(text("SELECT stage, count(*) FROM llm_calls GROUP BY stage "
-                                      "ORDER BY count(*) DESC")).all()
-        iterations = conn.execute(text(
-            "SELECT a.kind, i.iteration, i.n_sentences, i.n_flagged, i.flagged_ratio "
-            "FROM analysis_iterations i JOIN analyses a ON a.id = i.analysis_id "
-            "ORDER BY a.kind, i.iteration")).all()
+        calls = conn.execute(
+            text("SELECT count(*), sum(cached), sum(prompt_tokens), sum(completion_tokens) FROM llm_calls")
+        ).one()
+        per_stage = conn.execute(
+            text("SELECT stage, count(*) FROM llm_calls GROUP BY stage ORDER BY count(*) DESC")
+        ).all()
+        iterations = conn.execute(
+            text(
+                "SELECT a.kind, i.iteration, i.n_sentences, i.n_flagged, i.flagged_ratio "
+                "FROM analysis_iterations i JOIN analyses a ON a.id = i.analysis_id "
+                "ORDER BY a.kind, i.iteration"
+            )
+        ).all()
     engine.dispose()
     return {
-        "llm_calls": calls[0], "cached": calls[1] or 0,
-        "prompt_tokens": calls[2] or 0, "completion_tokens": calls[3] or 0,
-        "per_stage": [tuple(r) for r in per_stage], "iterations": [tuple(r) for r in iterations],
+        "llm_calls": calls[0],
+        "cached": calls[1] or 0,
+        "prompt_tokens": calls[2] or 0,
+        "completion_tokens": calls[3] or 0,
+        "per_stage": [tuple(r) for r in per_stage],
+        "iterations": [tuple(r) for r in iterations],
     }
 
 
@@ -107,7 +118,8 @@ def part_one(papers: list[Path], latency_ms: float, jobs: int, concurrency: int,
             home = Path(tmp) / f"home-{label}"
             env = environment(home, latency_ms=latency_ms, concurrency=concurrency, embedder=embedder)
             wall, rss, cpu, result = run_review(
-                ["review", str(folder), "--jobs", str(n), "--json", "--quiet"], env, bootstrap)
+                ["review", str(folder), "--jobs", str(n), "--json", "--quiet"], env, bootstrap
+            )
             if result.returncode not in (0, 1) or not result.stdout.strip():
                 print(result.stderr[-3000:], file=sys.stderr)
                 raise SystemExit(f"{label} run failed (exit {result.returncode})")
@@ -117,15 +129,21 @@ def part_one(papers: list[Path], latency_ms: float, jobs: int, concurrency: int,
     serial, concurrent = runs["serial"], runs["concurrent"]
     per_paper = {p["source"]: p for p in serial["report"]["papers"]}
     critical_sum = sum(p["seconds"] for p in per_paper.values() if p["status"] == "reviewed")
-    print(f"reader review of {len(papers)} papers · dry-run LLM at {latency_ms:g} ms per call · "
-          f"READER_LLM_CONCURRENCY={concurrency} · embedder: {embedder}")
+    print(
+        f"reader review of {len(papers)} papers · dry-run LLM at {latency_ms:g} ms per call · "
+        f"READER_LLM_CONCURRENCY={concurrency} · embedder: {embedder}"
+    )
     print()
-    print(f"{'paper':<58} {'sent':>5} {'flag':>5} {'regen':>5} {'calls':>6} {'ingest s':>9} "
-          f"{'read s':>7} {'alone s':>8}")
+    print(
+        f"{'paper':<58} {'sent':>5} {'flag':>5} {'regen':>5} {'calls':>6} {'ingest s':>9} "
+        f"{'read s':>7} {'alone s':>8}"
+    )
     for source, p in sorted(per_paper.items()):
-        print(f"{Path(source).name[:58]:<58} {p['sentences']:>5} {p['flagged']:>5} "
-              f"{p['regenerations']:>5} {p['llm_calls']:>6} {p['ingest_seconds']:>9.2f} "
-              f"{p['read_seconds']:>7.2f} {p['seconds']:>8.2f}")
+        print(
+            f"{Path(source).name[:58]:<58} {p['sentences']:>5} {p['flagged']:>5} "
+            f"{p['regenerations']:>5} {p['llm_calls']:>6} {p['ingest_seconds']:>9.2f} "
+            f"{p['read_seconds']:>7.2f} {p['seconds']:>8.2f}"
+        )
     reviewed = [p for p in per_paper.values() if p["status"] == "reviewed"]
     ingest_sum = sum(p["ingest_seconds"] for p in reviewed)
     read_sum = sum(p["read_seconds"] for p in reviewed)
@@ -135,10 +153,14 @@ def part_one(papers: list[Path], latency_ms: float, jobs: int, concurrency: int,
     failed = [p for p in concurrent["report"]["papers"] if p["status"] == "error"]
     print()
     print(f"sum of per-paper critical paths (serial run)  {critical_sum:8.1f} s")
-    print(f"serial run wall time (--jobs 1)                {serial['wall']:8.1f} s   "
-          f"peak RSS {serial['rss']} MB, CPU {serial['cpu']:.1f} s")
-    print(f"concurrent run wall time (--jobs {jobs})           {concurrent['wall']:8.1f} s   "
-          f"peak RSS {concurrent['rss']} MB, CPU {concurrent['cpu']:.1f} s")
+    print(
+        f"serial run wall time (--jobs 1)                {serial['wall']:8.1f} s   "
+        f"peak RSS {serial['rss']} MB, CPU {serial['cpu']:.1f} s"
+    )
+    print(
+        f"concurrent run wall time (--jobs {jobs})           {concurrent['wall']:8.1f} s   "
+        f"peak RSS {concurrent['rss']} MB, CPU {concurrent['cpu']:.1f} s"
+    )
     print(f"ideal with {jobs} at once (sum / {jobs})               {critical_sum / jobs:8.1f} s")
     print(f"  of which ingest {ingest_sum:.1f} s (serialized), deep read {read_sum:.1f} s")
     print(f"lower bound max(sum/{jobs}, ingests + a read)       {bound:8.1f} s")
@@ -146,13 +168,17 @@ def part_one(papers: list[Path], latency_ms: float, jobs: int, concurrency: int,
     print(f"concurrent wall / ideal                        {concurrent['wall'] / (critical_sum / jobs):8.2f}")
     print(f"concurrent wall / lower bound                  {concurrent['wall'] / bound:8.2f}")
     conc = [p for p in concurrent["report"]["papers"] if p["status"] == "reviewed"]
-    print(f"concurrent run: ingest {sum(p['ingest_seconds'] for p in conc):.1f} s, deep read "
-          f"{sum(p['read_seconds'] for p in conc):.1f} s summed over papers "
-          f"(process startup, queueing and warm-up are in the wall times, not in the per-paper "
-          f"figures)")
+    print(
+        f"concurrent run: ingest {sum(p['ingest_seconds'] for p in conc):.1f} s, deep read "
+        f"{sum(p['read_seconds'] for p in conc):.1f} s summed over papers "
+        f"(process startup, queueing and warm-up are in the wall times, not in the per-paper "
+        f"figures)"
+    )
     print(f"speed-up over the serial run                   {serial['wall'] / concurrent['wall']:8.2f}x")
-    print(f"LLM calls: serial {serial['db']['llm_calls']}, concurrent {concurrent['db']['llm_calls']}; "
-          f"reviewed {concurrent['report']['reviewed']}, failed {len(failed)}")
+    print(
+        f"LLM calls: serial {serial['db']['llm_calls']}, concurrent {concurrent['db']['llm_calls']}; "
+        f"reviewed {concurrent['report']['reviewed']}, failed {len(failed)}"
+    )
     for p in failed:
         print(f"  failed: {Path(p['source']).name}: {p['error']}")
 
@@ -174,19 +200,27 @@ def part_two(paper: Path) -> None:
         figures = db_figures(home)
     print(f"reader review {paper.name} with the embedded default LLM and MiniLM")
     print(f"status {row['status']} {row['error']}")
-    print(f"wall time {wall:.1f} s (paper {row['seconds']:.1f} s: ingest {row['ingest_seconds']:.1f} s, "
-          f"deep read {row['read_seconds']:.1f} s), CPU {cpu:.1f} s, peak RSS {rss} MB")
-    print(f"LLM calls {figures['llm_calls']} ({figures['cached']} cached), prompt tokens "
-          f"{figures['prompt_tokens']}, completion tokens {figures['completion_tokens']}")
+    print(
+        f"wall time {wall:.1f} s (paper {row['seconds']:.1f} s: ingest {row['ingest_seconds']:.1f} s, "
+        f"deep read {row['read_seconds']:.1f} s), CPU {cpu:.1f} s, peak RSS {rss} MB"
+    )
+    print(
+        f"LLM calls {figures['llm_calls']} ({figures['cached']} cached), prompt tokens "
+        f"{figures['prompt_tokens']}, completion tokens {figures['completion_tokens']}"
+    )
     print("calls per stage: " + ", ".join(f"{s} {n}" for s, n in figures["per_stage"]))
-    print(f"sentences {row['sentences']}, flagged {row['flagged']}, final ratio {row['final_ratio']:.3f}, "
-          f"regenerations {row['regenerations']}")
+    print(
+        f"sentences {row['sentences']}, flagged {row['flagged']}, final ratio {row['final_ratio']:.3f}, "
+        f"regenerations {row['regenerations']}"
+    )
     for kind, iteration, n, flagged, ratio in figures["iterations"]:
         print(f"  {kind} iteration {iteration}: {flagged}/{n} flagged ({ratio:.2f})")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--latency-ms", type=float, default=200.0)
     parser.add_argument("--jobs", type=int, default=4, help="papers at once in the concurrent run")
     parser.add_argument("--concurrency", type=int, default=8, help="READER_LLM_CONCURRENCY")

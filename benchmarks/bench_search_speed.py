@@ -71,8 +71,10 @@ def throughput(embedder: FlagEmbedder, texts: list[str], rounds: int) -> None:
         encode_with_progress(embedder, texts, lambda done, total: None)
         ours.append(len(texts) / (time.perf_counter() - t0))
     b, o = statistics.median(bare), statistics.median(ours)
-    print(f"\nembedding throughput on {len(texts)} real chunks, median of {rounds} alternating rounds "
-          f"(max_length {embedder.max_length} for both)")
+    print(
+        f"\nembedding throughput on {len(texts)} real chunks, median of {rounds} alternating rounds "
+        f"(max_length {embedder.max_length} for both)"
+    )
     print(f"  bare FlagModel.encode      {b:6.1f} chunks/s")
     print(f"  ingest path (add_paper)    {o:6.1f} chunks/s   ratio {o / b:.2f}")
 
@@ -89,8 +91,10 @@ def main() -> None:
 
     t0 = time.perf_counter()
     texts = real_chunks()
-    print(f"{len(texts)} real chunks from {len(list(PAPERS.glob('*.pdf')))} papers "
-          f"(parsed and chunked in {time.perf_counter() - t0:.1f} s)")
+    print(
+        f"{len(texts)} real chunks from {len(list(PAPERS.glob('*.pdf')))} papers "
+        f"(parsed and chunked in {time.perf_counter() - t0:.1f} s)"
+    )
     embedder = FlagEmbedder(str(packaged_model_path()), name="all-MiniLM-L6-v2")
 
     throughput(embedder, random.sample(texts, min(args.throughput_texts, len(texts))), args.rounds)
@@ -104,17 +108,34 @@ def main() -> None:
         with transaction(db) as session:
             from sqlalchemy import insert
 
-            session.execute(insert(Paper), [
-                {"id": p, "title": f"paper {i}", "source_path": "x.pdf", "source_kind": "pdf", "pages": 10}
-                for i, p in enumerate(paper_ids)
-            ])
+            session.execute(
+                insert(Paper),
+                [
+                    {
+                        "id": p,
+                        "title": f"paper {i}",
+                        "source_path": "x.pdf",
+                        "source_kind": "pdf",
+                        "pages": 10,
+                    }
+                    for i, p in enumerate(paper_ids)
+                ],
+            )
             rows = []
             for n in range(args.chunks):
                 paper = n // CHUNKS_PER_PAPER
                 text = f"{texts[n % len(texts)]} (paper {paper}, copy {n // len(texts)})"
                 all_texts.append(text)
-                rows.append({"paper_id": paper_ids[paper], "ordinal": n % CHUNKS_PER_PAPER,
-                             "section": "", "page_start": 1, "page_end": 1, "text": text})
+                rows.append(
+                    {
+                        "paper_id": paper_ids[paper],
+                        "ordinal": n % CHUNKS_PER_PAPER,
+                        "section": "",
+                        "page_start": 1,
+                        "page_end": 1,
+                        "text": text,
+                    }
+                )
             session.execute(insert(Chunk), rows)
         with db() as session:
             from sqlalchemy import select
@@ -134,19 +155,24 @@ def main() -> None:
         t0 = time.perf_counter()
         with index.files.write_lock():
             index._commit(data)
-        print(f"index build without embedding: tokenize {t_tokens:.1f} s, "
-              f"BM25 matrix + write {time.perf_counter() - t0:.1f} s")
+        print(
+            f"index build without embedding: tokenize {t_tokens:.1f} s, "
+            f"BM25 matrix + write {time.perf_counter() - t0:.1f} s"
+        )
 
         fresh = SearchIndex(Path(tmp) / "index", db, embedder)
         t0 = time.perf_counter()
         assert len(fresh) == args.chunks
-        print(f"open in a new process (load + consistency check with the DB): "
-              f"{time.perf_counter() - t0:.2f} s")
+        print(
+            f"open in a new process (load + consistency check with the DB): {time.perf_counter() - t0:.2f} s"
+        )
 
         t0 = time.perf_counter()
         fresh.remove_paper(paper_ids[-1])
-        print(f"an update at this size (remove one paper: BM25 rebuild + write): "
-              f"{time.perf_counter() - t0:.1f} s")
+        print(
+            f"an update at this size (remove one paper: BM25 rebuild + write): "
+            f"{time.perf_counter() - t0:.1f} s"
+        )
 
         queries = []
         for text in random.sample(texts, args.queries):
@@ -170,26 +196,36 @@ def main() -> None:
         bm25_hits = [timed("bm25", lambda: fresh.bm25_top(query, 20)) for query in queries]
         for vector in vectors:
             timed("dense32", lambda: cosine_top(fresh._data.vectors, vector, 20))
-        dense_hits = [timed("dense", lambda: fresh.dense_top(query, 20, query_vector=vector))
-                      for query, vector in zip(queries, vectors)]
+        dense_hits = [
+            timed("dense", lambda: fresh.dense_top(query, 20, query_vector=vector))
+            for query, vector in zip(queries, vectors)
+        ]
         for bm25, dense in zip(bm25_hits, dense_hits):
             timed("fetch", lambda: fresh.chunk_details([c for c, _ in bm25[:3] + dense[:3]]))
         # split=False: the query is searched as one sentence with its one
         # vector, so no sentence of it is embedded inside the timing
         for query, vector in zip(queries, vectors):
-            timed("fused", lambda: multi_search(fresh, query, top_k_per_path=3, query_vector=vector,
-                                                split=False))
+            timed(
+                "fused",
+                lambda: multi_search(fresh, query, top_k_per_path=3, query_vector=vector, split=False),
+            )
         for query, vector in zip(queries, vectors):
-            timed("fused_paper", lambda: multi_search(fresh, query, paper_id=paper_ids[3], top_k_per_path=3,
-                                                      query_vector=vector, split=False))
+            timed(
+                "fused_paper",
+                lambda: multi_search(
+                    fresh, query, paper_id=paper_ids[3], top_k_per_path=3, query_vector=vector, split=False
+                ),
+            )
         for query in queries:
             timed("end_to_end", lambda: multi_search(fresh, query, top_k_per_path=3, split=False))
 
         n = len(fresh)
         load = os.getloadavg()[0]
-        print(f"\nsearch over {n} chunks, {len(queries)} queries; load average {load:.1f} on "
-              f"{os.cpu_count()} cores. Wall time, then CPU time of this process (all its threads),"
-              " which other processes on the machine inflate less")
+        print(
+            f"\nsearch over {n} chunks, {len(queries)} queries; load average {load:.1f} on "
+            f"{os.cpu_count()} cores. Wall time, then CPU time of this process (all its threads),"
+            " which other processes on the machine inflate less"
+        )
         labels = {
             "embed": "query embedding (MiniLM)",
             "bm25": "BM25 path, top 20",

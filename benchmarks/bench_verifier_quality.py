@@ -88,8 +88,16 @@ def run_model(items, llm, focused: bool) -> list[dict]:
         result = audit_sentences([claim], verifier=llm, evidence_for=shown, max_workers=1)
         s = result.sentences[0]
         j = s.judgement
-        out.append({"supported": supported, "answer": j.answer, "p_yes": j.p_yes, "has_evidence": True,
-                    "seconds": time.perf_counter() - start, "prompt_tokens": result.prompt_tokens})
+        out.append(
+            {
+                "supported": supported,
+                "answer": j.answer,
+                "p_yes": j.p_yes,
+                "has_evidence": True,
+                "seconds": time.perf_counter() - start,
+                "prompt_tokens": result.prompt_tokens,
+            }
+        )
     return out
 
 
@@ -105,8 +113,9 @@ def main() -> None:
     parser.add_argument("--guards-only", action="store_true", help="skip the model (all items, fast)")
     parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: all cores)")
     parser.add_argument("--focused", action="store_true", help="the abstract's best sentences only")
-    parser.add_argument("--threshold", type=float, default=None,
-                        help="P(YES) threshold (default: the audit's YES_THRESHOLD)")
+    parser.add_argument(
+        "--threshold", type=float, default=None, help="P(YES) threshold (default: the audit's YES_THRESHOLD)"
+    )
     parser.add_argument("--out", help="save the model's answers per item (JSON)")
     parser.add_argument("--from", dest="source", help="re-score answers saved with --out")
     args = parser.parse_args()
@@ -124,8 +133,10 @@ def main() -> None:
         print(f"loading the embedded model: {llm.load():.1f} s", flush=True)
 
     print(f"P(YES) threshold {threshold}")
-    print(f"{'dataset':<12} {'n':>4} {'method':<10} {'bal.acc':>8}  {'95% interval':<14} "
-          f"{'recall unsup':>13} {'recall sup':>11}")
+    print(
+        f"{'dataset':<12} {'n':>4} {'method':<10} {'bal.acc':>8}  {'95% interval':<14} "
+        f"{'recall unsup':>13} {'recall sup':>11}"
+    )
     for name, rows in (("SciFact", scifact()), ("SummEdits", summedits())):
         items = rows if args.guards_only else sample(rows, args.n)
         supported = [r[2] for r in items]
@@ -140,13 +151,19 @@ def main() -> None:
             if method in results:
                 ba, tpr, tnr = balanced_accuracy(results[method], supported)
                 lo, hi = interval(results[method], supported)
-                print(f"{name:<12} {len(items):>4} {method:<10} {ba:>8.3f}  [{lo:.3f}, {hi:.3f}] "
-                      f"{tpr:>13.3f} {tnr:>11.3f}", flush=True)
+                print(
+                    f"{name:<12} {len(items):>4} {method:<10} {ba:>8.3f}  [{lo:.3f}, {hi:.3f}] "
+                    f"{tpr:>13.3f} {tnr:>11.3f}",
+                    flush=True,
+                )
         if saved.get(name):
             per = saved[name]
-            print(f"{'':<12} {'':>4} ({sum(i['answer'] is None for i in per)} unanswered; "
-                  f"{sum(i['seconds'] for i in per) / len(per):.1f} s and "
-                  f"{sum(i['prompt_tokens'] for i in per) / len(per):.0f} prompt tokens per item)", flush=True)
+            print(
+                f"{'':<12} {'':>4} ({sum(i['answer'] is None for i in per)} unanswered; "
+                f"{sum(i['seconds'] for i in per) / len(per):.1f} s and "
+                f"{sum(i['prompt_tokens'] for i in per) / len(per):.0f} prompt tokens per item)",
+                flush=True,
+            )
     if args.out and llm is not None:
         Path(args.out).write_text(json.dumps(saved))
 

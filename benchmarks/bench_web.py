@@ -32,24 +32,51 @@ def build_library(db, n_papers: int, n_sentences: int) -> str:
         for p in range(n_papers):
             pid = hashlib.sha256(f"paper {p}".encode()).hexdigest()
             first = first or pid
-            s.add(Paper(id=pid, title=f"Paper {p}: a study of topic {p % 17}", source_path=f"{p}.pdf",
-                        source_kind="pdf", language="en", pages=12))
+            s.add(
+                Paper(
+                    id=pid,
+                    title=f"Paper {p}: a study of topic {p % 17}",
+                    source_path=f"{p}.pdf",
+                    source_kind="pdf",
+                    language="en",
+                    pages=12,
+                )
+            )
             s.flush()
             for kind in ("synthesis", "critique"):
-                sentences = [f"Sentence {i} of the {kind} states result {i * 7 % 13}.0 on set {i}."
-                             for i in range(n_sentences)]
+                sentences = [
+                    f"Sentence {i} of the {kind} states result {i * 7 % 13}.0 on set {i}."
+                    for i in range(n_sentences)
+                ]
                 flagged = set(range(0, n_sentences, 5))
                 text = " ".join(("[待验证] " if i in flagged else "") + t for i, t in enumerate(sentences))
-                a = Analysis(paper_id=pid, kind=kind, final_text=text,
-                             flagged_ratio=len(flagged) / n_sentences, regenerations=p % 3)
-                it = AnalysisIteration(iteration=0, text=text, n_sentences=n_sentences,
-                                       n_flagged=len(flagged), flagged_ratio=len(flagged) / n_sentences)
+                a = Analysis(
+                    paper_id=pid,
+                    kind=kind,
+                    final_text=text,
+                    flagged_ratio=len(flagged) / n_sentences,
+                    regenerations=p % 3,
+                )
+                it = AnalysisIteration(
+                    iteration=0,
+                    text=text,
+                    n_sentences=n_sentences,
+                    n_flagged=len(flagged),
+                    flagged_ratio=len(flagged) / n_sentences,
+                )
                 for i, t in enumerate(sentences):
-                    v = SentenceVerdict(ordinal=i, text=t,
-                                        verdict="unsupported" if i in flagged else "supported")
-                    v.evidence = [VerdictEvidence(rank=r, page_start=r + 1, page_end=r + 2,
-                                                  text=f"Evidence passage {r} " + "words " * 60)
-                                  for r in range(3)]
+                    v = SentenceVerdict(
+                        ordinal=i, text=t, verdict="unsupported" if i in flagged else "supported"
+                    )
+                    v.evidence = [
+                        VerdictEvidence(
+                            rank=r,
+                            page_start=r + 1,
+                            page_end=r + 2,
+                            text=f"Evidence passage {r} " + "words " * 60,
+                        )
+                        for r in range(3)
+                    ]
                     it.verdicts.append(v)
                 a.iterations.append(it)
                 s.add(a)
@@ -85,8 +112,10 @@ def main(argv=None) -> int:
         base = Reader(settings)
         started = time.perf_counter()
         pid = build_library(base.services.db, args.papers, args.sentences)
-        print(f"library: {args.papers} papers x 2 analyses x {args.sentences} sentences x 3 evidence "
-              f"(built in {time.perf_counter() - started:.1f} s)")
+        print(
+            f"library: {args.papers} papers x 2 analyses x {args.sentences} sentences x 3 evidence "
+            f"(built in {time.perf_counter() - started:.1f} s)"
+        )
 
         ctx = base
         pdf = b"%PDF-1.4\n" + b"0" * (1024 * 1024)
@@ -94,19 +123,35 @@ def main(argv=None) -> int:
             baseline = timed(client, "GET", "/static/style.css", args.repeat)
             rows = [
                 ("static file (baseline)", baseline),
-                (f"paper page ({2 * args.sentences} sentences)",
-                 timed(client, "GET", f"/paper/{pid}", args.repeat)),
+                (
+                    f"paper page ({2 * args.sentences} sentences)",
+                    timed(client, "GET", f"/paper/{pid}", args.repeat),
+                ),
                 (f"library ({args.papers} papers)", timed(client, "GET", "/library", args.repeat)),
-                ("library, title filter", timed(client, "GET", "/library?q=topic+3&sort=title",
-                                                args.repeat)),
+                ("library, title filter", timed(client, "GET", "/library?q=topic+3&sort=title", args.repeat)),
                 ("upload page", timed(client, "GET", "/upload", args.repeat)),
-                ("upload 1 MB PDF (check + store)",
-                 timed(client, "POST", "/upload", args.repeat,
-                       headers={"Accept": "application/json"},
-                       files={"files": ("p.pdf", pdf, "application/pdf")})),
-                ("reject 1 MB non-PDF", timed(client, "POST", "/upload", args.repeat,
-                                              headers={"Accept": "application/json"},
-                                              files={"files": ("p.pdf", b"x" + pdf, "application/pdf")})),
+                (
+                    "upload 1 MB PDF (check + store)",
+                    timed(
+                        client,
+                        "POST",
+                        "/upload",
+                        args.repeat,
+                        headers={"Accept": "application/json"},
+                        files={"files": ("p.pdf", pdf, "application/pdf")},
+                    ),
+                ),
+                (
+                    "reject 1 MB non-PDF",
+                    timed(
+                        client,
+                        "POST",
+                        "/upload",
+                        args.repeat,
+                        headers={"Accept": "application/json"},
+                        files={"files": ("p.pdf", b"x" + pdf, "application/pdf")},
+                    ),
+                ),
             ]
             size = len(client.get(f"/paper/{pid}").content)
         width = max(len(name) for name, _ in rows)

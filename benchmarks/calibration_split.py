@@ -38,8 +38,13 @@ def setting_of(row: dict) -> Setting:
     """The row's setting; a field the row does not name has Setting's default, except the two
     fields older rows lack: those were written when the writer refused and answers were kept."""
     fields = {f.name for f in dataclasses.fields(Setting)}
-    return Setting(**{"refusal": "writer", "ungrounded": "keep",
-                      **{k: v for k, v in row["setting"].items() if k in fields}})
+    return Setting(
+        **{
+            "refusal": "writer",
+            "ungrounded": "keep",
+            **{k: v for k, v in row["setting"].items() if k in fields},
+        }
+    )
 
 
 def withheld(row: dict) -> dict:
@@ -62,8 +67,10 @@ def auc_interval(positives, negatives, rounds: int = 2000, seed: int = 7) -> tup
     if not positives or not negatives:
         return None
     rng = random.Random(seed)
-    values = sorted(auc(rng.choices(positives, k=len(positives)), rng.choices(negatives, k=len(negatives)))
-                    for _ in range(rounds))
+    values = sorted(
+        auc(rng.choices(positives, k=len(positives)), rng.choices(negatives, k=len(negatives)))
+        for _ in range(rounds)
+    )
     return values[int(0.025 * rounds)], values[int(0.975 * rounds) - 1]
 
 
@@ -76,10 +83,12 @@ def share(rows: list[dict], which) -> str:
 
 def line(label: str, rows: list[dict]) -> str:
     calls = sum(r["llm_calls"] for r in rows) / len(rows)
-    return (f"{label:<44} answers {share(rows, lambda r: r['answerable']):<22} "
-            f"refusals {share(rows, lambda r: not r['answerable']):<22} "
-            f"overall {share(rows, lambda r: True):<22} quoted {sum(bool(r.get('quoted')) for r in rows):>3}  "
-            f"calls/q {calls:.2f}")
+    return (
+        f"{label:<44} answers {share(rows, lambda r: r['answerable']):<22} "
+        f"refusals {share(rows, lambda r: not r['answerable']):<22} "
+        f"overall {share(rows, lambda r: True):<22} quoted {sum(bool(r.get('quoted')) for r in rows):>3}  "
+        f"calls/q {calls:.2f}"
+    )
 
 
 def separation(rows: list[dict], title: str) -> str:
@@ -90,8 +99,10 @@ def separation(rows: list[dict], title: str) -> str:
     if value is None:
         return f"{title}: separation needs both answerable and unanswerable questions"
     low, high = auc_interval(pos, neg)
-    return (f"{title}: best P(YES) answerable vs unanswerable AUC {value:.3f} (95% {low:.3f}–{high:.3f}), "
-            f"{len(pos)} vs {len(neg)} questions")
+    return (
+        f"{title}: best P(YES) answerable vs unanswerable AUC {value:.3f} (95% {low:.3f}–{high:.3f}), "
+        f"{len(pos)} vs {len(neg)} questions"
+    )
 
 
 def first_runs(first_rows: dict[str, dict]) -> str:
@@ -101,9 +112,11 @@ def first_runs(first_rows: dict[str, dict]) -> str:
     seconds = [r["seconds"] for r in rows]
     calls = [r["llm_calls"] for r in rows]
     labels = sorted({setting_of(r).label for r in rows})
-    return (f"uncached (each question's first setting: {'; '.join(labels)}): {len(rows)} questions, "
-            f"p50 {percentile(seconds, 50):.1f} s, p95 {percentile(seconds, 95):.1f} s, "
-            f"LLM calls median {statistics.median(calls):g} (mean {statistics.mean(calls):.2f})")
+    return (
+        f"uncached (each question's first setting: {'; '.join(labels)}): {len(rows)} questions, "
+        f"p50 {percentile(seconds, 50):.1f} s, p95 {percentile(seconds, 95):.1f} s, "
+        f"LLM calls median {statistics.median(calls):g} (mean {statistics.mean(calls):.2f})"
+    )
 
 
 def cell(rows: list[dict]) -> str:
@@ -112,11 +125,16 @@ def cell(rows: list[dict]) -> str:
 
 
 def markdown_table(by_setting: dict, ids: set[str]) -> str:
-    lines = ["| setting | answers right (dev / held out) | refusals right (dev / held out) | all: right "
-             "[95%] | answers grounded | quoted | LLM calls / question |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| setting | answers right (dev / held out) | refusals right (dev / held out) | all: right "
+        "[95%] | answers grounded | quoted | LLM calls / question |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for setting, rows in by_setting.items():
-        part = {name: [rows[i] for i in sorted(ids) if (i in DEV_IDS) == (name == "dev")]
-                for name in ("dev", "held")}
+        part = {
+            name: [rows[i] for i in sorted(ids) if (i in DEV_IDS) == (name == "dev")]
+            for name in ("dev", "held")
+        }
         every = [rows[i] for i in sorted(ids)]
         k = sum(r["right"] for r in every)
         low, high = wilson(k, len(every))
@@ -129,7 +147,8 @@ def markdown_table(by_setting: dict, ids: set[str]) -> str:
             f"| {k}/{len(every)} [{low:.0%}–{high:.0%}] "
             f"| {sum(r['grounded'] for r in answered)}/{len(answered)} "
             f"| {sum(bool(r.get('quoted')) for r in every)} "
-            f"| {sum(r['llm_calls'] for r in every) / len(every):.2f} |")
+            f"| {sum(r['llm_calls'] for r in every) / len(every):.2f} |"
+        )
     return "\n".join(lines)
 
 
@@ -164,11 +183,18 @@ def compare(earlier: Path, by_setting: dict[Setting, dict[str, dict]]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("rows", type=Path, help="the JSONL file of `reader calibrate --rows`")
-    parser.add_argument("--markdown", action="store_true",
-                        help="also print a Markdown table of every setting on the development part, "
-                             "the held-out part and all questions")
-    parser.add_argument("--against", type=Path, metavar="EARLIER_ROWS",
-                        help="only compare: each setting both files hold, the earlier rows beside these")
+    parser.add_argument(
+        "--markdown",
+        action="store_true",
+        help="also print a Markdown table of every setting on the development part, "
+        "the held-out part and all questions",
+    )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        metavar="EARLIER_ROWS",
+        help="only compare: each setting both files hold, the earlier rows beside these",
+    )
     args = parser.parse_args()
     by_setting, first_rows = read_rows(args.rows)
     if args.against:
@@ -179,8 +205,10 @@ def main() -> None:
         if derived not in by_setting:  # the same calls, scored as if unsupported answers were withheld
             by_setting[derived] = {i: withheld(r) for i, r in by_setting[setting].items()}
     common = set.intersection(*(set(rows) for rows in by_setting.values()))
-    print(f"{len(common)} questions answered by all {len(by_setting)} settings "
-          f"({len(common & DEV_IDS)} development, {len(common - DEV_IDS)} held out)\n")
+    print(
+        f"{len(common)} questions answered by all {len(by_setting)} settings "
+        f"({len(common & DEV_IDS)} development, {len(common - DEV_IDS)} held out)\n"
+    )
     for title, ids in (("development", common & DEV_IDS), ("held out", common - DEV_IDS), ("all", common)):
         if not ids:
             continue
@@ -189,20 +217,27 @@ def main() -> None:
             print("  " + line(setting.label, [rows[i] for i in sorted(ids)]))
         for routing in dict.fromkeys(setting.routing for setting in by_setting):
             rows = next(r for setting, r in by_setting.items() if setting.routing == routing)
-            print("  " + separation([rows[i] for i in sorted(ids)], f"separation ({routing} routing's grades)"))
+            print(
+                "  " + separation([rows[i] for i in sorted(ids)], f"separation ({routing} routing's grades)")
+            )
         print()
     if args.markdown:
         print(markdown_table(by_setting, common) + "\n")
     print(first_runs(first_rows) + "\n")
     if not common & DEV_IDS:
         return
-    dev = [summarise(setting, [rows[i] for i in sorted(common & DEV_IDS)]) for setting, rows in by_setting.items()]
+    dev = [
+        summarise(setting, [rows[i] for i in sorted(common & DEV_IDS)])
+        for setting, rows in by_setting.items()
+    ]
     chosen = recommend(dev)
     if chosen is None:
         return
     chosen_setting = next(s for s in by_setting if s.label == chosen["label"])
-    print(f"chosen on the development part: {chosen['label']} "
-          f"(accuracy {chosen['accuracy']:.0%}, {chosen['llm_calls_mean']} calls/question)")
+    print(
+        f"chosen on the development part: {chosen['label']} "
+        f"(accuracy {chosen['accuracy']:.0%}, {chosen['llm_calls_mean']} calls/question)"
+    )
     held = sorted(common - DEV_IDS)
     if held:
         print("on the held-out part:")

@@ -28,14 +28,17 @@ class ReaderGroup(click.Group):
             home = getattr(getattr(ctx.obj, "settings", None), "home", None)
             where = f"under READER_HOME ({home})" if home else "under READER_HOME"
             raise click.ClickException(
-                f"the disk is full {where} ({describe_error(exc)}); "
-                "free some space and run the command again") from exc
+                f"the disk is full {where} ({describe_error(exc)}); free some space and run the command again"
+            ) from exc
 
 
 @click.group(cls=ReaderGroup, context_settings=CONTEXT_SETTINGS)
 @click.version_option(package_name="audited-reader")
-@click.option("--no-cache", is_flag=True,
-              help="Ask the LLM again instead of reusing cached answers (fresh answers refresh the cache).")
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Ask the LLM again instead of reusing cached answers (fresh answers refresh the cache).",
+)
 @click.pass_context
 def cli(ctx, no_cache):
     """Read academic papers deeply and audit every sentence written about them.
@@ -51,8 +54,10 @@ def cli(ctx, no_cache):
     """
     from reader.facade import Reader
 
-    ctx.obj = Reader(use_cache=False if no_cache else None,
-                     on_notice=lambda message: click.echo(f"note: {message}", err=True))
+    ctx.obj = Reader(
+        use_cache=False if no_cache else None,
+        on_notice=lambda message: click.echo(f"note: {message}", err=True),
+    )
 
 
 @cli.command("config")

@@ -24,12 +24,12 @@ from sqlalchemy.orm import Session
 
 from reader.audit.guards import PaperFacts
 from reader.audit.loop import AuditResult, LoopResult, audit_loop, audit_text, mark_unsupported
-from reader.text.split import sentence_spans
 from reader.errors import PaperNotFound, ReaderError
 from reader.ingest.text import TEXT_SECTION
 from reader.llm.base import Completion
-from reader.text.tokens import estimate_tokens
 from reader.prompts import language_instruction, messages
+from reader.text.split import sentence_spans
+from reader.text.tokens import estimate_tokens
 
 KINDS = ("critique", "synthesis")
 CAPTIONS_TITLE = "Figure and table captions"
@@ -42,10 +42,18 @@ _PRIORITY = [
     (6, re.compile(r"related work|prior work|previous work|background|相关工作", re.I)),
     (2, re.compile(r"conclusion|concluding|discussion|summary|limitation|结论|总结|讨论|局限", re.I)),
     (3, re.compile(r"result|experiment|evaluation|analys|finding|ablation|实验|结果|评估", re.I)),
-    (4, re.compile(r"method|approach|model|framework|architecture|algorithm|proposed|design|方法|模型", re.I)),
+    (
+        4,
+        re.compile(r"method|approach|model|framework|architecture|algorithm|proposed|design|方法|模型", re.I),
+    ),
 ]
-_SKIP = re.compile(r"^\W*(?:\d+\W*)?(?:references|bibliography|acknowledg|author contributions|front matter|supporting information|funding|competing interests|conflicts? of interest|data availability|参考文献|致谢)", re.I)
-_CAPTION_CHUNK = re.compile(r"^(?:figure|fig\.?|table)\s*\S+\s+caption$", re.I)  # captions come from their table
+_SKIP = re.compile(
+    r"^\W*(?:\d+\W*)?(?:references|bibliography|acknowledg|author contributions|front matter|supporting information|funding|competing interests|conflicts? of interest|data availability|参考文献|致谢)",
+    re.I,
+)
+_CAPTION_CHUNK = re.compile(
+    r"^(?:figure|fig\.?|table)\s*\S+\s+caption$", re.I
+)  # captions come from their table
 _FRONT_MATTER = re.compile(r"^\W*front matter\W*$", re.I)
 _REFERENCES = re.compile(r"^\W*(?:\d+\W*)?(?:references|bibliography|参考文献)", re.I)
 _NUMBERING = re.compile(r"^(\d+|[A-Z])(?:\.\d+)*\.?\s+\S")
@@ -155,21 +163,29 @@ def load_material(session: Session, paper_id: str) -> PaperMaterial:
         sections.append(Section(title, _join_chunks(texts), priority))
     if front is not None:
         sections.insert(1 if abstract else 0, front)
-    captions = [f"{c.label}: {c.text}" if c.label and not c.text.startswith(c.label) else c.text
-                for c in paper.captions]
+    captions = [
+        f"{c.label}: {c.text}" if c.label and not c.text.startswith(c.label) else c.text
+        for c in paper.captions
+    ]
     if captions:
         sections.append(Section(CAPTIONS_TITLE, "\n".join(captions), _CAPTION_PRIORITY))
-    facts_texts = [paper.title or "", abstract] + [c.text for c in paper.chunks] + captions + [
-        (r.marker + " " + r.text).strip() for r in paper.references
-    ]
+    facts_texts = (
+        [paper.title or "", abstract]
+        + [c.text for c in paper.chunks]
+        + captions
+        + [(r.marker + " " + r.text).strip() for r in paper.references]
+    )
     if not any(s.text.strip() for s in sections if s.priority not in (0, _CAPTION_PRIORITY)):
         # Nothing but an abstract and captions, because the headings put the text into
         # sections a read skips (a lone "Funding" heading on page 1, say): read the rest of
         # the text rather than nothing, the references only as a last resort.
         shown = {s.title for s in sections}
-        texts = [t for title, chunk_texts in all_groups if title not in shown
-                 and not _CAPTION_CHUNK.match(title) and not _REFERENCES.match(title)
-                 for t in chunk_texts]
+        texts = [
+            t
+            for title, chunk_texts in all_groups
+            if title not in shown and not _CAPTION_CHUNK.match(title) and not _REFERENCES.match(title)
+            for t in chunk_texts
+        ]
         if not texts and not any(s.text.strip() for s in sections):
             texts = [c.text for c in paper.chunks]
         text = _join_chunks([t for t in texts if t.strip()])
@@ -196,8 +212,12 @@ def _front_matter_as_text(groups: list[tuple[str, list[str]]], abstract: str) ->
     text = _join_chunks(front)
     if abstract and abstract in text:  # already the Abstract section
         text = text.replace(abstract, "", 1).strip()
-    body = sum(estimate_tokens(t) for title, texts in groups
-               if not _SKIP.match(title) and not _CAPTION_CHUNK.match(title) for t in texts)
+    body = sum(
+        estimate_tokens(t)
+        for title, texts in groups
+        if not _SKIP.match(title) and not _CAPTION_CHUNK.match(title)
+        for t in texts
+    )
     tokens = estimate_tokens(text)
     if not text or (tokens < body and tokens < 800):
         return None
@@ -303,8 +323,9 @@ def generate(
         language_instruction=language_instruction(material.language, output_language),
     )
     stage = f"regenerate-{kind}" if flagged else kind
-    return generator.complete(conversation, temperature=0.2, max_tokens=max_tokens,
-                              stage=stage, paper_id=material.paper_id)
+    return generator.complete(
+        conversation, temperature=0.2, max_tokens=max_tokens, stage=stage, paper_id=material.paper_id
+    )
 
 
 @dataclass
@@ -405,21 +426,39 @@ def deep_read(
             previous = remove_sentences(previous, flagged) if previous else previous
             label = f"regenerating ({len(flagged)} unsupported sentences)" if flagged else "generating"
             progress(f"{kind}: {label}")
-            return generate(kind, generator, material, context, flagged=flagged, previous=previous,
-                            max_tokens=max_tokens, target_words=target_words,
-                            output_language=output_language)
+            return generate(
+                kind,
+                generator,
+                material,
+                context,
+                flagged=flagged,
+                previous=previous,
+                max_tokens=max_tokens,
+                target_words=target_words,
+                output_language=output_language,
+            )
 
         def audit(text, known):
             progress(f"{kind}: verifying")
-            return audit_text(text, paper_id=paper_id, verifier=verifier, search=search,
-                              yes_threshold=yes_threshold, checker=checker,
-                              facts=facts, fallback_text=material.full_text,
-                              max_workers=max_workers, known=known)
+            return audit_text(
+                text,
+                paper_id=paper_id,
+                verifier=verifier,
+                search=search,
+                yes_threshold=yes_threshold,
+                checker=checker,
+                facts=facts,
+                fallback_text=material.full_text,
+                max_workers=max_workers,
+                known=known,
+            )
 
         def report(number, result):
             unread = f", {result.n_unchecked} unchecked" if result.n_unchecked else ""
-            progress(f"{kind}: iteration {number}: {result.n_flagged}/{len(result.sentences)} "
-                     f"sentences unsupported (ratio {result.flagged_ratio:.2f}){unread}")
+            progress(
+                f"{kind}: iteration {number}: {result.n_flagged}/{len(result.sentences)} "
+                f"sentences unsupported (ratio {result.flagged_ratio:.2f}){unread}"
+            )
 
         loop = audit_loop(gen, audit, on_iteration=report)
         return KindResult(kind, loop, context.left_out)
@@ -430,10 +469,15 @@ def deep_read(
     progress("storing")
     with transaction(db) as session:
         for r in results:
-            save_analysis(session, paper_id=paper_id, kind=r.kind, loop=r.loop,
-                          generator_model=getattr(generator, "model", ""),
-                          verifier_model=getattr(verifier, "model", ""),
-                          left_out_sections=r.left_out)
+            save_analysis(
+                session,
+                paper_id=paper_id,
+                kind=r.kind,
+                loop=r.loop,
+                generator_model=getattr(generator, "model", ""),
+                verifier_model=getattr(verifier, "model", ""),
+                left_out_sections=r.left_out,
+            )
     return DeepReadResult(paper_id, results, time.perf_counter() - started)
 
 
@@ -460,14 +504,30 @@ class AuditReport:
         }
 
 
-def audit_against_paper(text: str, paper_id: str, *, db, verifier, search, max_workers: int = 4,
-                        yes_threshold: float | None = None, checker=None) -> AuditReport:
+def audit_against_paper(
+    text: str,
+    paper_id: str,
+    *,
+    db,
+    verifier,
+    search,
+    max_workers: int = 4,
+    yes_threshold: float | None = None,
+    checker=None,
+) -> AuditReport:
     """Audit any text sentence by sentence against a stored paper, as the deep read audits its own."""
     with db() as session:
         material = load_material(session, paper_id)
     result = audit_text(
-        text, paper_id=paper_id, verifier=verifier, search=search,
-        facts=PaperFacts.from_texts(material.facts_texts), fallback_text=material.full_text,
-        max_workers=max_workers, stage="audit", yes_threshold=yes_threshold, checker=checker,
+        text,
+        paper_id=paper_id,
+        verifier=verifier,
+        search=search,
+        facts=PaperFacts.from_texts(material.facts_texts),
+        fallback_text=material.full_text,
+        max_workers=max_workers,
+        stage="audit",
+        yes_threshold=yes_threshold,
+        checker=checker,
     )
     return AuditReport(paper_id, result, mark_unsupported(text, result.to_mark))

@@ -64,8 +64,15 @@ class Reader:
         if database_url is not None:
             settings = dataclasses.replace(settings, database_url=database_url)
         self.settings = settings
-        self.services = Services(settings, llm=llm, verifier=verifier, embedder=embedder,
-                                 checker=checker, use_cache=use_cache, on_notice=on_notice)
+        self.services = Services(
+            settings,
+            llm=llm,
+            verifier=verifier,
+            embedder=embedder,
+            checker=checker,
+            use_cache=use_cache,
+            on_notice=on_notice,
+        )
         self.use_cache = self.services.use_cache
         self.notice: Notice = self.services.notice
 
@@ -77,8 +84,13 @@ class Reader:
         on_result(result, done, total) after each file; before_file(path, n_files) before each."""
         from reader.ingest.pipeline import ingest_paths
 
-        return ingest_paths([str(p) for p in _as_list(paths)], self.services.db, open_index=self.services.index_or_none,
-                            on_progress=on_result, before_file=before_file)
+        return ingest_paths(
+            [str(p) for p in _as_list(paths)],
+            self.services.db,
+            open_index=self.services.index_or_none,
+            on_progress=on_result,
+            before_file=before_file,
+        )
 
     def zotero_library(self, data_dir: str | Path | None = None, collection: str | None = None):
         """Zotero's items with a PDF (from a copy of its database) -> ZoteroLibrary;
@@ -87,15 +99,25 @@ class Reader:
 
         return read_library(Path(data_dir) if data_dir else default_data_dir(), collection)
 
-    def ingest_zotero(self, data_dir: str | Path | None = None, collection: str | None = None, *,
-                      on_result=None, on_note: Notice | None = None):
+    def ingest_zotero(
+        self,
+        data_dir: str | Path | None = None,
+        collection: str | None = None,
+        *,
+        on_result=None,
+        on_note: Notice | None = None,
+    ):
         """Ingest a Zotero library (or one collection) with each item's metadata -> list[IngestResult];
         items without a usable PDF come back "skipped" with the reason."""
         from reader.ingest.pipeline import ingest_zotero
 
-        return ingest_zotero(self.zotero_library(data_dir, collection), self.services.db,
-                             open_index=self.services.index_or_none, on_progress=on_result,
-                             on_note=on_note or self.notice)
+        return ingest_zotero(
+            self.zotero_library(data_dir, collection),
+            self.services.db,
+            open_index=self.services.index_or_none,
+            on_progress=on_result,
+            on_note=on_note or self.notice,
+        )
 
     def papers(self):
         """Every stored paper, newest first -> list[PaperInfo]."""
@@ -147,13 +169,23 @@ class Reader:
 
     # ------------------------------------------------------------ reading and auditing
 
-    def read(self, paper: str | Path, *, on_progress: Notice | None = None,
-             context_tokens: int | None = None, words: int | None = None):
+    def read(
+        self,
+        paper: str | Path,
+        *,
+        on_progress: Notice | None = None,
+        context_tokens: int | None = None,
+        words: int | None = None,
+    ):
         """Write and audit a paper's critique and synthesis, and store them -> DeepReadResult.
 
         `paper` is a file (ingested first when new) or a stored paper's id, id prefix or title prefix."""
-        return self.services.read_paper(self._ingested_id(paper, on_progress), on_progress=on_progress,
-                                        context_tokens=context_tokens, words=words)
+        return self.services.read_paper(
+            self._ingested_id(paper, on_progress),
+            on_progress=on_progress,
+            context_tokens=context_tokens,
+            words=words,
+        )
 
     def _ingested_id(self, paper: str | Path, on_progress: Notice | None = None) -> str:
         path = Path(paper).expanduser()
@@ -184,9 +216,17 @@ class Reader:
 
     # ------------------------------------------------------------ questions
 
-    def ask(self, question: str, paper: str | None = None, *, threshold: float | None = None,
-            max_corrections: int | None = None, external=None, store: bool = True,
-            on_stage: Notice | None = None):
+    def ask(
+        self,
+        question: str,
+        paper: str | None = None,
+        *,
+        threshold: float | None = None,
+        max_corrections: int | None = None,
+        external=None,
+        store: bool = True,
+        on_stage: Notice | None = None,
+    ):
         """Answer a question with Corrective RAG over one paper or the library -> AskResult
         (stored, with its question_id set, unless `store` is False).
 
@@ -198,8 +238,9 @@ class Reader:
         from reader.crag.pipeline import crag_config
 
         config = crag_config(self.settings.crag, threshold=threshold, max_corrections=max_corrections)
-        return self._ask(question, paper, config, external=self.external_searches(external), store=store,
-                         on_stage=on_stage)
+        return self._ask(
+            question, paper, config, external=self.external_searches(external), store=store, on_stage=on_stage
+        )
 
     def external_searches(self, external=None) -> list:
         """The scholarly search adapters for `external` (see `ask`); [] when none is enabled."""
@@ -209,21 +250,34 @@ class Reader:
             return list(external) if isinstance(external, (list, tuple)) else [external]
         names = self.settings.external_search if external is None else external
         try:
-            return scholarly_searches(names, semantic_scholar_key=self.settings.semantic_scholar_key,
-                                      mailto=self.settings.openalex_mailto)
+            return scholarly_searches(
+                names,
+                semantic_scholar_key=self.settings.semantic_scholar_key,
+                mailto=self.settings.openalex_mailto,
+            )
         except ReaderError as exc:
             where = "READER_EXTERNAL_SEARCH" if external is None else "--external"
             raise ConfigError(f"{where}={names!r}: {exc}") from None
 
-    def _ask(self, question: str, paper: str | None, config, *, external=None, store: bool = True,
-             on_stage: Notice | None = None):
+    def _ask(
+        self,
+        question: str,
+        paper: str | None,
+        config,
+        *,
+        external=None,
+        store: bool = True,
+        on_stage: Notice | None = None,
+    ):
         from reader.crag.store import save_question
         from reader.store.db import transaction
         from reader.store.queries import library_titles
 
         if not question or not question.strip():
-            raise ReaderError("the question is empty: write what you want to know, e.g. "
-                              "reader ask \"Which baselines do they compare against?\"")
+            raise ReaderError(
+                "the question is empty: write what you want to know, e.g. "
+                'reader ask "Which baselines do they compare against?"'
+            )
         with self.services.db() as session:
             titles = library_titles(session)
         if not titles:
@@ -231,25 +285,43 @@ class Reader:
         paper_id = None
         if paper is not None:
             paper_id = paper if paper in titles else self._paper_id(paper)
-        result = self.services.answer(question, paper_id, config, titles=titles, external=external,
-                                      on_stage=on_stage)
+        result = self.services.answer(
+            question, paper_id, config, titles=titles, external=external, on_stage=on_stage
+        )
         if store:
             with transaction(self.services.db) as session:
                 result.question_id = save_question(session, result)
         return result
 
-    def calibrate(self, questions_file: str | Path, thresholds: list[float], *,
-                  ids: list[str] | None = None, limit: int | None = None,
-                  routings: list[str] | None = None, theta_highs: list[float] | None = None,
-                  theta_lows: list[float] | None = None, quote_thresholds: list[float | None] | None = None,
-                  refusals: list[str] | None = None, keep_thresholds: list[float] | None = None,
-                  ungrounded: list[str] | None = None, answer_p_yes: list[float] | None = None,
-                  on_progress: Notice | None = None, on_row=None):
+    def calibrate(
+        self,
+        questions_file: str | Path,
+        thresholds: list[float],
+        *,
+        ids: list[str] | None = None,
+        limit: int | None = None,
+        routings: list[str] | None = None,
+        theta_highs: list[float] | None = None,
+        theta_lows: list[float] | None = None,
+        quote_thresholds: list[float | None] | None = None,
+        refusals: list[str] | None = None,
+        keep_thresholds: list[float] | None = None,
+        ungrounded: list[str] | None = None,
+        answer_p_yes: list[float] | None = None,
+        on_progress: Notice | None = None,
+        on_row=None,
+    ):
         """Run a labelled question file through `ask` for every setting of the grid (routing rule x
         grade threshold, x theta_high x theta_low for confidence routing, x quote threshold x who
         may refuse) ->
         CalibrationReport, with the recommended setting; `on_row(setting, row)` sees each answer."""
-        from reader.crag.calibrate import CalibrationReport, grid, load_questions, run_calibration, select_questions
+        from reader.crag.calibrate import (
+            CalibrationReport,
+            grid,
+            load_questions,
+            run_calibration,
+            select_questions,
+        )
         from reader.store.queries import paper_keys
 
         questions = select_questions(load_questions(questions_file), str(questions_file), ids, limit)
@@ -259,11 +331,22 @@ class Reader:
         def run_one(question: str, paper_id: str | None, config):
             return self._ask(question, paper_id, config, store=False)
 
-        settings = grid(thresholds, routings=routings, theta_highs=theta_highs, theta_lows=theta_lows,
-                        quote_thresholds=quote_thresholds, refusals=refusals, keep_thresholds=keep_thresholds,
-                        ungrounded=ungrounded, answer_p_yes=answer_p_yes)
-        return CalibrationReport(run_calibration(questions, settings, run_one, library=library,
-                                                 on_progress=on_progress, on_row=on_row))
+        settings = grid(
+            thresholds,
+            routings=routings,
+            theta_highs=theta_highs,
+            theta_lows=theta_lows,
+            quote_thresholds=quote_thresholds,
+            refusals=refusals,
+            keep_thresholds=keep_thresholds,
+            ungrounded=ungrounded,
+            answer_p_yes=answer_p_yes,
+        )
+        return CalibrationReport(
+            run_calibration(
+                questions, settings, run_one, library=library, on_progress=on_progress, on_row=on_row
+            )
+        )
 
     def write_routing(self, setting: dict) -> Path:
         """Store a calibrated routing setting ({"routing", "threshold"[, "theta_high", "theta_low"]})
@@ -275,8 +358,16 @@ class Reader:
 
     # ------------------------------------------------------------ collections
 
-    def review(self, paths: Iterable[str | Path], jobs: int = 2, force: bool = False, *,
-               on_event=None, stop: threading.Event | None = None, zotero=None):
+    def review(
+        self,
+        paths: Iterable[str | Path],
+        jobs: int = 2,
+        force: bool = False,
+        *,
+        on_event=None,
+        stop: threading.Event | None = None,
+        zotero=None,
+    ):
         """Ingest, read and audit every paper under `paths`, resumably -> ReviewReport.
 
         The files are queued (as `enqueue` does) and reviewed by `jobs` workers in this
@@ -293,11 +384,13 @@ class Reader:
         sources, missing = find_sources([str(p) for p in paths])
         if not sources and not missing:
             raise ReaderError(
-                f"no .pdf, .txt or .md files under {', '.join(map(str, paths))}: give a folder of papers")
+                f"no .pdf, .txt or .md files under {', '.join(map(str, paths))}: give a folder of papers"
+            )
         report = self._review_sources(sources, self._ingest_data, jobs, force, on_event, stop)
         for item in missing:
-            report.papers.append(PaperReview(source=str(item.file), status="error",
-                                             error=item.error or "cannot read it"))
+            report.papers.append(
+                PaperReview(source=str(item.file), status="error", error=item.error or "cannot read it")
+            )
         return report
 
     def _review_zotero(self, library, jobs: int, force: bool, *, on_event=None, stop=None):
@@ -318,22 +411,30 @@ class Reader:
                     notes.append(note)
             return result
 
-        report = self._review_sources([item.pdf for item in library.items], ingest_data, jobs,
-                                      force, on_event, stop)
+        report = self._review_sources(
+            [item.pdf for item in library.items], ingest_data, jobs, force, on_event, stop
+        )
         report.notes = notes
         return report
 
-    def _review_sources(self, sources: list[Path], ingest_data, jobs: int, force: bool,
-                        on_event, stop):
+    def _review_sources(self, sources: list[Path], ingest_data, jobs: int, force: bool, on_event, stop):
         """Queue the files, then review them with `jobs` workers in this process (the engine of
         `reader worker`, reader.review.run)."""
         from reader.review import run_review
 
-        return run_review(sources, db=self.services.db, ingest_data=ingest_data,
-                          read_paper=self._read_queued, force=force, jobs=jobs,
-                          lease_s=self.settings.queue_lease_s,
-                          max_attempts=self.settings.queue_attempts, on_event=on_event,
-                          stop=stop, warm_up=self._warm_up)
+        return run_review(
+            sources,
+            db=self.services.db,
+            ingest_data=ingest_data,
+            read_paper=self._read_queued,
+            force=force,
+            jobs=jobs,
+            lease_s=self.settings.queue_lease_s,
+            max_attempts=self.settings.queue_attempts,
+            on_event=on_event,
+            stop=stop,
+            warm_up=self._warm_up,
+        )
 
     # ------------------------------------------------------------ the queue (docs/scale.md)
 
@@ -348,24 +449,43 @@ class Reader:
         sources, missing = find_sources([str(p) for p in paths])
         if not sources and not missing:
             raise ReaderError(
-                f"no .pdf, .txt or .md files under {', '.join(map(str, paths))}: give a folder of papers")
+                f"no .pdf, .txt or .md files under {', '.join(map(str, paths))}: give a folder of papers"
+            )
         report = enqueue_sources(self.services.db, sources, force=force)
-        report.rows += [EnqueueRow(str(m.file), None, "error", m.error or "cannot read it")
-                        for m in missing]
+        report.rows += [EnqueueRow(str(m.file), None, "error", m.error or "cannot read it") for m in missing]
         return report
 
-    def work(self, *, jobs: int = 1, once: bool = False, until_empty: bool = False,
-             poll_s: float = 2.0, stop: threading.Event | None = None,
-             abandon: threading.Event | None = None, on_event=None):
+    def work(
+        self,
+        *,
+        jobs: int = 1,
+        once: bool = False,
+        until_empty: bool = False,
+        poll_s: float = 2.0,
+        stop: threading.Event | None = None,
+        abandon: threading.Event | None = None,
+        on_event=None,
+    ):
         """Review queued papers until stopped -> WorkerReport (see reader.review.worker.run_worker):
         `jobs` at a time, one with `once`, until none is queued or running with `until_empty`."""
         from reader.review import run_worker
 
-        return run_worker(db=self.services.db, ingest_data=self._ingest_data, read_paper=self._read_queued,
-                          lease_s=self.settings.queue_lease_s,
-                          max_attempts=self.settings.queue_attempts, jobs=jobs, once=once,
-                          until_empty=until_empty, poll_s=poll_s, stop=stop, abandon=abandon,
-                          on_event=on_event, on_notice=self.notice, warm_up=self._warm_up)
+        return run_worker(
+            db=self.services.db,
+            ingest_data=self._ingest_data,
+            read_paper=self._read_queued,
+            lease_s=self.settings.queue_lease_s,
+            max_attempts=self.settings.queue_attempts,
+            jobs=jobs,
+            once=once,
+            until_empty=until_empty,
+            poll_s=poll_s,
+            stop=stop,
+            abandon=abandon,
+            on_event=on_event,
+            on_notice=self.notice,
+            warm_up=self._warm_up,
+        )
 
     def _warm_up(self) -> None:
         """What a worker loads before its first claim, so that neither lease time nor its first
@@ -430,7 +550,8 @@ class Reader:
             if note is None:
                 raise ReaderError(
                     f"{paper.title!r} has no review yet, so there is no note to download; "
-                    f"upload it again or run `reader review` on it.")
+                    f"upload it again or run `reader review` on it."
+                )
             return note_file_name(paper.title, paper.id), render_note(note)
 
     def stats(self, paper: str | None = None):

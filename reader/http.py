@@ -18,8 +18,15 @@ MAX_RETRY_AFTER_S = 5.0  # a 429 asking to wait longer than this is reported, no
 
 
 class HttpFailure(Exception):
-    def __init__(self, kind: str, message: str, *, status: int | None = None,
-                 retry_after: float | None = None, exception: str | None = None):
+    def __init__(
+        self,
+        kind: str,
+        message: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+        exception: str | None = None,
+    ):
         super().__init__(message)
         self.kind = kind
         self.status = status
@@ -35,9 +42,17 @@ def retry_after(response: httpx.Response) -> float | None:
         return None  # an HTTP date or nothing: not waited for
 
 
-def get(url: str, params: dict | None = None, *, headers: dict | None = None, timeout_s: float = TIMEOUT_S,
-        client: httpx.Client | None = None, sleep: Callable[[float], None] = time.sleep,
-        max_retry_after_s: float = MAX_RETRY_AFTER_S, accept: Collection[int] = ()) -> httpx.Response:
+def get(
+    url: str,
+    params: dict | None = None,
+    *,
+    headers: dict | None = None,
+    timeout_s: float = TIMEOUT_S,
+    client: httpx.Client | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    max_retry_after_s: float = MAX_RETRY_AFTER_S,
+    accept: Collection[int] = (),
+) -> httpx.Response:
     """The response to GET `url`; statuses of 400 and above raise HttpFailure unless in `accept`."""
     for attempt in (1, 2):
         try:

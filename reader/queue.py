@@ -97,8 +97,12 @@ live_runs: set[str] = set()
 def owner(run: str) -> dict:
     """What a worker writes into the summary of a job it holds: its process and run, so that a
     run on this machine tells at once whether the holder is alive (holder_alive)."""
-    return {"pid": os.getpid(), "host": socket.gethostname(), "start": _process_start(os.getpid()),
-            "run": run}
+    return {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "start": _process_start(os.getpid()),
+        "run": run,
+    }
 
 
 def _pid_alive(summary: dict) -> bool:
@@ -166,8 +170,9 @@ class Queued:
     detail: str = ""
 
 
-def enqueue_file(session: Session, *, sha256: str, name: str, data: bytes,
-                 paper_exists: bool, force: bool) -> Queued:
+def enqueue_file(
+    session: Session, *, sha256: str, name: str, data: bytes, paper_exists: bool, force: bool
+) -> Queued:
     """Put one file on the queue inside the caller's transaction (lock it on the paper).
 
     Its bytes go into paper_files (unless the paper is already ingested: its passages are
@@ -177,8 +182,10 @@ def enqueue_file(session: Session, *, sha256: str, name: str, data: bytes,
         session.add(PaperFile(sha256=sha256, name=name, size=len(data), data=data))
         session.flush()
     job = session.scalars(
-        select(ReviewJob).where(or_(ReviewJob.file_sha256 == sha256, ReviewJob.paper_id == sha256))
-        .order_by(ReviewJob.file_sha256.is_(None), ReviewJob.id.desc()).limit(1)
+        select(ReviewJob)
+        .where(or_(ReviewJob.file_sha256 == sha256, ReviewJob.paper_id == sha256))
+        .order_by(ReviewJob.file_sha256.is_(None), ReviewJob.id.desc())
+        .limit(1)
     ).first()
     has_file = session.get(PaperFile, sha256) is not None
     if job is not None:
@@ -193,11 +200,17 @@ def enqueue_file(session: Session, *, sha256: str, name: str, data: bytes,
         status = "requeued" if job.status in ("error", "done") else "queued"
         # A holder that died mid-read: when its read started, so that the next attempt
         # finishes the job without reading again if the analyses were stored.
-        kept = {k: v for k, v in (job.summary or {}).items() if k in ("read_since", "call_floor")} \
-            if job.status == "running" else {}
+        kept = (
+            {k: v for k, v in (job.summary or {}).items() if k in ("read_since", "call_floor")}
+            if job.status == "running"
+            else {}
+        )
     else:
-        job = ReviewJob(source_path=name, paper_id=sha256 if paper_exists else None,
-                        file_sha256=sha256 if has_file else None)
+        job = ReviewJob(
+            source_path=name,
+            paper_id=sha256 if paper_exists else None,
+            file_sha256=sha256 if has_file else None,
+        )
         session.add(job)
         status, kept = "queued", {}
     job.status, job.stage, job.error, job.summary = "pending", "", "", kept
@@ -214,15 +227,17 @@ def file_bytes(db: sessionmaker, sha256: str) -> tuple[str, bytes] | None:
     """(label, bytes) of a queued file; None when it is not in the database."""
     with db() as session:
         row = session.execute(
-            select(PaperFile.name, PaperFile.data).where(PaperFile.sha256 == sha256)).first()
+            select(PaperFile.name, PaperFile.data).where(PaperFile.sha256 == sha256)
+        ).first()
     return (row.name, bytes(row.data)) if row else None
 
 
 # ---------------------------------------------------------------- claiming
 
 
-def _grant(session: Session, job: ReviewJob, worker: str, lease_s: float, now: datetime,
-           summary: dict | None = None) -> Claim:
+def _grant(
+    session: Session, job: ReviewJob, worker: str, lease_s: float, now: datetime, summary: dict | None = None
+) -> Claim:
     previous = dict(job.summary or {})
     job.status, job.stage, job.error = "running", "claimed", job.error if job.attempts else ""
     job.worker, job.claim = worker, uuid.uuid4().hex
@@ -233,13 +248,20 @@ def _grant(session: Session, job: ReviewJob, worker: str, lease_s: float, now: d
     if previous.get("read_since"):  # a takeover: what the earlier attempt had done
         job.summary["previous"] = {k: previous[k] for k in ("read_since", "call_floor") if k in previous}
     session.flush()
-    return Claim(job.id, job.claim, worker, job.source_path, job.paper_id, job.file_sha256,
-                 job.attempts, previous)
+    return Claim(
+        job.id, job.claim, worker, job.source_path, job.paper_id, job.file_sha256, job.attempts, previous
+    )
 
 
-def claim_next(db: sessionmaker, worker: str, *, lease_s: float = LEASE_S,
-               max_attempts: int = MAX_ATTEMPTS, summary: dict | None = None,
-               job_ids: Collection[int] | None = None) -> Claim | None:
+def claim_next(
+    db: sessionmaker,
+    worker: str,
+    *,
+    lease_s: float = LEASE_S,
+    max_attempts: int = MAX_ATTEMPTS,
+    summary: dict | None = None,
+    job_ids: Collection[int] | None = None,
+) -> Claim | None:
     """Claim the oldest queued job that is pending, or running with its lease run out; only
     among `job_ids` when given (a `reader review` run takes the jobs it queued).
 
@@ -250,21 +272,24 @@ def claim_next(db: sessionmaker, worker: str, *, lease_s: float = LEASE_S,
             now = db_now(session)
             query = select(ReviewJob).where(
                 ReviewJob.queued_at.is_not(None),
-                or_(ReviewJob.status == "pending",
-                    (ReviewJob.status == "running") & (ReviewJob.lease_until < now)),
+                or_(
+                    ReviewJob.status == "pending",
+                    (ReviewJob.status == "running") & (ReviewJob.lease_until < now),
+                ),
             )
             if job_ids is not None:
                 query = query.where(ReviewJob.id.in_(list(job_ids)))
             job = session.scalars(
-                query.order_by(ReviewJob.queued_at, ReviewJob.id).limit(1)
-                .with_for_update(skip_locked=True)
+                query.order_by(ReviewJob.queued_at, ReviewJob.id).limit(1).with_for_update(skip_locked=True)
             ).first()
             if job is None:
                 return None
             if job.status == "running" and job.attempts >= max_attempts:
                 job.status, job.finished_at, job.claim, job.lease_until = "error", now, None, None
-                job.error = (f"abandoned {job.attempts} times: its worker stopped renewing the lease "
-                             f"(last {job.worker}){'; last error: ' + job.error if job.error else ''}")
+                job.error = (
+                    f"abandoned {job.attempts} times: its worker stopped renewing the lease "
+                    f"(last {job.worker}){'; last error: ' + job.error if job.error else ''}"
+                )
                 continue
             if job.status == "running":
                 log.warning("job %s: the lease of %s ran out; taking it over", job.id, job.worker)
@@ -282,9 +307,7 @@ def _is_sqlite(db: sessionmaker) -> bool:
 def held_job(session: Session, claim: Claim) -> ReviewJob:
     """The job row, locked until the transaction ends, if this claim still holds it;
     raises LeaseLost otherwise."""
-    job = session.scalars(
-        select(ReviewJob).where(ReviewJob.id == claim.job_id).with_for_update()
-    ).first()
+    job = session.scalars(select(ReviewJob).where(ReviewJob.id == claim.job_id).with_for_update()).first()
     if job is None or job.claim != claim.token or job.status != "running":
         claim.lost.set()
         raise LeaseLost(_lost_reason(job))
@@ -332,14 +355,14 @@ def finish(db: sessionmaker, claim: Claim, complete) -> dict:
         return summary
 
 
-def fail(db: sessionmaker, claim: Claim, reason: str, *, max_attempts: int = MAX_ATTEMPTS,
-         retry: bool = True) -> str:
+def fail(
+    db: sessionmaker, claim: Claim, reason: str, *, max_attempts: int = MAX_ATTEMPTS, retry: bool = True
+) -> str:
     """Record a failed attempt -> the job's status now: 'pending' again (retried by any
     worker) while attempts < max_attempts and `retry`, else 'error' with the reason;
     'lost' when the claim no longer held it, 'removed' when the job is gone."""
     with transaction(db) as session:
-        job = session.scalars(
-            select(ReviewJob).where(ReviewJob.id == claim.job_id).with_for_update()).first()
+        job = session.scalars(select(ReviewJob).where(ReviewJob.id == claim.job_id).with_for_update()).first()
         if job is None:
             return "removed"
         if job.claim != claim.token or job.status != "running":
@@ -355,13 +378,26 @@ def fail(db: sessionmaker, claim: Claim, reason: str, *, max_attempts: int = MAX
 def hand_back(db: sessionmaker, claim: Claim) -> bool:
     """Give a held job back to the queue (Ctrl-C twice): pending again, not counted as an attempt."""
     with transaction(db) as session:
-        done = session.execute(
-            update(ReviewJob).where(ReviewJob.id == claim.job_id, ReviewJob.claim == claim.token,
-                                    ReviewJob.status == "running")
-            .values(status="pending", stage="", claim=None, lease_until=None, worker="",
-                    attempts=ReviewJob.attempts - 1)
-            .execution_options(synchronize_session=False)
-        ).rowcount == 1
+        done = (
+            session.execute(
+                update(ReviewJob)
+                .where(
+                    ReviewJob.id == claim.job_id,
+                    ReviewJob.claim == claim.token,
+                    ReviewJob.status == "running",
+                )
+                .values(
+                    status="pending",
+                    stage="",
+                    claim=None,
+                    lease_until=None,
+                    worker="",
+                    attempts=ReviewJob.attempts - 1,
+                )
+                .execution_options(synchronize_session=False)
+            ).rowcount
+            == 1
+        )
     claim.lost.set()
     return done
 
@@ -411,9 +447,12 @@ class Heartbeat:
             now = db_now(session)
             for claim in claims:
                 renewed = session.execute(
-                    update(ReviewJob).where(ReviewJob.id == claim.job_id,
-                                            ReviewJob.claim == claim.token,
-                                            ReviewJob.status == "running")
+                    update(ReviewJob)
+                    .where(
+                        ReviewJob.id == claim.job_id,
+                        ReviewJob.claim == claim.token,
+                        ReviewJob.status == "running",
+                    )
                     .values(lease_until=now + timedelta(seconds=self.lease_s), heartbeat_at=now)
                     .execution_options(synchronize_session=False)
                 ).rowcount
@@ -470,12 +509,20 @@ def job_status(db: sessionmaker, *, queued_only: bool = False) -> list[JobRow]:
             if job.status == "running" and job.lease_until is not None and _aware(job.lease_until) < now:
                 status = "stale"
             since = {"pending": job.queued_at, "running": job.started_at}.get(job.status, job.finished_at)
-            rows.append(JobRow(
-                id=job.id, source=job.source_path, paper_id=job.paper_id, title=title or "",
-                status=status, stage=job.stage, worker=job.worker or "",
-                since=_aware(since) if since else None,
-                heartbeat_at=_aware(job.heartbeat_at) if job.heartbeat_at else None,
-                lease_until=_aware(job.lease_until) if job.lease_until else None,
-                attempts=job.attempts or 0, error=job.error or "",
-            ))
+            rows.append(
+                JobRow(
+                    id=job.id,
+                    source=job.source_path,
+                    paper_id=job.paper_id,
+                    title=title or "",
+                    status=status,
+                    stage=job.stage,
+                    worker=job.worker or "",
+                    since=_aware(since) if since else None,
+                    heartbeat_at=_aware(job.heartbeat_at) if job.heartbeat_at else None,
+                    lease_until=_aware(job.lease_until) if job.lease_until else None,
+                    attempts=job.attempts or 0,
+                    error=job.error or "",
+                )
+            )
         return rows

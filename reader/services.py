@@ -22,8 +22,17 @@ Notice = Callable[[str], None]
 
 
 class Services:
-    def __init__(self, settings: Settings, *, llm=None, verifier=None, embedder=None, checker=None,
-                 use_cache: bool | None = None, on_notice: Notice | None = None):
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        llm=None,
+        verifier=None,
+        embedder=None,
+        checker=None,
+        use_cache: bool | None = None,
+        on_notice: Notice | None = None,
+    ):
         """`llm` writes, and also checks unless a separate `verifier` is given (both any
         reader.llm.base.LLM; logged and cached like the built-in ones); `embedder` replaces the
         packaged embedding model; `checker` (anything with `score(claims, evidence_lists)`) the
@@ -87,8 +96,10 @@ class Services:
         try:
             return self.search_index
         except Exception as exc:
-            self.notice(f"search index unavailable ({exc}); papers are stored without it "
-                        "and indexed later by `reader reindex`")
+            self.notice(
+                f"search index unavailable ({exc}); papers are stored without it "
+                "and indexed later by `reader reindex`"
+            )
             return None
 
     def warm_up(self) -> None:
@@ -109,8 +120,15 @@ class Services:
 
     # ------------------------------------------------------------ the stages, wired once
 
-    def read_paper(self, paper_id: str, *, db=None, on_progress: Notice | None = None,
-                   context_tokens: int | None = None, words: int | None = None):
+    def read_paper(
+        self,
+        paper_id: str,
+        *,
+        db=None,
+        on_progress: Notice | None = None,
+        context_tokens: int | None = None,
+        words: int | None = None,
+    ):
         """Write and audit a stored paper's critique and synthesis -> DeepReadResult. Its commits
         go through `db` when given (a worker's, fenced by its claim on the paper); a paper stored
         by another process or machine is first added to this one's index."""
@@ -118,12 +136,18 @@ class Services:
 
         self.search_index.ensure_paper(paper_id)
         return deep_read(
-            paper_id, db=db or self.db, generator=self.generator, verifier=self.verifier,
-            search=self.search_index.search, on_progress=on_progress,
-            context_tokens=context_tokens, target_words=words,
+            paper_id,
+            db=db or self.db,
+            generator=self.generator,
+            verifier=self.verifier,
+            search=self.search_index.search,
+            on_progress=on_progress,
+            context_tokens=context_tokens,
+            target_words=words,
             max_workers=self.settings.verifier.max_concurrency,
             output_language=self.settings.output_language,
-            yes_threshold=self.settings.verify_threshold, checker=self.checker,
+            yes_threshold=self.settings.verify_threshold,
+            checker=self.checker,
         )
 
     def audit_text(self, text: str, paper_id: str):
@@ -131,13 +155,26 @@ class Services:
         from reader.deepread import audit_against_paper
 
         return audit_against_paper(
-            text, paper_id, db=self.db, verifier=self.verifier,
-            search=self.search_index.search, max_workers=self.settings.verifier.max_concurrency,
-            yes_threshold=self.settings.verify_threshold, checker=self.checker,
+            text,
+            paper_id,
+            db=self.db,
+            verifier=self.verifier,
+            search=self.search_index.search,
+            max_workers=self.settings.verifier.max_concurrency,
+            yes_threshold=self.settings.verify_threshold,
+            checker=self.checker,
         )
 
-    def answer(self, question: str, paper_id: str | None, config, *, titles: dict, external=None,
-               on_stage: Notice | None = None):
+    def answer(
+        self,
+        question: str,
+        paper_id: str | None,
+        config,
+        *,
+        titles: dict,
+        external=None,
+        on_stage: Notice | None = None,
+    ):
         """Corrective RAG over the library (or one paper) -> AskResult, not stored.
         on_stage(stage) is told before each LLM call."""
         from reader.crag.grounded import audit_grounded
@@ -146,10 +183,17 @@ class Services:
         generator, verifier = self.generator, self.verifier
         if on_stage is not None:
             generator, verifier = _StageSpy(generator, on_stage), _StageSpy(verifier, on_stage)
-        return ask(question, paper_id=paper_id, generator=generator, verifier=verifier,
-                   search=self.search_index.search,
-                   check_grounded=functools.partial(audit_grounded, checker=self.checker),
-                   external=external, titles=titles, config=config)
+        return ask(
+            question,
+            paper_id=paper_id,
+            generator=generator,
+            verifier=verifier,
+            search=self.search_index.search,
+            check_grounded=functools.partial(audit_grounded, checker=self.checker),
+            external=external,
+            titles=titles,
+            config=config,
+        )
 
 
 class _StageSpy:

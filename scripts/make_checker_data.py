@@ -53,7 +53,7 @@ def main() -> None:
     from reader.audit.loop import _hits_to_evidence
     from reader.audit.verify import EvidenceRef
     from reader.checker import rewrites as rw
-    from reader.checker.data import SKIP_SECTION, claims_for, paper_terms, pairs_for, usable_sentence
+    from reader.checker.data import SKIP_SECTION, claims_for, pairs_for, paper_terms, usable_sentence
     from reader.facade import Reader
     from reader.ingest.pipeline import ingest_paths
     from reader.store.tables import Chunk, Paper
@@ -76,18 +76,31 @@ def main() -> None:
     papers = {}
     for name in names:
         with app.db() as session:
-            chunks = list(session.scalars(select(Chunk).where(Chunk.paper_id == stored[name]).order_by(Chunk.ordinal)))
+            chunks = list(
+                session.scalars(select(Chunk).where(Chunk.paper_id == stored[name]).order_by(Chunk.ordinal))
+            )
             rows = [(c.id, c.section or "", c.page_start, c.page_end, c.text) for c in chunks]
         texts = [r[4] for r in rows]
-        sentences = [(s, r[0]) for r in rows if not SKIP_SECTION.match(r[1])
-                     for s in split_sentences(r[4]) if usable_sentence(s)]
-        papers[name] = {"id": stored[name], "chunks": {r[0]: r for r in rows}, "sentences": sentences,
-                        "numbers": rw.paper_numbers(texts), "names": rw.paper_names(texts),
-                        "terms": paper_terms([s for s, _ in sentences])}
+        sentences = [
+            (s, r[0])
+            for r in rows
+            if not SKIP_SECTION.match(r[1])
+            for s in split_sentences(r[4])
+            if usable_sentence(s)
+        ]
+        papers[name] = {
+            "id": stored[name],
+            "chunks": {r[0]: r for r in rows},
+            "sentences": sentences,
+            "numbers": rw.paper_numbers(texts),
+            "names": rw.paper_names(texts),
+            "terms": paper_terms([s for s, _ in sentences]),
+        }
     for name, paper in papers.items():
         own = set(paper["names"])
-        paper["foreign_names"] = sorted({n for other, p in papers.items() if other != name
-                                         for n in p["names"][:40]} - own)[:400]
+        paper["foreign_names"] = sorted(
+            {n for other, p in papers.items() if other != name for n in p["names"][:40]} - own
+        )[:400]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     counts: Counter = Counter()
     with lzma.open(args.out, "wt", encoding="utf-8") as fh:
@@ -101,18 +114,31 @@ def main() -> None:
             for claim, vector in zip(claims, vectors):
                 hits = app.search_index.search(claim["claim"], paper["id"], query_vector=vector)
                 found = excerpts(claim["claim"], _hits_to_evidence(hits))
-                own = [EvidenceRef(cid, *paper["chunks"][cid][2:4], paper["chunks"][cid][4])
-                       for cid in {c for _, c in claim["sources"]}]
+                own = [
+                    EvidenceRef(cid, *paper["chunks"][cid][2:4], paper["chunks"][cid][4])
+                    for cid in {c for _, c in claim["sources"]}
+                ]
                 for pair in pairs_for(claim, found, excerpts(claim["claim"], own)):
-                    row = {"paper": name, "split": "val" if name in val else "train", "kind": claim["kind"],
-                           "claim": claim["claim"], **pair}
+                    row = {
+                        "paper": name,
+                        "split": "val" if name in val else "train",
+                        "kind": claim["kind"],
+                        "claim": claim["claim"],
+                        **pair,
+                    }
                     fh.write(json.dumps(row, ensure_ascii=False) + "\n")
                     counts[(row["split"], row["kind"], row["label"])] += 1
-            print(f"  {name}: {len(claims)} claims, {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+            print(
+                f"  {name}: {len(claims)} claims, {time.perf_counter() - started:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
     for split in ("train", "val"):
         print(f"{split}:")
         for kind in rw.SUPPORTED_KINDS + rw.UNSUPPORTED_KINDS:
-            print(f"  {kind:<18} label 1: {counts[(split, kind, 1)]:>6}   label 0: {counts[(split, kind, 0)]:>6}")
+            print(
+                f"  {kind:<18} label 1: {counts[(split, kind, 1)]:>6}   label 0: {counts[(split, kind, 0)]:>6}"
+            )
     print(f"{sum(counts.values())} pairs in {time.perf_counter() - started:.0f} s -> {args.out}")
 
 

@@ -33,40 +33,55 @@ ABSTRACT = (
 )
 
 LEFT = [
-    ("1 Introduction", [
-        "Evidence search only works when the stored text is complete and in reading order. A "
-        "passage that jumps from the left column into the right one mid-sentence breaks both "
-        "keyword search and sentence-level checks, and a lost table caption removes exactly the "
-        "numbers a reader is most likely to ask about.",
-        "This note reports how the ingest step of reader behaves on real papers. It is itself "
-        "ingested by the first command of the README, so it doubles as a small test document.",
-    ]),
-    ("2 Method", [
-        "Each page is extracted once by pymupdf. The text blocks give paragraphs and their boxes; "
-        "the HTML rendering of the same page gives the font size and weight of every line.",
-        "A block that crosses the middle of the page (a title or a wide figure) splits the page "
-        "into bands. Inside a band the left column is read top to bottom before the right one.",
-        "Lines that repeat in the top or bottom margin of many pages, such as running heads and "
-        "page numbers, are dropped. Section headings are short lines that are numbered, bold or "
-        "larger than the body text; captions start with Figure or Table and a number.",
-    ]),
+    (
+        "1 Introduction",
+        [
+            "Evidence search only works when the stored text is complete and in reading order. A "
+            "passage that jumps from the left column into the right one mid-sentence breaks both "
+            "keyword search and sentence-level checks, and a lost table caption removes exactly the "
+            "numbers a reader is most likely to ask about.",
+            "This note reports how the ingest step of reader behaves on real papers. It is itself "
+            "ingested by the first command of the README, so it doubles as a small test document.",
+        ],
+    ),
+    (
+        "2 Method",
+        [
+            "Each page is extracted once by pymupdf. The text blocks give paragraphs and their boxes; "
+            "the HTML rendering of the same page gives the font size and weight of every line.",
+            "A block that crosses the middle of the page (a title or a wide figure) splits the page "
+            "into bands. Inside a band the left column is read top to bottom before the right one.",
+            "Lines that repeat in the top or bottom margin of many pages, such as running heads and "
+            "page numbers, are dropped. Section headings are short lines that are numbered, bold or "
+            "larger than the body text; captions start with Figure or Table and a number.",
+        ],
+    ),
 ]
 
 RIGHT = [
-    ("3 Results", [
-        "Table 1 lists the measurements on the 14 shared papers. Coverage counts the characters "
-        "of the words pymupdf extracts that also occur in the passages, so overlap between "
-        "passages cannot inflate it.",
-    ]),
-    ("4 Limitations", [
-        "Captions are found only when they start a text block. Text inside figures (axis labels) "
-        "is kept as ordinary text, and author lists are read on a best-effort basis. Speed depends "
-        "on the machine; the benchmark prints it next to raw pymupdf extraction.",
-    ]),
-    ("5 Conclusion", [
-        "A single extraction per page with simple layout rules keeps nearly all of the text of "
-        "real two-column papers in reading order, which is what evidence search needs [1, 2].",
-    ]),
+    (
+        "3 Results",
+        [
+            "Table 1 lists the measurements on the 14 shared papers. Coverage counts the characters "
+            "of the words pymupdf extracts that also occur in the passages, so overlap between "
+            "passages cannot inflate it.",
+        ],
+    ),
+    (
+        "4 Limitations",
+        [
+            "Captions are found only when they start a text block. Text inside figures (axis labels) "
+            "is kept as ordinary text, and author lists are read on a best-effort basis. Speed depends "
+            "on the machine; the benchmark prints it next to raw pymupdf extraction.",
+        ],
+    ),
+    (
+        "5 Conclusion",
+        [
+            "A single extraction per page with simple layout rules keeps nearly all of the text of "
+            "real two-column papers in reading order, which is what evidence search needs [1, 2].",
+        ],
+    ),
 ]
 
 TABLE_CAPTION = "Table 1: Ingest of the 14 shared papers (186 pages)."
@@ -114,9 +129,17 @@ def _column(page, x0: float, y: float, sections) -> float:
 
 def build(output: Path) -> Path:
     doc = pymupdf.open()
-    doc.set_metadata({"title": TITLE, "author": AUTHORS, "subject": "Sample paper for reader",
-                      "creator": "scripts/make_sample_paper.py", "producer": "PyMuPDF",
-                      "creationDate": "D:20250101000000Z", "modDate": "D:20250101000000Z"})
+    doc.set_metadata(
+        {
+            "title": TITLE,
+            "author": AUTHORS,
+            "subject": "Sample paper for reader",
+            "creator": "scripts/make_sample_paper.py",
+            "producer": "PyMuPDF",
+            "creationDate": "D:20250101000000Z",
+            "modDate": "D:20250101000000Z",
+        }
+    )
     page = doc.new_page(width=PAGE_W, height=PAGE_H)
     full = pymupdf.Rect(MARGIN, 70, PAGE_W - MARGIN, PAGE_H)
     y = _write(page, full, TITLE, 16, "tibo", align=1)

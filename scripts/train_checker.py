@@ -33,10 +33,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from reader.checker.model import WEIGHTS  # noqa: E402
-from reader.checker.rewrites import UNSUPPORTED_KINDS as UNSUPPORTED, loosened  # noqa: E402
-from reader.checker.train import TrainConfig, train, write_card  # noqa: E402
-from reader.index.dense import packaged_model_path  # noqa: E402
+from reader.checker.model import WEIGHTS
+from reader.checker.rewrites import UNSUPPORTED_KINDS as UNSUPPORTED
+from reader.checker.rewrites import loosened
+from reader.checker.train import TrainConfig, train, write_card
+from reader.index.dense import packaged_model_path
 
 DATA = ROOT / "scripts" / "data" / "checker_pairs.jsonl.xz"
 
@@ -59,7 +60,7 @@ def choose_training(pairs: list[dict], rng: random.Random, distractors: float) -
     fabricated = [p for p in pairs if p["label"] == 0 and p["kind"] in UNSUPPORTED]
     neighbours = [p for p in pairs if p["label"] == 0 and p["kind"] not in UNSUPPORTED]
     rng.shuffle(neighbours)
-    return positives + fabricated + neighbours[:int(distractors * len(positives))]
+    return positives + fabricated + neighbours[: int(distractors * len(positives))]
 
 
 def choose_validation(pairs: list[dict], rng: random.Random, n: int) -> list[dict]:
@@ -74,10 +75,18 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=WEIGHTS)
     ap.add_argument("--distractors", type=float, default=0.5)
     ap.add_argument("--val-pairs", type=int, default=1500)
-    ap.add_argument("--init", type=Path, default=None,
-                    help="start from these weights (a second stage) instead of the packaged MiniLM")
-    ap.add_argument("--loosen", type=float, default=0.0,
-                    help="share of claims (of both labels) rewritten further from their source (rewrites.loosened)")
+    ap.add_argument(
+        "--init",
+        type=Path,
+        default=None,
+        help="start from these weights (a second stage) instead of the packaged MiniLM",
+    )
+    ap.add_argument(
+        "--loosen",
+        type=float,
+        default=0.0,
+        help="share of claims (of both labels) rewritten further from their source (rewrites.loosened)",
+    )
     defaults = TrainConfig()
     for name, value in vars(defaults).items():
         ap.add_argument("--" + name.replace("_", "-"), type=type(value), default=value)
@@ -92,15 +101,34 @@ def main() -> None:
             p["claim"] = loosened(p["claim"], rng)
     val_pairs = choose_validation([p for p in pairs if p["split"] == "val"], rng, args.val_pairs)
     counts = Counter((p["kind"], p["label"]) for p in train_pairs)
-    print(f"{len(train_pairs)} training pairs ({sum(p['label'] for p in train_pairs)} supported), "
-          f"{len(val_pairs)} validation pairs; by kind: {dict(sorted(counts.items()))}", flush=True)
-    result = train(train_pairs, val_pairs, args.init or packaged_model_path(), args.out, config,
-                   log=lambda line: print(line, flush=True))
+    print(
+        f"{len(train_pairs)} training pairs ({sum(p['label'] for p in train_pairs)} supported), "
+        f"{len(val_pairs)} validation pairs; by kind: {dict(sorted(counts.items()))}",
+        flush=True,
+    )
+    result = train(
+        train_pairs,
+        val_pairs,
+        args.init or packaged_model_path(),
+        args.out,
+        config,
+        log=lambda line: print(line, flush=True),
+    )
     digest = hashlib.sha256(args.data.read_bytes()).hexdigest()
-    write_card(args.out, config, result, {"file": args.data.name, "sha256": digest,
-                                          "train_pairs": len(train_pairs), "val_pairs": len(val_pairs),
-                                          "init": str(args.init or "packaged MiniLM"), "loosen": args.loosen,
-                                          "distractors": args.distractors})
+    write_card(
+        args.out,
+        config,
+        result,
+        {
+            "file": args.data.name,
+            "sha256": digest,
+            "train_pairs": len(train_pairs),
+            "val_pairs": len(val_pairs),
+            "init": str(args.init or "packaged MiniLM"),
+            "loosen": args.loosen,
+            "distractors": args.distractors,
+        },
+    )
     size = sum(f.stat().st_size for f in args.out.iterdir()) / 1e6
     print(f"best step {result.best_step}: {result.best_val}; weights {size:.1f} MB in {args.out}")
     print(f"run time {time.perf_counter() - started:.0f} s")

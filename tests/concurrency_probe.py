@@ -13,6 +13,7 @@ class ConcurrencyProbe:
 
     def wrap(self, respond):
         """respond(prompt), held open for `seconds` while the concurrency is counted."""
+
         def probed(prompt):
             with self._lock:
                 self.in_flight += 1
@@ -21,4 +22,5 @@ class ConcurrencyProbe:
             with self._lock:
                 self.in_flight -= 1
             return respond(prompt)
+
         return probed

@@ -16,8 +16,13 @@ PAPER_B = "b" * 64
 CHUNKS = [
     # (chunk_id, paper_id, page, text)
     (1, PAPER_A, 1, "We introduce a topic model for citation graphs. It scales to large corpora."),
-    (2, PAPER_A, 5, "We compare against two baselines. The baselines are LDA and TF-IDF retrieval. "
-                    "Training took three days."),
+    (
+        2,
+        PAPER_A,
+        5,
+        "We compare against two baselines. The baselines are LDA and TF-IDF retrieval. "
+        "Training took three days.",
+    ),
     (3, PAPER_A, 6, "Table 2 reports baselines results: our model beats LDA by 4 points."),
     (4, PAPER_A, 7, "Limitations: the corpus is English only."),
     (5, PAPER_B, 3, "The wheat samples were grown in a greenhouse at 20 degrees."),
@@ -60,9 +65,19 @@ class FakeSearch:
         scored.sort(key=lambda s: (-s[0], s[1]))
         with self._lock:
             self._in_flight -= 1
-        return [SearchHit(chunk_id=cid, paper_id=pid, text=text, section="", page_start=page,
-                          page_end=page, score=1 / (60 + rank), bm25_rank=rank)
-                for rank, (_, cid, pid, page, text) in enumerate(scored[:self.top_k], 1)]
+        return [
+            SearchHit(
+                chunk_id=cid,
+                paper_id=pid,
+                text=text,
+                section="",
+                page_start=page,
+                page_end=page,
+                score=1 / (60 + rank),
+                bm25_rank=rank,
+            )
+            for rank, (_, cid, pid, page, text) in enumerate(scored[: self.top_k], 1)
+        ]
 
 
 def passage_of(prompt: str) -> str:
@@ -92,8 +107,15 @@ class CragLLM(ScriptedLLM):
     """Grades by keywords: a passage containing any of `relevant_words` scores 0.9,
     one containing any `ambiguous_words` gets an unreadable grade, others 0.1."""
 
-    def __init__(self, relevant_words=(), ambiguous_words=(), rewrites=("q1", "q2", "q3"),
-                 answer="They compare against LDA and TF-IDF [1].", refine_reply=None, **kw):
+    def __init__(
+        self,
+        relevant_words=(),
+        ambiguous_words=(),
+        rewrites=("q1", "q2", "q3"),
+        answer="They compare against LDA and TF-IDF [1].",
+        refine_reply=None,
+        **kw,
+    ):
         self.relevant_words = [w.lower() for w in relevant_words]
         self.ambiguous_words = [w.lower() for w in ambiguous_words]
         self.rewrites = rewrites
@@ -110,16 +132,21 @@ class CragLLM(ScriptedLLM):
         return "Score: 0.1\nReason: unrelated"
 
     def _relevant_numbers(self, prompt: str, number: str) -> list[str]:
-        return [n for n, s in re.findall(rf"^\[({number})\] (.*)$", prompt, re.M)
-                if any(w in s.lower() for w in self.relevant_words)]
+        return [
+            n
+            for n, s in re.findall(rf"^\[({number})\] (.*)$", prompt, re.M)
+            if any(w in s.lower() for w in self.relevant_words)
+        ]
 
     def _respond(self, prompt: str) -> str:
         role = role_of(prompt)
         if role == "grade":
             return self._grade(passage_of(prompt))
         if role == "grade-batch":  # the same grade for each passage, on its numbered line
-            return "\n".join(f"[{n}] " + self._grade(p).replace("\nReason: ", " - ")
-                             for n, p in enumerate(passages_of(prompt), 1))
+            return "\n".join(
+                f"[{n}] " + self._grade(p).replace("\nReason: ", " - ")
+                for n, p in enumerate(passages_of(prompt), 1)
+            )
         if role == "refine-batch":
             if self.refine_reply is not None:
                 return self.refine_reply

@@ -46,8 +46,9 @@ class Fault:
 
     @classmethod
     def status(cls, code: int, message: str = "", *, headers: dict | None = None) -> Fault:
-        body = json.dumps({"error": {"message": message or f"status {code}", "type": "error",
-                                     "code": code}}).encode()
+        body = json.dumps(
+            {"error": {"message": message or f"status {code}", "type": "error", "code": code}}
+        ).encode()
         return cls("status", status_code=code, body=body, headers=headers or {})
 
     @classmethod
@@ -121,7 +122,9 @@ class LoopbackOpenAI:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
         return self
 
@@ -158,12 +161,17 @@ class LoopbackOpenAI:
             except ValueError:
                 body = None
         with self._lock:
-            self.requests.append({"path": handler.path, "headers": {k.lower(): v for k, v in handler.headers.items()},
-                                  "json": body, "time": time.monotonic()})
+            self.requests.append(
+                {
+                    "path": handler.path,
+                    "headers": {k.lower(): v for k, v in handler.headers.items()},
+                    "json": body,
+                    "time": time.monotonic(),
+                }
+            )
         if self.api_key is not None:
             if handler.headers.get("Authorization") != f"Bearer {self.api_key}":
-                return self._send(handler, 401, _error("Incorrect API key provided.",
-                                                       "invalid_api_key"))
+                return self._send(handler, 401, _error("Incorrect API key provided.", "invalid_api_key"))
         if handler.command == "GET":
             if handler.path.rstrip("/").endswith("/models"):
                 data = [{"id": m, "object": "model", "owned_by": "loopback"} for m in self.models]
@@ -173,9 +181,13 @@ class LoopbackOpenAI:
             return self._send(handler, 404, _error(f"no route {handler.path}", "not_found"))
         model = body.get("model")
         if model not in self.models:
-            return self._send(handler, 404, _error(
-                f"The model `{model}` does not exist or you do not have access to it.",
-                "model_not_found"))
+            return self._send(
+                handler,
+                404,
+                _error(
+                    f"The model `{model}` does not exist or you do not have access to it.", "model_not_found"
+                ),
+            )
 
         with self._lock:
             fault = self._queue.popleft() if self._queue else None
@@ -190,8 +202,9 @@ class LoopbackOpenAI:
             self._stopping.wait(fault.seconds)
             return self._send(handler, 200, self._completion(model, fault.text, prompt))
         if fault.kind == "status":
-            return self._send_bytes(handler, fault.status_code, fault.body,
-                                    {"Content-Type": "application/json", **fault.headers})
+            return self._send_bytes(
+                handler, fault.status_code, fault.body, {"Content-Type": "application/json", **fault.headers}
+            )
         return self._send_bytes(handler, fault.status_code, fault.body, fault.headers)
 
     def _completion(self, model: str, text: str, prompt: str) -> dict:
@@ -212,8 +225,7 @@ class LoopbackOpenAI:
         return reply
 
     def _send(self, handler, code: int, payload: dict) -> None:
-        self._send_bytes(handler, code, json.dumps(payload).encode(),
-                         {"Content-Type": "application/json"})
+        self._send_bytes(handler, code, json.dumps(payload).encode(), {"Content-Type": "application/json"})
 
     @staticmethod
     def _send_bytes(handler, code: int, body: bytes, headers: dict) -> None:
@@ -244,8 +256,10 @@ def _completion(model: str, text: str) -> dict:
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "finish_reason": "stop",
-                     "message": {"role": "assistant", "content": text}}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                  "total_tokens": prompt_tokens + completion_tokens},
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
     }

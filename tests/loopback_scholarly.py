@@ -10,12 +10,24 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
 S2_BODY = {
-    "total": 2, "offset": 0, "next": 2,
+    "total": 2,
+    "offset": 0,
+    "next": 2,
     "data": [
-        {"paperId": "649def34f8be52c8b66281af98ae884c09aef38b", "title": "Attention Is All You Need",
-         "abstract": "The dominant sequence transduction models are based on recurrent networks.",
-         "year": 2017, "url": "https://www.semanticscholar.org/paper/649def34"},
-        {"paperId": "0123", "title": "A paper without an abstract", "abstract": None, "year": 2020, "url": None},
+        {
+            "paperId": "649def34f8be52c8b66281af98ae884c09aef38b",
+            "title": "Attention Is All You Need",
+            "abstract": "The dominant sequence transduction models are based on recurrent networks.",
+            "year": 2017,
+            "url": "https://www.semanticscholar.org/paper/649def34",
+        },
+        {
+            "paperId": "0123",
+            "title": "A paper without an abstract",
+            "abstract": None,
+            "year": 2020,
+            "url": None,
+        },
     ],
 }
 
@@ -38,9 +50,19 @@ ARXIV_BODY = """<?xml version="1.0" encoding="UTF-8"?>
 OPENALEX_BODY = {
     "meta": {"count": 1, "page": 1, "per_page": 3},
     "results": [
-        {"id": "https://openalex.org/W2963403868", "doi": "https://doi.org/10.48550/arxiv.1706.03762",
-         "display_name": "Attention Is All You Need", "publication_year": 2017,
-         "abstract_inverted_index": {"The": [0], "Transformer": [1], "uses": [2], "attention": [3], "only.": [4]}},
+        {
+            "id": "https://openalex.org/W2963403868",
+            "doi": "https://doi.org/10.48550/arxiv.1706.03762",
+            "display_name": "Attention Is All You Need",
+            "publication_year": 2017,
+            "abstract_inverted_index": {
+                "The": [0],
+                "Transformer": [1],
+                "uses": [2],
+                "attention": [3],
+                "only.": [4],
+            },
+        },
     ],
 }
 
@@ -63,9 +85,12 @@ class ScholarlyServer:
 
             def do_GET(self):
                 url = urlparse(self.path)
-                service = {"/graph/v1/paper/search": "s2", "/api/query": "arxiv", "/works": "openalex"}.get(url.path)
-                server.requests.append({"service": service, "query": parse_qs(url.query),
-                                        "headers": dict(self.headers)})
+                service = {"/graph/v1/paper/search": "s2", "/api/query": "arxiv", "/works": "openalex"}.get(
+                    url.path
+                )
+                server.requests.append(
+                    {"service": service, "query": parse_qs(url.query), "headers": dict(self.headers)}
+                )
                 if service is None:
                     return self._send(404, "text/plain", b"not found")
                 mode = server.mode[service]

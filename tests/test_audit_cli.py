@@ -5,10 +5,10 @@ import json
 import pytest
 from click.testing import CliRunner
 from sqlalchemy import select
+from test_deepread import PAPER_ID, add_paper, make_llms
 
 from reader.cli import cli
 from reader.store.tables import Chunk
-from test_deepread import PAPER_ID, add_paper, make_llms
 
 
 class FakeIndex:
@@ -25,8 +25,10 @@ class FakeIndex:
         self.queries.append((query, paper_id))
         with self.db() as s:
             chunks = s.scalars(select(Chunk).where(Chunk.paper_id == paper_id).limit(3)).all()
-            return [SearchHit(c.id, paper_id, c.text, c.section, c.page_start, c.page_end, 1.0 / (i + 1))
-                    for i, c in enumerate(chunks)]
+            return [
+                SearchHit(c.id, paper_id, c.text, c.section, c.page_start, c.page_end, 1.0 / (i + 1))
+                for i, c in enumerate(chunks)
+            ]
 
 
 @pytest.fixture

@@ -4,9 +4,9 @@ import math
 
 import pytest
 
-from reader.store.calls import CallStore
 from reader.audit.confidence import claim_probabilities, yes_probability
 from reader.llm.base import Completion
+from reader.store.calls import CallStore
 
 
 def pos(token, **top):
@@ -29,8 +29,16 @@ def test_probability_of_yes_per_numbered_claim():
 
 
 def test_the_placeholder_copied_literally_answers_the_claims_in_order():
-    tokens = [pos("[n"), pos("]"), pos(" YES", _YES=0.8, _NO=0.2), pos("\n"),
-              pos("["), pos("n"), pos("]"), pos(" NO", _NO=0.6, _YES=0.4)]
+    tokens = [
+        pos("[n"),
+        pos("]"),
+        pos(" YES", _YES=0.8, _NO=0.2),
+        pos("\n"),
+        pos("["),
+        pos("n"),
+        pos("]"),
+        pos(" NO", _NO=0.6, _YES=0.4),
+    ]
     assert claim_probabilities(tokens, 2) == [pytest.approx(0.8), pytest.approx(0.4)]
 
 
@@ -101,12 +109,17 @@ def test_the_threshold_on_p_yes_decides_and_is_a_setting(monkeypatch, tmp_path):
     from reader.errors import ConfigError
 
     def verdict(threshold):
-        result = audit_text("It holds.", verifier=_Unsure(), fallback_text="It holds.", yes_threshold=threshold)
+        result = audit_text(
+            "It holds.", verifier=_Unsure(), fallback_text="It holds.", yes_threshold=threshold
+        )
         return result.sentences[0].verdict, result.sentences[0].reasons
 
     assert verdict(0.5)[0] == "supported"
     flagged, reasons = verdict(0.7)
-    assert flagged == "unsupported" and "verifier answered YES, but P(YES) 0.60 < threshold 0.70: not accepted" in reasons
+    assert (
+        flagged == "unsupported"
+        and "verifier answered YES, but P(YES) 0.60 < threshold 0.70: not accepted" in reasons
+    )
 
     monkeypatch.setenv("READER_HOME", str(tmp_path))
     monkeypatch.setenv("READER_VERIFY_THRESHOLD", "0.7")

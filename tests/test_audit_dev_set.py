@@ -5,7 +5,6 @@ import re
 from collections import Counter
 
 import pytest
-
 from conftest import ROOT, SHARED_PAPERS
 
 DEV = ROOT / "eval" / "audit_dev.jsonl"

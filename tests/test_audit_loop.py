@@ -20,10 +20,12 @@ def claims_of(prompt: str) -> list[str]:
 
 def rule_verifier(is_supported, **kw) -> ScriptedLLM:
     """A verifier answering YES/NO per claim by a rule over the claim's text."""
+
     def respond(prompt):
         return "\n".join(
             f"[{i}] {'YES' if is_supported(c) else 'NO'}" for i, c in enumerate(claims_of(prompt), 1)
         )
+
     return ScriptedLLM(respond, **kw)
 
 
@@ -32,8 +34,12 @@ def hit(chunk_id, text, score=1.0, page=2):
 
 
 def paper_search(query, paper_id):
-    return [hit(1, "passage one", 0.2), hit(2, "passage two", 0.9), hit(3, "passage three", 0.5),
-            hit(4, "passage four", 0.1)]
+    return [
+        hit(1, "passage one", 0.2),
+        hit(2, "passage two", 0.9),
+        hit(3, "passage three", 0.5),
+        hit(4, "passage four", 0.1),
+    ]
 
 
 GOOD = [f"Good sentence number {w} holds." for w in "ABCDEFGHIJ"]
@@ -75,8 +81,12 @@ def test_search_failure_falls_back_to_the_papers_opening_text():
         raise OSError("index file truncated")
 
     verifier = rule_verifier(lambda c: True)
-    result = audit_text("It holds. It also holds.", verifier=verifier, search=broken_search,
-                        fallback_text="The paper's opening text says it holds.")
+    result = audit_text(
+        "It holds. It also holds.",
+        verifier=verifier,
+        search=broken_search,
+        fallback_text="The paper's opening text says it holds.",
+    )
     assert verifier.calls == 1
     assert [s.verdict for s in result.sentences] == ["supported", "supported"]
     assert result.sentences[0].evidence[0].chunk_id is None
@@ -107,8 +117,12 @@ def test_garbage_reply_is_asked_again_then_leaves_all_unchecked():
 
 
 def test_guards_override_a_yes_nexus_example():
-    facts = PaperFacts.from_texts(["BERT-large loses accuracy on MNLI after pruning heads.",
-                                   "Table 1: accuracy of BERT-large and DistilBERT."])
+    facts = PaperFacts.from_texts(
+        [
+            "BERT-large loses accuracy on MNLI after pruning heads.",
+            "Table 1: accuracy of BERT-large and DistilBERT.",
+        ]
+    )
     verifier = rule_verifier(lambda c: True)  # a verifier that believes everything
     text = "BERT-large 精度只下降 0.3%，远低于 NEXUS 的 1.2%。BERT-large loses accuracy after pruning."
     result = audit_text(text, verifier=verifier, search=paper_search, facts=facts)
@@ -151,7 +165,9 @@ def test_loop_passes_first_try():
     verifier = rule_verifier(lambda c: "fake" not in c.lower())
     text = " ".join(GOOD[:4]) + " One fake claim."  # 1/5 = 0.2 <= 0.3
     generate, calls = texts_generator(text)
-    loop = audit_loop(generate, lambda t, known: audit_text(t, verifier=verifier, search=paper_search, known=known))
+    loop = audit_loop(
+        generate, lambda t, known: audit_text(t, verifier=verifier, search=paper_search, known=known)
+    )
     assert len(calls) == 1 and loop.regenerations == 0
     assert loop.final_text == " ".join(GOOD[:4]) + f" {MARK}One fake claim."
 
@@ -161,7 +177,9 @@ def test_loop_one_regeneration_then_pass_feeds_flagged_back():
     first = "A fake claim. Another fake claim. " + GOOD[0]  # 2/3 flagged
     second = GOOD[0] + " " + GOOD[1] + " " + GOOD[2]
     generate, calls = texts_generator(first, second)
-    loop = audit_loop(generate, lambda t, known: audit_text(t, verifier=verifier, search=paper_search, known=known))
+    loop = audit_loop(
+        generate, lambda t, known: audit_text(t, verifier=verifier, search=paper_search, known=known)
+    )
     assert loop.regenerations == 1
     assert calls[1] == (["A fake claim.", "Another fake claim."], first)
     assert [round(it.audit.flagged_ratio, 2) for it in loop.iterations] == [0.67, 0.0]
@@ -172,7 +190,9 @@ def test_loop_hits_the_cap_and_marks():
     verifier = rule_verifier(lambda c: "fake" not in c.lower())
     drafts = [f"Fake claim {i}. Fake again {i}. {GOOD[i]}" for i in range(5)]
     generate, calls = texts_generator(*drafts)
-    loop = audit_loop(generate, lambda t, known: audit_text(t, verifier=verifier, search=paper_search, known=known))
+    loop = audit_loop(
+        generate, lambda t, known: audit_text(t, verifier=verifier, search=paper_search, known=known)
+    )
     assert len(calls) == 3 and loop.regenerations == 2  # at most 2 regenerations
     assert loop.final_text == f"{MARK}Fake claim 2. {MARK}Fake again 2. {GOOD[2]}"
     assert loop.final.flagged_ratio == pytest.approx(2 / 3)
@@ -188,7 +208,9 @@ def test_incremental_reverification_skips_unchanged_sentences():
     def audit(text, known):
         before = verifier.calls
         result = audit_text(text, verifier=verifier, search=paper_search, known=known)
-        seen.append((verifier.calls - before, [c for h in verifier.history[before:] for c in claims_of(h["prompt"])]))
+        seen.append(
+            (verifier.calls - before, [c for h in verifier.history[before:] for c in claims_of(h["prompt"])])
+        )
         return result
 
     loop = audit_loop(generate, audit)
@@ -229,8 +251,11 @@ def test_verifier_failure_propagates():
 def test_focused_evidence_shows_each_claims_deciding_sentences():
     filler = " ".join(f"Unrelated remark number {i} about formatting." for i in range(12))
     passages = {
-        "SPECTER": hit(7, f"{filler} SPECTER reaches 80.0 on average over all tasks. Next it is ablated. {filler}",
-                       page=6),
+        "SPECTER": hit(
+            7,
+            f"{filler} SPECTER reaches 80.0 on average over all tasks. Next it is ablated. {filler}",
+            page=6,
+        ),
         "corpus": hit(8, f"{filler} The corpus holds 146K papers from Semantic Scholar. {filler}", page=4),
     }
 
@@ -238,8 +263,12 @@ def test_focused_evidence_shows_each_claims_deciding_sentences():
         return [h for key, h in passages.items() if key.lower() in query.lower()]
 
     verifier = rule_verifier(lambda c: True)
-    result = audit_text("SPECTER reaches 80.0 on average. The corpus has 146K papers.",
-                        paper_id="p1", verifier=verifier, search=search)
+    result = audit_text(
+        "SPECTER reaches 80.0 on average. The corpus has 146K papers.",
+        paper_id="p1",
+        verifier=verifier,
+        search=search,
+    )
     prompt = verifier.history[0]["prompt"]
     assert verifier.calls == 1
     assert "SPECTER reaches 80.0 on average over all tasks." in prompt

@@ -21,4 +21,6 @@ def test_no_relevance_cuts_the_graders_part_of_every_source_line():
 
 def test_no_relevance_raises_when_the_prompt_has_no_such_line():
     with pytest.raises(ValueError, match="no '— relevance"):
-        NoRelevance(ScriptedLLM()).complete([{"role": "user", "content": "no source lines"}], stage="crag-answer")
+        NoRelevance(ScriptedLLM()).complete(
+            [{"role": "user", "content": "no source lines"}], stage="crag-answer"
+        )

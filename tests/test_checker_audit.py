@@ -43,27 +43,45 @@ def claims_of(prompt):
 
 
 def verifier_saying(answer):
-    return ScriptedLLM(lambda prompt: "\n".join(f"[{i}] {answer}" for i, _ in enumerate(claims_of(prompt), 1)))
+    return ScriptedLLM(
+        lambda prompt: "\n".join(f"[{i}] {answer}" for i, _ in enumerate(claims_of(prompt), 1))
+    )
 
 
 def search(query, paper_id):
-    return [SearchHit(1, "p1", "Some filler about the setup. More filler here.", "Intro", 1, 1, 0.9),
-            SearchHit(2, "p1", "The deciding sentence about the result. Its neighbour.", "Results", 5, 5, 0.8)]
+    return [
+        SearchHit(1, "p1", "Some filler about the setup. More filler here.", "Intro", 1, 1, 0.9),
+        SearchHit(2, "p1", "The deciding sentence about the result. Its neighbour.", "Results", 5, 5, 0.8),
+    ]
 
 
-SENTENCES = ["A sure claim one.", "A sure claim two.", "A false claim three.", "An undecided claim four.",
-             "An undecided claim five.", "这是一个中文句子。"]
+SENTENCES = [
+    "A sure claim one.",
+    "A sure claim two.",
+    "A false claim three.",
+    "An undecided claim four.",
+    "An undecided claim five.",
+    "这是一个中文句子。",
+]
 
 
 def test_the_checker_decides_what_it_is_sure_of_and_the_verifier_the_rest():
     scorer, verifier = WordScorer(), verifier_saying("YES")
-    result = audit_text(" ".join(SENTENCES), paper_id="p1", verifier=verifier, search=search,
-                        checker=CheckerBand(scorer, 0.1, 0.9))
+    result = audit_text(
+        " ".join(SENTENCES),
+        paper_id="p1",
+        verifier=verifier,
+        search=search,
+        checker=CheckerBand(scorer, 0.1, 0.9),
+    )
     verdicts = {s.text: s for s in result.sentences}
     # one verifier call for the three it was not sure of (two unsure, one it cannot read)
     assert verifier.calls == 1 and result.llm_calls == 1
-    assert claims_of(verifier.history[0]["prompt"]) == ["An undecided claim four.", "An undecided claim five.",
-                                                         "这是一个中文句子。"]
+    assert claims_of(verifier.history[0]["prompt"]) == [
+        "An undecided claim four.",
+        "An undecided claim five.",
+        "这是一个中文句子。",
+    ]
     assert scorer.calls[0][0] == SENTENCES[:5]  # the Chinese sentence is not scored
     assert verdicts["A sure claim one."].verdict == "supported"
     assert verdicts["A sure claim one."].reasons == ["claim checker: supported (P 0.97 ≥ 0.90)"]
@@ -79,8 +97,13 @@ def test_the_checker_decides_what_it_is_sure_of_and_the_verifier_the_rest():
 
 
 def test_each_sentence_keeps_its_own_excerpts_the_deciding_one_first():
-    result = audit_text("A sure claim one.", paper_id="p1", verifier=verifier_saying("YES"), search=search,
-                        checker=CheckerBand(WordScorer(), 0.1, 0.9))
+    result = audit_text(
+        "A sure claim one.",
+        paper_id="p1",
+        verifier=verifier_saying("YES"),
+        search=search,
+        checker=CheckerBand(WordScorer(), 0.1, 0.9),
+    )
     evidence = result.sentences[0].evidence
     assert [e.chunk_id for e in evidence] == [2, 1]  # the deciding excerpt first
     assert evidence[0].page_start == 5 and "deciding sentence" in evidence[0].text
@@ -88,8 +111,14 @@ def test_each_sentence_keeps_its_own_excerpts_the_deciding_one_first():
 
 def test_a_guard_overrules_a_sure_checker():
     facts = PaperFacts.from_texts(["The model reaches 80.0 F1 on the test set."])
-    result = audit_text("A sure claim reaches 91.3 F1.", paper_id="p1", verifier=verifier_saying("YES"),
-                        search=search, facts=facts, checker=CheckerBand(WordScorer(), 0.1, 0.9))
+    result = audit_text(
+        "A sure claim reaches 91.3 F1.",
+        paper_id="p1",
+        verifier=verifier_saying("YES"),
+        search=search,
+        facts=facts,
+        checker=CheckerBand(WordScorer(), 0.1, 0.9),
+    )
     s = result.sentences[0]
     assert s.verdict == "unsupported" and "91.3" in s.reasons[0]
     assert s.reasons[-1].startswith("claim checker: supported")
@@ -115,8 +144,10 @@ def test_the_reason_never_calls_a_no_a_yes():
 
 def test_excerpts_give_each_passage_its_best_sentences_with_neighbours():
     filler = " ".join(f"Filler sentence {i} on layout." for i in range(10))
-    passages = [EvidenceRef(7, 3, 3, f"{filler} SPECTER reaches 80.0 on average. It is then ablated. {filler}"),
-                EvidenceRef(8, 4, 4, "Nothing in common here. None at all.")]
+    passages = [
+        EvidenceRef(7, 3, 3, f"{filler} SPECTER reaches 80.0 on average. It is then ablated. {filler}"),
+        EvidenceRef(8, 4, 4, "Nothing in common here. None at all."),
+    ]
     out = excerpts("SPECTER reaches 80.0 on average over tasks.", passages)
     assert [e.chunk_id for e in out] == [7, 8]
     assert "SPECTER reaches 80.0 on average." in out[0].text and "It is then ablated." in out[0].text
@@ -136,14 +167,24 @@ def test_rewrites_have_labels_by_construction():
     assert swapped == sentence.replace("84.7", "81.2") or swapped == sentence.replace("2.3", "81.2")
     assert rw.reversed_relation(sentence, rng) == sentence.replace("outperforms", "underperforms")
     assert rw.moved_relation(sentence, ["BERT", "SQuAD", "GLUE"], rng) in {
-        sentence.replace("BERT", "GLUE"), sentence.replace("SQuAD", "GLUE")}  # another name of the paper
-    assert rw.negation("The effect was significant in both groups.", rng) == \
-        "The effect was not significant in both groups."
+        sentence.replace("BERT", "GLUE"),
+        sentence.replace("SQuAD", "GLUE"),
+    }  # another name of the paper
+    assert (
+        rw.negation("The effect was significant in both groups.", rng)
+        == "The effect was not significant in both groups."
+    )
     assert rw.negation("The effect was not significant.", rng) == "The effect was significant."
     changed = rw.changed_number(sentence, rng)
     assert changed != sentence and check_sentence(changed, facts)  # a guard can see it
     assert rw.third_person(sentence, rng).startswith("Their model")
-    for kind in ("reformatted", "rounded", "synonyms", "paraphrased", "reported"):  # supported: the guards agree
+    for kind in (
+        "reformatted",
+        "rounded",
+        "synonyms",
+        "paraphrased",
+        "reported",
+    ):  # supported: the guards agree
         made = getattr(rw, kind)(sentence, rng)
         assert made is None or check_sentence(made, facts) == [], (kind, made)
     assert rw.invented_claim(["BERT", "SQuAD"], [], None, rng)
@@ -153,8 +194,14 @@ def test_the_checker_settings_are_validated_and_described():
     from reader.config import describe
 
     assert not load_settings({"READER_HOME": "/tmp/x"}).checker  # off unless asked for
-    settings = load_settings({"READER_HOME": "/tmp/x", "READER_CHECKER": "on",
-                              "READER_CHECKER_LOW": "0.2", "READER_CHECKER_HIGH": "0.8"})
+    settings = load_settings(
+        {
+            "READER_HOME": "/tmp/x",
+            "READER_CHECKER": "on",
+            "READER_CHECKER_LOW": "0.2",
+            "READER_CHECKER_HIGH": "0.8",
+        }
+    )
     assert settings.checker and (settings.checker_low, settings.checker_high) == (0.2, 0.8)
     assert dict(describe(settings))["READER_CHECKER"] == "on (sure at P ≤ 0.2 or ≥ 0.8; 0 and 1: never)"
     assert not load_settings({"READER_HOME": "/tmp/x", "READER_CHECKER": "off"}).checker
@@ -170,11 +217,19 @@ def test_the_groundedness_check_uses_the_checker_too():
 
     evidence = [Candidate("chunk:1", "The deciding sentence about the result. Its neighbour.", "p1", 1, 5, 5)]
     verifier = verifier_saying("YES")
-    grounded, reason = audit_grounded("A sure claim one. A false claim three.", evidence, verifier,
-                                      checker=CheckerBand(WordScorer(), 0.1, 0.9))
+    grounded, reason = audit_grounded(
+        "A sure claim one. A false claim three.",
+        evidence,
+        verifier,
+        checker=CheckerBand(WordScorer(), 0.1, 0.9),
+    )
     assert verifier.calls == 0  # the checker was sure of both
-    assert not grounded and "1 of 2 sentences unsupported" in reason and "claim checker: not supported" in reason
-    grounded, reason = audit_grounded("A sure claim one.", evidence, verifier, checker=CheckerBand(WordScorer(), 0.1, 0.9))
+    assert (
+        not grounded and "1 of 2 sentences unsupported" in reason and "claim checker: not supported" in reason
+    )
+    grounded, reason = audit_grounded(
+        "A sure claim one.", evidence, verifier, checker=CheckerBand(WordScorer(), 0.1, 0.9)
+    )
     assert grounded and verifier.calls == 0
 
 
@@ -182,8 +237,13 @@ def test_the_default_band_scores_and_records_but_decides_nothing():
     settings = load_settings({"READER_HOME": "/tmp/x"})
     band = CheckerBand(WordScorer(), settings.checker_low, settings.checker_high)
     verifier = verifier_saying("YES")
-    result = audit_text("A sure claim one. A false claim three.", paper_id="p1", verifier=verifier,
-                        search=search, checker=band)
+    result = audit_text(
+        "A sure claim one. A false claim three.",
+        paper_id="p1",
+        verifier=verifier,
+        search=search,
+        checker=band,
+    )
     assert verifier.calls == 1 and [s.p_checker for s in result.sentences] == [0.97, 0.02]
     assert all(s.verdict == "supported" and s.reasons[-1] == "verifier: YES" for s in result.sentences)
     assert result.sentences[0].evidence[0].chunk_id == 2  # its own best excerpt first all the same

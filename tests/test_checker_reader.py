@@ -18,24 +18,30 @@ Results
 The method was tested on 40 hospital records from Brazil. Training takes two hours on one machine.
 """
 
-CLAIMS = ["A sure claim: SPARTA reaches a recall of 0.84 on the MIMIC notes.",
-          "A false claim: BM25 reaches a recall of 0.84 on the MIMIC notes.",
-          "An undecided claim: SPARTA was tested on 40 hospital records.",
-          "An undecided claim: training takes two hours on one machine."]
+CLAIMS = [
+    "A sure claim: SPARTA reaches a recall of 0.84 on the MIMIC notes.",
+    "A false claim: BM25 reaches a recall of 0.84 on the MIMIC notes.",
+    "An undecided claim: SPARTA was tested on 40 hospital records.",
+    "An undecided claim: training takes two hours on one machine.",
+]
 
 
 @pytest.fixture
 def verifier_server(reader_env, monkeypatch):
     """An OpenAI-compatible verifier on loopback that answers YES to every claim it is asked."""
-    from reader.facade import Reader
     from reader.index.dense import HashingEmbedder
     from reader.index.store import SearchIndex
-
     from reader.services import Services
 
-    monkeypatch.setattr(Services, "search_index", property(
-        lambda self: self.__dict__.setdefault(
-            "_index", SearchIndex(self.settings.index_dir, self.db, embedder=HashingEmbedder()))))
+    monkeypatch.setattr(
+        Services,
+        "search_index",
+        property(
+            lambda self: self.__dict__.setdefault(
+                "_index", SearchIndex(self.settings.index_dir, self.db, embedder=HashingEmbedder())
+            )
+        ),
+    )
 
     def respond(prompt):
         claims = re.findall(r"^\[(\d+)\] ", prompt.rpartition("<claims>")[2], re.M)
@@ -72,7 +78,9 @@ def test_an_endpoint_verifier_is_asked_only_what_the_checker_is_unsure_of(verifi
     assert report.to_json()["sentences"][0]["p_checker"] == 0.97
 
 
-def test_the_band_is_a_setting_and_off_sends_everything_to_the_verifier(verifier_server, tmp_path, monkeypatch):
+def test_the_band_is_a_setting_and_off_sends_everything_to_the_verifier(
+    verifier_server, tmp_path, monkeypatch
+):
     from reader.facade import Reader
 
     paper = tmp_path / "sparta.txt"
@@ -82,12 +90,16 @@ def test_the_band_is_a_setting_and_off_sends_everything_to_the_verifier(verifier
     assert app.services.checker is None
     paper_id = app.ingest(paper)[0].paper_id
     report = app.audit(" ".join(CLAIMS), paper_id)
-    assert len(verifier_server.chat_requests) == 1 and all(s.p_checker is None for s in report.result.sentences)
+    assert len(verifier_server.chat_requests) == 1 and all(
+        s.p_checker is None for s in report.result.sentences
+    )
     monkeypatch.setenv("READER_CHECKER", "on")
     monkeypatch.setenv("READER_CHECKER_HIGH", "0.99")  # nothing is sure enough to pass without the verifier
     report = Reader(checker=WordScorer()).audit(" ".join(CLAIMS), paper_id)
     assert len(verifier_server.chat_requests) == 2
-    assert sum(s.verdict == "unsupported" for s in report.result.sentences) == 1  # the false one, by the checker
+    assert (
+        sum(s.verdict == "unsupported" for s in report.result.sentences) == 1
+    )  # the false one, by the checker
 
 
 def test_reader_config_shows_the_checker(verifier_server):

@@ -3,13 +3,14 @@ attribution check, and both shown in the note and on the paper page."""
 
 from __future__ import annotations
 
+from test_export import add_analysis, add_paper
+from test_web import client_for  # noqa: F401 - the fixture
+
 from reader.audit.citations import ReferenceList, cited_references
 from reader.audit.guards import PaperFacts, check_sentence
 from reader.export import export_notes
 from reader.store.db import transaction
 from reader.store.tables import Chunk, Reference
-from test_export import add_analysis, add_paper
-from test_web import client_for  # noqa: F401 - the fixture
 
 REFERENCES = [
     ("[1]", "Smith J. Deep networks for image recognition. CVPR 2019."),
@@ -34,7 +35,9 @@ def refs() -> ReferenceList:
 
 
 def test_numbered_ranges_and_author_year_markers_resolve_to_entries():
-    found = refs().resolve("Heat lowers wheat yield [2], as do microbes [3–4] and [1, 9] (Downey et al., 2007).")
+    found = refs().resolve(
+        "Heat lowers wheat yield [2], as do microbes [3–4] and [1, 9] (Downey et al., 2007)."
+    )
     by_marker = {c.marker: c for c in found}
     assert by_marker["[2]"].entries == [REFERENCES[1]] and by_marker["[2]"].resolved
     assert [e[0] for e in by_marker["[3–4]"].entries] == ["[3]", "[4]"]
@@ -49,12 +52,15 @@ def test_attribution_check_notes_a_reference_cited_for_something_else():
     r = refs()
     assert r.attribution("Heat stress after anthesis lowers wheat grain yield [2].") == []
     assert r.attribution("Drought tolerance of maize has been examined [4].") == []
-    assert r.attribution("Sparse extractions can be assessed with language models (Downey et al., 2007).") == []
+    assert (
+        r.attribution("Sparse extractions can be assessed with language models (Downey et al., 2007).") == []
+    )
     wrong = r.attribution("Deep convolutional networks raise the grain yield of wheat under heat [2, 1].")
     assert wrong == []  # each reference is cited in the paper near part of the claim
     misattributed = r.attribution("Deep convolutional networks recognise images well [2].")
     assert len(misattributed) == 1 and misattributed[0].startswith(
-        "[2]: cited for something the paper does not attribute to it")
+        "[2]: cited for something the paper does not attribute to it"
+    )
     never = r.attribution("Parks are large urban green areas with trees [5].")
     assert "the paper cites it nowhere in its text" in never[0]
 
@@ -70,17 +76,40 @@ def _paper_with_citing_review(db) -> str:
     add_paper(db, pid, "Heat Stress in Wheat")
     with transaction(db) as s:
         for i, text in enumerate(BODY):
-            s.add(Chunk(paper_id=pid, ordinal=i, section="1 Introduction", page_start=1, page_end=1,
-                        text=text, n_tokens=80))
-        s.add(Chunk(paper_id=pid, ordinal=9, section="References", page_start=9, page_end=9,
-                    text=" ".join(f"{m} {t}" for m, t in REFERENCES), n_tokens=80))
+            s.add(
+                Chunk(
+                    paper_id=pid,
+                    ordinal=i,
+                    section="1 Introduction",
+                    page_start=1,
+                    page_end=1,
+                    text=text,
+                    n_tokens=80,
+                )
+            )
+        s.add(
+            Chunk(
+                paper_id=pid,
+                ordinal=9,
+                section="References",
+                page_start=9,
+                page_end=9,
+                text=" ".join(f"{m} {t}" for m, t in REFERENCES),
+                n_tokens=80,
+            )
+        )
         for i, (marker, text) in enumerate(REFERENCES):
             s.add(Reference(paper_id=pid, ordinal=i, marker=marker, page=9, text=text))
-    add_analysis(db, pid, "critique", [
-        ("Heat stress after anthesis lowers wheat grain yield [2].", "supported"),
-        ("Deep convolutional networks recognise images well [2].", "supported"),
-        ("Earlier work on yield is cited as [40].", "unsupported"),
-    ])
+    add_analysis(
+        db,
+        pid,
+        "critique",
+        [
+            ("Heat stress after anthesis lowers wheat grain yield [2].", "supported"),
+            ("Deep convolutional networks recognise images well [2].", "supported"),
+            ("Earlier work on yield is cited as [40].", "unsupported"),
+        ],
+    )
     return pid
 
 
@@ -103,14 +132,22 @@ def test_paper_page_shows_the_resolved_reference_and_the_note(db, client_for):  
     assert "note: [2]: cited for something the paper does not attribute to it" in block
     assert "40: no entry in the paper’s reference list" in block
     # and on the marker itself, in the text
-    assert ('<abbr class="cite" title="Jones K. Heat stress and wheat grain yield. Plant Science 2020.">'
-            '[2]</abbr>') in html
+    assert (
+        '<abbr class="cite" title="Jones K. Heat stress and wheat grain yield. Plant Science 2020.">'
+        "[2]</abbr>"
+    ) in html
     assert '<abbr class="cite" title="no entry in the paper’s reference list">[40]</abbr>' in html
 
 
 def test_cited_references_keep_first_use_order_and_one_row_per_marker():
-    rows = cited_references(refs(), ["Yield falls under heat [2].", "Heat lowers wheat yield [2].",
-                                      "Microbes matter in maize soils [3–4]."])
+    rows = cited_references(
+        refs(),
+        [
+            "Yield falls under heat [2].",
+            "Heat lowers wheat yield [2].",
+            "Microbes matter in maize soils [3–4].",
+        ],
+    )
     assert [r.marker for r in rows] == ["[2]", "[3–4]"]
 
 
@@ -118,7 +155,6 @@ def test_attribution_check_on_faithful_sentences_of_the_shared_papers():
     """benchmarks/attribution_check.py's faithful set: at least 100 sentences, none flagged verbatim,
     and the own-words-left-out rate stays the reported note's (docs/audit.md: 17.4%)."""
     import pytest
-
     from conftest import shared_pdfs
 
     pdfs = [p for p in shared_pdfs() if p.name.startswith(("iop_", "plosone", "acl2007", "naacl2013"))]

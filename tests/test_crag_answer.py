@@ -5,8 +5,8 @@ P(YES) from token log-probabilities) quotes that passage instead of refusing."""
 import math
 
 import pytest
-
 from crag_fakes import PAPER_A, TITLES, CragLLM, FakeSearch, always_grounded, passages_of, role_of
+
 from reader.crag.generate import NOT_FOUND, only_markers
 from reader.crag.pipeline import CragConfig, Metered, ask
 from reader.llm.base import Completion, supports_logprobs
@@ -16,8 +16,11 @@ QUESTION = "Which baselines do they compare against?"
 
 
 def pos(token, yes=None):
-    top = {} if yes is None else {" YES": math.log(yes), " NO": math.log(1 - yes),
-                                  "YES": math.log(yes), "NO": math.log(1 - yes)}
+    top = (
+        {}
+        if yes is None
+        else {" YES": math.log(yes), " NO": math.log(1 - yes), "YES": math.log(yes), "NO": math.log(1 - yes)}
+    )
     return {"token": token, "logprob": top.get(token, math.log(0.5)), "top": top}
 
 
@@ -41,7 +44,7 @@ class SureGrader(CragLLM):
         if logprobs and kw.get("stage") == "crag-grade-batch":
             tokens = []
             for line in completion.text.splitlines():
-                number, answer = line[1:line.index("]")], line.split()[1]
+                number, answer = line[1 : line.index("]")], line.split()[1]
                 p = self.p_yes if answer == "YES" else 1 - self.p_yes
                 tokens += [pos("["), pos(number), pos("]"), pos(f" {answer}", yes=p), pos(" - why\n")]
             completion.logprobs = tokens
@@ -53,8 +56,16 @@ class SureGrader(CragLLM):
 
 
 def run(llm, config=None):
-    return ask(QUESTION, paper_id=PAPER_A, generator=llm, verifier=ScriptedLLM(lambda p: "[1] YES"),
-               search=FakeSearch(), check_grounded=always_grounded, titles=TITLES, config=config or CragConfig())
+    return ask(
+        QUESTION,
+        paper_id=PAPER_A,
+        generator=llm,
+        verifier=ScriptedLLM(lambda p: "[1] YES"),
+        search=FakeSearch(),
+        check_grounded=always_grounded,
+        titles=TITLES,
+        config=config or CragConfig(),
+    )
 
 
 def test_grades_carry_p_yes_when_the_grader_gives_log_probabilities():
@@ -62,7 +73,10 @@ def test_grades_carry_p_yes_when_the_grader_gives_log_probabilities():
     result = run(llm)
     assert ("crag-grade-batch", 5) in llm.asked_logprobs
     grades = result.to_json()["grades"]
-    assert [(g["p_yes"], g["score"]) for g in grades] == [(0.97, 0.8), (0.97, 0.8)]  # the route reads the verdict
+    assert [(g["p_yes"], g["score"]) for g in grades] == [
+        (0.97, 0.8),
+        (0.97, 0.8),
+    ]  # the route reads the verdict
     without = run(CragLLM(relevant_words=["baselines"])).to_json()["grades"]
     assert without and all(g["p_yes"] is None for g in without)
 
@@ -79,17 +93,22 @@ def test_a_writer_refusing_with_a_sure_passage_in_hand_quotes_it():
     assert result.trace[-1] == "check"  # a quoted answer is checked like any other
 
 
-@pytest.mark.parametrize("grader", [
-    SureGrader(0.7, relevant_words=["baselines"], answer=NOT_FOUND),  # YES, but not sure enough
-    CragLLM(relevant_words=["baselines"], answer=NOT_FOUND),  # no log-probabilities at all
-])
+@pytest.mark.parametrize(
+    "grader",
+    [
+        SureGrader(0.7, relevant_words=["baselines"], answer=NOT_FOUND),  # YES, but not sure enough
+        CragLLM(relevant_words=["baselines"], answer=NOT_FOUND),  # no log-probabilities at all
+    ],
+)
 def test_without_a_sure_grade_the_refusal_stands(grader):
     result = run(grader)
     assert result.not_found and result.answer == NOT_FOUND and not result.quoted
 
 
 def test_quoting_can_be_switched_off():
-    result = run(SureGrader(0.99, relevant_words=["baselines"], answer=NOT_FOUND), CragConfig(quote_threshold=None))
+    result = run(
+        SureGrader(0.99, relevant_words=["baselines"], answer=NOT_FOUND), CragConfig(quote_threshold=None)
+    )
     assert result.not_found
 
 
@@ -98,7 +117,9 @@ def test_an_answer_of_only_citation_markers_is_asked_for_once_more():
     answers = iter(["[1] [2][3]", "They compare against LDA and TF-IDF [1]."])
     llm.answer_for = lambda: next(answers)
     original = llm._respond
-    llm.respond = lambda prompt: llm.answer_for() if "Evidence from research papers" in prompt else original(prompt)
+    llm.respond = lambda prompt: (
+        llm.answer_for() if "Evidence from research papers" in prompt else original(prompt)
+    )
     result = run(llm)
     assert result.answer == "They compare against LDA and TF-IDF [1]."
     assert sum(1 for c in llm.history if c["stage"] == "crag-answer") == 2
@@ -110,10 +131,17 @@ def test_markers_twice_is_not_found():
     assert result.not_found and result.answer == NOT_FOUND
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("[1] [2][3]", True), ("[2].", True), ("[1-3], [4]", True), ("", True),
-    ("LDA [1].", False), ("未在论文中找到 [1]", False),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("[1] [2][3]", True),
+        ("[2].", True),
+        ("[1-3], [4]", True),
+        ("", True),
+        ("LDA [1].", False),
+        ("未在论文中找到 [1]", False),
+    ],
+)
 def test_only_markers(text, expected):
     assert only_markers(text) is expected
 
@@ -125,7 +153,9 @@ def test_metered_llm_passes_on_log_probability_support():
         def complete(self, messages, **kw):
             return Completion("YES")
 
-    assert supports_logprobs(Metered(WithLogprobs())) and not supports_logprobs(Metered(ScriptedLLM(lambda p: "")))
+    assert supports_logprobs(Metered(WithLogprobs())) and not supports_logprobs(
+        Metered(ScriptedLLM(lambda p: ""))
+    )
 
 
 def test_passages_in_the_grade_prompt_are_the_searched_ones():
@@ -149,23 +179,28 @@ def graded(key, score, p_yes=None, fused=1 / 61):
 
 
 def test_retrieval_confidence_is_the_best_passage_blended_with_its_rank():
-    one_answers = [graded(1, 0.2, fused=1 / 61), graded(2, 0.8, p_yes=0.95, fused=1 / 62),
-                   *[graded(k, 0.2, fused=1 / (60 + k)) for k in range(3, 9)]]
+    one_answers = [
+        graded(1, 0.2, fused=1 / 61),
+        graded(2, 0.8, p_yes=0.95, fused=1 / 62),
+        *[graded(k, 0.2, fused=1 / (60 + k)) for k in range(3, 9)],
+    ]
     assert retrieval_confidence(one_answers) == pytest.approx(0.8 * 0.95 + 0.2 * 61 / 62, abs=1e-3)
     assert retrieval_confidence([graded(1, 0.8, p_yes=0.1)]) == pytest.approx(0.28)  # P(YES) over the verdict
     assert retrieval_confidence([graded(1, 0.8)]) == pytest.approx(0.84)  # no P(YES): the grade
     assert retrieval_confidence([]) == 0.0
 
 
-@pytest.mark.parametrize("value, route", [(0.7, "correct"), (0.69, "ambiguous"), (0.3, "ambiguous"),
-                                          (0.29, "incorrect")])
+@pytest.mark.parametrize(
+    "value, route", [(0.7, "correct"), (0.69, "ambiguous"), (0.3, "ambiguous"), (0.29, "incorrect")]
+)
 def test_two_thresholds_route(value, route):
     assert route_by_confidence(value, theta_high=0.7, theta_low=0.3) == route
 
 
 def confident(p_yes, **kw):
-    return run(SureGrader(p_yes, relevant_words=["baselines"], **kw),
-               CragConfig(routing="confidence", threshold=0.6))
+    return run(
+        SureGrader(p_yes, relevant_words=["baselines"], **kw), CragConfig(routing="confidence", threshold=0.6)
+    )
 
 
 def test_high_confidence_answers_from_the_first_retrieval():
@@ -178,8 +213,9 @@ def test_high_confidence_answers_from_the_first_retrieval():
 def test_medium_confidence_corrects_and_low_confidence_also_asks_the_fallback_sources():
     medium = confident(0.6)  # 0.8 * 0.6 + 0.2 = 0.68: medium; P(YES) 0.6 still passes the 0.6 grade threshold
     assert medium.route == "ambiguous" and medium.corrective_rounds == 1 and not medium.fallback_used
-    lowest = run(SureGrader(0.05, relevant_words=["baselines"]),
-                 CragConfig(routing="confidence", theta_low=0.5))  # best 0.8 * 0.05 + 0.2 = 0.24
+    lowest = run(
+        SureGrader(0.05, relevant_words=["baselines"]), CragConfig(routing="confidence", theta_low=0.5)
+    )  # best 0.8 * 0.05 + 0.2 = 0.24
     assert lowest.route == "incorrect" and lowest.corrective_rounds == 1 and lowest.fallback_used
     assert lowest.to_json()["route"] == "incorrect" and lowest.to_json()["confidence"] < 0.5
 
@@ -192,7 +228,10 @@ def test_confidence_routing_routes_on_one_by_one_grades_of_the_best_passages():
     assert result.route == "correct" and result.confidence >= 0.7
     stages = llm.stages()
     assert stages[:3] == ["crag-grade-batch", "crag-grade", "crag-grade"] and stages.count("crag-grade") == 2
-    assert sorted(g["p_yes"] for g in result.to_json()["grades"] if g["p_yes"] is not None)[-2:] == [0.97, 0.97]
+    assert sorted(g["p_yes"] for g in result.to_json()["grades"] if g["p_yes"] is not None)[-2:] == [
+        0.97,
+        0.97,
+    ]
     unsure = SureGrader(0.5, single_p_yes=0.97, relevant_words=["baselines"])
     off = run(unsure, CragConfig(routing="confidence", threshold=0.6, confirm_top=0))
     assert off.route == "ambiguous" and "crag-grade" not in unsure.stages()
@@ -202,8 +241,10 @@ def test_confidence_routing_routes_on_one_by_one_grades_of_the_best_passages():
 
 
 def test_a_low_route_consults_the_fallback_sources_even_with_evidence_kept():
-    result = run(SureGrader(0.65, relevant_words=["baselines"]),
-                 CragConfig(routing="confidence", theta_high=0.95, theta_low=0.9))  # 0.72: low
+    result = run(
+        SureGrader(0.65, relevant_words=["baselines"]),
+        CragConfig(routing="confidence", theta_high=0.95, theta_low=0.9),
+    )  # 0.72: low
     assert result.route == "incorrect" and result.fallback_used and not result.not_found
     counts = run(SureGrader(0.65, relevant_words=["baselines"]))  # the default rule: two kept, correct
     assert counts.route == "correct" and not counts.fallback_used
@@ -212,10 +253,14 @@ def test_a_low_route_consults_the_fallback_sources_even_with_evidence_kept():
 def test_a_quote_takes_the_sentences_closest_to_the_question_in_text_order():
     from reader.crag.generate import closest_sentences
 
-    text = ("We thank the reviewers. The corpus was built in 2019. "
-            "The model was trained on a Titan V GPU for three days. Training used a GPU with 12 GB.")
+    text = (
+        "We thank the reviewers. The corpus was built in 2019. "
+        "The model was trained on a Titan V GPU for three days. Training used a GPU with 12 GB."
+    )
     assert closest_sentences("Which GPU was the model trained on?", text, 2) == [
-        "The model was trained on a Titan V GPU for three days.", "Training used a GPU with 12 GB."]
+        "The model was trained on a Titan V GPU for three days.",
+        "Training used a GPU with 12 GB.",
+    ]
     assert closest_sentences("Unrelated words entirely?", text, 1) == ["We thank the reviewers."]
 
 
@@ -231,12 +276,15 @@ class OffersRefusalWriter(CragLLM):
 def test_with_the_grader_refusing_a_correct_route_asks_the_writer_for_the_answer():
     writer_may = run(OffersRefusalWriter(relevant_words=["baselines"]), CragConfig(quote_threshold=None))
     assert writer_may.route == "correct" and writer_may.not_found
-    grader = run(OffersRefusalWriter(relevant_words=["baselines"]),
-                 CragConfig(quote_threshold=None, refusal="grader"))
+    grader = run(
+        OffersRefusalWriter(relevant_words=["baselines"]), CragConfig(quote_threshold=None, refusal="grader")
+    )
     assert grader.route == "correct" and not grader.not_found
     assert grader.answer == "They compare against LDA and TF-IDF [1]."
     # on a route that is not correct the prompt still offers the refusal
-    none_relevant = run(OffersRefusalWriter(relevant_words=[]), CragConfig(quote_threshold=None, refusal="grader"))
+    none_relevant = run(
+        OffersRefusalWriter(relevant_words=[]), CragConfig(quote_threshold=None, refusal="grader")
+    )
     assert none_relevant.route != "correct" and none_relevant.not_found
 
 
@@ -248,9 +296,16 @@ def test_an_unsupported_answer_is_withheld_when_asked_and_kept_marked_otherwise(
         raise TimeoutError("read timed out")
 
     def ask_with(check, **settings):
-        return ask(QUESTION, paper_id=PAPER_A, generator=CragLLM(relevant_words=["baselines"]),
-                   verifier=ScriptedLLM(lambda p: "[1] YES"), search=FakeSearch(), check_grounded=check,
-                   titles=TITLES, config=CragConfig(**settings))
+        return ask(
+            QUESTION,
+            paper_id=PAPER_A,
+            generator=CragLLM(relevant_words=["baselines"]),
+            verifier=ScriptedLLM(lambda p: "[1] YES"),
+            search=FakeSearch(),
+            check_grounded=check,
+            titles=TITLES,
+            config=CragConfig(**settings),
+        )
 
     kept = ask_with(unsupported, ungrounded="keep")
     assert not kept.not_found and not kept.grounded and "10%" in kept.grounded_reason
@@ -260,7 +315,6 @@ def test_an_unsupported_answer_is_withheld_when_asked_and_kept_marked_otherwise(
     # a check that could not run says nothing about the answer: it is kept, marked unchecked
     failed = ask_with(timed_out, ungrounded="refuse")
     assert not failed.not_found and not failed.grounded and "check failed" in failed.grounded_reason
-
 
 
 class SureRefusingWriter(SureGrader, OffersRefusalWriter):
@@ -309,8 +363,10 @@ def test_lines_that_copy_the_source_list_are_not_part_of_the_answer():
     from reader.crag.generate import without_source_lines
 
     labels = ["SPECTER: Document-level Representation Learning, p. 6", "The S2ORC dataset, p. 2"]
-    copied = ("[1] SPECTER: Document-level Representation Learning, p. 6 — relevance 0.80: YES\n"
-              "SPECTER reaches 86.4 F1 on MeSH [1].")
+    copied = (
+        "[1] SPECTER: Document-level Representation Learning, p. 6 — relevance 0.80: YES\n"
+        "SPECTER reaches 86.4 F1 on MeSH [1]."
+    )
     assert without_source_lines(copied, labels) == "SPECTER reaches 86.4 F1 on MeSH [1]."
     assert without_source_lines("[2] The S2ORC dataset, p. 2.", labels) == ""
     kept = "The S2ORC dataset has 81.1M papers [2].\nOf them 28.9M have a PDF [2]."
@@ -318,7 +374,9 @@ def test_lines_that_copy_the_source_list_are_not_part_of_the_answer():
 
 
 def test_an_answer_that_only_copies_a_source_line_is_not_found():
-    llm = CragLLM(relevant_words=["baselines"], answer="[1] Citation Topic Models, p. 2 — relevance 0.80: YES")
+    llm = CragLLM(
+        relevant_words=["baselines"], answer="[1] Citation Topic Models, p. 2 — relevance 0.80: YES"
+    )
     result = run(llm)
     assert "crag-answer" in llm.stages()
     assert result.not_found and result.answer == NOT_FOUND

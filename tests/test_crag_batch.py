@@ -31,9 +31,18 @@ BASELINE_CHUNKS = [
     (14, PAPER_A, 5, "Our model beats both baselines. The margin is four points."),
 ]
 
+
 def run(question, llm, config, search=None):
-    return ask(question, paper_id=PAPER_A, generator=llm, verifier=ScriptedLLM(lambda p: "[1] YES"),
-               search=search or FakeSearch(), check_grounded=always_grounded, titles=TITLES, config=config)
+    return ask(
+        question,
+        paper_id=PAPER_A,
+        generator=llm,
+        verifier=ScriptedLLM(lambda p: "[1] YES"),
+        search=search or FakeSearch(),
+        check_grounded=always_grounded,
+        titles=TITLES,
+        config=config,
+    )
 
 
 def count(llm, stage):
@@ -41,6 +50,7 @@ def count(llm, stage):
 
 
 # -- the pipeline -------------------------------------------------------------------------
+
 
 def test_k_passages_cost_one_grade_and_one_refine_call():
     question = "Which baselines do they compare against?"
@@ -57,8 +67,11 @@ def test_k_passages_cost_one_grade_and_one_refine_call():
     refine_prompt = next(c["prompt"] for c in new_llm.history if c["stage"] == "crag-refine-batch")
     assert "[1.1] We compare against two baselines." in refine_prompt and "[4.2] The margin" in refine_prompt
     assert [s.refined for s in new.sources] == [
-        "We compare against two baselines.", "The baselines include TF-IDF retrieval.",
-        "The baselines were tuned on the dev set.", "Our model beats both baselines."]
+        "We compare against two baselines.",
+        "The baselines include TF-IDF retrieval.",
+        "The baselines were tuned on the dev set.",
+        "Our model beats both baselines.",
+    ]
 
 
 def test_a_passage_the_batched_reply_skips_routes_as_an_unreadable_grade():
@@ -75,28 +88,54 @@ def test_a_passage_the_batched_reply_skips_routes_as_an_unreadable_grade():
 
 # -- grading ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("reply, expected", [
-    ("[1] YES - names the baselines\n[2] NO - about wheat\n[3] NO",
-     [(RELEVANT_SCORE, False, "names the baselines"), (IRRELEVANT_SCORE, False, "about wheat"),
-      (IRRELEVANT_SCORE, False, "NO")]),
-    ("**[1]** YES\nThe passage names them.\n[3] Score: 0.7",  # a reason on its own line; [2] skipped
-     [(RELEVANT_SCORE, False, "The passage names them"), None, (0.7, False, "")]),
-    ("1. NO\n2. yes, relevant\n3) hmm", [(IRRELEVANT_SCORE, False, "NO"), (RELEVANT_SCORE, False, "relevant"),
-                                         (AMBIGUOUS_SCORE, True, "hmm")]),
-    ("Passage 1: NO\nPassage 3: YES - lists them", [(IRRELEVANT_SCORE, False, "NO"), None,
-                                                    (RELEVANT_SCORE, False, "lists them")]),
-    ("[1] YES [2] NO [3] YES", [(RELEVANT_SCORE, False, "YES"), (IRRELEVANT_SCORE, False, "NO"),
-                                (RELEVANT_SCORE, False, "YES")]),
-    ("[2] maybe\n[2] YES - second try\n[7] YES", [None, (RELEVANT_SCORE, False, "second try"), None]),
-    ("YES\nNO", [(RELEVANT_SCORE, False, "YES"), (IRRELEVANT_SCORE, False, "NO"), None]),  # no numbers: in order
-    ("I cannot judge these passages.", [None, None, None]),
-])
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    [
+        (
+            "[1] YES - names the baselines\n[2] NO - about wheat\n[3] NO",
+            [
+                (RELEVANT_SCORE, False, "names the baselines"),
+                (IRRELEVANT_SCORE, False, "about wheat"),
+                (IRRELEVANT_SCORE, False, "NO"),
+            ],
+        ),
+        (
+            "**[1]** YES\nThe passage names them.\n[3] Score: 0.7",  # a reason on its own line; [2] skipped
+            [(RELEVANT_SCORE, False, "The passage names them"), None, (0.7, False, "")],
+        ),
+        (
+            "1. NO\n2. yes, relevant\n3) hmm",
+            [
+                (IRRELEVANT_SCORE, False, "NO"),
+                (RELEVANT_SCORE, False, "relevant"),
+                (AMBIGUOUS_SCORE, True, "hmm"),
+            ],
+        ),
+        (
+            "Passage 1: NO\nPassage 3: YES - lists them",
+            [(IRRELEVANT_SCORE, False, "NO"), None, (RELEVANT_SCORE, False, "lists them")],
+        ),
+        (
+            "[1] YES [2] NO [3] YES",
+            [(RELEVANT_SCORE, False, "YES"), (IRRELEVANT_SCORE, False, "NO"), (RELEVANT_SCORE, False, "YES")],
+        ),
+        ("[2] maybe\n[2] YES - second try\n[7] YES", [None, (RELEVANT_SCORE, False, "second try"), None]),
+        (
+            "YES\nNO",
+            [(RELEVANT_SCORE, False, "YES"), (IRRELEVANT_SCORE, False, "NO"), None],
+        ),  # no numbers: in order
+        ("I cannot judge these passages.", [None, None, None]),
+    ],
+)
 def test_a_batched_reply_is_read_line_by_numbered_line(reply, expected):
     assert parse_grades(reply, 3) == expected
 
 
 def test_one_passage_may_be_graded_without_a_number():
-    assert parse_grades("YES\nIt lists the baselines.", 1) == [(RELEVANT_SCORE, False, "It lists the baselines")]
+    assert parse_grades("YES\nIt lists the baselines.", 1) == [
+        (RELEVANT_SCORE, False, "It lists the baselines")
+    ]
 
 
 def test_passages_missing_from_the_reply_are_ambiguous_below_the_threshold():
@@ -144,32 +183,42 @@ def test_the_token_budget_also_splits_a_batch():
 
 # -- refining -----------------------------------------------------------------------------
 
+
 def candidates(*texts):
     return [Candidate(f"chunk:{i}", text, "p", i) for i, text in enumerate(texts, 1)]
 
 
-@pytest.mark.parametrize("reply, sizes, expected", [
-    ("1.2, 1.3, 2.1", [3, 2], {1: [2, 3], 2: [1]}),
-    ("1.2-1.3, 2.1-2", [3, 2], {1: [2, 3], 2: [1, 2]}),
-    ("[1.2] We compare against LDA.", [3, 2], {1: [2]}),  # the sentence echoed with its number
-    ("[1] 2, 3\n[2] none", [3, 2], {1: [2, 3]}),
-    ("Passage 2: 1", [3, 2], {2: [1]}),
-    ("1.9, 3.1", [3, 2], None),  # out of range only
-    ("none", [3, 2], {}),
-    ("no idea", [3, 2], None),
-    ("2, 3", [3, 2], None),  # plain numbers are ambiguous across passages ...
-    ("2, 3", [3], {1: [2, 3]}),  # ... but not for one passage
-    ("It reaches 85.3% accuracy; 1.2", [3, 2], {1: [2]}),
-])
+@pytest.mark.parametrize(
+    "reply, sizes, expected",
+    [
+        ("1.2, 1.3, 2.1", [3, 2], {1: [2, 3], 2: [1]}),
+        ("1.2-1.3, 2.1-2", [3, 2], {1: [2, 3], 2: [1, 2]}),
+        ("[1.2] We compare against LDA.", [3, 2], {1: [2]}),  # the sentence echoed with its number
+        ("[1] 2, 3\n[2] none", [3, 2], {1: [2, 3]}),
+        ("Passage 2: 1", [3, 2], {2: [1]}),
+        ("1.9, 3.1", [3, 2], None),  # out of range only
+        ("none", [3, 2], {}),
+        ("no idea", [3, 2], None),
+        ("2, 3", [3, 2], None),  # plain numbers are ambiguous across passages ...
+        ("2, 3", [3], {1: [2, 3]}),  # ... but not for one passage
+        ("It reaches 85.3% accuracy; 1.2", [3, 2], {1: [2]}),
+    ],
+)
 def test_parse_batch_selection(reply, sizes, expected):
     assert parse_batch_selection(reply, sizes) == expected
 
 
 def test_one_refine_call_for_all_kept_passages_copying_sentences_verbatim():
     llm = ScriptedLLM().enqueue("1.1, 2.2")
-    kept = refine_in_batches("Which baselines?", candidates(
-        "LDA is a baseline. Training took a day.", "Our model is new. TF-IDF is a baseline.",
-        "One sentence only."), llm)
+    kept = refine_in_batches(
+        "Which baselines?",
+        candidates(
+            "LDA is a baseline. Training took a day.",
+            "Our model is new. TF-IDF is a baseline.",
+            "One sentence only.",
+        ),
+        llm,
+    )
     assert llm.calls == 1 and llm.history[0]["stage"] == "crag-refine-batch"
     assert "One sentence only" not in llm.history[0]["prompt"]  # kept whole without asking
     assert [c.refined for c in kept] == ["LDA is a baseline.", "TF-IDF is a baseline.", "One sentence only."]
@@ -191,8 +240,11 @@ def test_an_unreadable_reply_or_a_failed_call_keeps_every_passage_whole(reply, n
 
 
 def test_a_passage_the_reply_picks_nothing_from_is_a_none_for_it():
-    texts = ("LDA is a baseline. Training took a day.", "Section 5 has the setup. Compute was cheap.",
-             "The weather was fine. SIF and Citeomatic are the baselines here.")
+    texts = (
+        "LDA is a baseline. Training took a day.",
+        "Section 5 has the setup. Compute was cheap.",
+        "The weather was fine. SIF and Citeomatic are the baselines here.",
+    )
     kept = refine_in_batches("Which baselines are used?", candidates(*texts), ScriptedLLM().enqueue("1.1"))
     # passage 2 shares no question term: dropped; passage 3 falls back to the sentence sharing one
     assert [c.chunk_id for c in kept] == [1, 3]
@@ -202,19 +254,29 @@ def test_a_passage_the_reply_picks_nothing_from_is_a_none_for_it():
 
 def test_refining_many_passages_is_chunked_too():
     llm = ScriptedLLM(lambda prompt: "none")
-    refine_in_batches("q?", candidates(*[f"Sentence {i}a. Sentence {i}b." for i in range(5)]), llm, max_passages=2)
+    refine_in_batches(
+        "q?", candidates(*[f"Sentence {i}a. Sentence {i}b." for i in range(5)]), llm, max_passages=2
+    )
     assert sorted(len(re.findall(r'<passage n="', call["prompt"])) for call in llm.history) == [1, 2, 2]
 
 
 # -- the dry-run LLM ----------------------------------------------------------------------
 
+
 def test_the_dry_run_answers_the_batched_prompts_as_it_answers_one_passage():
     question = "Which baselines does SPECTER compare against?"
     passages = ["SPECTER is compared against SciBERT and SIF baselines.", "Wheat was grown in a greenhouse."]
     one = [dry_run_answer(render("grade", question=question, passage=p), "crag-grade") for p in passages]
-    batched = dry_run_answer(render("grade_batch", question=question, passages=passages, n=2), "crag-grade-batch")
+    batched = dry_run_answer(
+        render("grade_batch", question=question, passages=passages, n=2), "crag-grade-batch"
+    )
     assert [g[:2] for g in parse_grades(batched, 2)] == [(RELEVANT_SCORE, False), (IRRELEVANT_SCORE, False)]
     assert [line.split(" - ")[1] for line in batched.splitlines()] == [o.split("\n")[1] for o in one]
-    sentences = [["Wheat was grown.", "SPECTER is compared against SciBERT."], ["SIF is one of the baselines of SPECTER."]]
-    chosen = dry_run_answer(render("refine_batch", question=question, passages=sentences), "crag-refine-batch")
+    sentences = [
+        ["Wheat was grown.", "SPECTER is compared against SciBERT."],
+        ["SIF is one of the baselines of SPECTER."],
+    ]
+    chosen = dry_run_answer(
+        render("refine_batch", question=question, passages=sentences), "crag-refine-batch"
+    )
     assert chosen == "1.2, 2.1"

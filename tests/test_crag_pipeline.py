@@ -11,8 +11,16 @@ from reader.llm.scripted import ScriptedLLM
 
 
 def run(question, llm, *, paper_id=PAPER_A, search=None, check=always_grounded, **kw):
-    return ask(question, paper_id=paper_id, generator=llm, verifier=ScriptedLLM(lambda p: "[1] YES"),
-               search=search or FakeSearch(), check_grounded=check, titles=TITLES, **kw)
+    return ask(
+        question,
+        paper_id=paper_id,
+        generator=llm,
+        verifier=ScriptedLLM(lambda p: "[1] YES"),
+        search=search or FakeSearch(),
+        check_grounded=check,
+        titles=TITLES,
+        **kw,
+    )
 
 
 def test_correct_route_refines_and_answers_without_correction():
@@ -33,8 +41,11 @@ def test_correct_route_refines_and_answers_without_correction():
 
 def test_ambiguous_route_refines_what_is_there_and_runs_corrective_retrieval():
     # chunk 3 is relevant, chunk 1 gets an unreadable grade, chunk 2 is graded irrelevant
-    llm = CragLLM(relevant_words=["beats", "english only"], ambiguous_words=["topic model"],
-                  rewrites=["English corpus limitations", "model beats LDA", "scales corpora"])
+    llm = CragLLM(
+        relevant_words=["beats", "english only"],
+        ambiguous_words=["topic model"],
+        rewrites=["English corpus limitations", "model beats LDA", "scales corpora"],
+    )
     result = run("Which baselines does our topic model beat?", llm)
     assert result.route == "ambiguous"
     assert result.trace == ["retrieve", "grade", "route", "correct", "refine", "generate", "check"]
@@ -49,11 +60,23 @@ def test_ambiguous_route_refines_what_is_there_and_runs_corrective_retrieval():
 
 
 def test_incorrect_route_falls_back_to_the_rest_of_the_collection_and_says_so():
-    llm = CragLLM(relevant_words=["gc-ms"], rewrites=["measurement instrument", "metabolite profiles", "x"],
-                  answer="Metabolites were measured with GC-MS [1].")
+    llm = CragLLM(
+        relevant_words=["gc-ms"],
+        rewrites=["measurement instrument", "metabolite profiles", "x"],
+        answer="Metabolites were measured with GC-MS [1].",
+    )
     result = run("How were the metabolite profiles measured?", llm)
     assert result.route == "incorrect"
-    assert result.trace == ["retrieve", "grade", "route", "correct", "fallback", "refine", "generate", "check"]
+    assert result.trace == [
+        "retrieve",
+        "grade",
+        "route",
+        "correct",
+        "fallback",
+        "refine",
+        "generate",
+        "check",
+    ]
     assert result.fallback_used
     assert [s.chunk_id for s in result.sources] == [6]
     source = result.sources[0]
@@ -68,8 +91,11 @@ def test_incorrect_route_falls_back_to_the_rest_of_the_collection_and_says_so():
 def test_empty_evidence_makes_no_generator_call_and_says_not_found():
     llm = CragLLM(relevant_words=[])
     calls = []
-    result = run("What GPU trained the topic model?", llm,
-                 check=lambda *a: calls.append(a) or (False, "should not run"))
+    result = run(
+        "What GPU trained the topic model?",
+        llm,
+        check=lambda *a: calls.append(a) or (False, "should not run"),
+    )
     assert result.answer == NOT_FOUND and result.not_found
     assert "crag-answer" not in llm.stages() and "crag-refine" not in llm.stages()
     assert calls == []  # nothing claimed, nothing to check
@@ -93,7 +119,9 @@ def test_verifier_failure_keeps_the_answer_with_grounded_false():
     def broken(answer, evidence, verifier):
         raise ConnectionError("verifier endpoint refused the connection")
 
-    result = run("Which baselines do they compare against?", CragLLM(relevant_words=["baselines"]), check=broken)
+    result = run(
+        "Which baselines do they compare against?", CragLLM(relevant_words=["baselines"]), check=broken
+    )
     assert result.answer == "They compare against LDA and TF-IDF [1]."
     assert result.grounded is False
     assert "verifier endpoint refused" in result.grounded_reason
@@ -104,8 +132,12 @@ def test_verifier_timeout_keeps_the_answer_with_grounded_false():
         time.sleep(1.0)
         return True, "late"
 
-    result = run("Which baselines do they compare against?", CragLLM(relevant_words=["baselines"]),
-                 check=slow, config=CragConfig(check_timeout_s=0.05))
+    result = run(
+        "Which baselines do they compare against?",
+        CragLLM(relevant_words=["baselines"]),
+        check=slow,
+        config=CragConfig(check_timeout_s=0.05),
+    )
     assert result.answer.startswith("They compare")
     assert result.grounded is False and "timed out" in result.grounded_reason
 
@@ -117,8 +149,12 @@ def test_check_sees_the_answer_without_citation_marks_and_the_kept_evidence():
         seen["answer"], seen["evidence"] = answer, [c.refined for c in evidence]
         return False, "1 of 1 sentences unsupported"
 
-    result = run("Which baselines do they compare against?", CragLLM(relevant_words=["baselines"]), check=check,
-                 config=CragConfig(ungrounded="keep"))
+    result = run(
+        "Which baselines do they compare against?",
+        CragLLM(relevant_words=["baselines"]),
+        check=check,
+        config=CragConfig(ungrounded="keep"),
+    )
     assert seen["answer"] == "They compare against LDA and TF-IDF."
     assert any("LDA and TF-IDF" in e for e in seen["evidence"])
     assert result.grounded is False and result.grounded_reason == "1 of 1 sentences unsupported"
@@ -154,8 +190,14 @@ def test_collection_question_uses_the_external_source_labelled_as_external():
 
         def search(self, query, limit=3):
             self.queries.append(query)
-            return [ExternalHit("fake-arxiv", "Quantum Widgets", "https://example.org/1",
-                                "Quantum widgets were first described in 1999.")]
+            return [
+                ExternalHit(
+                    "fake-arxiv",
+                    "Quantum Widgets",
+                    "https://example.org/1",
+                    "Quantum widgets were first described in 1999.",
+                )
+            ]
 
     external = FakeExternal()
     llm = CragLLM(relevant_words=["quantum"], answer="They were described in 1999 [1].")
@@ -170,8 +212,12 @@ def test_collection_question_uses_the_external_source_labelled_as_external():
 
 def test_external_search_is_off_by_default_and_collection_questions_search_everything():
     search = FakeSearch()
-    result = run("How were the metabolite profiles measured?", CragLLM(relevant_words=["gc-ms", "wheat"]),
-                 paper_id=None, search=search)
+    result = run(
+        "How were the metabolite profiles measured?",
+        CragLLM(relevant_words=["gc-ms", "wheat"]),
+        paper_id=None,
+        search=search,
+    )
     assert search.calls[0] == ("How were the metabolite profiles measured?", None)
     assert result.sources and all(not s.external for s in result.sources)
 
@@ -179,8 +225,17 @@ def test_external_search_is_off_by_default_and_collection_questions_search_every
 def test_json_shape():
     result = run("Which baselines do they compare against?", CragLLM(relevant_words=["baselines"]))
     data = result.to_json()
-    assert {"answer", "grounded", "route", "confidence", "sources", "grades", "rewrites",
-            "llm_calls", "tokens"} <= set(data)
+    assert {
+        "answer",
+        "grounded",
+        "route",
+        "confidence",
+        "sources",
+        "grades",
+        "rewrites",
+        "llm_calls",
+        "tokens",
+    } <= set(data)
     assert {"paper_id", "chunk_id", "pages", "text", "score", "external"} <= set(data["sources"][0])
     assert {"chunk_id", "score", "ambiguous", "reasoning"} <= set(data["grades"][0])
     assert data["sources"][0]["pages"] in {"5", "6"}
@@ -191,10 +246,19 @@ def test_groundedness_uses_the_audit_machinery_against_the_kept_evidence():
     from reader.crag.grounded import audit_grounded
 
     verifier = ScriptedLLM(lambda prompt: "[1] YES\n[2] YES")
-    generator = CragLLM(relevant_words=["baselines"],
-                        answer="They compare against LDA and TF-IDF [1]. LDA is beaten by 4 points [2].")
-    result = ask("Which baselines do they compare against?", paper_id=PAPER_A, generator=generator,
-                 verifier=verifier, search=FakeSearch(), check_grounded=audit_grounded, titles=TITLES)
+    generator = CragLLM(
+        relevant_words=["baselines"],
+        answer="They compare against LDA and TF-IDF [1]. LDA is beaten by 4 points [2].",
+    )
+    result = ask(
+        "Which baselines do they compare against?",
+        paper_id=PAPER_A,
+        generator=generator,
+        verifier=verifier,
+        search=FakeSearch(),
+        check_grounded=audit_grounded,
+        titles=TITLES,
+    )
     assert result.grounded, result.grounded_reason
     assert "all 2 sentences" in result.grounded_reason
     [call] = verifier.history
@@ -205,7 +269,7 @@ def test_groundedness_uses_the_audit_machinery_against_the_kept_evidence():
     answer_prompt = next(h["prompt"] for h in generator.history if h["stage"] == "crag-answer")
     shared = os.path.commonprefix([answer_prompt, call["prompt"]])
     assert "The baselines are LDA and TF-IDF retrieval." in shared
-    assert call["prompt"][len(shared):].startswith("Claims:")
+    assert call["prompt"][len(shared) :].startswith("Claims:")
     assert len(result.to_json()["grades"]) == 2
     assert result.llm_calls == len(verifier.history) + 1 + 1 + 1  # one grade call, one refine call, answer
 
@@ -213,11 +277,16 @@ def test_groundedness_uses_the_audit_machinery_against_the_kept_evidence():
 def test_groundedness_flags_a_fabricated_number_even_when_the_verifier_says_yes():
     from reader.crag.grounded import audit_grounded
 
-    result = ask("Which baselines do they compare against?", paper_id=PAPER_A,
-                 generator=CragLLM(relevant_words=["baselines"],
-                                   answer="They beat LDA by 17.5 points [1]."),
-                 verifier=ScriptedLLM(lambda prompt: "[1] YES"), search=FakeSearch(),
-                 check_grounded=audit_grounded, titles=TITLES, config=CragConfig(ungrounded="keep"))
+    result = ask(
+        "Which baselines do they compare against?",
+        paper_id=PAPER_A,
+        generator=CragLLM(relevant_words=["baselines"], answer="They beat LDA by 17.5 points [1]."),
+        verifier=ScriptedLLM(lambda prompt: "[1] YES"),
+        search=FakeSearch(),
+        check_grounded=audit_grounded,
+        titles=TITLES,
+        config=CragConfig(ungrounded="keep"),
+    )
     assert result.grounded is False
     assert "17.5" in result.grounded_reason
     assert result.answer == "They beat LDA by 17.5 points [1]."  # the answer is kept
@@ -226,10 +295,15 @@ def test_groundedness_flags_a_fabricated_number_even_when_the_verifier_says_yes(
 def test_groundedness_when_the_verifier_endpoint_fails():
     from reader.crag.grounded import audit_grounded
 
-    result = ask("Which baselines do they compare against?", paper_id=PAPER_A,
-                 generator=CragLLM(relevant_words=["baselines"]),
-                 verifier=ScriptedLLM().enqueue(TimeoutError("read timed out")), search=FakeSearch(),
-                 check_grounded=audit_grounded, titles=TITLES)
+    result = ask(
+        "Which baselines do they compare against?",
+        paper_id=PAPER_A,
+        generator=CragLLM(relevant_words=["baselines"]),
+        verifier=ScriptedLLM().enqueue(TimeoutError("read timed out")),
+        search=FakeSearch(),
+        check_grounded=audit_grounded,
+        titles=TITLES,
+    )
     assert result.grounded is False and "read timed out" in result.grounded_reason
     assert result.answer.startswith("They compare against LDA")
 
@@ -244,14 +318,16 @@ def test_every_grade_failing_is_an_error_not_a_not_found_answer():
 
 # -- the measurement seam: on_step and stop_before ----------------------------------------
 
+
 def test_on_step_sees_every_step_with_the_state_it_left():
     seen = []
 
     def observe(step, run_state):
         seen.append((step, len(run_state.graded), len(run_state.refined), run_state.answer is not None))
 
-    result = run("Which baselines do they compare against?", CragLLM(relevant_words=["baselines"]),
-                 on_step=observe)
+    result = run(
+        "Which baselines do they compare against?", CragLLM(relevant_words=["baselines"]), on_step=observe
+    )
     assert [step for step, *_ in seen] == result.trace
     assert seen[1][:2] == ("grade", len(result.graded))  # the grades are there once the grade step ran
     assert seen[result.trace.index("refine")][2] == len(result.sources)
@@ -261,8 +337,12 @@ def test_on_step_sees_every_step_with_the_state_it_left():
 def test_stop_before_ends_the_run_at_that_step_without_its_calls():
     llm = CragLLM(relevant_words=["baselines"])
     kept = {}
-    result = run("Which baselines do they compare against?", llm, stop_before="generate",
-                 on_step=lambda step, state: kept.update(refined=list(state.refined)))
+    result = run(
+        "Which baselines do they compare against?",
+        llm,
+        stop_before="generate",
+        on_step=lambda step, state: kept.update(refined=list(state.refined)),
+    )
     assert result.trace == ["retrieve", "grade", "route", "refine"]
     assert "crag-answer" not in llm.stages()
     assert result.answer == "" and not result.not_found and not result.sources

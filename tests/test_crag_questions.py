@@ -5,8 +5,8 @@ import re
 from types import SimpleNamespace
 
 import pytest
-
 from conftest import ROOT, SHARED_PAPERS
+
 from reader.crag.calibrate import load_questions, score_outcome, summarise, term_found
 from reader.errors import ReaderError
 
@@ -66,9 +66,19 @@ def test_every_named_paper_exists_and_holds_its_expected_terms():
 
 def result(answer: str, cited: list[str], not_found: bool = False):
     sources = [SimpleNamespace(paper_id=p, pages="1", text="t", refined=None) for p in cited]
-    return SimpleNamespace(answer=answer, not_found=not_found, sources=sources,
-                           route="correct", confidence=0.9, grounded=True, llm_calls=3, seconds=1.0,
-                           fallback_used=False, quoted=False, graded=[])
+    return SimpleNamespace(
+        answer=answer,
+        not_found=not_found,
+        sources=sources,
+        route="correct",
+        confidence=0.9,
+        grounded=True,
+        llm_calls=3,
+        seconds=1.0,
+        fallback_used=False,
+        quoted=False,
+        graded=[],
+    )
 
 
 def question(tmp_path, **row):
@@ -120,19 +130,24 @@ def test_a_refusal_is_right_only_for_an_unanswerable_question(tmp_path):
 
 def test_summarise_reports_the_share_with_every_term(tmp_path):
     q = question(tmp_path, answer_paper="a.pdf", expected_terms=["SciBERT"])
-    rows = [score_outcome(q, "P1", result("SciBERT [1]", ["P2"])),  # terms right, wrong paper cited
-            score_outcome(q, "P1", result("BERT [1]", ["P1"]))]
+    rows = [
+        score_outcome(q, "P1", result("SciBERT [1]", ["P2"])),  # terms right, wrong paper cited
+        score_outcome(q, "P1", result("BERT [1]", ["P1"])),
+    ]
     summary = summarise(0.6, rows)
     assert summary["terms_right"] == 0.5 and summary["answer_accuracy"] == 0.0
 
 
-@pytest.mark.parametrize("row, message", [
-    ({"answer_paper": "a.pdf", "expected_terms": "SciBERT"}, "expected_terms"),
-    ({"answer_paper": "a.pdf", "expected_terms": ["SciBERT", ""]}, "expected_terms"),
-    ({"answer_paper": "none", "expected_terms": ["SciBERT"]}, "no paper answers"),
-    ({"answer_paper": []}, "answer_paper"),
-    ({"answer_paper": ["a.pdf", 3]}, "answer_paper"),
-])
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        ({"answer_paper": "a.pdf", "expected_terms": "SciBERT"}, "expected_terms"),
+        ({"answer_paper": "a.pdf", "expected_terms": ["SciBERT", ""]}, "expected_terms"),
+        ({"answer_paper": "none", "expected_terms": ["SciBERT"]}, "no paper answers"),
+        ({"answer_paper": []}, "answer_paper"),
+        ({"answer_paper": ["a.pdf", 3]}, "answer_paper"),
+    ],
+)
 def test_a_malformed_line_is_named_by_file_and_line(tmp_path, row, message):
     path = tmp_path / "q.jsonl"
     good = {"id": "ok", "question": "q?", "paper": None, "answer_paper": "none"}

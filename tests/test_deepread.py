@@ -7,14 +7,21 @@ from sqlalchemy import func, select
 
 from reader.audit.loop import MARK
 from reader.audit.record import analysis_json, load_analyses
-from reader.deepread import build_context, deep_read, load_material
 from reader.config import EMBEDDED_MODEL_NAME, LLMSettings
+from reader.deepread import build_context, deep_read, load_material
 from reader.index.hits import SearchHit
 from reader.llm.base import ENDPOINT, SMALL_LOCAL, capabilities_of
 from reader.llm.scripted import ScriptedLLM
 from reader.store.db import transaction
 from reader.store.tables import (
-    Analysis, AnalysisIteration, Caption, Chunk, Paper, Reference, SentenceVerdict, VerdictEvidence,
+    Analysis,
+    AnalysisIteration,
+    Caption,
+    Chunk,
+    Paper,
+    Reference,
+    SentenceVerdict,
+    VerdictEvidence,
 )
 
 PAPER_ID = "a" * 64
@@ -30,19 +37,46 @@ SECTIONS = [
 
 def add_paper(db, paper_id=PAPER_ID, sections=SECTIONS):
     with transaction(db) as s:
-        paper = Paper(id=paper_id, title="Pruning Heads in BERT", source_path="/tmp/p.pdf",
-                      source_kind="pdf", language="en", pages=8,
-                      abstract="We prune 40% of attention heads in BERT-large with a 0.3 point loss.")
+        paper = Paper(
+            id=paper_id,
+            title="Pruning Heads in BERT",
+            source_path="/tmp/p.pdf",
+            source_kind="pdf",
+            language="en",
+            pages=8,
+            abstract="We prune 40% of attention heads in BERT-large with a 0.3 point loss.",
+        )
         ordinal = 0
         for page, (title, text) in enumerate(sections, 1):
             for piece in re.findall(r".{1,600}(?:\s|$)", text, re.S):
-                paper.chunks.append(Chunk(ordinal=ordinal, section=title, page_start=page,
-                                          page_end=page, text=piece.strip(), n_tokens=150))
+                paper.chunks.append(
+                    Chunk(
+                        ordinal=ordinal,
+                        section=title,
+                        page_start=page,
+                        page_end=page,
+                        text=piece.strip(),
+                        n_tokens=150,
+                    )
+                )
                 ordinal += 1
-        paper.captions.append(Caption(ordinal=0, kind="table", label="Table 1", page=4,
-                                      text="Table 1: MNLI accuracy before and after pruning."))
-        paper.references.append(Reference(ordinal=0, marker="[1]", page=8,
-                                          text="Michel, P. 2019. Are sixteen heads really better than one?"))
+        paper.captions.append(
+            Caption(
+                ordinal=0,
+                kind="table",
+                label="Table 1",
+                page=4,
+                text="Table 1: MNLI accuracy before and after pruning.",
+            )
+        )
+        paper.references.append(
+            Reference(
+                ordinal=0,
+                marker="[1]",
+                page=8,
+                text="Michel, P. 2019. Are sixteen heads really better than one?",
+            )
+        )
         s.add(paper)
 
 
@@ -78,13 +112,19 @@ def claims_of(prompt):
     return [m.group(1) for m in re.finditer(r"^\[\d+\] (.*)$", head, re.M)]
 
 
-CRITIQUE_1 = ("## Strengths\nPruning 40% of heads keeps MNLI accuracy near 84.27.\n"
-              "## Weaknesses\nIt trails NEXUS, which loses only 1.2%. "
-              "It also ignores speed. Heads were scored by gradient.")
-CRITIQUE_2 = ("## Strengths\nPruning 40% of heads keeps MNLI accuracy near 84.27.\n"
-              "## Weaknesses\nThe paper does not report speed. Heads were scored by gradient.")
-SYNTHESIS = ("## Problem\nBERT-large is large. ## Key results\nAccuracy drops from 84.27 to 83.97 on MNLI. "
-             "The method prunes 40% of heads.")
+CRITIQUE_1 = (
+    "## Strengths\nPruning 40% of heads keeps MNLI accuracy near 84.27.\n"
+    "## Weaknesses\nIt trails NEXUS, which loses only 1.2%. "
+    "It also ignores speed. Heads were scored by gradient."
+)
+CRITIQUE_2 = (
+    "## Strengths\nPruning 40% of heads keeps MNLI accuracy near 84.27.\n"
+    "## Weaknesses\nThe paper does not report speed. Heads were scored by gradient."
+)
+SYNTHESIS = (
+    "## Problem\nBERT-large is large. ## Key results\nAccuracy drops from 84.27 to 83.97 on MNLI. "
+    "The method prunes 40% of heads."
+)
 
 
 def make_llms(critiques=(CRITIQUE_1, CRITIQUE_2)):
@@ -98,8 +138,9 @@ def make_llms(critiques=(CRITIQUE_1, CRITIQUE_2)):
     generator = ScriptedLLM(write, model="gen")
 
     def check(prompt):
-        return "\n".join(f"[{i}] {'NO' if 'ignores' in c else 'YES'}"
-                         for i, c in enumerate(claims_of(prompt), 1))
+        return "\n".join(
+            f"[{i}] {'NO' if 'ignores' in c else 'YES'}" for i, c in enumerate(claims_of(prompt), 1)
+        )
 
     verifier = ScriptedLLM(check, model="ver")
     return generator, verifier
@@ -109,24 +150,39 @@ def fake_search(db):
     def search(query, paper_id):
         with transaction(db) as s:
             chunks = s.scalars(select(Chunk).where(Chunk.paper_id == paper_id).limit(4)).all()
-            return [SearchHit(c.id, paper_id, c.text, c.section, c.page_start, c.page_end, 1.0 / (i + 1))
-                    for i, c in enumerate(chunks)]
+            return [
+                SearchHit(c.id, paper_id, c.text, c.section, c.page_start, c.page_end, 1.0 / (i + 1))
+                for i, c in enumerate(chunks)
+            ]
+
     return search
 
 
-@pytest.mark.parametrize("name, capabilities, words, left_out", [
-    ("a-tiny-model", SMALL_LOCAL, SMALL_LOCAL.target_words, True),
-    (EMBEDDED_MODEL_NAME, ENDPOINT, 900, False),  # the name decides nothing
-])
+@pytest.mark.parametrize(
+    "name, capabilities, words, left_out",
+    [
+        ("a-tiny-model", SMALL_LOCAL, SMALL_LOCAL.target_words, True),
+        (EMBEDDED_MODEL_NAME, ENDPOINT, 900, False),  # the name decides nothing
+    ],
+)
 def test_sizes_follow_the_generators_capabilities(db, name, capabilities, words, left_out):
-    long_sections = [(title, " ".join(f"In trial {i} of {title} the score was {i}.{n}." for i in range(150)))
-                     for n, (title, _) in enumerate(SECTIONS[:5])]
+    long_sections = [
+        (title, " ".join(f"In trial {i} of {title} the score was {i}.{n}." for i in range(150)))
+        for n, (title, _) in enumerate(SECTIONS[:5])
+    ]
     add_paper(db, sections=long_sections)  # more than SMALL_LOCAL's context, less than ENDPOINT's
     _, verifier = make_llms()
     generator = ScriptedLLM(lambda prompt: SYNTHESIS, model=name, capabilities=capabilities)
     events = []
-    deep_read(PAPER_ID, db=db, generator=generator, verifier=verifier, search=fake_search(db),
-              on_progress=events.append, kinds=("synthesis",))
+    deep_read(
+        PAPER_ID,
+        db=db,
+        generator=generator,
+        verifier=verifier,
+        search=fake_search(db),
+        on_progress=events.append,
+        kinds=("synthesis",),
+    )
     first = generator.history[0]
     assert f"about {words} words" in first["prompt"]
     assert first["max_tokens"] == int(words * 2.2) + 100
@@ -153,8 +209,15 @@ def test_deep_read_end_to_end(db):
     add_paper(db)
     generator, verifier = make_llms()
     events = []
-    result = deep_read(PAPER_ID, db=db, generator=generator, verifier=verifier,
-                       search=fake_search(db), on_progress=events.append, context_tokens=600)
+    result = deep_read(
+        PAPER_ID,
+        db=db,
+        generator=generator,
+        verifier=verifier,
+        search=fake_search(db),
+        on_progress=events.append,
+        context_tokens=600,
+    )
     by_kind = {k.kind: k for k in result.analyses}
     critique = by_kind["critique"]
     # iteration 0: NEXUS sentence (guards) + "ignores speed" (verifier NO) of 4 -> 0.5 > 0.3
@@ -205,8 +268,9 @@ def test_marks_after_cap_and_rereading_replaces(db):
         assert sorted(a.kind for a in analyses) == ["critique", "synthesis"]  # replaced, not duplicated
         critique = [a for a in analyses if a.kind == "critique"][0]
         assert critique.regenerations == 2
-        assert critique.final_text == (f"## Weaknesses\n{MARK}It ignores speed. {MARK}It ignores memory. "
-                                       "Heads were scored by gradient.")
+        assert critique.final_text == (
+            f"## Weaknesses\n{MARK}It ignores speed. {MARK}It ignores memory. Heads were scored by gradient."
+        )
 
 
 def test_interrupted_read_stores_nothing(db):
@@ -231,8 +295,17 @@ def test_unknown_paper_is_a_clear_error(db):
 def test_section_priorities_follow_parents_and_skip_appendices():
     from reader.deepread import _priorities
 
-    titles = ["1 Introduction", "2 Our Method", "2.1 System Overview", "3 Experiments",
-              "3.1 Setup", "4 Related Work", "5 Conclusion", "A Proofs", "B.1 More results"]
+    titles = [
+        "1 Introduction",
+        "2 Our Method",
+        "2.1 System Overview",
+        "3 Experiments",
+        "3.1 Setup",
+        "4 Related Work",
+        "5 Conclusion",
+        "A Proofs",
+        "B.1 More results",
+    ]
     assert _priorities(titles) == [1, 4, 4, 3, 3, 6, 2, 7, 7]
 
 
@@ -248,8 +321,10 @@ def test_caption_chunks_are_not_repeated_as_sections(db):
 def test_rewrite_prompt_shows_the_draft_without_unsupported_sentences(db):
     from reader.deepread import remove_sentences
 
-    assert remove_sentences("## W\nBad one. Good one. Bad two.\nThird.", ["Bad one.", "Bad two."]) == \
-        "## W\nGood one.\nThird."
+    assert (
+        remove_sentences("## W\nBad one. Good one. Bad two.\nThird.", ["Bad one.", "Bad two."])
+        == "## W\nGood one.\nThird."
+    )
     add_paper(db)
     generator, verifier = make_llms()
     deep_read(PAPER_ID, db=db, generator=generator, verifier=verifier, search=fake_search(db))

@@ -12,7 +12,11 @@ from reader.export import export_notes
 from reader.export.markdown import escape_block, escape_title, note_file_name, slugify
 from reader.store.db import transaction
 from reader.store.tables import (
-    Analysis, AnalysisIteration, Paper, SentenceVerdict, VerdictEvidence,
+    Analysis,
+    AnalysisIteration,
+    Paper,
+    SentenceVerdict,
+    VerdictEvidence,
 )
 
 NASTY_TITLE = 'Attacks on "Reviewers" --- <script>alert(1)</script> and [[Links]]: a #tag $x$'
@@ -21,14 +25,29 @@ MARK = "[待验证] "
 
 def add_paper(db, paper_id: str, title: str, *, abstract: str = "We study things.") -> None:
     with transaction(db) as s:
-        s.add(Paper(id=paper_id, title=title, authors=["Ada Lovelace", "Alan <b>Turing</b>"],
-                    year=2021, abstract=abstract, source_path=f"/papers/{paper_id[:4]}.pdf",
-                    source_kind="pdf", pages=9))
+        s.add(
+            Paper(
+                id=paper_id,
+                title=title,
+                authors=["Ada Lovelace", "Alan <b>Turing</b>"],
+                year=2021,
+                abstract=abstract,
+                source_path=f"/papers/{paper_id[:4]}.pdf",
+                source_kind="pdf",
+                pages=9,
+            )
+        )
 
 
-def add_analysis(db, paper_id: str, kind: str, sentences: list[tuple[str, str]], *,
-                 evidence: dict[str, tuple[str, int]] | None = None,
-                 regenerations: int = 1) -> None:
+def add_analysis(
+    db,
+    paper_id: str,
+    kind: str,
+    sentences: list[tuple[str, str]],
+    *,
+    evidence: dict[str, tuple[str, int]] | None = None,
+    regenerations: int = 1,
+) -> None:
     """sentences: (text, verdict); unsupported ones are marked in final_text as deep_read does."""
     evidence = evidence or {}
     final = " ".join((MARK + t) if v == "unsupported" else t for t, v in sentences)
@@ -38,25 +57,50 @@ def add_analysis(db, paper_id: str, kind: str, sentences: list[tuple[str, str]],
         ev = []
         if text in evidence:
             quote_text, page = evidence[text]
-            ev = [VerdictEvidence(rank=0, page_start=page, page_end=page, text=quote_text),
-                  VerdictEvidence(rank=1, page_start=1, page_end=1, text="a farther passage")]
-        verdicts.append(SentenceVerdict(ordinal=i, text=text, verdict=verdict,
-                                        llm_answer="NO" if verdict == "unsupported" else "YES",
-                                        reasons=["number 0.3% not in the paper"] if "0.3%" in text else [],
-                                        evidence=ev))
+            ev = [
+                VerdictEvidence(rank=0, page_start=page, page_end=page, text=quote_text),
+                VerdictEvidence(rank=1, page_start=1, page_end=1, text="a farther passage"),
+            ]
+        verdicts.append(
+            SentenceVerdict(
+                ordinal=i,
+                text=text,
+                verdict=verdict,
+                llm_answer="NO" if verdict == "unsupported" else "YES",
+                reasons=["number 0.3% not in the paper"] if "0.3%" in text else [],
+                evidence=ev,
+            )
+        )
     with transaction(db) as s:
-        s.add(Analysis(
-            paper_id=paper_id, kind=kind, final_text=final, regenerations=regenerations,
-            flagged_ratio=flagged / len(sentences), generator_model="gen-model",
-            verifier_model="check-model", left_out_sections=["Appendix B"],
-            iterations=[
-                AnalysisIteration(iteration=0, text="draft", n_sentences=len(sentences),
-                                  n_flagged=len(sentences), flagged_ratio=1.0),
-                AnalysisIteration(iteration=1, text=final, n_sentences=len(sentences),
-                                  n_flagged=flagged, flagged_ratio=flagged / len(sentences),
-                                  verdicts=verdicts),
-            ],
-        ))
+        s.add(
+            Analysis(
+                paper_id=paper_id,
+                kind=kind,
+                final_text=final,
+                regenerations=regenerations,
+                flagged_ratio=flagged / len(sentences),
+                generator_model="gen-model",
+                verifier_model="check-model",
+                left_out_sections=["Appendix B"],
+                iterations=[
+                    AnalysisIteration(
+                        iteration=0,
+                        text="draft",
+                        n_sentences=len(sentences),
+                        n_flagged=len(sentences),
+                        flagged_ratio=1.0,
+                    ),
+                    AnalysisIteration(
+                        iteration=1,
+                        text=final,
+                        n_sentences=len(sentences),
+                        n_flagged=flagged,
+                        flagged_ratio=flagged / len(sentences),
+                        verdicts=verdicts,
+                    ),
+                ],
+            )
+        )
 
 
 def front_matter(text: str) -> dict:
@@ -74,18 +118,33 @@ def html_of(text: str) -> str:
 def reviewed(db):
     pid = "ab" * 32
     add_paper(db, pid, "Sparse Retrieval for Long Documents")
-    add_analysis(db, pid, "critique", [
-        ("The method improves recall on long documents.", "supported"),
-        ("BERT-large only loses 0.3% accuracy, far below NEXUS at 1.2%.", "unsupported"),
-        ("The evaluation covers three datasets.", "supported"),
-        ("The authors release their code on request.", "unsupported"),
-    ], evidence={
-        "BERT-large only loses 0.3% accuracy, far below NEXUS at 1.2%.": ("Accuracy drops by 2.1 points (Table 3).", 6),
-    })
-    add_analysis(db, pid, "synthesis", [
-        ("Retrieval is split into a sparse and a dense path.", "supported"),
-        ("Results hold for every language tested.", "unsupported"),
-    ], evidence={"Results hold for every language tested.": ("We evaluate on English only.", 4)})
+    add_analysis(
+        db,
+        pid,
+        "critique",
+        [
+            ("The method improves recall on long documents.", "supported"),
+            ("BERT-large only loses 0.3% accuracy, far below NEXUS at 1.2%.", "unsupported"),
+            ("The evaluation covers three datasets.", "supported"),
+            ("The authors release their code on request.", "unsupported"),
+        ],
+        evidence={
+            "BERT-large only loses 0.3% accuracy, far below NEXUS at 1.2%.": (
+                "Accuracy drops by 2.1 points (Table 3).",
+                6,
+            ),
+        },
+    )
+    add_analysis(
+        db,
+        pid,
+        "synthesis",
+        [
+            ("Retrieval is split into a sparse and a dense path.", "supported"),
+            ("Results hold for every language tested.", "unsupported"),
+        ],
+        evidence={"Results hold for every language tested.": ("We evaluate on English only.", 4)},
+    )
     return pid
 
 
@@ -105,9 +164,11 @@ def test_note_has_yaml_front_matter_and_marks_every_flag_once(db, tmp_path, revi
     assert "reader/has-unverified" in meta["tags"]
     assert meta["reviewed_at"] and meta["source"].endswith(".pdf")
 
-    flagged = ["BERT-large only loses 0.3% accuracy, far below NEXUS at 1.2%.",
-               "The authors release their code on request.",
-               "Results hold for every language tested."]
+    flagged = [
+        "BERT-large only loses 0.3% accuracy, far below NEXUS at 1.2%.",
+        "The authors release their code on request.",
+        "Results hold for every language tested.",
+    ]
     assert text.count("> [!warning] 待验证") == len(flagged)
     for sentence in flagged:
         assert text.count(sentence) == 1, sentence
@@ -157,11 +218,21 @@ def test_export_is_idempotent_and_indexes_every_note(db, tmp_path, reviewed):
 
 def test_hostile_title_and_text_export_to_a_valid_note(db, tmp_path):
     pid = "0f" * 32
-    add_paper(db, pid, NASTY_TITLE, abstract="---\n<script>steal()</script> see [[Other]] and 50% == $5 %%hidden%%")
-    add_analysis(db, pid, "critique", [
-        ("Intro line.\n---\nA claim with <script>alert(2)</script> inside.", "supported"),
-        ('It cites [[Wiki Page]] and "quotes" --- boldly.', "unsupported"),
-    ], evidence={'It cites [[Wiki Page]] and "quotes" --- boldly.': ("<img src=x onerror=alert(3)> text", 2)})
+    add_paper(
+        db, pid, NASTY_TITLE, abstract="---\n<script>steal()</script> see [[Other]] and 50% == $5 %%hidden%%"
+    )
+    add_analysis(
+        db,
+        pid,
+        "critique",
+        [
+            ("Intro line.\n---\nA claim with <script>alert(2)</script> inside.", "supported"),
+            ('It cites [[Wiki Page]] and "quotes" --- boldly.', "unsupported"),
+        ],
+        evidence={
+            'It cites [[Wiki Page]] and "quotes" --- boldly.': ("<img src=x onerror=alert(3)> text", 2)
+        },
+    )
 
     (path,) = export_notes(db, [pid], tmp_path).notes
     text = path.read_text(encoding="utf-8")
@@ -174,7 +245,9 @@ def test_hostile_title_and_text_export_to_a_valid_note(db, tmp_path):
     assert "[[" not in re.sub(r"\\\[", "", text.split("\n---\n", 1)[1]), "no live wikilink"
     # the title shows literally as the note's heading
     heading = re.search(r"<h1>(.*?)</h1>", html).group(1)
-    assert heading == NASTY_TITLE.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    assert heading == NASTY_TITLE.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace(
+        '"', "&quot;"
+    )
     # no stray headings or rules made from the generated text's '---' line
     assert html.count("<h1>") == 1 and "<hr" not in html
     assert text.count("> [!warning] 待验证") == 1
@@ -195,13 +268,16 @@ def test_renamed_paper_replaces_its_old_note(db, tmp_path, reviewed):
     assert sorted(p.name for p in tmp_path.glob("*.md")) == ["a-better-title-abababab.md", "index.md"]
 
 
-@pytest.mark.parametrize("title, expected", [
-    ("Attention Is All You Need", "attention-is-all-you-need"),
-    ("  ---  ", "paper"),
-    ("BERT: Pre-training (v2)", "bert-pre-training-v2"),
-    ("中文 标题", "中文-标题"),
-    ("a/b\\c:d*e?f\"g<h>i|j", "a-b-c-d-e-f-g-h-i-j"),
-])
+@pytest.mark.parametrize(
+    "title, expected",
+    [
+        ("Attention Is All You Need", "attention-is-all-you-need"),
+        ("  ---  ", "paper"),
+        ("BERT: Pre-training (v2)", "bert-pre-training-v2"),
+        ("中文 标题", "中文-标题"),
+        ('a/b\\c:d*e?f"g<h>i|j', "a-b-c-d-e-f-g-h-i-j"),
+    ],
+)
 def test_slugs_are_file_name_safe(title, expected):
     assert slugify(title) == expected
     assert note_file_name(title, "1234567890abcdef").endswith("-12345678.md")
@@ -258,5 +334,12 @@ def test_split_marked_handles_adjacent_and_repeated_flags():
     text = f"## Strengths\n[待验证] {a} [待验证] {b} Fine sentence.\n\nFine again. {a}\n\n[待验证] 未知的说法。后面的句子。"
     blocks = split_marked(text, [Flag(sentence=a), Flag(sentence=b)])
     kinds = [("flag:" + blk.flag.sentence) if blk.flag else blk.text for blk in blocks]
-    assert kinds == ["## Strengths", f"flag:{a}", f"flag:{b}", "Fine sentence.",
-                     f"Fine again. {a}", "flag:未知的说法。", "后面的句子。"]
+    assert kinds == [
+        "## Strengths",
+        f"flag:{a}",
+        f"flag:{b}",
+        "Fine sentence.",
+        f"Fine again. {a}",
+        "flag:未知的说法。",
+        "后面的句子。",
+    ]

@@ -32,18 +32,25 @@ class OwnLLM:
 
     def complete(self, messages, *, temperature=0.0, max_tokens=512, stage="", paper_id=None):
         self.calls += 1
-        answer = self.inner.complete(messages, temperature=temperature, max_tokens=max_tokens,
-                                     stage=stage, paper_id=paper_id)
-        return Completion(text=answer.text, prompt_tokens=answer.prompt_tokens,
-                          completion_tokens=answer.completion_tokens)
+        answer = self.inner.complete(
+            messages, temperature=temperature, max_tokens=max_tokens, stage=stage, paper_id=paper_id
+        )
+        return Completion(
+            text=answer.text, prompt_tokens=answer.prompt_tokens, completion_tokens=answer.completion_tokens
+        )
 
 
 @pytest.fixture
 def reader(tmp_path, reader_env):
     from reader import Reader
 
-    return Reader(home=tmp_path / "home", database_url=f"sqlite:///{tmp_path / 'lib.db'}",
-                  llm=OwnLLM(), embedder=HashingEmbedder(), use_cache=True)
+    return Reader(
+        home=tmp_path / "home",
+        database_url=f"sqlite:///{tmp_path / 'lib.db'}",
+        llm=OwnLLM(),
+        embedder=HashingEmbedder(),
+        use_cache=True,
+    )
 
 
 def as_json(result) -> dict | list:

@@ -29,14 +29,14 @@ def test_nexus_fabrication_is_caught(facts):
 @pytest.mark.parametrize(
     "sentence",
     [
-        "Accuracy drops by only 0.3% on MNLI.",         # "0.30 %"
+        "Accuracy drops by only 0.3% on MNLI.",  # "0.30 %"
         "The model reaches 84.3 before and 84.0 after.",  # rounding of 84.27 / 83.97
-        "Training is 3× faster on 1,200 examples.",      # "3x", "1200"
+        "Training is 3× faster on 1,200 examples.",  # "3x", "1200"
         "There are 1.5k validation pairs.",
         "BERT large and RoBERTa are compared with T5.",  # names, hyphen variant
         "Distillation [1] and [5] help (Raffel et al., 2020), as Devlin et al. (2019) show.",
-        "两个 LLMs 在 GPU 上运行。",                         # generic acronyms
-        "It uses 3 layers and 2 heads.",                 # small bare integers are not checked
+        "两个 LLMs 在 GPU 上运行。",  # generic acronyms
+        "It uses 3 layers and 2 heads.",  # small bare integers are not checked
     ],
 )
 def test_faithful_sentences_pass(facts, sentence):
@@ -92,24 +92,30 @@ def test_acronym_defined_in_the_sentence_is_checked_by_its_expansion():
     assert reasons == ["name 'NS-IG' not found in the paper", "name 'Generator' not found in the paper"]
 
 
-@pytest.mark.parametrize("sentence, name", [
-    ("Author disambiguation follows the method of Okafor et al. for merging clusters.", "Okafor"),
-    ("The pipeline is built on the Paperwise toolkit.", "Paperwise"),
-    ("Word alignments were produced with fast_align for every pair.", "fast_align"),
-    ("The converters were compared with zhconv on the test set.", "zhconv"),
-    ("作者还与 Marchetti 提出的方法做了比较。", "Marchetti"),
-])
+@pytest.mark.parametrize(
+    "sentence, name",
+    [
+        ("Author disambiguation follows the method of Okafor et al. for merging clusters.", "Okafor"),
+        ("The pipeline is built on the Paperwise toolkit.", "Paperwise"),
+        ("Word alignments were produced with fast_align for every pair.", "fast_align"),
+        ("The converters were compared with zhconv on the test set.", "zhconv"),
+        ("作者还与 Marchetti 提出的方法做了比较。", "Marchetti"),
+    ],
+)
 def test_names_written_as_plain_words_are_checked(sentence, name):
     facts = PaperFacts.from_texts(["We compare converters on a test set with the method of Culotta et al."])
     assert f"name '{name}' not found in the paper" in check_sentence(sentence, facts)
 
 
-@pytest.mark.parametrize("sentence", [
-    "Paperwise is not what they use.",                     # sentence-initial: not taken for a name
-    "The results hold for English and Chinese on Google data.",  # common words stay ordinary
-    "It does not compare with Okafor's method.",           # negated: may name what is missing
-    "The method of Culotta is followed.",                  # in the paper
-])
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Paperwise is not what they use.",  # sentence-initial: not taken for a name
+        "The results hold for English and Chinese on Google data.",  # common words stay ordinary
+        "It does not compare with Okafor's method.",  # negated: may name what is missing
+        "The method of Culotta is followed.",  # in the paper
+    ],
+)
 def test_ordinary_capitalised_words_are_not_names(sentence):
     facts = PaperFacts.from_texts(["We follow the method of Culotta et al. on the data."])
     assert check_sentence(sentence, facts) == []

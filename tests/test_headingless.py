@@ -12,13 +12,13 @@ import fitz
 import pytest
 from click.testing import CliRunner
 from sqlalchemy import select
+from test_deepread import PAPER_ID, add_paper
 
 from reader.cli import cli
 from reader.deepread import TEXT_SECTION, build_context, load_material
 from reader.ingest.pipeline import parse_file
 from reader.store.db import transaction
 from reader.store.tables import Chunk
-from test_deepread import PAPER_ID, add_paper
 
 PARAGRAPHS = [
     "We introduce SPARTA, a sparse retriever for long scientific documents. On the LongDocs benchmark "
@@ -30,7 +30,9 @@ PARAGRAPHS = [
     "The index of SPARTA is three times smaller than a dense index of the same collection. Recall drops "
     "by 2.1 points when documents are cut into passages of one hundred words.",
 ]
-TRUE_CLAIM = "On the LongDocs benchmark SPARTA reaches a recall of 81.2% at ten passages, against 64.5% for BM25."
+TRUE_CLAIM = (
+    "On the LongDocs benchmark SPARTA reaches a recall of 81.2% at ten passages, against 64.5% for BM25."
+)
 FALSE_CLAIM = "SPARTA was trained on 64 TPUs for three weeks and beats ColBERT by 9.7 points."
 
 
@@ -53,10 +55,13 @@ class PaperChunksIndex:
         from reader.index.hits import SearchHit
 
         with self.db() as s:
-            chunks = s.scalars(select(Chunk).where(Chunk.paper_id == paper_id)
-                               .order_by(Chunk.ordinal).limit(3)).all()
-            return [SearchHit(c.id, paper_id, c.text, c.section, c.page_start, c.page_end, 1.0 / (i + 1))
-                    for i, c in enumerate(chunks)]
+            chunks = s.scalars(
+                select(Chunk).where(Chunk.paper_id == paper_id).order_by(Chunk.ordinal).limit(3)
+            ).all()
+            return [
+                SearchHit(c.id, paper_id, c.text, c.section, c.page_start, c.page_end, 1.0 / (i + 1))
+                for i, c in enumerate(chunks)
+            ]
 
 
 @pytest.fixture
@@ -76,8 +81,10 @@ def invoke(*args):
 
 def headingless_txt(tmp_path):
     path = tmp_path / "sparta.txt"
-    path.write_text("Sparse retrieval for long scientific documents\n\n" + "\n\n".join(PARAGRAPHS) + "\n",
-                    encoding="utf-8")
+    path.write_text(
+        "Sparse retrieval for long scientific documents\n\n" + "\n\n".join(PARAGRAPHS) + "\n",
+        encoding="utf-8",
+    )
     return path
 
 
@@ -117,7 +124,8 @@ def read_and_audit(app, path, tmp_path):
     assert out.exit_code == 0, out.output
     audited = json.loads(out.output)
     assert [(s["text"], s["verdict"]) for s in audited["sentences"]] == [
-        (TRUE_CLAIM, "supported"), (FALSE_CLAIM, "unsupported"),
+        (TRUE_CLAIM, "supported"),
+        (FALSE_CLAIM, "unsupported"),
     ]
     assert audited["marked_text"] == f"{TRUE_CLAIM} [待验证] {FALSE_CLAIM}"
     return data["paper_id"]
@@ -158,15 +166,22 @@ def test_front_matter_that_is_the_whole_text_counts_as_body(db):
 
 
 def test_short_front_matter_of_a_paper_with_headings_stays_out(db):
-    add_paper(db, sections=[
-        ("Front matter", "Ann Author, Bob Writer. University of Somewhere."),
-        ("1 Introduction", PARAGRAPHS[0] * 3),
-        ("2 Method", PARAGRAPHS[1] * 3),
-    ])
+    add_paper(
+        db,
+        sections=[
+            ("Front matter", "Ann Author, Bob Writer. University of Somewhere."),
+            ("1 Introduction", PARAGRAPHS[0] * 3),
+            ("2 Method", PARAGRAPHS[1] * 3),
+        ],
+    )
     with transaction(db) as s:
         material = load_material(s, PAPER_ID)
     assert [sec.title for sec in material.sections] == [
-        "Abstract", "1 Introduction", "2 Method", "Figure and table captions"]
+        "Abstract",
+        "1 Introduction",
+        "2 Method",
+        "Figure and table captions",
+    ]
 
 
 def test_text_under_skipped_headings_only_is_still_read(db):
@@ -175,7 +190,10 @@ def test_text_under_skipped_headings_only_is_still_read(db):
     with transaction(db) as s:
         material = load_material(s, PAPER_ID)
     assert [sec.title for sec in material.sections][:2] == ["Abstract", TEXT_SECTION]
-    assert "cut into passages of one hundred words" in material.full_text and "Robertson" not in material.full_text
+    assert (
+        "cut into passages of one hundred words" in material.full_text
+        and "Robertson" not in material.full_text
+    )
 
 
 def test_a_tiny_budget_still_gives_the_text_a_place(db):

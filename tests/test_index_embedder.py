@@ -20,11 +20,13 @@ def minilm():
 
 
 def test_minilm_vectors_are_normalized_384_dim_and_semantic(minilm):
-    vectors = minilm.encode([
-        "The cat sat on the mat.",
-        "A kitten was sitting on the rug.",
-        "Quarterly revenue grew by eight percent.",
-    ])
+    vectors = minilm.encode(
+        [
+            "The cat sat on the mat.",
+            "A kitten was sitting on the rug.",
+            "Quarterly revenue grew by eight percent.",
+        ]
+    )
     assert vectors.shape == (3, 384) and vectors.dtype == np.float32
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.3

@@ -1,6 +1,5 @@
 """The on-disk index stays consistent with the chunks table and survives damage."""
 
-
 import numpy as np
 import pytest
 
@@ -22,8 +21,10 @@ def add_paper_rows(db, paper_id, texts) -> list[tuple[int, str]]:
     with transaction(db) as session:
         session.add(Paper(id=paper_id, title="t", source_path="x.pdf", source_kind="pdf", pages=3))
         session.flush()
-        chunks = [Chunk(paper_id=paper_id, ordinal=i, section="", page_start=1, page_end=1, text=t)
-                  for i, t in enumerate(texts)]
+        chunks = [
+            Chunk(paper_id=paper_id, ordinal=i, section="", page_start=1, page_end=1, text=t)
+            for i, t in enumerate(texts)
+        ]
         session.add_all(chunks)
         session.flush()
         return [(c.id, c.text) for c in chunks]

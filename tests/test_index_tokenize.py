@@ -30,8 +30,15 @@ def test_the_shared_word_tokenizer_is_what_search_attribution_and_lookup_read():
     from reader.export.lookup import _words
     from reader.text.words import runs, stems, words
 
-    assert words("Self-Attention, ＢＥＲＴ and Müller's 2020 模型") == ["self", "attention", "bert", "and",
-                                                                     "müller", "s", "2020"]
+    assert words("Self-Attention, ＢＥＲＴ and Müller's 2020 模型") == [
+        "self",
+        "attention",
+        "bert",
+        "and",
+        "müller",
+        "s",
+        "2020",
+    ]
     assert runs("BERT模型") == [("bert", False), ("模型", True)]
     assert stems(["networks", "running"]) == ["network", "run"] and stems([]) == []
     assert content_stems("The networks outperform 2020 baselines") == {"network", "outperform", "baselin"}

@@ -15,10 +15,10 @@ import numpy as np
 import pymupdf
 import pytest
 from click.testing import CliRunner
+from conftest import SAMPLE_PAPER
 from sqlalchemy import event, func, select
 from sqlalchemy.exc import DataError, OperationalError
 
-from conftest import SAMPLE_PAPER
 from reader.index import dense
 from reader.index.dense import HashingEmbedder
 from reader.index.store import SearchIndex
@@ -48,8 +48,11 @@ def make_pdf_with_controls(path: Path) -> None:
     doc = pymupdf.open()
     page = doc.new_page()
     page.insert_text((72, 72), "Graphs\x00 with\x03 controls\x1f inside", fontsize=16)
-    page.insert_text((72, 120), "Every edge p1 \x00! p2 joins two papers, and\x0b the text goes on for a while.",
-                     fontsize=10)
+    page.insert_text(
+        (72, 120),
+        "Every edge p1 \x00! p2 joins two papers, and\x0b the text goes on for a while.",
+        fontsize=10,
+    )
     page.insert_text((72, 140), "Table 1:\x01 Results\x00 of the control run.", fontsize=10)
     doc.save(path)
 
@@ -66,6 +69,7 @@ def all_stored_text(db) -> list[str]:
 
 # ------------------------------------------------------------ control characters
 
+
 def test_pdf_text_leaves_the_parser_without_control_characters(tmp_path, monkeypatch):
     path = tmp_path / "controls.pdf"
     make_pdf_with_controls(path)
@@ -74,8 +78,14 @@ def test_pdf_text_leaves_the_parser_without_control_characters(tmp_path, monkeyp
         if not fast:
             monkeypatch.setattr(pdf_module, "_boxes_fast", lambda *args: None)
         parsed = parse_pdf(path)
-        texts = [parsed.title, parsed.abstract, *parsed.authors, *(b.text for b in parsed.blocks),
-                 *(c.text for c in parsed.captions), *(r.text for r in parsed.references)]
+        texts = [
+            parsed.title,
+            parsed.abstract,
+            *parsed.authors,
+            *(b.text for b in parsed.blocks),
+            *(c.text for c in parsed.captions),
+            *(r.text for r in parsed.references),
+        ]
         assert not any(CONTROL.search(t) for t in texts), [t for t in texts if CONTROL.search(t)]
         assert parsed.title.startswith("Graphs with controls inside")
         assert any("p1 ! p2 joins" in b.text for b in parsed.blocks)
@@ -109,10 +119,14 @@ def test_controls_never_reach_the_database(tmp_path, db):
 
 # ------------------------------------------------------------ a database error on one file
 
+
 def _long_database_error():
     statement = "INSERT INTO chunks (paper_id, ordinal, text) VALUES " + ", ".join(["(?, ?, ?)"] * 400)
-    return DataError(statement, [("x" * 64, i, "text " * 50) for i in range(50)],
-                     Exception("PostgreSQL text fields cannot contain NUL (0x00) bytes"))
+    return DataError(
+        statement,
+        [("x" * 64, i, "text " * 50) for i in range(50)],
+        Exception("PostgreSQL text fields cannot contain NUL (0x00) bytes"),
+    )
 
 
 def fail_store_for(monkeypatch, name: str, error) -> None:
@@ -153,7 +167,9 @@ def test_review_reports_a_database_error_in_one_line(tmp_path, monkeypatch, read
 def test_an_unexpected_error_on_one_file_does_not_stop_the_others(tmp_path, db, monkeypatch):
     shutil.copy(SAMPLE_PAPER, tmp_path / "a.pdf")
     (tmp_path / "b.md").write_text("# Notes\n\nA few words on reading order.\n")
-    fail_store_for(monkeypatch, "a.pdf", UnicodeEncodeError("utf-8", "x\udcff", 1, 2, "surrogates not allowed"))
+    fail_store_for(
+        monkeypatch, "a.pdf", UnicodeEncodeError("utf-8", "x\udcff", 1, 2, "surrogates not allowed")
+    )
     results = {Path(r.file).name: r for r in ingest_paths([tmp_path], db)}
     assert results["a.pdf"].status == "error" and one_line(results["a.pdf"].error)
     assert "UnicodeEncodeError" in results["a.pdf"].error
@@ -161,6 +177,7 @@ def test_an_unexpected_error_on_one_file_does_not_stop_the_others(tmp_path, db, 
 
 
 # ------------------------------------------------------------ a full disk
+
 
 def full_disk_on(monkeypatch, file_name: str = "vectors.npy") -> None:
     """np.save in the index write fails with ENOSPC at `file_name` (the files before it are written)."""
@@ -306,6 +323,7 @@ def test_cli_on_a_full_disk_says_so_in_one_line_and_goes_on(tmp_path, cli_home, 
 
 # ------------------------------------------------------------ file names
 
+
 def test_source_path_is_stored_absolute(tmp_path, db, monkeypatch):
     (tmp_path / "sub").mkdir()
     shutil.copy(SAMPLE_PAPER, tmp_path / "sub" / "a.pdf")
@@ -357,7 +375,9 @@ def test_any_command_on_a_full_database_disk_says_so_in_one_line(cli_home, monke
     from reader.store import db as db_module
 
     def full(url):
-        raise OperationalError("PRAGMA journal_mode=WAL", {}, sqlite3.OperationalError("database or disk is full"))
+        raise OperationalError(
+            "PRAGMA journal_mode=WAL", {}, sqlite3.OperationalError("database or disk is full")
+        )
 
     monkeypatch.setattr(db_module, "open_database", full)
     result = run("papers")
@@ -376,8 +396,9 @@ def test_review_reports_a_database_error_while_reading_in_one_line(tmp_path, db)
     def read_paper(paper_id, on_progress=None, db=None):
         raise _long_database_error()
 
-    report = run_review([path], db=db, ingest_data=lambda data, label: ingest_data(data, label, db),
-                        read_paper=read_paper)
+    report = run_review(
+        [path], db=db, ingest_data=lambda data, label: ingest_data(data, label, db), read_paper=read_paper
+    )
     [row] = report.papers
     assert row.status == "error" and one_line(row.error, 300), row.error
     assert row.error.startswith("DataError: PostgreSQL text fields cannot contain NUL")
@@ -396,7 +417,9 @@ def test_a_short_write_on_a_full_disk_counts_as_a_full_disk(tmp_path, db, monkey
 
     monkeypatch.setattr(np, "save", save)
     monkeypatch.setattr(store.shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(10**9, 10**9, 4096))
-    result = ingest_file(SAMPLE_PAPER, db, index=SearchIndex(tmp_path / "home" / "index", db, HashingEmbedder()))
+    result = ingest_file(
+        SAMPLE_PAPER, db, index=SearchIndex(tmp_path / "home" / "index", db, HashingEmbedder())
+    )
     assert result.status == "ingested" and DISK_FULL.search(result.error), result.error
     assert tmp_dirs(tmp_path / "home" / "index") == []
 
@@ -408,7 +431,9 @@ def test_a_file_name_that_is_not_utf8_is_reviewed(tmp_path, cli_home, monkeypatc
     folder.mkdir()
     (folder / os.fsdecode(b"odd\xff.md")).write_text(
         "# Odd names\n\n## Method\n\nWe read papers whose file names are not UTF-8. "
-        "The reader keeps them all.\n", encoding="utf-8")
+        "The reader keeps them all.\n",
+        encoding="utf-8",
+    )
     result = run("review", str(folder), "--json", "--quiet")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)

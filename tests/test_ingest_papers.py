@@ -9,9 +9,9 @@ about named shared papers are checked when ../shared/papers is there."""
 import re
 
 import pytest
+from conftest import SAMPLE_PAPER, shared_pdfs
 
 from benchmarks.bench_ingest import coverage
-from conftest import SAMPLE_PAPER, shared_pdfs
 from reader.ingest.chunk import chunk_paper
 from reader.ingest.pdf import parse_pdf, raw_page_texts
 
@@ -69,7 +69,8 @@ def test_titles_match_known_papers(ingested):
     if not SHARED:
         return
     assert titles["acl2014_P14-1059.pdf"] == (
-        "How to make words with vectors: Phrase generation in distributional semantics")
+        "How to make words with vectors: Phrase generation in distributional semantics"
+    )
     assert titles["acl2020_2kenize.pdf"].startswith("2kenize: Tying Subword Sequences")
     assert titles["mdpi_futureinternet2014_fi6010061.pdf"] == "Analysis Matrix for Smart Cities"
     assert titles["acl2020_specter_2020.acl-main.207.pdf"].endswith("Citation-informed Transformers")
@@ -78,19 +79,19 @@ def test_titles_match_known_papers(ingested):
 # page 1 of each paper: snippets in reading order, left column before the right one
 READING_ORDER = {
     SAMPLE_PAPER.name: [
-        "Tools that answer questions about a paper",   # abstract (full width)
-        "1 Introduction",                                # left column heading, level with "3 Results"
-        "Evidence search only works",                    # left column body
-        "Lines that repeat in the top or bottom",        # bottom of the left column
-        "3 Results",                                     # top of the right column
-        "Table 1: Ingest of the 14 shared papers",       # caption in the right column
-        "A single extraction per page",                  # bottom of the right column
+        "Tools that answer questions about a paper",  # abstract (full width)
+        "1 Introduction",  # left column heading, level with "3 Results"
+        "Evidence search only works",  # left column body
+        "Lines that repeat in the top or bottom",  # bottom of the left column
+        "3 Results",  # top of the right column
+        "Table 1: Ingest of the 14 shared papers",  # caption in the right column
+        "A single extraction per page",  # bottom of the right column
     ],
     "acl2014_P14-1059.pdf": [
-        "We introduce the problem of generation",       # abstract (left column)
-        "1 Introduction",                                 # left column heading
-        "Distributional methods for semantics",         # left column body
-        "Besides these theoretical considerations",      # top of the right column
+        "We introduce the problem of generation",  # abstract (left column)
+        "1 Introduction",  # left column heading
+        "Distributional methods for semantics",  # left column body
+        "Besides these theoretical considerations",  # top of the right column
     ],
 }
 
@@ -105,7 +106,14 @@ def test_two_column_reading_order(ingested, name):
 def test_sections_headings_and_abstract(ingested):
     sample = named(ingested, SAMPLE_PAPER.name)
     assert [s["title"] for s in sample.sections] == [
-        "Abstract", "1 Introduction", "2 Method", "3 Results", "4 Limitations", "5 Conclusion", "References"]
+        "Abstract",
+        "1 Introduction",
+        "2 Method",
+        "3 Results",
+        "4 Limitations",
+        "5 Conclusion",
+        "References",
+    ]
     assert sample.abstract.startswith("Tools that answer questions about a paper")
     assert sample.abstract.endswith("where it has figures or tables, captions.")
     assert "Evidence search" not in sample.abstract, "the abstract stops at the first section"

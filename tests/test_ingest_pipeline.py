@@ -38,10 +38,13 @@ class RecordingIndex:
 
 def counts(db):
     with db() as s:
-        return tuple(s.scalar(select(func.count()).select_from(t)) for t in (Paper, Chunk, Caption, Reference))
+        return tuple(
+            s.scalar(select(func.count()).select_from(t)) for t in (Paper, Chunk, Caption, Reference)
+        )
 
 
 # ----------------------------------------------------------- bad input files
+
 
 def make_encrypted(path):
     doc = pymupdf.open()
@@ -76,8 +79,10 @@ def make_zero_pages(path):
 BAD_INPUTS = {
     "random.pdf": (lambda p: p.write_bytes(os.urandom(4096)), "not a PDF"),
     "notes.pdf": (lambda p: p.write_text("just some text, not a pdf"), "not a PDF"),
-    "truncated.pdf": (lambda p: p.write_bytes(SHORT_PAPER.read_bytes()[: SHORT_PAPER.stat().st_size // 2]),
-                      "truncated"),
+    "truncated.pdf": (
+        lambda p: p.write_bytes(SHORT_PAPER.read_bytes()[: SHORT_PAPER.stat().st_size // 2]),
+        "truncated",
+    ),
     "encrypted.pdf": (make_encrypted, "encrypted PDF"),
     "scanned.pdf": (make_image_only, "no text layer.*OCR"),
     "zero.pdf": (make_zero_pages, "zero pages"),
@@ -128,6 +133,7 @@ def test_unreadable_file(tmp_path, db):
 
 # ------------------------------------------------------------ storing papers
 
+
 def test_ingest_stores_everything_and_reingest_changes_nothing(tmp_path, db):
     index = RecordingIndex()
     first = ingest_file(SAMPLE, db, index=index)
@@ -164,7 +170,9 @@ def test_folder_with_a_broken_file(tmp_path, db):
     (folder / "nested").mkdir(parents=True)
     shutil.copy(SAMPLE, folder / "good.pdf")
     (folder / "nested" / "broken.pdf").write_bytes(b"%PDF-1.7\n" + os.urandom(3000))
-    (folder / "nested" / "notes.md").write_text("# Notes on splitting\n\nSome text about sentence splitting.\n")
+    (folder / "nested" / "notes.md").write_text(
+        "# Notes on splitting\n\nSome text about sentence splitting.\n"
+    )
     (folder / "ignored.csv").write_text("x")
     (folder / ".hidden.pdf").write_bytes(b"junk")
     seen = []
@@ -190,7 +198,9 @@ def test_remove_paper_removes_everything_derived(db):
     assert index.removed == [keep.paper_id]
     with db() as s:
         for table in (Chunk, Caption, Reference, Analysis, Question, ReviewJob):
-            assert s.scalar(select(func.count()).select_from(table).where(table.paper_id == keep.paper_id)) == 0
+            assert (
+                s.scalar(select(func.count()).select_from(table).where(table.paper_id == keep.paper_id)) == 0
+            )
         if other:
             assert s.get(Paper, other.paper_id) is not None
             assert s.scalar(select(func.count()).where(Chunk.paper_id == other.paper_id)) == other.chunks
@@ -227,10 +237,10 @@ def test_resolve_and_list_papers(tmp_path, db):
 
 # ---------------------------------------------------------------------- CLI
 
+
 @pytest.fixture
 def cli_env(reader_env, monkeypatch):
     """The CLI with a recording index instead of the embedding one."""
-    from reader.facade import Reader
 
     index = RecordingIndex()
     from reader.services import Services

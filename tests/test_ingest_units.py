@@ -6,20 +6,28 @@ from reader.errors import IngestError
 from reader.ingest.chunk import chunk_paper
 from reader.ingest.model import Block, ParsedPaper
 from reader.ingest.text import (
-    caption_label, detect_language, join_lines, normalize_heading, parse_text, split_references,
+    caption_label,
+    detect_language,
+    join_lines,
+    normalize_heading,
+    parse_text,
+    split_references,
 )
 from reader.text.tokens import estimate_tokens
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("Figure 2: Results on the test set.", ("figure", "Figure 2")),
-    ("Fig. 3. Accuracy by length", ("figure", "Figure 3")),
-    ("Fig 1. Heat stress", ("figure", "Figure 1")),
-    ("TABLE IV: Ablations", ("table", "Table IV")),
-    ("Table 1. Scores", ("table", "Table 1")),
-    ("Table 1 shows the results", None),
-    ("Figures are drawn", None),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Figure 2: Results on the test set.", ("figure", "Figure 2")),
+        ("Fig. 3. Accuracy by length", ("figure", "Figure 3")),
+        ("Fig 1. Heat stress", ("figure", "Figure 1")),
+        ("TABLE IV: Ablations", ("table", "Table IV")),
+        ("Table 1. Scores", ("table", "Table 1")),
+        ("Table 1 shows the results", None),
+        ("Figures are drawn", None),
+    ],
+)
 def test_caption_label(text, expected):
     assert caption_label(text) == expected
 
@@ -50,19 +58,23 @@ def test_normalize_heading():
 
 
 def test_split_references_numbered_and_author_year():
-    numbered = split_references([
-        ("[1] A. Author. 2020. A title that", 9, True),
-        ("continues here. Venue.", 9, False),
-        ("[2] B. Author. 2021. Another title. Venue.", 9, True),
-        ("[3] C. Author. 2019. Third. Venue.", 10, False),
-    ])
+    numbered = split_references(
+        [
+            ("[1] A. Author. 2020. A title that", 9, True),
+            ("continues here. Venue.", 9, False),
+            ("[2] B. Author. 2021. Another title. Venue.", 9, True),
+            ("[3] C. Author. 2019. Third. Venue.", 10, False),
+        ]
+    )
     assert [(r.marker, r.page) for r in numbered] == [("[1]", 9), ("[2]", 9), ("[3]", 10)]
     assert numbered[0].text == "A. Author. 2020. A title that continues here. Venue."
-    author_year = split_references([
-        ("Smith, J. 2019. Something long", 8, True),
-        ("and more. Journal 3(1).", 8, False),
-        ("Zhang, L. (2020) Other work. Proc.", 8, True),
-    ])
+    author_year = split_references(
+        [
+            ("Smith, J. 2019. Something long", 8, True),
+            ("and more. Journal 3(1).", 8, False),
+            ("Zhang, L. (2020) Other work. Proc.", 8, True),
+        ]
+    )
     assert [r.text[:5] for r in author_year] == ["Smith", "Zhang"]
     assert all(r.marker == "" for r in author_year)
 
@@ -74,11 +86,15 @@ def _write(tmp_path, name, text):
 
 
 def test_parse_markdown(tmp_path):
-    md = _write(tmp_path, "note.md", (
-        "# A Study of Splitting\n\n## Abstract\n\nWe split sentences.\n\n"
-        "## 1 Introduction\n\nSentence splitting matters.\n\nTable 1: Scores by method.\n\n"
-        "\f## References\n\n[1] A. Author. 2020. Title. Venue.\n\n[2] B. Author. 2021. Title. Venue.\n"
-    ))
+    md = _write(
+        tmp_path,
+        "note.md",
+        (
+            "# A Study of Splitting\n\n## Abstract\n\nWe split sentences.\n\n"
+            "## 1 Introduction\n\nSentence splitting matters.\n\nTable 1: Scores by method.\n\n"
+            "\f## References\n\n[1] A. Author. 2020. Title. Venue.\n\n[2] B. Author. 2021. Title. Venue.\n"
+        ),
+    )
     parsed = parse_text(md)
     assert parsed.title == "A Study of Splitting"
     assert parsed.source_kind == "md"
@@ -91,8 +107,11 @@ def test_parse_markdown(tmp_path):
 
 
 def test_parse_plain_text_headings(tmp_path):
-    txt = _write(tmp_path, "paper.txt", (
-        "Splitting Sentences in Papers\n\nAbstract\n\nWe study it.\n\n1 Introduction\n\nIt matters.\n"))
+    txt = _write(
+        tmp_path,
+        "paper.txt",
+        ("Splitting Sentences in Papers\n\nAbstract\n\nWe study it.\n\n1 Introduction\n\nIt matters.\n"),
+    )
     parsed = parse_text(txt)
     assert parsed.title == "Splitting Sentences in Papers"
     assert [s["title"] for s in parsed.sections] == ["Abstract", "1 Introduction"]
@@ -100,7 +119,9 @@ def test_parse_plain_text_headings(tmp_path):
 
 
 def test_parse_chinese_text(tmp_path):
-    txt = _write(tmp_path, "zh.txt", "科学文本的句子切分\n\n" + "我们评估了一种用于科学文本的句子切分方法。" * 10)
+    txt = _write(
+        tmp_path, "zh.txt", "科学文本的句子切分\n\n" + "我们评估了一种用于科学文本的句子切分方法。" * 10
+    )
     assert parse_text(txt).language == "zh"
 
 
@@ -120,14 +141,25 @@ def test_empty_and_binary_text_files(tmp_path):
 
 
 def _paper(blocks):
-    return ParsedPaper(sha256="0" * 64, source_path="x.pdf", source_kind="pdf", title="T", authors=[],
-                       year=None, abstract="", pages=max(b.page for b in blocks), language="en",
-                       blocks=blocks)
+    return ParsedPaper(
+        sha256="0" * 64,
+        source_path="x.pdf",
+        source_kind="pdf",
+        title="T",
+        authors=[],
+        year=None,
+        abstract="",
+        pages=max(b.page for b in blocks),
+        language="en",
+        blocks=blocks,
+    )
 
 
 def _sentences(n, start=0):
-    return " ".join(f"Sentence number {i} says something about the method and its results." for i in
-                    range(start, start + n))
+    return " ".join(
+        f"Sentence number {i} says something about the method and its results."
+        for i in range(start, start + n)
+    )
 
 
 def test_chunks_respect_sections_pages_and_overlap():
@@ -136,7 +168,10 @@ def test_chunks_respect_sections_pages_and_overlap():
     blocks += [Block("2 Method", 4, "2 Method", "heading"), Block(_sentences(30, 100), 4, "2 Method", "body")]
     blocks += [Block("Figure 1: Overview of the method.", 4, "Figure 1 caption", "caption")]
     blocks += [Block("References", 5, "References", "heading")]
-    blocks += [Block(f"[{i}] Author {i}. 2020. Title {i}. Venue.", 5, "References", "reference") for i in range(1, 40)]
+    blocks += [
+        Block(f"[{i}] Author {i}. 2020. Title {i}. Venue.", 5, "References", "reference")
+        for i in range(1, 40)
+    ]
     chunks = chunk_paper(_paper(blocks), target_tokens=200, overlap_tokens=40)
 
     intro = [c for c in chunks if c.section == "1 Introduction"]
@@ -158,10 +193,12 @@ def test_chunks_respect_sections_pages_and_overlap():
 
 
 def test_tiny_section_joins_the_next():
-    blocks = [Block("3 Experiments", 2, "3 Experiments", "heading"),
-              Block("Short intro.", 2, "3 Experiments", "body"),
-              Block("3.1 Data", 2, "3.1 Data", "heading"),
-              Block(_sentences(8), 3, "3.1 Data", "body")]
+    blocks = [
+        Block("3 Experiments", 2, "3 Experiments", "heading"),
+        Block("Short intro.", 2, "3 Experiments", "body"),
+        Block("3.1 Data", 2, "3.1 Data", "heading"),
+        Block(_sentences(8), 3, "3.1 Data", "body"),
+    ]
     chunks = chunk_paper(_paper(blocks), target_tokens=300)
     assert len(chunks) == 1
     assert chunks[0].text.startswith("3 Experiments\nShort intro.\n3.1 Data")

@@ -37,7 +37,13 @@ RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 FACADE = RANK["facade"]
 CALLABLE_FROM_THE_TOP = {"facade", "services", "web.read_models", "errors", "config"}
 # the web page's read models: plain data from the database, for its pages and nothing else
-READ_MODELS = {"reader.web", "reader.web.library", "reader.web.paper_page", "reader.web.pdf", "reader.web.questions"}
+READ_MODELS = {
+    "reader.web",
+    "reader.web.library",
+    "reader.web.paper_page",
+    "reader.web.pdf",
+    "reader.web.questions",
+}
 
 
 def part_of(module: str) -> str:
@@ -71,8 +77,9 @@ def imported_modules(path: Path, root: Path = ROOT) -> list[tuple[int, str]]:
                 target = node.module or ""
             for alias in node.names:  # `from reader import views` imports the module reader.views
                 sub = f"{target}.{alias.name}"
-                is_module = (root / Path(*sub.split("."))).with_suffix(".py").exists() or \
-                    (root / Path(*sub.split("."))).is_dir()
+                is_module = (root / Path(*sub.split("."))).with_suffix(".py").exists() or (
+                    root / Path(*sub.split("."))
+                ).is_dir()
                 found.append((node.lineno, sub if is_module else target))
     return [(line, name) for line, name in found if name == "reader" or name.startswith("reader.")]
 
@@ -87,13 +94,16 @@ def violations(root: Path = ROOT) -> list[str]:
                 continue
             where = f"{path.relative_to(root)}:{line} imports {target}"
             if source not in RANK or imported not in RANK:
-                problems.append(f"{where}: {source if source not in RANK else imported} has no layer "
-                                f"in tests/test_layers.py")
+                problems.append(
+                    f"{where}: {source if source not in RANK else imported} has no layer "
+                    f"in tests/test_layers.py"
+                )
             elif RANK[imported] >= RANK[source]:
                 problems.append(f"{where}: {imported} is not below {source}")
             elif RANK[source] > FACADE and RANK[imported] < FACADE and imported not in CALLABLE_FROM_THE_TOP:
-                problems.append(f"{where}: above the façade only {sorted(CALLABLE_FROM_THE_TOP)} "
-                                f"may be imported")
+                problems.append(
+                    f"{where}: above the façade only {sorted(CALLABLE_FROM_THE_TOP)} may be imported"
+                )
     return problems
 
 

@@ -4,20 +4,25 @@ from __future__ import annotations
 
 import re
 
+from test_headingless import PARAGRAPHS
+
 from reader.llm.dryrun import FALLBACK, HANDLERS, DryRunLLM, dry_run_answer
 from reader.llm.scripted import ScriptedLLM
 from reader.prompts import render
-from test_headingless import PARAGRAPHS
 
 PAPER = " ".join(PARAGRAPHS)
-CLAIMS = ["SPARTA reaches a recall of 81.2% at ten passages, against 64.5% for BM25.",
-          "The model beats GPT-4 on every legal benchmark by a wide margin."]
-FABRICATED = ["The authors trained the system on forty million lunar photographs.",
-              "A panel of cardiologists rated every retrieved passage by hand.",
-              "The retriever runs on a wristwatch without any loss in quality.",
-              "Reviewers praised the treatment of Byzantine tax records.",
-              "Its energy use was offset by planting oak trees in Patagonia.",
-              "The code is written in COBOL and ships as a floppy disk."]
+CLAIMS = [
+    "SPARTA reaches a recall of 81.2% at ten passages, against 64.5% for BM25.",
+    "The model beats GPT-4 on every legal benchmark by a wide margin.",
+]
+FABRICATED = [
+    "The authors trained the system on forty million lunar photographs.",
+    "A panel of cardiologists rated every retrieved passage by hand.",
+    "The retriever runs on a wristwatch without any loss in quality.",
+    "Reviewers praised the treatment of Byzantine tax records.",
+    "Its energy use was offset by planting oak trees in Patagonia.",
+    "The code is written in COBOL and ships as a floppy disk.",
+]
 YES_NO_LINES = re.compile(r"^(\[\d+\] (YES|NO)\n?)+$")
 
 
@@ -31,8 +36,9 @@ def test_a_verify_prompt_under_a_writing_stage_gets_prose():
 
 def test_a_prose_prompt_under_a_checking_stage_gets_numbered_yes_no_lines():
     # no verify template and none of its wording: only the claims and the evidence are read
-    prompt = (f"Here is what the paper says.\n\n{PAPER}\n\nClaims:\n"
-              + "\n".join(f"[{n}] {claim}" for n, claim in enumerate(CLAIMS, 1)))
+    prompt = f"Here is what the paper says.\n\n{PAPER}\n\nClaims:\n" + "\n".join(
+        f"[{n}] {claim}" for n, claim in enumerate(CLAIMS, 1)
+    )
     for stage in ("verify", "audit", "crag-check"):
         answer = dry_run_answer(prompt, stage)
         assert YES_NO_LINES.match(answer) and answer == "[1] YES\n[2] NO", (stage, answer)
@@ -68,8 +74,10 @@ def test_every_stage_the_pipeline_uses_has_a_handler(reader_env, tmp_path):
     checker = DryRunLLM()
     reader = Reader(llm=writer, verifier=checker, embedder=HashingEmbedder(), use_cache=False)
     paper = tmp_path / "sparta.txt"
-    paper.write_text("Sparse retrieval for long scientific documents\n\n" + "\n\n".join(PARAGRAPHS) + "\n",
-                     encoding="utf-8")
+    paper.write_text(
+        "Sparse retrieval for long scientific documents\n\n" + "\n\n".join(PARAGRAPHS) + "\n",
+        encoding="utf-8",
+    )
 
     result = reader.read(paper)
     assert all(k.loop.regenerations >= 1 for k in result.analyses)
@@ -81,9 +89,15 @@ def test_every_stage_the_pipeline_uses_has_a_handler(reader_env, tmp_path):
     from reader.crag.grounded import audit_grounded
     from reader.crag.pipeline import CragConfig, ask
 
-    confirmed = ask("What recall does SPARTA reach on LongDocs?", paper_id=result.paper_id,
-                    generator=reader.services.generator, verifier=reader.services.verifier, search=reader.services.search_index.search,
-                    check_grounded=audit_grounded, config=CragConfig(routing="confidence"))
+    confirmed = ask(
+        "What recall does SPARTA reach on LongDocs?",
+        paper_id=result.paper_id,
+        generator=reader.services.generator,
+        verifier=reader.services.verifier,
+        search=reader.services.search_index.search,
+        check_grounded=audit_grounded,
+        config=CragConfig(routing="confidence"),
+    )
     assert confirmed.answer == answered.answer
 
     used = {call["stage"] for llm in (writer, checker.scripted) for call in llm.history}

@@ -51,6 +51,7 @@ def test_embedded_model_verifies_claims(embedded_llm):
 
 # -- without the model: the wrapper's own behaviour, with a stand-in llama.cpp server --
 
+
 class FakeServer:
     def __init__(self):
         self.requests = []
@@ -68,18 +69,33 @@ class FakeServer:
             self.requests.append(request)
         content = request["messages"][-1]["content"]
         if content == "too long":
-            return {"error": {"code": 400, "type": "exceed_context_size_error",
-                              "message": "request (9000 tokens) exceeds the available context size",
-                              "n_prompt_tokens": 9000, "n_ctx": 8192}}
+            return {
+                "error": {
+                    "code": 400,
+                    "type": "exceed_context_size_error",
+                    "message": "request (9000 tokens) exceeds the available context size",
+                    "n_prompt_tokens": 9000,
+                    "n_ctx": 8192,
+                }
+            }
         if content == "crash":
             raise RuntimeError("llama_decode failed")
-        reply = {"choices": [{"message": {"role": "assistant", "content": content.upper()}}],
-                 "usage": {"prompt_tokens": 7, "completion_tokens": 3}}
+        reply = {
+            "choices": [{"message": {"role": "assistant", "content": content.upper()}}],
+            "usage": {"prompt_tokens": 7, "completion_tokens": 3},
+        }
         if content == "timed":  # llama.cpp's server adds its timings (xllamacpp passes them on)
-            reply["timings"] = {"cache_n": 4, "prompt_n": 3, "prompt_ms": 90.0,
-                                "prompt_per_token_ms": 30.0, "prompt_per_second": 33.3,
-                                "predicted_n": 3, "predicted_ms": 240.0,
-                                "predicted_per_token_ms": 80.0, "predicted_per_second": 12.5}
+            reply["timings"] = {
+                "cache_n": 4,
+                "prompt_n": 3,
+                "prompt_ms": 90.0,
+                "prompt_per_token_ms": 30.0,
+                "prompt_per_second": 33.3,
+                "predicted_n": 3,
+                "predicted_ms": 240.0,
+                "predicted_per_token_ms": 80.0,
+                "predicted_per_second": 12.5,
+            }
         return reply
 
 
@@ -106,8 +122,14 @@ def test_roles_share_one_loaded_model_and_calls_serialize(fake_local):
     verifier = local.LocalLLM(model_path=model, n_threads=2)
     assert loads == [], "nothing is loaded before the first call"
     results = []
-    threads = [threading.Thread(target=lambda i=i: results.append(
-        (generator if i % 2 else verifier).complete(user(f"q{i}"), max_tokens=9).text)) for i in range(6)]
+    threads = [
+        threading.Thread(
+            target=lambda i=i: results.append(
+                (generator if i % 2 else verifier).complete(user(f"q{i}"), max_tokens=9).text
+            )
+        )
+        for i in range(6)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -124,7 +146,10 @@ def test_usage_and_errors_of_the_embedded_model(fake_local):
     llm = local.LocalLLM(model_path=model)
     out = llm.complete(user("hi"))
     assert (out.text, out.prompt_tokens, out.completion_tokens) == ("HI", 7, 3)
-    with pytest.raises(LLMError, match=r"the prompt \(9000 tokens\) is longer than the embedded model's context \(8192 tokens\)"):
+    with pytest.raises(
+        LLMError,
+        match=r"the prompt \(9000 tokens\) is longer than the embedded model's context \(8192 tokens\)",
+    ):
         llm.complete(user("too long"))
     with pytest.raises(LLMError, match="the embedded model failed: llama_decode failed"):
         llm.complete(user("crash"))

@@ -3,11 +3,10 @@
 import threading
 
 import pytest
+from loopback_openai import Fault, LoopbackOpenAI
 from sqlalchemy import select
 
-from loopback_openai import Fault, LoopbackOpenAI
 from reader.config import LLMSettings
-from reader.store.calls import CallStore
 from reader.errors import ConfigError, LLMError
 from reader.llm.base import user
 from reader.llm.factory import build_llm
@@ -15,6 +14,7 @@ from reader.llm.local import LocalLLM
 from reader.llm.logged import LoggedLLM, cache_key
 from reader.llm.openai_compat import OpenAICompatLLM
 from reader.llm.scripted import ScriptedLLM
+from reader.store.calls import CallStore
 from reader.store.tables import LLMCacheEntry, LLMCall
 
 
@@ -33,7 +33,9 @@ def test_cache_miss_then_hit(db):
     assert inner.calls == 1, "a cache hit must not reach the model"
     rows = calls(db)
     assert [(r.stage, r.role, r.paper_id, r.cached) for r in rows] == [
-        ("critique", "generator", "p1", False), ("critique", "generator", "p1", True)]
+        ("critique", "generator", "p1", False),
+        ("critique", "generator", "p1", True),
+    ]
     assert rows[0].prompt_tokens > 0 and rows[0].completion_tokens > 0
     assert rows[0].model == "scripted"
 
@@ -47,7 +49,9 @@ def test_server_timings_are_logged_and_cache_hits_log_none(db):
         llm.complete(user("q"), stage="verify", paper_id="p1")  # from the cache
     rows = calls(db)
     assert [(r.cached, r.prompt_ms, r.generation_ms, r.cached_prompt_tokens) for r in rows] == [
-        (False, 200.0, 500.0, 5), (True, None, None, None)]
+        (False, 200.0, 500.0, 5),
+        (True, None, None, None),
+    ]
     assert len(server.chat_requests) == 1
 
 
@@ -134,8 +138,10 @@ def test_factory_defaults_to_the_embedded_model_for_both_roles(app):
 
 
 def test_factory_gives_roles_separate_endpoints(reader_env, monkeypatch):
-    with LoopbackOpenAI(respond=lambda p: "from generator", models=("gen",)) as gen_server, \
-            LoopbackOpenAI(respond=lambda p: "from verifier", models=("ver",)) as ver_server:
+    with (
+        LoopbackOpenAI(respond=lambda p: "from generator", models=("gen",)) as gen_server,
+        LoopbackOpenAI(respond=lambda p: "from verifier", models=("ver",)) as ver_server,
+    ):
         monkeypatch.setenv("READER_LLM_BASE_URL", gen_server.base_url)
         monkeypatch.setenv("READER_LLM_MODEL", "gen")
         monkeypatch.setenv("READER_VERIFIER_BASE_URL", ver_server.base_url)
@@ -146,7 +152,10 @@ def test_factory_gives_roles_separate_endpoints(reader_env, monkeypatch):
         assert isinstance(app.services.generator.inner, OpenAICompatLLM)
         assert app.services.generator.complete(user("q"), stage="critique").text == "from generator"
         assert app.services.verifier.complete(user("q"), stage="verify").text == "from verifier"
-        assert [(r.role, r.model) for r in calls(app.services.db)] == [("generator", "gen"), ("verifier", "ver")]
+        assert [(r.role, r.model) for r in calls(app.services.db)] == [
+            ("generator", "gen"),
+            ("verifier", "ver"),
+        ]
 
 
 def test_rerun_costs_no_calls_through_the_app(reader_env, monkeypatch):

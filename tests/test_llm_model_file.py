@@ -32,7 +32,9 @@ def test_assembles_in_order_verifies_and_does_it_once(tmp_path):
     target = ensure_model_file(tmp_path / "models", spec=spec, parts=parts, announce=messages.append)
     assert target.read_bytes() == b"".join(chunks)
     assert is_verified(target, spec)
-    assert len(messages) == 1 and "assembling the embedded model" in messages[0] and str(target) in messages[0]
+    assert (
+        len(messages) == 1 and "assembling the embedded model" in messages[0] and str(target) in messages[0]
+    )
     # Second time: nothing is read from the parts.
     for p in parts:
         p.unlink()

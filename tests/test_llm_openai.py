@@ -4,8 +4,8 @@ import threading
 import time
 
 import pytest
-
 from loopback_openai import Fault, LoopbackOpenAI
+
 from reader.config import LLMSettings
 from reader.errors import LLMError
 from reader.llm.base import user
@@ -26,10 +26,10 @@ def server():
         yield s
 
 
-def make_llm(server, *, timeout=5.0, model="test-model", concurrency=4, api_key="k", sleep=None,
-             **kwargs):
-    settings = LLMSettings(base_url=server.base_url, model=model, api_key=api_key,
-                           timeout_s=timeout, max_concurrency=concurrency)
+def make_llm(server, *, timeout=5.0, model="test-model", concurrency=4, api_key="k", sleep=None, **kwargs):
+    settings = LLMSettings(
+        base_url=server.base_url, model=model, api_key=api_key, timeout_s=timeout, max_concurrency=concurrency
+    )
     return OpenAICompatLLM(settings, sleep=sleep or RecordingSleep(), **kwargs)
 
 
@@ -71,7 +71,9 @@ def test_500_then_success_uses_exponential_backoff(server):
 def test_persistent_5xx_ends_in_a_clear_error(server):
     server.enqueue(*[Fault.status(502)] * 3)
     llm = make_llm(server)
-    with pytest.raises(LLMError, match=r"no answer from http://127\.0\.0\.1:\d+/v1 after 3 attempts.*server error \(502\)"):
+    with pytest.raises(
+        LLMError, match=r"no answer from http://127\.0\.0\.1:\d+/v1 after 3 attempts.*server error \(502\)"
+    ):
         llm.complete(user("x"))
 
 
@@ -130,8 +132,9 @@ def test_wrong_api_key_is_a_clear_error_without_retry():
 def test_connection_refused_is_a_clear_error():
     with LoopbackOpenAI() as server:
         url = server.base_url
-    llm = OpenAICompatLLM(LLMSettings(base_url=url, model="m", api_key="k", timeout_s=1.0),
-                          sleep=RecordingSleep())
+    llm = OpenAICompatLLM(
+        LLMSettings(base_url=url, model="m", api_key="k", timeout_s=1.0), sleep=RecordingSleep()
+    )
     with pytest.raises(LLMError, match="cannot connect"):
         llm.complete(user("x"))
 
@@ -140,8 +143,10 @@ def test_concurrency_is_bounded(server):
     server.delay_s = 0.15
     llm = make_llm(server, concurrency=2)
     results = []
-    threads = [threading.Thread(target=lambda i=i: results.append(llm.complete(user(f"q{i}")).text))
-               for i in range(6)]
+    threads = [
+        threading.Thread(target=lambda i=i: results.append(llm.complete(user(f"q{i}")).text))
+        for i in range(6)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -172,9 +177,17 @@ def test_retry_after_parsing():
     assert future > 1e8
 
 
-LLAMA_TIMINGS = {"cache_n": 9, "prompt_n": 2, "prompt_ms": 125.0, "prompt_per_token_ms": 62.5,
-                 "prompt_per_second": 16.0, "predicted_n": 3, "predicted_ms": 750.0,
-                 "predicted_per_token_ms": 250.0, "predicted_per_second": 4.0}
+LLAMA_TIMINGS = {
+    "cache_n": 9,
+    "prompt_n": 2,
+    "prompt_ms": 125.0,
+    "prompt_per_token_ms": 62.5,
+    "prompt_per_second": 16.0,
+    "predicted_n": 3,
+    "predicted_ms": 750.0,
+    "predicted_per_token_ms": 250.0,
+    "predicted_per_second": 4.0,
+}
 
 
 def test_llama_server_timings_reach_the_completion():

@@ -4,23 +4,24 @@ import json
 import re
 
 from click.testing import CliRunner
-
 from loopback_openai import LoopbackOpenAI
-from reader.store.calls import CallStore
+
 from reader.cli import cli
 from reader.config import EMBEDDED_MODEL_NAME, LLMSettings
 from reader.llm.base import user
 from reader.llm.logged import LoggedLLM
 from reader.llm.openai_compat import OpenAICompatLLM
 from reader.llm.scripted import ScriptedLLM
+from reader.store.calls import CallStore
 from reader.store.db import transaction
 from reader.store.tables import Paper
 
 
 def add_paper(db, paper_id, title):
     with transaction(db) as session:
-        session.add(Paper(id=paper_id, title=title, source_path=f"/x/{paper_id}.pdf",
-                          source_kind="pdf", pages=3))
+        session.add(
+            Paper(id=paper_id, title=title, source_path=f"/x/{paper_id}.pdf", source_kind="pdf", pages=3)
+        )
 
 
 def record_calls(db):
@@ -76,7 +77,8 @@ def test_stats_unknown_paper_is_a_one_line_error(app):
     result = CliRunner().invoke(cli, ["stats", "--paper", "no such paper"])
     assert result.exit_code == 1
     assert result.output.strip() == (
-        "Error: no paper matches 'no such paper'; see `reader papers` for ids and titles")
+        "Error: no paper matches 'no such paper'; see `reader papers` for ids and titles"
+    )
 
 
 def test_stats_on_an_empty_log(app):
@@ -108,16 +110,28 @@ def test_no_cache_option_reaches_the_app(reader_env, monkeypatch):
             assert seen["use_cache"] is False and len(server.chat_requests) == 2
             out = runner.invoke(cli, ["stats", "--json"]).output
             assert json.loads(out)["by_stage"][0] == {
-                "key": "probe", "calls": 3, "cached": 1, "errors": 0, "prompt_tokens": 22,
-                "completion_tokens": 2, "time_s": json.loads(out)["by_stage"][0]["time_s"], "title": "",
+                "key": "probe",
+                "calls": 3,
+                "cached": 1,
+                "errors": 0,
+                "prompt_tokens": 22,
+                "completion_tokens": 2,
+                "time_s": json.loads(out)["by_stage"][0]["time_s"],
+                "title": "",
                 # the loopback server reports no timings here
-                "prompt_s": None, "generation_s": None, "cached_prompt_tokens": None,
-                "timed_calls": 0, "longest_stage": "", "longest_stage_s": 0.0}
+                "prompt_s": None,
+                "generation_s": None,
+                "cached_prompt_tokens": None,
+                "timed_calls": 0,
+                "longest_stage": "",
+                "longest_stage_s": 0.0,
+            }
         finally:
             cli.commands.pop("probe-llm", None)
 
 
 # -- server timings: llama.cpp's `timings` through the call log into `reader stats` --
+
 
 def width(line: str) -> int:
     """Terminal columns (wide CJK characters take two)."""
@@ -129,15 +143,19 @@ def width(line: str) -> int:
 def server_timings(prompt):
     """What llama-server would report: a verify call reuses 40 prompt tokens from its cache."""
     verify = prompt.startswith("verify")
-    return {"cache_n": 40 if verify else 0, "prompt_n": 11, "prompt_ms": 250.0 if verify else 1500.0,
-            "predicted_n": 2, "predicted_ms": 500.0 if verify else 4000.0}
+    return {
+        "cache_n": 40 if verify else 0,
+        "prompt_n": 11,
+        "prompt_ms": 250.0 if verify else 1500.0,
+        "predicted_n": 2,
+        "predicted_ms": 500.0 if verify else 4000.0,
+    }
 
 
 def record_timed_calls(db, server):
     add_paper(db, "a" * 64, "Attention Is All You Need")
     add_paper(db, "b" * 64, "深度学习综述：卷积神经网络、循环神经网络与注意力机制的发展与应用研究")
-    endpoint = OpenAICompatLLM(LLMSettings(base_url=server.base_url, model=EMBEDDED_MODEL_NAME,
-                                           api_key="k"))
+    endpoint = OpenAICompatLLM(LLMSettings(base_url=server.base_url, model=EMBEDDED_MODEL_NAME, api_key="k"))
     gen = LoggedLLM(endpoint, "generator", CallStore(db))
     ver = LoggedLLM(endpoint, "verifier", CallStore(db))
     gen.complete(user("critique A"), stage="critique", paper_id="a" * 64)
@@ -147,7 +165,8 @@ def record_timed_calls(db, server):
     ver.complete(user("verify B"), stage="verify", paper_id="b" * 64)
     # a backend that reports no timings, on the same paper
     LoggedLLM(ScriptedLLM(lambda p: "rewritten"), "generator", CallStore(db)).complete(
-        user("regenerate A"), stage="regenerate-synthesis", paper_id="a" * 64)
+        user("regenerate A"), stage="regenerate-synthesis", paper_id="a" * 64
+    )
 
 
 def test_server_timings_are_summed_per_stage_and_paper_in_json(app):
@@ -163,8 +182,12 @@ def test_server_timings_are_summed_per_stage_and_paper_in_json(app):
     assert (stages["verify"]["prompt_s"], stages["verify"]["generation_s"]) == (1.0, 2.0)
     assert stages["verify"]["cached_prompt_tokens"] == 160
     regenerate = stages["regenerate-synthesis"]
-    assert (regenerate["prompt_s"], regenerate["generation_s"], regenerate["cached_prompt_tokens"],
-            regenerate["timed_calls"]) == (None, None, None, 0)
+    assert (
+        regenerate["prompt_s"],
+        regenerate["generation_s"],
+        regenerate["cached_prompt_tokens"],
+        regenerate["timed_calls"],
+    ) == (None, None, None, 0)
     papers = {r["key"]: r for r in data["by_paper"]}
     a, b = papers["a" * 64], papers["b" * 64]
     assert (a["calls"], a["prompt_s"], a["generation_s"], a["timed_calls"]) == (6, 2.25, 5.5, 4)
@@ -172,7 +195,8 @@ def test_server_timings_are_summed_per_stage_and_paper_in_json(app):
     assert a["longest_stage"] in {"critique", "verify"} and b["longest_stage"] == "verify"
     assert a["longest_stage_s"] == max(
         sum(r["time_s"] for r in data_for(app, "a" * 64)["by_stage"] if r["key"] == stage)
-        for stage in ("critique", "verify", "regenerate-synthesis"))
+        for stage in ("critique", "verify", "regenerate-synthesis")
+    )
     assert total["longest_stage"] in stages
 
 
@@ -195,10 +219,23 @@ def test_stats_shows_server_time_per_stage_and_a_table_per_paper(app):
     assert "160 prompt tokens reused from the server's prompt cache" in lines[1]
     assert "the server reported 2.5 s prompt + 6.0 s generation (5 of 6 calls)" in lines[2]
     header = next(line for line in lines if line.startswith("stage "))
-    assert cells(header) == ["stage", "calls", "hits", "errors", "prompt tok", "gen tok",
-                             "cached tok", "prompt s", "gen s", "wall s"]
-    rows = {cells(line)[0]: cells(line) for line in lines[lines.index(header) + 1:]
-            if line and not line.startswith(" ")}
+    assert cells(header) == [
+        "stage",
+        "calls",
+        "hits",
+        "errors",
+        "prompt tok",
+        "gen tok",
+        "cached tok",
+        "prompt s",
+        "gen s",
+        "wall s",
+    ]
+    rows = {
+        cells(line)[0]: cells(line)
+        for line in lines[lines.index(header) + 1 :]
+        if line and not line.startswith(" ")
+    }
     assert rows["critique"][1:3] == ["2", "1"] and rows["critique"][6:9] == ["0", "1.5", "4.0"]
     assert rows["verify"][1] == "4" and rows["verify"][6:9] == ["160", "1.0", "2.0"]
     assert rows["regenerate-synthesis"][6:9] == ["–", "–", "–"]
@@ -210,13 +247,18 @@ def test_stats_shows_server_time_per_stage_and_a_table_per_paper(app):
     papers = {r["key"]: r for r in data["by_paper"]}
     a, b = papers["a" * 64], papers["b" * 64]
     paper_header = next(line for line in lines if line.startswith("paper "))
-    assert cells(paper_header) == ["paper", "calls", "tokens", "prompt s", "gen s", "wall s",
-                                   "longest stage"]
+    assert cells(paper_header) == ["paper", "calls", "tokens", "prompt s", "gen s", "wall s", "longest stage"]
     a_line = next(line for line in lines if line.startswith("aaaaaaaa Attention Is All You Need"))
     share = round(100 * a["longest_stage_s"] / a["time_s"])
-    assert cells(a_line) == ["aaaaaaaa Attention Is All You Need", "6",
-                             str(a["prompt_tokens"] + a["completion_tokens"]), f"{a['prompt_s']:.1f}",
-                             "5.5", f"{a['time_s']:.1f}", f"{a['longest_stage']} ({share}%)"]
+    assert cells(a_line) == [
+        "aaaaaaaa Attention Is All You Need",
+        "6",
+        str(a["prompt_tokens"] + a["completion_tokens"]),
+        f"{a['prompt_s']:.1f}",
+        "5.5",
+        f"{a['time_s']:.1f}",
+        f"{a['longest_stage']} ({share}%)",
+    ]
     b_line = next(line for line in lines if line.startswith("bbbbbbbb 深度学习综述"))
     assert cells(b_line)[0].endswith("…"), "a long title is clipped to keep 100 columns"
     # 11 prompt tokens processed + 40 from the prompt cache, 2 generated
@@ -232,7 +274,7 @@ def test_stats_for_one_paper_shows_its_stages_with_server_time(app):
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0] == "1 LLM calls for paper bbbbbbbbbbbb: 0 from the cache, 0 failed"
-    stage_rows = lines[lines.index(next(line for line in lines if line.startswith("stage "))) + 1:]
+    stage_rows = lines[lines.index(next(line for line in lines if line.startswith("stage "))) + 1 :]
     assert cells(stage_rows[0])[:-1] == ["verify", "1", "0", "0", "51", "2", "40", "0.2", "0.5"]
     assert stage_rows[1] == "", "one stage for this paper"
     assert cells(lines[-1])[1:5] == ["1", "53", "0.2", "0.5"] and lines[-1].startswith("bbbbbbbb ")
@@ -241,8 +283,10 @@ def test_stats_for_one_paper_shows_its_stages_with_server_time(app):
 def test_a_backend_without_timings_shows_dashes(app):
     record_calls(app.services.db)  # ScriptedLLM: no timings
     data = json.loads(CliRunner().invoke(cli, ["stats", "--json"]).output)
-    assert all(r["prompt_s"] is None and r["generation_s"] is None and r["cached_prompt_tokens"] is None
-               for r in [data["total"], *data["by_stage"], *data["by_model"], *data["by_paper"]])
+    assert all(
+        r["prompt_s"] is None and r["generation_s"] is None and r["cached_prompt_tokens"] is None
+        for r in [data["total"], *data["by_stage"], *data["by_model"], *data["by_paper"]]
+    )
     result = CliRunner().invoke(cli, ["stats"])
     lines = result.output.splitlines()
     assert "the backend reported no prompt/generation times (– below)" in lines[2]

@@ -28,8 +28,10 @@ def ingested(tmp_path):
 
 def _chunks(ctx, paper_id):
     with ctx.services.db() as s:
-        return [(c.id, c.page_start, c.page_end, c.text, c.rects)
-                for c in s.scalars(select(Chunk).where(Chunk.paper_id == paper_id).order_by(Chunk.ordinal))]
+        return [
+            (c.id, c.page_start, c.page_end, c.text, c.rects)
+            for c in s.scalars(select(Chunk).where(Chunk.paper_id == paper_id).order_by(Chunk.ordinal))
+        ]
 
 
 def _words_inside(pdf, page_no, rect):
@@ -40,8 +42,11 @@ def _words_inside(pdf, page_no, rect):
         page = doc[page_no - 1]
         w, h = page.rect.width, page.rect.height
         _, x0, y0, x1, y1 = rect
-        return [normalize(word[4]) for word in page.get_text("words")
-                if x0 * w <= (word[0] + word[2]) / 2 <= x1 * w and y0 * h <= (word[1] + word[3]) / 2 <= y1 * h]
+        return [
+            normalize(word[4])
+            for word in page.get_text("words")
+            if x0 * w <= (word[0] + word[2]) / 2 <= x1 * w and y0 * h <= (word[1] + word[3]) / 2 <= y1 * h
+        ]
 
 
 def test_every_passage_of_a_pdf_gets_rectangles_holding_its_words(ingested):
@@ -111,14 +116,21 @@ def test_text_files_have_no_rectangles(tmp_path):
 
 
 def test_doi_is_found_in_the_text():
-    assert find_doi(["", "Published as doi:10.18653/v1/2020.acl-main.447."]) == "10.18653/v1/2020.acl-main.447"
+    assert (
+        find_doi(["", "Published as doi:10.18653/v1/2020.acl-main.447."]) == "10.18653/v1/2020.acl-main.447"
+    )
     assert find_doi(["no identifier here"]) is None
 
 
 def test_rectangles_of_a_passage_spanning_two_pages():
     data = SAMPLE_PAPER.read_bytes()
-    [one, both] = passage_rects(data, [(1, 1, "nothing of this text is on the page at all"),
-                                       (1, 2, _page_text(data, 1) + " " + _page_text(data, 2))])
+    [one, both] = passage_rects(
+        data,
+        [
+            (1, 1, "nothing of this text is on the page at all"),
+            (1, 2, _page_text(data, 1) + " " + _page_text(data, 2)),
+        ],
+    )
     assert one == []
     assert {r[0] for r in both} == {1, 2}
     assert render_page(data, 2)[:4] == b"\x89PNG"

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from conftest import ROOT, SAMPLE_PAPER, shared_pdfs
 from sqlalchemy import create_engine, func, select, text
 
-from conftest import ROOT, SAMPLE_PAPER, shared_pdfs
 from reader.store.tables import Base, Caption, Chunk, Paper, Reference
 
 # Two of the shared papers come out of pymupdf with NUL bytes in their text (PostgreSQL
@@ -50,16 +50,33 @@ def pg_url():
         shutil.chown(base, "postgres")
         run_as = ["runuser", "-u", "postgres", "--"]
     data, port = base / "data", _free_port()
-    subprocess.run([*run_as, f"{bin_dir}/initdb", "-D", str(data), "-A", "trust", "-U", "reader"],
-                   check=True, capture_output=True)
-    subprocess.run([*run_as, f"{bin_dir}/pg_ctl", "-D", str(data), "-w", "-l", str(base / "log"),
-                    "-o", f"-p {port} -k {base} -c listen_addresses=127.0.0.1", "start"],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [*run_as, f"{bin_dir}/initdb", "-D", str(data), "-A", "trust", "-U", "reader"],
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run(
+        [
+            *run_as,
+            f"{bin_dir}/pg_ctl",
+            "-D",
+            str(data),
+            "-w",
+            "-l",
+            str(base / "log"),
+            "-o",
+            f"-p {port} -k {base} -c listen_addresses=127.0.0.1",
+            "start",
+        ],
+        check=True,
+        capture_output=True,
+    )
     try:
         yield f"postgresql+psycopg://reader@127.0.0.1:{port}/postgres"
     finally:
-        subprocess.run([*run_as, f"{bin_dir}/pg_ctl", "-D", str(data), "-m", "immediate", "stop"],
-                       capture_output=True)
+        subprocess.run(
+            [*run_as, f"{bin_dir}/pg_ctl", "-D", str(data), "-m", "immediate", "stop"], capture_output=True
+        )
         shutil.rmtree(base, ignore_errors=True)
 
 
@@ -72,19 +89,25 @@ def test_migrations_match_the_orm_on_postgresql(pg_url):
 
 
 def test_review_and_rm_on_postgresql(pg_url, tmp_path):
-    env = {**os.environ, "READER_HOME": str(tmp_path / "home"), "READER_DATABASE_URL": pg_url,
-           "READER_LLM_BASE_URL": "scripted:"}
+    env = {
+        **os.environ,
+        "READER_HOME": str(tmp_path / "home"),
+        "READER_DATABASE_URL": pg_url,
+        "READER_LLM_BASE_URL": "scripted:",
+    }
     reader = [sys.executable, "-m", "reader"]
     sample = str(ROOT / "papers" / "sample_paper.pdf")
-    done = subprocess.run([*reader, "review", sample, "--quiet", "--json"], env=env,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [*reader, "review", sample, "--quiet", "--json"], env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     engine = create_engine(pg_url)
     with engine.connect() as conn:
         paper_id = conn.execute(select(Paper.id)).scalar_one()
         assert conn.execute(select(func.count()).select_from(Chunk)).scalar_one() > 0
-    gone = subprocess.run([*reader, "rm", paper_id, "--yes"], env=env, capture_output=True,
-                          text=True, timeout=120)
+    gone = subprocess.run(
+        [*reader, "rm", paper_id, "--yes"], env=env, capture_output=True, text=True, timeout=120
+    )
     assert gone.returncode == 0, gone.stderr
     with engine.connect() as conn:
         assert conn.execute(select(func.count()).select_from(Chunk)).scalar_one() == 0
@@ -101,17 +124,20 @@ def _empty_database(pg_url: str, name: str) -> str:
 
 def test_processes_migrating_an_empty_postgresql_database_at_once_all_succeed(pg_url, tmp_path):
     """Without the advisory lock one of them dies with UniqueViolation (pg_type_typname_nsp_index)."""
-    from reader.store.db import HEAD_REVISION
     from test_review_races import migrate_at_once
+
+    from reader.store.db import HEAD_REVISION
 
     url = _empty_database(pg_url, "race_migrate")
     results = migrate_at_once(url, tmp_path)
-    failures = [[line for line in r.stderr.splitlines() if "Error" in line][-1:]
-                for r in results if r.returncode != 0]
+    failures = [
+        [line for line in r.stderr.splitlines() if "Error" in line][-1:] for r in results if r.returncode != 0
+    ]
     assert failures == [], failures
     with create_engine(url).connect() as conn:
         assert conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == [
-            HEAD_REVISION]
+            HEAD_REVISION
+        ]
 
 
 def test_call_timings_on_a_0002_postgresql_database(pg_url):
@@ -127,17 +153,38 @@ def test_call_timings_on_a_0002_postgresql_database(pg_url):
     command.upgrade(alembic_config(url), "0002")
     engine = create_engine(url)
     with engine.begin() as conn:
-        conn.execute(text(
-            "INSERT INTO llm_calls (created_at, stage, role, model, paper_id, prompt_tokens, "
-            "completion_tokens, latency_ms, cached, error) VALUES "
-            "(now(), 'verify', 'verifier', 'm', NULL, 10, 2, 1500.0, false, '')"))
+        conn.execute(
+            text(
+                "INSERT INTO llm_calls (created_at, stage, role, model, paper_id, prompt_tokens, "
+                "completion_tokens, latency_ms, cached, error) VALUES "
+                "(now(), 'verify', 'verifier', 'm', NULL, 10, 2, 1500.0, false, '')"
+            )
+        )
     engine.dispose()
     calls = CallStore(open_database(url))
-    calls.log(stage="verify", role="verifier", model="m", paper_id=None, prompt_tokens=10,
-              completion_tokens=2, latency_s=2.0, cached=False, prompt_s=0.5, generation_s=1.25,
-              cached_prompt_tokens=6)
-    calls.log(stage="critique", role="generator", model="m", paper_id=None, prompt_tokens=30,
-              completion_tokens=9, latency_s=4.0, cached=False)
+    calls.log(
+        stage="verify",
+        role="verifier",
+        model="m",
+        paper_id=None,
+        prompt_tokens=10,
+        completion_tokens=2,
+        latency_s=2.0,
+        cached=False,
+        prompt_s=0.5,
+        generation_s=1.25,
+        cached_prompt_tokens=6,
+    )
+    calls.log(
+        stage="critique",
+        role="generator",
+        model="m",
+        paper_id=None,
+        prompt_tokens=30,
+        completion_tokens=9,
+        latency_s=4.0,
+        cached=False,
+    )
     report = usage_report(calls.db)
     stages = {r.key: r for r in report.by_stage}
     verify, critique = stages["verify"], stages["critique"]
@@ -170,8 +217,9 @@ def test_every_shared_paper_ingests_on_postgresql(pg_url, tmp_path, monkeypatch)
     papers = shared_pdfs() or [SAMPLE_PAPER]
     reader = Reader(home=tmp_path / "home", database_url=pg_url, embedder=HashingEmbedder())
     results = reader.ingest(papers)
-    assert [(Path(r.file).name, r.status, r.error) for r in results] == \
-        [(p.name, "ingested", "") for p in papers]
+    assert [(Path(r.file).name, r.status, r.error) for r in results] == [
+        (p.name, "ingested", "") for p in papers
+    ]
     engine = create_engine(pg_url)
     with engine.connect() as conn:
         stored = [t for (t,) in conn.execute(select(Chunk.text))]

@@ -51,9 +51,15 @@ def pg(pg_url):  # noqa: F811
 
 
 def make_reader(home, url, **env) -> Reader:
-    settings = load_settings({"READER_HOME": str(home), "READER_DATABASE_URL": url,
-                              "READER_LLM_BASE_URL": "scripted:", "READER_EMBED_MODEL": "hashing",
-                              **{f"READER_{k.upper()}": str(v) for k, v in env.items()}})
+    settings = load_settings(
+        {
+            "READER_HOME": str(home),
+            "READER_DATABASE_URL": url,
+            "READER_LLM_BASE_URL": "scripted:",
+            "READER_EMBED_MODEL": "hashing",
+            **{f"READER_{k.upper()}": str(v) for k, v in env.items()},
+        }
+    )
     return Reader(settings, embedder=CountingEmbedder())
 
 
@@ -62,10 +68,12 @@ def write_papers(folder, n: int, start: int = 0) -> list:
     paths = []
     for i in range(start, start + n):
         path = folder / f"paper_{i:02d}.md"
-        path.write_text(f"# Ranking study {i}\n\n## Introduction\n\nWe study passage ranking "
-                        f"variant {i}. Our method improves recall from {50 + i}.5% to "
-                        f"{60 + i}.2% on the benchmark.\n\n## Results\n\nThe gain is largest "
-                        f"for paraphrased queries in setting {i}.\n")
+        path.write_text(
+            f"# Ranking study {i}\n\n## Introduction\n\nWe study passage ranking "
+            f"variant {i}. Our method improves recall from {50 + i}.5% to "
+            f"{60 + i}.2% on the benchmark.\n\n## Results\n\nThe gain is largest "
+            f"for paraphrased queries in setting {i}.\n"
+        )
         paths.append(path)
     return paths
 
@@ -80,8 +88,11 @@ def queue_rows(db, sha: str | None = None) -> list[ReviewJob]:
 
 def expire(db, job_id: int) -> None:
     with transaction(db) as s:
-        s.execute(update(ReviewJob).where(ReviewJob.id == job_id).values(
-            lease_until=queue.db_now(s) - timedelta(seconds=1)))
+        s.execute(
+            update(ReviewJob)
+            .where(ReviewJob.id == job_id)
+            .values(lease_until=queue.db_now(s) - timedelta(seconds=1))
+        )
 
 
 # ---------------------------------------------------------------- claims and leases
@@ -104,8 +115,11 @@ def test_claims_give_each_job_to_one_worker_and_a_lost_lease_commits_nothing(url
     fenced = queue.fenced(db, first)
     with pytest.raises(queue.LeaseLost, match="host-c:3 took the paper over"):
         with transaction(fenced) as s:
-            s.add(Paper(id="f" * 64, title="written by a stale worker", source_path="x",
-                        source_kind="md", pages=1))
+            s.add(
+                Paper(
+                    id="f" * 64, title="written by a stale worker", source_path="x", source_kind="md", pages=1
+                )
+            )
     with db() as s:
         assert s.get(Paper, "f" * 64) is None
     with pytest.raises(queue.LeaseLost):
@@ -196,8 +210,10 @@ def test_overlapping_enqueues_queue_each_file_once(url, tmp_path):
     def enqueue(paths):
         results.append(make_reader(tmp_path / "home", url).enqueue(paths))
 
-    threads = [threading.Thread(target=enqueue, args=([tmp_path / "papers"],)),
-               threading.Thread(target=enqueue, args=(papers[2:],))]
+    threads = [
+        threading.Thread(target=enqueue, args=([tmp_path / "papers"],)),
+        threading.Thread(target=enqueue, args=(papers[2:],)),
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -294,18 +310,31 @@ def test_a_0004_database_keeps_its_newest_analysis_of_each_kind(url, tmp_path):
     command.upgrade(alembic_config(url), "0004")
     engine = create_engine(url)
     with engine.begin() as conn:
-        conn.execute(text("INSERT INTO papers (id, title, authors, abstract, source_path, source_kind, "
-                          "language, pages, text_chars, sections, ingested_at) VALUES "
-                          "(:id, 'A', '[]', '', 'a.pdf', 'pdf', 'en', 1, 0, '[]', :now)"),
-                     {"id": "a" * 64, "now": "2026-01-01 00:00:00"})
+        conn.execute(
+            text(
+                "INSERT INTO papers (id, title, authors, abstract, source_path, source_kind, "
+                "language, pages, text_chars, sections, ingested_at) VALUES "
+                "(:id, 'A', '[]', '', 'a.pdf', 'pdf', 'en', 1, 0, '[]', :now)"
+            ),
+            {"id": "a" * 64, "now": "2026-01-01 00:00:00"},
+        )
         for final in ("old critique", "new critique", "only synthesis"):
             kind = "synthesis" if "synthesis" in final else "critique"
-            conn.execute(text("INSERT INTO analyses (paper_id, kind, final_text, flagged_ratio, "
-                              "regenerations, generator_model, verifier_model, left_out_sections, "
-                              "created_at) VALUES (:p, :k, :t, 0, 0, '', '', '[]', :now)"),
-                         {"p": "a" * 64, "k": kind, "t": final, "now": "2026-01-01 00:00:00"})
-        conn.execute(text("INSERT INTO review_jobs (source_path, paper_id, status, stage, error, "
-                          "summary) VALUES ('a.pdf', :p, 'done', 'done', '', '{}')"), {"p": "a" * 64})
+            conn.execute(
+                text(
+                    "INSERT INTO analyses (paper_id, kind, final_text, flagged_ratio, "
+                    "regenerations, generator_model, verifier_model, left_out_sections, "
+                    "created_at) VALUES (:p, :k, :t, 0, 0, '', '', '[]', :now)"
+                ),
+                {"p": "a" * 64, "k": kind, "t": final, "now": "2026-01-01 00:00:00"},
+            )
+        conn.execute(
+            text(
+                "INSERT INTO review_jobs (source_path, paper_id, status, stage, error, "
+                "summary) VALUES ('a.pdf', :p, 'done', 'done', '', '{}')"
+            ),
+            {"p": "a" * 64},
+        )
     engine.dispose()
     db = open_database(url)
     with db() as s:
@@ -329,11 +358,22 @@ def test_a_review_on_another_host_is_busy_while_its_lease_runs(url, tmp_path):
     with transaction(db) as s:
         now = queue.db_now(s)
         for path, lease in ((a, now + timedelta(seconds=60)), (b, now - timedelta(seconds=1))):
-            s.add(ReviewJob(source_path=str(path), paper_id=file_sha256(path), status="running",
-                            stage="read", worker="other-host:77", claim="theirs", lease_until=lease,
-                            summary={"pid": 77, "host": "other-host", "run": "x"}))
+            s.add(
+                ReviewJob(
+                    source_path=str(path),
+                    paper_id=file_sha256(path),
+                    status="running",
+                    stage="read",
+                    worker="other-host:77",
+                    claim="theirs",
+                    lease_until=lease,
+                    summary={"pid": 77, "host": "other-host", "run": "x"},
+                )
+            )
     here = FakeWorld(db)
     report = run_review([a, b], db=db, ingest_data=here.ingest_data, read_paper=here.read_paper)
     assert [(p.status, p.error) for p in report.papers] == [
-        ("busy", "being reviewed by other-host:77"), ("reviewed", "")]
+        ("busy", "being reviewed by other-host:77"),
+        ("reviewed", ""),
+    ]
     assert here.read == ["b"]

@@ -9,7 +9,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT
 
 pytestmark = pytest.mark.embedder
@@ -29,8 +28,9 @@ def test_the_readme_example_runs(tmp_path):
     (tmp_path / "example.py").write_text(readme_example(), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith("READER_")}
     env.update(READER_HOME=str(tmp_path / "home"), READER_LLM_BASE_URL="scripted:")
-    run = subprocess.run([sys.executable, "example.py"], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "example.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     lines = run.stdout.splitlines()
     assert lines[0].startswith("ingested ")

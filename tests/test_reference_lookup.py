@@ -15,18 +15,47 @@ import pytest
 from reader.export.lookup import ReferenceLookup
 
 DOI = "10.48550/arXiv.1706.03762"
-CROSSREF_WORK = {"status": "ok", "message-type": "work", "message-version": "1.0.0", "message": {
-    "DOI": DOI, "type": "posted-content", "title": ["Attention Is All You Need"],
-    "issued": {"date-parts": [[2017, 6, 12]]}, "author": [{"given": "Ashish", "family": "Vaswani"}]}}
-CROSSREF_SEARCH = {"status": "ok", "message-type": "work-list", "message": {
-    "total-results": 1, "items-per-page": 1, "items": [
-        {"DOI": "10.1162/neco.1997.9.8.1735", "title": ["Long Short-Term Memory"],
-         "issued": {"date-parts": [[1997, 11, 1]]}, "score": 88.1}]}}
-OPENALEX_WORK = {"id": "https://openalex.org/W2963403868", "doi": f"https://doi.org/{DOI.lower()}",
-                 "display_name": "Attention Is All You Need", "title": "Attention Is All You Need",
-                 "publication_year": 2017}
-OPENALEX_SEARCH = {"meta": {"count": 1, "page": 1, "per_page": 1}, "results": [
-    {"id": "https://openalex.org/W1", "display_name": "Long Short-Term Memory", "publication_year": 1997}]}
+CROSSREF_WORK = {
+    "status": "ok",
+    "message-type": "work",
+    "message-version": "1.0.0",
+    "message": {
+        "DOI": DOI,
+        "type": "posted-content",
+        "title": ["Attention Is All You Need"],
+        "issued": {"date-parts": [[2017, 6, 12]]},
+        "author": [{"given": "Ashish", "family": "Vaswani"}],
+    },
+}
+CROSSREF_SEARCH = {
+    "status": "ok",
+    "message-type": "work-list",
+    "message": {
+        "total-results": 1,
+        "items-per-page": 1,
+        "items": [
+            {
+                "DOI": "10.1162/neco.1997.9.8.1735",
+                "title": ["Long Short-Term Memory"],
+                "issued": {"date-parts": [[1997, 11, 1]]},
+                "score": 88.1,
+            }
+        ],
+    },
+}
+OPENALEX_WORK = {
+    "id": "https://openalex.org/W2963403868",
+    "doi": f"https://doi.org/{DOI.lower()}",
+    "display_name": "Attention Is All You Need",
+    "title": "Attention Is All You Need",
+    "publication_year": 2017,
+}
+OPENALEX_SEARCH = {
+    "meta": {"count": 1, "page": 1, "per_page": 1},
+    "results": [
+        {"id": "https://openalex.org/W1", "display_name": "Long Short-Term Memory", "publication_year": 1997}
+    ],
+}
 
 ENTRY_DOI = f"Vaswani A, et al. Attention is all you need. 2017. doi:{DOI}"
 ENTRY_TEXT = "Hochreiter S, Schmidhuber J. Long short-term memory. Neural Computation 9(8), 1997."
@@ -77,8 +106,18 @@ def server():
             if path == "/crossref/works" and "query.bibliographic" in query:
                 text = query["query.bibliographic"][0]
                 if "never written" in text:
-                    return self._send(200, {**CROSSREF_SEARCH, "message": {**CROSSREF_SEARCH["message"], "items": [
-                        {"title": ["Something Else Entirely"], "issued": {"date-parts": [[2001]]}}]}})
+                    return self._send(
+                        200,
+                        {
+                            **CROSSREF_SEARCH,
+                            "message": {
+                                **CROSSREF_SEARCH["message"],
+                                "items": [
+                                    {"title": ["Something Else Entirely"], "issued": {"date-parts": [[2001]]}}
+                                ],
+                            },
+                        },
+                    )
                 return self._send(200, CROSSREF_SEARCH)
             if path == f"/openalex/works/https://doi.org/{DOI}":
                 return self._send(200, OPENALEX_WORK)
@@ -124,12 +163,20 @@ def test_openalex_by_doi_and_by_text_with_mailto(server):
     assert all(q.get("mailto") == ["me@example.org"] for _, q in server["requests"])
 
 
-@pytest.mark.parametrize("mode, phrase", [("503", "lookup failed (HTTP 503)"), ("429", "lookup failed (HTTP 429)"),
-                                          ("malformed", "lookup failed (unreadable reply)"),
-                                          ("slow", "lookup failed (timeout)")])
+@pytest.mark.parametrize(
+    "mode, phrase",
+    [
+        ("503", "lookup failed (HTTP 503)"),
+        ("429", "lookup failed (HTTP 429)"),
+        ("malformed", "lookup failed (unreadable reply)"),
+        ("slow", "lookup failed (timeout)"),
+    ],
+)
 def test_failures_are_one_phrase_never_an_exception(server, mode, phrase):
     server["mode"] = mode
-    check = ReferenceLookup("crossref", base_url=f"{server['url']}/crossref", client=httpx.Client(timeout=0.5))
+    check = ReferenceLookup(
+        "crossref", base_url=f"{server['url']}/crossref", client=httpx.Client(timeout=0.5)
+    )
     assert check(ENTRY_TEXT) == f"Crossref: {phrase}"
 
 
@@ -150,8 +197,9 @@ def test_unreachable_service_and_unknown_name():
 
 
 def test_note_shows_the_lookup_beside_each_cited_entry(db, tmp_path, server):
-    from reader.export import export_notes
     from test_citations import _paper_with_citing_review
+
+    from reader.export import export_notes
 
     pid = _paper_with_citing_review(db)
     result = export_notes(db, [pid], tmp_path / "notes", lookup=lookup(server, "openalex"))

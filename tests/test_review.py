@@ -80,14 +80,19 @@ def store_review(db, paper_id: str, *, flagged: int = 1, sentences: int = 10, te
         s.execute(delete(Analysis).where(Analysis.paper_id == paper_id))
         for kind in ("critique", "synthesis"):
             s.add(LLMCall(stage=kind, role="generator", model="fake", paper_id=paper_id))
-            s.add(Analysis(
-                paper_id=paper_id, kind=kind, final_text=text, regenerations=1,
-                flagged_ratio=flagged / sentences,
-                iterations=[
-                    AnalysisIteration(iteration=0, text="a", n_sentences=sentences, n_flagged=5),
-                    AnalysisIteration(iteration=1, text="b", n_sentences=sentences, n_flagged=flagged),
-                ],
-            ))
+            s.add(
+                Analysis(
+                    paper_id=paper_id,
+                    kind=kind,
+                    final_text=text,
+                    regenerations=1,
+                    flagged_ratio=flagged / sentences,
+                    iterations=[
+                        AnalysisIteration(iteration=0, text="a", n_sentences=sentences, n_flagged=5),
+                        AnalysisIteration(iteration=1, text="b", n_sentences=sentences, n_flagged=flagged),
+                    ],
+                )
+            )
 
 
 def make_files(folder: Path, names: list[str], broken: tuple[str, ...] = ()) -> list[Path]:
@@ -192,10 +197,24 @@ def test_a_job_left_running_by_a_killed_run_is_redone_once(db, tmp_path):
     with transaction(db) as s:
         # a: killed during the deep read (nothing committed); b: killed after deep_read
         # committed but before the job was marked done
-        s.add(ReviewJob(source_path=str(a), paper_id=file_sha256(a), status="running",
-                        stage="read", summary={"read_since": since, "pid": 1, "host": "elsewhere"}))
-        s.add(ReviewJob(source_path=str(b), paper_id=file_sha256(b), status="running",
-                        stage="read", summary={"read_since": since, "pid": 1, "host": "elsewhere"}))
+        s.add(
+            ReviewJob(
+                source_path=str(a),
+                paper_id=file_sha256(a),
+                status="running",
+                stage="read",
+                summary={"read_since": since, "pid": 1, "host": "elsewhere"},
+            )
+        )
+        s.add(
+            ReviewJob(
+                source_path=str(b),
+                paper_id=file_sha256(b),
+                status="running",
+                stage="read",
+                summary={"read_since": since, "pid": 1, "host": "elsewhere"},
+            )
+        )
     store_review(db, file_sha256(b))
 
     resumed = FakeWorld(db)
@@ -231,8 +250,14 @@ def test_papers_are_read_concurrently_up_to_the_bound(db, tmp_path):
     files = make_files(tmp_path, [f"p{i}.pdf" for i in range(6)])
     world = FakeWorld(db, read_delay=0.15)
     events = []
-    run_review(files, db=db, ingest_data=world.ingest_data, read_paper=world.read_paper, jobs=3,
-               on_event=events.append)
+    run_review(
+        files,
+        db=db,
+        ingest_data=world.ingest_data,
+        read_paper=world.read_paper,
+        jobs=3,
+        on_event=events.append,
+    )
     assert world.max_active == 3
     stages = {(e.index, e.stage) for e in events}
     assert {(i, "ingest") for i in range(1, 7)} <= stages
@@ -245,22 +270,22 @@ def test_papers_are_read_concurrently_up_to_the_bound(db, tmp_path):
 
 SECTIONS = {
     "Abstract": "We present LexiRank, a ranking method for scientific passages that combines term "
-                "statistics with citation context. On the SciPass benchmark LexiRank improves "
-                "recall at ten from 61.5% to 70.2% over BM25.",
+    "statistics with citation context. On the SciPass benchmark LexiRank improves "
+    "recall at ten from 61.5% to 70.2% over BM25.",
     "Introduction": "Researchers increasingly rely on search tools to find evidence inside long "
-                    "papers. Term matching alone misses passages that paraphrase the query. "
-                    "Citation context offers a cheap signal about what a passage is about. "
-                    "We study whether this signal helps passage ranking in practice.",
+    "papers. Term matching alone misses passages that paraphrase the query. "
+    "Citation context offers a cheap signal about what a passage is about. "
+    "We study whether this signal helps passage ranking in practice.",
     "Method": "LexiRank scores each passage with BM25 and adds a weighted citation-context score. "
-              "The weight is tuned on a held-out split of two hundred queries. "
-              "Passages shorter than twenty words are merged with their neighbours before scoring. "
-              "The citation context is the sentence that contains the citation marker.",
+    "The weight is tuned on a held-out split of two hundred queries. "
+    "Passages shorter than twenty words are merged with their neighbours before scoring. "
+    "The citation context is the sentence that contains the citation marker.",
     "Results": "LexiRank reaches a recall at ten of 70.2% on SciPass while BM25 reaches 61.5%. "
-               "The gain is largest for queries that paraphrase the passage wording. "
-               "Removing the citation context brings recall back to 62.0%, close to BM25. "
-               "Ranking one query takes about four milliseconds on a laptop processor.",
+    "The gain is largest for queries that paraphrase the passage wording. "
+    "Removing the citation context brings recall back to 62.0%, close to BM25. "
+    "Ranking one query takes about four milliseconds on a laptop processor.",
     "Conclusion": "Citation context is a useful and cheap ranking signal for scientific passages. "
-                  "Future work will test LexiRank on papers written in Chinese.",
+    "Future work will test LexiRank on papers written in Chinese.",
 }
 
 
@@ -283,21 +308,36 @@ def test_dry_run_deep_read_end_to_end_then_export(reader_env, monkeypatch, tmp_p
     def ingest_data(data: bytes, label: str) -> FakeIngestResult:
         sha = sha256_bytes(data)
         with transaction(db) as s:
-            s.add(Paper(id=sha, title="LexiRank: Citation Context for Passage Ranking",
-                        abstract=SECTIONS["Abstract"], source_path=label, source_kind="txt",
-                        pages=1, chunks=[Chunk(ordinal=i, section=name, page_start=1, page_end=1, text=body)
-                                         for i, (name, body) in enumerate(SECTIONS.items())]))
+            s.add(
+                Paper(
+                    id=sha,
+                    title="LexiRank: Citation Context for Passage Ranking",
+                    abstract=SECTIONS["Abstract"],
+                    source_path=label,
+                    source_kind="txt",
+                    pages=1,
+                    chunks=[
+                        Chunk(ordinal=i, section=name, page_start=1, page_end=1, text=body)
+                        for i, (name, body) in enumerate(SECTIONS.items())
+                    ],
+                )
+            )
         with db() as s:
             index.add_paper(sha, [(c.id, c.text) for c in s.get(Paper, sha).chunks])
         return FakeIngestResult(sha, "ingested", title="LexiRank")
 
     def read_paper(paper_id, on_progress=None, db=db):
-        return deep_read(paper_id, db=db, generator=app.services.generator, verifier=app.services.verifier,
-                         search=lambda q, pid: index.search(q, paper_id=pid), on_progress=on_progress)
+        return deep_read(
+            paper_id,
+            db=db,
+            generator=app.services.generator,
+            verifier=app.services.verifier,
+            search=lambda q, pid: index.search(q, paper_id=pid),
+            on_progress=on_progress,
+        )
 
     events = []
-    report = run_review([path], db=db, ingest_data=ingest_data, read_paper=read_paper,
-                        on_event=events.append)
+    report = run_review([path], db=db, ingest_data=ingest_data, read_paper=read_paper, on_event=events.append)
     (row,) = report.papers
     assert row.status == "reviewed", row.error
     assert row.sentences > 0 and row.llm_calls >= 4  # two generations and their verify batches
@@ -324,8 +364,15 @@ def test_a_job_held_by_a_live_run_is_left_alone(db, tmp_path):
     world = FakeWorld(db)
     world.ingest(a)
     with transaction(db) as s:  # another live process on this machine holds the job
-        s.add(ReviewJob(source_path=str(a), paper_id=file_sha256(a), status="running", stage="read",
-                        summary={"pid": os.getppid(), "host": socket.gethostname()}))
+        s.add(
+            ReviewJob(
+                source_path=str(a),
+                paper_id=file_sha256(a),
+                status="running",
+                stage="read",
+                summary={"pid": os.getppid(), "host": socket.gethostname()},
+            )
+        )
     report = run_review([a], db=db, ingest_data=world.ingest_data, read_paper=world.read_paper)
     assert report.papers[0].status == "busy" and "another run" in report.papers[0].error
     assert world.read == [] and job_rows(db)[0]["status"] == "running"
@@ -351,10 +398,15 @@ def test_review_passes_the_output_language_setting(app, tmp_path):
         "We introduce SPARTA, a sparse retriever for long scientific documents. "
         "On the LongDocs benchmark SPARTA reaches a recall of 81.2% at ten passages. "
         "The model is trained on two million query and passage pairs drawn from PubMed.\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     llm = DryRunLLM()
-    reader = Reader(dataclasses.replace(app.settings, output_language="zh"), llm=llm,
-                    embedder=HashingEmbedder(), use_cache=False)
+    reader = Reader(
+        dataclasses.replace(app.settings, output_language="zh"),
+        llm=llm,
+        embedder=HashingEmbedder(),
+        use_cache=False,
+    )
     report = reader.review([paper], jobs=1)
     assert report.papers[0].status == "reviewed"
     writing = [call["prompt"] for call in llm.history if call["stage"] in ("critique", "synthesis")]

@@ -20,9 +20,8 @@ import time
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
-
 from conftest import ROOT, SAMPLE_PAPER, shared_pdfs
+from sqlalchemy import create_engine, text
 
 pytest.importorskip("reader.ingest.pipeline")
 
@@ -33,8 +32,12 @@ BOOTSTRAP = (
     "from reader.cli import main\n"
     "main()\n"
 )
-SHARED_PAPERS = ["acl2007_P07-1088.pdf", "naacl2018_litgraph_N18-3011.pdf",
-                 "acl2023_tutorial_goal_awareness_2023.acl-tutorials.1.pdf", "acl2014_P14-1059.pdf"]
+SHARED_PAPERS = [
+    "acl2007_P07-1088.pdf",
+    "naacl2018_litgraph_N18-3011.pdf",
+    "acl2023_tutorial_goal_awareness_2023.acl-tutorials.1.pdf",
+    "acl2014_P14-1059.pdf",
+]
 AVAILABLE = {p.name: p for p in shared_pdfs()}
 USE_SHARED = all(name in AVAILABLE for name in SHARED_PAPERS)
 PAPERS = SHARED_PAPERS if USE_SHARED else [f"sample_copy_{i}.pdf" for i in range(1, 5)]
@@ -49,8 +52,12 @@ def write_sample_copy(path: Path, n: int) -> None:
     import pymupdf
 
     with pymupdf.open(SAMPLE_PAPER) as doc:
-        doc.set_metadata({**{k: v for k, v in doc.metadata.items() if k not in ("format", "encryption")},
-                          "subject": f"Sample paper for reader, copy {n}"})
+        doc.set_metadata(
+            {
+                **{k: v for k, v in doc.metadata.items() if k not in ("format", "encryption")},
+                "subject": f"Sample paper for reader, copy {n}",
+            }
+        )
         doc.save(path)
 
 
@@ -73,12 +80,14 @@ def folder(tmp_path):
 @pytest.fixture
 def env(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("READER_")}
-    env.update({
-        "READER_HOME": str(tmp_path / "home"),
-        "READER_LLM_BASE_URL": "scripted:latency_ms=80",
-        "READER_EMBED_MODEL": "hashing",  # the name the swapped-in embedder is stored under
-        "PYTHONPATH": str(ROOT),
-    })
+    env.update(
+        {
+            "READER_HOME": str(tmp_path / "home"),
+            "READER_LLM_BASE_URL": "scripted:latency_ms=80",
+            "READER_EMBED_MODEL": "hashing",  # the name the swapped-in embedder is stored under
+            "PYTHONPATH": str(ROOT),
+        }
+    )
     if not USE_SHARED:
         env["READER_CACHE"] = "off"  # the sample copies share their prompts; each must cost its calls
     return env
@@ -105,14 +114,21 @@ def done_papers(env) -> list[str]:
 
 
 def run(env, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run(reader_cmd(*args), env=env, capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT)
+    return subprocess.run(
+        reader_cmd(*args), env=env, capture_output=True, text=True, timeout=timeout, cwd=ROOT
+    )
 
 
 def test_kill_resume_rerun_and_force(folder, env):
     # 1. start, wait until at least one paper is finished, then kill -9 mid-run
-    proc = subprocess.Popen(reader_cmd("review", str(folder), "--jobs", "1"), env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    proc = subprocess.Popen(
+        reader_cmd("review", str(folder), "--jobs", "1"),
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     deadline = time.monotonic() + 240
     while not done_papers(env):
         assert proc.poll() is None, f"review ended before the kill: {proc.stderr.read()}"
@@ -135,8 +151,10 @@ def test_kill_resume_rerun_and_force(folder, env):
     for paper_id in finished_before:
         row = next(p for p in report["papers"] if p["paper_id"] == paper_id)
         assert row["status"] == "skipped"
-    assert sorted(p["status"] for p in report["papers"] if p["source"].endswith(tuple(PAPERS))) \
-        .count("error") == 0
+    assert (
+        sorted(p["status"] for p in report["papers"] if p["source"].endswith(tuple(PAPERS))).count("error")
+        == 0
+    )
 
     calls_after = calls_per_paper(env)
     for paper_id in finished_before:
@@ -173,8 +191,14 @@ def test_ctrl_c_then_review_and_export_from_the_command_line(folder, env, tmp_pa
     for name in PAPERS[2:]:
         (folder / name).unlink()
     out = tmp_path / "notes"
-    proc = subprocess.Popen(reader_cmd("review", str(folder), "--jobs", "1", "--export", str(out)),
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    proc = subprocess.Popen(
+        reader_cmd("review", str(folder), "--jobs", "1", "--export", str(out)),
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     deadline = time.monotonic() + 240
     while not done_papers(env):
         assert proc.poll() is None and time.monotonic() < deadline

@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 
 import pytest
+from test_prompts import SAMPLES  # current variable names of every template
 
 from reader.config import load_settings
 from reader.errors import ConfigError
 from reader.llm.base import user
 from reader.llm.dryrun import MODEL_NAME, DryRunLLM, dry_run_answer
 from reader.prompts import render
-from test_prompts import SAMPLES  # current variable names of every template
 
 PAPER = (
     "We introduce SPARTA, a sparse retriever for long scientific documents. "
@@ -23,10 +23,14 @@ PAPER = (
 
 
 def test_verify_answers_yes_for_claims_in_the_evidence_and_no_otherwise():
-    prompt = render("verify", claims=[
-        "SPARTA reaches a recall of 81.2% at ten passages on LongDocs.",
-        "The model beats GPT-4 on every legal benchmark by a wide margin.",
-    ], evidence=[{"text": PAPER, "pages": "3"}])
+    prompt = render(
+        "verify",
+        claims=[
+            "SPARTA reaches a recall of 81.2% at ten passages on LongDocs.",
+            "The model beats GPT-4 on every legal benchmark by a wide margin.",
+        ],
+        evidence=[{"text": PAPER, "pages": "3"}],
+    )
     assert dry_run_answer(prompt, "verify") == "[1] YES\n[2] NO"
     no_evidence = render("verify", claims=["SPARTA reaches a recall of 81.2%."], evidence=[])
     assert dry_run_answer(no_evidence, "audit") == "[1] NO"
@@ -43,27 +47,38 @@ def test_generation_is_built_from_the_papers_sentences_and_is_deterministic():
 
 
 def test_crag_prompts_get_their_shapes():
-    graded = dry_run_answer(render("grade", question="What recall does SPARTA reach?", passage=PAPER),
-                            "crag-grade")
+    graded = dry_run_answer(
+        render("grade", question="What recall does SPARTA reach?", passage=PAPER), "crag-grade"
+    )
     assert re.match(r"YES\n\d+% of the question's terms", graded)
-    unrelated = dry_run_answer(render("grade", question="Which wheat cultivars were grown?", passage=PAPER),
-                               "crag-grade")
+    unrelated = dry_run_answer(
+        render("grade", question="Which wheat cultivars were grown?", passage=PAPER), "crag-grade"
+    )
     assert unrelated.startswith("NO\n")
-    queries = dry_run_answer(render("rewrite_queries", question="SPARTA recall", why_missed="none", n=3),
-                             "crag-rewrite")
+    queries = dry_run_answer(
+        render("rewrite_queries", question="SPARTA recall", why_missed="none", n=3), "crag-rewrite"
+    )
     assert len(queries.splitlines()) == 3
-    chosen = dry_run_answer(render("refine_batch", question="What recall does SPARTA reach on LongDocs?",
-                                   passages=[["Unrelated words about cooking.", PAPER.split(". ")[1]]]),
-                            "crag-refine-batch")
+    chosen = dry_run_answer(
+        render(
+            "refine_batch",
+            question="What recall does SPARTA reach on LongDocs?",
+            passages=[["Unrelated words about cooking.", PAPER.split(". ")[1]]],
+        ),
+        "crag-refine-batch",
+    )
     assert chosen == "1.2"
-    evidence = [{"label": "SPARTA p. 3", "external": False, "score": 0.9, "reasoning": "states it",
-                 "text": PAPER}]
+    evidence = [
+        {"label": "SPARTA p. 3", "external": False, "score": 0.9, "reasoning": "states it", "text": PAPER}
+    ]
     base = {**SAMPLES["answer"][0], "evidence": evidence, "not_found": "NOT FOUND"}
-    answered = dry_run_answer(render("answer", **{**base, "question": "What recall does SPARTA reach on LongDocs?"}),
-                              "crag-answer")
+    answered = dry_run_answer(
+        render("answer", **{**base, "question": "What recall does SPARTA reach on LongDocs?"}), "crag-answer"
+    )
     assert answered == "On the LongDocs benchmark SPARTA reaches a recall of 81.2% at ten passages. [1]"
-    refused = dry_run_answer(render("answer", **{**base, "question": "Which wheat cultivars grew best?"}),
-                             "crag-answer")
+    refused = dry_run_answer(
+        render("answer", **{**base, "question": "Which wheat cultivars grew best?"}), "crag-answer"
+    )
     assert refused == "NOT FOUND"
 
 
@@ -88,16 +103,32 @@ def test_the_setting_selects_it_with_latency_and_a_concurrency_bound(reader_env,
 
 def test_critique_prompt_gets_headings_and_regeneration_drops_the_flagged():
     context = PAPER + " " + PAPER.replace("SPARTA", "The system")
-    prompt = render("critique", title="SPARTA", context=context, left_out=[], words=200, flagged=[],
-                    previous="", language_instruction="Write in English.")
+    prompt = render(
+        "critique",
+        title="SPARTA",
+        context=context,
+        left_out=[],
+        words=200,
+        flagged=[],
+        previous="",
+        language_instruction="Write in English.",
+    )
     draft = dry_run_answer(prompt, "critique")
     assert draft.startswith("## Strengths\n")
     body = [line for line in draft.splitlines() if line and not line.startswith("## ")]
     assert body and all(s in context for line in body for s in re.split(r"(?<=\.) ", line))
 
     flagged = body[0].split(". ")[0] + "."
-    again = render("critique", title="SPARTA", context=context, left_out=[], words=200,
-                   flagged=[flagged], previous=draft, language_instruction="Write in English.")
+    again = render(
+        "critique",
+        title="SPARTA",
+        context=context,
+        left_out=[],
+        words=200,
+        flagged=[flagged],
+        previous=draft,
+        language_instruction="Write in English.",
+    )
     rewritten = dry_run_answer(again, "regenerate-critique")
     assert flagged not in rewritten
     assert rewritten.replace(" ", "") == draft.replace(flagged, "").replace(" ", "")

@@ -4,12 +4,18 @@ and their failures ending in a note in the answer, never a crash."""
 import socket
 
 import pytest
-
 from crag_fakes import PAPER_A, TITLES, CragLLM, FakeSearch, always_grounded
 from loopback_scholarly import ScholarlyServer
+
 from reader.crag.pipeline import ask
-from reader.crag.scholarly import (Arxiv, ExternalSearchError, OpenAlex, SemanticScholar,
-                                   abstract_from_inverted_index, scholarly_searches)
+from reader.crag.scholarly import (
+    Arxiv,
+    ExternalSearchError,
+    OpenAlex,
+    SemanticScholar,
+    abstract_from_inverted_index,
+    scholarly_searches,
+)
 from reader.llm.scripted import ScriptedLLM
 
 
@@ -21,15 +27,29 @@ def server():
 
 
 def adapters(server, **kw):
-    return {"s2": SemanticScholar(base_url=server.url, **kw.get("s2", {})),
-            "arxiv": Arxiv(base_url=server.url), "openalex": OpenAlex(base_url=server.url)}
+    return {
+        "s2": SemanticScholar(base_url=server.url, **kw.get("s2", {})),
+        "arxiv": Arxiv(base_url=server.url),
+        "openalex": OpenAlex(base_url=server.url),
+    }
 
 
 def test_semantic_scholar_reads_title_abstract_year_and_link(server):
     hits = SemanticScholar(base_url=server.url).search("attention", limit=3)
     assert [(h.source, h.title, h.year, h.url) for h in hits] == [
-        ("semantic-scholar", "Attention Is All You Need", 2017, "https://www.semanticscholar.org/paper/649def34"),
-        ("semantic-scholar", "A paper without an abstract", 2020, "https://www.semanticscholar.org/paper/0123")]
+        (
+            "semantic-scholar",
+            "Attention Is All You Need",
+            2017,
+            "https://www.semanticscholar.org/paper/649def34",
+        ),
+        (
+            "semantic-scholar",
+            "A paper without an abstract",
+            2020,
+            "https://www.semanticscholar.org/paper/0123",
+        ),
+    ]
     assert hits[0].text.startswith("Attention Is All You Need (2017). The dominant sequence")
     assert hits[1].text == ""  # no abstract: nothing to grade (external_candidates skips it)
     query = server.requests[-1]["query"]
@@ -44,7 +64,11 @@ def test_semantic_scholar_sends_the_optional_key(server):
 
 def test_arxiv_reads_the_atom_feed(server):
     [hit] = Arxiv(base_url=server.url).search("transformer", limit=2)
-    assert (hit.title, hit.year, hit.url) == ("Attention Is All You Need", 2017, "http://arxiv.org/abs/1706.03762v7")
+    assert (hit.title, hit.year, hit.url) == (
+        "Attention Is All You Need",
+        2017,
+        "http://arxiv.org/abs/1706.03762v7",
+    )
     assert "the Transformer, based solely on attention" in hit.text
     assert server.requests[-1]["query"]["search_query"] == ["all:transformer"]
     assert server.requests[-1]["query"]["max_results"] == ["2"]
@@ -69,12 +93,15 @@ def test_a_short_retry_after_is_waited_for_once(server, service):
     assert waits == [2.0]
 
 
-@pytest.mark.parametrize("mode, retry_after, message", [
-    ("429", "120", "rate limited (HTTP 429); it asks to retry after 120 s"),
-    ("429", "Wed, 21 Oct 2026 07:28:00 GMT", "rate limited (HTTP 429)"),
-    ("500", "", "HTTP 500"),
-    ("malformed", "", "not"),
-])
+@pytest.mark.parametrize(
+    "mode, retry_after, message",
+    [
+        ("429", "120", "rate limited (HTTP 429); it asks to retry after 120 s"),
+        ("429", "Wed, 21 Oct 2026 07:28:00 GMT", "rate limited (HTTP 429)"),
+        ("500", "", "HTTP 500"),
+        ("malformed", "", "not"),
+    ],
+)
 @pytest.mark.parametrize("service", ["s2", "arxiv", "openalex"])
 def test_failures_are_one_clear_line_naming_the_service(server, service, mode, retry_after, message):
     server.mode[service], server.retry_after, server.throttle = mode, retry_after, 5
@@ -114,13 +141,23 @@ QUESTION = "Which attention mechanism does the Transformer use?"  # nothing in t
 
 def run(external):
     llm = CragLLM(relevant_words=["attention"], answer="The Transformer relies on attention alone [1].")
-    result = ask(QUESTION, paper_id=PAPER_A, generator=llm, verifier=ScriptedLLM(lambda p: "[1] YES"),
-                 search=FakeSearch(), check_grounded=always_grounded, titles=TITLES, external=external)
+    result = ask(
+        QUESTION,
+        paper_id=PAPER_A,
+        generator=llm,
+        verifier=ScriptedLLM(lambda p: "[1] YES"),
+        search=FakeSearch(),
+        check_grounded=always_grounded,
+        titles=TITLES,
+        external=external,
+    )
     return result, llm
 
 
 def test_external_hits_are_graded_and_labelled_external(server):
-    result, llm = run(scholarly_searches("arxiv,openalex", base_urls={"arxiv": server.url, "openalex": server.url}))
+    result, llm = run(
+        scholarly_searches("arxiv,openalex", base_urls={"arxiv": server.url, "openalex": server.url})
+    )
     assert result.fallback_used and not result.not_found
     assert result.sources and all(s.external and s.paper_id is None and not s.pages for s in result.sources)
     labels = [s["label"] for s in result.to_json()["sources"]]
@@ -133,15 +170,20 @@ def test_external_hits_are_graded_and_labelled_external(server):
 def test_a_failing_service_is_a_note_and_the_others_still_count(server):
     server.mode["s2"], server.throttle = "429", 5
     server.retry_after = "600"
-    result, _ = run(scholarly_searches("semantic-scholar,openalex",
-                                       base_urls={"semantic-scholar": server.url, "openalex": server.url}))
+    result, _ = run(
+        scholarly_searches(
+            "semantic-scholar,openalex", base_urls={"semantic-scholar": server.url, "openalex": server.url}
+        )
+    )
     assert any("external search failed: semantic-scholar: rate limited (HTTP 429)" in n for n in result.notes)
     assert [s.source_label.split("]")[0] for s in result.sources] == ["[external: openalex"]
 
 
 def test_every_service_failing_ends_in_not_found_with_the_reasons(server):
     server.mode.update(arxiv="500", openalex="malformed")
-    result, _ = run(scholarly_searches("arxiv,openalex", base_urls={"arxiv": server.url, "openalex": server.url}))
+    result, _ = run(
+        scholarly_searches("arxiv,openalex", base_urls={"arxiv": server.url, "openalex": server.url})
+    )
     assert result.not_found
     assert len([n for n in result.notes if n.startswith("external search failed: ")]) == 2
 

@@ -37,12 +37,25 @@ def add_papers(db, corpus) -> dict[tuple[str, int], int]:
     ids = {}
     with transaction(db) as session:
         for paper_id, texts in corpus.items():
-            session.add(Paper(id=paper_id, title=paper_id[:4], source_path=f"{paper_id[:4]}.pdf",
-                              source_kind="pdf", pages=len(texts)))
+            session.add(
+                Paper(
+                    id=paper_id,
+                    title=paper_id[:4],
+                    source_path=f"{paper_id[:4]}.pdf",
+                    source_kind="pdf",
+                    pages=len(texts),
+                )
+            )
             session.flush()
             for ordinal, text in enumerate(texts):
-                chunk = Chunk(paper_id=paper_id, ordinal=ordinal, section=f"S{ordinal}",
-                              page_start=ordinal + 1, page_end=ordinal + 2, text=text)
+                chunk = Chunk(
+                    paper_id=paper_id,
+                    ordinal=ordinal,
+                    section=f"S{ordinal}",
+                    page_start=ordinal + 1,
+                    page_end=ordinal + 2,
+                    text=text,
+                )
                 session.add(chunk)
                 session.flush()
                 ids[(paper_id, ordinal)] = chunk.id
@@ -52,8 +65,11 @@ def add_papers(db, corpus) -> dict[tuple[str, int], int]:
 @pytest.fixture
 def library(db, tmp_path):
     ids = add_papers(db, CORPUS)
-    index = SearchIndex(tmp_path / "index", db,
-                        HashingEmbedder(dim=2048, synonyms=[{"car", "automobile"}, {"accuracy", "准确率"}]))
+    index = SearchIndex(
+        tmp_path / "index",
+        db,
+        HashingEmbedder(dim=2048, synonyms=[{"car", "automobile"}, {"accuracy", "准确率"}]),
+    )
     for paper_id, texts in CORPUS.items():
         index.add_paper(paper_id, [(ids[(paper_id, i)], t) for i, t in enumerate(texts)])
     return index, ids
@@ -175,8 +191,11 @@ def _detail(paper, text):
 
 
 def test_multi_search_passes_k_and_paper_to_both_paths_and_skips_deleted_chunks():
-    stub = StubPaths([(1, 3.0), (2, 2.0), (3, 1.0), (4, 0.5)], [(5, 0.9), (1, 0.8)],
-                     {1: _detail("p", "one"), 2: _detail("p", "two"), 5: _detail("p", "five")})
+    stub = StubPaths(
+        [(1, 3.0), (2, 2.0), (3, 1.0), (4, 0.5)],
+        [(5, 0.9), (1, 0.8)],
+        {1: _detail("p", "one"), 2: _detail("p", "two"), 5: _detail("p", "five")},
+    )
     hits = multi_search(stub, "q", paper_id="p", top_k_per_path=3)
     assert stub.asked == [("bm25", RANK_DEPTH, "p"), ("dense", RANK_DEPTH, "p")]
     assert [h.chunk_id for h in hits] == [1, 5, 2]  # chunk 3 is gone from the database
@@ -194,8 +213,9 @@ def test_multi_search_returns_the_union_of_top_k_scored_with_deeper_ranks():
 
 
 def test_multi_search_collapses_same_text_keeping_the_better_hit():
-    stub = StubPaths([(1, 3.0), (2, 2.0)], [(2, 0.9)],
-                     {1: _detail("p", "Same  text."), 2: _detail("q", "same text.")})
+    stub = StubPaths(
+        [(1, 3.0), (2, 2.0)], [(2, 0.9)], {1: _detail("p", "Same  text."), 2: _detail("q", "same text.")}
+    )
     hits = multi_search(stub, "q")
     assert [h.chunk_id for h in hits] == [2]
 
@@ -226,12 +246,17 @@ def test_split_sentences_keeps_abbreviations_decimals_and_short_fragments_togeth
     from reader.index.search import split_sentences
 
     assert split_sentences("ADAR1 binds to Dicer. AIRE is expressed in some skin tumors.") == [
-        "ADAR1 binds to Dicer.", "AIRE is expressed in some skin tumors."]
+        "ADAR1 binds to Dicer.",
+        "AIRE is expressed in some skin tumors.",
+    ]
     assert split_sentences("A dose of 0.5 mg, e.g. the usual one, works.") == [
-        "A dose of 0.5 mg, e.g. the usual one, works."]
+        "A dose of 0.5 mg, e.g. the usual one, works."
+    ]
     assert split_sentences("Fig. 3 shows the effect on accuracy.") == ["Fig. 3 shows the effect on accuracy."]
     assert split_sentences("本文提出一种新的中文文本分类方法。实验在三个公开数据集上进行。") == [
-        "本文提出一种新的中文文本分类方法。", "实验在三个公开数据集上进行。"]
+        "本文提出一种新的中文文本分类方法。",
+        "实验在三个公开数据集上进行。",
+    ]
 
 
 class PerSentencePaths(StubPaths):
@@ -281,7 +306,8 @@ def test_multi_sentence_query_gives_each_sentence_its_own_best_evidence():
 
 def test_multi_sentence_query_on_a_real_index_finds_both_topics(library):
     index, ids = library
-    hits = index.search("Wheat seedlings under drought stress. Transformers use self-attention over tokens.",
-                        top_k_per_path=1)
+    hits = index.search(
+        "Wheat seedlings under drought stress. Transformers use self-attention over tokens.", top_k_per_path=1
+    )
     found = [h.chunk_id for h in hits[:2]]
     assert ids[(PAPER_B, 0)] in found and ids[(PAPER_A, 1)] in found

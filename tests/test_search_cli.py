@@ -28,8 +28,19 @@ def library(reader_env, monkeypatch):
         }.items():
             session.add(Paper(id=paper_id, title="t", source_path="x.pdf", source_kind="pdf", pages=2))
             session.flush()
-            session.add_all([Chunk(paper_id=paper_id, ordinal=i, section="Intro", page_start=i + 1,
-                                   page_end=i + 1, text=t) for i, t in enumerate(texts)])
+            session.add_all(
+                [
+                    Chunk(
+                        paper_id=paper_id,
+                        ordinal=i,
+                        section="Intro",
+                        page_start=i + 1,
+                        page_end=i + 1,
+                        text=t,
+                    )
+                    for i, t in enumerate(texts)
+                ]
+            )
     return db
 
 
@@ -42,8 +53,16 @@ def test_search_json_has_the_documented_fields(library):
     assert result.exit_code == 0, result.output
     hits = json.loads(result.stdout)["hits"]
     assert hits[0]["text"] == "Citation graphs help recommend papers."
-    assert set(hits[0]) == {"chunk_id", "paper_id", "text", "pages", "section", "score",
-                            "bm25_rank", "dense_rank"}
+    assert set(hits[0]) == {
+        "chunk_id",
+        "paper_id",
+        "text",
+        "pages",
+        "section",
+        "score",
+        "bm25_rank",
+        "dense_rank",
+    }
     assert hits[0]["paper_id"] == PAPER and hits[0]["pages"] == "1" and hits[0]["bm25_rank"] == 1
 
 

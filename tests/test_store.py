@@ -24,8 +24,16 @@ def test_head_revision_constant_matches_the_migrations():
 def test_database_is_created_on_first_use_and_cascades(tmp_path):
     factory = open_database(f"sqlite:///{tmp_path / 'sub' / 'r.db'}")
     with factory() as s:
-        s.add(Paper(id="a" * 64, title="T", source_path="x.pdf", source_kind="pdf", pages=1,
-                    chunks=[Chunk(ordinal=0, section="", page_start=1, page_end=1, text="hi")]))
+        s.add(
+            Paper(
+                id="a" * 64,
+                title="T",
+                source_path="x.pdf",
+                source_kind="pdf",
+                pages=1,
+                chunks=[Chunk(ordinal=0, section="", page_start=1, page_end=1, text="hi")],
+            )
+        )
         s.commit()
         s.delete(s.get(Paper, "a" * 64))
         s.commit()
@@ -43,18 +51,33 @@ def test_a_0002_database_gains_the_call_timings(tmp_path):
     url = f"sqlite:///{tmp_path / 'old.db'}"
     command.upgrade(alembic_config(url), "0002")
     with create_engine(url).begin() as conn:  # a call logged before the timings existed
-        conn.execute(text(
-            "INSERT INTO llm_calls (created_at, stage, role, model, paper_id, prompt_tokens, "
-            "completion_tokens, latency_ms, cached, error) VALUES "
-            "('2026-11-30 10:00:00', 'verify', 'verifier', 'm', NULL, 10, 2, 1500.0, 0, '')"))
+        conn.execute(
+            text(
+                "INSERT INTO llm_calls (created_at, stage, role, model, paper_id, prompt_tokens, "
+                "completion_tokens, latency_ms, cached, error) VALUES "
+                "('2026-11-30 10:00:00', 'verify', 'verifier', 'm', NULL, 10, 2, 1500.0, 0, '')"
+            )
+        )
     factory = open_database(url)
-    CallStore(factory).log(stage="verify", role="verifier", model="m", paper_id=None,
-                           prompt_tokens=10, completion_tokens=2, latency_s=2.0, cached=False,
-                           prompt_s=0.5, generation_s=1.25, cached_prompt_tokens=6)
+    CallStore(factory).log(
+        stage="verify",
+        role="verifier",
+        model="m",
+        paper_id=None,
+        prompt_tokens=10,
+        completion_tokens=2,
+        latency_s=2.0,
+        cached=False,
+        prompt_s=0.5,
+        generation_s=1.25,
+        cached_prompt_tokens=6,
+    )
     with factory() as s:
         rows = s.scalars(select(LLMCall).order_by(LLMCall.id)).all()
     assert [(r.latency_ms, r.prompt_ms, r.generation_ms, r.cached_prompt_tokens) for r in rows] == [
-        (1500.0, None, None, None), (2000.0, 500.0, 1250.0, 6)]
+        (1500.0, None, None, None),
+        (2000.0, 500.0, 1250.0, 6),
+    ]
     (verify,) = usage_report(factory).by_stage
     assert (verify.calls, verify.timed_calls, verify.time_s) == (2, 1, 3.5)
     assert (verify.prompt_s, verify.generation_s, verify.cached_prompt_tokens) == (0.5, 1.25, 6)

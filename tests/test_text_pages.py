@@ -5,14 +5,17 @@ import pytest
 from reader.text.pages import page_range
 
 
-@pytest.mark.parametrize("start, end, bare, prose", [
-    (3, 3, "3", "p. 3"),
-    (3, 4, "3-4", "pp. 3–4"),
-    (3, None, "3", "p. 3"),
-    (3, 0, "3", "p. 3"),
-    (None, None, "", ""),
-    (0, 0, "", ""),
-])
+@pytest.mark.parametrize(
+    "start, end, bare, prose",
+    [
+        (3, 3, "3", "p. 3"),
+        (3, 4, "3-4", "pp. 3–4"),
+        (3, None, "3", "p. 3"),
+        (3, 0, "3", "p. 3"),
+        (None, None, "", ""),
+        (0, 0, "", ""),
+    ],
+)
 def test_a_page_or_a_range_bare_or_in_prose(start, end, bare, prose):
     assert page_range(start, end) == bare
     assert page_range(start, end, prose=True) == prose

@@ -21,9 +21,9 @@ from collections import Counter
 import pytest
 import yaml
 from click.testing import CliRunner
+from loopback_openai import LoopbackOpenAI
 from sqlalchemy import select
 
-from loopback_openai import LoopbackOpenAI
 from reader.audit.loop import MARK, audit_loop, audit_text
 from reader.audit.verify import EvidenceRef, build_messages
 from reader.llm.base import Completion
@@ -76,8 +76,7 @@ def good(prompt: str) -> str:
 
 
 def audit(verifier, claims=CLAIMS):
-    return audit_text(" ".join(claims), paper_id="p1", verifier=verifier,
-                      evidence_for=lambda batch: EVIDENCE)
+    return audit_text(" ".join(claims), paper_id="p1", verifier=verifier, evidence_for=lambda batch: EVIDENCE)
 
 
 def verifier_cache_entries(db) -> list[LLMCacheEntry]:
@@ -133,8 +132,10 @@ def test_a_garbage_reply_cached_by_an_older_version_is_not_served(db):
     # What the cache held before this fix: the garbage reply under the batch's key.
     messages = build_messages(CLAIMS, EVIDENCE)
     key = cache_key("scripted", messages, 0.0, 8 * len(CLAIMS) + 16)
-    CallStore(db).remember(key, {"model": "scripted", "text": GARBAGE, "prompt_tokens": 9,
-                                 "completion_tokens": 9, "logprobs": None})
+    CallStore(db).remember(
+        key,
+        {"model": "scripted", "text": GARBAGE, "prompt_tokens": 9, "completion_tokens": 9, "logprobs": None},
+    )
     inner = ScriptedLLM(good)
     result = audit(LoggedLLM(inner, "verifier", CallStore(db)))
     assert inner.calls == 1, "the unreadable cached reply is not served: the verifier is asked"
@@ -168,9 +169,12 @@ def test_a_users_llm_that_does_not_know_the_check_still_works(db):
 
 def test_unchecked_sentences_are_marked_but_trigger_no_rewrite():
     texts = iter(["LexiRank is fast. LexiRank is cheap. LexiRank is new.", "never asked for"])
-    loop = audit_loop(lambda flagged, previous: next(texts),
-                      lambda text, known: audit_text(text, verifier=ScriptedLLM(garbage),
-                                                     evidence_for=lambda batch: EVIDENCE))
+    loop = audit_loop(
+        lambda flagged, previous: next(texts),
+        lambda text, known: audit_text(
+            text, verifier=ScriptedLLM(garbage), evidence_for=lambda batch: EVIDENCE
+        ),
+    )
     assert loop.regenerations == 0, "a broken verifier is no reason to rewrite"
     assert [s.verdict for s in loop.final.sentences] == ["unchecked"] * 3
     assert loop.final_text == f"{MARK}LexiRank is fast. {MARK}LexiRank is cheap. {MARK}LexiRank is new."
@@ -180,8 +184,12 @@ def test_a_guard_failure_stays_unsupported_when_the_verifier_is_unreadable():
     from reader.audit.guards import PaperFacts
 
     facts = PaperFacts.from_texts([EVIDENCE[0].text])
-    result = audit_text("LexiRank reaches a recall of 93.5% on CiteBench. LexiRank is evaluated on CiteBench.",
-                        verifier=ScriptedLLM(garbage), facts=facts, evidence_for=lambda batch: EVIDENCE)
+    result = audit_text(
+        "LexiRank reaches a recall of 93.5% on CiteBench. LexiRank is evaluated on CiteBench.",
+        verifier=ScriptedLLM(garbage),
+        facts=facts,
+        evidence_for=lambda batch: EVIDENCE,
+    )
     assert [s.verdict for s in result.sentences] == ["unsupported", "unchecked"]
     assert result.n_flagged == 1 and result.n_unchecked == 1
 
@@ -198,10 +206,12 @@ def test_an_unreadable_check_of_an_answer_is_not_grounded():
     from reader.crag.evidence import Candidate
     from reader.crag.grounded import audit_grounded
 
-    evidence = [Candidate(key="chunk:1", text=EVIDENCE[0].text, paper_id="p1", chunk_id=1,
-                          page_start=3, page_end=3)]
-    grounded, reason = audit_grounded("LexiRank reaches a recall of 71.4% on CiteBench.", evidence,
-                                      ScriptedLLM(garbage))
+    evidence = [
+        Candidate(key="chunk:1", text=EVIDENCE[0].text, paper_id="p1", chunk_id=1, page_start=3, page_end=3)
+    ]
+    grounded, reason = audit_grounded(
+        "LexiRank reaches a recall of 71.4% on CiteBench.", evidence, ScriptedLLM(garbage)
+    )
     assert not grounded
     assert "could not be read" in reason and "1 of 1" in reason
 
@@ -213,15 +223,19 @@ def test_an_unreadable_check_of_an_answer_is_not_grounded():
 def endpoint(reader_env, monkeypatch, tmp_path):
     """The dry-run generator, the verifier behind the loopback server (garbage until the test
     fixes it), the hashing embedder; the response cache on."""
-    from reader.facade import Reader
     from reader.index.dense import HashingEmbedder
     from reader.index.store import SearchIndex
-
     from reader.services import Services
 
-    monkeypatch.setattr(Services, "search_index", property(
-        lambda self: self.__dict__.setdefault(
-            "_index", SearchIndex(self.settings.index_dir, self.db, embedder=HashingEmbedder()))))
+    monkeypatch.setattr(
+        Services,
+        "search_index",
+        property(
+            lambda self: self.__dict__.setdefault(
+                "_index", SearchIndex(self.settings.index_dir, self.db, embedder=HashingEmbedder())
+            )
+        ),
+    )
     with LoopbackOpenAI(respond=garbage, models=(VERIFIER_MODEL,)) as server:
         monkeypatch.setenv("READER_LLM_BASE_URL", "scripted:")
         monkeypatch.setenv("READER_VERIFIER_BASE_URL", server.base_url)
@@ -291,6 +305,7 @@ def test_garbage_verifier_leaves_sentences_unchecked_everywhere(endpoint, folder
     assert sent and all(n in (2, 4) for n in sent.values())
     from reader.facade import Reader
     from reader.store.tables import LLMCall
+
     with Reader().services.db() as session:
         logged = session.scalars(select(LLMCall.error).where(LLMCall.role == "verifier")).all()
     assert len(logged) == sum(sent.values()) and all("rejected" in e for e in logged)
@@ -315,8 +330,9 @@ def test_garbage_verifier_leaves_sentences_unchecked_everywhere(endpoint, folder
     assert re.search(r"unchecked [1-9]\d* · unanswered 0", read)
     assert "could not be read" in read
 
-    audited = run_json("audit", "--paper", paper_id[:12],
-                       input="LexiRank ranks passages by their citation context.")
+    audited = run_json(
+        "audit", "--paper", paper_id[:12], input="LexiRank ranks passages by their citation context."
+    )
     assert audited["n_unchecked"] == 1 and audited["n_flagged"] == 0
     assert audited["marked_text"].startswith(MARK)
     text = run("audit", "--paper", paper_id[:12], input="LexiRank ranks passages by their citation context.")
@@ -365,8 +381,12 @@ def test_a_partly_answered_batch_shows_its_unanswered_count_in_every_summary(end
 
     assert re.search(r"unanswered [1-9]", run("show", paper_id[:12]))
     assert re.search(r"unchecked 0 · unanswered [1-9]", run("read", paper_id[:12], "--quiet"))
-    text = " ".join(["LexiRank ranks passages by their citation context.",
-                     "LexiRank is compared against BM25 on CiteBench."])
+    text = " ".join(
+        [
+            "LexiRank ranks passages by their citation context.",
+            "LexiRank is compared against BM25 on CiteBench.",
+        ]
+    )
     audited = run_json("audit", "--paper", paper_id[:12], input=text)
     assert audited["n_unanswered"] == 1
     assert "1 unanswered" in run("audit", "--paper", paper_id[:12], input=text)

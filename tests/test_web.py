@@ -119,8 +119,18 @@ def page_token(client, path="/upload") -> str:
 def add_paper(db, *, title="A paper", language="en", pid=None) -> str:
     pid = pid or hashlib.sha256(title.encode()).hexdigest()
     with transaction(db) as s:
-        s.add(Paper(id=pid, title=title, authors=["Ada Lovelace"], year=2020, source_path="x.pdf",
-                    source_kind="pdf", language=language, pages=9))
+        s.add(
+            Paper(
+                id=pid,
+                title=title,
+                authors=["Ada Lovelace"],
+                year=2020,
+                source_path="x.pdf",
+                source_kind="pdf",
+                language=language,
+                pages=9,
+            )
+        )
     return pid
 
 
@@ -128,33 +138,55 @@ def add_analysis(db, pid, kind, final_text, verdicts, regenerations=0) -> None:
     """verdicts: [(sentence, verdict, [(page_start, page_end, text), ...]), ...]"""
     n_flagged = sum(1 for _, v, _ in verdicts if v == "unsupported")
     with transaction(db) as s:
-        analysis = Analysis(paper_id=pid, kind=kind, final_text=final_text,
-                            flagged_ratio=n_flagged / max(1, len(verdicts)),
-                            regenerations=regenerations, generator_model="gen", verifier_model="ver")
-        it = AnalysisIteration(iteration=regenerations, text=final_text.replace(paper_page.MARK, ""),
-                               n_sentences=len(verdicts), n_flagged=n_flagged,
-                               flagged_ratio=n_flagged / max(1, len(verdicts)))
+        analysis = Analysis(
+            paper_id=pid,
+            kind=kind,
+            final_text=final_text,
+            flagged_ratio=n_flagged / max(1, len(verdicts)),
+            regenerations=regenerations,
+            generator_model="gen",
+            verifier_model="ver",
+        )
+        it = AnalysisIteration(
+            iteration=regenerations,
+            text=final_text.replace(paper_page.MARK, ""),
+            n_sentences=len(verdicts),
+            n_flagged=n_flagged,
+            flagged_ratio=n_flagged / max(1, len(verdicts)),
+        )
         for i, (sentence, verdict, evidence) in enumerate(verdicts):
-            sv = SentenceVerdict(ordinal=i, text=sentence, verdict=verdict,
-                                 llm_answer="NO" if verdict == "unsupported" else "YES")
-            sv.evidence = [VerdictEvidence(rank=r, page_start=a, page_end=b, text=t)
-                           for r, (a, b, t) in enumerate(evidence)]
+            sv = SentenceVerdict(
+                ordinal=i,
+                text=sentence,
+                verdict=verdict,
+                llm_answer="NO" if verdict == "unsupported" else "YES",
+            )
+            sv.evidence = [
+                VerdictEvidence(rank=r, page_start=a, page_end=b, text=t)
+                for r, (a, b, t) in enumerate(evidence)
+            ]
             it.verdicts.append(sv)
         analysis.iterations.append(it)
         s.add(analysis)
 
 
 SYNTH = [
-    ("The model improves accuracy by 0.3% on the test set.", "supported",
-     [(4, 4, "Table 2 shows a 0.3% gain on the test set.")]),
-    ("It was trained on one million documents.", "unsupported",
-     [(2, 3, "We train on a corpus of news articles."), (7, 7, "Appendix: corpus statistics.")]),
+    (
+        "The model improves accuracy by 0.3% on the test set.",
+        "supported",
+        [(4, 4, "Table 2 shows a 0.3% gain on the test set.")],
+    ),
+    (
+        "It was trained on one million documents.",
+        "unsupported",
+        [(2, 3, "We train on a corpus of news articles."), (7, 7, "Appendix: corpus statistics.")],
+    ),
     ("The authors release their code.", "unanswered", []),
 ]
 
 
 def synth_text() -> str:
-    return (f"{SYNTH[0][0]} {paper_page.MARK}{SYNTH[1][0]}\n\n{SYNTH[2][0]}")
+    return f"{SYNTH[0][0]} {paper_page.MARK}{SYNTH[1][0]}\n\n{SYNTH[2][0]}"
 
 
 # ---------------------------------------------------------------- read models (pure)
@@ -166,21 +198,39 @@ def test_segments_keep_every_character_and_find_marked_sentences(db):
     with db() as s:
         view = paper_page.paper_view(s, pid)
     segments = view.analyses[0].segments
-    rebuilt = "".join((paper_page.MARK if seg.sentence and seg.sentence.marked else "") + seg.text
-                      for seg in segments)
+    rebuilt = "".join(
+        (paper_page.MARK if seg.sentence and seg.sentence.marked else "") + seg.text for seg in segments
+    )
     assert rebuilt == synth_text()
     sentences = [seg.sentence for seg in segments if seg.sentence]
     assert [(s.verdict, s.marked) for s in sentences] == [
-        ("supported", False), ("unsupported", True), ("unanswered", False)]
+        ("supported", False),
+        ("unsupported", True),
+        ("unanswered", False),
+    ]
     assert sentences[1].evidence[0].pages == "pp. 2–3"
     assert sentences[0].evidence[0].pages == "p. 4"
 
 
 def test_only_first_occurrence_is_marked_and_missing_sentences_stay_in_text():
-    row = SimpleNamespace(ordinal=0, text="Same claim.", verdict="unsupported", llm_answer="NO",
-                          reasons=[], reused=False, evidence=[])
-    gone = SimpleNamespace(ordinal=1, text="Not in the text.", verdict="supported", llm_answer="YES",
-                           reasons=[], reused=False, evidence=[])
+    row = SimpleNamespace(
+        ordinal=0,
+        text="Same claim.",
+        verdict="unsupported",
+        llm_answer="NO",
+        reasons=[],
+        reused=False,
+        evidence=[],
+    )
+    gone = SimpleNamespace(
+        ordinal=1,
+        text="Not in the text.",
+        verdict="supported",
+        llm_answer="YES",
+        reasons=[],
+        reused=False,
+        evidence=[],
+    )
     text = f"{paper_page.MARK}Same claim. Then Same claim. again."
     segments = paper_page.segment_text(text, [row, gone])
     marked = [seg for seg in segments if seg.sentence and seg.sentence.marked]
@@ -213,30 +263,45 @@ def test_no_evidence_message_follows_the_paper_language():
 def test_paper_page_highlights_flagged_sentences_with_evidence_and_pages(db, client_for):
     pid = add_paper(db, title="Attention Everywhere")
     add_analysis(db, pid, "synthesis", synth_text(), SYNTH)
-    add_analysis(db, pid, "critique", "The evaluation is thin.",
-                 [("The evaluation is thin.", "supported", [(5, 5, "We evaluate on one set.")])])
+    add_analysis(
+        db,
+        pid,
+        "critique",
+        "The evaluation is thin.",
+        [("The evaluation is thin.", "supported", [(5, 5, "We evaluate on one set.")])],
+    )
     html = client_for().get(f"/paper/{pid}").text
     assert html.index('id="synthesis"') < html.index('id="critique"')
     flagged = html.split('class="sent verdict-unsupported flagged"', 1)[1].split("</span></span>")[0]
     assert "[待验证]" in flagged and SYNTH[1][0] in flagged
     assert "No direct evidence found in the paper" in flagged
     assert "pp. 2–3" in flagged and "We train on a corpus of news articles." in flagged
-    assert html.count(" flagged\"") == 1  # supported/unanswered sentences are not highlighted
+    assert html.count(' flagged"') == 1  # supported/unanswered sentences are not highlighted
     assert 'id="show-all"' in html and f'href="/paper/{pid}/note.md"' in html
 
 
 def test_chinese_paper_tooltip_is_in_chinese(db, client_for):
     pid = add_paper(db, title="中文论文", language="zh")
-    add_analysis(db, pid, "synthesis", f"{paper_page.MARK}该方法提升了准确率。",
-                 [("该方法提升了准确率。", "unsupported", [(3, 3, "实验结果见表2。")])])
+    add_analysis(
+        db,
+        pid,
+        "synthesis",
+        f"{paper_page.MARK}该方法提升了准确率。",
+        [("该方法提升了准确率。", "unsupported", [(3, 3, "实验结果见表2。")])],
+    )
     html = client_for().get(f"/paper/{pid}").text
     assert "未在原文中找到直接证据" in html and "p. 3" in html
 
 
 def test_hostile_text_from_papers_and_llms_is_escaped_everywhere(db, client_for):
     pid = add_paper(db, title=HOSTILE)
-    add_analysis(db, pid, "synthesis", f"{paper_page.MARK}Claim {HOSTILE} here.",
-                 [(f"Claim {HOSTILE} here.", "unsupported", [(1, 1, f"Evidence {HOSTILE}")])])
+    add_analysis(
+        db,
+        pid,
+        "synthesis",
+        f"{paper_page.MARK}Claim {HOSTILE} here.",
+        [(f"Claim {HOSTILE} here.", "unsupported", [(1, 1, f"Evidence {HOSTILE}")])],
+    )
     client = client_for()
     for path in (f"/paper/{pid}", "/library", f"/ask?paper={pid}", "/library?q=%3Cscript%3E"):
         html = client.get(path).text
@@ -256,8 +321,7 @@ def test_library_lists_sorts_and_filters(db, client_for):
 
     def titles(url):
         html = client.get(url).text
-        return [chunk.split("</a>")[0].split(">")[-1]
-                for chunk in html.split('<td class="title">')[1:]]
+        return [chunk.split("</a>")[0].split(">")[-1] for chunk in html.split('<td class="title">')[1:]]
 
     assert titles("/library?sort=title&order=asc") == ["Alpha study", "Beta study", "Gamma notes"]
     assert titles("/library?sort=flagged&order=desc") == ["Alpha study", "Beta study", "Gamma notes"]
@@ -300,12 +364,18 @@ def test_security_headers(client_for):
 def test_upload_checks_content_not_name(client_for, reader_env):
     review = FakeReview()
     client = client_for(review=review)
-    response = client.post("/upload", headers={"Accept": "application/json"},
-                           files={"files": ("paper.pdf", b"<html>not a pdf</html>", "application/pdf")})
+    response = client.post(
+        "/upload",
+        headers={"Accept": "application/json"},
+        files={"files": ("paper.pdf", b"<html>not a pdf</html>", "application/pdf")},
+    )
     assert response.status_code == 400
     assert "paper.pdf: not a PDF" in response.json()["errors"][0]
-    response = client.post("/upload", headers={"Accept": "application/json"},
-                           files={"files": ("notes.txt", PDF_BYTES, "text/plain")})
+    response = client.post(
+        "/upload",
+        headers={"Accept": "application/json"},
+        files={"files": ("notes.txt", PDF_BYTES, "text/plain")},
+    )
     assert response.status_code == 200 and response.json()["jobs"][0]["name"] == "notes.txt"
     job = client.app.state.runner.wait(response.json()["jobs"][0]["id"], 10)
     assert job.status == "done" and job.percent == 100
@@ -316,8 +386,11 @@ def test_upload_names_are_never_paths(client_for, reader_env, tmp_path):
     review = FakeReview()
     client = client_for(review=review)
     hostile_name = "../../../" + "evil<script>.pdf"
-    response = client.post("/upload", headers={"Accept": "application/json"},
-                           files={"files": (hostile_name, PDF_BYTES, "application/pdf")})
+    response = client.post(
+        "/upload",
+        headers={"Accept": "application/json"},
+        files={"files": (hostile_name, PDF_BYTES, "application/pdf")},
+    )
     job = response.json()["jobs"][0]
     client.app.state.runner.wait(job["id"], 10)
     stored = review.paths[0]
@@ -332,25 +405,33 @@ def test_upload_names_are_never_paths(client_for, reader_env, tmp_path):
 def test_oversized_upload_gets_a_clear_message(client_for):
     client = client_for(upload_limit_mb=1)
     big = PDF_BYTES + b"0" * (1024 * 1024 + 10)
-    response = client.post("/upload", headers={"Accept": "application/json"},
-                           files={"files": ("big.pdf", big, "application/pdf")})
+    response = client.post(
+        "/upload",
+        headers={"Accept": "application/json"},
+        files={"files": ("big.pdf", big, "application/pdf")},
+    )
     assert response.status_code == 413
     assert "big.pdf: larger than the upload limit of 1 MB" in response.json()["errors"][0]
     # a request far over the cap is refused from its Content-Length, before parsing
     huge = b"x" * (12 * 1024 * 1024)
-    response = client.post("/upload", content=huge,
-                           headers={"Content-Type": "application/octet-stream"})
+    response = client.post("/upload", content=huge, headers={"Content-Type": "application/octet-stream"})
     assert response.status_code == 413 and "limit of 1 MB" in response.text
     # the HTML form path shows the message on the page
-    response = client.post("/upload", files={"files": ("big.pdf", big, "application/pdf")},
-                           data={"csrf_token": page_token(client)})
+    response = client.post(
+        "/upload",
+        files={"files": ("big.pdf", big, "application/pdf")},
+        data={"csrf_token": page_token(client)},
+    )
     assert response.status_code == 413 and "larger than the upload limit of 1 MB" in response.text
 
 
 def test_upload_without_a_file_and_empty_file(client_for):
     client = client_for()
-    response = client.post("/upload", headers={"Accept": "application/json"},
-                           files={"files": ("empty.pdf", b"", "application/pdf")})
+    response = client.post(
+        "/upload",
+        headers={"Accept": "application/json"},
+        files={"files": ("empty.pdf", b"", "application/pdf")},
+    )
     assert response.status_code == 400 and "empty.pdf: the file is empty" in response.json()["errors"][0]
     response = client.post("/upload", headers={"Accept": "application/json"}, data={"x": "1"})
     assert response.status_code == 400 and "No file received" in response.json()["errors"][0]
@@ -358,8 +439,11 @@ def test_upload_without_a_file_and_empty_file(client_for):
 
 def test_failed_review_is_reported_on_its_job(client_for):
     client = client_for(review=FakeReview(fail="{path}: the PDF has no text layer"))
-    job = client.post("/upload", headers={"Accept": "application/json"},
-                      files={"files": ("broken.pdf", PDF_BYTES, "application/pdf")}).json()["jobs"][0]
+    job = client.post(
+        "/upload",
+        headers={"Accept": "application/json"},
+        files={"files": ("broken.pdf", PDF_BYTES, "application/pdf")},
+    ).json()["jobs"][0]
     done = client.app.state.runner.wait(job["id"], 10)
     assert done.status == "error" and done.error == "broken.pdf: the PDF has no text layer"
     listed = client.get("/api/jobs").json()["jobs"]
@@ -371,8 +455,11 @@ def test_progress_is_visible_while_a_review_runs(client_for):
     review.release.clear()
     client = client_for(review=review)
     runner = client.app.state.runner
-    job = client.post("/upload", headers={"Accept": "application/json"},
-                      files={"files": ("p.pdf", PDF_BYTES, "application/pdf")}).json()["jobs"][0]
+    job = client.post(
+        "/upload",
+        headers={"Accept": "application/json"},
+        files={"files": ("p.pdf", PDF_BYTES, "application/pdf")},
+    ).json()["jobs"][0]
     deadline = threading.Event()
     for _ in range(500):
         current = runner.get(job["id"])
@@ -400,11 +487,17 @@ def test_token_is_required_when_configured(client_for):
 
 def test_cross_site_posts_are_refused(client_for):
     client = client_for()
-    response = client.post("/upload", headers={"Origin": "http://evil.example"},
-                           files={"files": ("p.pdf", PDF_BYTES, "application/pdf")})
+    response = client.post(
+        "/upload",
+        headers={"Origin": "http://evil.example"},
+        files={"files": ("p.pdf", PDF_BYTES, "application/pdf")},
+    )
     assert response.status_code == 403
-    response = client.post("/ask", headers={"Origin": "http://testserver"},
-                           data={"question": "", "csrf_token": page_token(client, "/ask")})
+    response = client.post(
+        "/ask",
+        headers={"Origin": "http://testserver"},
+        data={"question": "", "csrf_token": page_token(client, "/ask")},
+    )
     assert response.status_code == 400 and "Type a question first" in response.text
 
 
@@ -421,8 +514,9 @@ def test_serve_refuses_remote_binding_without_the_flag():
 
 def test_asking_an_empty_library_says_so_on_the_ask_page(client_for):
     client = client_for()
-    response = client.post("/ask", data={"question": "What is measured?",
-                                         "csrf_token": page_token(client, "/ask")})
+    response = client.post(
+        "/ask", data={"question": "What is measured?", "csrf_token": page_token(client, "/ask")}
+    )
     assert response.status_code == 400
     assert "the library is empty" in response.text and 'id="ask-form"' in response.text
 
@@ -435,16 +529,22 @@ def test_reader_serve_listens_on_loopback_and_serves_pages(reader_env):
     import urllib.request
 
     env = {**os.environ, "READER_HOME": str(reader_env)}
-    proc = subprocess.Popen([sys.executable, "-m", "reader", "serve", "--port", "0"], env=env,
-                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reader", "serve", "--port", "0"],
+        env=env,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         line = proc.stderr.readline()
         match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
         assert match, line
         with urllib.request.urlopen(f"http://127.0.0.1:{match.group(1)}/library", timeout=10) as r:
             assert r.status == 200 and "The library is empty" in r.read().decode()
-        request = urllib.request.Request(f"http://127.0.0.1:{match.group(1)}/library",
-                                         headers={"Host": "rebound.example"})
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{match.group(1)}/library", headers={"Host": "rebound.example"}
+        )
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(request, timeout=10)
         assert refused.value.code == 400  # loopback serves loopback Host names only

@@ -16,14 +16,21 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-
 from conftest import SAMPLE_PAPER, SHARED_PAPERS, serving
-from reader.web.jobs import upload_file_name
+
 from reader.web import library, paper_page, read
 from reader.web import pdf as pdf_pages
+from reader.web.jobs import upload_file_name
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 # a shared paper when ../shared is here, else the project's 2-page sample: the
 # page checks below hold for either
 PAPER = next((p for p in [SHARED_PAPERS / "acl2007_P07-1088.pdf"] if p.exists()), SAMPLE_PAPER)
@@ -68,17 +75,18 @@ def chromium():
 def served(tmp_path_factory):
     """The web app on a free loopback port, over a private READER_HOME."""
 
-    from reader.facade import Reader
     from reader.config import load_settings
+    from reader.facade import Reader
     from reader.index.dense import HashingEmbedder
     from reader.llm.scripted import ScriptedLLM
     from reader.web.app import create_app
 
     home = tmp_path_factory.mktemp("web_home")
-    settings = dataclasses.replace(load_settings({"READER_HOME": str(home)}),
-                                   upload_limit_mb=UPLOAD_LIMIT_MB)
+    settings = dataclasses.replace(load_settings({"READER_HOME": str(home)}), upload_limit_mb=UPLOAD_LIMIT_MB)
     ctx = Reader(
-        settings, embedder=HashingEmbedder(), use_cache=False,
+        settings,
+        embedder=HashingEmbedder(),
+        use_cache=False,
         # a writer that takes a moment, as a real one does: the upload page polls
         # once a second, and a review over in under a second shows only its end
         llm=ScriptedLLM(scripted_answer, model="scripted-writer", latency_s=1.5, with_stage=True),
@@ -125,8 +133,10 @@ def test_upload_review_read_and_ask(served, page, tmp_path):
             break
         page.wait_for_timeout(100)
     assert status == "done", f"review did not finish: {status!r}"
-    print(f"\nupload to reviewed, seen in the page: {time.monotonic() - started:.1f} s "
-          f"({PAPER.name}, scripted LLM, hashing embedder); stages: {len(stages_seen)}")
+    print(
+        f"\nupload to reviewed, seen in the page: {time.monotonic() - started:.1f} s "
+        f"({PAPER.name}, scripted LLM, hashing embedder); stages: {len(stages_seen)}"
+    )
     assert row.locator("progress").get_attribute("value") == "100"
     assert any(s.startswith(("ingest", "read")) for s in stages_seen), stages_seen
     assert any("reviewed ·" in t for t in overall_seen), overall_seen
@@ -193,7 +203,10 @@ def test_upload_review_read_and_ask(served, page, tmp_path):
     passage, page_no = int(link.get_attribute("data-passage")), int(link.get_attribute("data-page"))
     link.click()
     check_highlight(page, served.ctx, passage)
-    assert int(page.locator("#pdf").get_attribute("data-page")) == page_no or page_no < pdf_pages.passage_box(served.ctx.services, passage).page
+    assert (
+        int(page.locator("#pdf").get_attribute("data-page")) == page_no
+        or page_no < pdf_pages.passage_box(served.ctx.services, passage).page
+    )
     page.keyboard.press("Escape")  # the link had the focus, which keeps its tooltip open
 
     # A click pins the tooltip, so it stays when the pointer leaves; Escape closes it.
@@ -237,8 +250,10 @@ def test_upload_review_read_and_ask(served, page, tmp_path):
     answer_url = page.url
     assert page.locator("#route").text_content() in ("correct", "ambiguous", "incorrect")
     assert page.locator("#outcome").inner_text().startswith(("Answered", "No passage"))
-    assert page.locator("#grounded").inner_text() in ("checked against its sources",
-                                                       "not fully backed by its sources")
+    assert page.locator("#grounded").inner_text() in (
+        "checked against its sources",
+        "not fully backed by its sources",
+    )
     sources = page.locator("#sources li")
     assert sources.count() >= 1
     assert re.search(r"p\. \d+", sources.first.inner_text())
@@ -296,7 +311,7 @@ def check_highlight(page, ctx, passage: int) -> None:
         tokens = text.split()
         found = []
         for i in range(0, max(1, len(tokens) - 3), 7):
-            found += pdf_page.search_for(" ".join(tokens[i:i + 3]))
+            found += pdf_page.search_for(" ".join(tokens[i : i + 3]))
             if len(found) >= 5:
                 break
     assert words and found, "pymupdf finds none of the passage's phrases on the page"
@@ -312,8 +327,11 @@ def check_highlight(page, ctx, passage: int) -> None:
 
 
 # a question the paper answers (the scripted LLM answers by word overlap)
-ASK_QUESTION = ("Which column is read first inside a band of the page?" if PAPER == SAMPLE_PAPER
-                else "What does the paper propose?")
+ASK_QUESTION = (
+    "Which column is read first inside a band of the page?"
+    if PAPER == SAMPLE_PAPER
+    else "What does the paper propose?"
+)
 
 
 def hostile_pdf(path: Path) -> Path:
@@ -326,8 +344,11 @@ def hostile_pdf(path: Path) -> Path:
     page.insert_text((50, 100), HOSTILE[45:], fontsize=16)
     page.insert_text((50, 140), "1 Introduction", fontsize=12, fontname="helvetica-bold")
     for i in range(30):
-        page.insert_text((50, 160 + 14 * i), f"Sentence {i}: the method improves recall by {i}.5 "
-                         "points on the held-out test set.", fontsize=10)
+        page.insert_text(
+            (50, 160 + 14 * i),
+            f"Sentence {i}: the method improves recall by {i}.5 points on the held-out test set.",
+            fontsize=10,
+        )
     doc.set_metadata({"title": HOSTILE})
     doc.save(path)
     doc.close()
@@ -389,8 +410,13 @@ def test_delete_asks_first_then_removes_the_paper(served, page, tmp_path):
     page.goto(f"{served.url}/paper/{pid}")
     page.click("#delete-paper")
     page.wait_for_url(f"**/paper/{pid}/delete")
-    assert page.locator("#delete-title").inner_text() == read(served.ctx.services.db, paper_page.paper_view, pid).title
-    assert read(served.ctx.services.db, library.paper_status_of, pid) is not None  # nothing removed before the confirmation
+    assert (
+        page.locator("#delete-title").inner_text()
+        == read(served.ctx.services.db, paper_page.paper_view, pid).title
+    )
+    assert (
+        read(served.ctx.services.db, library.paper_status_of, pid) is not None
+    )  # nothing removed before the confirmation
     page.click("#confirm-delete")
     page.wait_for_url(re.compile(r".*/library\?deleted=.+"))
     assert "Deleted" in page.locator("#deleted-notice").inner_text()
@@ -405,12 +431,21 @@ NARROW = 390
 def test_no_sideways_scrolling_on_a_phone_and_screenshots(served, chromium, tmp_path):
     """Every page fits 390 px (an iPhone's width); screenshots at 390 and 1280 px."""
     [result] = served.ctx.ingest([SAMPLE_PAPER])
-    question_id = served.ctx.ask(ASK_QUESTION if PAPER == SAMPLE_PAPER else
-                                 "Which column is read first inside a band of the page?",
-                                 result.paper_id).question_id
-    paths = ["/library", "/upload", "/ask", f"/ask/{question_id}", f"/paper/{result.paper_id}",
-             "/library?q=column&text=1"]
-    reviewed = [r.id for r in read(served.ctx.services.db, library.library_rows) if r.flagged_ratio is not None]
+    question_id = served.ctx.ask(
+        ASK_QUESTION if PAPER == SAMPLE_PAPER else "Which column is read first inside a band of the page?",
+        result.paper_id,
+    ).question_id
+    paths = [
+        "/library",
+        "/upload",
+        "/ask",
+        f"/ask/{question_id}",
+        f"/paper/{result.paper_id}",
+        "/library?q=column&text=1",
+    ]
+    reviewed = [
+        r.id for r in read(served.ctx.services.db, library.library_rows) if r.flagged_ratio is not None
+    ]
     paths += [f"/paper/{pid}" for pid in reviewed[:1]]
     widths = {}
     for width in (NARROW, 1280):
@@ -422,7 +457,9 @@ def test_no_sideways_scrolling_on_a_phone_and_screenshots(served, chromium, tmp_
             widths[(width, path)] = page.evaluate("document.documentElement.scrollWidth")
         target = f"/paper/{reviewed[0]}" if reviewed else f"/paper/{result.paper_id}"
         page.goto(f"{served.url}{target}")
-        page.wait_for_function("() => !document.getElementById('page-image') || document.getElementById('page-image').complete")
+        page.wait_for_function(
+            "() => !document.getElementById('page-image') || document.getElementById('page-image').complete"
+        )
         shot = tmp_path / f"paper_page_{width}.png"
         page.screenshot(path=str(shot), full_page=False)
         shutil.copyfile(shot, Path(f"/tmp/reader_paper_page_{width}.png"))

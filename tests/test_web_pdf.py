@@ -93,8 +93,11 @@ def test_passage_api_gives_rectangles_and_the_paper_page_links_evidence_to_them(
     assert f'href="/paper/{pid}?page=4&amp;passage={chunk_id}#pdf"' in html
     assert 'id="pdf"' in html and f'src="/paper/{pid}/page/1.png"' in html
     assert "Flagged sentences (1)" in html and "to be verified" in html
-    flagged = re.search(r'<span class="sent verdict-unsupported flagged" id="s-([\w-]+)" tabindex="0"[^>]*'
-                        r'aria-describedby="tip-([\w-]+)"', html)
+    flagged = re.search(
+        r'<span class="sent verdict-unsupported flagged" id="s-([\w-]+)" tabindex="0"[^>]*'
+        r'aria-describedby="tip-([\w-]+)"',
+        html,
+    )
     assert flagged and flagged.group(1) == flagged.group(2)
     assert f'id="tip-{flagged.group(1)}"' in html
     assert re.search(r'class="sent verdict-supported" id="s-[\w-]+" tabindex="-1"', html)
@@ -107,7 +110,10 @@ def test_the_pdf_downloads_under_the_name_it_was_uploaded_with(web):
     response = web.get(f"/paper/{pid}/pdf")
     assert response.status_code == 200 and response.content == SAMPLE_PAPER.read_bytes()
     disposition = response.headers["content-disposition"]
-    assert "attachment" in disposition and "filename*=UTF-8''Smith%20et%20al.%202021%20%E2%80%93%20final.pdf" in disposition
+    assert (
+        "attachment" in disposition
+        and "filename*=UTF-8''Smith%20et%20al.%202021%20%E2%80%93%20final.pdf" in disposition
+    )
     library.name_paper(web.ctx.services.db, pid, "another name.pdf")  # a real name is kept
     assert read(web.ctx.services.db, paper_page.paper_view, pid).file_name == "Smith et al. 2021 – final.pdf"
 
@@ -126,14 +132,19 @@ def test_reupload_of_a_known_paper_says_so_and_review_again_forces_a_review(web)
     assert web.app.state.runner.wait(job["id"], 10).status == "done"
     assert web.review.forced == [True]
     # the form on the page, without script: the notice and its button
-    html = web.post("/upload", data={"csrf_token": page_token(web)},
-                    files={"files": ("again.pdf", data, "application/pdf")}).text
+    html = web.post(
+        "/upload",
+        data={"csrf_token": page_token(web)},
+        files={"files": ("again.pdf", data, "application/pdf")},
+    ).text
     assert "is already in the library" in html and f'action="/paper/{pid}/review"' in html
 
 
 def test_upload_form_confirms_how_many_were_queued(web):
-    files = [("files", (f"p{i}.pdf", b"%PDF-1.4\n%" + bytes([i]) * 20 + b"\n%%EOF\n", "application/pdf"))
-             for i in range(3)]
+    files = [
+        ("files", (f"p{i}.pdf", b"%PDF-1.4\n%" + bytes([i]) * 20 + b"\n%%EOF\n", "application/pdf"))
+        for i in range(3)
+    ]
     html = web.post("/upload", data={"csrf_token": page_token(web)}, files=files).text
     assert "3 papers queued for review." in html
 
@@ -145,8 +156,11 @@ def test_delete_needs_the_confirmation_form_and_removes_files(web):
     assert confirm.status_code == 200 and "cannot be undone" in confirm.text
     assert web.post(f"/paper/{pid}/delete").status_code == 403  # no form token
     assert read(web.ctx.services.db, library.paper_status_of, pid) is not None
-    response = web.post(f"/paper/{pid}/delete", data={"csrf_token": page_token(web, f"/paper/{pid}/delete")},
-                        follow_redirects=False)
+    response = web.post(
+        f"/paper/{pid}/delete",
+        data={"csrf_token": page_token(web, f"/paper/{pid}/delete")},
+        follow_redirects=False,
+    )
     assert response.status_code == 303 and response.headers["location"].startswith("/library?deleted=")
     assert read(web.ctx.services.db, library.paper_status_of, pid) is None
     assert not (web.ctx.settings.home / "pages" / pid).exists()
@@ -202,16 +216,36 @@ def test_a_stored_answer_has_its_own_page_with_linked_citations_and_plain_words(
     with web.ctx.services.db() as s:
         chunk_id = s.query(Chunk).filter_by(paper_id=pid).first().id
     with transaction(web.ctx.services.db) as s:
-        row = Question(paper_id=pid, question="What is read first?", answer="The left column [1]. Also [7].",
-                       grounded=True, route="incorrect", confidence=0.7,
-                       details={"sources": [{"paper_id": pid, "chunk_id": chunk_id, "pages": "2",
-                                             "text": "the left column first", "label": "Sample, p. 2"}],
-                                "llm_calls": 5, "seconds": 3.2})
+        row = Question(
+            paper_id=pid,
+            question="What is read first?",
+            answer="The left column [1]. Also [7].",
+            grounded=True,
+            route="incorrect",
+            confidence=0.7,
+            details={
+                "sources": [
+                    {
+                        "paper_id": pid,
+                        "chunk_id": chunk_id,
+                        "pages": "2",
+                        "text": "the left column first",
+                        "label": "Sample, p. 2",
+                    }
+                ],
+                "llm_calls": 5,
+                "seconds": 3.2,
+            },
+        )
         s.add(row)
         s.flush()
         qid = row.id
     html = web.get(f"/ask/{qid}").text
-    assert '<a class="cite" href="#source-1">[1]</a>' in html and "[7]" in html and 'href="#source-7"' not in html
+    assert (
+        '<a class="cite" href="#source-1">[1]</a>' in html
+        and "[7]" in html
+        and 'href="#source-7"' not in html
+    )
     assert f'href="/paper/{pid}?page=2&amp;passage={chunk_id}#pdf"' in html
     assert "Answered after searching again with reworded questions." in html
     assert f'href="/ask/{qid}"' in web.get("/ask").text  # the history
@@ -238,8 +272,11 @@ def test_ask_jobs_report_their_stage_in_plain_words(web):
         time.sleep(0.01)
     done = runner.get(job.id)
     assert done["status"] == "done" and done["url"] == "/ask/42" and done["elapsed_s"] >= 0
-    assert seen == ["Judging which passages answer the question", "Writing the answer",
-                    "Checking the answer against the passages"]
+    assert seen == [
+        "Judging which passages answer the question",
+        "Writing the answer",
+        "Checking the answer against the passages",
+    ]
     runner.shutdown()
     # over HTTP: the job starts and an error (empty library? no: empty question) is said at once
     assert web.post("/api/ask", headers=SAME_SITE, data={"question": " "}).status_code == 400
@@ -287,8 +324,11 @@ def test_upload_jobs_are_database_rows_that_survive_a_restart(tmp_path):
     data = SAMPLE_PAPER.read_bytes()
     # a server whose reviews are left to `reader worker`s: the upload is only queued
     with _queue_app(home, workers=True) as first:
-        body = first.post("/upload", headers=SAME_SITE,
-                          files={"files": ("Reading order (2025).pdf", data, "application/pdf")}).json()
+        body = first.post(
+            "/upload",
+            headers=SAME_SITE,
+            files={"files": ("Reading order (2025).pdf", data, "application/pdf")},
+        ).json()
         [job] = body["jobs"]
         assert job["status"] == "queued" and job["name"] == "Reading order (2025).pdf"
         assert [j["id"] for j in first.get("/api/jobs").json()["jobs"]] == [job["id"]]
@@ -296,18 +336,22 @@ def test_upload_jobs_are_database_rows_that_survive_a_restart(tmp_path):
     with _queue_app(home) as second:
         listed = second.get("/api/jobs").json()["jobs"]
         assert [(j["id"], j["name"]) for j in listed] == [(job["id"], "Reading order (2025).pdf")]
-        assert 'Reading order (2025).pdf' in second.get("/upload").text
+        assert "Reading order (2025).pdf" in second.get("/upload").text
         done = second.app.state.runner.wait(job["id"], 60)
         assert done.status == "done" and done.percent == 100, done
         pid = hashlib.sha256(data).hexdigest()
         assert done.paper_id == pid
         view = read(second.ctx.services.db, paper_page.paper_view, pid)
         assert view.analyses and view.file_name == "Reading order (2025).pdf"
-        assert second.get(f"/paper/{pid}/pdf").headers["content-disposition"].endswith(
-            "filename*=UTF-8''Reading%20order%20%282025%29.pdf")
+        assert (
+            second.get(f"/paper/{pid}/pdf")
+            .headers["content-disposition"]
+            .endswith("filename*=UTF-8''Reading%20order%20%282025%29.pdf")
+        )
         # the same bytes again: known, linked, no new job; Review again queues it once more
-        again = second.post("/upload", headers=SAME_SITE,
-                            files={"files": ("copy.pdf", data, "application/pdf")}).json()
+        again = second.post(
+            "/upload", headers=SAME_SITE, files={"files": ("copy.pdf", data, "application/pdf")}
+        ).json()
         assert again["jobs"] == [] and again["known"][0]["paper_id"] == pid
         requeued = second.post(f"/paper/{pid}/review", headers=SAME_SITE).json()["job"]
         assert requeued["id"] == job["id"]

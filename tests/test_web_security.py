@@ -84,12 +84,12 @@ def test_foreign_referer_without_origin_is_refused(web):
     # and so is the forms' way, even with a valid form token
     token = form_token(client, "/upload")
     for headers in (FOREIGN_REFERER, {**FOREIGN_REFERER, **JSON}):
-        response = client.post("/upload", headers=headers, files=upload_file(),
-                               data={"csrf_token": token})
+        response = client.post("/upload", headers=headers, files=upload_file(), data={"csrf_token": token})
         assert response.status_code == 403, headers
         assert "evil.example" in response.text
-        response = client.post("/ask", headers=headers,
-                               data={"question": "What is measured?", "csrf_token": token})
+        response = client.post(
+            "/ask", headers=headers, data={"question": "What is measured?", "csrf_token": token}
+        )
         assert response.status_code == 403, headers
     nothing_kept(client)
 
@@ -97,10 +97,16 @@ def test_foreign_referer_without_origin_is_refused(web):
 def test_look_alike_referers_are_foreign(web):
     client = web()
     token = form_token(client)
-    for referer in ("http://testserver.evil.example/ask", "http://testserver:8080/ask",
-                    "http://testserver@evil.example/ask", "not a url", ""):
-        response = client.post("/ask", headers={"Referer": referer},
-                               data={"question": "q", "csrf_token": token})
+    for referer in (
+        "http://testserver.evil.example/ask",
+        "http://testserver:8080/ask",
+        "http://testserver@evil.example/ask",
+        "not a url",
+        "",
+    ):
+        response = client.post(
+            "/ask", headers={"Referer": referer}, data={"question": "q", "csrf_token": token}
+        )
         assert response.status_code == 403, referer
 
 
@@ -108,8 +114,12 @@ def test_foreign_or_null_origin_is_refused_even_with_a_same_origin_referer(web):
     client = web()
     token = form_token(client, "/upload")
     for origin in ("http://evil.example", "null", "http://testserver.evil.example"):
-        response = client.post("/upload", files=upload_file(), data={"csrf_token": token},
-                               headers={"Origin": origin, "Referer": "http://testserver/upload"})
+        response = client.post(
+            "/upload",
+            files=upload_file(),
+            data={"csrf_token": token},
+            headers={"Origin": origin, "Referer": "http://testserver/upload"},
+        )
         assert response.status_code == 403, origin
     nothing_kept(client)
 
@@ -118,16 +128,17 @@ def test_same_origin_referer_is_accepted(web):
     client = web()
     token = form_token(client, "/upload")
     referer = {"Referer": "http://testserver/upload"}
-    response = client.post("/upload", headers={**referer, **JSON}, files=upload_file(),
-                           data={"csrf_token": token})
+    response = client.post(
+        "/upload", headers={**referer, **JSON}, files=upload_file(), data={"csrf_token": token}
+    )
     assert response.status_code == 200 and response.json()["jobs"][0]["name"] == "p.pdf"
     response = client.post("/upload", headers={**referer, **JSON}, files=upload_file())
     assert response.status_code == 200  # a script on the page: JSON, same-origin, no token
-    response = client.post("/upload", headers=referer, files=upload_file(),
-                           data={"csrf_token": token})
+    response = client.post("/upload", headers=referer, files=upload_file(), data={"csrf_token": token})
     assert response.status_code == 200 and 'id="upload-form"' in response.text
-    response = client.post("/ask", headers={"Referer": "http://testserver/ask"},
-                           data={"question": "", "csrf_token": token})
+    response = client.post(
+        "/ask", headers={"Referer": "http://testserver/ask"}, data={"question": "", "csrf_token": token}
+    )
     assert response.status_code == 400 and "Type a question first" in response.text
 
 
@@ -152,8 +163,9 @@ def test_form_post_without_the_page_token_is_refused(web):
     assert response.status_code == 403 and "reload the page" in response.text
     response = client.post("/ask", headers=same_site, data={"question": "What is measured?"})
     assert response.status_code == 403 and "reload the page" in response.text
-    response = client.post("/ask", headers=same_site,
-                           data={"question": "What is measured?", "csrf_token": "0" * 64})
+    response = client.post(
+        "/ask", headers=same_site, data={"question": "What is measured?", "csrf_token": "0" * 64}
+    )
     assert response.status_code == 403
     # neither header and no token: what an old browser's forged form would look like
     response = client.post("/upload", files=upload_file())
@@ -177,8 +189,7 @@ def test_the_session_cookie_is_httponly_lax_and_secure_over_https(web):
     cookie = cookie_header(response, "reader_session").lower()
     assert "httponly" in cookie and "samesite=lax" in cookie and "path=/" in cookie
     assert "secure" not in cookie
-    cookie = cookie_header(web(base_url="https://testserver").get("/upload"),
-                           "reader_session").lower()
+    cookie = cookie_header(web(base_url="https://testserver").get("/upload"), "reader_session").lower()
     assert "; secure" in cookie
 
 
@@ -198,18 +209,15 @@ def test_with_an_access_token_scripts_send_it_and_pages_send_their_form_token(we
     bearer = {"Authorization": f"Bearer {TOKEN}", **JSON}
     response = client.post("/upload", headers=bearer, files=upload_file())
     assert response.status_code == 200
-    assert client.post(f"/upload?token={TOKEN}", headers=JSON,
-                       files=upload_file()).status_code == 200
+    assert client.post(f"/upload?token={TOKEN}", headers=JSON, files=upload_file()).status_code == 200
     # now the cookie is set; a post carried by the cookie alone is a browser's: it needs the form
     response = client.post("/upload", headers=JSON, files=upload_file())
     assert response.status_code == 403 and "csrf_token" in response.json()["error"]
     token = form_token(client, "/upload")
-    response = client.post("/upload", headers=JSON, files=upload_file(),
-                           data={"csrf_token": token})
+    response = client.post("/upload", headers=JSON, files=upload_file(), data={"csrf_token": token})
     assert response.status_code == 200
     # the upload page's script: the cookie and a same-origin Origin (browsers send it on POSTs)
-    response = client.post("/upload", headers={**JSON, "Origin": "http://testserver"},
-                           files=upload_file())
+    response = client.post("/upload", headers={**JSON, "Origin": "http://testserver"}, files=upload_file())
     assert response.status_code == 200
     # and a foreign Referer is refused whatever the credential
     response = client.post("/upload", headers={**bearer, **FOREIGN_REFERER}, files=upload_file())
@@ -244,8 +252,9 @@ def test_the_access_cookie_is_secure_over_https(web):
     assert "secure" in attributes and "httponly" in attributes and "samesite=strict" in attributes
     assert client.get("/library").status_code == 200
     token = form_token(client, "/ask")
-    response = client.post("/ask", headers={"Origin": "https://testserver"},
-                           data={"question": "", "csrf_token": token})
+    response = client.post(
+        "/ask", headers={"Origin": "https://testserver"}, data={"question": "", "csrf_token": token}
+    )
     assert response.status_code == 400 and "Type a question first" in response.text
 
 
@@ -263,17 +272,18 @@ def browser_and_server(app):
 
     from reader.web.app import create_app
 
-    chromium = next((c for c in ("/usr/bin/chromium", shutil.which("chromium"))
-                     if c and Path(c).exists()), None)
+    chromium = next(
+        (c for c in ("/usr/bin/chromium", shutil.which("chromium")) if c and Path(c).exists()), None
+    )
     if chromium is None:
         pytest.skip("chromium not found (Debian: apt-get install chromium)")
     sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
     review = FakeReview()
-    web_app = create_app(with_stages(review, app.settings),
-                         allowed_hosts=["127.0.0.1", "localhost"])
+    web_app = create_app(with_stages(review, app.settings), allowed_hosts=["127.0.0.1", "localhost"])
     with serving(web_app) as url, sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium, headless=True,
-                                     args=["--no-sandbox", "--disable-gpu"])
+        browser = pw.chromium.launch(
+            executable_path=chromium, headless=True, args=["--no-sandbox", "--disable-gpu"]
+        )
         try:
             yield browser, url, web_app, review
         finally:
@@ -292,15 +302,19 @@ def test_a_forged_form_on_another_site_is_refused_in_chromium(browser_and_server
     assert page.locator('input[name="csrf_token"]').count() == 1
     attack = "http://localhost:9/attack.html"  # another site (other host and port)
     # with no-referrer the forged post carries `Origin: null`, without it the attacker's origin
-    cases = [("/ask", "application/x-www-form-urlencoded", "no-referrer", "null"),
-             ("/upload", "multipart/form-data", "no-referrer", "null"),
-             ("/ask", "application/x-www-form-urlencoded", "unsafe-url", "http://localhost:9"),
-             ("/upload", "multipart/form-data", "unsafe-url", "http://localhost:9")]
+    cases = [
+        ("/ask", "application/x-www-form-urlencoded", "no-referrer", "null"),
+        ("/upload", "multipart/form-data", "no-referrer", "null"),
+        ("/ask", "application/x-www-form-urlencoded", "unsafe-url", "http://localhost:9"),
+        ("/upload", "multipart/form-data", "unsafe-url", "http://localhost:9"),
+    ]
     for action, enctype, policy, seen_as in cases:
-        html = (f'<meta name="referrer" content="{policy}">'
-                f'<form method="post" action="{url}{action}" enctype="{enctype}">'
-                f'<input name="question" value="forged"><input name="files" value="x"></form>'
-                f'<script>document.forms[0].submit()</script>')
+        html = (
+            f'<meta name="referrer" content="{policy}">'
+            f'<form method="post" action="{url}{action}" enctype="{enctype}">'
+            f'<input name="question" value="forged"><input name="files" value="x"></form>'
+            f"<script>document.forms[0].submit()</script>"
+        )
         page.route(attack, serving(html))
         with page.expect_navigation(url=f"{url}{action}"):
             page.goto(attack)

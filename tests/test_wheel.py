@@ -54,23 +54,47 @@ def _copy_sources(dest: Path) -> None:
 def _build_wheel(tmp: Path) -> Path:
     src, out = tmp / "src", tmp / "dist"
     _copy_sources(src)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                    "--no-index", "-q", "-w", str(out), str(src)], check=True, cwd=tmp)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "-q",
+            "-w",
+            str(out),
+            str(src),
+        ],
+        check=True,
+        cwd=tmp,
+    )
     (wheel,) = out.glob("audited_reader-*.whl")
     return wheel
 
 
 def _expected_files() -> set[str]:
     """Every file the installed package needs, named as it lies in the wheel."""
-    expected = {f"{p.parent.relative_to(ROOT).as_posix()}/__init__.py"
-                for p in (ROOT / "reader").rglob("__init__.py")}  # every subpackage
+    expected = {
+        f"{p.parent.relative_to(ROOT).as_posix()}/__init__.py" for p in (ROOT / "reader").rglob("__init__.py")
+    }  # every subpackage
     expected |= {f"reader/_prompts/{p.name}" for p in (ROOT / "prompts").glob("*.j2")}
-    expected |= {f"reader/_migrations/{p.relative_to(ROOT / 'migrations').as_posix()}"
-                 for p in [ROOT / "migrations" / "env.py", ROOT / "migrations" / "script.py.mako",
-                           *(ROOT / "migrations" / "versions").glob("*.py")]}
+    expected |= {
+        f"reader/_migrations/{p.relative_to(ROOT / 'migrations').as_posix()}"
+        for p in [
+            ROOT / "migrations" / "env.py",
+            ROOT / "migrations" / "script.py.mako",
+            *(ROOT / "migrations" / "versions").glob("*.py"),
+        ]
+    }
     for folder in ["reader/web/templates", "reader/web/static", "reader/export/templates"]:
-        expected |= {p.relative_to(ROOT).as_posix() for p in (ROOT / folder).rglob("*")
-                     if p.is_file() and "__pycache__" not in p.parts}
+        expected |= {
+            p.relative_to(ROOT).as_posix()
+            for p in (ROOT / folder).rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts
+        }
     return expected
 
 
@@ -78,17 +102,25 @@ def _make_venv(path: Path) -> Path:
     venv.EnvBuilder(system_site_packages=True, with_pip=False).create(path)
     python = path / "bin" / "python"
     if sys.prefix != sys.base_prefix:  # the dependencies live in this test venv
-        inner = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                               check=True, capture_output=True, text=True).stdout.strip()
-        outer = dict.fromkeys([sysconfig.get_path("purelib"), sysconfig.get_path("platlib"),
-                               *site.getsitepackages()])
+        inner = subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        outer = dict.fromkeys(
+            [sysconfig.get_path("purelib"), sysconfig.get_path("platlib"), *site.getsitepackages()]
+        )
         Path(inner, "_test_dependencies.pth").write_text("".join(f"{p}\n" for p in outer))
     return python
 
 
 def _clean_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("READER_", "PYTHON", "VIRTUAL_ENV", "__PYVENV"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("READER_", "PYTHON", "VIRTUAL_ENV", "__PYVENV"))
+    }
     env.update({"READER_HOME": str(home), "READER_LLM_BASE_URL": "scripted:"})
     return env
 
@@ -102,20 +134,47 @@ def test_wheel_installs_and_runs_outside_the_checkout(tmp_path):
     wheel = _build_wheel(tmp_path)
     names = set(zipfile.ZipFile(wheel).namelist())
     missing = sorted(_expected_files() - names)
-    assert not missing, (f"the wheel lacks {missing}; a new subpackage of reader belongs in "
-                         f"[tool.setuptools] packages in pyproject.toml")
+    assert not missing, (
+        f"the wheel lacks {missing}; a new subpackage of reader belongs in "
+        f"[tool.setuptools] packages in pyproject.toml"
+    )
 
     python = _make_venv(tmp_path / "venv")
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q",
-                    "--no-deps", "--no-index", str(wheel)], check=True, cwd=tmp_path)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-index",
+            str(wheel),
+        ],
+        check=True,
+        cwd=tmp_path,
+    )
     work = tmp_path / "work"  # cwd and READER_HOME: outside the checkout
     work.mkdir()
     env = _clean_env(work)
 
     where = subprocess.run(
-        [str(python), "-c", ("import reader, reader.resources as r; "
-                             "print(reader.__file__); print(r.prompts_dir()); print(r.migrations_dir())")],
-        check=False, cwd=work, env=env, capture_output=True, text=True)
+        [
+            str(python),
+            "-c",
+            (
+                "import reader, reader.resources as r; "
+                "print(reader.__file__); print(r.prompts_dir()); print(r.migrations_dir())"
+            ),
+        ],
+        check=False,
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert where.returncode == 0, where.stderr
     where = where.stdout.split("\n")
     venv_dir = (tmp_path / "venv").resolve()
@@ -123,8 +182,15 @@ def test_wheel_installs_and_runs_outside_the_checkout(tmp_path):
         assert Path(found).resolve().is_relative_to(venv_dir), f"{found} is not the installed copy"
 
     reader = str(tmp_path / "venv" / "bin" / "reader")
-    review = subprocess.run([reader, "review", str(SAMPLE_PAPER)], check=False, cwd=work, env=env,
-                            capture_output=True, text=True, timeout=300)
+    review = subprocess.run(
+        [reader, "review", str(SAMPLE_PAPER)],
+        check=False,
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert review.returncode == 0, review.stdout + review.stderr
     assert "1 reviewed" in review.stdout and "0 failed" in review.stdout, review.stdout
 
@@ -135,8 +201,14 @@ def test_wheel_installs_and_runs_outside_the_checkout(tmp_path):
     finally:
         engine.dispose()
 
-    server = subprocess.Popen([reader, "serve", "--port", "0"], cwd=work, env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [reader, "serve", "--port", "0"],
+        cwd=work,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     lines: queue.Queue[str | None] = queue.Queue()
 
     def pump():

@@ -9,16 +9,19 @@ import sqlite3
 import pytest
 import yaml
 from click.testing import CliRunner
-from sqlalchemy import select
-
 from conftest import SAMPLE_PAPER, SHARED_PAPERS
+from sqlalchemy import select
+from zotero_fixture import build_library
+
 from reader.errors import ReaderError
 from reader.ingest.zotero import read_library
 from reader.store.tables import Paper
-from zotero_fixture import build_library
 
-ONE, TWO, THIRD = (SHARED_PAPERS / "acl2007_P07-1088.pdf", SHARED_PAPERS / "acl2012_P12-1002_dyer12.pdf",
-                   SHARED_PAPERS / "naacl2013_roark13.pdf")
+ONE, TWO, THIRD = (
+    SHARED_PAPERS / "acl2007_P07-1088.pdf",
+    SHARED_PAPERS / "acl2012_P12-1002_dyer12.pdf",
+    SHARED_PAPERS / "naacl2013_roark13.pdf",
+)
 
 
 def _pdfs(tmp_path):
@@ -49,8 +52,13 @@ def dry_app(tmp_path):
     from reader.index.dense import HashingEmbedder
     from reader.llm.dryrun import DryRunLLM
 
-    return Reader(home=tmp_path / "home", database_url=f"sqlite:///{tmp_path / 'lib.db'}",
-                  llm=DryRunLLM(), embedder=HashingEmbedder(), use_cache=False)
+    return Reader(
+        home=tmp_path / "home",
+        database_url=f"sqlite:///{tmp_path / 'lib.db'}",
+        llm=DryRunLLM(),
+        embedder=HashingEmbedder(),
+        use_cache=False,
+    )
 
 
 def test_library_items_carry_key_metadata_collections_and_pdf(zotero_dir):
@@ -97,8 +105,11 @@ def test_reads_a_copy_while_zotero_holds_the_database_locked(zotero_dir):
         lock.execute("ROLLBACK")
         lock.close()
     assert original.read_bytes() == before
-    assert sorted(p.name for p in zotero_dir.iterdir()) == ["elsewhere", "storage", "zotero.sqlite"] or \
-        sorted(p.name for p in zotero_dir.iterdir()) == ["storage", "zotero.sqlite"]
+    assert sorted(p.name for p in zotero_dir.iterdir()) == [
+        "elsewhere",
+        "storage",
+        "zotero.sqlite",
+    ] or sorted(p.name for p in zotero_dir.iterdir()) == ["storage", "zotero.sqlite"]
 
 
 def test_unknown_schema_version_is_one_line_and_the_rest_goes_on(tmp_path):
@@ -117,7 +128,9 @@ def test_not_a_zotero_folder_names_the_path(tmp_path):
         read_library(tmp_path / "empty")
     (tmp_path / "bad").mkdir()
     sqlite3.connect(tmp_path / "bad" / "zotero.sqlite").execute("CREATE TABLE t (x)").connection.commit()
-    with pytest.raises(ReaderError, match=r"not a Zotero database this reader knows \(no table collectionItems"):
+    with pytest.raises(
+        ReaderError, match=r"not a Zotero database this reader knows \(no table collectionItems"
+    ):
         read_library(tmp_path / "bad")
 
 
@@ -197,9 +210,13 @@ def test_cli_ingest_and_export_bibtex(zotero_dir, tmp_path, reader_env, monkeypa
 def test_made_citekeys_follow_better_bibtex_style_and_stay_unique():
     from reader.export.bibtex import make_citekey
 
-    assert make_citekey(["Ashish Vaswani", "Noam Shazeer"], 2017, "Attention Is All You Need") == \
-        "vaswani2017Attention"
-    assert make_citekey(["Müller, Jürgen"], 2020, "On the Ünderstanding of Things") == "muller2020Understanding"
+    assert (
+        make_citekey(["Ashish Vaswani", "Noam Shazeer"], 2017, "Attention Is All You Need")
+        == "vaswani2017Attention"
+    )
+    assert (
+        make_citekey(["Müller, Jürgen"], 2020, "On the Ünderstanding of Things") == "muller2020Understanding"
+    )
     assert make_citekey([], None, "The 3 Laws") == "Laws"
     assert make_citekey([], None, "") == "paper"
 
@@ -208,8 +225,10 @@ def test_a_plain_file_gets_its_doi_from_the_first_page():
     from reader.ingest.pages import find_doi
 
     # a DOI broken after its dot at a line end comes out of the line joining with a space
-    assert find_doi(["PLoS ONE 13(6): e0197919. https://doi.org/10.1371/journal. pone.0197919\nEditor"]) == \
-        "10.1371/journal.pone.0197919"
+    assert (
+        find_doi(["PLoS ONE 13(6): e0197919. https://doi.org/10.1371/journal. pone.0197919\nEditor"])
+        == "10.1371/journal.pone.0197919"
+    )
     assert find_doi(["doi: 10.1016/j.neuron.2023.02.015. The authors"]) == "10.1016/j.neuron.2023.02.015"
     plos = SHARED_PAPERS / "plosone2018_wheat_metabolomics.pdf"
     if plos.is_file():
@@ -224,8 +243,20 @@ def test_cli_review_a_zotero_collection_with_export(zotero_dir, tmp_path, reader
 
     monkeypatch.setattr(dense, "load_embedder", lambda settings: dense.HashingEmbedder())
     monkeypatch.setenv("READER_LLM_BASE_URL", "scripted:")
-    out = CliRunner().invoke(cli, ["review", "--zotero", str(zotero_dir), "--collection", "Chapter 2",
-                                   "--export", str(tmp_path / "vault"), "--quiet", "--json"])
+    out = CliRunner().invoke(
+        cli,
+        [
+            "review",
+            "--zotero",
+            str(zotero_dir),
+            "--collection",
+            "Chapter 2",
+            "--export",
+            str(tmp_path / "vault"),
+            "--quiet",
+            "--json",
+        ],
+    )
     assert out.exit_code == 0, out.output
     data = json.loads(out.stdout)
     assert data["reviewed"] == 1 and data["notes"] == [] and data["export"]["notes"]
@@ -255,8 +286,10 @@ def test_changes_still_in_the_write_ahead_log_are_read(tmp_path):
     live = sqlite3.connect(data_dir / "zotero.sqlite", isolation_level=None)
     live.execute("PRAGMA journal_mode = WAL")
     live.execute("PRAGMA wal_autocheckpoint = 0")
-    live.execute("UPDATE itemDataValues SET value = 'Renamed While Open' "
-                 "WHERE value = 'Redundancy in Sparse Extraction'")
+    live.execute(
+        "UPDATE itemDataValues SET value = 'Renamed While Open' "
+        "WHERE value = 'Redundancy in Sparse Extraction'"
+    )
     try:
         assert (data_dir / "zotero.sqlite-wal").stat().st_size > 0
         titles = {item.key: item.title for item in read_library(data_dir).items}

@@ -59,28 +59,42 @@ class ZoteroBuilder:
 
     def item(self, key: str, type_name: str, fields: dict | None = None, authors=(), editors=()) -> int:
         type_id = next(i for i, n in TYPES.items() if n == type_name)
-        item_id = self.conn.execute("INSERT INTO items (itemTypeID, libraryID, key) VALUES (?, 1, ?)",
-                                    (type_id, key)).lastrowid
+        item_id = self.conn.execute(
+            "INSERT INTO items (itemTypeID, libraryID, key) VALUES (?, 1, ?)", (type_id, key)
+        ).lastrowid
         names = {v: k for k, v in FIELDS.items()}
         for name, value in (fields or {}).items():
-            self.conn.execute("INSERT INTO itemData VALUES (?, ?, ?)", (item_id, names[name], self._value(value)))
+            self.conn.execute(
+                "INSERT INTO itemData VALUES (?, ?, ?)", (item_id, names[name], self._value(value))
+            )
         for order, (creators, creator_type) in enumerate(((authors, 1), (editors, 2))):
             for i, (first, last) in enumerate(creators):
                 mode = 1 if first is None else 0
-                self.conn.execute("INSERT OR IGNORE INTO creators (firstName, lastName, fieldMode) VALUES (?, ?, ?)",
-                                  (first or "", last, mode))
-                cid = self.conn.execute("SELECT creatorID FROM creators WHERE firstName = ? AND lastName = ? "
-                                        "AND fieldMode = ?", (first or "", last, mode)).fetchone()[0]
-                self.conn.execute("INSERT INTO itemCreators VALUES (?, ?, ?, ?)", (item_id, cid, creator_type,
-                                                                                   order * 100 + i))
+                self.conn.execute(
+                    "INSERT OR IGNORE INTO creators (firstName, lastName, fieldMode) VALUES (?, ?, ?)",
+                    (first or "", last, mode),
+                )
+                cid = self.conn.execute(
+                    "SELECT creatorID FROM creators WHERE firstName = ? AND lastName = ? AND fieldMode = ?",
+                    (first or "", last, mode),
+                ).fetchone()[0]
+                self.conn.execute(
+                    "INSERT INTO itemCreators VALUES (?, ?, ?, ?)",
+                    (item_id, cid, creator_type, order * 100 + i),
+                )
         return item_id
 
     def collection(self, name: str, key: str, parent: int | None = None) -> int:
-        return self.conn.execute("INSERT INTO collections (collectionName, parentCollectionID, libraryID, key) "
-                                 "VALUES (?, ?, 1, ?)", (name, parent, key)).lastrowid
+        return self.conn.execute(
+            "INSERT INTO collections (collectionName, parentCollectionID, libraryID, key) "
+            "VALUES (?, ?, 1, ?)",
+            (name, parent, key),
+        ).lastrowid
 
     def add_to(self, collection_id: int, item_id: int) -> None:
-        self.conn.execute("INSERT INTO collectionItems (collectionID, itemID) VALUES (?, ?)", (collection_id, item_id))
+        self.conn.execute(
+            "INSERT INTO collectionItems (collectionID, itemID) VALUES (?, ?)", (collection_id, item_id)
+        )
 
     def stored_pdf(self, parent: int | None, key: str, source: Path, name: str = "paper.pdf") -> int:
         """An attachment Zotero stored itself: storage/<key>/<name>, path 'storage:<name>'."""
@@ -88,20 +102,29 @@ class ZoteroBuilder:
         folder = self.data_dir / "storage" / key
         folder.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, folder / name)
-        self.conn.execute("INSERT INTO itemAttachments (itemID, parentItemID, linkMode, contentType, path) "
-                          "VALUES (?, ?, 0, 'application/pdf', ?)", (att, parent, f"storage:{name}"))
+        self.conn.execute(
+            "INSERT INTO itemAttachments (itemID, parentItemID, linkMode, contentType, path) "
+            "VALUES (?, ?, 0, 'application/pdf', ?)",
+            (att, parent, f"storage:{name}"),
+        )
         return att
 
     def linked_pdf(self, parent: int, key: str, path: str) -> int:
         att = self.item(key, "attachment", {"title": "Linked PDF"})
-        self.conn.execute("INSERT INTO itemAttachments (itemID, parentItemID, linkMode, contentType, path) "
-                          "VALUES (?, ?, 2, 'application/pdf', ?)", (att, parent, path))
+        self.conn.execute(
+            "INSERT INTO itemAttachments (itemID, parentItemID, linkMode, contentType, path) "
+            "VALUES (?, ?, 2, 'application/pdf', ?)",
+            (att, parent, path),
+        )
         return att
 
     def web_link(self, parent: int, key: str) -> int:
         att = self.item(key, "attachment", {"title": "Snapshot"})
-        self.conn.execute("INSERT INTO itemAttachments (itemID, parentItemID, linkMode, contentType, path) "
-                          "VALUES (?, ?, 3, 'text/html', NULL)", (att, parent))
+        self.conn.execute(
+            "INSERT INTO itemAttachments (itemID, parentItemID, linkMode, contentType, path) "
+            "VALUES (?, ?, 3, 'text/html', NULL)",
+            (att, parent),
+        )
         return att
 
     def delete(self, item_id: int) -> None:
@@ -120,20 +143,38 @@ def build_library(data_dir: Path, pdf_one: Path, pdf_two: Path, schema_version: 
     thesis = z.collection("Thesis", "COLTHES1")
     chapter = z.collection("Chapter 2", "COLCHAP2", parent=thesis)
     other = z.collection("Other", "COLOTHR3")
-    one = z.item("ABCD2345", "journalArticle", {
-        "title": "Redundancy in Sparse Extraction", "date": "2007-06-00 June 2007",
-        "DOI": "10.1234/zot.one", "publicationTitle": "Proceedings of the ACL"},
-        authors=[("Doug", "Downey"), ("Stefan", "Schoenmackers"), ("Oren", "Etzioni")])
+    one = z.item(
+        "ABCD2345",
+        "journalArticle",
+        {
+            "title": "Redundancy in Sparse Extraction",
+            "date": "2007-06-00 June 2007",
+            "DOI": "10.1234/zot.one",
+            "publicationTitle": "Proceedings of the ACL",
+        },
+        authors=[("Doug", "Downey"), ("Stefan", "Schoenmackers"), ("Oren", "Etzioni")],
+    )
     z.add_to(thesis, one)
     z.stored_pdf(one, "EFGH6789", pdf_one, "Downey - 2007 - Sparse.pdf")
-    two = z.item("IJKL2345", "conferencePaper", {
-        "title": "A Fast Alignment Model", "date": "2012",
-        "extra": "Citation Key: dyer2012Fast\nOriginal Date: 2012"},
-        authors=[("Chris", "Dyer")], editors=[("Ed", "Itor")])
+    two = z.item(
+        "IJKL2345",
+        "conferencePaper",
+        {
+            "title": "A Fast Alignment Model",
+            "date": "2012",
+            "extra": "Citation Key: dyer2012Fast\nOriginal Date: 2012",
+        },
+        authors=[("Chris", "Dyer")],
+        editors=[("Ed", "Itor")],
+    )
     z.add_to(chapter, two)
     z.stored_pdf(two, "MNOP6789", pdf_two, "dyer12.pdf")
-    book = z.item("QRST2345", "book", {"title": "A Book Without a PDF", "date": "1999"},
-                  authors=[(None, "Some Organisation")])
+    book = z.item(
+        "QRST2345",
+        "book",
+        {"title": "A Book Without a PDF", "date": "1999"},
+        authors=[(None, "Some Organisation")],
+    )
     z.add_to(thesis, book)
     missing = z.item("UVWX2345", "journalArticle", {"title": "Linked But Moved", "date": "2020"})
     z.add_to(other, missing)
@@ -147,4 +188,10 @@ def build_library(data_dir: Path, pdf_one: Path, pdf_two: Path, schema_version: 
     z.stored_pdf(gone, "STUV2345", pdf_one, "trash.pdf")
     z.delete(gone)
     z.close()
-    return {"one": "ABCD2345", "two": "IJKL2345", "book": "QRST2345", "missing": "UVWX2345", "web": "CDEF2345"}
+    return {
+        "one": "ABCD2345",
+        "two": "IJKL2345",
+        "book": "QRST2345",
+        "missing": "UVWX2345",
+        "web": "CDEF2345",
+    }

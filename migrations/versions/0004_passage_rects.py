@@ -7,27 +7,27 @@ Nullable: papers stored before this migration get their passages' rectangles re-
 from their stored PDF the first time the web page asks for them (reader.ingest.pages);
 their file name is then the stored path's name.
 """
-from alembic import op
+
 import sqlalchemy as sa
+from alembic import op
 
-
-revision = '0004'
-down_revision = '0003'
+revision = "0004"
+down_revision = "0003"
 branch_labels = None
 depends_on = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table('chunks') as batch:
-        batch.add_column(sa.Column('rects', sa.JSON(), nullable=True))
-    with op.batch_alter_table('papers') as batch:
-        batch.add_column(sa.Column('file_name', sa.Text(), nullable=True))
-        batch.add_column(sa.Column('doi', sa.Text(), nullable=True))
+    with op.batch_alter_table("chunks") as batch:
+        batch.add_column(sa.Column("rects", sa.JSON(), nullable=True))
+    with op.batch_alter_table("papers") as batch:
+        batch.add_column(sa.Column("file_name", sa.Text(), nullable=True))
+        batch.add_column(sa.Column("doi", sa.Text(), nullable=True))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('papers') as batch:
-        batch.drop_column('doi')
-        batch.drop_column('file_name')
-    with op.batch_alter_table('chunks') as batch:
-        batch.drop_column('rects')
+    with op.batch_alter_table("papers") as batch:
+        batch.drop_column("doi")
+        batch.drop_column("file_name")
+    with op.batch_alter_table("chunks") as batch:
+        batch.drop_column("rects")

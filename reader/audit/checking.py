@@ -57,8 +57,9 @@ def readable(sentence: str) -> bool:
     return not CJK_CHARS.search(sentence)
 
 
-def check_sentences(sentences: list[str], own: list[list[EvidenceRef]], band: CheckerBand | None
-                    ) -> list[CheckerView]:
+def check_sentences(
+    sentences: list[str], own: list[list[EvidenceRef]], band: CheckerBand | None
+) -> list[CheckerView]:
     """Score each sentence against each of its own excerpts; decide where the checker is sure."""
     if band is None:
         return [CheckerView(None, None, list(e)) for e in own]
@@ -67,8 +68,13 @@ def check_sentences(sentences: list[str], own: list[list[EvidenceRef]], band: Ch
     views = [CheckerView(None, None, list(e)) for e in own]
     for i, result in zip(todo, scored):
         p = result.p_supported
-        decided = "supported" if p >= band.high and band.high < 1.0 else \
-            "unsupported" if p <= band.low and band.low > 0.0 else None  # 0 and 1: never sure
+        decided = (
+            "supported"
+            if p >= band.high and band.high < 1.0
+            else "unsupported"
+            if p <= band.low and band.low > 0.0
+            else None
+        )  # 0 and 1: never sure
         ranked = list(own[i])
         if result.best is not None:
             ranked.insert(0, ranked.pop(result.best))

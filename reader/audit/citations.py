@@ -33,7 +33,8 @@ from reader.text.words import stems, words
 MIN_SHARED = 2
 _ENTRY_NUMBER = re.compile(r"^\s*\[?(\d{1,3})[\].]?\s*$")
 _NOT_NAMES = {"in", "table", "figure", "section", "since", "until", "from", "fig", "eq", "see"}
-_FUNCTION = set("""
+_FUNCTION = set(
+    """
 a about above after again against all also an and any are as at be because been before being below
 between both but by can could did do does doing down during each few for from further had has have
 having here how however if in into is it its itself more most much must no nor not of off on once only
@@ -42,7 +43,8 @@ this those through thus to too under until up upon very via was we were what whe
 while who whom why will with within without would yet you your paper papers work works study studies
 authors author propose proposed proposes show shows shown use used uses using based approach method
 methods result results et al also previous prior earlier recent recently cite cited cites reference
-""".split())
+""".split()
+)
 
 
 def content_stems(text: str) -> set[str]:
@@ -88,7 +90,7 @@ class ReferenceList:
             for m in BRACKET_CITE.finditer(sentence):
                 numbers |= bracket_numbers(m.group(1))
             if numbers:
-                window = " ".join(sentences[max(0, i - 1):i + 2])
+                window = " ".join(sentences[max(0, i - 1) : i + 2])
                 for n in numbers:
                     contexts.setdefault(n, []).append(window)
         return cls(numbered, unnumbered, contexts, sentences)
@@ -97,8 +99,11 @@ class ReferenceList:
 
     def _author_year_entries(self, surname: str, year: str) -> list[str]:
         name = surname.lower()
-        return [text for text in self.unnumbered + [t for _, t in self.numbered.values()]
-                if name in text[:120].lower() and year in text]
+        return [
+            text
+            for text in self.unnumbered + [t for _, t in self.numbered.values()]
+            if name in text[:120].lower() and year in text
+        ]
 
     def resolve(self, sentence: str) -> list[Citation]:
         author_years, brackets, _ = split_citations(sentence)
@@ -134,8 +139,11 @@ class ReferenceList:
             if _not_a_citation(raw, surname) or not self._author_year_entries(surname, year):
                 continue
             name = surname.lower()
-            contexts = [" ".join(self.sentences[max(0, i - 1):i + 2]) for i, s in enumerate(self.sentences)
-                        if name in s.lower() and year in s and not _looks_like_entry(s)]
+            contexts = [
+                " ".join(self.sentences[max(0, i - 1) : i + 2])
+                for i, s in enumerate(self.sentences)
+                if name in s.lower() and year in s and not _looks_like_entry(s)
+            ]
             out.append((raw.strip(" ,()"), contexts))
         return out
 
@@ -153,16 +161,18 @@ class ReferenceList:
                 contexts = [c.replace(exclude, " ") for c in contexts]
             best = max((len(claim & content_stems(c)) for c in contexts), default=0)
             if best < need:
-                where = ("the paper cites it nowhere in its text" if not contexts else
-                         f"where the paper cites it, at most {best} of the claim's content words appear")
+                where = (
+                    "the paper cites it nowhere in its text"
+                    if not contexts
+                    else f"where the paper cites it, at most {best} of the claim's content words appear"
+                )
                 notes.append(f"{marker}: cited for something the paper does not attribute to it ({where})")
         return notes
 
 
 def _not_a_citation(raw: str, surname: str) -> bool:
-    """"ACE2005", "AGS 2000", "In 2019": a name glued to a year, an acronym, or an ordinary word."""
-    return (surname.lower() in _NOT_NAMES or surname.isupper()
-            or bool(re.search(r"[A-Za-z]\d", raw)))
+    """ "ACE2005", "AGS 2000", "In 2019": a name glued to a year, an acronym, or an ordinary word."""
+    return surname.lower() in _NOT_NAMES or surname.isupper() or bool(re.search(r"[A-Za-z]\d", raw))
 
 
 def _looks_like_entry(sentence: str) -> bool:
@@ -176,11 +186,18 @@ def reference_list(session, paper_id: str) -> ReferenceList:
 
     from reader.store.tables import Chunk, Reference
 
-    references = session.execute(select(Reference.marker, Reference.text).where(
-        Reference.paper_id == paper_id).order_by(Reference.ordinal)).all()
-    body = [text for section, text in session.execute(
-        select(Chunk.section, Chunk.text).where(Chunk.paper_id == paper_id).order_by(Chunk.ordinal))
-        if not re.search(r"referenc|bibliograph|literature cited|参考文献", section or "", re.I)]
+    references = session.execute(
+        select(Reference.marker, Reference.text)
+        .where(Reference.paper_id == paper_id)
+        .order_by(Reference.ordinal)
+    ).all()
+    body = [
+        text
+        for section, text in session.execute(
+            select(Chunk.section, Chunk.text).where(Chunk.paper_id == paper_id).order_by(Chunk.ordinal)
+        )
+        if not re.search(r"referenc|bibliograph|literature cited|参考文献", section or "", re.I)
+    ]
     return ReferenceList.build([(m, t) for m, t in references], body)
 
 
@@ -199,8 +216,13 @@ class CitedReference:
     checks: list[str] = field(default_factory=list)  # an outside lookup's word on each entry (export)
 
     def to_json(self) -> dict:
-        return {"marker": self.marker, "entries": self.entries, "missing": self.missing, "notes": self.notes,
-                "checks": self.checks}
+        return {
+            "marker": self.marker,
+            "entries": self.entries,
+            "missing": self.missing,
+            "notes": self.notes,
+            "checks": self.checks,
+        }
 
 
 def cited_references(refs: ReferenceList, sentences: list[str]) -> list[CitedReference]:
@@ -214,7 +236,8 @@ def cited_references(refs: ReferenceList, sentences: list[str]) -> list[CitedRef
             cited = seen.get(citation.marker)
             if cited is None:
                 cited = seen[citation.marker] = CitedReference(
-                    citation.marker, [text for _, text in citation.entries], list(citation.missing), [])
+                    citation.marker, [text for _, text in citation.entries], list(citation.missing), []
+                )
             for note in notes:
                 if note not in cited.notes and _note_for(note, citation):
                     cited.notes.append(note)
@@ -224,5 +247,9 @@ def cited_references(refs: ReferenceList, sentences: list[str]) -> list[CitedRef
 def _note_for(note: str, citation: Citation) -> bool:
     head = note.split(":", 1)[0]
     if head.startswith("["):
-        return int(head[1:-1]) in bracket_numbers(citation.marker[1:-1]) if citation.marker.startswith("[") else False
+        return (
+            int(head[1:-1]) in bracket_numbers(citation.marker[1:-1])
+            if citation.marker.startswith("[")
+            else False
+        )
     return head == citation.marker

@@ -29,7 +29,9 @@ def _terms(text: str) -> set[str]:
     return {t for t in tokenize(text) if not t.isdigit()} | set(_NUMBER.findall(text))
 
 
-def _unique_passages(passages_per_claim: list[list[EvidenceRef]]) -> tuple[list[EvidenceRef], list[list[int]]]:
+def _unique_passages(
+    passages_per_claim: list[list[EvidenceRef]],
+) -> tuple[list[EvidenceRef], list[list[int]]]:
     """The distinct passages, and for each claim the positions of its own among them."""
     passages: list[EvidenceRef] = []
     position: dict[tuple, int] = {}
@@ -60,7 +62,8 @@ def focus(claims: list[str], passages_per_claim: list[list[EvidenceRef]]) -> lis
         wanted = _terms(claim)
         scored = sorted(
             (sum(weight[t] for t in terms[ref][i] & wanted), -ref, -i)
-            for ref in set(refs) for i in range(len(sentences[ref]))
+            for ref in set(refs)
+            for i in range(len(sentences[ref]))
         )
         best = [(-ref, -i) for score, ref, i in scored[-SENTENCES_PER_CLAIM:] if score > 0]
         if not best and refs:  # no word in common: the opening of the claim's best passage
@@ -82,8 +85,12 @@ EXCERPT_SENTENCES = 1  # best sentences per excerpt for the claim checker, each 
 EXCERPT_CHARS = 600  # one passage's excerpt for the claim checker: about 130 tokens
 
 
-def excerpts(claim: str, passages: list[EvidenceRef], per_passage: int = EXCERPT_SENTENCES,
-             max_chars: int = EXCERPT_CHARS) -> list[EvidenceRef]:
+def excerpts(
+    claim: str,
+    passages: list[EvidenceRef],
+    per_passage: int = EXCERPT_SENTENCES,
+    max_chars: int = EXCERPT_CHARS,
+) -> list[EvidenceRef]:
     """The claim's own evidence, one excerpt per passage: in each passage the `per_passage`
     sentences that share the most rare words with the claim, each with its neighbours, in the
     passage's order (two adjacent sentences a claim fuses are the best one and its neighbour). The claim checker scores every excerpt on its own and keeps the best
@@ -98,13 +105,20 @@ def excerpts(claim: str, passages: list[EvidenceRef], per_passage: int = EXCERPT
     for passage, its_sentences, its_terms in zip(passages, sentences, terms):
         if not its_sentences:
             continue
-        scored = sorted(((sum(weight[t] for t in s & wanted), -i) for i, s in enumerate(its_terms)),
-                        reverse=True)
+        scored = sorted(
+            ((sum(weight[t] for t in s & wanted), -i) for i, s in enumerate(its_terms)), reverse=True
+        )
         best = [-i for score, i in scored[:per_passage] if score > 0] or [0]
         text = ""
         for n_best in range(len(best), 0, -1):  # fewer best sentences until the excerpt fits
-            keep = sorted({i + d for i in best[:n_best] for d in range(-NEIGHBOURS, NEIGHBOURS + 1)
-                           if 0 <= i + d < len(its_sentences)})
+            keep = sorted(
+                {
+                    i + d
+                    for i in best[:n_best]
+                    for d in range(-NEIGHBOURS, NEIGHBOURS + 1)
+                    if 0 <= i + d < len(its_sentences)
+                }
+            )
             text = join_selected(its_sentences, [i + 1 for i in keep])
             if len(text) <= max_chars:
                 break

@@ -35,7 +35,6 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-
 _NUMBER = re.compile(
     r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?:\s?(%|×|x\b|X\b|times\b|[kK]\b|M\b|B\b))?",
     re.ASCII,
@@ -50,9 +49,43 @@ _WORD = re.compile(r"[A-Za-z0-9]+")
 
 # Generic acronyms a critique may use without the paper having to contain them.
 _GENERIC_NAMES = {
-    "ai", "ml", "nlp", "llm", "llms", "sota", "gpu", "gpus", "cpu", "cpus", "tpu", "api",
-    "url", "pdf", "ii", "iii", "iv", "vi", "vii", "viii", "ix", "xi", "ok", "eg", "ie",
-    "usa", "us", "uk", "eu", "phd", "faq", "etc", "vs", "id", "ids", "os", "io",
+    "ai",
+    "ml",
+    "nlp",
+    "llm",
+    "llms",
+    "sota",
+    "gpu",
+    "gpus",
+    "cpu",
+    "cpus",
+    "tpu",
+    "api",
+    "url",
+    "pdf",
+    "ii",
+    "iii",
+    "iv",
+    "vi",
+    "vii",
+    "viii",
+    "ix",
+    "xi",
+    "ok",
+    "eg",
+    "ie",
+    "usa",
+    "us",
+    "uk",
+    "eu",
+    "phd",
+    "faq",
+    "etc",
+    "vs",
+    "id",
+    "ids",
+    "os",
+    "io",
 }
 _NEGATION = re.compile(
     r"\b(?:not|no|never|neither|nor|lacks?|lacking|missing|absent|without|omits?|omitted|"
@@ -190,7 +223,7 @@ class PaperFacts:
     def has_author_year(self, surname: str, year: str) -> bool:
         name = surname.lower()
         for m in re.finditer(re.escape(name), self.text_lower):
-            window = self.text_lower[max(0, m.start() - 300):m.end() + 300]
+            window = self.text_lower[max(0, m.start() - 300) : m.end() + 300]
             if year in window:
                 return True
         return False
@@ -289,11 +322,18 @@ def check_sentence(sentence: str, facts: PaperFacts) -> list[str]:
             continue
         names_seen.add(token)
         if _looks_like_plain_name(token, sentence_initial=_starts_sentence(rest, m.start())) and not (
-                facts.has_name(token) or facts.has_phrase(token)):
+            facts.has_name(token) or facts.has_phrase(token)
+        ):
             reasons.append(f"name '{token}' not found in the paper")
     # digits glued to words are part of a name, not numbers ("GPT-4", "interleukin-2")
-    rest = _NAME.sub(lambda m: " " * len(m.group(0)) if _is_name(m.group(0)) or any(
-        c.isdigit() for c in m.group(0)) else m.group(0), rest)
+    rest = _NAME.sub(
+        lambda m: (
+            " " * len(m.group(0))
+            if _is_name(m.group(0)) or any(c.isdigit() for c in m.group(0))
+            else m.group(0)
+        ),
+        rest,
+    )
 
     for n in parse_numbers(rest):
         if not _worth_checking(n):

@@ -84,8 +84,19 @@ EvidenceFor = Callable[[list[str]], list[EvidenceRef]]
 PromptFor = Callable[[list[str], list[EvidenceRef]], list[Message]]
 
 __all__ = [
-    "AuditResult", "EvidenceRef", "LoopResult", "SentenceResult", "audit_loop", "audit_text",
-    "audit_sentences", "mark_unsupported", "MARK", "SUPPORTED", "UNSUPPORTED", "UNANSWERED", "UNCHECKED",
+    "AuditResult",
+    "EvidenceRef",
+    "LoopResult",
+    "SentenceResult",
+    "audit_loop",
+    "audit_text",
+    "audit_sentences",
+    "mark_unsupported",
+    "MARK",
+    "SUPPORTED",
+    "UNSUPPORTED",
+    "UNANSWERED",
+    "UNCHECKED",
 ]
 
 
@@ -182,8 +193,9 @@ def _own_passages(claim, paper_id, search, evidence_for) -> tuple[list[EvidenceR
         return [], f"search failed ({type(exc).__name__}: {exc}); checked against the paper's opening text"
 
 
-def _evidence(batch, own, paper_id, search, evidence_for, fallback_text, note=""
-              ) -> tuple[list[EvidenceRef], str]:
+def _evidence(
+    batch, own, paper_id, search, evidence_for, fallback_text, note=""
+) -> tuple[list[EvidenceRef], str]:
     """The evidence the verifier is shown for a batch and, when it is the fallback, why. `own`:
     each claim's own passages."""
     try:
@@ -194,7 +206,10 @@ def _evidence(batch, own, paper_id, search, evidence_for, fallback_text, note=""
         else:
             found = []
     except Exception as exc:
-        found, note = [], f"search failed ({type(exc).__name__}: {exc}); checked against the paper's opening text"
+        found, note = (
+            [],
+            f"search failed ({type(exc).__name__}: {exc}); checked against the paper's opening text",
+        )
     if not found and fallback_text and fallback_text.strip():
         found = [_fallback(fallback_text)]
         note = note or "no passage matched; checked against the paper's opening text"
@@ -254,8 +269,9 @@ def answers_any(completion: Completion, n_claims: int) -> bool:
     return _any_answered(*_read_reply(completion, n_claims), n_claims)
 
 
-def _verify_batch(batch, own, *, paper_id, verifier, search, evidence_for, fallback_text, stage,
-                  prompt_for, note="") -> _BatchOutcome:
+def _verify_batch(
+    batch, own, *, paper_id, verifier, search, evidence_for, fallback_text, stage, prompt_for, note=""
+) -> _BatchOutcome:
     evidence, note = _evidence(batch, own, paper_id, search, evidence_for, fallback_text, note)
     if not evidence:  # nothing to check against: unsupported by definition, no call needed
         return _BatchOutcome([Judgement("NO") for _ in batch], evidence, note)
@@ -271,7 +287,11 @@ def _verify_batch(batch, own, *, paper_id, verifier, search, evidence_for, fallb
     for _attempt in range(VERIFY_ATTEMPTS):
         completion = verifier.complete(
             prompt,
-            temperature=0.0, max_tokens=8 * len(batch) + 16, stage=stage, paper_id=paper_id, **extra,
+            temperature=0.0,
+            max_tokens=8 * len(batch) + 16,
+            stage=stage,
+            paper_id=paper_id,
+            **extra,
         )
         outcome.calls += 1
         outcome.prompt_tokens += completion.prompt_tokens
@@ -297,12 +317,16 @@ def _verifier_said(j: Judgement, threshold: float | None) -> str:
     if not accepted and j.answer == "NO":
         return f"verifier: NO (P(YES) {p} < threshold {t})"
     said = f"answered {j.answer}" if j.answer else "gave no answer word"
-    return (f"verifier {said}, but P(YES) {p} ≥ threshold {t}: accepted" if accepted
-            else f"verifier {said}, but P(YES) {p} < threshold {t}: not accepted")
+    return (
+        f"verifier {said}, but P(YES) {p} ≥ threshold {t}: accepted"
+        if accepted
+        else f"verifier {said}, but P(YES) {p} < threshold {t}: not accepted"
+    )
 
 
-def _verdict(j: Judgement, guard_reasons: list[str], has_evidence: bool,
-             threshold: float | None, readable: bool = True) -> tuple[str, list[str]]:
+def _verdict(
+    j: Judgement, guard_reasons: list[str], has_evidence: bool, threshold: float | None, readable: bool = True
+) -> tuple[str, list[str]]:
     reasons = list(guard_reasons)
     if not has_evidence:
         reasons.append("no evidence found in the paper")
@@ -364,15 +388,23 @@ def audit_sentences(
     passages = {s: p for s, (p, _) in zip(todo, found)}
     notes = {s: note for s, (_, note) in zip(todo, found)}
     fallback = [_fallback(fallback_text)] if fallback_text and fallback_text.strip() else []
-    views = dict(zip(todo, check_sentences(
-        todo, [excerpts(s, passages[s] or fallback) for s in todo], checker)))
+    views = dict(
+        zip(todo, check_sentences(todo, [excerpts(s, passages[s] or fallback) for s in todo], checker))
+    )
     asked = [s for s in todo if views[s].decided is None]
-    batches = [asked[i:i + BATCH_SIZE] for i in range(0, len(asked), BATCH_SIZE)]
+    batches = [asked[i : i + BATCH_SIZE] for i in range(0, len(asked), BATCH_SIZE)]
 
     def run(batch):
         return _verify_batch(
-            batch, [passages[s] for s in batch], paper_id=paper_id, verifier=verifier, search=search,
-            evidence_for=evidence_for, fallback_text=fallback_text, stage=stage, prompt_for=prompt_for,
+            batch,
+            [passages[s] for s in batch],
+            paper_id=paper_id,
+            verifier=verifier,
+            search=search,
+            evidence_for=evidence_for,
+            fallback_text=fallback_text,
+            stage=stage,
+            prompt_for=prompt_for,
             note=next((notes[s] for s in batch if notes[s]), ""),
         )
 
@@ -391,33 +423,52 @@ def audit_sentences(
             verdict, reasons = _checker_verdict(view, guard[sentence], checker)
             if notes[sentence]:
                 reasons.append(notes[sentence])
-            fresh[sentence] = SentenceResult(sentence, verdict, "", reasons,
-                                             view.evidence if passages[sentence] else fallback,
-                                             judgement=Judgement(None, p_checker=view.p_supported))
+            fresh[sentence] = SentenceResult(
+                sentence,
+                verdict,
+                "",
+                reasons,
+                view.evidence if passages[sentence] else fallback,
+                judgement=Judgement(None, p_checker=view.p_supported),
+            )
     for batch, outcome in zip(batches, outcomes):
         result.llm_calls += outcome.calls
         result.prompt_tokens += outcome.prompt_tokens
         result.completion_tokens += outcome.completion_tokens
         for sentence, j in zip(batch, outcome.judgements):
             view = views[sentence]
-            verdict, reasons = _verdict(j, guard[sentence], bool(outcome.evidence), threshold, outcome.readable)
+            verdict, reasons = _verdict(
+                j, guard[sentence], bool(outcome.evidence), threshold, outcome.readable
+            )
             if checker is not None:
                 reasons.insert(len(guard[sentence]), view.reason(checker))
             if outcome.note:
                 reasons.append(outcome.note)
             j.p_checker = view.p_supported
-            fresh[sentence] = SentenceResult(sentence, verdict, j.answer or "", reasons,
-                                             view.evidence if passages[sentence] else outcome.evidence,
-                                             judgement=j)
+            fresh[sentence] = SentenceResult(
+                sentence,
+                verdict,
+                j.answer or "",
+                reasons,
+                view.evidence if passages[sentence] else outcome.evidence,
+                judgement=j,
+            )
     for sentence in sentences:
         if sentence in fresh:
             result.sentences.append(fresh[sentence])
         else:
             old = known[sentence]
-            result.sentences.append(SentenceResult(
-                old.text, old.verdict, old.llm_answer, list(old.reasons), list(old.evidence),
-                reused=True, judgement=old.judgement,
-            ))
+            result.sentences.append(
+                SentenceResult(
+                    old.text,
+                    old.verdict,
+                    old.llm_answer,
+                    list(old.reasons),
+                    list(old.evidence),
+                    reused=True,
+                    judgement=old.judgement,
+                )
+            )
     result.seconds = time.perf_counter() - start
     return result
 
@@ -431,7 +482,7 @@ def mark_unsupported(text: str, flagged: list[str]) -> str:
         sentence = text[s:e]
         if sentence in wanted:
             wanted.discard(sentence)
-            if not text[max(0, s - len(MARK)):s] == MARK and not sentence.startswith(MARK.strip()):
+            if not text[max(0, s - len(MARK)) : s] == MARK and not sentence.startswith(MARK.strip()):
                 inserts.append(s)
     for pos in reversed(inserts):
         text = text[:pos] + MARK + text[pos:]
@@ -467,8 +518,10 @@ class LoopResult:
     @property
     def tokens(self) -> int:
         return sum(
-            it.generation_prompt_tokens + it.generation_completion_tokens
-            + it.audit.prompt_tokens + it.audit.completion_tokens
+            it.generation_prompt_tokens
+            + it.generation_completion_tokens
+            + it.audit.prompt_tokens
+            + it.audit.completion_tokens
             for it in self.iterations
         )
 
@@ -496,9 +549,12 @@ def audit_loop(
     while True:
         out = generate(flagged, previous)
         text = getattr(out, "text", out)
-        it = Iteration(text=text, audit=audit(text, known),
-                       generation_prompt_tokens=getattr(out, "prompt_tokens", 0),
-                       generation_completion_tokens=getattr(out, "completion_tokens", 0))
+        it = Iteration(
+            text=text,
+            audit=audit(text, known),
+            generation_prompt_tokens=getattr(out, "prompt_tokens", 0),
+            generation_completion_tokens=getattr(out, "completion_tokens", 0),
+        )
         iterations.append(it)
         if on_iteration:
             on_iteration(len(iterations) - 1, it.audit)

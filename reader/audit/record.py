@@ -15,7 +15,10 @@ from sqlalchemy.orm import Session, selectinload
 from reader.audit.loop import UNANSWERED, UNCHECKED, LoopResult
 from reader.audit.verify import EvidenceRef
 from reader.store.tables import (
-    Analysis, AnalysisIteration, SentenceVerdict, VerdictEvidence,
+    Analysis,
+    AnalysisIteration,
+    SentenceVerdict,
+    VerdictEvidence,
 )
 
 
@@ -52,12 +55,19 @@ def save_analysis(
         )
         for ordinal, s in enumerate(it.audit.sentences):
             verdict = SentenceVerdict(
-                ordinal=ordinal, text=s.text, verdict=s.verdict, llm_answer=s.llm_answer,
-                reasons=list(s.reasons), reused=s.reused, p_yes=s.p_yes, p_checker=s.p_checker,
+                ordinal=ordinal,
+                text=s.text,
+                verdict=s.verdict,
+                llm_answer=s.llm_answer,
+                reasons=list(s.reasons),
+                reused=s.reused,
+                p_yes=s.p_yes,
+                p_checker=s.p_checker,
             )
             verdict.evidence = [
-                VerdictEvidence(rank=rank, chunk_id=e.chunk_id, page_start=e.page_start,
-                                page_end=e.page_end, text=e.text)
+                VerdictEvidence(
+                    rank=rank, chunk_id=e.chunk_id, page_start=e.page_start, page_end=e.page_end, text=e.text
+                )
                 for rank, e in enumerate(s.evidence)
             ]
             row.verdicts.append(verdict)
@@ -123,9 +133,7 @@ def verdict_json(v: SentenceVerdict) -> dict:
         "p_yes": v.p_yes,
         "p_checker": v.p_checker,
         "reasons": list(v.reasons or []),
-        "evidence": [
-            EvidenceRef(e.chunk_id, e.page_start, e.page_end, e.text).to_json() for e in v.evidence
-        ],
+        "evidence": [EvidenceRef(e.chunk_id, e.page_start, e.page_end, e.text).to_json() for e in v.evidence],
     }
 
 
@@ -162,5 +170,4 @@ class StoredAnalyses:
 
 
 def stored_analyses(session: Session, paper) -> StoredAnalyses:
-    return StoredAnalyses(paper.id, paper.title,
-                          [analysis_json(a) for a in load_analyses(session, paper.id)])
+    return StoredAnalyses(paper.id, paper.title, [analysis_json(a) for a in load_analyses(session, paper.id)])

@@ -61,8 +61,10 @@ _LEAD = re.compile(r"^[\s>#*•·+\-–—]*")
 # The item number a line starts with: [1], (1), 1. / 1) / 1:, "Claim 1:", "Claim [1]" (another
 # item word for other lists, e.g. "Passage 2:"); or the prompt's placeholder "[n]", which the
 # embedded model copies literally.
-_NUMBERED_FORM = (r"(?:{label}\s*)?(?:\[\s*(\d{{1,3}}|n)\s*\]|\(\s*(\d{{1,3}}|n)\s*\)|(\d{{1,3}})(?!\d)(?![.,]\d))"
-                  r"\s*[.):：=\-–—]?\s*")
+_NUMBERED_FORM = (
+    r"(?:{label}\s*)?(?:\[\s*(\d{{1,3}}|n)\s*\]|\(\s*(\d{{1,3}}|n)\s*\)|(\d{{1,3}})(?!\d)(?![.,]\d))"
+    r"\s*[.):：=\-–—]?\s*"
+)
 
 
 @cache
@@ -71,8 +73,9 @@ def _numbered(label: str) -> re.Pattern[str]:
 
 
 # "[2] NO" after an answer on the same line starts a new answer: "[1] YES [2] NO".
-_SAME_LINE = re.compile(r"(?<=\S)[ \t]+(?=\[\s*(?:\d{1,3}|n)\s*\]\s*[:.)\-]?\s*(?:\*\*)?\s*(?:yes|no)\b)",
-                        re.IGNORECASE)
+_SAME_LINE = re.compile(
+    r"(?<=\S)[ \t]+(?=\[\s*(?:\d{1,3}|n)\s*\]\s*[:.)\-]?\s*(?:\*\*)?\s*(?:yes|no)\b)", re.IGNORECASE
+)
 _ANSWER_STRICT = re.compile(r"\b(YES|NO)\b")
 _ANSWER_LOOSE = re.compile(r"\b(yes|no|unsupported|not supported|supported|true|false)\b", re.IGNORECASE)
 # A line that is an answer and nothing else: "YES", "NO - not stated", "Answer: NO".
@@ -80,8 +83,15 @@ _BARE_ANSWER = re.compile(
     r"^(?:(?:answer|verdict)\s*[:：]?\s*)?(yes|no|unsupported|not supported|supported|true|false)\b(.*)$",
     re.IGNORECASE,
 )
-ANSWER_WORDS = {"yes": "YES", "supported": "YES", "true": "YES",
-                "no": "NO", "unsupported": "NO", "not supported": "NO", "false": "NO"}
+ANSWER_WORDS = {
+    "yes": "YES",
+    "supported": "YES",
+    "true": "YES",
+    "no": "NO",
+    "unsupported": "NO",
+    "not supported": "NO",
+    "false": "NO",
+}
 
 
 def _answer_in(body: str) -> str | None:
@@ -119,7 +129,7 @@ def numbered_lines(text: str, label: str = "claim") -> Iterator[tuple[str | None
             continue
         m = pattern.match(line)
         number = next((g for g in m.groups() if g), None) if m else None
-        yield (number.lower() if number else None), (line[m.end():] if m else line), line
+        yield (number.lower() if number else None), (line[m.end() :] if m else line), line
 
 
 def parse_answers(text: str, n_claims: int) -> list[str | None]:

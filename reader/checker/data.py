@@ -13,14 +13,22 @@ from collections import Counter
 from reader.checker import rewrites as rw
 from reader.text.tokens import CJK_CHARS
 
-SKIP_SECTION = re.compile(r"^\W*(?:\d+\W*)?(?:references|bibliography|acknowledg|author contributions|front matter|"
-                          r"supporting information|funding|competing interests|conflicts? of interest|"
-                          r"data availability|参考文献|致谢)", re.I)
-_DIRECTION = re.compile(r"\b(?:higher|lower|more|less|better|worse|outperform\w*|improv\w*|increas\w*|"
-                        r"decreas\w*|larger|smaller|than|significant\w*|reduc\w*)\b", re.I)
-_STOP = set("the a an of in on for to and or with by from at as is are was were be been this that these those "
-            "it its we our their they which who than into over under between each both all any such can may "
-            "not no also more most other using used use based two one three first second new".split())
+SKIP_SECTION = re.compile(
+    r"^\W*(?:\d+\W*)?(?:references|bibliography|acknowledg|author contributions|front matter|"
+    r"supporting information|funding|competing interests|conflicts? of interest|"
+    r"data availability|参考文献|致谢)",
+    re.I,
+)
+_DIRECTION = re.compile(
+    r"\b(?:higher|lower|more|less|better|worse|outperform\w*|improv\w*|increas\w*|"
+    r"decreas\w*|larger|smaller|than|significant\w*|reduc\w*)\b",
+    re.I,
+)
+_STOP = set(
+    "the a an of in on for to and or with by from at as is are was were be been this that these those "
+    "it its we our their they which who than into over under between each both all any such can may "
+    "not no also more most other using used use based two one three first second new".split()
+)
 
 
 def usable_sentence(s: str) -> bool:
@@ -42,11 +50,15 @@ def paper_terms(sentences: list[str], n: int = 30) -> list[str]:
 
 def claims_for(paper: dict, foreign: list[str], rng: random.Random, per_paper: int) -> list[dict]:
     sources = paper["sentences"]
-    rich = [i for i, (s, _) in enumerate(sources) if rw._checkable_numbers(s) or rw._names(s) or _DIRECTION.search(s)]
+    rich = [
+        i
+        for i, (s, _) in enumerate(sources)
+        if rw._checkable_numbers(s) or rw._names(s) or _DIRECTION.search(s)
+    ]
     plain = [i for i in range(len(sources)) if i not in set(rich)]
     rng.shuffle(rich)
     rng.shuffle(plain)
-    chosen = sorted((rich[:int(per_paper * 0.75)] + plain)[:per_paper])
+    chosen = sorted((rich[: int(per_paper * 0.75)] + plain)[:per_paper])
     numbers, names, terms = paper["numbers"], paper["names"], paper["terms"]
     out = []
 
@@ -58,7 +70,9 @@ def claims_for(paper: dict, foreign: list[str], rng: random.Random, per_paper: i
         s, chunk = sources[i]
         src = [(s, chunk)]
         add(rw.third_person(s, rng) or s, 1, "verbatim", src)
-        for kind in rng.sample(["reported", "compressed", "reformatted", "rounded", "synonyms", "paraphrased"], 3):
+        for kind in rng.sample(
+            ["reported", "compressed", "reformatted", "rounded", "synonyms", "paraphrased"], 3
+        ):
             add(getattr(rw, kind)(s, rng), 1, kind, src)
         if rng.random() < 0.3 and i + 1 < len(sources) and sources[i + 1][1] == chunk:
             add(rw.fused(s, sources[i + 1][0], rng), 1, "fused", src + [sources[i + 1]])
@@ -81,7 +95,12 @@ def claims_for(paper: dict, foreign: list[str], rng: random.Random, per_paper: i
                 add(rw.surface(claim, rng) if rng.random() < 0.5 else claim, 0, kind, src)
                 made += 1
     for _ in range(max(4, per_paper // 4)):
-        add(rw.invented_claim(names, terms, rng.choice(foreign) if foreign else None, rng), 0, "invented_claim", [])
+        add(
+            rw.invented_claim(names, terms, rng.choice(foreign) if foreign else None, rng),
+            0,
+            "invented_claim",
+            [],
+        )
     return out
 
 

@@ -54,16 +54,17 @@ class ClaimChecker:
         if self._model is not None:
             return
         if not (self.directory / "model.safetensors").is_file():
-            raise CheckerMissing(f"{self.directory}: no model.safetensors; reinstall reader or "
-                                 "run scripts/train_checker.py to make it")
+            raise CheckerMissing(
+                f"{self.directory}: no model.safetensors; reinstall reader or "
+                "run scripts/train_checker.py to make it"
+            )
         import torch
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         if self.threads:
             torch.set_num_threads(self.threads)
         self._tokenizer = AutoTokenizer.from_pretrained(self.directory, local_files_only=True)
-        model = AutoModelForSequenceClassification.from_pretrained(
-            self.directory, local_files_only=True)
+        model = AutoModelForSequenceClassification.from_pretrained(self.directory, local_files_only=True)
         self._model = model.float().eval()
 
     def score_pairs(self, pairs: list[tuple[str, str]]) -> list[float]:
@@ -76,9 +77,15 @@ class ClaimChecker:
         with self._lock, torch.inference_mode():
             self._load()
             for start in range(0, len(pairs), BATCH):
-                chunk = pairs[start:start + BATCH]
-                batch = self._tokenizer([c for c, _ in chunk], [e for _, e in chunk], truncation="only_second",
-                                        max_length=MAX_TOKENS, padding=True, return_tensors="pt")
+                chunk = pairs[start : start + BATCH]
+                batch = self._tokenizer(
+                    [c for c, _ in chunk],
+                    [e for _, e in chunk],
+                    truncation="only_second",
+                    max_length=MAX_TOKENS,
+                    padding=True,
+                    return_tensors="pt",
+                )
                 logits = self._model(**batch).logits[:, 0]
                 out.extend(torch.sigmoid(logits).tolist())
         return out

@@ -18,87 +18,285 @@ import re
 
 from reader.audit.guards import parse_numbers
 
-SUPPORTED_KINDS = ("verbatim", "third_person", "reported", "compressed", "reformatted", "rounded", "synonyms",
-                   "paraphrased", "fused")
-UNSUPPORTED_KINDS = ("changed_number", "swapped_number", "invented_name", "moved_relation",
-                     "reversed_relation", "negation", "invented_claim")
+SUPPORTED_KINDS = (
+    "verbatim",
+    "third_person",
+    "reported",
+    "compressed",
+    "reformatted",
+    "rounded",
+    "synonyms",
+    "paraphrased",
+    "fused",
+)
+UNSUPPORTED_KINDS = (
+    "changed_number",
+    "swapped_number",
+    "invented_name",
+    "moved_relation",
+    "reversed_relation",
+    "negation",
+    "invented_claim",
+)
 
 _NUMBER = re.compile(r"(?<![\w.\-])(\d+(?:\.\d+)?)(\s?%)?(?![\w.]*[A-Za-z])(?!\.\d)")
 NAME = re.compile(r"(?<![\w-])(?:[A-Z][a-z]*[A-Z0-9][\w-]*|[A-Z]{2,}[\w-]*)(?![\w-])")
 
 _FIRST_PERSON = [
-    (r"\bWe\b", "The authors"), (r"\bwe\b", "the authors"), (r"\bOur\b", "Their"), (r"\bour\b", "their"),
-    (r"\bus\b", "them"), (r"\bIn this paper\b", "In the paper"), (r"\bin this paper\b", "in the paper"),
-    (r"\bIn this work\b", "In the work"), (r"\bthis paper\b", "the paper"), (r"\bThis paper\b", "The paper"),
+    (r"\bWe\b", "The authors"),
+    (r"\bwe\b", "the authors"),
+    (r"\bOur\b", "Their"),
+    (r"\bour\b", "their"),
+    (r"\bus\b", "them"),
+    (r"\bIn this paper\b", "In the paper"),
+    (r"\bin this paper\b", "in the paper"),
+    (r"\bIn this work\b", "In the work"),
+    (r"\bthis paper\b", "the paper"),
+    (r"\bThis paper\b", "The paper"),
 ]
-_REPORTING = ("The paper reports that {}", "The authors state that {}", "According to the paper, {}",
-              "The authors find that {}", "It is reported that {}", "The study shows that {}")
+_REPORTING = (
+    "The paper reports that {}",
+    "The authors state that {}",
+    "According to the paper, {}",
+    "The authors find that {}",
+    "It is reported that {}",
+    "The study shows that {}",
+)
 _SYNONYMS = {
-    "shows": "demonstrates", "show": "demonstrate", "uses": "employs", "use": "employ", "used": "employed",
-    "improves": "enhances", "improve": "enhance", "method": "approach", "approach": "method",
-    "results": "findings", "significant": "substantial", "obtain": "achieve", "obtains": "achieves",
-    "achieves": "attains", "large": "big", "small": "little", "important": "key", "propose": "introduce",
-    "proposed": "introduced", "proposes": "introduces", "however": "yet", "therefore": "thus",
-    "measured": "assessed", "evaluate": "assess", "evaluated": "assessed", "data": "dataset",
-    "performance": "accuracy", "task": "problem", "increase": "rise", "paper": "article",
-    "study": "work", "samples": "specimens", "participants": "subjects", "using": "employing",
-    "compared": "contrasted", "several": "a number of", "many": "numerous", "found": "observed",
-    "shown": "demonstrated", "showed": "demonstrated", "demonstrate": "show", "reveal": "show",
-    "revealed": "showed", "indicate": "suggest", "indicates": "suggests", "indicated": "suggested",
-    "suggest": "indicate", "examine": "investigate", "examined": "investigated", "investigate": "study",
-    "investigated": "studied", "analysed": "analyzed", "analyzed": "examined", "analysis": "examination",
-    "require": "need", "requires": "needs", "required": "needed", "provide": "give", "provides": "gives",
-    "allow": "enable", "allows": "enables", "obtained": "achieved", "achieve": "reach", "achieved": "reached",
-    "reach": "attain", "reached": "attained", "perform": "carry out", "performed": "carried out",
-    "model": "system", "models": "systems", "technique": "method", "techniques": "methods",
-    "experiment": "test", "experiments": "tests", "dataset": "corpus", "datasets": "corpora",
-    "accuracy": "correctness", "error": "mistake", "errors": "mistakes", "typically": "usually",
-    "often": "frequently", "generally": "in general", "approximately": "about", "roughly": "about",
-    "about": "roughly", "entire": "whole", "overall": "in total", "total": "overall", "main": "principal",
-    "major": "principal", "novel": "new", "new": "novel", "previous": "earlier", "prior": "earlier",
-    "existing": "current", "current": "present", "effect": "influence", "effects": "influences",
-    "impact": "effect", "associated": "linked", "related": "linked", "correlated": "associated",
-    "patients": "subjects", "individuals": "people", "people": "persons", "children": "young people",
-    "consists": "is composed", "contains": "includes", "include": "contain", "includes": "contains",
-    "consider": "take into account", "considered": "regarded", "observed": "seen", "recorded": "logged",
-    "applied": "used", "apply": "use", "build": "construct", "built": "constructed", "construct": "build",
-    "identify": "find", "identified": "found", "determine": "establish", "determined": "established",
-    "estimate": "assess", "estimated": "assessed", "calculated": "computed", "compute": "calculate",
-    "computed": "calculated", "collected": "gathered", "selected": "chosen", "chosen": "selected",
-    "various": "different", "different": "distinct", "similar": "comparable", "comparable": "similar",
-    "individual": "single", "single": "one", "each": "every", "every": "each", "whole": "entire",
-    "quickly": "rapidly", "rapidly": "quickly", "clearly": "plainly", "mainly": "mostly", "mostly": "largely",
-    "largely": "mostly", "strongly": "markedly", "widely": "broadly", "commonly": "frequently",
+    "shows": "demonstrates",
+    "show": "demonstrate",
+    "uses": "employs",
+    "use": "employ",
+    "used": "employed",
+    "improves": "enhances",
+    "improve": "enhance",
+    "method": "approach",
+    "approach": "method",
+    "results": "findings",
+    "significant": "substantial",
+    "obtain": "achieve",
+    "obtains": "achieves",
+    "achieves": "attains",
+    "large": "big",
+    "small": "little",
+    "important": "key",
+    "propose": "introduce",
+    "proposed": "introduced",
+    "proposes": "introduces",
+    "however": "yet",
+    "therefore": "thus",
+    "measured": "assessed",
+    "evaluate": "assess",
+    "evaluated": "assessed",
+    "data": "dataset",
+    "performance": "accuracy",
+    "task": "problem",
+    "increase": "rise",
+    "paper": "article",
+    "study": "work",
+    "samples": "specimens",
+    "participants": "subjects",
+    "using": "employing",
+    "compared": "contrasted",
+    "several": "a number of",
+    "many": "numerous",
+    "found": "observed",
+    "shown": "demonstrated",
+    "showed": "demonstrated",
+    "demonstrate": "show",
+    "reveal": "show",
+    "revealed": "showed",
+    "indicate": "suggest",
+    "indicates": "suggests",
+    "indicated": "suggested",
+    "suggest": "indicate",
+    "examine": "investigate",
+    "examined": "investigated",
+    "investigate": "study",
+    "investigated": "studied",
+    "analysed": "analyzed",
+    "analyzed": "examined",
+    "analysis": "examination",
+    "require": "need",
+    "requires": "needs",
+    "required": "needed",
+    "provide": "give",
+    "provides": "gives",
+    "allow": "enable",
+    "allows": "enables",
+    "obtained": "achieved",
+    "achieve": "reach",
+    "achieved": "reached",
+    "reach": "attain",
+    "reached": "attained",
+    "perform": "carry out",
+    "performed": "carried out",
+    "model": "system",
+    "models": "systems",
+    "technique": "method",
+    "techniques": "methods",
+    "experiment": "test",
+    "experiments": "tests",
+    "dataset": "corpus",
+    "datasets": "corpora",
+    "accuracy": "correctness",
+    "error": "mistake",
+    "errors": "mistakes",
+    "typically": "usually",
+    "often": "frequently",
+    "generally": "in general",
+    "approximately": "about",
+    "roughly": "about",
+    "about": "roughly",
+    "entire": "whole",
+    "overall": "in total",
+    "total": "overall",
+    "main": "principal",
+    "major": "principal",
+    "novel": "new",
+    "new": "novel",
+    "previous": "earlier",
+    "prior": "earlier",
+    "existing": "current",
+    "current": "present",
+    "effect": "influence",
+    "effects": "influences",
+    "impact": "effect",
+    "associated": "linked",
+    "related": "linked",
+    "correlated": "associated",
+    "patients": "subjects",
+    "individuals": "people",
+    "people": "persons",
+    "children": "young people",
+    "consists": "is composed",
+    "contains": "includes",
+    "include": "contain",
+    "includes": "contains",
+    "consider": "take into account",
+    "considered": "regarded",
+    "observed": "seen",
+    "recorded": "logged",
+    "applied": "used",
+    "apply": "use",
+    "build": "construct",
+    "built": "constructed",
+    "construct": "build",
+    "identify": "find",
+    "identified": "found",
+    "determine": "establish",
+    "determined": "established",
+    "estimate": "assess",
+    "estimated": "assessed",
+    "calculated": "computed",
+    "compute": "calculate",
+    "computed": "calculated",
+    "collected": "gathered",
+    "selected": "chosen",
+    "chosen": "selected",
+    "various": "different",
+    "different": "distinct",
+    "similar": "comparable",
+    "comparable": "similar",
+    "individual": "single",
+    "single": "one",
+    "each": "every",
+    "every": "each",
+    "whole": "entire",
+    "quickly": "rapidly",
+    "rapidly": "quickly",
+    "clearly": "plainly",
+    "mainly": "mostly",
+    "mostly": "largely",
+    "largely": "mostly",
+    "strongly": "markedly",
+    "widely": "broadly",
+    "commonly": "frequently",
 }
 _PHRASES = [
-    ("in order to", "to"), ("a large number of", "many"), ("as well as", "and"), ("compared to", "relative to"),
-    ("compared with", "relative to"), ("due to", "because of"), ("is able to", "can"), ("are able to", "can"),
-    ("based on", "on the basis of"), ("in addition to", "besides"), ("a number of", "several"),
-    ("in terms of", "regarding"), ("with respect to", "regarding"), ("such as", "for example"),
-    ("in contrast", "by contrast"), ("at least", "no fewer than"), ("the majority of", "most"),
-    ("prior to", "before"), ("in the case of", "for"), ("it is possible to", "one can"),
-    ("was used", "was employed"), ("were used", "were employed"), ("leads to", "results in"),
-    ("lead to", "result in"), ("results in", "leads to"), ("make use of", "use"), ("take place", "occur"),
+    ("in order to", "to"),
+    ("a large number of", "many"),
+    ("as well as", "and"),
+    ("compared to", "relative to"),
+    ("compared with", "relative to"),
+    ("due to", "because of"),
+    ("is able to", "can"),
+    ("are able to", "can"),
+    ("based on", "on the basis of"),
+    ("in addition to", "besides"),
+    ("a number of", "several"),
+    ("in terms of", "regarding"),
+    ("with respect to", "regarding"),
+    ("such as", "for example"),
+    ("in contrast", "by contrast"),
+    ("at least", "no fewer than"),
+    ("the majority of", "most"),
+    ("prior to", "before"),
+    ("in the case of", "for"),
+    ("it is possible to", "one can"),
+    ("was used", "was employed"),
+    ("were used", "were employed"),
+    ("leads to", "results in"),
+    ("lead to", "result in"),
+    ("results in", "leads to"),
+    ("make use of", "use"),
+    ("take place", "occur"),
 ]
 # Pairs of words whose exchange turns a relation round (each direction is listed once).
 _OPPOSITES = [
-    ("higher", "lower"), ("increase", "decrease"), ("increases", "decreases"), ("increased", "decreased"),
-    ("increasing", "decreasing"), ("more", "less"), ("larger", "smaller"), ("better", "worse"),
-    ("best", "worst"), ("outperforms", "underperforms"), ("outperform", "underperform"),
-    ("improves", "degrades"), ("improved", "degraded"), ("improve", "degrade"), ("positive", "negative"),
-    ("positively", "negatively"), ("faster", "slower"), ("above", "below"), ("maximum", "minimum"),
-    ("before", "after"), ("greater", "smaller"), ("highest", "lowest"), ("gain", "loss"),
-    ("gains", "losses"), ("reduces", "raises"), ("reduced", "raised"), ("strong", "weak"),
-    ("stronger", "weaker"), ("longer", "shorter"), ("zero-shot", "fine-tuned"), ("supervised", "unsupervised"),
-    ("significantly", "not significantly"), ("enhanced", "suppressed"), ("upregulated", "downregulated"),
-    ("inhibits", "promotes"), ("inhibited", "promoted"), ("rise", "fall"), ("earlier", "later"),
-    ("majority", "minority"), ("most", "fewest"), ("superior", "inferior"), ("easier", "harder"),
-    ("accurate", "inaccurate"), ("efficient", "inefficient"), ("consistent", "inconsistent"),
+    ("higher", "lower"),
+    ("increase", "decrease"),
+    ("increases", "decreases"),
+    ("increased", "decreased"),
+    ("increasing", "decreasing"),
+    ("more", "less"),
+    ("larger", "smaller"),
+    ("better", "worse"),
+    ("best", "worst"),
+    ("outperforms", "underperforms"),
+    ("outperform", "underperform"),
+    ("improves", "degrades"),
+    ("improved", "degraded"),
+    ("improve", "degrade"),
+    ("positive", "negative"),
+    ("positively", "negatively"),
+    ("faster", "slower"),
+    ("above", "below"),
+    ("maximum", "minimum"),
+    ("before", "after"),
+    ("greater", "smaller"),
+    ("highest", "lowest"),
+    ("gain", "loss"),
+    ("gains", "losses"),
+    ("reduces", "raises"),
+    ("reduced", "raised"),
+    ("strong", "weak"),
+    ("stronger", "weaker"),
+    ("longer", "shorter"),
+    ("zero-shot", "fine-tuned"),
+    ("supervised", "unsupervised"),
+    ("significantly", "not significantly"),
+    ("enhanced", "suppressed"),
+    ("upregulated", "downregulated"),
+    ("inhibits", "promotes"),
+    ("inhibited", "promoted"),
+    ("rise", "fall"),
+    ("earlier", "later"),
+    ("majority", "minority"),
+    ("most", "fewest"),
+    ("superior", "inferior"),
+    ("easier", "harder"),
+    ("accurate", "inaccurate"),
+    ("efficient", "inefficient"),
+    ("consistent", "inconsistent"),
 ]
 _OPPOSITE = {a: b for a, b in _OPPOSITES} | {b: a for a, b in _OPPOSITES}
-_OPPOSITE_WORD = re.compile(r"\b(" + "|".join(sorted(map(re.escape, _OPPOSITE), key=len, reverse=True)) + r")\b",
-                            re.IGNORECASE)
-_AUXILIARY = re.compile(r"\b(is|are|was|were|can|could|does|do|did|has|have|had|will|would|may|should)\b(?! not)")
+_OPPOSITE_WORD = re.compile(
+    r"\b(" + "|".join(sorted(map(re.escape, _OPPOSITE), key=len, reverse=True)) + r")\b", re.IGNORECASE
+)
+_AUXILIARY = re.compile(
+    r"\b(is|are|was|were|can|could|does|do|did|has|have|had|will|would|may|should)\b(?! not)"
+)
 _NEGATED = re.compile(r"\b(is|are|was|were|can|could|does|do|did|has|have|had|will|would|may|should) not\b")
 _SYLLABLES = ("ka", "ro", "ven", "tal", "mi", "dex", "sor", "lu", "qua", "bri", "zen", "mo", "ple", "tra")
 # Claims of the kinds a critique invents: a limitation, a cause or a comparison the paper never states.
@@ -144,15 +342,17 @@ def compressed(sentence: str, rng: random.Random) -> str | None:
     no_paren = re.sub(r"\s*\([^()]{3,80}\)", "", sentence)
     if no_paren != sentence:
         options.append(no_paren)
-    lead = re.match(r"^(?:However|Moreover|In addition|Furthermore|Additionally|Thus|Therefore|Finally|"
-                    r"In particular|Overall|Similarly|Here|Specifically|Notably|First|Second|Third)\s*,\s*",
-                    sentence)
+    lead = re.match(
+        r"^(?:However|Moreover|In addition|Furthermore|Additionally|Thus|Therefore|Finally|"
+        r"In particular|Overall|Similarly|Here|Specifically|Notably|First|Second|Third)\s*,\s*",
+        sentence,
+    )
     if lead:
-        rest = sentence[lead.end():]
+        rest = sentence[lead.end() :]
         options.append(rest[:1].upper() + rest[1:])
     tail = re.search(r",\s*(?:which|while|whereas|where|as well as|thereby)\b[^,]*[.]$", sentence)
     if tail and tail.start() > 40:
-        options.append(sentence[:tail.start()] + ".")
+        options.append(sentence[: tail.start()] + ".")
     return rng.choice(options) if options else None
 
 
@@ -176,7 +376,7 @@ def reformatted(sentence: str, rng: random.Random) -> str | None:
     if not matches:
         return None
     m = rng.choice(matches)
-    return sentence[:m.start()] + _reformat(m.group(1), m.group(2)) + sentence[m.end():]
+    return sentence[: m.start()] + _reformat(m.group(1), m.group(2)) + sentence[m.end() :]
 
 
 def synonyms(sentence: str, rng: random.Random) -> str | None:
@@ -191,7 +391,7 @@ def synonyms(sentence: str, rng: random.Random) -> str | None:
         return None
     chosen = rng.sample(words, k=min(len(words), rng.randint(1, 4)))
     for m in sorted(chosen, key=lambda m: m.start(), reverse=True):
-        out = out[:m.start()] + _match_case(_SYNONYMS[m.group(0).lower()], m.group(0)) + out[m.end():]
+        out = out[: m.start()] + _match_case(_SYNONYMS[m.group(0).lower()], m.group(0)) + out[m.end() :]
     return third_person(out, rng) or out
 
 
@@ -204,8 +404,7 @@ def fused(sentence: str, following: str, rng: random.Random) -> str | None:
 
 
 def _checkable_numbers(sentence: str) -> list[re.Match]:
-    return [m for m in _NUMBER.finditer(sentence)
-            if "." in m.group(1) or m.group(2) or int(m.group(1)) >= 10]
+    return [m for m in _NUMBER.finditer(sentence) if "." in m.group(1) or m.group(2) or int(m.group(1)) >= 10]
 
 
 def changed_number(sentence: str, rng: random.Random) -> str | None:
@@ -225,7 +424,7 @@ def changed_number(sentence: str, rng: random.Random) -> str | None:
             new = str(value + rng.choice((-3, -2, -1, 1, 2, 3)))
         else:
             new = str(max(1, round(value * rng.choice((0.5, 0.7, 1.3, 1.5, 2.0)) + rng.randint(-2, 2))))
-    return None if new == raw else sentence[:m.start(1)] + new + sentence[m.end(1):]
+    return None if new == raw else sentence[: m.start(1)] + new + sentence[m.end(1) :]
 
 
 def swapped_number(sentence: str, paper_numbers: list[str], rng: random.Random) -> str | None:
@@ -240,11 +439,15 @@ def swapped_number(sentence: str, paper_numbers: list[str], rng: random.Random) 
 
         def like(other: str) -> bool:
             other_decimals = len(other.split(".")[1]) if "." in other else 0
-            return other_decimals == decimals and other not in own and 0.2 <= float(other) / max(float(raw), 1e-9) <= 5
+            return (
+                other_decimals == decimals
+                and other not in own
+                and 0.2 <= float(other) / max(float(raw), 1e-9) <= 5
+            )
 
         candidates = sorted({n for n in paper_numbers if like(n)})
         if candidates:
-            return sentence[:m.start(1)] + rng.choice(candidates) + sentence[m.end(1):]
+            return sentence[: m.start(1)] + rng.choice(candidates) + sentence[m.end(1) :]
     return None
 
 
@@ -267,7 +470,7 @@ def invented_name(sentence: str, other_names: list[str], rng: random.Random) -> 
         return None
     m = rng.choice(names)
     new = rng.choice(other_names) if other_names and rng.random() < 0.5 else _invented(rng, m.group(0))
-    return None if new == m.group(0) else sentence[:m.start()] + new + sentence[m.end():]
+    return None if new == m.group(0) else sentence[: m.start()] + new + sentence[m.end() :]
 
 
 def moved_relation(sentence: str, paper_names: list[str], rng: random.Random) -> str | None:
@@ -279,7 +482,7 @@ def moved_relation(sentence: str, paper_names: list[str], rng: random.Random) ->
     if not names or not candidates:
         return None
     m = rng.choice(names)
-    return sentence[:m.start()] + rng.choice(candidates) + sentence[m.end():]
+    return sentence[: m.start()] + rng.choice(candidates) + sentence[m.end() :]
 
 
 def reversed_relation(sentence: str, rng: random.Random) -> str | None:
@@ -288,7 +491,11 @@ def reversed_relation(sentence: str, rng: random.Random) -> str | None:
     matches = list(_OPPOSITE_WORD.finditer(sentence))
     if matches:
         m = rng.choice(matches)
-        return sentence[:m.start()] + _match_case(_OPPOSITE[m.group(0).lower()], m.group(0)) + sentence[m.end():]
+        return (
+            sentence[: m.start()]
+            + _match_case(_OPPOSITE[m.group(0).lower()], m.group(0))
+            + sentence[m.end() :]
+        )
     return None
 
 
@@ -296,16 +503,17 @@ def negation(sentence: str, rng: random.Random) -> str | None:
     negated = list(_NEGATED.finditer(sentence))
     if negated:
         m = rng.choice(negated)
-        return sentence[:m.start()] + m.group(1) + sentence[m.end():]
+        return sentence[: m.start()] + m.group(1) + sentence[m.end() :]
     plain = list(_AUXILIARY.finditer(sentence))
     if not plain:
         return None
     m = rng.choice(plain)
-    return sentence[:m.end()] + " not" + sentence[m.end():]
+    return sentence[: m.end()] + " not" + sentence[m.end() :]
 
 
-def invented_claim(paper_names: list[str], paper_terms: list[str], foreign_sentence: str | None,
-                   rng: random.Random) -> str | None:
+def invented_claim(
+    paper_names: list[str], paper_terms: list[str], foreign_sentence: str | None, rng: random.Random
+) -> str | None:
     """What the paper does not state: a template filled with the paper's own names or terms, or a
     sentence of another paper said of this one."""
     pool = paper_names + paper_terms
@@ -333,12 +541,14 @@ def paper_names(texts: list[str], min_count: int = 2) -> list[str]:
 
 def rounded(sentence: str, rng: random.Random) -> str | None:
     """A decimal rounded to one digit fewer (84.27 → 84.3), as a summary writes it."""
-    matches = [m for m in _NUMBER.finditer(sentence) if "." in m.group(1) and len(m.group(1).split(".")[1]) >= 2]
+    matches = [
+        m for m in _NUMBER.finditer(sentence) if "." in m.group(1) and len(m.group(1).split(".")[1]) >= 2
+    ]
     if not matches:
         return None
     m = rng.choice(matches)
     digits = len(m.group(1).split(".")[1]) - 1
-    return sentence[:m.start(1)] + f"{float(m.group(1)):.{digits}f}" + sentence[m.end(1):]
+    return sentence[: m.start(1)] + f"{float(m.group(1)):.{digits}f}" + sentence[m.end(1) :]
 
 
 SURFACE = (reported, compressed, synonyms, reformatted)
@@ -359,8 +569,11 @@ def surface(claim: str, rng: random.Random) -> str:
     return edit(claim, rng) or claim
 
 
-_FILLER = re.compile(r"\b(?:the|a|an|very|also|then|thus|however|indeed|further|furthermore|respectively|"
-                     r"significantly|substantially|clearly|overall|in addition|in particular)\b\s*", re.I)
+_FILLER = re.compile(
+    r"\b(?:the|a|an|very|also|then|thus|however|indeed|further|furthermore|respectively|"
+    r"significantly|substantially|clearly|overall|in addition|in particular)\b\s*",
+    re.I,
+)
 
 
 def loosened(claim: str, rng: random.Random) -> str:

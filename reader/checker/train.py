@@ -76,14 +76,15 @@ def _batches(pairs: list[dict], tokenizer, size: int, rng: random.Random) -> lis
     window = size * 50
     out = []
     for start in range(0, len(order), window):
-        part = sorted(order[start:start + window], key=lambda p: len(p["claim"]) + len(p["evidence"]))
-        out += [part[i:i + size] for i in range(0, len(part), size)]
+        part = sorted(order[start : start + window], key=lambda p: len(p["claim"]) + len(p["evidence"]))
+        out += [part[i : i + size] for i in range(0, len(part), size)]
     rng.shuffle(out)
     return out
 
 
-def train(train_pairs: list[dict], val_pairs: list[dict], base: Path, out: Path,
-          config: TrainConfig, log=print) -> TrainResult:
+def train(
+    train_pairs: list[dict], val_pairs: list[dict], base: Path, out: Path, config: TrainConfig, log=print
+) -> TrainResult:
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
@@ -92,27 +93,39 @@ def train(train_pairs: list[dict], val_pairs: list[dict], base: Path, out: Path,
     torch.set_num_threads(config.threads)
     rng = random.Random(config.seed)
     tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
-    model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1, local_files_only=True).float()
+    model = AutoModelForSequenceClassification.from_pretrained(
+        base, num_labels=1, local_files_only=True
+    ).float()
 
     def encode(batch):
-        return tokenizer([p["claim"] for p in batch], [p["evidence"] for p in batch], truncation="only_second",
-                         max_length=config.max_tokens, padding=True, return_tensors="pt")
+        return tokenizer(
+            [p["claim"] for p in batch],
+            [p["evidence"] for p in batch],
+            truncation="only_second",
+            max_length=config.max_tokens,
+            padding=True,
+            return_tensors="pt",
+        )
 
     def evaluate() -> dict:
         model.eval()
         scores: list[float] = []
         with torch.inference_mode():
             for i in range(0, len(val_pairs), 64):
-                scores += torch.sigmoid(model(**encode(val_pairs[i:i + 64])).logits[:, 0]).tolist()
+                scores += torch.sigmoid(model(**encode(val_pairs[i : i + 64])).logits[:, 0]).tolist()
         model.train()
         labels = [p["label"] for p in val_pairs]
-        return {"auc": round(auc(labels, scores), 4), "balanced_accuracy": round(balanced_accuracy(labels, scores), 4)}
+        return {
+            "auc": round(auc(labels, scores), 4),
+            "balanced_accuracy": round(balanced_accuracy(labels, scores), 4),
+        }
 
     steps_total = math.ceil(config.max_pairs / config.batch_size)
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=0.01)
     warmup = max(1, int(steps_total * config.warmup))
     scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: min((s + 1) / warmup, max(0.0, (steps_total - s) / max(1, steps_total - warmup))))
+        optimizer, lambda s: min((s + 1) / warmup, max(0.0, (steps_total - s) / max(1, steps_total - warmup)))
+    )
     loss_fn = torch.nn.BCEWithLogitsLoss()
     result = TrainResult()
     best_state = None
@@ -135,16 +148,25 @@ def train(train_pairs: list[dict], val_pairs: list[dict], base: Path, out: Path,
             result.pairs_seen += len(batch)
             minutes = (time.perf_counter() - started) / 60
             if result.steps % 50 == 0:
-                log(f"step {result.steps}/{steps_total} loss {loss.item():.4f} "
-                    f"{result.pairs_seen / (minutes * 60):.1f} pairs/s {minutes:.1f} min")
-            last = (result.steps >= steps_total or minutes >= config.max_minutes
-                    or result.steps == config.max_steps)
+                log(
+                    f"step {result.steps}/{steps_total} loss {loss.item():.4f} "
+                    f"{result.pairs_seen / (minutes * 60):.1f} pairs/s {minutes:.1f} min"
+                )
+            last = (
+                result.steps >= steps_total
+                or minutes >= config.max_minutes
+                or result.steps == config.max_steps
+            )
             if result.steps % config.eval_every == 0 or last:
                 scores = evaluate()
                 result.history.append({"step": result.steps, **scores})
                 log(f"eval step {result.steps}: {scores}")
                 if scores["auc"] > best_score:
-                    best_score, best_state, waited = scores["auc"], {k: v.clone() for k, v in model.state_dict().items()}, 0
+                    best_score, best_state, waited = (
+                        scores["auc"],
+                        {k: v.clone() for k, v in model.state_dict().items()},
+                        0,
+                    )
                     result.best_step, result.best_val = result.steps, scores
                 else:
                     waited += 1

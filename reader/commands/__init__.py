@@ -7,19 +7,27 @@ def ALL_COMMANDS():
     #   from reader.commands.papers import ingest, papers, rm
     #   commands += [ingest, papers, rm]
     from reader.commands.papers import ingest, papers, rm
+
     commands += [ingest, papers, rm]
     from reader.commands.serve import serve
+
     commands += [serve]
     from reader.commands.llm import stats
+
     commands += [stats]
     from reader.commands.ask import ask_cmd, calibrate_cmd
+
     commands += [ask_cmd, calibrate_cmd]
     from reader.commands.search import reindex, search
+
     commands += [search, reindex]
     from reader.commands.review import export, review
+
     commands += [review, export]
     from reader.commands.read import audit, read, show
+
     commands += [read, show, audit]
     from reader.commands.worker import jobs, worker
+
     commands += [worker, jobs]
     return commands

@@ -23,12 +23,14 @@ def format_result(result) -> str:
             tag = " [external]" if source.external else ""
             lines.append(f"  [{n}] {source.source_label}{tag}  (relevance {source.score:.2f})")
             quote = source.refined or source.text
-            lines.append(f"      \"{quote[:400]}{'…' if len(quote) > 400 else ''}\"")
+            lines.append(f'      "{quote[:400]}{"…" if len(quote) > 400 else ""}"')
         lines.append("")
     lines.append(f"Grounded: {'yes' if result.grounded else 'no'} — {result.grounded_reason}")
-    lines.append(f"Route: {result.route} · confidence {result.confidence:.2f}"
-                 + (f" · rewrites: {'; '.join(result.rewrites)}" if result.rewrites else "")
-                 + (" · searched the rest of the library" if result.fallback_used and result.paper_id else ""))
+    lines.append(
+        f"Route: {result.route} · confidence {result.confidence:.2f}"
+        + (f" · rewrites: {'; '.join(result.rewrites)}" if result.rewrites else "")
+        + (" · searched the rest of the library" if result.fallback_used and result.paper_id else "")
+    )
     lines.append(f"{result.llm_calls} LLM calls · {result.tokens:,} tokens · {result.seconds:.1f} s")
     lines.extend(f"note: {note}" for note in result.notes)
     return "\n".join(lines)
@@ -36,19 +38,34 @@ def format_result(result) -> str:
 
 @click.command("ask")
 @click.argument("question", required=False)
-@click.option("--paper", "paper_ref", help="Ask about this paper (id, id prefix, path or title prefix); "
-              "default: the whole library.")
+@click.option(
+    "--paper",
+    "paper_ref",
+    help="Ask about this paper (id, id prefix, path or title prefix); default: the whole library.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the answer, sources and grades as JSON.")
 @click.option("--interactive", "-i", is_flag=True, help="Keep asking until an empty line or Ctrl-D.")
-@click.option("--threshold", type=click.FloatRange(0, 1), default=None,
-              help="Grade a chunk must reach to be used as evidence (default: READER_CRAG_THRESHOLD, "
-                   f"{_DEFAULT.threshold:g}).")
-@click.option("--max-corrections", type=click.IntRange(0, 3), default=1, show_default=True,
-              help="Corrective retrieval rounds allowed per question.")
-@click.option("--external", metavar="NAMES",
-              help="Also search these scholarly services when the papers do not answer: "
-                   "semantic-scholar, arxiv, openalex (comma-separated), or off. Sends the question to "
-                   "them. Default: READER_EXTERNAL_SEARCH (off).")
+@click.option(
+    "--threshold",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="Grade a chunk must reach to be used as evidence (default: READER_CRAG_THRESHOLD, "
+    f"{_DEFAULT.threshold:g}).",
+)
+@click.option(
+    "--max-corrections",
+    type=click.IntRange(0, 3),
+    default=1,
+    show_default=True,
+    help="Corrective retrieval rounds allowed per question.",
+)
+@click.option(
+    "--external",
+    metavar="NAMES",
+    help="Also search these scholarly services when the papers do not answer: "
+    "semantic-scholar, arxiv, openalex (comma-separated), or off. Sends the question to "
+    "them. Default: READER_EXTERNAL_SEARCH (off).",
+)
 @click.pass_obj
 def ask_cmd(app, question, paper_ref, as_json, interactive, threshold, max_corrections, external):
     """Answer a question from the papers with Corrective RAG.
@@ -68,8 +85,9 @@ def ask_cmd(app, question, paper_ref, as_json, interactive, threshold, max_corre
     paper_id = app.paper(paper_ref).id if paper_ref else None
 
     def answer(text: str) -> None:
-        result = app.ask(text, paper_id, threshold=threshold, max_corrections=max_corrections,
-                         external=external)
+        result = app.ask(
+            text, paper_id, threshold=threshold, max_corrections=max_corrections, external=external
+        )
         if as_json:
             echo_json(result.to_json())
         else:
@@ -77,16 +95,17 @@ def ask_cmd(app, question, paper_ref, as_json, interactive, threshold, max_corre
 
     if not interactive:
         if not question:
-            raise ReaderError("give a question, e.g. reader ask \"Which baselines do they compare "
-                              "against?\", or use --interactive")
+            raise ReaderError(
+                'give a question, e.g. reader ask "Which baselines do they compare '
+                'against?", or use --interactive'
+            )
         answer(question)
         return
     if question:
         answer(question)
     while True:
         try:
-            text = click.prompt("question", default="", show_default=False, prompt_suffix="> ",
-                                err=True)
+            text = click.prompt("question", default="", show_default=False, prompt_suffix="> ", err=True)
         except (EOFError, click.Abort):
             break
         if text.strip().lower() in ("", "quit", "exit", ":q"):
@@ -102,41 +121,105 @@ _QUOTE_DEFAULT = "off" if _DEFAULT.quote_threshold is None else f"{_DEFAULT.quot
 
 
 @click.command("calibrate")
-@click.option("--questions", "questions_file", required=True, type=click.Path(dir_okay=False),
-              help="JSONL file of labelled questions (see eval/questions.jsonl).")
-@click.option("--thresholds", default="0.5,0.6,0.7", show_default=True,
-              help="Comma-separated grade thresholds to compare.")
-@click.option("--routing", default=_DEFAULT.routing, show_default=True,
-              help="Routing rules to compare: counts, confidence or counts,confidence.")
-@click.option("--theta-high", default=f"{_DEFAULT.theta_high:g}", show_default=True,
-              help="Comma-separated theta_high values (confidence routing).")
-@click.option("--theta-low", default=f"{_DEFAULT.theta_low:g}", show_default=True,
-              help="Comma-separated theta_low values (confidence routing).")
-@click.option("--keep", "keep", default=None,
-              help="Comma-separated P(YES) thresholds for keeping a passage under confidence routing "
-                   "(default: the --thresholds values).")
-@click.option("--quote", "quote", default=_QUOTE_DEFAULT, show_default=True,
-              help="Comma-separated quote thresholds: the grader's P(YES) at which a refused answer "
-                   "quotes the passage instead; off never quotes.")
-@click.option("--refusal", default=_DEFAULT.refusal, show_default=True,
-              help="Who may answer \"not found\" once evidence was kept: writer, grader (not the writer "
-                   "on a correct route), p_yes (the grader's best P(YES) decides) or several to compare.")
-@click.option("--answer-p-yes", "answer_p_yes", default=f"{_DEFAULT.answer_p_yes:g}", show_default=True,
-              help="With --refusal p_yes: comma-separated P(YES) values the best graded passage needs "
-                   "for the writer to answer (below them the answer is \"not found\").")
-@click.option("--ungrounded", default=_DEFAULT.ungrounded, show_default=True,
-              help="An answer the groundedness check finds unsupported: keep (marked ungrounded), "
-                   "refuse (withheld: not found) or keep,refuse to compare.")
-@click.option("--rows", "rows_file", type=click.Path(dir_okay=False), default=None,
-              help="Append every answer (setting and scored row) to this JSONL file as it comes, "
-                   "so a run cut short keeps what it measured.")
+@click.option(
+    "--questions",
+    "questions_file",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="JSONL file of labelled questions (see eval/questions.jsonl).",
+)
+@click.option(
+    "--thresholds",
+    default="0.5,0.6,0.7",
+    show_default=True,
+    help="Comma-separated grade thresholds to compare.",
+)
+@click.option(
+    "--routing",
+    default=_DEFAULT.routing,
+    show_default=True,
+    help="Routing rules to compare: counts, confidence or counts,confidence.",
+)
+@click.option(
+    "--theta-high",
+    default=f"{_DEFAULT.theta_high:g}",
+    show_default=True,
+    help="Comma-separated theta_high values (confidence routing).",
+)
+@click.option(
+    "--theta-low",
+    default=f"{_DEFAULT.theta_low:g}",
+    show_default=True,
+    help="Comma-separated theta_low values (confidence routing).",
+)
+@click.option(
+    "--keep",
+    "keep",
+    default=None,
+    help="Comma-separated P(YES) thresholds for keeping a passage under confidence routing "
+    "(default: the --thresholds values).",
+)
+@click.option(
+    "--quote",
+    "quote",
+    default=_QUOTE_DEFAULT,
+    show_default=True,
+    help="Comma-separated quote thresholds: the grader's P(YES) at which a refused answer "
+    "quotes the passage instead; off never quotes.",
+)
+@click.option(
+    "--refusal",
+    default=_DEFAULT.refusal,
+    show_default=True,
+    help='Who may answer "not found" once evidence was kept: writer, grader (not the writer '
+    "on a correct route), p_yes (the grader's best P(YES) decides) or several to compare.",
+)
+@click.option(
+    "--answer-p-yes",
+    "answer_p_yes",
+    default=f"{_DEFAULT.answer_p_yes:g}",
+    show_default=True,
+    help="With --refusal p_yes: comma-separated P(YES) values the best graded passage needs "
+    'for the writer to answer (below them the answer is "not found").',
+)
+@click.option(
+    "--ungrounded",
+    default=_DEFAULT.ungrounded,
+    show_default=True,
+    help="An answer the groundedness check finds unsupported: keep (marked ungrounded), "
+    "refuse (withheld: not found) or keep,refuse to compare.",
+)
+@click.option(
+    "--rows",
+    "rows_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Append every answer (setting and scored row) to this JSONL file as it comes, "
+    "so a run cut short keeps what it measured.",
+)
 @click.option("--write", is_flag=True, help="Store the recommended setting in the config file.")
 @click.option("--limit", type=int, default=None, help="Only the first N questions.")
 @click.option("--ids", default=None, help="Only these question ids (comma-separated), e.g. a01,n05.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_obj
-def calibrate_cmd(app, questions_file, thresholds, routing, theta_high, theta_low, keep, quote, refusal,
-                  answer_p_yes, ungrounded, rows_file, write, limit, ids, as_json):
+def calibrate_cmd(
+    app,
+    questions_file,
+    thresholds,
+    routing,
+    theta_high,
+    theta_low,
+    keep,
+    quote,
+    refusal,
+    answer_p_yes,
+    ungrounded,
+    rows_file,
+    write,
+    limit,
+    ids,
+    as_json,
+):
     """Run a labelled question set through `ask` for a grid of settings and recommend one.
 
     For each setting (routing rule, grade threshold, for confidence routing theta_high
@@ -152,6 +235,7 @@ def calibrate_cmd(app, questions_file, thresholds, routing, theta_high, theta_lo
           --theta-high 0.6,0.7,0.8 --theta-low 0.2,0.3 --quote off,0.8,0.7 --write
       reader calibrate --questions eval/questions.jsonl --ids a01,a14,n01,n05 --json
     """
+
     def numbers(option: str, text: str) -> list[float]:
         try:
             return [float(t) for t in text.split(",") if t.strip()]
@@ -178,17 +262,24 @@ def calibrate_cmd(app, questions_file, thresholds, routing, theta_high, theta_lo
         if rows_out is not None:
             rows_out.write(json.dumps({"setting": setting.to_json(), **row}, ensure_ascii=False) + "\n")
             rows_out.flush()
+
     try:
-        report = app.calibrate(questions_file, numbers("--thresholds", thresholds), ids=wanted, limit=limit,
-                               routings=words(routing),
-                               theta_highs=numbers("--theta-high", theta_high),
-                               theta_lows=numbers("--theta-low", theta_low),
-                               quote_thresholds=quote_values(quote),
-                               refusals=words(refusal),
-                               keep_thresholds=numbers("--keep", keep) if keep else None,
-                               ungrounded=words(ungrounded),
-                               answer_p_yes=numbers("--answer-p-yes", answer_p_yes),
-                               on_progress=lambda msg: click.echo(msg, err=True), on_row=save_row)
+        report = app.calibrate(
+            questions_file,
+            numbers("--thresholds", thresholds),
+            ids=wanted,
+            limit=limit,
+            routings=words(routing),
+            theta_highs=numbers("--theta-high", theta_high),
+            theta_lows=numbers("--theta-low", theta_low),
+            quote_thresholds=quote_values(quote),
+            refusals=words(refusal),
+            keep_thresholds=numbers("--keep", keep) if keep else None,
+            ungrounded=words(ungrounded),
+            answer_p_yes=numbers("--answer-p-yes", answer_p_yes),
+            on_progress=lambda msg: click.echo(msg, err=True),
+            on_row=save_row,
+        )
     finally:
         if rows_out is not None:
             rows_out.close()

@@ -10,15 +10,15 @@ from reader.commands.output import echo_json
 
 WIDTH = 100  # every line of `reader stats` fits in this many columns
 UNKNOWN = "–"  # the backend did not report it
-_COLUMNS = ("calls", "hits", "errors", "prompt tok", "gen tok", "cached tok", "prompt s", "gen s",
-            "wall s")
+_COLUMNS = ("calls", "hits", "errors", "prompt tok", "gen tok", "cached tok", "prompt s", "gen s", "wall s")
 _PAPER_COLUMNS = ("calls", "tokens", "prompt s", "gen s", "wall s")
 
 
 def _width(text: str) -> int:
     """Columns the text takes in a terminal (wide CJK characters take two)."""
-    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
-               for c in text)
+    return sum(
+        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text
+    )
 
 
 def _clip(text: str, width: int) -> str:
@@ -52,8 +52,7 @@ def _layout(header: tuple, body: list[tuple]) -> tuple[int, list[int]]:
     return WIDTH - sum(widths) - 2 * len(widths), widths
 
 
-def _format(first: str, first_width: int, cells: tuple, widths: list[int], *,
-            last_free: bool = False) -> str:
+def _format(first: str, first_width: int, cells: tuple, widths: list[int], *, last_free: bool = False) -> str:
     """One line: the first cell padded, the figures right-aligned; with `last_free` the last
     cell is left-aligned text, not padded."""
     numbers = [c.rjust(w) for c, w in zip(cells, widths)]
@@ -65,9 +64,21 @@ def _format(first: str, first_width: int, cells: tuple, widths: list[int], *,
 def _table(title: str, rows) -> list[str]:
     """Stage or role/model rows: a key that does not fit beside the figures gets a line of its own."""
     header = (title, *_COLUMNS)
-    body = [(r.key, str(r.calls), str(r.cached), str(r.errors), str(r.prompt_tokens),
-             str(r.completion_tokens), _count(r.cached_prompt_tokens), _seconds(r.prompt_s),
-             _seconds(r.generation_s), f"{r.time_s:.1f}") for r in rows]
+    body = [
+        (
+            r.key,
+            str(r.calls),
+            str(r.cached),
+            str(r.errors),
+            str(r.prompt_tokens),
+            str(r.completion_tokens),
+            _count(r.cached_prompt_tokens),
+            _seconds(r.prompt_s),
+            _seconds(r.generation_s),
+            f"{r.time_s:.1f}",
+        )
+        for r in rows
+    ]
     room, widths = _layout(header, body)
     first_width = min(max(_width(row[0]) for row in [header, *body]), max(room, _width(title)))
     lines = [_format(title, first_width, header[1:], widths)]
@@ -98,8 +109,18 @@ def _paper_table(rows) -> list[str]:
     """Per paper: calls, tokens spent, server prompt/generation seconds, wall seconds, and the
     stage that took the most wall time; titles are clipped to keep the line within WIDTH."""
     header = ("paper", *_PAPER_COLUMNS, "longest stage")
-    body = [(_paper_label(r), str(r.calls), str(r.tokens), _seconds(r.prompt_s),
-             _seconds(r.generation_s), f"{r.time_s:.1f}", _longest(r)) for r in rows]
+    body = [
+        (
+            _paper_label(r),
+            str(r.calls),
+            str(r.tokens),
+            _seconds(r.prompt_s),
+            _seconds(r.generation_s),
+            f"{r.time_s:.1f}",
+            _longest(r),
+        )
+        for r in rows
+    ]
     room, widths = _layout(header, body)
     room = max(room, 20)
     body = [(_clip(row[0], room), *row[1:]) for row in body]
@@ -116,17 +137,25 @@ def _summary(report, scope: str) -> list[str]:
     lines.append(tokens)
     spent = t.calls - t.cached
     if t.timed_calls:
-        lines.append(f"time: {t.time_s:.1f} s wall; the server reported {_seconds(t.prompt_s)} s "
-                     f"prompt + {_seconds(t.generation_s)} s generation ({t.timed_calls} of "
-                     f"{spent} calls)")
+        lines.append(
+            f"time: {t.time_s:.1f} s wall; the server reported {_seconds(t.prompt_s)} s "
+            f"prompt + {_seconds(t.generation_s)} s generation ({t.timed_calls} of "
+            f"{spent} calls)"
+        )
     else:
-        lines.append(f"time: {t.time_s:.1f} s wall; the backend reported no prompt/generation "
-                     f"times ({UNKNOWN} below)")
+        lines.append(
+            f"time: {t.time_s:.1f} s wall; the backend reported no prompt/generation times ({UNKNOWN} below)"
+        )
     return lines
 
 
 @click.command("stats")
-@click.option("--paper", "paper", metavar="PAPER", help="Only calls for this paper (id, id prefix, file path or title prefix).")
+@click.option(
+    "--paper",
+    "paper",
+    metavar="PAPER",
+    help="Only calls for this paper (id, id prefix, file path or title prefix).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.pass_obj
 def stats(app, paper, as_json):
@@ -158,8 +187,11 @@ def stats(app, paper, as_json):
     scope = f" for paper {report.paper_id[:12]}" if report.paper_id else ""
     for line in _summary(report, scope):
         click.echo(line)
-    for lines in (_table("stage", report.by_stage), _table("role / model", report.by_model),
-                  _paper_table(report.by_paper)):
+    for lines in (
+        _table("stage", report.by_stage),
+        _table("role / model", report.by_model),
+        _paper_table(report.by_paper),
+    ):
         click.echo("")
         for line in lines:
             click.echo(line)

@@ -30,14 +30,22 @@ def echo_json(data, indent: int | None = 2) -> None:
 
 def zotero_options(what: str):
     """`--zotero [DIR]` and `--collection NAME`, for a command that `what`s a Zotero library's PDFs."""
+
     def decorate(command):
         command = click.option(
-            "--collection", metavar="NAME",
+            "--collection",
+            metavar="NAME",
             help="With --zotero: only this collection (its name or Parent/Child path) and its subcollections.",
         )(command)
         return click.option(
-            "--zotero", "zotero", is_flag=False, flag_value="", default=None, metavar="[ZOTERO_DATA_DIR]",
+            "--zotero",
+            "zotero",
+            is_flag=False,
+            flag_value="",
+            default=None,
+            metavar="[ZOTERO_DATA_DIR]",
             help=f"{what} the PDFs of a Zotero library (default folder: ~/Zotero), each paper with its "
-                 "Zotero key, title, authors, year, DOI and collections; Zotero may keep running.",
+            "Zotero key, title, authors, year, DOI and collections; Zotero may keep running.",
         )(command)
+
     return decorate

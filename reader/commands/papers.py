@@ -24,8 +24,12 @@ def _result_line(result) -> str:
 @click.command("ingest")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @zotero_options("Ingest")
-@click.option("--json", "as_json", is_flag=True,
-              help='One JSON object per file: {"file", "paper_id", "status", "error", "title", "pages", "chunks"}.')
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help='One JSON object per file: {"file", "paper_id", "status", "error", "title", "pages", "chunks"}.',
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no per-file lines; errors only.")
 @click.pass_obj
 def ingest(app, paths, zotero, collection, as_json, quiet):
@@ -62,8 +66,13 @@ def ingest(app, paths, zotero, collection, as_json, quiet):
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-            columns = [TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                       TextColumn("{task.description}")]
+            columns = [
+                TextColumn("ingest"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("{task.description}"),
+            ]
             bar = Progress(*columns, console=Console(stderr=True), transient=True)
             bar.start()
             bar.add_task("", total=n_files)
@@ -95,8 +104,10 @@ def ingest(app, paths, zotero, collection, as_json, quiet):
     failed = sum(1 for r in results if r.status == "error")
     if not as_json and not quiet and len(results) > 1:
         counts = {s: sum(1 for r in results if r.status == s) for s in ("ingested", "unchanged", "skipped")}
-        click.echo(f"{counts['ingested']} ingested, {counts['unchanged']} unchanged, {failed} failed"
-                   + (f", {counts['skipped']} Zotero items skipped" if counts["skipped"] else ""))
+        click.echo(
+            f"{counts['ingested']} ingested, {counts['unchanged']} unchanged, {failed} failed"
+            + (f", {counts['skipped']} Zotero items skipped" if counts["skipped"] else "")
+        )
     if not results:
         where = "in the Zotero library" if zotero is not None else f"under {', '.join(paths)}"
         click.echo(f"error: no .pdf, .txt or .md files {where}", err=True)
@@ -106,9 +117,13 @@ def ingest(app, paths, zotero, collection, as_json, quiet):
 
 
 @click.command("papers")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print a JSON array of {id, title, authors, year, pages, chunks, language, source_path, "
-                   "ingested_at, status}.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print a JSON array of {id, title, authors, year, pages, chunks, language, source_path, "
+    "ingested_at, status}.",
+)
 @click.pass_obj
 def papers(app, as_json):
     """List the papers in the library with their review status.
@@ -129,8 +144,13 @@ def papers(app, as_json):
     from rich.table import Table
 
     table = Table(box=None, pad_edge=False)
-    for name, justify in (("id", "left"), ("title", "left"), ("pages", "right"), ("chunks", "right"),
-                          ("status", "left")):
+    for name, justify in (
+        ("id", "left"),
+        ("title", "left"),
+        ("pages", "right"),
+        ("chunks", "right"),
+        ("status", "left"),
+    ):
         table.add_column(name, justify=justify, overflow="fold" if name == "title" else "ellipsis")
     for row in rows:
         table.add_row(row["id"][:12], row["title"], str(row["pages"]), str(row["chunks"]), row["status"])
@@ -152,7 +172,8 @@ def rm(app, paper, yes):
     """
     found = app.paper(paper)
     if not yes:
-        click.confirm(f"Remove {found.id[:12]} {found.title!r} and everything derived from it?",
-                      abort=True, err=True)
+        click.confirm(
+            f"Remove {found.id[:12]} {found.title!r} and everything derived from it?", abort=True, err=True
+        )
     removed = app.remove(found.id)
     click.echo(f"removed {removed.id[:12]} {removed.title!r}")

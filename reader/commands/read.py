@@ -12,8 +12,10 @@ from reader.commands.output import echo_json
 from reader.errors import ReaderError
 
 VERDICT_MARKS = {"supported": "✓", "unsupported": "✗", "unanswered": "?", "unchecked": "!"}
-UNCHECKED_HINT = ("the verifier's reply could not be read, so they are marked [待验证], not verified; "
-                  "fix the verifier (see `reader stats`) and run this again")
+UNCHECKED_HINT = (
+    "the verifier's reply could not be read, so they are marked [待验证], not verified; "
+    "fix the verifier (see `reader stats`) and run this again"
+)
 
 
 def _summary_lines(result) -> list[str]:
@@ -39,11 +41,18 @@ def _summary_lines(result) -> list[str]:
 @click.argument("paper")
 @click.option("--json", "as_json", is_flag=True, help="Print the analyses, verdicts and evidence as JSON.")
 @click.option("--show", "show_text", is_flag=True, help="Also print the final critique and synthesis.")
-@click.option("--context-tokens", type=click.IntRange(500, 200_000), default=None,
-              help="Paper tokens given to the generator (default: 3000 for the embedded model, "
-                   "12000 for an endpoint).")
-@click.option("--words", type=click.IntRange(100, 5000), default=None,
-              help="Target length of each analysis (default: 280 embedded, 900 endpoint).")
+@click.option(
+    "--context-tokens",
+    type=click.IntRange(500, 200_000),
+    default=None,
+    help="Paper tokens given to the generator (default: 3000 for the embedded model, 12000 for an endpoint).",
+)
+@click.option(
+    "--words",
+    type=click.IntRange(100, 5000),
+    default=None,
+    help="Target length of each analysis (default: 280 embedded, 900 endpoint).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
 @click.pass_obj
 def read(app, paper, as_json, show_text, context_tokens, words, quiet):
@@ -60,6 +69,7 @@ def read(app, paper, as_json, show_text, context_tokens, words, quiet):
       reader read f4b6d4e5 --json > specter.json
       READER_LLM_BASE_URL=http://127.0.0.1:8080/v1 reader read "SPECTER" --words 1200
     """
+
     def echo(message: str) -> None:
         if not quiet:
             click.echo(f"[{time.strftime('%H:%M:%S')}] {message}", err=True)
@@ -96,13 +106,17 @@ def show(app, paper, as_json, verdicts):
         echo_json(target.to_json())
         return
     if not analyses:
-        raise ReaderError(f"paper {target.paper_id[:12]} has no analyses yet: run `reader read {target.paper_id[:12]}`")
+        raise ReaderError(
+            f"paper {target.paper_id[:12]} has no analyses yet: run `reader read {target.paper_id[:12]}`"
+        )
     click.echo(f"{target.title}  ({target.paper_id[:12]})\n")
     for a in analyses:
         ratios = " → ".join(f"{r:.2f}" for r in a["ratio_per_iteration"])
-        click.echo(f"=== {a['kind']} · flagged ratio per iteration {ratios} · "
-                   f"regenerations {a['regenerations']} · unchecked {a['n_unchecked']} · "
-                   f"unanswered {a['n_unanswered']} ===")
+        click.echo(
+            f"=== {a['kind']} · flagged ratio per iteration {ratios} · "
+            f"regenerations {a['regenerations']} · unchecked {a['n_unchecked']} · "
+            f"unanswered {a['n_unanswered']} ==="
+        )
         if a["left_out_sections"]:
             click.echo(f"(left out for length: {', '.join(a['left_out_sections'])})")
         click.echo(a["final_text"] + "\n")
@@ -123,10 +137,17 @@ def _print_sentences(sentences: list[dict], *, evidence: bool) -> None:
 
 
 @click.command("audit")
-@click.option("--paper", "paper_ref", required=True, help="The paper to check against (id, path or title prefix).")
-@click.option("--text-file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="The text to audit (default: read standard input).")
-@click.option("--json", "as_json", is_flag=True, help="Print every sentence with verdict and evidence as JSON.")
+@click.option(
+    "--paper", "paper_ref", required=True, help="The paper to check against (id, path or title prefix)."
+)
+@click.option(
+    "--text-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The text to audit (default: read standard input).",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print every sentence with verdict and evidence as JSON."
+)
 @click.pass_obj
 def audit(app, paper_ref, text_file, as_json):
     """Audit any text (notes, a draft, a summary) against a paper, sentence by sentence.
@@ -154,9 +175,11 @@ def audit(app, paper_ref, text_file, as_json):
         echo_json(report.to_json())
         return
     _print_sentences([s.to_json() for s in result.sentences], evidence=True)
-    click.echo(f"\n{result.n_flagged}/{len(result.sentences)} sentences unsupported "
-               f"(ratio {result.flagged_ratio:.2f}) · {result.n_unchecked} unchecked · "
-               f"{result.n_unanswered} unanswered · {result.llm_calls} LLM calls · "
-               f"{result.seconds:.1f} s")
+    click.echo(
+        f"\n{result.n_flagged}/{len(result.sentences)} sentences unsupported "
+        f"(ratio {result.flagged_ratio:.2f}) · {result.n_unchecked} unchecked · "
+        f"{result.n_unanswered} unanswered · {result.llm_calls} LLM calls · "
+        f"{result.seconds:.1f} s"
+    )
     if result.n_unchecked:
         click.echo(f"{result.n_unchecked} unchecked: {UNCHECKED_HINT}")

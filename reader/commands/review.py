@@ -45,10 +45,14 @@ class ProgressPrinter:
             self.last[event.index] = key
             detail = event.detail if len(event.detail) <= 90 else event.detail[:89] + "…"
             stage = event.stage + (f": {detail}" if detail else "")
-            counter = f"{event.index:>{len(str(event.total))}}/{event.total}" if event.total \
-                else str(event.index)
-            parts = [f"[{counter}] {printable(Path(event.source).name)}", stage,
-                     f"{_duration(event.elapsed_s)} elapsed"]
+            counter = (
+                f"{event.index:>{len(str(event.total))}}/{event.total}" if event.total else str(event.index)
+            )
+            parts = [
+                f"[{counter}] {printable(Path(event.source).name)}",
+                stage,
+                f"{_duration(event.elapsed_s)} elapsed",
+            ]
             if event.total:
                 parts.append(f"ETA {_duration(event.eta_s)}")
             print(" · ".join(parts), file=self.stream, flush=True)
@@ -62,9 +66,11 @@ def _print_table(report) -> None:
     from rich.table import Table
 
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 132)
-    table = Table(title=f"Review: {len(report.by_status('reviewed'))} reviewed, "
-                        f"{len(report.by_status('skipped'))} already done, "
-                        f"{len(report.failed)} failed · {_duration(report.seconds)}")
+    table = Table(
+        title=f"Review: {len(report.by_status('reviewed'))} reviewed, "
+        f"{len(report.by_status('skipped'))} already done, "
+        f"{len(report.failed)} failed · {_duration(report.seconds)}"
+    )
     # 132 columns when piped: the paper's name gives way to the figures.
     table.add_column("Paper", overflow="ellipsis", no_wrap=True, max_width=34)
     for name in ("Sentences", "Flagged", "Unchecked", "Unanswered", "Regens", "LLM calls", "Time"):
@@ -73,14 +79,29 @@ def _print_table(report) -> None:
     for row in report.papers:
         name = row.title or printable(Path(row.source).name)
         if row.status in ("error", "removed", "busy"):  # nothing was read: no figures to show
-            table.add_row(name, "", "", "", "", "", "", _duration(row.seconds),
-                          _NO_FIGURES_STATUS.get(row.status, row.status))
+            table.add_row(
+                name,
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                _duration(row.seconds),
+                _NO_FIGURES_STATUS.get(row.status, row.status),
+            )
             continue
         unchecked = f"[yellow]{row.unchecked}[/yellow]" if row.unchecked else "0"
         table.add_row(
-            name, str(row.sentences), f"{row.flagged} ({row.final_ratio:.1%})", unchecked,
-            str(row.unanswered), str(row.regenerations), str(row.llm_calls),
-            _duration(row.seconds), row.status,
+            name,
+            str(row.sentences),
+            f"{row.flagged} ({row.final_ratio:.1%})",
+            unchecked,
+            str(row.unanswered),
+            str(row.regenerations),
+            str(row.llm_calls),
+            _duration(row.seconds),
+            row.status,
         )
     console.print(table)
 
@@ -91,25 +112,41 @@ def unchecked_warning(report) -> str | None:
     if not papers:
         return None
     n = report.unchecked
-    return (f"warning: {n} sentence{'s' * (n != 1)} unchecked in {len(papers)} "
-            f"paper{'s' * (len(papers) != 1)}: the verifier's replies could not be read, so they "
-            f"are marked [待验证], not verified. Fix the verifier (see `reader stats`), then run "
-            f"`reader review --force` on them.")
+    return (
+        f"warning: {n} sentence{'s' * (n != 1)} unchecked in {len(papers)} "
+        f"paper{'s' * (len(papers) != 1)}: the verifier's replies could not be read, so they "
+        f"are marked [待验证], not verified. Fix the verifier (see `reader stats`), then run "
+        f"`reader review --force` on them."
+    )
 
 
 @click.command("review")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @zotero_options("Review")
 @click.option("--force", is_flag=True, help="Review again papers that were already reviewed.")
-@click.option("--jobs", "-j", default=2, show_default=True, type=click.IntRange(1, 32),
-              help="Papers read at once (LLM calls are bounded separately by READER_LLM_CONCURRENCY).")
-@click.option("--export", "export_dir", type=click.Path(path_type=Path),
-              help="Afterwards, write the Markdown notes of every reviewed paper into this folder.")
+@click.option(
+    "--jobs",
+    "-j",
+    default=2,
+    show_default=True,
+    type=click.IntRange(1, 32),
+    help="Papers read at once (LLM calls are bounded separately by READER_LLM_CONCURRENCY).",
+)
+@click.option(
+    "--export",
+    "export_dir",
+    type=click.Path(path_type=Path),
+    help="Afterwards, write the Markdown notes of every reviewed paper into this folder.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result table as JSON.")
-@click.option("--queue", "to_queue", is_flag=True,
-              help="Only put the papers on the queue (their bytes into the database) and return; "
-                   "`reader worker` on any machine reviews them (docs/scale.md).")
+@click.option(
+    "--queue",
+    "to_queue",
+    is_flag=True,
+    help="Only put the papers on the queue (their bytes into the database) and return; "
+    "`reader worker` on any machine reviews them (docs/scale.md).",
+)
 @click.pass_obj
 def review(app, paths, zotero, collection, force, jobs, export_dir, quiet, as_json, to_queue):
     """Ingest, deep read and audit every paper under PATHS (folders and files).
@@ -138,9 +175,11 @@ def review(app, paths, zotero, collection, force, jobs, export_dir, quiet, as_js
         raise ReaderError("give files or folders to review, or --zotero for a Zotero library")
     if to_queue:
         if export_dir is not None:
-            raise ReaderError("--export writes notes after a review; with --queue nothing is "
-                              "reviewed yet: run `reader export --all --out DIR` when "
-                              "`reader jobs` shows the papers done")
+            raise ReaderError(
+                "--export writes notes after a review; with --queue nothing is "
+                "reviewed yet: run `reader export --all --out DIR` when "
+                "`reader jobs` shows the papers done"
+            )
         from reader.commands.worker import print_enqueued
 
         enqueued = app.enqueue(paths, force=force)
@@ -154,12 +193,17 @@ def review(app, paths, zotero, collection, force, jobs, export_dir, quiet, as_js
     stop = threading.Event()
     try:
         library = app.zotero_library(zotero or None, collection) if zotero is not None else None
-        report = app.review(paths, jobs=jobs, force=force,
-                            on_event=None if quiet else ProgressPrinter(), stop=stop, zotero=library)
+        report = app.review(
+            paths,
+            jobs=jobs,
+            force=force,
+            on_event=None if quiet else ProgressPrinter(),
+            stop=stop,
+            zotero=library,
+        )
     except KeyboardInterrupt:
         stop.set()
-        click.echo("Interrupted. Finished papers are kept; run the same command again to continue.",
-                   err=True)
+        click.echo("Interrupted. Finished papers are kept; run the same command again to continue.", err=True)
         sys.stderr.flush()
         sys.stdout.flush()
         # Worker threads may be inside an LLM call; the papers in hand were handed back to the
@@ -177,8 +221,10 @@ def review(app, paths, zotero, collection, force, jobs, export_dir, quiet, as_js
         _print_table(report)
         if exported is not None:
             count = len(exported.notes)
-            click.echo(f"Notes: {exported.out_dir.resolve()} ({count} paper{'s' * (count != 1)}, "
-                       f"index: {exported.index.name if exported.index else 'none'})")
+            click.echo(
+                f"Notes: {exported.out_dir.resolve()} ({count} paper{'s' * (count != 1)}, "
+                f"index: {exported.index.name if exported.index else 'none'})"
+            )
     for line in report.notes:
         click.echo(f"note: {printable(line)}", err=True)
     warning = unchecked_warning(report)
@@ -197,13 +243,24 @@ def review(app, paths, zotero, collection, force, jobs, export_dir, quiet, as_js
 @click.command("export")
 @click.argument("papers", nargs=-1)
 @click.option("--all", "export_all", is_flag=True, help="Every reviewed paper.")
-@click.option("--out", "out_dir", type=click.Path(path_type=Path),
-              help="Folder for the notes (e.g. inside an Obsidian vault); created if missing.")
-@click.option("--bibtex", "bibtex_file", type=click.Path(path_type=Path),
-              help="Also (or only) write the papers' BibTeX entries to this file, keyed by each note's citekey.")
-@click.option("--lookup", type=click.Choice(["crossref", "openalex"]),
-              help="Check each cited reference entry in Crossref or OpenAlex (sends the entries' text "
-                   "there; off by default) and write whether it was found, with its year.")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path),
+    help="Folder for the notes (e.g. inside an Obsidian vault); created if missing.",
+)
+@click.option(
+    "--bibtex",
+    "bibtex_file",
+    type=click.Path(path_type=Path),
+    help="Also (or only) write the papers' BibTeX entries to this file, keyed by each note's citekey.",
+)
+@click.option(
+    "--lookup",
+    type=click.Choice(["crossref", "openalex"]),
+    help="Check each cited reference entry in Crossref or OpenAlex (sends the entries' text "
+    "there; off by default) and write whether it was found, with its year.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the written files as JSON.")
 @click.pass_obj
 def export(app, papers, export_all, out_dir, bibtex_file, lookup, as_json):
@@ -232,7 +289,9 @@ def export(app, papers, export_all, out_dir, bibtex_file, lookup, as_json):
         if as_json:
             echo_json({"bibtex": bib.to_json()})
         else:
-            click.echo(f"{len(bib.entries)} BibTeX entr{'ies' if len(bib.entries) != 1 else 'y'} in {bib.path}")
+            click.echo(
+                f"{len(bib.entries)} BibTeX entr{'ies' if len(bib.entries) != 1 else 'y'} in {bib.path}"
+            )
         return
     result = app.export(out_dir, list(papers) if papers else None, lookup=lookup)
     if papers and not result.notes:
@@ -242,7 +301,9 @@ def export(app, papers, export_all, out_dir, bibtex_file, lookup, as_json):
         echo_json({**result.to_json(), **({"bibtex": bib.to_json()} if bib is not None else {})})
     else:
         if bib is not None:
-            click.echo(f"{len(bib.entries)} BibTeX entr{'ies' if len(bib.entries) != 1 else 'y'} in {bib.path}")
+            click.echo(
+                f"{len(bib.entries)} BibTeX entr{'ies' if len(bib.entries) != 1 else 'y'} in {bib.path}"
+            )
         for path in result.notes:
             click.echo(str(path))
         if result.index is not None:

@@ -9,19 +9,33 @@ import click
 from reader.commands.output import echo_json
 
 
-
 def _path_label(name: str, rank, score) -> str:
     return f"{name} #{rank} ({score:.3f})" if rank is not None else f"{name} -"
 
 
 @click.command("search")
 @click.argument("query")
-@click.option("--paper", "paper_ref", metavar="PAPER",
-              help="Search within this paper only (id, id prefix or as `reader papers` shows it).")
-@click.option("-k", "top_k", type=click.IntRange(1, 100), default=3, show_default=True, metavar="N",
-              help="Passages taken from each path (BM25 and dense) before fusion.")
-@click.option("--json", "as_json", is_flag=True,
-              help='Print {"hits": [{chunk_id, paper_id, text, pages, section, score, bm25_rank, dense_rank}]}.')
+@click.option(
+    "--paper",
+    "paper_ref",
+    metavar="PAPER",
+    help="Search within this paper only (id, id prefix or as `reader papers` shows it).",
+)
+@click.option(
+    "-k",
+    "top_k",
+    type=click.IntRange(1, 100),
+    default=3,
+    show_default=True,
+    metavar="N",
+    help="Passages taken from each path (BM25 and dense) before fusion.",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help='Print {"hits": [{chunk_id, paper_id, text, pages, section, score, bm25_rank, dense_rank}]}.',
+)
 @click.pass_obj
 def search(app, query, paper_ref, top_k, as_json):
     """Find the passages that best match QUERY: BM25 and dense search, fused by reciprocal rank.
@@ -42,10 +56,12 @@ def search(app, query, paper_ref, top_k, as_json):
         return
     for n, hit in enumerate(hits, start=1):
         where = f"p. {hit.pages}" + (f" · {hit.section}" if hit.section else "")
-        paths = ", ".join([
-            _path_label("bm25", hit.bm25_rank, hit.bm25_score or 0.0),
-            _path_label("dense", hit.dense_rank, hit.dense_score or 0.0),
-        ])
+        paths = ", ".join(
+            [
+                _path_label("bm25", hit.bm25_rank, hit.bm25_score or 0.0),
+                _path_label("dense", hit.dense_rank, hit.dense_score or 0.0),
+            ]
+        )
         click.secho(f"{n}. paper {hit.paper_id[:12]} · {where}", bold=True)
         click.echo(f"   score {hit.score:.4f} · {paths} · chunk {hit.chunk_id}")
         text = " ".join(hit.text.split())

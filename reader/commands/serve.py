@@ -27,12 +27,22 @@ def check_bind(host: str, allow_remote: bool, token: str | None) -> list[str]:
 
 
 @click.command("serve")
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="Address to bind; anything but loopback also needs --allow-remote.")
-@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535),
-              help="TCP port (0 picks a free one).")
-@click.option("--allow-remote", is_flag=True,
-              help="Allow binding to a non-loopback address (prints a warning).")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to bind; anything but loopback also needs --allow-remote.",
+)
+@click.option(
+    "--port",
+    default=8000,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="TCP port (0 picks a free one).",
+)
+@click.option(
+    "--allow-remote", is_flag=True, help="Allow binding to a non-loopback address (prints a warning)."
+)
 @click.pass_obj
 def serve(app, host, port, allow_remote):
     """Serve the web page: upload PDFs, follow reviews, read audited analyses, ask questions.
@@ -64,10 +74,10 @@ def serve(app, host, port, allow_remote):
         sock.bind((host, port))
         sock.listen(128)  # connections wait in the backlog until the app is up
     except OSError as exc:
-        raise ConfigError(f"cannot listen on {host}:{port} ({exc.strerror}); "
-                          f"pick another --port") from None
+        raise ConfigError(f"cannot listen on {host}:{port} ({exc.strerror}); pick another --port") from None
     shown_host = f"[{host}]" if ":" in host else host
-    click.echo(f"reader is serving on http://{shown_host}:{sock.getsockname()[1]}/ "
-               f"(Ctrl-C to stop)", err=True)
+    click.echo(
+        f"reader is serving on http://{shown_host}:{sock.getsockname()[1]}/ (Ctrl-C to stop)", err=True
+    )
     config = uvicorn.Config(web, log_level="warning", access_log=False)
     uvicorn.Server(config).run(sockets=[sock])

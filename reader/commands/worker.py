@@ -22,13 +22,17 @@ def print_enqueued(report) -> None:
         if row.status in ("queued", "requeued"):
             continue
         where = "error" if row.status == "error" else "skipped"
-        click.echo(f"{where}: {printable(row.source)}: {row.status}"
-                   f"{': ' + row.detail if row.detail else ''}", err=True)
+        click.echo(
+            f"{where}: {printable(row.source)}: {row.status}{': ' + row.detail if row.detail else ''}",
+            err=True,
+        )
     data = report.to_json()
-    click.echo(f"Queued {data['queued']} paper{'s' * (data['queued'] != 1)} "
-               f"({data['already_queued']} already queued or running, {data['skipped']} skipped, "
-               f"{data['failed']} failed). Start `reader worker` on any machine sharing "
-               f"READER_DATABASE_URL; `reader jobs` shows the queue.")
+    click.echo(
+        f"Queued {data['queued']} paper{'s' * (data['queued'] != 1)} "
+        f"({data['already_queued']} already queued or running, {data['skipped']} skipped, "
+        f"{data['failed']} failed). Start `reader worker` on any machine sharing "
+        f"READER_DATABASE_URL; `reader jobs` shows the queue."
+    )
 
 
 def _ago(moment: datetime | None) -> str:
@@ -43,9 +47,13 @@ def _ago(moment: datetime | None) -> str:
 
 
 @click.command("jobs")
-@click.option("--queued", "queued_only", is_flag=True,
-              help="Only jobs that went through the queue (every review's do; not those of "
-                   "one-machine `reader review` runs of earlier versions).")
+@click.option(
+    "--queued",
+    "queued_only",
+    is_flag=True,
+    help="Only jobs that went through the queue (every review's do; not those of "
+    "one-machine `reader review` runs of earlier versions).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print every job as JSON.")
 @click.pass_obj
 def jobs(app, queued_only, as_json):
@@ -76,23 +84,39 @@ def jobs(app, queued_only, as_json):
     table.add_column("Tries", justify="right")
     table.add_column("Error", overflow="fold", max_width=50)
     for row in report.rows:
-        status = row.status + (f": {row.stage}" if row.status in ("running", "stale") and row.stage
-                               else "")
-        table.add_row(str(row.id), row.title or printable(Path(row.source).name), status,
-                      row.worker if row.status in ("running", "stale") else "", _ago(row.since),
-                      str(row.attempts), row.error)
+        status = row.status + (f": {row.stage}" if row.status in ("running", "stale") and row.stage else "")
+        table.add_row(
+            str(row.id),
+            row.title or printable(Path(row.source).name),
+            status,
+            row.worker if row.status in ("running", "stale") else "",
+            _ago(row.since),
+            str(row.attempts),
+            row.error,
+        )
     console.print(table)
 
 
 @click.command("worker")
-@click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(1, 32),
-              help="Papers read at once by this worker (LLM calls are bounded separately by "
-                   "READER_LLM_CONCURRENCY).")
+@click.option(
+    "--jobs",
+    "-j",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 32),
+    help="Papers read at once by this worker (LLM calls are bounded separately by READER_LLM_CONCURRENCY).",
+)
 @click.option("--once", is_flag=True, help="Process one queued paper, then exit (for schedulers).")
-@click.option("--until-empty", is_flag=True,
-              help="Exit when no queued paper is pending or running on any worker.")
-@click.option("--poll", default=2.0, show_default=True, type=click.FloatRange(0.05, 600),
-              help="Seconds between looks at an empty queue.")
+@click.option(
+    "--until-empty", is_flag=True, help="Exit when no queued paper is pending or running on any worker."
+)
+@click.option(
+    "--poll",
+    default=2.0,
+    show_default=True,
+    type=click.FloatRange(0.05, 600),
+    help="Seconds between looks at an empty queue.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
 @click.option("--json", "as_json", is_flag=True, help="Print what this worker did as JSON at the end.")
 @click.pass_obj
@@ -123,16 +147,26 @@ def worker(app, jobs, once, until_empty, poll, quiet, as_json):
         signal.signal(signal.SIGTERM, drain)
     except ValueError:  # not the main thread
         pass
-    report = app.work(jobs=jobs, once=once, until_empty=until_empty, poll_s=poll, stop=stop,
-                      abandon=abandon, on_event=None if quiet else ProgressPrinter())
+    report = app.work(
+        jobs=jobs,
+        once=once,
+        until_empty=until_empty,
+        poll_s=poll,
+        stop=stop,
+        abandon=abandon,
+        on_event=None if quiet else ProgressPrinter(),
+    )
     if as_json:
         echo_json(report.to_json())
     else:
         data = report.to_json()
-        click.echo(f"Worker {report.worker}: {data['reviewed']} reviewed, {data['retrying']} "
-                   f"queued again after a failure, {data['failed']} failed, {data['lost']} lost "
-                   f"to another worker, {len(report.handed_back)} handed back "
-                   f"({report.seconds:.0f} s).", err=True)
+        click.echo(
+            f"Worker {report.worker}: {data['reviewed']} reviewed, {data['retrying']} "
+            f"queued again after a failure, {data['failed']} failed, {data['lost']} lost "
+            f"to another worker, {len(report.handed_back)} handed back "
+            f"({report.seconds:.0f} s).",
+            err=True,
+        )
     for row in report.papers:
         if row.status in ("error", "retry", "lost"):
             click.echo(f"{row.status}: {printable(row.source)}: {row.error}", err=True)

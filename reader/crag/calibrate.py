@@ -63,20 +63,22 @@ def _answer_papers(value, where: str) -> tuple[str, ...]:
         return ()
     if isinstance(value, str):
         return (value,)
-    if (isinstance(value, list) and value
-            and all(isinstance(v, str) and v and v != "none" for v in value)):
+    if isinstance(value, list) and value and all(isinstance(v, str) and v and v != "none" for v in value):
         return tuple(dict.fromkeys(value))
-    raise ReaderError(f"{where}: \"answer_paper\" must be a file name, a non-empty list of file "
-                      f"names or \"none\" (got {value!r})")
+    raise ReaderError(
+        f'{where}: "answer_paper" must be a file name, a non-empty list of file '
+        f'names or "none" (got {value!r})'
+    )
 
 
 def _expected_terms(value, where: str) -> tuple[str, ...]:
     if value is None:
         return ()
-    if (isinstance(value, list)
-            and all(isinstance(v, str) and any(part.strip() for part in v.split("|")) for v in value)):
+    if isinstance(value, list) and all(
+        isinstance(v, str) and any(part.strip() for part in v.split("|")) for v in value
+    ):
         return tuple(value)
-    raise ReaderError(f"{where}: \"expected_terms\" must be a list of non-empty strings (got {value!r})")
+    raise ReaderError(f'{where}: "expected_terms" must be a list of non-empty strings (got {value!r})')
 
 
 def load_questions(path: str | Path) -> list[LabelledQuestion]:
@@ -95,19 +97,27 @@ def load_questions(path: str | Path) -> list[LabelledQuestion]:
             answer = row["answer_paper"]
             question = row["question"]
             if not isinstance(question, str) or not question.strip():
-                raise TypeError("\"question\" must be a non-empty string")
+                raise TypeError('"question" must be a non-empty string')
             paper = row.get("paper")
             if paper is not None and not isinstance(paper, str):
-                raise TypeError("\"paper\" must be a file name or null")
+                raise TypeError('"paper" must be a file name or null')
         except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
-            raise ReaderError(f"{where}: each line must be a JSON object with \"question\" and "
-                              f"\"answer_paper\" ({exc})") from None
+            raise ReaderError(
+                f'{where}: each line must be a JSON object with "question" and "answer_paper" ({exc})'
+            ) from None
         answer_papers = _answer_papers(answer, where)
         terms = _expected_terms(row.get("expected_terms"), where)
         if terms and not answer_papers:
-            raise ReaderError(f"{where}: \"expected_terms\" given for a question no paper answers")
-        out.append(LabelledQuestion(id=str(row.get("id") or f"line{n}"), question=question, paper=paper,
-                                    answer_papers=answer_papers, expected_terms=terms))
+            raise ReaderError(f'{where}: "expected_terms" given for a question no paper answers')
+        out.append(
+            LabelledQuestion(
+                id=str(row.get("id") or f"line{n}"),
+                question=question,
+                paper=paper,
+                answer_papers=answer_papers,
+                expected_terms=terms,
+            )
+        )
     if not out:
         raise ReaderError(f"{path}: no questions in the file")
     return out
@@ -115,9 +125,29 @@ def load_questions(path: str | Path) -> list[LabelledQuestion]:
 
 # ------------------------------------------------------------ expected terms
 
-_NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-                 "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
-                 "eighteen", "nineteen", "twenty")
+_NUMBER_WORDS = (
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+    "twenty",
+)
 _SCALES = {"k": "thousand", "m": "million", "b": "billion"}
 _DASHES = "-\u2010\u2011\u2012\u2013\u2014\u2212"
 # a comma or thin space between digit groups: "10,000" reads as "10000"
@@ -175,9 +205,14 @@ def _term_regex(term: str) -> str:
             if inside_number_before and pieces[i - 1].strip() == ".":  # a fraction: "0.80" ~ "0.8"
                 kept = piece.rstrip("0")
                 out.append(rf"\.{kept}0*" if kept else r"(?:\.0+)?")
-            elif (piece == str(int(piece)) and int(piece) < len(_NUMBER_WORDS)
-                  and not inside_number_before and not inside_number_after
-                  and prev_kind in (None, "sep") and next_kind in (None, "sep")):
+            elif (
+                piece == str(int(piece))
+                and int(piece) < len(_NUMBER_WORDS)
+                and not inside_number_before
+                and not inside_number_after
+                and prev_kind in (None, "sep")
+                and next_kind in (None, "sep")
+            ):
                 out.append(f"(?:{piece}|{_NUMBER_WORDS[int(piece)]})")  # "6" ~ "six"
             else:
                 out.append(piece)
@@ -228,8 +263,10 @@ def _resolve(ref: str | None, library: dict[str, str], qid: str) -> str | None:
         return None
     if ref in library:
         return library[ref]
-    raise ReaderError(f"question {qid}: paper {ref!r} is not in the library; "
-                      f"ingest it first (reader ingest ../shared/papers/)")
+    raise ReaderError(
+        f"question {qid}: paper {ref!r} is not in the library; "
+        f"ingest it first (reader ingest ../shared/papers/)"
+    )
 
 
 def score_outcome(q: LabelledQuestion, expected_id, result) -> dict:
@@ -249,20 +286,32 @@ def score_outcome(q: LabelledQuestion, expected_id, result) -> dict:
     else:
         right = result.not_found
     return {
-        "id": q.id, "answerable": q.answerable, "right": right, "not_found": result.not_found,
-        "route": result.route, "confidence": result.confidence, "grounded": result.grounded,
-        "cited_papers": cited, "cites_answer_papers": cites_all if q.answerable else None,
+        "id": q.id,
+        "answerable": q.answerable,
+        "right": right,
+        "not_found": result.not_found,
+        "route": result.route,
+        "confidence": result.confidence,
+        "grounded": result.grounded,
+        "cited_papers": cited,
+        "cites_answer_papers": cites_all if q.answerable else None,
         "terms_right": (not missing) if q.answerable and q.expected_terms else None,
         "missing_terms": missing,
-        "llm_calls": result.llm_calls, "seconds": round(result.seconds, 2),
-        "fallback_used": result.fallback_used, "answer": result.answer,
+        "llm_calls": result.llm_calls,
+        "seconds": round(result.seconds, 2),
+        "fallback_used": result.fallback_used,
+        "answer": result.answer,
         "quoted": result.quoted,
         # what the answer was written from: a refusal with evidence in hand is the writer's
-        "evidence": [{"paper_id": c.paper_id, "pages": c.pages, "text": (c.refined or c.text)[:400]}
-                     for c in result.sources],
+        "evidence": [
+            {"paper_id": c.paper_id, "pages": c.pages, "text": (c.refined or c.text)[:400]}
+            for c in result.sources
+        ],
         # the separation figure: how sure the grader was of its best passage
-        "best_p_yes": max((c.grade.p_yes for c in result.graded
-                           if c.grade is not None and c.grade.p_yes is not None), default=None),
+        "best_p_yes": max(
+            (c.grade.p_yes for c in result.graded if c.grade is not None and c.grade.p_yes is not None),
+            default=None,
+        ),
     }
 
 
@@ -278,10 +327,15 @@ class Setting(CragSettings):
     @property
     def label(self) -> str:
         quote = "off" if self.quote_threshold is None else f"{self.quote_threshold:g}"
-        who = {"grader": ", grader refuses",
-               "p_yes": f", answers at P(YES) {self.answer_p_yes:g} from {self.evidence_p_yes:g}"}
-        rest = (f"quote {quote}" + who.get(self.refusal, "")
-                + (", unsupported withheld" if self.ungrounded == "refuse" else ""))
+        who = {
+            "grader": ", grader refuses",
+            "p_yes": f", answers at P(YES) {self.answer_p_yes:g} from {self.evidence_p_yes:g}",
+        }
+        rest = (
+            f"quote {quote}"
+            + who.get(self.refusal, "")
+            + (", unsupported withheld" if self.ungrounded == "refuse" else "")
+        )
         if self.routing == "confidence":
             return f"confidence {self.threshold:g} / {self.theta_high:g} / {self.theta_low:g}, {rest}"
         return f"counts {self.threshold:g}, {rest}"
@@ -290,20 +344,37 @@ class Setting(CragSettings):
         return crag_config(self)
 
     def to_json(self) -> dict:
-        return {"routing": self.routing, "threshold": self.threshold,
-                **({"theta_high": self.theta_high, "theta_low": self.theta_low}
-                   if self.routing == "confidence" else {}),
-                "quote_threshold": self.quote_threshold, "refusal": self.refusal,
-                **({"answer_p_yes": self.answer_p_yes, "evidence_p_yes": self.evidence_p_yes}
-                   if self.refusal == "p_yes" else {}),
-                "ungrounded": self.ungrounded}
+        return {
+            "routing": self.routing,
+            "threshold": self.threshold,
+            **(
+                {"theta_high": self.theta_high, "theta_low": self.theta_low}
+                if self.routing == "confidence"
+                else {}
+            ),
+            "quote_threshold": self.quote_threshold,
+            "refusal": self.refusal,
+            **(
+                {"answer_p_yes": self.answer_p_yes, "evidence_p_yes": self.evidence_p_yes}
+                if self.refusal == "p_yes"
+                else {}
+            ),
+            "ungrounded": self.ungrounded,
+        }
 
 
-def grid(thresholds: Sequence[float], *, routings: Sequence[str] | None = None,
-         theta_highs: Sequence[float] | None = None, theta_lows: Sequence[float] | None = None,
-         quote_thresholds: Sequence[float | None] | None = None, refusals: Sequence[str] | None = None,
-         keep_thresholds: Sequence[float] | None = None, ungrounded: Sequence[str] | None = None,
-         answer_p_yes: Sequence[float] | None = None) -> list[Setting]:
+def grid(
+    thresholds: Sequence[float],
+    *,
+    routings: Sequence[str] | None = None,
+    theta_highs: Sequence[float] | None = None,
+    theta_lows: Sequence[float] | None = None,
+    quote_thresholds: Sequence[float | None] | None = None,
+    refusals: Sequence[str] | None = None,
+    keep_thresholds: Sequence[float] | None = None,
+    ungrounded: Sequence[str] | None = None,
+    answer_p_yes: Sequence[float] | None = None,
+) -> list[Setting]:
     """Every combination, theta_low below theta_high; the count rule ignores the thetas.
     A dimension not given (None) takes the default setting's value (reader.config.CragSettings).
     The confidence rule keeps passages by P(YES), on another scale than the count rule's parsed
@@ -319,26 +390,46 @@ def grid(thresholds: Sequence[float], *, routings: Sequence[str] | None = None,
     theta_highs, theta_lows = or_default(theta_highs, "theta_high"), or_default(theta_lows, "theta_low")
     quote_thresholds = or_default(quote_thresholds, "quote_threshold")
     ungrounded, answer_p_yes = or_default(ungrounded, "ungrounded"), or_default(answer_p_yes, "answer_p_yes")
-    for name, given, allowed in (("routing", routings, CRAG_ROUTINGS), ("refusal", refusals, CRAG_REFUSALS),
-                                 ("--ungrounded", ungrounded, CRAG_UNGROUNDED)):
+    for name, given, allowed in (
+        ("routing", routings, CRAG_ROUTINGS),
+        ("refusal", refusals, CRAG_REFUSALS),
+        ("--ungrounded", ungrounded, CRAG_UNGROUNDED),
+    ):
         unknown = sorted(set(given) - set(allowed))
         if unknown:
             raise ReaderError(f"unknown {name} {', '.join(unknown)}: use {', '.join(allowed)} or several")
     low = [a for a in answer_p_yes if not _DEFAULT.evidence_p_yes <= a <= 1.0]
     if low:
-        raise ReaderError(f"--answer-p-yes {', '.join(f'{a:g}' for a in low)}: give probabilities between "
-                          f"the evidence threshold {_DEFAULT.evidence_p_yes:g} and 1")
+        raise ReaderError(
+            f"--answer-p-yes {', '.join(f'{a:g}' for a in low)}: give probabilities between "
+            f"the evidence threshold {_DEFAULT.evidence_p_yes:g} and 1"
+        )
     out: list[Setting] = []
     for routing in routings:
         own = keep_thresholds if routing == "confidence" and keep_thresholds else thresholds
         for t in own:
-            pairs = [(_DEFAULT.theta_high, _DEFAULT.theta_low)] if routing == "counts" else \
-                [(high, low) for high in theta_highs for low in theta_lows if low < high]
-            out.extend(Setting(routing=routing, threshold=t, theta_high=high, theta_low=low, quote_threshold=quote,
-                               refusal=refusal, ungrounded=withheld, answer_p_yes=answer_at)
-                       for high, low in pairs for refusal in refusals for withheld in ungrounded
-                       for quote in quote_thresholds
-                       for answer_at in (answer_p_yes if refusal == "p_yes" else (_DEFAULT.answer_p_yes,)))
+            pairs = (
+                [(_DEFAULT.theta_high, _DEFAULT.theta_low)]
+                if routing == "counts"
+                else [(high, low) for high in theta_highs for low in theta_lows if low < high]
+            )
+            out.extend(
+                Setting(
+                    routing=routing,
+                    threshold=t,
+                    theta_high=high,
+                    theta_low=low,
+                    quote_threshold=quote,
+                    refusal=refusal,
+                    ungrounded=withheld,
+                    answer_p_yes=answer_at,
+                )
+                for high, low in pairs
+                for refusal in refusals
+                for withheld in ungrounded
+                for quote in quote_thresholds
+                for answer_at in (answer_p_yes if refusal == "p_yes" else (_DEFAULT.answer_p_yes,))
+            )
     if not out:
         raise ReaderError("the grid is empty: give theta_low values below theta_high")
     return out
@@ -377,8 +468,10 @@ def recommend(summaries: Sequence[dict]) -> dict | None:
     """The best accuracy, then the fewest calls per question, then the earliest in the grid."""
     if not summaries:
         return None
-    return min(enumerate(summaries),
-               key=lambda item: (-(item[1]["accuracy"] or 0.0), item[1]["llm_calls_mean"], item[0]))[1]
+    return min(
+        enumerate(summaries),
+        key=lambda item: (-(item[1]["accuracy"] or 0.0), item[1]["llm_calls_mean"], item[0]),
+    )[1]
 
 
 def run_calibration(
@@ -394,9 +487,14 @@ def run_calibration(
     the count rule at that grade threshold); returns the report as a dict, with the
     recommended setting. Questions run one after another, each through every setting, so a run
     cut short has every setting's answer for the questions it reached (`on_row` sees each)."""
-    resolved = [(q, _resolve(q.paper, library, q.id),
-                 [_resolve(ref, library, q.id) for ref in q.answer_papers] or None)
-                for q in questions]
+    resolved = [
+        (
+            q,
+            _resolve(q.paper, library, q.id),
+            [_resolve(ref, library, q.id) for ref in q.answer_papers] or None,
+        )
+        for q in questions
+    ]
     settings = [t if isinstance(t, Setting) else Setting(threshold=t) for t in thresholds]
     rows: dict[Setting, list[dict]] = {setting: [] for setting in settings}
     for n, (q, scope, expected) in enumerate(resolved, 1):
@@ -408,10 +506,14 @@ def run_calibration(
                 on_row(setting, row)
             if on_progress:
                 mark = "ok" if row["right"] else "WRONG"
-                on_progress(f"[{n}/{len(resolved)}] {q.id} {setting.label}: "
-                            f"{result.route}, {mark}, {result.seconds:.1f} s")
-    report: dict = {"n_questions": len(questions),
-                    "thresholds": [summarise(setting, rows[setting]) for setting in settings]}
+                on_progress(
+                    f"[{n}/{len(resolved)}] {q.id} {setting.label}: "
+                    f"{result.route}, {mark}, {result.seconds:.1f} s"
+                )
+    report: dict = {
+        "n_questions": len(questions),
+        "thresholds": [summarise(setting, rows[setting]) for setting in settings],
+    }
     best = recommend(report["thresholds"])
     report["recommended"] = best["setting"] if best else None
     return report
@@ -421,21 +523,27 @@ def format_report(report: dict) -> str:
     def pct(value):
         return "-" if value is None else f"{value:.0%}"
 
-    lines = [f"{report['n_questions']} questions",
-             "setting (routing threshold [/ high / low])  routes (correct/ambiguous/incorrect)  answer acc  "
-             "terms  refusal acc  overall  grounded  calls/q  p50 s  p95 s"]
+    lines = [
+        f"{report['n_questions']} questions",
+        "setting (routing threshold [/ high / low])  routes (correct/ambiguous/incorrect)  answer acc  "
+        "terms  refusal acc  overall  grounded  calls/q  p50 s  p95 s",
+    ]
     for t in report["thresholds"]:
         routes = t["routes"]
         route_text = f"{routes.get('correct', 0)}/{routes.get('ambiguous', 0)}/{routes.get('incorrect', 0)}"
         label = t.get("label") or f"counts {t['threshold']:g}"
-        lines.append(f"{label:<42}  {route_text:<36}  {pct(t['answer_accuracy']):<10}  "
-                     f"{pct(t.get('terms_right')):<5}  {pct(t['refusal_accuracy']):<11}  {pct(t['accuracy']):<7}  "
-                     f"{pct(t['grounded_rate_of_answers']):<8}  {t['llm_calls_mean']:<7}  "
-                     f"{t['latency_p50_s']:<5}  {t['latency_p95_s']}")
+        lines.append(
+            f"{label:<42}  {route_text:<36}  {pct(t['answer_accuracy']):<10}  "
+            f"{pct(t.get('terms_right')):<5}  {pct(t['refusal_accuracy']):<11}  {pct(t['accuracy']):<7}  "
+            f"{pct(t['grounded_rate_of_answers']):<8}  {t['llm_calls_mean']:<7}  "
+            f"{t['latency_p50_s']:<5}  {t['latency_p95_s']}"
+        )
     best = recommend(report["thresholds"])
     if best is not None:
-        lines.append(f"recommended: {best['label']} (best accuracy {pct(best['accuracy'])}, "
-                     f"then fewest calls {best['llm_calls_mean']}/question)")
+        lines.append(
+            f"recommended: {best['label']} (best accuracy {pct(best['accuracy'])}, "
+            f"then fewest calls {best['llm_calls_mean']}/question)"
+        )
     return "\n".join(lines)
 
 
@@ -452,8 +560,9 @@ class CalibrationReport:
         return format_report(self.data)
 
 
-def select_questions(questions: list[LabelledQuestion], source: str, ids: list[str] | None = None,
-                     limit: int | None = None) -> list[LabelledQuestion]:
+def select_questions(
+    questions: list[LabelledQuestion], source: str, ids: list[str] | None = None, limit: int | None = None
+) -> list[LabelledQuestion]:
     """The questions with these ids (all when None), at most `limit` of them."""
     if ids:
         unknown = sorted(set(ids) - {q.id for q in questions})

@@ -43,11 +43,13 @@ def parse_rewrites(text: str, question: str, n: int = 3) -> list[str]:
     return queries
 
 
-def write_rewrites(question: str, why: str, llm: LLM, *, n: int = 3,
-                   paper_id: str | None = None) -> list[str]:
+def write_rewrites(
+    question: str, why: str, llm: LLM, *, n: int = 3, paper_id: str | None = None
+) -> list[str]:
     conversation = messages("rewrite_queries", question=question, why_missed=why, n=n)
-    completion = llm.complete(conversation, temperature=0.3, max_tokens=160,
-                              stage="crag-rewrite", paper_id=paper_id)
+    completion = llm.complete(
+        conversation, temperature=0.3, max_tokens=160, stage="crag-rewrite", paper_id=paper_id
+    )
     return parse_rewrites(completion.text, question, n)
 
 
@@ -102,7 +104,8 @@ def corrective_retrieval(
         rewrites = write_rewrites(question, why, llm, n=n_rewrites, paper_id=paper_id)
     except Exception as exc:
         return Correction(error=f"rewriting failed: {type(exc).__name__}: {exc}")
-    candidates = retrieve_all(rewrites, search, paper_id, origin="rewrite",
-                              skip_keys=seen_keys, max_workers=max_workers)
+    candidates = retrieve_all(
+        rewrites, search, paper_id, origin="rewrite", skip_keys=seen_keys, max_workers=max_workers
+    )
     grade(candidates)
     return Correction(rewrites=rewrites, candidates=candidates)

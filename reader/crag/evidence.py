@@ -30,9 +30,16 @@ class Candidate:
     @classmethod
     def from_hit(cls, hit: SearchHit, origin: str, query: str = "") -> Candidate:
         return cls(
-            key=f"chunk:{hit.chunk_id}", text=hit.text, paper_id=hit.paper_id, chunk_id=hit.chunk_id,
-            page_start=hit.page_start, page_end=hit.page_end, section=hit.section,
-            fused_score=float(hit.score or 0.0), origin=origin, queries=[query] if query else [],
+            key=f"chunk:{hit.chunk_id}",
+            text=hit.text,
+            paper_id=hit.paper_id,
+            chunk_id=hit.chunk_id,
+            page_start=hit.page_start,
+            page_end=hit.page_end,
+            section=hit.section,
+            fused_score=float(hit.score or 0.0),
+            origin=origin,
+            queries=[query] if query else [],
         )
 
     @property

@@ -40,7 +40,15 @@ def external_candidates(hits: list[ExternalHit]) -> list[Candidate]:
         seen.add(ident)
         title = f"{hit.title}, {hit.year}" if hit.year else hit.title
         label = f"{title} ({hit.url})" if hit.url else title
-        out.append(Candidate(key=f"external:{hit.source}:{ident}", text=hit.text, paper_id=None,
-                             chunk_id=None, origin="external", external=True,
-                             source_label=f"[external: {hit.source}] {label}"))
+        out.append(
+            Candidate(
+                key=f"external:{hit.source}:{ident}",
+                text=hit.text,
+                paper_id=None,
+                chunk_id=None,
+                origin="external",
+                external=True,
+                source_label=f"[external: {hit.source}] {label}",
+            )
+        )
     return out

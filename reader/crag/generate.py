@@ -70,9 +70,11 @@ def without_source_lines(answer: str, labels: Sequence[str]) -> str:
     """The answer without the lines that copy the prompt's source list (a 1.5B writer often
     begins its answer with one) or that are nothing but a source's label."""
     bare_labels = {label.strip().rstrip(".") for label in labels}
-    kept = [line for line in answer.splitlines()
-            if not _SOURCE_LINE.search(line)
-            and _MARKER.sub("", line).strip().rstrip(".") not in bare_labels]
+    kept = [
+        line
+        for line in answer.splitlines()
+        if not _SOURCE_LINE.search(line) and _MARKER.sub("", line).strip().rstrip(".") not in bare_labels
+    ]
     return "\n".join(kept).strip()
 
 
@@ -91,9 +93,14 @@ def quoted_answer(chosen: Sequence[Candidate], quote_threshold: float | None, qu
     cited by its number in `chosen`; "" when none is sure enough (or the grader gave no P(YES))."""
     if quote_threshold is None:
         return ""
-    sure = sorted((i for i, c in enumerate(chosen)
-                   if c.grade is not None and c.grade.p_yes is not None and c.grade.p_yes >= quote_threshold),
-                  key=lambda i: -chosen[i].grade.p_yes)
+    sure = sorted(
+        (
+            i
+            for i, c in enumerate(chosen)
+            if c.grade is not None and c.grade.p_yes is not None and c.grade.p_yes >= quote_threshold
+        ),
+        key=lambda i: -chosen[i].grade.p_yes,
+    )
     parts = []
     for i in sure[:QUOTED_PASSAGES]:
         sentences = closest_sentences(question, chosen[i].refined or chosen[i].text, QUOTED_SENTENCES)
@@ -145,21 +152,35 @@ def generate_answer(
     if not chosen:
         return Answer(sentinel, not_found=True)
     items = [
-        {"label": label(c), "external": c.external, "score": c.score,
-         "reasoning": c.grade.reasoning if c.grade else "", "text": c.refined or c.text}
+        {
+            "label": label(c),
+            "external": c.external,
+            "score": c.score,
+            "reasoning": c.grade.reasoning if c.grade else "",
+            "text": c.refined or c.text,
+        }
         for c in chosen
     ]
     language = language_instruction(question_language(question))
     from_elsewhere = any(c.external or (paper_id is not None and c.paper_id != paper_id) for c in chosen)
-    conversation = messages("answer", question=question, evidence=items, not_found=sentinel,
-                            language=language, max_sentences=max_sentences, from_elsewhere=from_elsewhere,
-                            may_refuse=may_refuse)
-    completion = llm.complete(conversation, temperature=0.1, max_tokens=400,
-                              stage="crag-answer", paper_id=paper_id)
+    conversation = messages(
+        "answer",
+        question=question,
+        evidence=items,
+        not_found=sentinel,
+        language=language,
+        max_sentences=max_sentences,
+        from_elsewhere=from_elsewhere,
+        may_refuse=may_refuse,
+    )
+    completion = llm.complete(
+        conversation, temperature=0.1, max_tokens=400, stage="crag-answer", paper_id=paper_id
+    )
     retried = bool(completion.text.strip()) and only_markers(completion.text)
     if retried:
-        completion = llm.complete(conversation, temperature=0.4, max_tokens=400,
-                                  stage="crag-answer", paper_id=paper_id)
+        completion = llm.complete(
+            conversation, temperature=0.4, max_tokens=400, stage="crag-answer", paper_id=paper_id
+        )
     text = without_source_lines(completion.text, [item["label"] for item in items])
     if text and not is_not_found(text) and not only_markers(text):
         return Answer(text, evidence=chosen, completion=completion, retried=retried)

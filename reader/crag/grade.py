@@ -54,8 +54,11 @@ R = TypeVar("R")
 
 _NUMBER = r"(\d+(?:\.\d+)?|\.\d+)"
 _SCORE_LABEL = re.compile(
-    r"\b(?:score|rating|relevan(?:ce|cy|t)(?:\s+score)?|分数|评分)\s*\**\s*[:：=]?\s*\**\s*" + _NUMBER
-    + r"(?:\s*/\s*" + _NUMBER + r")?",
+    r"\b(?:score|rating|relevan(?:ce|cy|t)(?:\s+score)?|分数|评分)\s*\**\s*[:：=]?\s*\**\s*"
+    + _NUMBER
+    + r"(?:\s*/\s*"
+    + _NUMBER
+    + r")?",
     re.IGNORECASE,
 )
 # What may stand before a labelled score on its line: nothing, markup, separators, or the
@@ -69,7 +72,9 @@ _SCORE_SCALES = {5.0, 10.0, 100.0}  # "3 / 10" is a score, "3/4 datasets" a coun
 # A line that opens with a bare number: "8", "0.75", "8.", "7 - mostly relevant".
 # "1. The passage..." is a list number, not a score, so a trailing dot only counts at line end.
 _LEADING_NUMBER = re.compile(r"^\s*\**\s*" + _NUMBER + r"\s*\**\s*(?:[.)]?\s*$|[,:–—-]|\s+[-–—:(])")
-_LEADING_SCORE_TEXT = re.compile(r"^\s*\**\s*" + _NUMBER + r"(?:\s*/\s*" + _NUMBER + r")?(?=\s*(?:$|[,:–—-]))")
+_LEADING_SCORE_TEXT = re.compile(
+    r"^\s*\**\s*" + _NUMBER + r"(?:\s*/\s*" + _NUMBER + r")?(?=\s*(?:$|[,:–—-]))"
+)
 _IRRELEVANT = re.compile(
     r"\birrelevant\b|\bnot\s+(?:at\s+all\s+|very\s+|directly\s+)?relevant\b|\bunrelated\b|不相关|无关",
     re.IGNORECASE,
@@ -77,10 +82,10 @@ _IRRELEVANT = re.compile(
 _RELEVANT = re.compile(r"\brelevant\b|相关", re.IGNORECASE)
 # The prompt asks for YES/NO first: the embedded 1.5B model answered "Score: 0.5" to every
 # passage when asked for a score, but tells relevant from unrelated passages with YES/NO.
-_VERDICT_WORD = re.compile(r"^\W*(?:(?:answer|verdict|relevant|relevance)\W*)?(yes|no)\b\W*",
-                           re.IGNORECASE)
-_REASON_LABEL = re.compile(r"^\s*[-*]?\s*\**\s*(?:reason(?:ing)?|because|理由|原因)\s*\**\s*[:：]\s*",
-                           re.IGNORECASE)
+_VERDICT_WORD = re.compile(r"^\W*(?:(?:answer|verdict|relevant|relevance)\W*)?(yes|no)\b\W*", re.IGNORECASE)
+_REASON_LABEL = re.compile(
+    r"^\s*[-*]?\s*\**\s*(?:reason(?:ing)?|because|理由|原因)\s*\**\s*[:：]\s*", re.IGNORECASE
+)
 
 
 @dataclass
@@ -150,7 +155,7 @@ def _reasoning(text: str) -> str:
             return _REASON_LABEL.sub("", line)[:MAX_REASON_CHARS]
     for line in lines:
         for match in reversed(_labelled_scores(line)):
-            line = line[:match.start()] + line[match.end():]
+            line = line[: match.start()] + line[match.end() :]
         line = _VERDICT_WORD.sub("", line)
         rest = _LEADING_SCORE_TEXT.sub("", line).replace("()", "").strip(" *:-–—.,")
         if rest:
@@ -194,12 +199,16 @@ def _logprobs_wanted(llm: LLM) -> dict:
     return {"logprobs": TOP_LOGPROBS} if supports_logprobs(llm) else {}
 
 
-def grade_one(question: str, key: str, passage: str, llm: LLM, *,
-              paper_id: str | None = None) -> Grade:
+def grade_one(question: str, key: str, passage: str, llm: LLM, *, paper_id: str | None = None) -> Grade:
     try:
-        completion = llm.complete(grade_messages(question, passage), temperature=0.0,
-                                  max_tokens=80, stage="crag-grade", paper_id=paper_id,
-                                  **_logprobs_wanted(llm))
+        completion = llm.complete(
+            grade_messages(question, passage),
+            temperature=0.0,
+            max_tokens=80,
+            stage="crag-grade",
+            paper_id=paper_id,
+            **_logprobs_wanted(llm),
+        )
     except Exception as exc:  # one failed grade must not sink the question
         return Grade(key, AMBIGUOUS_SCORE, True, "grader call failed", error=f"{type(exc).__name__}: {exc}")
     score, ambiguous, reasoning = parse_grade(completion.text)
@@ -218,8 +227,10 @@ def grade_passages(
     if not passages:
         return []
     with ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(passages)))) as pool:
-        futures = [pool.submit(grade_one, question, key, text, llm, paper_id=paper_id)
-                   for key, text, paper_id in passages]
+        futures = [
+            pool.submit(grade_one, question, key, text, llm, paper_id=paper_id)
+            for key, text, paper_id in passages
+        ]
         return [f.result() for f in futures]
 
 
@@ -243,9 +254,12 @@ def parse_grades(text: str, n: int) -> list[Parsed | None]:
     if not entries:
         if n == 1:
             return [parse_grade(text)]
-        return [None if answer is None else
-                (RELEVANT_SCORE if answer == "YES" else IRRELEVANT_SCORE, False, answer)
-                for answer in parse_answers(text, n)]
+        return [
+            None
+            if answer is None
+            else (RELEVANT_SCORE if answer == "YES" else IRRELEVANT_SCORE, False, answer)
+            for answer in parse_answers(text, n)
+        ]
     grades: list[Parsed | None] = [None] * n
     for index, lines in entries:
         if 0 <= index < n:
@@ -258,21 +272,31 @@ def parse_grades(text: str, n: int) -> list[Parsed | None]:
 
 def grade_batch(question: str, passages: Sequence[tuple[str, str, str | None]], llm: LLM) -> list[Grade]:
     """One call grading (key, text, paper_id) passages; results keep the input order."""
-    conversation = messages("grade_batch", question=question, passages=[text for _, text, _ in passages],
-                            n=len(passages))
+    conversation = messages(
+        "grade_batch", question=question, passages=[text for _, text, _ in passages], n=len(passages)
+    )
     try:
-        completion = llm.complete(conversation, temperature=0.0,
-                                  max_tokens=16 + BATCH_REPLY_TOKENS_EACH * len(passages), stage="crag-grade-batch",
-                                  paper_id=only_paper(paper_id for _, _, paper_id in passages),
-                                  **_logprobs_wanted(llm))
+        completion = llm.complete(
+            conversation,
+            temperature=0.0,
+            max_tokens=16 + BATCH_REPLY_TOKENS_EACH * len(passages),
+            stage="crag-grade-batch",
+            paper_id=only_paper(paper_id for _, _, paper_id in passages),
+            **_logprobs_wanted(llm),
+        )
     except Exception as exc:  # a failed call must not sink the question: its passages are ambiguous
         error = f"{type(exc).__name__}: {exc}"
-        return [Grade(key, AMBIGUOUS_SCORE, True, "grader call failed", error=error) for key, _, _ in passages]
+        return [
+            Grade(key, AMBIGUOUS_SCORE, True, "grader call failed", error=error) for key, _, _ in passages
+        ]
     parsed_grades = parse_grades(completion.text, len(passages))
     p_values = claim_probabilities(completion.logprobs, len(passages))
-    return [Grade(key, *parsed, p_yes=p_yes) if parsed is not None
-            else Grade(key, AMBIGUOUS_SCORE, True, SKIPPED_REASON)
-            for (key, _, _), parsed, p_yes in zip(passages, parsed_grades, p_values)]
+    return [
+        Grade(key, *parsed, p_yes=p_yes)
+        if parsed is not None
+        else Grade(key, AMBIGUOUS_SCORE, True, SKIPPED_REASON)
+        for (key, _, _), parsed, p_yes in zip(passages, parsed_grades, p_values)
+    ]
 
 
 def only_paper(paper_ids: Iterable[str | None]) -> str | None:
@@ -296,8 +320,15 @@ def batch_ranges(costs: Sequence[int], *, max_items: int, budget: int) -> list[r
     return runs
 
 
-def in_batches(work: Callable[[list[T]], list[R]], items: Sequence[T], costs: Sequence[int], *,
-               max_items: int, budget: int, max_workers: int) -> list[R]:
+def in_batches(
+    work: Callable[[list[T]], list[R]],
+    items: Sequence[T],
+    costs: Sequence[int],
+    *,
+    max_items: int,
+    budget: int,
+    max_workers: int,
+) -> list[R]:
     """`work(batch)` (one result per item) over consecutive batches of at most `max_items`
     items and about `budget` tokens (`batch_ranges`), concurrently; results in input order."""
     runs = batch_ranges(costs, max_items=max(1, max_items), budget=budget)
@@ -319,6 +350,11 @@ def grade_in_batches(
 ) -> list[Grade]:
     """Grade (key, text, paper_id) passages in batched calls (concurrently when there are
     several); results keep the input order."""
-    return in_batches(lambda batch: grade_batch(question, batch, llm), passages,
-                      [estimate_tokens(text) for _, text, _ in passages],
-                      max_items=max_passages, budget=budget_tokens, max_workers=max_workers)
+    return in_batches(
+        lambda batch: grade_batch(question, batch, llm),
+        passages,
+        [estimate_tokens(text) for _, text, _ in passages],
+        max_items=max_passages,
+        budget=budget_tokens,
+        max_workers=max_workers,
+    )

@@ -21,8 +21,9 @@ from reader.llm.base import LLM
 from reader.prompts import messages
 
 
-def audit_grounded(answer: str, evidence: Sequence[Candidate], verifier: LLM, *,
-                   max_workers: int = 4, checker=None) -> tuple[bool, str]:
+def audit_grounded(
+    answer: str, evidence: Sequence[Candidate], verifier: LLM, *, max_workers: int = 4, checker=None
+) -> tuple[bool, str]:
     """`evidence` is the answer's, in citation order: the check's prompt repeats the answer
     prompt's passages word for word. With a `checker` (reader.audit.checking.CheckerBand), the
     trained claim checker decides the sentences it is sure of, as in the audit."""
@@ -30,13 +31,23 @@ def audit_grounded(answer: str, evidence: Sequence[Candidate], verifier: LLM, *,
     from reader.audit.loop import SUPPORTED, UNANSWERED, UNCHECKED, UNSUPPORTED, audit_text
     from reader.audit.verify import EvidenceRef
 
-    refs = [EvidenceRef(c.chunk_id, c.page_start or 1, c.page_end or c.page_start or 1, c.refined or c.text)
-            for c in evidence]
+    refs = [
+        EvidenceRef(c.chunk_id, c.page_start or 1, c.page_end or c.page_start or 1, c.refined or c.text)
+        for c in evidence
+    ]
     facts = PaperFacts.from_texts([t for c in evidence for t in (c.text, c.source_label)])
     paper_id = next((c.paper_id for c in evidence if c.paper_id), None)
-    result = audit_text(answer, paper_id=paper_id, verifier=verifier, facts=facts,
-                        evidence_for=lambda batch: refs, max_workers=max_workers, stage="crag-check", checker=checker,
-                        prompt_for=lambda claims, shown: messages("check_answer", evidence=shown, claims=claims))
+    result = audit_text(
+        answer,
+        paper_id=paper_id,
+        verifier=verifier,
+        facts=facts,
+        evidence_for=lambda batch: refs,
+        max_workers=max_workers,
+        stage="crag-check",
+        checker=checker,
+        prompt_for=lambda claims, shown: messages("check_answer", evidence=shown, claims=claims),
+    )
     total = len(result.sentences)
     if total == 0:
         return False, "the answer has no sentence to check"
@@ -50,11 +61,13 @@ def audit_grounded(answer: str, evidence: Sequence[Candidate], verifier: LLM, *,
     if unsupported:
         first = unsupported[0]
         why = "; ".join(first.reasons) or "verifier: NO"
-        parts.append(f"{len(unsupported)} of {total} sentences unsupported "
-                     f"(e.g. \"{first.text[:120]}\": {why})")
+        parts.append(
+            f'{len(unsupported)} of {total} sentences unsupported (e.g. "{first.text[:120]}": {why})'
+        )
     if unchecked:
-        parts.append(f"the verifier's reply could not be read for {len(unchecked)} of {total} sentences "
-                     "(not checked)")
+        parts.append(
+            f"the verifier's reply could not be read for {len(unchecked)} of {total} sentences (not checked)"
+        )
     if unanswered:
         parts.append(f"the verifier gave no verdict for {len(unanswered)} of {total} sentences")
     return False, "; ".join(parts)

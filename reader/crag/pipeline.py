@@ -38,7 +38,15 @@ from reader.errors import LLMError, ReaderError
 from reader.llm.base import LLM, Completion, supports_logprobs
 
 RETRIEVE, GRADE, ROUTE, CORRECT_STEP, FALLBACK, REFINE, GENERATE, CHECK, DONE = (
-    "retrieve", "grade", "route", "correct", "fallback", "refine", "generate", "check", "done",
+    "retrieve",
+    "grade",
+    "route",
+    "correct",
+    "fallback",
+    "refine",
+    "generate",
+    "check",
+    "done",
 )
 MAX_STEPS = 20
 
@@ -70,8 +78,9 @@ class CragConfig(CragSettings):
     confirm_top: int = 2
 
 
-def crag_config(settings: CragSettings, *, threshold: float | None = None,
-                max_corrections: int | None = None) -> CragConfig:
+def crag_config(
+    settings: CragSettings, *, threshold: float | None = None, max_corrections: int | None = None
+) -> CragConfig:
     """The configuration a question runs with: these settings (a Settings' `crag`, i.e.
     READER_CRAG_*, the config file and `reader calibrate --write`; or a calibration grid point)
     with one question's overrides (None keeps the setting)."""
@@ -135,17 +144,31 @@ class AskResult:
             "route": self.route,
             "confidence": self.confidence,
             "sources": [
-                {"paper_id": c.paper_id, "chunk_id": c.chunk_id, "pages": c.pages,
-                 "text": c.refined or c.text, "score": round(c.score, 3), "external": c.external,
-                 "origin": c.origin, "label": c.source_label}
+                {
+                    "paper_id": c.paper_id,
+                    "chunk_id": c.chunk_id,
+                    "pages": c.pages,
+                    "text": c.refined or c.text,
+                    "score": round(c.score, 3),
+                    "external": c.external,
+                    "origin": c.origin,
+                    "label": c.source_label,
+                }
                 for c in self.sources
             ],
             "grades": [
-                {"chunk_id": c.chunk_id, "paper_id": c.paper_id, "score": round(c.grade.score, 3),
-                 "ambiguous": c.grade.ambiguous, "reasoning": c.grade.reasoning, "origin": c.origin,
-                 "p_yes": None if c.grade.p_yes is None else round(c.grade.p_yes, 3),
-                 **({"error": c.grade.error} if c.grade.error else {})}
-                for c in self.graded if c.grade is not None
+                {
+                    "chunk_id": c.chunk_id,
+                    "paper_id": c.paper_id,
+                    "score": round(c.grade.score, 3),
+                    "ambiguous": c.grade.ambiguous,
+                    "reasoning": c.grade.reasoning,
+                    "origin": c.origin,
+                    "p_yes": None if c.grade.p_yes is None else round(c.grade.p_yes, 3),
+                    **({"error": c.grade.error} if c.grade.error else {}),
+                }
+                for c in self.graded
+                if c.grade is not None
             ],
             "rewrites": self.rewrites,
             "llm_calls": self.llm_calls,
@@ -190,8 +213,14 @@ class Run:
     def grade(self, candidates: list[Candidate]) -> None:
         cfg = self.config
         passages = [(c.key, c.text, c.paper_id) for c in candidates]
-        grades = grade_in_batches(self.question, passages, self.generator, max_workers=cfg.max_workers,
-                                  max_passages=cfg.batch_passages, budget_tokens=cfg.batch_tokens)
+        grades = grade_in_batches(
+            self.question,
+            passages,
+            self.generator,
+            max_workers=cfg.max_workers,
+            max_passages=cfg.batch_passages,
+            budget_tokens=cfg.batch_tokens,
+        )
         for candidate, grade in zip(candidates, grades):
             candidate.grade = grade
         if self.routing.confirms and cfg.confirm_top > 0:
@@ -200,16 +229,23 @@ class Run:
         failed = [g for g in grades if g.error]
         if failed and len(failed) == len(grades):
             # Every grade failed (endpoint down, bad key): answering "not found" would be a lie.
-            raise LLMError(f"the grader could not judge any passage, so the question was not "
-                           f"answered: {failed[0].error}")
+            raise LLMError(
+                f"the grader could not judge any passage, so the question was not answered: {failed[0].error}"
+            )
 
     def confirm(self, candidates: list[Candidate]) -> None:
         """Grade the best `confirm_top` batch-graded passages again, one call each; a grade that
         came back replaces the batched one (a failed call leaves the batched grade)."""
-        best = sorted((c for c in candidates if c.grade is not None and not c.grade.error),
-                      key=lambda c: -grade_value(c))[:self.config.confirm_top]
-        regraded = grade_passages(self.question, [(c.key, c.text, c.paper_id) for c in best], self.generator,
-                                  max_workers=self.config.max_workers)
+        best = sorted(
+            (c for c in candidates if c.grade is not None and not c.grade.error),
+            key=lambda c: -grade_value(c),
+        )[: self.config.confirm_top]
+        regraded = grade_passages(
+            self.question,
+            [(c.key, c.text, c.paper_id) for c in best],
+            self.generator,
+            max_workers=self.config.max_workers,
+        )
         for candidate, grade in zip(best, regraded):
             if not grade.error:
                 candidate.grade = grade
@@ -222,7 +258,8 @@ class Run:
     def by_p_yes(self) -> bool:
         """The "p_yes" refusal rule applies: it is configured and the grader gave P(YES)."""
         return self.refusal.by_p_yes and any(
-            c.grade is not None and c.grade.p_yes is not None for c in self.graded)
+            c.grade is not None and c.grade.p_yes is not None for c in self.graded
+        )
 
     def best_p_yes(self) -> float:
         return max((grade_value(c) for c in self.graded), default=0.0)
@@ -284,9 +321,15 @@ def _after_correction(run: Run) -> str:
 def _correct(run: Run) -> str:
     run.corrective_rounds += 1
     correction = corrective_retrieval(
-        run.question, why_missed(run.graded, run.config.threshold), llm=run.generator,
-        search=run.search, paper_id=run.paper_id, seen_keys=run.seen_keys(), grade=run.grade,
-        n_rewrites=run.config.n_rewrites, max_workers=run.config.max_workers,
+        run.question,
+        why_missed(run.graded, run.config.threshold),
+        llm=run.generator,
+        search=run.search,
+        paper_id=run.paper_id,
+        seen_keys=run.seen_keys(),
+        grade=run.grade,
+        n_rewrites=run.config.n_rewrites,
+        max_workers=run.config.max_workers,
     )
     if correction.error:
         run.notes.append(correction.error)
@@ -302,17 +345,25 @@ def _fallback(run: Run) -> str:
     found: list[Candidate] = []
     if run.paper_id is not None and cfg.collection_fallback:
         queries = [run.question, *run.rewrites]
-        others = retrieve_all(queries, run.search, None, origin="collection", skip_keys=run.seen_keys(),
-                              skip_paper=run.paper_id, max_workers=cfg.max_workers)
-        found.extend(others[:cfg.fallback_max_chunks])
+        others = retrieve_all(
+            queries,
+            run.search,
+            None,
+            origin="collection",
+            skip_keys=run.seen_keys(),
+            skip_paper=run.paper_id,
+            max_workers=cfg.max_workers,
+        )
+        found.extend(others[: cfg.fallback_max_chunks])
     for adapter in run.external:
         try:
             found.extend(external_candidates(adapter.search(run.question, cfg.external_limit)))
         except ReaderError as exc:  # the adapter's own one-line account: service and cause
             run.notes.append(f"external search failed: {exc}")
         except Exception as exc:
-            run.notes.append(f"external search ({getattr(adapter, 'name', '?')}) failed: "
-                             f"{type(exc).__name__}: {exc}")
+            run.notes.append(
+                f"external search ({getattr(adapter, 'name', '?')}) failed: {type(exc).__name__}: {exc}"
+            )
     run.grade(found)
     run.keep(found)
     return REFINE
@@ -323,30 +374,45 @@ def _refine(run: Run) -> str:
     if run.by_p_yes():
         run.refined = run.evidence_by_p_yes()
     else:
-        run.refined = refine_in_batches(run.question, run.kept, run.generator, max_workers=cfg.max_workers,
-                                        max_passages=cfg.batch_passages, budget_tokens=cfg.batch_tokens)
+        run.refined = refine_in_batches(
+            run.question,
+            run.kept,
+            run.generator,
+            max_workers=cfg.max_workers,
+            max_passages=cfg.batch_passages,
+            budget_tokens=cfg.batch_tokens,
+        )
     return GENERATE
 
 
 def _generate(run: Run) -> str:
     cfg = run.config
     if run.by_p_yes() and run.best_p_yes() < cfg.answer_p_yes:
-        run.notes.append(f"no passage was judged likely to answer (best P(YES) {run.best_p_yes():.2f} "
-                         f"< {cfg.answer_p_yes:.2f}), so the writer was not asked")
+        run.notes.append(
+            f"no passage was judged likely to answer (best P(YES) {run.best_p_yes():.2f} "
+            f"< {cfg.answer_p_yes:.2f}), so the writer was not asked"
+        )
         run.answer = Answer(not_found_sentinel(run.question), not_found=True)
     else:
         may_refuse = run.refusal.writer_may_refuse(run.route) and not run.by_p_yes()
         run.answer = generate_answer(
-            run.question, run.refined, run.generator, label=run.label,
-            budget_tokens=cfg.answer_budget_tokens, paper_id=run.paper_id,
-            quote_threshold=cfg.quote_threshold, may_refuse=may_refuse,
+            run.question,
+            run.refined,
+            run.generator,
+            label=run.label,
+            budget_tokens=cfg.answer_budget_tokens,
+            paper_id=run.paper_id,
+            quote_threshold=cfg.quote_threshold,
+            may_refuse=may_refuse,
         )
     if run.answer.retried:
         run.notes.append("the first answer was only citation markers; it was asked for once more")
     if run.answer.quoted:
-        run.notes.append(f"the writer replied that the papers do not say, but the grader was sure "
-                         f"(P(YES) ≥ {run.config.quote_threshold:.2f}) that a passage answers: "
-                         "the answer quotes it")
+        run.notes.append(
+            f"the writer replied that the papers do not say, but the grader was sure "
+            f"(P(YES) ≥ {run.config.quote_threshold:.2f}) that a passage answers: "
+            "the answer quotes it"
+        )
     for candidate in run.answer.evidence:
         candidate.source_label = candidate.source_label or run.label(candidate)
     if run.answer.not_found:
@@ -381,10 +447,17 @@ def _check(run: Run) -> str:
 
 def _withhold(run: Run) -> None:
     draft = run.answer
-    run.notes.append(f"a drafted answer was withheld because the check found it unsupported "
-                     f"({run.grounded_reason}): {draft.text}")
-    run.answer = Answer(not_found_sentinel(run.question), evidence=draft.evidence, not_found=True,
-                        completion=draft.completion, retried=draft.retried)
+    run.notes.append(
+        f"a drafted answer was withheld because the check found it unsupported "
+        f"({run.grounded_reason}): {draft.text}"
+    )
+    run.answer = Answer(
+        not_found_sentinel(run.question),
+        evidence=draft.evidence,
+        not_found=True,
+        completion=draft.completion,
+        retried=draft.retried,
+    )
     run.grounded = True
     run.grounded_reason = "nothing to check: the drafted answer was withheld as unsupported"
 
@@ -397,8 +470,14 @@ def _as_list(external) -> list[ExternalSearch]:
 
 
 STEPS: dict[str, Callable[[Run], str]] = {
-    RETRIEVE: _retrieve, GRADE: _grade, ROUTE: _route, CORRECT_STEP: _correct,
-    FALLBACK: _fallback, REFINE: _refine, GENERATE: _generate, CHECK: _check,
+    RETRIEVE: _retrieve,
+    GRADE: _grade,
+    ROUTE: _route,
+    CORRECT_STEP: _correct,
+    FALLBACK: _fallback,
+    REFINE: _refine,
+    GENERATE: _generate,
+    CHECK: _check,
 }
 
 
@@ -427,10 +506,19 @@ def ask(
     question = question.strip()
     start = time.perf_counter()
     config = config or CragConfig()
-    run = Run(question=question, paper_id=paper_id, generator=Metered(generator),
-              verifier=Metered(verifier), search=search, check_grounded=check_grounded,
-              external=_as_list(external), titles=titles or {}, config=config,
-              routing=routing_named(config.routing), refusal=refusal_named(config.refusal))
+    run = Run(
+        question=question,
+        paper_id=paper_id,
+        generator=Metered(generator),
+        verifier=Metered(verifier),
+        search=search,
+        check_grounded=check_grounded,
+        external=_as_list(external),
+        titles=titles or {},
+        config=config,
+        routing=routing_named(config.routing),
+        refusal=refusal_named(config.refusal),
+    )
     trace: list[str] = []
     state = RETRIEVE
     while state != DONE:
@@ -448,16 +536,36 @@ def ask(
     else:
         answer = run.answer or Answer("")
     return AskResult(
-        question=question, paper_id=paper_id, answer=answer.text, not_found=answer.not_found,
-        grounded=run.grounded, grounded_reason=run.grounded_reason, route=run.route,
-        confidence=run.confidence, sources=[] if answer.not_found else answer.evidence,
-        graded=run.graded, rewrites=run.rewrites,
+        question=question,
+        paper_id=paper_id,
+        answer=answer.text,
+        not_found=answer.not_found,
+        grounded=run.grounded,
+        grounded_reason=run.grounded_reason,
+        route=run.route,
+        confidence=run.confidence,
+        sources=[] if answer.not_found else answer.evidence,
+        graded=run.graded,
+        rewrites=run.rewrites,
         llm_calls=run.generator.calls + run.verifier.calls,
         tokens=run.generator.tokens + run.verifier.tokens,
-        seconds=time.perf_counter() - start, trace=trace,
-        corrective_rounds=run.corrective_rounds, fallback_used=run.fallback_used, notes=run.notes,
+        seconds=time.perf_counter() - start,
+        trace=trace,
+        corrective_rounds=run.corrective_rounds,
+        fallback_used=run.fallback_used,
+        notes=run.notes,
         quoted=answer.quoted,
     )
 
 
-__all__ = ["ask", "AskResult", "CragConfig", "crag_config", "Run", "STEPS", "CORRECT", "AMBIGUOUS", "INCORRECT"]
+__all__ = [
+    "ask",
+    "AskResult",
+    "CragConfig",
+    "crag_config",
+    "Run",
+    "STEPS",
+    "CORRECT",
+    "AMBIGUOUS",
+    "INCORRECT",
+]

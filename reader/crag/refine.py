@@ -38,8 +38,9 @@ _NUMBER_OR_RANGE = re.compile(r"(\d+)(?:\s*[-–]\s*(\d+))?")
 # "2.3" (sentence 3 of passage 2), "1.2-1.4", "1.2-4"; not "1. 2" (a list number) nor "85.3%".
 _PAIR = re.compile(r"(?<![\d.])(\d{1,2})\.(\d{1,3})(?:\s*[-–]\s*(?:(\d{1,2})\.)?(\d{1,3}))?(?![\d%])")
 # A reply line for one passage: "[2] 1, 3", "Passage 2: none", "**Passage 2**: 1-3".
-_PASSAGE_LINE = re.compile(r"^\W*(?:passage\s*\[?(\d{1,2})\]?|\[(\d{1,2})\])\W*?[:：.)\-–—]?\s*(.*)$",
-                           re.IGNORECASE)
+_PASSAGE_LINE = re.compile(
+    r"^\W*(?:passage\s*\[?(\d{1,2})\]?|\[(\d{1,2})\])\W*?[:：.)\-–—]?\s*(.*)$", re.IGNORECASE
+)
 
 
 def normalise_space(text: str) -> str:
@@ -95,7 +96,9 @@ def _kept_whole(candidate: Candidate, text: str, note: str) -> Candidate:
     return candidate
 
 
-def _select(question: str, candidate: Candidate, sentences: list[str], numbers: list[int]) -> Candidate | None:
+def _select(
+    question: str, candidate: Candidate, sentences: list[str], numbers: list[int]
+) -> Candidate | None:
     """The chosen sentences verbatim; for "none", those sharing a question term, or None."""
     note = f"kept sentences {numbers} of {len(sentences)}"
     if not numbers:
@@ -150,33 +153,59 @@ def parse_batch_selection(text: str, sizes: Sequence[int]) -> dict[int, list[int
     return {} if said_none or _NONE.search(text) else None
 
 
-def refine_batch(question: str, items: Sequence[tuple[Candidate, str, list[str]]],
-                 llm: LLM) -> list[Candidate | None]:
+def refine_batch(
+    question: str, items: Sequence[tuple[Candidate, str, list[str]]], llm: LLM
+) -> list[Candidate | None]:
     """One call for (candidate, text, sentences) items of several sentences each; in input order."""
-    conversation = messages("refine_batch", question=question, passages=[sentences for _, _, sentences in items])
+    conversation = messages(
+        "refine_batch", question=question, passages=[sentences for _, _, sentences in items]
+    )
     try:
-        reply = llm.complete(conversation, temperature=0.0,
-                             max_tokens=16 + BATCH_REPLY_TOKENS_EACH * len(items),
-                             stage="crag-refine-batch",
-                             paper_id=only_paper(candidate.paper_id for candidate, _, _ in items)).text
+        reply = llm.complete(
+            conversation,
+            temperature=0.0,
+            max_tokens=16 + BATCH_REPLY_TOKENS_EACH * len(items),
+            stage="crag-refine-batch",
+            paper_id=only_paper(candidate.paper_id for candidate, _, _ in items),
+        ).text
     except Exception as exc:
         note = f"refine call failed ({type(exc).__name__}), kept whole"
         return [_kept_whole(candidate, text, note) for candidate, text, _ in items]
     selection = parse_batch_selection(reply, [len(sentences) for _, _, sentences in items])
     if selection is None:
-        return [_kept_whole(candidate, text, "unreadable selection, kept whole") for candidate, text, _ in items]
-    return [_select(question, candidate, sentences, selection.get(n, []))
-            for n, (candidate, _, sentences) in enumerate(items, 1)]
+        return [
+            _kept_whole(candidate, text, "unreadable selection, kept whole") for candidate, text, _ in items
+        ]
+    return [
+        _select(question, candidate, sentences, selection.get(n, []))
+        for n, (candidate, _, sentences) in enumerate(items, 1)
+    ]
 
 
-def refine_in_batches(question: str, candidates: Sequence[Candidate], llm: LLM, *, max_workers: int = 4,
-                      max_passages: int = BATCH_PASSAGES, budget_tokens: int = BATCH_TOKENS) -> list[Candidate]:
+def refine_in_batches(
+    question: str,
+    candidates: Sequence[Candidate],
+    llm: LLM,
+    *,
+    max_workers: int = 4,
+    max_passages: int = BATCH_PASSAGES,
+    budget_tokens: int = BATCH_TOKENS,
+) -> list[Candidate]:
     """Refine in batched calls (one for a usual question); returns the surviving candidates in input order."""
     prepared = [(candidate, *_sentences(candidate)) for candidate in candidates]
     asked = [item for item in prepared if len(item[2]) > 1]
-    refined = iter(in_batches(lambda batch: refine_batch(question, batch, llm), asked,
-                              [estimate_tokens(text) for _, text, _ in asked],
-                              max_items=max_passages, budget=budget_tokens, max_workers=max_workers))
-    out = (next(refined) if len(sentences) > 1 else _single(candidate, text)
-           for candidate, text, sentences in prepared)
+    refined = iter(
+        in_batches(
+            lambda batch: refine_batch(question, batch, llm),
+            asked,
+            [estimate_tokens(text) for _, text, _ in asked],
+            max_items=max_passages,
+            budget=budget_tokens,
+            max_workers=max_workers,
+        )
+    )
+    out = (
+        next(refined) if len(sentences) > 1 else _single(candidate, text)
+        for candidate, text, sentences in prepared
+    )
     return [c for c in out if c is not None]

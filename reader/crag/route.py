@@ -28,8 +28,13 @@ AMBIGUOUS = "ambiguous"
 INCORRECT = "incorrect"
 
 
-def choose_route(candidates: Sequence[Candidate], *, threshold: float = 0.6,
-                 min_relevant: int = 2, ambiguous_floor: float = AMBIGUOUS_SCORE) -> str:
+def choose_route(
+    candidates: Sequence[Candidate],
+    *,
+    threshold: float = 0.6,
+    min_relevant: int = 2,
+    ambiguous_floor: float = AMBIGUOUS_SCORE,
+) -> str:
     graded = [c.grade for c in candidates if c.grade is not None]
     relevant = sum(1 for g in graded if g.score >= threshold)
     if relevant >= min_relevant:
@@ -62,8 +67,7 @@ def why_missed(candidates: Sequence[Candidate], threshold: float) -> str:
         return "the search returned no passages at all."
     above = sum(1 for c in graded if c.score >= threshold)
     best = graded[0]
-    parts = [f"{len(graded)} passages were found, {above} judged relevant; "
-             f"the best scored {best.score:.2f}"]
+    parts = [f"{len(graded)} passages were found, {above} judged relevant; the best scored {best.score:.2f}"]
     reasons = [c.grade.reasoning for c in graded[:2] if c.grade.reasoning]
     if reasons:
         parts.append("grader notes: " + " / ".join(reasons))
@@ -89,9 +93,11 @@ def retrieval_confidence(candidates: Sequence[Candidate]) -> float:
     if not graded:
         return 0.0
     best_fused = max(max(0.0, c.fused_score) for c in graded)
-    value = max(GRADE_WEIGHT * grade_value(c)
-                + (1 - GRADE_WEIGHT) * (max(0.0, c.fused_score) / best_fused if best_fused > 0 else 1.0)
-                for c in graded)
+    value = max(
+        GRADE_WEIGHT * grade_value(c)
+        + (1 - GRADE_WEIGHT) * (max(0.0, c.fused_score) / best_fused if best_fused > 0 else 1.0)
+        for c in graded
+    )
     return round(value, 3)
 
 
@@ -109,7 +115,9 @@ class Routing:
     """A routing rule: how the first retrieval's grades choose the route (and its confidence),
     which graded passages count as evidence, and what else the rule does."""
 
-    route: Callable[[Sequence[Candidate], object], tuple[str, float]]  # (candidates, config) -> route, confidence
+    route: Callable[
+        [Sequence[Candidate], object], tuple[str, float]
+    ]  # (candidates, config) -> route, confidence
     keeps: Callable[[Candidate, float], bool]  # (candidate, threshold) -> is it evidence?
     confirms: bool  # re-grade the best batch-graded passages one by one (`confirm_top`) and route on those
     fallback_when_low: bool  # an incorrect route consults the fallback sources even when something was kept

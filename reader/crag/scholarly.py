@@ -89,15 +89,27 @@ class SemanticScholar(_Service):
 
     def search(self, query: str, limit: int = 3) -> list[ExternalHit]:
         headers = {"x-api-key": self.api_key} if self.api_key else {}
-        data = self._json(self._get("/graph/v1/paper/search", {
-            "query": query, "limit": limit, "fields": "title,abstract,year,url"}, headers))
+        data = self._json(
+            self._get(
+                "/graph/v1/paper/search",
+                {"query": query, "limit": limit, "fields": "title,abstract,year,url"},
+                headers,
+            )
+        )
         papers = data.get("data", [])
         if not isinstance(papers, list) or not all(isinstance(p, dict) for p in papers):
             raise ExternalSearchError(f"{self.name}: the reply has no list of papers under 'data'")
-        hits = [_hit(self.name, p.get("title"), p.get("abstract"), p.get("year"),
-                     p.get("url") or (f"https://www.semanticscholar.org/paper/{p['paperId']}"
-                                      if p.get("paperId") else ""))
-                for p in papers[:limit]]
+        hits = [
+            _hit(
+                self.name,
+                p.get("title"),
+                p.get("abstract"),
+                p.get("year"),
+                p.get("url")
+                or (f"https://www.semanticscholar.org/paper/{p['paperId']}" if p.get("paperId") else ""),
+            )
+            for p in papers[:limit]
+        ]
         return [h for h in hits if h is not None]
 
 
@@ -118,8 +130,15 @@ class Arxiv(_Service):
         for entry in feed.findall(f"{ATOM}entry")[:limit]:
             published = _clean(entry.findtext(f"{ATOM}published"))
             year = int(published[:4]) if published[:4].isdigit() else None
-            hits.append(_hit(self.name, entry.findtext(f"{ATOM}title"), entry.findtext(f"{ATOM}summary"),
-                             year, entry.findtext(f"{ATOM}id")))
+            hits.append(
+                _hit(
+                    self.name,
+                    entry.findtext(f"{ATOM}title"),
+                    entry.findtext(f"{ATOM}summary"),
+                    year,
+                    entry.findtext(f"{ATOM}id"),
+                )
+            )
         return [h for h in hits if h is not None]
 
 
@@ -127,8 +146,13 @@ def abstract_from_inverted_index(index) -> str:
     """OpenAlex ships abstracts as {word: [positions]}; the words put back in order."""
     if not isinstance(index, dict):
         return ""
-    placed = [(pos, word) for word, positions in index.items() if isinstance(positions, list)
-              for pos in positions if isinstance(pos, int)]
+    placed = [
+        (pos, word)
+        for word, positions in index.items()
+        if isinstance(positions, list)
+        for pos in positions
+        if isinstance(pos, int)
+    ]
     return " ".join(word for _, word in sorted(placed))
 
 
@@ -144,26 +168,39 @@ class OpenAlex(_Service):
         works = data.get("results")
         if not isinstance(works, list) or not all(isinstance(w, dict) for w in works):
             raise ExternalSearchError(f"{self.name}: the reply has no list of works under 'results'")
-        hits = [_hit(self.name, w.get("display_name") or w.get("title"),
-                     abstract_from_inverted_index(w.get("abstract_inverted_index")),
-                     w.get("publication_year"), w.get("doi") or w.get("id"))
-                for w in works[:limit]]
+        hits = [
+            _hit(
+                self.name,
+                w.get("display_name") or w.get("title"),
+                abstract_from_inverted_index(w.get("abstract_inverted_index")),
+                w.get("publication_year"),
+                w.get("doi") or w.get("id"),
+            )
+            for w in works[:limit]
+        ]
         return [h for h in hits if h is not None]
 
 
 ADAPTERS = {"semantic-scholar": SemanticScholar, "arxiv": Arxiv, "openalex": OpenAlex}
 
 
-def scholarly_searches(names: str, *, semantic_scholar_key: str | None = None,
-                       mailto: str | None = None, base_urls: dict[str, str] | None = None) -> list:
+def scholarly_searches(
+    names: str,
+    *,
+    semantic_scholar_key: str | None = None,
+    mailto: str | None = None,
+    base_urls: dict[str, str] | None = None,
+) -> list:
     """The adapters named in a comma-separated list ("arxiv,openalex"); "" or "off": none."""
     wanted = [n.strip().lower() for n in names.split(",") if n.strip()]
     if wanted in ([], ["off"], ["none"]):
         return []
     unknown = [n for n in wanted if n not in ADAPTERS]
     if unknown:
-        raise ExternalSearchError(f"unknown external search {', '.join(unknown)}: use one or more of "
-                                  f"{', '.join(ADAPTERS)}, comma-separated, or off")
+        raise ExternalSearchError(
+            f"unknown external search {', '.join(unknown)}: use one or more of "
+            f"{', '.join(ADAPTERS)}, comma-separated, or off"
+        )
     adapters = []
     for name in dict.fromkeys(wanted):
         options: dict = {}

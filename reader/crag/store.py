@@ -13,9 +13,14 @@ def save_question(session, result: AskResult) -> int:
     for key in ("question", "paper_id", "answer", "grounded", "grounded_reason", "route", "confidence"):
         details.pop(key, None)
     row = Question(
-        paper_id=result.paper_id, question=result.question, answer=result.answer,
-        grounded=result.grounded, grounded_reason=result.grounded_reason, route=result.route,
-        confidence=result.confidence, details=details,
+        paper_id=result.paper_id,
+        question=result.question,
+        answer=result.answer,
+        grounded=result.grounded,
+        grounded_reason=result.grounded_reason,
+        route=result.route,
+        confidence=result.confidence,
+        details=details,
     )
     session.add(row)
     session.flush()

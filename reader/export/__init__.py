@@ -61,8 +61,9 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def export_notes(db: sessionmaker, paper_ids: list[str] | None, out_dir: Path, *,
-                 lookup=None) -> ExportResult:
+def export_notes(
+    db: sessionmaker, paper_ids: list[str] | None, out_dir: Path, *, lookup=None
+) -> ExportResult:
     """Write notes for `paper_ids` (None: every reviewed paper) and the index note. `lookup`
     (reader.export.lookup.ReferenceLookup) checks the cited references in Crossref or OpenAlex."""
     out_dir = Path(out_dir).expanduser()
@@ -135,14 +136,19 @@ def export_bibtex(db: sessionmaker, paper_ids: list[str] | None, path: Path) -> 
 
     path = Path(path).expanduser()
     if path.is_dir():
-        raise ReaderError(f"{path}: is a folder; give a file name for the BibTeX entries, e.g. {path / 'papers.bib'}")
+        raise ReaderError(
+            f"{path}: is a folder; give a file name for the BibTeX entries, e.g. {path / 'papers.bib'}"
+        )
     if not path.parent.is_dir():
-        raise ReaderError(f"{path.parent}: no such folder for the BibTeX file; create it or choose another path")
+        raise ReaderError(
+            f"{path.parent}: no such folder for the BibTeX file; create it or choose another path"
+        )
     with db() as session:
         if paper_ids is None:
             reviewed = set(session.scalars(select(Analysis.paper_id).distinct()))
-            paper_ids = [pid for pid in session.scalars(select(Paper.id).order_by(Paper.title))
-                         if pid in reviewed]
+            paper_ids = [
+                pid for pid in session.scalars(select(Paper.id).order_by(Paper.title)) if pid in reviewed
+            ]
         text, entries = bibtex_text(session, paper_ids)
     try:
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".bib", dir=path.parent)

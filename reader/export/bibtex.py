@@ -22,14 +22,56 @@ from reader.store.tables import Paper
 
 # function words Better BibTeX skips when it picks a title's first word
 _SKIP = {
-    "a", "an", "the", "and", "or", "but", "nor", "for", "so", "yet", "of", "on", "in", "at", "to", "by",
-    "from", "with", "into", "onto", "upon", "about", "as", "via", "is", "are", "be", "do", "does", "how",
-    "what", "when", "where", "which", "who", "why", "toward", "towards",
+    "a",
+    "an",
+    "the",
+    "and",
+    "or",
+    "but",
+    "nor",
+    "for",
+    "so",
+    "yet",
+    "of",
+    "on",
+    "in",
+    "at",
+    "to",
+    "by",
+    "from",
+    "with",
+    "into",
+    "onto",
+    "upon",
+    "about",
+    "as",
+    "via",
+    "is",
+    "are",
+    "be",
+    "do",
+    "does",
+    "how",
+    "what",
+    "when",
+    "where",
+    "which",
+    "who",
+    "why",
+    "toward",
+    "towards",
 }
 _TYPES = {
-    "journalArticle": "article", "magazineArticle": "article", "newspaperArticle": "article",
-    "conferencePaper": "inproceedings", "book": "book", "bookSection": "incollection",
-    "thesis": "phdthesis", "report": "techreport", "preprint": "misc", "manuscript": "unpublished",
+    "journalArticle": "article",
+    "magazineArticle": "article",
+    "newspaperArticle": "article",
+    "conferencePaper": "inproceedings",
+    "book": "book",
+    "bookSection": "incollection",
+    "thesis": "phdthesis",
+    "report": "techreport",
+    "preprint": "misc",
+    "manuscript": "unpublished",
 }
 _VENUE_FIELD = {"article": "journal", "inproceedings": "booktitle", "incollection": "booktitle"}
 
@@ -60,8 +102,11 @@ def make_citekey(authors: list[str], year: int | None, title: str) -> str:
 
 def citekeys(session: Session) -> dict[str, str]:
     """Every paper's citation key: the stored one, else a made one, unique in the library."""
-    rows = session.execute(select(Paper.id, Paper.authors, Paper.year, Paper.title, Paper.citekey)
-                           .order_by(Paper.ingested_at, Paper.id)).all()
+    rows = session.execute(
+        select(Paper.id, Paper.authors, Paper.year, Paper.title, Paper.citekey).order_by(
+            Paper.ingested_at, Paper.id
+        )
+    ).all()
     keys: dict[str, str] = {}
     taken = {row.citekey for row in rows if row.citekey}
     for row in rows:
@@ -117,8 +162,10 @@ class BibtexResult:
     entries: list[tuple[str, str]] = field(default_factory=list)  # (paper_id, key)
 
     def to_json(self) -> dict:
-        return {"path": str(self.path),
-                "entries": [{"paper_id": pid, "citekey": key} for pid, key in self.entries]}
+        return {
+            "path": str(self.path),
+            "entries": [{"paper_id": pid, "citekey": key} for pid, key in self.entries],
+        }
 
 
 def bibtex_text(session: Session, paper_ids: list[str]) -> tuple[str, list[tuple[str, str]]]:

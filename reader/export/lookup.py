@@ -24,8 +24,10 @@ from reader import http
 from reader.ingest.pages import find_doi
 from reader.text.words import words
 
-SERVICES = {"crossref": ("Crossref", "https://api.crossref.org"),
-            "openalex": ("OpenAlex", "https://api.openalex.org")}
+SERVICES = {
+    "crossref": ("Crossref", "https://api.crossref.org"),
+    "openalex": ("OpenAlex", "https://api.openalex.org"),
+}
 TITLE_MATCH = 0.8  # share of the hit's title words that must be in the entry
 # the note's short words for a failed request; "unreachable" names the httpx exception
 _FAILURE_PHRASES = {"timeout": "timeout", "rate-limited": "HTTP 429", "not-json": "unreadable reply"}
@@ -45,8 +47,15 @@ def _title_matches(title: str, entry: str) -> bool:
 
 
 class ReferenceLookup:
-    def __init__(self, service: str, *, base_url: str | None = None, mailto: str | None = None,
-                 timeout_s: float = 10.0, client: httpx.Client | None = None):
+    def __init__(
+        self,
+        service: str,
+        *,
+        base_url: str | None = None,
+        mailto: str | None = None,
+        timeout_s: float = 10.0,
+        client: httpx.Client | None = None,
+    ):
         if service not in SERVICES:
             from reader.errors import ReaderError
 
@@ -55,8 +64,10 @@ class ReferenceLookup:
         self.label, default_url = SERVICES[service]
         self.base_url = (base_url or default_url).rstrip("/")
         self.mailto = mailto
-        self.client = client or httpx.Client(timeout=timeout_s, headers={
-            "User-Agent": "reader (reference check)" + (f"; mailto:{mailto}" if mailto else "")})
+        self.client = client or httpx.Client(
+            timeout=timeout_s,
+            headers={"User-Agent": "reader (reference check)" + (f"; mailto:{mailto}" if mailto else "")},
+        )
         self.cache: dict[str, str] = {}
 
     def __call__(self, entry: str) -> str:
@@ -105,8 +116,9 @@ class ReferenceLookup:
             return None if body is None else body.get("publication_year") or _NoYear
         body = self._get("/works", {"search": entry[:300], "per-page": 1})
         results = (body or {}).get("results", [])
-        if not results or not _title_matches(results[0].get("display_name") or results[0].get("title") or "",
-                                             entry):
+        if not results or not _title_matches(
+            results[0].get("display_name") or results[0].get("title") or "", entry
+        ):
             return None
         return results[0].get("publication_year") or _NoYear
 

@@ -152,23 +152,25 @@ class Note:
         data: dict = {"title": self.title, "authors": list(self.authors)}
         if self.year:
             data["year"] = self.year
-        data.update({
-            "source": self.source_path,
-            **({"doi": self.doi} if self.doi else {}),
-            **({"zotero": self.zotero_link} if self.zotero_key else {}),
-            **({"collections": list(self.collections)} if self.collections else {}),
-            **({"citekey": self.citekey} if self.citekey else {}),
-            "sha256": self.paper_id,
-            "reviewed_at": self.reviewed_at,
-            "generator_model": self.generator_model,
-            "verifier_model": self.verifier_model,
-            "sentences": self.sentences,
-            "flagged": self.flagged,
-            "flagged_ratio": round(self.ratio, 4),
-            "unchecked": self.unchecked,
-            "unanswered": self.unanswered,
-            "regenerations": self.regenerations,
-        })
+        data.update(
+            {
+                "source": self.source_path,
+                **({"doi": self.doi} if self.doi else {}),
+                **({"zotero": self.zotero_link} if self.zotero_key else {}),
+                **({"collections": list(self.collections)} if self.collections else {}),
+                **({"citekey": self.citekey} if self.citekey else {}),
+                "sha256": self.paper_id,
+                "reviewed_at": self.reviewed_at,
+                "generator_model": self.generator_model,
+                "verifier_model": self.verifier_model,
+                "sentences": self.sentences,
+                "flagged": self.flagged,
+                "flagged_ratio": round(self.ratio, 4),
+                "unchecked": self.unchecked,
+                "unanswered": self.unanswered,
+                "regenerations": self.regenerations,
+            }
+        )
         if self.llm_calls is not None:
             data["llm_calls"] = self.llm_calls
         data["tags"] = self.tags
@@ -275,7 +277,7 @@ def split_marked(final_text: str, flags: list[Flag]) -> list[Block]:
             if flag is None:
                 flag = Flag(sentence=first_sentence(after))
             blocks.append(Block(flag=flag))
-            rest = after[len(flag.sentence):]
+            rest = after[len(flag.sentence) :]
         if rest.strip():
             blocks.append(Block(text=rest.strip()))
     return blocks
@@ -289,19 +291,22 @@ def _flags(iteration: AnalysisIteration) -> tuple[list[Flag], int, int]:
         if verdict.verdict not in (UNSUPPORTED, UNCHECKED):
             continue
         nearest = verdict.evidence[0] if verdict.evidence else None
-        flags.append(Flag(
-            sentence=verdict.text,
-            evidence=quote(nearest.text) if nearest else "",
-            page_start=nearest.page_start if nearest else None,
-            page_end=nearest.page_end if nearest else None,
-            reasons=[str(r) for r in (verdict.reasons or [])],
-            verdict=verdict.verdict,
-        ))
+        flags.append(
+            Flag(
+                sentence=verdict.text,
+                evidence=quote(nearest.text) if nearest else "",
+                page_start=nearest.page_start if nearest else None,
+                page_end=nearest.page_end if nearest else None,
+                reasons=[str(r) for r in (verdict.reasons or [])],
+                verdict=verdict.verdict,
+            )
+        )
     return flags, count_verdicts(verdicts, UNANSWERED), count_verdicts(verdicts, UNCHECKED)
 
 
-def collect_note(session: Session, paper: Paper, keys: dict[str, str] | None = None,
-                 lookup=None) -> Note | None:
+def collect_note(
+    session: Session, paper: Paper, keys: dict[str, str] | None = None, lookup=None
+) -> Note | None:
     """The note's data, or None when the paper has no stored review. `keys`: every paper's
     citation key (reader.export.bibtex.citekeys), computed here when not given. `lookup`
     (reader.export.lookup.ReferenceLookup, optional) checks each cited entry."""
@@ -325,26 +330,32 @@ def collect_note(session: Session, paper: Paper, keys: dict[str, str] | None = N
             if lookup is not None:
                 for cited in citations:
                     cited.checks = [lookup(entry) for entry in cited.entries]
-        views.append(AnalysisNote(
-            kind=kind,
-            title=KIND_TITLES[kind],
-            blocks=split_marked(analysis.final_text, flags),
-            sentences=last.n_sentences if last else 0,
-            flagged=last.n_flagged if last else 0,
-            ratio=last.flagged_ratio if last else analysis.flagged_ratio,
-            regenerations=analysis.regenerations,
-            unanswered=unanswered,
-            unchecked=unchecked,
-            iterations=[IterationFigures(i.iteration, i.n_sentences, i.n_flagged, i.flagged_ratio)
-                        for i in iterations],
-            left_out_sections=[str(s) for s in (analysis.left_out_sections or [])],
-            citations=citations,
-        ))
+        views.append(
+            AnalysisNote(
+                kind=kind,
+                title=KIND_TITLES[kind],
+                blocks=split_marked(analysis.final_text, flags),
+                sentences=last.n_sentences if last else 0,
+                flagged=last.n_flagged if last else 0,
+                ratio=last.flagged_ratio if last else analysis.flagged_ratio,
+                regenerations=analysis.regenerations,
+                unanswered=unanswered,
+                unchecked=unchecked,
+                iterations=[
+                    IterationFigures(i.iteration, i.n_sentences, i.n_flagged, i.flagged_ratio)
+                    for i in iterations
+                ],
+                left_out_sections=[str(s) for s in (analysis.left_out_sections or [])],
+                citations=citations,
+            )
+        )
     first = next(iter(analyses.values()))
     reviewed = max(a.created_at for a in analyses.values())
     job = session.scalars(
-        select(ReviewJob).where(ReviewJob.paper_id == paper.id, ReviewJob.status == "done")
-        .order_by(ReviewJob.id.desc()).limit(1)
+        select(ReviewJob)
+        .where(ReviewJob.paper_id == paper.id, ReviewJob.status == "done")
+        .order_by(ReviewJob.id.desc())
+        .limit(1)
     ).first()
     llm_calls = None
     if job is not None and job.summary and "llm_calls" in job.summary:
@@ -361,7 +372,9 @@ def collect_note(session: Session, paper: Paper, keys: dict[str, str] | None = N
         doi=paper.doi,
         zotero_key=paper.zotero_key,
         citekey=(keys if keys is not None else citekeys(session)).get(paper.id),
-        collections=[str(c) for c in (paper.zotero_meta or {}).get("collections", [])] if paper.zotero_key else [],
+        collections=[str(c) for c in (paper.zotero_meta or {}).get("collections", [])]
+        if paper.zotero_key
+        else [],
         reviewed_at=_iso(reviewed),
         generator_model=first.generator_model,
         verifier_model=first.verifier_model,
@@ -383,8 +396,11 @@ def _percent(value: float) -> str:
 
 
 def _callout(flag: Flag) -> str:
-    head = ("> [!warning] 待验证 · not checked: the verifier's reply could not be read" if flag.unchecked
-            else "> [!warning] 待验证 · no support found in the paper")
+    head = (
+        "> [!warning] 待验证 · not checked: the verifier's reply could not be read"
+        if flag.unchecked
+        else "> [!warning] 待验证 · no support found in the paper"
+    )
     lines = [head, "> " + escape_flat(flag.sentence)]
     if flag.evidence:
         label = "Evidence it would have been checked against" if flag.unchecked else "Nearest evidence"
@@ -413,8 +429,9 @@ def _citation_line(cited) -> str:
 def _yaml(data: dict) -> str:
     import yaml
 
-    return yaml.safe_dump(data, allow_unicode=True, sort_keys=False, default_flow_style=False,
-                          width=10_000).strip()
+    return yaml.safe_dump(
+        data, allow_unicode=True, sort_keys=False, default_flow_style=False, width=10_000
+    ).strip()
 
 
 @lru_cache(maxsize=1)
@@ -428,8 +445,14 @@ def environment() -> Environment:
         autoescape=False,  # Markdown, escaped by the filters below
     )
     env.filters.update(
-        md_block=escape_block, md_flat=escape_flat, md_title=escape_title, md_cell=escape_cell,
-        callout=_callout, percent=_percent, yaml=_yaml, citation=_citation_line,
+        md_block=escape_block,
+        md_flat=escape_flat,
+        md_title=escape_title,
+        md_cell=escape_cell,
+        callout=_callout,
+        percent=_percent,
+        yaml=_yaml,
+        citation=_citation_line,
     )
     return env
 
@@ -453,6 +476,14 @@ def render_index(notes: list[Note]) -> str:
         "tags": ["reader/index"],
     }
     ordered = sorted(notes, key=lambda n: (n.title.lower(), n.paper_id))
-    return environment().get_template("index.md.j2").render(
-        notes=ordered, front=front, sentences=sentences, flagged=flagged, unchecked=unchecked,
+    return (
+        environment()
+        .get_template("index.md.j2")
+        .render(
+            notes=ordered,
+            front=front,
+            sentences=sentences,
+            flagged=flagged,
+            unchecked=unchecked,
+        )
     )

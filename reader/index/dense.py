@@ -118,8 +118,11 @@ class FlagEmbedder:
             for start in range(0, len(texts), BATCH_SIZE):
                 batch_idx = order[start : start + BATCH_SIZE]
                 inputs = tokenizer(
-                    [texts[i] for i in batch_idx], padding=True, truncation=True,
-                    max_length=self.max_length, return_tensors="pt",
+                    [texts[i] for i in batch_idx],
+                    padding=True,
+                    truncation=True,
+                    max_length=self.max_length,
+                    return_tensors="pt",
                 )
                 hidden = model(**inputs, return_dict=True).last_hidden_state
                 pooled = self.model.pooling(hidden, inputs["attention_mask"])
@@ -230,7 +233,9 @@ class DenseMatrix:
         best = torch.topk(scores, min(n, len(scores)), sorted=False).indices.numpy()
         return best if rows is None else np.asarray(rows)[best]
 
-    def top(self, query_vector: np.ndarray, k: int, rows: np.ndarray | None = None) -> list[tuple[int, float]]:
+    def top(
+        self, query_vector: np.ndarray, k: int, rows: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
         from reader.index.bm25 import top_k
 
         if len(self.vectors) == 0 or k <= 0:

@@ -25,8 +25,8 @@ from typing import Protocol
 
 import numpy as np
 
-from reader.text.split import split_sentences as split_text
 from reader.index.hits import SearchHit
+from reader.text.split import split_sentences as split_text
 
 RRF_K = 60
 RANK_DEPTH = 20
@@ -36,7 +36,10 @@ class SearchablePaths(Protocol):
     def bm25_top(self, query: str, k: int, paper_id: str | None = None) -> list[tuple[int, float]]: ...
 
     def dense_top(
-        self, query: str, k: int, paper_id: str | None = None,
+        self,
+        query: str,
+        k: int,
+        paper_id: str | None = None,
         query_vector: np.ndarray | None = None,
     ) -> list[tuple[int, float]]: ...
 
@@ -53,9 +56,7 @@ class Fused:
     dense_score: float | None = None
 
 
-def rrf_fuse(
-    bm25: list[tuple[int, float]], dense: list[tuple[int, float]], k: int = RRF_K
-) -> list[Fused]:
+def rrf_fuse(bm25: list[tuple[int, float]], dense: list[tuple[int, float]], k: int = RRF_K) -> list[Fused]:
     """Union of two ranked lists (best first), ordered by fused score.
 
     Ties (a chunk ranked r on one path vs another ranked r on the other) keep
@@ -173,10 +174,17 @@ def multi_search(
         seen_texts.add(key)
         hits.append(
             SearchHit(
-                chunk_id=f.chunk_id, paper_id=row["paper_id"], text=row["text"],
-                section=row["section"], page_start=row["page_start"], page_end=row["page_end"],
-                score=f.score, bm25_rank=f.bm25_rank, bm25_score=f.bm25_score,
-                dense_rank=f.dense_rank, dense_score=f.dense_score,
+                chunk_id=f.chunk_id,
+                paper_id=row["paper_id"],
+                text=row["text"],
+                section=row["section"],
+                page_start=row["page_start"],
+                page_end=row["page_end"],
+                score=f.score,
+                bm25_rank=f.bm25_rank,
+                bm25_score=f.bm25_score,
+                dense_rank=f.dense_rank,
+                dense_score=f.dense_score,
             )
         )
     return hits

@@ -59,8 +59,13 @@ class IndexData:
     @classmethod
     def empty(cls, embedder: str, dim: int = 0) -> IndexData:
         return cls(
-            embedder, dim, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32), [],
-            np.zeros((0, dim), dtype=np.float32), TokenTable(),
+            embedder,
+            dim,
+            np.zeros(0, dtype=np.int64),
+            np.zeros(0, dtype=np.int32),
+            [],
+            np.zeros((0, dim), dtype=np.float32),
+            TokenTable(),
         )
 
     @property
@@ -76,9 +81,7 @@ class IndexData:
 
     def pairs(self) -> dict[int, str]:
         """chunk id -> paper id for every row."""
-        return {
-            int(cid): self.papers[int(p)] for cid, p in zip(self.chunk_ids, self.paper_of_row)
-        }
+        return {int(cid): self.papers[int(p)] for cid, p in zip(self.chunk_ids, self.paper_of_row)}
 
     def keep_rows(self, rows: np.ndarray) -> IndexData:
         rows = np.asarray(rows, dtype=np.int64)
@@ -86,8 +89,13 @@ class IndexData:
         remap = np.zeros(len(self.papers), dtype=np.int32)
         remap[used] = np.arange(len(used), dtype=np.int32)
         return IndexData(
-            self.embedder, self.dim, self.chunk_ids[rows], remap[self.paper_of_row[rows]],
-            [self.papers[i] for i in used], self.vectors[rows], self.tokens.keep(rows),
+            self.embedder,
+            self.dim,
+            self.chunk_ids[rows],
+            remap[self.paper_of_row[rows]],
+            [self.papers[i] for i in used],
+            self.vectors[rows],
+            self.tokens.keep(rows),
         )
 
     def without(self, paper_ids: set[str]) -> IndexData:
@@ -110,9 +118,7 @@ class IndexData:
             self.embedder,
             dim,
             np.concatenate([self.chunk_ids, np.asarray(chunk_ids, dtype=np.int64)]),
-            np.concatenate(
-                [self.paper_of_row, np.asarray([position[p] for p in paper_ids], dtype=np.int32)]
-            ),
+            np.concatenate([self.paper_of_row, np.asarray([position[p] for p in paper_ids], dtype=np.int32)]),
             papers,
             np.concatenate([self.vectors.reshape(-1, dim), vectors.astype(np.float32)]),
             self.tokens.append(texts),
@@ -406,8 +412,7 @@ class SearchIndex:
         stale = {cid for cid, paper in stored.items() if db_pairs.get(cid) != paper}
         missing = sorted(cid for cid, paper in db_pairs.items() if stored.get(cid) != paper)
         _notice(
-            f"out of step with the database ({len(stale)} stale, {len(missing)} missing chunks); "
-            "updating it"
+            f"out of step with the database ({len(stale)} stale, {len(missing)} missing chunks); updating it"
         )
         with self.files.write_lock():
             data = self._data
@@ -446,7 +451,10 @@ class SearchIndex:
     # ------------------------------------------------------------ writing
 
     def _embed_into(
-        self, data: IndexData, rows: list[tuple[str, int, str]], label: str,
+        self,
+        data: IndexData,
+        rows: list[tuple[str, int, str]],
+        label: str,
         on_progress: ProgressFn | None,
     ) -> IndexData:
         if not rows:
@@ -483,7 +491,8 @@ class SearchIndex:
                 for start in range(0, len(chunk_ids), 500):
                     query = select(ChunkVector.chunk_id, ChunkVector.vector).where(
                         ChunkVector.embedder == self.embedder_name,
-                        ChunkVector.chunk_id.in_(chunk_ids[start : start + 500]))
+                        ChunkVector.chunk_id.in_(chunk_ids[start : start + 500]),
+                    )
                     for cid, blob in session.execute(query):
                         found[cid] = np.frombuffer(bytes(blob), dtype=np.float32)
         except Exception as exc:  # noqa: BLE001 - the vectors are a cache: embed instead
@@ -497,9 +506,15 @@ class SearchIndex:
         from reader.store.db import transaction
         from reader.store.tables import ChunkVector
 
-        rows = [{"chunk_id": int(cid), "embedder": self.embedder_name, "dim": int(vectors.shape[1]),
-                 "vector": np.ascontiguousarray(vec, dtype=np.float32).tobytes()}
-                for cid, vec in zip(chunk_ids, vectors)]
+        rows = [
+            {
+                "chunk_id": int(cid),
+                "embedder": self.embedder_name,
+                "dim": int(vectors.shape[1]),
+                "vector": np.ascontiguousarray(vec, dtype=np.float32).tobytes(),
+            }
+            for cid, vec in zip(chunk_ids, vectors)
+        ]
         try:
             with transaction(self.db) as session:
                 dialect = session.get_bind().dialect.name
@@ -508,11 +523,12 @@ class SearchIndex:
                 else:
                     from sqlalchemy.dialects.sqlite import insert
                 for start in range(0, len(rows), 500):
-                    session.execute(insert(ChunkVector).on_conflict_do_nothing(),
-                                    rows[start : start + 500])
+                    session.execute(insert(ChunkVector).on_conflict_do_nothing(), rows[start : start + 500])
         except Exception as exc:  # noqa: BLE001 - e.g. the paper was removed meanwhile
-            _notice(f"passage vectors not stored in the database ({_reason(exc)}); "
-                    "other machines embed these passages themselves")
+            _notice(
+                f"passage vectors not stored in the database ({_reason(exc)}); "
+                "other machines embed these passages themselves"
+            )
 
     def _commit(self, data: IndexData, unsaved_ok: bool = False) -> None:
         """Build BM25 for `data`, write it as the new generation, and use it. Hold the write lock.
@@ -542,7 +558,9 @@ class SearchIndex:
             data = self._ensure_loaded(pending_paper=paper_id).without({paper_id})
             if rows:
                 data = data.append(
-                    [paper_id] * len(rows), [c for _, c, _ in rows], [t for _, _, t in rows],
+                    [paper_id] * len(rows),
+                    [c for _, c, _ in rows],
+                    [t for _, _, t in rows],
                     fresh.vectors,
                 )
             self._commit(data)
@@ -560,8 +578,7 @@ class SearchIndex:
             rows = [row for row in self._db_paper_chunks(paper_id)]
             if not rows:
                 return False
-            self._commit(self._embed_into(data, rows, f"Embedding {len(rows)} chunks", None),
-                         unsaved_ok=True)
+            self._commit(self._embed_into(data, rows, f"Embedding {len(rows)} chunks", None), unsaved_ok=True)
             return True
 
     def _db_paper_chunks(self, paper_id: str) -> list[tuple[str, int, str]]:
@@ -570,9 +587,14 @@ class SearchIndex:
         from reader.store.tables import Chunk
 
         with self.db() as session:
-            return [tuple(r) for r in session.execute(
-                select(Chunk.paper_id, Chunk.id, Chunk.text).where(Chunk.paper_id == paper_id)
-                .order_by(Chunk.ordinal))]
+            return [
+                tuple(r)
+                for r in session.execute(
+                    select(Chunk.paper_id, Chunk.id, Chunk.text)
+                    .where(Chunk.paper_id == paper_id)
+                    .order_by(Chunk.ordinal)
+                )
+            ]
 
     def remove_paper(self, paper_id: str) -> None:
         with self._lock, self.files.write_lock():
@@ -586,13 +608,16 @@ class SearchIndex:
         with self._lock:
             return self._rebuild_locked(on_progress)
 
-    def _rebuild_locked(self, on_progress: ProgressFn | None, skip_paper: str | None = None,
-                        unsaved_ok: bool = False) -> int:
+    def _rebuild_locked(
+        self, on_progress: ProgressFn | None, skip_paper: str | None = None, unsaved_ok: bool = False
+    ) -> int:
         rows = [row for row in self._db_chunks() if row[0] != skip_paper]
         with self.files.write_lock():
             data = self._embed_into(
-                IndexData.empty(self.embedder_name), rows,
-                f"Embedding {len(rows)} chunks", on_progress,
+                IndexData.empty(self.embedder_name),
+                rows,
+                f"Embedding {len(rows)} chunks",
+                on_progress,
             )
             self._commit(data, unsaved_ok)
         return len(rows)
@@ -628,7 +653,10 @@ class SearchIndex:
         return self.embedder.encode(queries)
 
     def dense_top(
-        self, query: str, k: int, paper_id: str | None = None,
+        self,
+        query: str,
+        k: int,
+        paper_id: str | None = None,
         query_vector: np.ndarray | None = None,
     ) -> list[tuple[int, float]]:
         """(chunk id, cosine) of the k nearest chunks, best first."""
@@ -658,22 +686,36 @@ class SearchIndex:
         with self.db() as session:
             return {
                 row.id: {
-                    "paper_id": row.paper_id, "text": row.text, "section": row.section or "",
-                    "page_start": row.page_start, "page_end": row.page_end,
+                    "paper_id": row.paper_id,
+                    "text": row.text,
+                    "section": row.section or "",
+                    "page_start": row.page_start,
+                    "page_end": row.page_end,
                 }
                 for row in session.execute(query)
             }
 
     def search(
-        self, query: str, paper_id: str | None = None, top_k_per_path: int = 3, *,
-        query_vector: np.ndarray | None = None, split: bool = True,
+        self,
+        query: str,
+        paper_id: str | None = None,
+        top_k_per_path: int = 3,
+        *,
+        query_vector: np.ndarray | None = None,
+        split: bool = True,
     ):
         """multi_search over this index (query_vector: the query's embedding, if already known;
         split: search a multi-sentence query sentence by sentence)."""
         from reader.index.search import multi_search
 
-        return multi_search(self, query, paper_id=paper_id, top_k_per_path=top_k_per_path,
-                            query_vector=query_vector, split=split)
+        return multi_search(
+            self,
+            query,
+            paper_id=paper_id,
+            top_k_per_path=top_k_per_path,
+            query_vector=query_vector,
+            split=split,
+        )
 
 
 def _reason(exc: Exception) -> str:
@@ -690,8 +732,12 @@ def _progress(label: str, total: int, on_progress: ProgressFn | None, quiet: boo
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-    columns = ("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-               TimeRemainingColumn())
+    columns = (
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+    )
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task(label, total=total)
         yield lambda done, _total: bar.update(task, completed=done)

@@ -173,8 +173,14 @@ def chunk_paper(parsed: ParsedPaper, target_tokens: int = 300, overlap_tokens: i
     for ordinal, (_, section, pieces) in enumerate(groups):
         text = _join(pieces)
         pages = [p.page for p in pieces]
-        chunks.append(ChunkData(
-            ordinal=ordinal, section=section, page_start=min(pages), page_end=max(pages),
-            text=text, n_tokens=estimate_tokens(text),
-        ))
+        chunks.append(
+            ChunkData(
+                ordinal=ordinal,
+                section=section,
+                page_start=min(pages),
+                page_end=max(pages),
+                text=text,
+                n_tokens=estimate_tokens(text),
+            )
+        )
     return chunks

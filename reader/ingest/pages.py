@@ -67,8 +67,9 @@ def _page_lines(page) -> list[_Line]:
     return lines
 
 
-def _rects_on_page(lines: list[_Line], wanted: str, page_no: int, width: float,
-                   height: float) -> list[list[float]]:
+def _rects_on_page(
+    lines: list[_Line], wanted: str, page_no: int, width: float, height: float
+) -> list[list[float]]:
     matched = [bool(ln.norm) and len(ln.norm) >= MIN_LINE_CHARS and ln.norm in wanted for ln in lines]
     # short lines (a paragraph's last words, a hyphenated stub) join a matched neighbour
     changed = True
@@ -92,9 +93,16 @@ def _rects_on_page(lines: list[_Line], wanted: str, page_no: int, width: float,
             continue
         current, current_block = [page_no, ln.x0, ln.y0, ln.x1, ln.y1], ln.block
         rects.append(current)
-    return [[page, round(max(0.0, x0 / width), 4), round(max(0.0, y0 / height), 4),
-             round(min(1.0, x1 / width), 4), round(min(1.0, y1 / height), 4)]
-            for page, x0, y0, x1, y1 in rects]
+    return [
+        [
+            page,
+            round(max(0.0, x0 / width), 4),
+            round(max(0.0, y0 / height), 4),
+            round(min(1.0, x1 / width), 4),
+            round(min(1.0, y1 / height), 4),
+        ]
+        for page, x0, y0, x1, y1 in rects
+    ]
 
 
 def passage_rects(source: Path | bytes, passages: Iterable[tuple[int, int, str]]) -> list[list[list[float]]]:

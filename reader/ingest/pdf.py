@@ -21,8 +21,18 @@ from pathlib import Path
 from reader.errors import IngestError
 from reader.ingest.model import Block, CaptionData, ParsedPaper, ReferenceData
 from reader.ingest.text import (
-    AFTER_REFERENCES, HEADING_NUMBER, KNOWN_HEADINGS, NUMBERED_HEADING, caption_label, clean_text,
-    detect_language, guess_year, is_reference_heading, join_lines, normalize_heading, split_references,
+    AFTER_REFERENCES,
+    HEADING_NUMBER,
+    KNOWN_HEADINGS,
+    NUMBERED_HEADING,
+    caption_label,
+    clean_text,
+    detect_language,
+    guess_year,
+    is_reference_heading,
+    join_lines,
+    normalize_heading,
+    split_references,
     title_from_file_name,
 )
 from reader.text.digest import sha256_bytes
@@ -50,8 +60,15 @@ class _Line:
 
     __slots__ = ("text", "left", "top", "_html", "_size", "_bold")
 
-    def __init__(self, text: str, left: float, top: float, html: bytes = b"",
-                 size: float | None = None, bold: bool = False):
+    def __init__(
+        self,
+        text: str,
+        left: float,
+        top: float,
+        html: bytes = b"",
+        size: float | None = None,
+        bold: bool = False,
+    ):
         self.text, self.left, self.top, self._html = text, left, top, html
         self._size, self._bold = size, bold
 
@@ -79,11 +96,32 @@ class _Box:
     raw HTML matches and makes _Line objects only when they are asked for:
     most paragraphs only ever need their text and first-line style."""
 
-    __slots__ = ("page", "x0", "y0", "x1", "y1", "_lines", "_texts", "_styled", "_head", "_text", "_size",
-                 "_bold")
+    __slots__ = (
+        "page",
+        "x0",
+        "y0",
+        "x1",
+        "y1",
+        "_lines",
+        "_texts",
+        "_styled",
+        "_head",
+        "_text",
+        "_size",
+        "_bold",
+    )
 
-    def __init__(self, page: int, x0: float, y0: float, x1: float, y1: float, lines: list[_Line] | None = None,
-                 texts: list[str] | None = None, styled: list[tuple] | None = None):
+    def __init__(
+        self,
+        page: int,
+        x0: float,
+        y0: float,
+        x1: float,
+        y1: float,
+        lines: list[_Line] | None = None,
+        texts: list[str] | None = None,
+        styled: list[tuple] | None = None,
+    ):
         self.page, self.x0, self.y0, self.x1, self.y1 = page, x0, y0, x1, y1
         self._lines = lines if lines is not None or texts is not None else []
         self._texts, self._styled = texts, styled
@@ -92,8 +130,10 @@ class _Box:
     @property
     def lines(self) -> list[_Line]:
         if self._lines is None:
-            self._lines = [_Line(t, float(left), float(top), inner)
-                           for t, (top, left, inner) in zip(self._texts, self._styled)]
+            self._lines = [
+                _Line(t, float(left), float(top), inner)
+                for t, (top, left, inner) in zip(self._texts, self._styled)
+            ]
         return self._lines
 
     @property
@@ -197,7 +237,7 @@ def _boxes_fast(textpage, page_no: int, width: float, height: float) -> list[_Bo
         if not _on_page(x0, y0, x1, y1, width, height):
             i += n
             continue
-        boxes.append(_Box(page_no, x0, y0, x1, y1, texts=lines[:n], styled=styled[i:i + n]))
+        boxes.append(_Box(page_no, x0, y0, x1, y1, texts=lines[:n], styled=styled[i : i + n]))
         i += n
     return boxes
 
@@ -218,8 +258,9 @@ def _boxes_dict(textpage, page_no: int, width: float, height: float) -> list[_Bo
             for s in spans:
                 sizes[round(s["size"], 1)] += len(s["text"])
             bold = sum(len(s["text"]) for s in spans if s["flags"] & 16) / n >= 0.6
-            box.lines.append(_Line(text, line["bbox"][0], line["bbox"][1], size=sizes.most_common(1)[0][0],
-                                   bold=bold))
+            box.lines.append(
+                _Line(text, line["bbox"][0], line["bbox"][1], size=sizes.most_common(1)[0][0], bold=bold)
+            )
         if box.lines:
             boxes.append(box)
     return boxes
@@ -240,7 +281,9 @@ def _open(path: Path, data: bytes):
         raise IngestError(path, f"corrupt or truncated PDF; pymupdf cannot open it ({exc})") from None
     if doc.needs_pass or doc.is_encrypted:
         doc.close()
-        raise IngestError(path, "encrypted PDF (password protected); save an unencrypted copy and ingest that")
+        raise IngestError(
+            path, "encrypted PDF (password protected); save an unencrypted copy and ingest that"
+        )
     truncated = b"%%EOF" not in data[-2048:]
     repaired = doc.is_repaired
     if doc.page_count == 0:
@@ -276,6 +319,7 @@ def _extract(path: Path, doc) -> tuple[list[list[_Box]], list[tuple[float, float
 
 # ---------------------------------------------------------------------- layout
 
+
 def _repeat_key(text: str) -> str:
     return re.sub(r"\d+", "#", text.lower()).strip()
 
@@ -303,7 +347,11 @@ def _drop_running_lines(pages: list[list[_Box]], sizes) -> list[list[_Box]]:
         key = keys.get(id(line))
         if key is None:
             return False
-        return not key or bool(re.fullmatch(r"(page\s*)?#(\s*(of|/)\s*#)?|[ivx]+", key)) or counts[key] >= min_repeats
+        return (
+            not key
+            or bool(re.fullmatch(r"(page\s*)?#(\s*(of|/)\s*#)?|[ivx]+", key))
+            or counts[key] >= min_repeats
+        )
 
     kept = []
     for boxes in pages:
@@ -377,7 +425,9 @@ def _split_leading_heading(box: _Box, body: float) -> list[_Box]:
     """A heading line glued to the top of its first paragraph becomes its own box."""
     if box.n_lines < 2:
         return [box]
-    if not _styled(box.line(0), body) or any(_styled(box.line(i), body) for i in range(1, min(3, box.n_lines))):
+    if not _styled(box.line(0), body) or any(
+        _styled(box.line(i), body) for i in range(1, min(3, box.n_lines))
+    ):
         return [box]
     first, rest = box.lines[0], box.lines[1:]
     if not _looks_like_heading(first.text.strip(), 1):
@@ -416,7 +466,7 @@ def _heading_kinds(ordered: list[_Box], body: float) -> list[str]:
             continue
         # figure labels and table headers are styled too, but a real heading
         # leads into a paragraph (possibly after a subheading)
-        follower = next((b for b, k in zip(ordered[i + 1:i + 4], kinds[i + 1:i + 4]) if not k), None)
+        follower = next((b for b, k in zip(ordered[i + 1 : i + 4], kinds[i + 1 : i + 4]) if not k), None)
         if follower is None or len(follower.text) < 150 or abs(follower.size - body) > 0.6:
             kinds[i] = ""
     return kinds
@@ -447,22 +497,27 @@ def _reference_lines(boxes: list[_Box], sizes) -> list[tuple[str, int, bool]]:
 
 # ------------------------------------------------------------ front matter
 
+
 def _norm(text: str) -> str:
     return re.sub(r"[\W_]+", "", text.lower())
 
 
 def _title(first_page: list[_Box], height: float, meta_title: str, page_text: str) -> tuple[str, list[_Box]]:
     candidates = [
-        b for b in first_page
-        if b.y0 < height * 0.5 and len(re.findall(r"[A-Za-z]{2,}", b.text)) >= 2
-        and not _TITLE_JUNK.search(b.text) and len(b.text) < 300 and (b.text[:1].isupper() or b.text[:1].isdigit())
+        b
+        for b in first_page
+        if b.y0 < height * 0.5
+        and len(re.findall(r"[A-Za-z]{2,}", b.text)) >= 2
+        and not _TITLE_JUNK.search(b.text)
+        and len(b.text) < 300
+        and (b.text[:1].isupper() or b.text[:1].isdigit())
     ]
     boxes: list[_Box] = []
     if candidates:
         top = max(b.size for b in candidates)
         first = next(b for b in candidates if b.size >= top - 0.3)
         boxes = [first]
-        for b in candidates[candidates.index(first) + 1:]:
+        for b in candidates[candidates.index(first) + 1 :]:
             if b.size >= top - 0.3 and b.y0 - boxes[-1].y1 < top * 2.5:
                 boxes.append(b)
             else:
@@ -479,8 +534,9 @@ def _title(first_page: list[_Box], height: float, meta_title: str, page_text: st
 def _authors(front: list[_Box], meta_author: str, page_text: str) -> list[str]:
     norm_page = _norm(page_text)
     meta = [a.strip() for a in re.split(r";|,| and ", meta_author or "") if a.strip()]
-    if meta and all(_NAME.match(a) and not _AFFILIATION.search(a) and _norm(a.split()[-1]) in norm_page
-                    for a in meta):
+    if meta and all(
+        _NAME.match(a) and not _AFFILIATION.search(a) and _norm(a.split()[-1]) in norm_page for a in meta
+    ):
         return meta
     names: list[str] = []
     for box in front:
@@ -497,6 +553,7 @@ def _authors(front: list[_Box], meta_author: str, page_text: str) -> list[str]:
 
 # ------------------------------------------------------------------- assembly
 
+
 def parse_pdf(path: Path, data: bytes | None = None, sha256: str | None = None) -> ParsedPaper:
     """Parse a PDF into blocks in reading order with sections, captions and
     references. Raises IngestError naming the file for every unusable input."""
@@ -508,13 +565,18 @@ def parse_pdf(path: Path, data: bytes | None = None, sha256: str | None = None) 
             raise IngestError(path, f"cannot read the file ({exc.strerror})") from None
     doc = _open(path, data)
     try:
-        meta = {key: clean_text(value) for key, value in (doc.metadata or {}).items() if isinstance(value, str)}
+        meta = {
+            key: clean_text(value) for key, value in (doc.metadata or {}).items() if isinstance(value, str)
+        }
         raw_pages, sizes = _extract(path, doc)
     finally:
         doc.close()
     if sum(len(b.text.replace(" ", "")) for boxes in raw_pages for b in boxes) < 20:
-        raise IngestError(path, "no text layer (scanned images?); OCR it first, e.g. `ocrmypdf in.pdf out.pdf`, "
-                          "then ingest the OCR'd file")
+        raise IngestError(
+            path,
+            "no text layer (scanned images?); OCR it first, e.g. `ocrmypdf in.pdf out.pdf`, "
+            "then ingest the OCR'd file",
+        )
     pages = _drop_running_lines(raw_pages, sizes)
     body = _body_size(pages)
     ordered: list[_Box] = []
@@ -549,8 +611,13 @@ def parse_pdf(path: Path, data: bytes | None = None, sha256: str | None = None) 
         if kind:
             section = text.rstrip(":").strip()
             in_refs = is_reference_heading(text)
-            sections.append({"title": section, "page": box.page, "level": section.split(" ")[0].count(".") + 1
-                             if NUMBERED_HEADING.match(section) else 1})
+            sections.append(
+                {
+                    "title": section,
+                    "page": box.page,
+                    "level": section.split(" ")[0].count(".") + 1 if NUMBERED_HEADING.match(section) else 1,
+                }
+            )
             blocks.append(Block(text, box.page, section, "heading"))
             continue
         label = caption_label(text)
@@ -605,7 +672,7 @@ def _inline_abstract(blocks: list[Block]) -> str:
     for b in blocks[:40]:
         m = re.match(r"^\s*(abstract|summary)\s*[:.\u2014\u2013-]\s*", b.text, re.I)
         if m and len(b.text) > 100:
-            return b.text[m.end():]
+            return b.text[m.end() :]
     return ""
 
 

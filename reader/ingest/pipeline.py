@@ -24,10 +24,10 @@ from reader.errors import DiskFull, IngestError, PaperNotFound, describe_error, 
 from reader.ingest.chunk import chunk_paper
 from reader.ingest.model import ChunkData, ParsedPaper
 from reader.ingest.text import parse_text
-from reader.text.digest import file_sha256, sha256_bytes
-from reader.text.paths import stored_path
 from reader.store.db import transaction
 from reader.store.tables import Caption, Chunk, Paper, PaperFile, Reference, utcnow
+from reader.text.digest import file_sha256, sha256_bytes
+from reader.text.paths import stored_path
 
 SOURCE_SUFFIXES = (".pdf", ".txt", ".md")
 
@@ -67,8 +67,12 @@ def find_sources(paths) -> tuple[list[Path], list[IngestResult]]:
             if not os.access(path, os.R_OK | os.X_OK):
                 errors.append(IngestResult(str(path), error="cannot read the folder (permission denied)"))
                 continue
-            for root, dirs, files in os.walk(path, onerror=lambda exc: errors.append(
-                    IngestResult(str(exc.filename), error=f"cannot read the folder ({exc.strerror})"))):
+            for root, dirs, files in os.walk(
+                path,
+                onerror=lambda exc: errors.append(
+                    IngestResult(str(exc.filename), error=f"cannot read the folder ({exc.strerror})")
+                ),
+            ):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 for name in sorted(files):
                     if not name.startswith(".") and name.lower().endswith(SOURCE_SUFFIXES):
@@ -76,10 +80,13 @@ def find_sources(paths) -> tuple[list[Path], list[IngestResult]]:
         elif path.suffix.lower() in SOURCE_SUFFIXES:
             add(path)
         else:
-            errors.append(IngestResult(
-                str(path), error=f"unsupported file type {path.suffix or '(none)'!r}; "
-                "reader ingests .pdf, .txt and .md files",
-            ))
+            errors.append(
+                IngestResult(
+                    str(path),
+                    error=f"unsupported file type {path.suffix or '(none)'!r}; "
+                    "reader ingests .pdf, .txt and .md files",
+                )
+            )
     return found, errors
 
 
@@ -101,8 +108,10 @@ def _insert_many(session, table, columns: tuple[str, ...], rows: list[tuple]) ->
         return
     conn = session.connection()
     if conn.dialect.name == "sqlite":
-        sql = (f"INSERT INTO {table.__tablename__} ({', '.join(columns)}) "
-               f"VALUES ({', '.join('?' * len(columns))})")
+        sql = (
+            f"INSERT INTO {table.__tablename__} ({', '.join(columns)}) "
+            f"VALUES ({', '.join('?' * len(columns))})"
+        )
         # JSON columns (lists) as the JSON text SQLAlchemy would have written
         rows = [tuple(json.dumps(v) if isinstance(v, (list, dict)) else v for v in row) for row in rows]
         conn.connection.driver_connection.executemany(sql, rows)
@@ -116,21 +125,46 @@ def _store(db, parsed: ParsedPaper, chunks: list[ChunkData]) -> list[tuple[int, 
     paper_id = parsed.sha256
     with transaction(db) as session:
         # values as parameters (not .values()) so the compiled statement is cached
-        session.execute(insert(Paper), dict(
-            id=paper_id, title=parsed.title, authors=parsed.authors, year=parsed.year,
-            abstract=parsed.abstract, source_path=parsed.source_path, source_kind=parsed.source_kind,
-            language=parsed.language, pages=parsed.pages,
-            text_chars=sum(len(b.text) for b in parsed.blocks), sections=parsed.sections,
-            ingested_at=utcnow(), file_name=Path(parsed.source_path).name, doi=parsed.doi,
-        ))
-        _insert_many(session, Chunk, ("paper_id", "ordinal", "section", "page_start", "page_end", "text",
-                                      "n_tokens", "rects"),
-                     [(paper_id, c.ordinal, c.section, c.page_start, c.page_end, c.text, c.n_tokens,
-                       c.rects) for c in chunks])
-        _insert_many(session, Caption, ("paper_id", "ordinal", "kind", "label", "page", "text"),
-                     [(paper_id, i, c.kind, c.label[:32], c.page, c.text) for i, c in enumerate(parsed.captions)])
-        _insert_many(session, Reference, ("paper_id", "ordinal", "marker", "page", "text"),
-                     [(paper_id, i, r.marker[:32], r.page, r.text) for i, r in enumerate(parsed.references)])
+        session.execute(
+            insert(Paper),
+            dict(
+                id=paper_id,
+                title=parsed.title,
+                authors=parsed.authors,
+                year=parsed.year,
+                abstract=parsed.abstract,
+                source_path=parsed.source_path,
+                source_kind=parsed.source_kind,
+                language=parsed.language,
+                pages=parsed.pages,
+                text_chars=sum(len(b.text) for b in parsed.blocks),
+                sections=parsed.sections,
+                ingested_at=utcnow(),
+                file_name=Path(parsed.source_path).name,
+                doi=parsed.doi,
+            ),
+        )
+        _insert_many(
+            session,
+            Chunk,
+            ("paper_id", "ordinal", "section", "page_start", "page_end", "text", "n_tokens", "rects"),
+            [
+                (paper_id, c.ordinal, c.section, c.page_start, c.page_end, c.text, c.n_tokens, c.rects)
+                for c in chunks
+            ],
+        )
+        _insert_many(
+            session,
+            Caption,
+            ("paper_id", "ordinal", "kind", "label", "page", "text"),
+            [(paper_id, i, c.kind, c.label[:32], c.page, c.text) for i, c in enumerate(parsed.captions)],
+        )
+        _insert_many(
+            session,
+            Reference,
+            ("paper_id", "ordinal", "marker", "page", "text"),
+            [(paper_id, i, r.marker[:32], r.page, r.text) for i, r in enumerate(parsed.references)],
+        )
         ids = _chunk_ids(session, paper_id)
         return list(zip(ids, (c.text for c in chunks)))
 
@@ -139,7 +173,8 @@ def _chunk_ids(session, paper_id: str) -> list[int]:
     conn = session.connection()
     if conn.dialect.name == "sqlite":
         rows = conn.connection.driver_connection.execute(
-            "SELECT id FROM chunks WHERE paper_id = ? ORDER BY ordinal", (paper_id,)).fetchall()
+            "SELECT id FROM chunks WHERE paper_id = ? ORDER BY ordinal", (paper_id,)
+        ).fetchall()
         return [r[0] for r in rows]
     return list(session.scalars(select(Chunk.id).where(Chunk.paper_id == paper_id).order_by(Chunk.ordinal)))
 
@@ -178,11 +213,15 @@ def _failure(exc: Exception, db, parsed: ParsedPaper | None, chunks: list[ChunkD
 def _index_failure(exc: Exception) -> str:
     """The warning for a paper that was stored but is not in the search index yet."""
     if isinstance(exc, DiskFull):
-        return (f"stored, but the search index was not updated ({exc.problem}); free some space: "
-                "the index catches up on next use or with `reader reindex`")
+        return (
+            f"stored, but the search index was not updated ({exc.problem}); free some space: "
+            "the index catches up on next use or with `reader reindex`"
+        )
     reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-    return (f"stored, but the search index was not updated ({reason}); "
-            "it is rebuilt from the database on next use or with `reader reindex`")
+    return (
+        f"stored, but the search index was not updated ({reason}); "
+        "it is rebuilt from the database on next use or with `reader reindex`"
+    )
 
 
 def ingest_file(path, db, index=None) -> IngestResult:
@@ -226,8 +265,9 @@ def ingest_data(data: bytes, path, db, index=None, *, label: str | None = None) 
         if parsed.source_kind == "pdf":
             from reader.ingest.pages import passage_rects
 
-            for chunk, rects in zip(chunks, passage_rects(data, [(c.page_start, c.page_end, c.text)
-                                                                 for c in chunks])):
+            for chunk, rects in zip(
+                chunks, passage_rects(data, [(c.page_start, c.page_end, c.text) for c in chunks])
+            ):
                 chunk.rects = rects
         rows = _store(db, parsed, chunks)
     except IngestError as exc:
@@ -240,7 +280,12 @@ def ingest_data(data: bytes, path, db, index=None, *, label: str | None = None) 
     except Exception as exc:  # noqa: BLE001 - one file's failure never stops the others
         result.error = _failure(exc, db, parsed, chunks, data)
         return result
-    result.status, result.title, result.pages, result.chunks = "ingested", parsed.title, parsed.pages, len(rows)
+    result.status, result.title, result.pages, result.chunks = (
+        "ingested",
+        parsed.title,
+        parsed.pages,
+        len(rows),
+    )
     if index is not None:
         try:
             index.add_paper(paper_id, rows)
@@ -250,7 +295,9 @@ def ingest_data(data: bytes, path, db, index=None, *, label: str | None = None) 
 
 
 def ingest_paths(
-    paths, db, open_index: Callable[[], object] | None = None,
+    paths,
+    db,
+    open_index: Callable[[], object] | None = None,
     on_progress: Callable[[IngestResult, int, int], None] | None = None,
     before_file: Callable[[Path, int], None] | None = None,
 ) -> list[IngestResult]:
@@ -299,13 +346,16 @@ def apply_zotero(db, paper_id: str, item) -> str | None:
     (an earlier version of a changed file) lets go of the key; returns one line about that, or None."""
     note = None
     with transaction(db) as session:
-        older = session.execute(select(Paper.id, Paper.zotero_meta).where(
-            Paper.zotero_key == item.key, Paper.id != paper_id)).all()
+        older = session.execute(
+            select(Paper.id, Paper.zotero_meta).where(Paper.zotero_key == item.key, Paper.id != paper_id)
+        ).all()
         for old_id, meta in older:
             if (meta or {}).get("attachment") in (None, "", item.attachment_key):
                 session.execute(update(Paper).where(Paper.id == old_id).values(zotero_key=None))
-                note = (f"Zotero item {item.key}: its PDF changed; the earlier version ({old_id[:8]}) "
-                        f"stays in the library without the Zotero link (`reader rm {old_id[:8]}` removes it)")
+                note = (
+                    f"Zotero item {item.key}: its PDF changed; the earlier version ({old_id[:8]}) "
+                    f"stays in the library without the Zotero link (`reader rm {old_id[:8]}` removes it)"
+                )
         values = dict(zotero_key=item.key, zotero_meta=item.meta(), citekey=item.citekey)
         if item.title:
             values["title"] = item.title
@@ -341,7 +391,9 @@ def apply_zotero_to_stored(db, items) -> tuple[set[str], list[str]]:
 
 
 def ingest_zotero(
-    library, db, open_index: Callable[[], object] | None = None,
+    library,
+    db,
+    open_index: Callable[[], object] | None = None,
     on_progress: Callable[[IngestResult, int, int], None] | None = None,
     on_note: Callable[[str], None] | None = None,
 ) -> list[IngestResult]:

@@ -8,25 +8,60 @@ import re
 from pathlib import Path
 
 from reader.errors import IngestError
+from reader.ingest.model import Block, CaptionData, ParsedPaper, ReferenceData
 from reader.text.digest import sha256_bytes
 from reader.text.tokens import CJK_CHARS
-from reader.ingest.model import Block, CaptionData, ParsedPaper, ReferenceData
 
 # "1 Introduction", "2.3. Results", "A Appendix", "IV. EXPERIMENTS"
 NUMBERED_HEADING = re.compile(
     r"^(?:\d{1,2}(?:\.\d{1,2}){0,3}\.?|[A-H](?:\.\d{1,2}){0,2}\.?|[IVX]{1,5}\.)\s+[A-Z][^\n]{0,120}$"
 )
 KNOWN_HEADINGS = {
-    "abstract", "summary", "introduction", "background", "related work", "related works",
-    "method", "methods", "methodology", "materials and methods", "approach", "model",
-    "experiments", "experimental setup", "evaluation", "results", "results and discussion",
-    "discussion", "analysis", "conclusion", "conclusions", "conclusions and future work",
-    "conclusion and future work", "future work", "limitations", "ethics statement",
-    "ethical considerations", "acknowledgments", "acknowledgements", "acknowledgment",
-    "acknowledgement", "references", "bibliography", "literature cited", "works cited",
-    "appendix", "appendices", "supplementary material", "supporting information",
-    "author contributions", "funding", "data availability", "competing interests",
-    "keywords", "index terms",
+    "abstract",
+    "summary",
+    "introduction",
+    "background",
+    "related work",
+    "related works",
+    "method",
+    "methods",
+    "methodology",
+    "materials and methods",
+    "approach",
+    "model",
+    "experiments",
+    "experimental setup",
+    "evaluation",
+    "results",
+    "results and discussion",
+    "discussion",
+    "analysis",
+    "conclusion",
+    "conclusions",
+    "conclusions and future work",
+    "conclusion and future work",
+    "future work",
+    "limitations",
+    "ethics statement",
+    "ethical considerations",
+    "acknowledgments",
+    "acknowledgements",
+    "acknowledgment",
+    "acknowledgement",
+    "references",
+    "bibliography",
+    "literature cited",
+    "works cited",
+    "appendix",
+    "appendices",
+    "supplementary material",
+    "supporting information",
+    "author contributions",
+    "funding",
+    "data availability",
+    "competing interests",
+    "keywords",
+    "index terms",
 }
 REFERENCE_HEADINGS = {"references", "bibliography", "literature cited", "works cited", "reference"}
 # Headings that end a reference list (appendices and back matter follow it).
@@ -99,7 +134,9 @@ def detect_language(text: str) -> str:
 # The literal comes first and the look-behind after it, so the regex engine
 # jumps from one line break to the next instead of testing every character.
 _HYPHEN_BREAK = re.compile(r"-\n(?<=[A-Za-z]-\n)(?=[a-z])")
-_CJK_BREAK = re.compile(r"\n(?<=[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]\n)(?=[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff])")
+_CJK_BREAK = re.compile(
+    r"\n(?<=[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]\n)(?=[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff])"
+)
 
 
 def join_lines(lines: list[str]) -> str:
@@ -149,7 +186,7 @@ def split_references(lines: list[tuple[str, int, bool]]) -> list[ReferenceData]:
             marker = m.group(1) if m else ""
             if m:
                 expected = int(_NOT_DIGIT.sub("", marker)) + 1
-            body = text[m.end():] if m else text
+            body = text[m.end() :] if m else text
             entries.append([marker, page, [body]])
         else:
             entries[-1][2].append(text)
@@ -170,7 +207,8 @@ def guess_year(text: str) -> int | None:
     m = re.search(
         r"(?:©|\(c\)|copyright|published|proceedings[^\n]{0,120}?|accepted|received)[^\n]{0,60}?"
         r"\b(19[5-9]\d|20[0-4]\d)\b",
-        text, re.I,
+        text,
+        re.I,
     )
     if m:
         return int(m.group(1))
@@ -267,8 +305,10 @@ def parse_text(path: Path, data: bytes | None = None, sha256: str | None = None)
             if block.kind == "body" and not block.section:
                 block.section = TEXT_SECTION
     references = split_references(ref_lines)
-    blocks += [Block(r.text if not r.marker else f"{r.marker} {r.text}", r.page, "References", "reference")
-               for r in references]
+    blocks += [
+        Block(r.text if not r.marker else f"{r.marker} {r.text}", r.page, "References", "reference")
+        for r in references
+    ]
     abstract = " ".join(b.text for b in blocks if b.kind == "abstract")
     full = "\n".join(b.text for b in blocks)
     return ParsedPaper(

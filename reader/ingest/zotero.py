@@ -50,8 +50,11 @@ class ZoteroItem:
 
     def meta(self) -> dict:
         """What the paper keeps of Zotero beyond its own columns (papers.zotero_meta)."""
-        data = {"collections": list(self.collections), "type": self.item_type,
-                "attachment": self.attachment_key}
+        data = {
+            "collections": list(self.collections),
+            "type": self.item_type,
+            "attachment": self.attachment_key,
+        }
         if self.venue:
             data["venue"] = self.venue
         return data
@@ -72,11 +75,15 @@ class ZoteroLibrary:
 def _copy_database(data_dir: Path, into: Path) -> Path:
     source = data_dir / "zotero.sqlite"
     if not data_dir.is_dir():
-        raise ReaderError(f"{data_dir}: no such Zotero data directory; give the folder holding "
-                          "zotero.sqlite (Zotero: Settings → Advanced → Files and Folders)")
+        raise ReaderError(
+            f"{data_dir}: no such Zotero data directory; give the folder holding "
+            "zotero.sqlite (Zotero: Settings → Advanced → Files and Folders)"
+        )
     if not source.is_file():
-        raise ReaderError(f"{source}: not found; give the Zotero data directory that holds "
-                          "zotero.sqlite (Zotero: Settings → Advanced → Files and Folders)")
+        raise ReaderError(
+            f"{source}: not found; give the Zotero data directory that holds "
+            "zotero.sqlite (Zotero: Settings → Advanced → Files and Folders)"
+        )
     copy = into / "zotero.sqlite"
     try:
         shutil.copyfile(source, copy)
@@ -130,8 +137,11 @@ def _collection_paths(conn) -> dict[int, str]:
 def _selected_collections(conn, paths: dict[int, str], name: str) -> set[int]:
     """The collection called `name` (its name or its path, any case) and its subcollections."""
     wanted = name.strip().strip("/").lower()
-    roots = {cid for cid, path in paths.items()
-             if path.lower() == wanted or path.rsplit("/", 1)[-1].lower() == wanted}
+    roots = {
+        cid
+        for cid, path in paths.items()
+        if path.lower() == wanted or path.rsplit("/", 1)[-1].lower() == wanted
+    }
     if not roots:
         known = sorted(paths.values(), key=str.lower)
         shown = "; ".join(known[:12]) + (" …" if len(known) > 12 else "")
@@ -151,7 +161,9 @@ def _selected_collections(conn, paths: dict[int, str], name: str) -> set[int]:
 def _attachment_file(data_dir: Path, key: str, link_mode: int, path: str | None) -> Path | None:
     """Where an attachment's file is, or None when it has no file (a link to a web page)."""
     if link_mode in (LINK_IMPORTED_FILE, LINK_IMPORTED_URL):
-        name = (path or "")[len("storage:"):] if (path or "").startswith("storage:") else Path(path or "").name
+        name = (
+            (path or "")[len("storage:") :] if (path or "").startswith("storage:") else Path(path or "").name
+        )
         return data_dir / "storage" / key / name
     if link_mode == LINK_LINKED_FILE and path:
         return Path(path)
@@ -171,8 +183,10 @@ def read_library(data_dir, collection: str | None = None) -> ZoteroLibrary:
         try:
             return _read(conn, data_dir, collection)
         except sqlite3.DatabaseError as exc:
-            raise ReaderError(f"{data_dir / 'zotero.sqlite'}: cannot read it as a Zotero database "
-                              f"({exc}); is it a Zotero 5–7 data directory?") from exc
+            raise ReaderError(
+                f"{data_dir / 'zotero.sqlite'}: cannot read it as a Zotero database "
+                f"({exc}); is it a Zotero 5–7 data directory?"
+            ) from exc
         finally:
             conn.close()
 
@@ -183,34 +197,56 @@ def _read(conn, data_dir: Path, collection: str | None) -> ZoteroLibrary:
     library = ZoteroLibrary(data_dir=data_dir, schema_version=version)
     if version is None or version not in KNOWN_SCHEMA:
         shown = "none" if version is None else str(version)
-        why = (f"unknown Zotero schema version {shown} (known: {KNOWN_SCHEMA.start}–"
-               f"{KNOWN_SCHEMA.stop - 1}, Zotero 5–7); reading it anyway, check the imported titles")
+        why = (
+            f"unknown Zotero schema version {shown} (known: {KNOWN_SCHEMA.start}–"
+            f"{KNOWN_SCHEMA.stop - 1}, Zotero 5–7); reading it anyway, check the imported titles"
+        )
         library.problems.append((str(data_dir / "zotero.sqlite"), why))
-    needed = {"items", "itemTypes", "itemData", "itemDataValues", "fields", "creators", "itemCreators",
-              "collections", "collectionItems", "itemAttachments"}
+    needed = {
+        "items",
+        "itemTypes",
+        "itemData",
+        "itemDataValues",
+        "fields",
+        "creators",
+        "itemCreators",
+        "collections",
+        "collectionItems",
+        "itemAttachments",
+    }
     missing = sorted(needed - tables)
     if missing:
-        raise ReaderError(f"{data_dir / 'zotero.sqlite'}: not a Zotero database this reader knows "
-                          f"(no table {', '.join(missing)})")
+        raise ReaderError(
+            f"{data_dir / 'zotero.sqlite'}: not a Zotero database this reader knows "
+            f"(no table {', '.join(missing)})"
+        )
 
-    deleted = ({r[0] for r in conn.execute("SELECT itemID FROM deletedItems")}
-               if "deletedItems" in tables else set())
+    deleted = (
+        {r[0] for r in conn.execute("SELECT itemID FROM deletedItems")} if "deletedItems" in tables else set()
+    )
     types = dict(conn.execute("SELECT itemTypeID, typeName FROM itemTypes"))
-    items = {item_id: (key, types.get(type_id, ""))
-             for item_id, key, type_id in conn.execute("SELECT itemID, key, itemTypeID FROM items")
-             if item_id not in deleted}
+    items = {
+        item_id: (key, types.get(type_id, ""))
+        for item_id, key, type_id in conn.execute("SELECT itemID, key, itemTypeID FROM items")
+        if item_id not in deleted
+    }
     values: dict[int, dict[str, str]] = {}
     for item_id, name, value in conn.execute(
-            "SELECT d.itemID, f.fieldName, v.value FROM itemData d "
-            "JOIN fields f ON f.fieldID = d.fieldID JOIN itemDataValues v ON v.valueID = d.valueID"):
+        "SELECT d.itemID, f.fieldName, v.value FROM itemData d "
+        "JOIN fields f ON f.fieldID = d.fieldID JOIN itemDataValues v ON v.valueID = d.valueID"
+    ):
         values.setdefault(item_id, {})[name] = "" if value is None else str(value)
-    creator_type = ("JOIN creatorTypes t ON t.creatorTypeID = ic.creatorTypeID WHERE t.creatorType = 'author'"
-                    if "creatorTypes" in tables else "")
+    creator_type = (
+        "JOIN creatorTypes t ON t.creatorTypeID = ic.creatorTypeID WHERE t.creatorType = 'author'"
+        if "creatorTypes" in tables
+        else ""
+    )
     authors: dict[int, list[str]] = {}
     for item_id, first, last, mode in conn.execute(
-            "SELECT ic.itemID, c.firstName, c.lastName, c.fieldMode FROM itemCreators ic "
-            f"JOIN creators c ON c.creatorID = ic.creatorID {creator_type} "
-            "ORDER BY ic.itemID, ic.orderIndex"):
+        "SELECT ic.itemID, c.firstName, c.lastName, c.fieldMode FROM itemCreators ic "
+        f"JOIN creators c ON c.creatorID = ic.creatorID {creator_type} "
+        "ORDER BY ic.itemID, ic.orderIndex"
+    ):
         name = (last or "") if mode == 1 else " ".join(p for p in (first, last) if p)
         if name.strip():
             authors.setdefault(item_id, []).append(" ".join(name.split()))
@@ -222,15 +258,20 @@ def _read(conn, data_dir: Path, collection: str | None) -> ZoteroLibrary:
 
     attachments: dict[int, list[tuple[int, int, str, str]]] = {}  # parent -> [(id, mode, type, path)]
     for att_id, parent, mode, content_type, path in conn.execute(
-            "SELECT itemID, parentItemID, linkMode, contentType, path FROM itemAttachments ORDER BY itemID"):
+        "SELECT itemID, parentItemID, linkMode, contentType, path FROM itemAttachments ORDER BY itemID"
+    ):
         if att_id in items:
             # a top-level PDF (no parent item) stands for itself
             attachments.setdefault(parent if parent is not None else att_id, []).append(
-                (att_id, mode, content_type or "", path or ""))
+                (att_id, mode, content_type or "", path or "")
+            )
 
     for item_id, (key, type_name) in sorted(items.items(), key=lambda kv: kv[1][0]):
-        standalone = type_name == "attachment" and item_id in attachments and any(
-            a[0] == item_id for a in attachments[item_id])
+        standalone = (
+            type_name == "attachment"
+            and item_id in attachments
+            and any(a[0] == item_id for a in attachments[item_id])
+        )
         if type_name in NOT_PAPERS and not standalone:
             continue
         cids = in_collections.get(item_id, [])
@@ -238,8 +279,11 @@ def _read(conn, data_dir: Path, collection: str | None) -> ZoteroLibrary:
             continue
         fields = values.get(item_id, {})
         title = " ".join(fields.get("title", "").split()) or key
-        pdfs = [a for a in attachments.get(item_id, [])
-                if a[2] == "application/pdf" or a[3].lower().endswith(".pdf")]
+        pdfs = [
+            a
+            for a in attachments.get(item_id, [])
+            if a[2] == "application/pdf" or a[3].lower().endswith(".pdf")
+        ]
         label = f"Zotero item {key} {title[:60]!r}"
         if not pdfs:
             library.problems.append((label, "no PDF attachment; attach the PDF in Zotero to review it"))
@@ -251,12 +295,15 @@ def _read(conn, data_dir: Path, collection: str | None) -> ZoteroLibrary:
             if file is None:
                 continue
             if path.startswith("attachments:"):
-                problem = (f"the PDF is linked relative to Zotero's base directory "
-                           f"({path}); ingest the file itself with `reader ingest`")
+                problem = (
+                    f"the PDF is linked relative to Zotero's base directory "
+                    f"({path}); ingest the file itself with `reader ingest`"
+                )
                 continue
             if not file.is_file():
-                problem = (f"the PDF file is missing ({file}); "
-                           "let Zotero download or relink it, then run again")
+                problem = (
+                    f"the PDF file is missing ({file}); let Zotero download or relink it, then run again"
+                )
                 continue
             chosen = (file, att_key)
             break
@@ -264,15 +311,21 @@ def _read(conn, data_dir: Path, collection: str | None) -> ZoteroLibrary:
             library.problems.append((label, problem or "its PDF is a web link, not a file"))
             continue
         extra = fields.get("extra", "")
-        library.items.append(ZoteroItem(
-            key=key, title=title, authors=authors.get(item_id, []), year=_year(fields.get("date", "")),
-            doi=(fields.get("DOI") or "").strip() or _doi_from_extra(extra),
-            collections=sorted({paths[c] for c in cids if c in paths}, key=str.lower),
-            item_type=type_name,
-            citekey=(fields.get("citationKey") or "").strip() or _citekey_from_extra(extra),
-            venue=fields.get("publicationTitle") or fields.get("proceedingsTitle") or "",
-            pdf=chosen[0], attachment_key=chosen[1],
-        ))
+        library.items.append(
+            ZoteroItem(
+                key=key,
+                title=title,
+                authors=authors.get(item_id, []),
+                year=_year(fields.get("date", "")),
+                doi=(fields.get("DOI") or "").strip() or _doi_from_extra(extra),
+                collections=sorted({paths[c] for c in cids if c in paths}, key=str.lower),
+                item_type=type_name,
+                citekey=(fields.get("citationKey") or "").strip() or _citekey_from_extra(extra),
+                venue=fields.get("publicationTitle") or fields.get("proceedingsTitle") or "",
+                pdf=chosen[0],
+                attachment_key=chosen[1],
+            )
+        )
     return library
 
 

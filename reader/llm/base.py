@@ -94,14 +94,16 @@ def capabilities_of(llm) -> Capabilities:
 
 def token_logprobs(content: list) -> list[dict]:
     """OpenAI-style `choices[0].logprobs.content` (dicts or objects) as plain dicts."""
+
     def get(item, name):
         return item.get(name) if isinstance(item, dict) else getattr(item, name, None)
 
     out = []
     for item in content or []:
         top = {get(t, "token"): float(get(t, "logprob")) for t in (get(item, "top_logprobs") or [])}
-        out.append({"token": get(item, "token") or "", "logprob": float(get(item, "logprob") or 0.0),
-                    "top": top})
+        out.append(
+            {"token": get(item, "token") or "", "logprob": float(get(item, "logprob") or 0.0), "top": top}
+        )
     return out
 
 

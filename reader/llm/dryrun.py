@@ -48,7 +48,8 @@ _STOP = set(
 )
 _INSTRUCTION = re.compile(
     r"\b(write|answer|reply|critique|synthesis|claims?|evidence|prompt|instructions?|do not|"
-    r"you|your|sentence|paragraph|markdown|bullet|json|respond|question)\b", re.I,
+    r"you|your|sentence|paragraph|markdown|bullet|json|respond|question)\b",
+    re.I,
 )
 
 
@@ -57,7 +58,7 @@ def words(text: str) -> set[str]:
     found = {w.strip(".") for w in _WORD.findall(text)}
     found = {w for w in found if len(w) > 2 and w not in _STOP}
     cjk = "".join(_CJK.findall(text))
-    found.update(cjk[i:i + 2] for i in range(len(cjk) - 1))
+    found.update(cjk[i : i + 2] for i in range(len(cjk) - 1))
     return found
 
 
@@ -69,8 +70,7 @@ def overlap(claim: str, evidence: str) -> float:
 
 
 def _numbered(block: str) -> list[tuple[int, str]]:
-    return [(int(m.group(1)), m.group(2).strip())
-            for m in re.finditer(r"^\[(\d+)\]\s*(.*)$", block, re.M)]
+    return [(int(m.group(1)), m.group(2).strip()) for m in re.finditer(r"^\[(\d+)\]\s*(.*)$", block, re.M)]
 
 
 def _between(prompt: str, start: str, end: str | None) -> str:
@@ -122,15 +122,20 @@ def answer_grade(prompt: str) -> str:
 def answer_grade_batch(prompt: str) -> str:
     """`[n] YES - reason` / `[n] NO - reason` for each <passage>, decided as `answer_grade` does."""
     question = _question(prompt)
-    return "\n".join("[{}] {} - {}".format(n, *_grade_of(question, passage)[1:])
-                     for n, passage in enumerate(_tagged(prompt, "passage"), 1))
+    return "\n".join(
+        "[{}] {} - {}".format(n, *_grade_of(question, passage)[1:])
+        for n, passage in enumerate(_tagged(prompt, "passage"), 1)
+    )
 
 
 def answer_refine_batch(prompt: str) -> str:
     """The `passage.sentence` numbers of the sentences sharing at least 30% of the question's words."""
     question = _question(prompt)
-    keep = [number for number, sentence in re.findall(r"^\[(\d+\.\d+)\]\s*(.*)$", prompt, re.M)
-            if overlap(question, sentence) >= 0.3]
+    keep = [
+        number
+        for number, sentence in re.findall(r"^\[(\d+\.\d+)\]\s*(.*)$", prompt, re.M)
+        if overlap(question, sentence) >= 0.3
+    ]
     return ", ".join(keep) if keep else "none"
 
 
@@ -163,7 +168,7 @@ def _paper_region(prompt: str) -> tuple[str, str]:
     match = re.search(r"<paper>\n?(.*?)\n?</paper>", prompt, re.S)
     if not match:
         return prompt, ""
-    return match.group(1), prompt[: match.start()] + prompt[match.end():]
+    return match.group(1), prompt[: match.start()] + prompt[match.end() :]
 
 
 def answer_regenerate(prompt: str) -> str:
@@ -181,26 +186,34 @@ def answer_generate(prompt: str, per_heading: int = 2) -> str:
     paper, instructions = _paper_region(prompt)
     # The critique and synthesis prompts describe both documents and ask for one at the end.
     requested = re.search(r"under its six headings: (.+?)\.?$", instructions, re.M)
-    headings = ([h.strip() for h in requested.group(1).split(",")] if requested
-                else re.findall(r"^## (.+)$", instructions, re.M))
+    headings = (
+        [h.strip() for h in requested.group(1).split(",")]
+        if requested
+        else re.findall(r"^## (.+)$", instructions, re.M)
+    )
     count = per_heading * len(headings) if headings else 8
     candidates = []
     for sentence in split_sentences(paper):
         flat = " ".join(sentence.split())
-        if 50 <= len(flat) <= 300 and len(flat.split()) >= 8 and not _INSTRUCTION.search(flat) \
-                and "{" not in flat and flat not in candidates:
+        if (
+            50 <= len(flat) <= 300
+            and len(flat.split()) >= 8
+            and not _INSTRUCTION.search(flat)
+            and "{" not in flat
+            and flat not in candidates
+        ):
             candidates.append(flat)
     if not candidates:
         return "The paper text given here is too short to discuss in detail."
     seed = int(hashlib.sha256((prompt[:200] + " ".join(headings)).encode("utf-8")).hexdigest(), 16)
     step = max(1, len(candidates) // count)
-    picked = candidates[seed % step::step][:count]
+    picked = candidates[seed % step :: step][:count]
     if not headings:
         half = (len(picked) + 1) // 2
         return " ".join(picked[:half]) + "\n\n" + " ".join(picked[half:])
     parts = []
     for i, heading in enumerate(headings):
-        group = picked[i * per_heading:(i + 1) * per_heading]
+        group = picked[i * per_heading : (i + 1) * per_heading]
         if group:
             parts.append(f"## {heading}\n" + " ".join(group))
     return "\n\n".join(parts)
@@ -233,8 +246,7 @@ class DryRunLLM:
     """ScriptedLLM answering with `dry_run_answer`, at most `max_concurrency` calls at once."""
 
     def __init__(self, *, latency_s: float = 0.0, max_concurrency: int = 4):
-        self.scripted = ScriptedLLM(dry_run_answer, model=MODEL_NAME, latency_s=latency_s,
-                                    with_stage=True)
+        self.scripted = ScriptedLLM(dry_run_answer, model=MODEL_NAME, latency_s=latency_s, with_stage=True)
         self.model = MODEL_NAME
         self.capabilities = ENDPOINT  # a dry run sizes a deep read as for an endpoint
         self._slots = threading.BoundedSemaphore(max(1, max_concurrency))
@@ -257,8 +269,10 @@ def parse_options(base_url: str) -> dict[str, float]:
     for part in filter(None, re.split(r"[&,;]", spec)):
         key, _, value = part.partition("=")
         if key.strip() != "latency_ms":
-            raise ConfigError(f"READER_LLM_BASE_URL={base_url!r}: unknown option {key!r}; "
-                              "the scripted LLM takes only latency_ms, e.g. scripted:latency_ms=200")
+            raise ConfigError(
+                f"READER_LLM_BASE_URL={base_url!r}: unknown option {key!r}; "
+                "the scripted LLM takes only latency_ms, e.g. scripted:latency_ms=200"
+            )
         try:
             options["latency_ms"] = float(value)
         except ValueError:
@@ -268,5 +282,6 @@ def parse_options(base_url: str) -> dict[str, float]:
 
 def build_dry_run_llm(llm_settings) -> DryRunLLM:
     options = parse_options(llm_settings.base_url)
-    return DryRunLLM(latency_s=options.get("latency_ms", 0.0) / 1000.0,
-                     max_concurrency=llm_settings.max_concurrency)
+    return DryRunLLM(
+        latency_s=options.get("latency_ms", 0.0) / 1000.0, max_concurrency=llm_settings.max_concurrency
+    )

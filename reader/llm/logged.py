@@ -32,15 +32,22 @@ Accept = Callable[[Completion], bool]
 REJECTED = "reply rejected by the caller's check (unusable); not cached"
 
 
-def cache_key(model: str, messages: list[Message], temperature: float, max_tokens: int,
-              logprobs: int = 0) -> str:
-    params = {"model": model, "messages": messages, "temperature": float(temperature),
-              "max_tokens": int(max_tokens)}
+def cache_key(
+    model: str, messages: list[Message], temperature: float, max_tokens: int, logprobs: int = 0
+) -> str:
+    params = {
+        "model": model,
+        "messages": messages,
+        "temperature": float(temperature),
+        "max_tokens": int(max_tokens),
+    }
     if logprobs:
         params["logprobs"] = int(logprobs)
     payload = json.dumps(
         params,
-        sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
     )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
@@ -89,8 +96,12 @@ class LoggedLLM:
         try:
             extra = {"logprobs": logprobs} if logprobs else {}
             completion = self.inner.complete(
-                messages, temperature=temperature, max_tokens=max_tokens,
-                stage=stage, paper_id=paper_id, **extra,
+                messages,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                stage=stage,
+                paper_id=paper_id,
+                **extra,
             )
         except Exception as exc:
             failed = Completion(text="", latency_s=time.perf_counter() - start, model=self.model)
@@ -107,19 +118,33 @@ class LoggedLLM:
         return None if answer is None else Completion(cached=True, **answer)
 
     def _store(self, key: str, completion: Completion) -> None:
-        self.calls.remember(key, {
-            "model": self.model, "text": completion.text, "prompt_tokens": completion.prompt_tokens,
-            "completion_tokens": completion.completion_tokens, "logprobs": completion.logprobs,
-        })
+        self.calls.remember(
+            key,
+            {
+                "model": self.model,
+                "text": completion.text,
+                "prompt_tokens": completion.prompt_tokens,
+                "completion_tokens": completion.completion_tokens,
+                "logprobs": completion.logprobs,
+            },
+        )
 
-    def _log(self, stage: str, paper_id: str | None, completion: Completion, *,
-             cached: bool, error: str = "") -> None:
+    def _log(
+        self, stage: str, paper_id: str | None, completion: Completion, *, cached: bool, error: str = ""
+    ) -> None:
         # A cache hit spent no server time: its row carries no timings.
         spent = not cached
-        self.calls.log(stage=stage, role=self.role, model=self.model, paper_id=paper_id,
-                       prompt_tokens=completion.prompt_tokens,
-                       completion_tokens=completion.completion_tokens,
-                       latency_s=completion.latency_s, cached=cached, error=error,
-                       prompt_s=completion.prompt_s if spent else None,
-                       generation_s=completion.generation_s if spent else None,
-                       cached_prompt_tokens=completion.cached_prompt_tokens if spent else None)
+        self.calls.log(
+            stage=stage,
+            role=self.role,
+            model=self.model,
+            paper_id=paper_id,
+            prompt_tokens=completion.prompt_tokens,
+            completion_tokens=completion.completion_tokens,
+            latency_s=completion.latency_s,
+            cached=cached,
+            error=error,
+            prompt_s=completion.prompt_s if spent else None,
+            generation_s=completion.generation_s if spent else None,
+            cached_prompt_tokens=completion.cached_prompt_tokens if spent else None,
+        )

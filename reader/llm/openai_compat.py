@@ -109,8 +109,9 @@ class OpenAICompatLLM:
         backoff = min(self.backoff_max_s, self.backoff_base_s * 2 ** (attempt - 1))
         return backoff + random.uniform(0, self.backoff_base_s)
 
-    def _attempt(self, messages: list[Message], temperature: float, max_tokens: int,
-                 logprobs: int = 0) -> Completion:
+    def _attempt(
+        self, messages: list[Message], temperature: float, max_tokens: int, logprobs: int = 0
+    ) -> Completion:
         import openai
 
         extra = {"logprobs": True, "top_logprobs": logprobs} if logprobs else {}
@@ -157,8 +158,7 @@ class OpenAICompatLLM:
         detail = _server_message(exc)
         if code == 401:
             return LLMError(
-                f"LLM endpoint {self.base_url} rejected the API key (401): "
-                f"set {self.env_prefix}_API_KEY"
+                f"LLM endpoint {self.base_url} rejected the API key (401): set {self.env_prefix}_API_KEY"
             )
         if code == 403:
             return LLMError(
@@ -167,8 +167,11 @@ class OpenAICompatLLM:
             )
         if code == 404 or (code in (400, 422) and "model" in detail.lower()):
             available = self.available_models()
-            hint = (f"set {self.env_prefix}_MODEL to one of {', '.join(available)}"
-                    if available else f"check {self.env_prefix}_MODEL and {self.env_prefix}_BASE_URL")
+            hint = (
+                f"set {self.env_prefix}_MODEL to one of {', '.join(available)}"
+                if available
+                else f"check {self.env_prefix}_MODEL and {self.env_prefix}_BASE_URL"
+            )
             return LLMError(f"model '{self.request_model}' not found at {self.base_url} ({code}): {hint}")
         return LLMError(f"LLM endpoint {self.base_url} rejected the request ({code}: {detail})")
 

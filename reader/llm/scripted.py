@@ -61,8 +61,14 @@ class ScriptedLLM:
         with self._lock:
             answer = self._queue.popleft() if self._queue else None
             self.history.append(
-                {"messages": messages, "prompt": prompt, "stage": stage, "paper_id": paper_id,
-                 "temperature": temperature, "max_tokens": max_tokens}
+                {
+                    "messages": messages,
+                    "prompt": prompt,
+                    "stage": stage,
+                    "paper_id": paper_id,
+                    "temperature": temperature,
+                    "max_tokens": max_tokens,
+                }
             )
         start = time.perf_counter()
         if self.latency_s:

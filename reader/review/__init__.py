@@ -20,7 +20,20 @@ from reader.review.worker import WorkerReport, run_worker
 from reader.text.digest import file_sha256
 
 __all__ = [
-    "ANALYSIS_KINDS", "REMOVED", "EnqueueReport", "EnqueueRow", "PaperReview", "ProgressEvent",
-    "ReviewReport", "WorkerReport", "analyses_of", "enqueue_sources", "file_sha256", "is_reviewed",
-    "job_rows", "review_figures", "run_review", "run_worker",
+    "ANALYSIS_KINDS",
+    "REMOVED",
+    "EnqueueReport",
+    "EnqueueRow",
+    "PaperReview",
+    "ProgressEvent",
+    "ReviewReport",
+    "WorkerReport",
+    "analyses_of",
+    "enqueue_sources",
+    "file_sha256",
+    "is_reviewed",
+    "job_rows",
+    "review_figures",
+    "run_review",
+    "run_worker",
 ]

@@ -42,10 +42,13 @@ class EnqueueReport:
         return [r for r in self.rows if r.status == "error"]
 
     def to_json(self) -> dict:
-        return {"papers": [r.to_json() for r in self.rows],
-                "queued": self.count("queued", "requeued"),
-                "already_queued": self.count("already queued", "running"),
-                "skipped": self.count("done", "skipped"), "failed": len(self.failed)}
+        return {
+            "papers": [r.to_json() for r in self.rows],
+            "queued": self.count("queued", "requeued"),
+            "already_queued": self.count("already queued", "running"),
+            "skipped": self.count("done", "skipped"),
+            "failed": len(self.failed),
+        }
 
 
 def enqueue_sources(db: sessionmaker, sources: list[Path], force: bool = False) -> EnqueueReport:
@@ -57,8 +60,11 @@ def enqueue_sources(db: sessionmaker, sources: list[Path], force: bool = False) 
         try:
             data = source.read_bytes()
         except OSError as exc:
-            rows.append(EnqueueRow(str(source), None, "error",
-                                   f"cannot read it ({exc.strerror or exc}); nothing queued"))
+            rows.append(
+                EnqueueRow(
+                    str(source), None, "error", f"cannot read it ({exc.strerror or exc}); nothing queued"
+                )
+            )
             continue
         sha = sha256_bytes(data)
         if sha in seen:
@@ -73,17 +79,31 @@ def _enqueue_one(db: sessionmaker, source: Path, sha: str, data: bytes, force: b
     with transaction(db, lock=f"reader:review:{sha}") as session:
         paper = session.get(Paper, sha)
         if paper is not None and not force and is_reviewed(session, sha):
-            job = session.scalars(select(ReviewJob).where(ReviewJob.paper_id == sha)
-                                  .order_by(ReviewJob.id.desc()).limit(1)).first()
+            job = session.scalars(
+                select(ReviewJob).where(ReviewJob.paper_id == sha).order_by(ReviewJob.id.desc()).limit(1)
+            ).first()
             if job is None:  # reviewed outside any review (`reader read`): its job says so
-                job = ReviewJob(source_path=stored_path(source), paper_id=sha, status="done",
-                                stage="done", summary=review_figures(session, sha),
-                                started_at=utcnow(), finished_at=utcnow())
+                job = ReviewJob(
+                    source_path=stored_path(source),
+                    paper_id=sha,
+                    status="done",
+                    stage="done",
+                    summary=review_figures(session, sha),
+                    started_at=utcnow(),
+                    finished_at=utcnow(),
+                )
                 session.add(job)
                 session.flush()
             if job.status not in ("pending", "running"):
-                return EnqueueRow(str(source), sha, "done",
-                                  "reviewed already (--force queues it again)", job.id)
-        done = queue.enqueue_file(session, sha256=sha, name=stored_path(source), data=data,
-                                  paper_exists=paper is not None, force=force)
+                return EnqueueRow(
+                    str(source), sha, "done", "reviewed already (--force queues it again)", job.id
+                )
+        done = queue.enqueue_file(
+            session,
+            sha256=sha,
+            name=stored_path(source),
+            data=data,
+            paper_exists=paper is not None,
+            force=force,
+        )
     return EnqueueRow(str(source), sha, done.status, done.detail, done.job_id)

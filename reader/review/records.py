@@ -111,6 +111,7 @@ class ProgressEvent:
     eta_s: float | None
     detail: str = ""
 
+
 # ---------------------------------------------------------------- job table
 
 
@@ -136,8 +137,10 @@ def review_figures(session: Session, paper_id: str, calls_above_id: int = 0) -> 
     last_ids = []
     for analysis in newest.values():
         last = session.scalars(
-            select(AnalysisIteration).where(AnalysisIteration.analysis_id == analysis.id)
-            .order_by(AnalysisIteration.iteration.desc()).limit(1)
+            select(AnalysisIteration)
+            .where(AnalysisIteration.analysis_id == analysis.id)
+            .order_by(AnalysisIteration.iteration.desc())
+            .limit(1)
         ).first()
         if last is not None:
             sentences += last.n_sentences
@@ -146,9 +149,9 @@ def review_figures(session: Session, paper_id: str, calls_above_id: int = 0) -> 
         regenerations += analysis.regenerations
     counts = verdict_counts(session, last_ids).values()
     calls = session.execute(
-        select(LLMCall.cached, func.count()).where(
-            LLMCall.paper_id == paper_id, LLMCall.id > calls_above_id
-        ).group_by(LLMCall.cached)
+        select(LLMCall.cached, func.count())
+        .where(LLMCall.paper_id == paper_id, LLMCall.id > calls_above_id)
+        .group_by(LLMCall.cached)
     ).all()
     by_cached = {bool(cached): n for cached, n in calls}
     return {
@@ -181,10 +184,13 @@ def completion(paper_id: str, seconds: float):
         since = since_of(job)
         if since is not None:
             session.execute(
-                delete(Analysis).where(
-                    Analysis.paper_id == paper_id, Analysis.created_at < since,
+                delete(Analysis)
+                .where(
+                    Analysis.paper_id == paper_id,
+                    Analysis.created_at < since,
                     Analysis.kind.in_(ANALYSIS_KINDS),
-                ).execution_options(synchronize_session=False)
+                )
+                .execution_options(synchronize_session=False)
             )
         summary = review_figures(session, paper_id, int((job.summary or {}).get("call_floor", 0)))
         summary["seconds"] = round(seconds, 3)
@@ -197,10 +203,20 @@ def completion(paper_id: str, seconds: float):
 
 def fill(outcome: PaperReview, summary: dict, status: str) -> None:
     outcome.status = status
-    for key in ("sentences", "flagged", "unchecked", "unanswered", "final_ratio", "regenerations",
-                "llm_calls", "cached_calls", "seconds"):
+    for key in (
+        "sentences",
+        "flagged",
+        "unchecked",
+        "unanswered",
+        "final_ratio",
+        "regenerations",
+        "llm_calls",
+        "cached_calls",
+        "seconds",
+    ):
         if key in summary:
             setattr(outcome, key, summary[key])
+
 
 def job_exists(db: sessionmaker, job_id: int) -> bool:
     with db() as session:
@@ -251,7 +267,14 @@ def job_rows(db: sessionmaker) -> list[dict]:
     with db() as session:
         jobs = session.scalars(select(ReviewJob).order_by(ReviewJob.id)).all()
         return [
-            {"id": j.id, "source_path": j.source_path, "paper_id": j.paper_id, "status": j.status,
-             "stage": j.stage, "error": j.error, "summary": dict(j.summary or {})}
+            {
+                "id": j.id,
+                "source_path": j.source_path,
+                "paper_id": j.paper_id,
+                "status": j.status,
+                "stage": j.stage,
+                "error": j.error,
+                "summary": dict(j.summary or {}),
+            }
             for j in jobs
         ]

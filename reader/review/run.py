@@ -59,9 +59,18 @@ def run_review(
     if not mine:
         return ReviewReport(rows, time.perf_counter() - started)
     worked = run_worker(
-        db=db, ingest_data=ingest_data, read_paper=read_paper, lease_s=lease_s,
-        max_attempts=max_attempts, jobs=jobs, until_empty=True, job_ids=list(mine), stop=stop,
-        drain_on_interrupt=False, on_event=_with_eta(on_event, len(mine)), warm_up=warm_up,
+        db=db,
+        ingest_data=ingest_data,
+        read_paper=read_paper,
+        lease_s=lease_s,
+        max_attempts=max_attempts,
+        jobs=jobs,
+        until_empty=True,
+        job_ids=list(mine),
+        stop=stop,
+        drain_on_interrupt=False,
+        on_event=_with_eta(on_event, len(mine)),
+        warm_up=warm_up,
     )
     stopped = stop is not None and stop.is_set()
     for job_id, n in mine.items():
@@ -84,8 +93,9 @@ def _first_row(db: sessionmaker, row: EnqueueRow) -> PaperReview:
     return _row_from_job(db, row.job_id, paper)
 
 
-def _row_from_job(db: sessionmaker, job_id: int | None, row: PaperReview, *,
-                  after_run: bool = False, stopped: bool = False) -> PaperReview:
+def _row_from_job(
+    db: sessionmaker, job_id: int | None, row: PaperReview, *, after_run: bool = False, stopped: bool = False
+) -> PaperReview:
     """The row of a job this run did not settle: as the job stands in the database (before
     the run, or `after_run`)."""
     with db() as session:

@@ -70,8 +70,13 @@ class WorkerReport:
 def queue_busy(db: sessionmaker) -> bool:
     """Whether any queued job is pending or running (held by any worker)."""
     with db() as session:
-        return bool(session.scalar(select(func.count()).select_from(ReviewJob).where(
-            ReviewJob.queued_at.is_not(None), ReviewJob.status.in_(("pending", "running")))))
+        return bool(
+            session.scalar(
+                select(func.count())
+                .select_from(ReviewJob)
+                .where(ReviewJob.queued_at.is_not(None), ReviewJob.status.in_(("pending", "running")))
+            )
+        )
 
 
 def run_worker(
@@ -119,8 +124,14 @@ def run_worker(
 
     def loop() -> None:
         while not stop.is_set():
-            claim = queue.claim_next(db, worker, lease_s=lease_s, max_attempts=max_attempts,
-                                     summary=queue.owner(run), job_ids=job_ids)
+            claim = queue.claim_next(
+                db,
+                worker,
+                lease_s=lease_s,
+                max_attempts=max_attempts,
+                summary=queue.owner(run),
+                job_ids=job_ids,
+            )
             if claim is None:
                 if once or job_ids is not None or (until_empty and not queue_busy(db)):
                     return
@@ -130,10 +141,19 @@ def run_worker(
                 stop.set()
             with report_lock:
                 index = indexes.setdefault(claim.job_id, len(indexes) + 1)
-            outcome = _work_one(claim, run, index, db=db, ingest_data=ingest_data,
-                                read_paper=read_paper, ingest_lock=ingest_lock,
-                                heartbeat=heartbeat, max_attempts=max_attempts,
-                                on_event=on_event, started=started)
+            outcome = _work_one(
+                claim,
+                run,
+                index,
+                db=db,
+                ingest_data=ingest_data,
+                read_paper=read_paper,
+                ingest_lock=ingest_lock,
+                heartbeat=heartbeat,
+                max_attempts=max_attempts,
+                on_event=on_event,
+                started=started,
+            )
             with report_lock:
                 report.papers.append(outcome)
                 report.last[claim.job_id] = outcome
@@ -151,8 +171,7 @@ def run_worker(
                 if not remaining[0]:
                     all_done.set()
 
-    threads = [threading.Thread(target=run_loop, name=f"worker-{n}", daemon=True)
-               for n in range(n_threads)]
+    threads = [threading.Thread(target=run_loop, name=f"worker-{n}", daemon=True) for n in range(n_threads)]
     for thread in threads:
         thread.start()
     try:
@@ -170,8 +189,7 @@ def run_worker(
                     abandon.set()
                 else:
                     stop.set()
-                    notice("finishing the paper in hand; press Ctrl-C again to hand it back "
-                           "to the queue")
+                    notice("finishing the paper in hand; press Ctrl-C again to hand it back to the queue")
         if abandon.is_set():
             _hand_back(db, heartbeat, report)
     finally:
@@ -187,21 +205,42 @@ def _hand_back(db: sessionmaker, heartbeat: queue.Heartbeat, report: WorkerRepor
             report.handed_back.append(claim.source)
 
 
-def _work_one(claim: queue.Claim, run: str, index: int, *, db, ingest_data, read_paper,
-              ingest_lock, heartbeat, max_attempts, on_event, started) -> PaperReview:
+def _work_one(
+    claim: queue.Claim,
+    run: str,
+    index: int,
+    *,
+    db,
+    ingest_data,
+    read_paper,
+    ingest_lock,
+    heartbeat,
+    max_attempts,
+    on_event,
+    started,
+) -> PaperReview:
     outcome = PaperReview(source=claim.source, paper_id=claim.paper_id or claim.file_sha256)
     began = time.perf_counter()
 
     def emit(stage: str, detail: str = "") -> None:
         if on_event is not None:
-            on_event(ProgressEvent(index=index, total=0, source=claim.source, stage=stage,
-                                   elapsed_s=time.perf_counter() - started, eta_s=None,
-                                   detail=detail))
+            on_event(
+                ProgressEvent(
+                    index=index,
+                    total=0,
+                    source=claim.source,
+                    stage=stage,
+                    elapsed_s=time.perf_counter() - started,
+                    eta_s=None,
+                    detail=detail,
+                )
+            )
 
     heartbeat.hold(claim)
     try:
-        paper_id = _ingested(claim, db=db, ingest_data=ingest_data, ingest_lock=ingest_lock,
-                             outcome=outcome, emit=emit)
+        paper_id = _ingested(
+            claim, db=db, ingest_data=ingest_data, ingest_lock=ingest_lock, outcome=outcome, emit=emit
+        )
         outcome.paper_id = paper_id
         if _finished_before(db, claim, paper_id):
             summary = queue.finish(db, claim, completion(paper_id, 0.0))
@@ -211,8 +250,7 @@ def _work_one(claim: queue.Claim, run: str, index: int, *, db, ingest_data, read
         start_read(db, claim, paper_id, run, claim.source)
         emit("read")
         read_started = time.perf_counter()
-        read_paper(paper_id, on_progress=lambda message: emit("read", message),
-                   db=queue.fenced(db, claim))
+        read_paper(paper_id, on_progress=lambda message: emit("read", message), db=queue.fenced(db, claim))
         outcome.read_seconds = time.perf_counter() - read_started
         check_stored(db, claim, paper_id)
         summary = queue.finish(db, claim, completion(paper_id, time.perf_counter() - began))
@@ -226,9 +264,10 @@ def _work_one(claim: queue.Claim, run: str, index: int, *, db, ingest_data, read
         reason = reason_of(exc)
         status = queue.fail(db, claim, reason, max_attempts=max_attempts)
         outcome.status = {"pending": "retry", "error": "error"}.get(status, status)
-        outcome.error = {"pending": f"attempt {claim.attempt} of {max_attempts} failed: {reason}; "
-                                    "queued again",
-                         "removed": REMOVED}.get(status, reason)
+        outcome.error = {
+            "pending": f"attempt {claim.attempt} of {max_attempts} failed: {reason}; queued again",
+            "removed": REMOVED,
+        }.get(status, reason)
     finally:
         heartbeat.release(claim)
         outcome.seconds = time.perf_counter() - began
@@ -248,8 +287,10 @@ def _ingested(claim: queue.Claim, *, db, ingest_data, ingest_lock, outcome, emit
                 return paper.id
         stored = queue.file_bytes(db, claim.file_sha256) if claim.file_sha256 else None
         if stored is None:  # (a paper removed meanwhile took its job along: reported removed)
-            raise PaperFailed("its file is not in the database (queued before files were stored, "
-                              "or removed); queue it again with `reader review PATH --queue`")
+            raise PaperFailed(
+                "its file is not in the database (queued before files were stored, "
+                "or removed); queue it again with `reader review PATH --queue`"
+            )
         label, data = stored
         emit("ingest")
         ingest_started = time.perf_counter()

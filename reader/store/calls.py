@@ -39,19 +39,39 @@ class CallStore:
             except IntegrityError:  # another thread stored the same prompt first
                 session.rollback()
 
-    def log(self, *, stage: str, role: str, model: str, paper_id: str | None, prompt_tokens: int,
-            completion_tokens: int, latency_s: float, cached: bool, error: str = "",
-            prompt_s: float | None = None, generation_s: float | None = None,
-            cached_prompt_tokens: int | None = None) -> None:
+    def log(
+        self,
+        *,
+        stage: str,
+        role: str,
+        model: str,
+        paper_id: str | None,
+        prompt_tokens: int,
+        completion_tokens: int,
+        latency_s: float,
+        cached: bool,
+        error: str = "",
+        prompt_s: float | None = None,
+        generation_s: float | None = None,
+        cached_prompt_tokens: int | None = None,
+    ) -> None:
         """One row of the call log (what `reader stats` sums). prompt_s, generation_s and
         cached_prompt_tokens are what the server reported spending, None when it did not say."""
         with self.db() as session:
-            session.add(LLMCall(
-                stage=(stage or "")[:32], role=role[:16], model=model, paper_id=paper_id,
-                prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-                latency_ms=latency_s * 1000.0, cached=cached, error=error,
-                prompt_ms=None if prompt_s is None else prompt_s * 1000.0,
-                generation_ms=None if generation_s is None else generation_s * 1000.0,
-                cached_prompt_tokens=cached_prompt_tokens,
-            ))
+            session.add(
+                LLMCall(
+                    stage=(stage or "")[:32],
+                    role=role[:16],
+                    model=model,
+                    paper_id=paper_id,
+                    prompt_tokens=prompt_tokens,
+                    completion_tokens=completion_tokens,
+                    latency_ms=latency_s * 1000.0,
+                    cached=cached,
+                    error=error,
+                    prompt_ms=None if prompt_s is None else prompt_s * 1000.0,
+                    generation_ms=None if generation_s is None else generation_s * 1000.0,
+                    cached_prompt_tokens=cached_prompt_tokens,
+                )
+            )
             session.commit()

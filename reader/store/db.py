@@ -46,9 +46,7 @@ def make_engine(database_url: str) -> Engine:
         path = database_url.split("///", 1)[-1]
         if path and path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(
-            database_url, connect_args={"check_same_thread": False, "timeout": 30}
-        )
+        engine = create_engine(database_url, connect_args={"check_same_thread": False, "timeout": 30})
         event.listen(engine, "connect", _set_sqlite_pragmas)
         return engine
     return create_engine(database_url, pool_pre_ping=True)

@@ -11,8 +11,8 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from reader.errors import PaperNotFound
-from reader.text.digest import file_sha256
 from reader.store.tables import Analysis, Chunk, Paper, ReviewJob
+from reader.text.digest import file_sha256
 
 MIN_PREFIX = 6
 
@@ -38,7 +38,9 @@ def resolve_paper(session: Session, ref: str) -> Paper:
         if len(matches) == 1:
             return matches[0]
         if matches:
-            raise PaperNotFound(f"id prefix {ref!r} matches several papers: {_describe(matches)}; give more characters")
+            raise PaperNotFound(
+                f"id prefix {ref!r} matches several papers: {_describe(matches)}; give more characters"
+            )
 
     path = Path(ref).expanduser()
     if path.is_file():
@@ -55,7 +57,9 @@ def resolve_paper(session: Session, ref: str) -> Paper:
         if len(matches) == 1:
             return matches[0]
         if not matches and path.is_file():
-            raise PaperNotFound(f"{ref}: this file is not in the library; ingest it first with `reader ingest {ref}`")
+            raise PaperNotFound(
+                f"{ref}: this file is not in the library; ingest it first with `reader ingest {ref}`"
+            )
 
     escaped = lowered.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     matches = session.scalars(
@@ -67,7 +71,9 @@ def resolve_paper(session: Session, ref: str) -> Paper:
         exact = [p for p in matches if p.title.lower() == lowered]
         if len(exact) == 1:
             return exact[0]
-        raise PaperNotFound(f"{ref!r} matches several titles: {_describe(matches)}; give an id prefix instead")
+        raise PaperNotFound(
+            f"{ref!r} matches several titles: {_describe(matches)}; give an id prefix instead"
+        )
 
     titles = {p.title: p for p in session.scalars(select(Paper)).all()}
     close = difflib.get_close_matches(ref, list(titles), n=3, cutoff=0.4)
@@ -108,31 +114,37 @@ def list_papers(session: Session, paper_id: str | None = None) -> list[PaperInfo
     def only(query, column):
         return query if paper_id is None else query.where(column == paper_id)
 
-    chunk_counts = dict(session.execute(
-        only(select(Chunk.paper_id, func.count()), Chunk.paper_id).group_by(Chunk.paper_id)
-    ).all())
+    chunk_counts = dict(
+        session.execute(
+            only(select(Chunk.paper_id, func.count()), Chunk.paper_id).group_by(Chunk.paper_id)
+        ).all()
+    )
     analysed = set(session.scalars(only(select(Analysis.paper_id), Analysis.paper_id).distinct()).all())
     latest_job = {}
     for pid, status in session.execute(
         only(select(ReviewJob.paper_id, ReviewJob.status), ReviewJob.paper_id)
-        .where(ReviewJob.paper_id.is_not(None)).order_by(ReviewJob.id)
+        .where(ReviewJob.paper_id.is_not(None))
+        .order_by(ReviewJob.id)
     ).all():
         latest_job[pid] = status
     rows = []
     for paper in session.scalars(
-            only(select(Paper), Paper.id).order_by(Paper.ingested_at.desc(), Paper.title)).all():
-        rows.append(PaperInfo(
-            id=paper.id,
-            title=paper.title,
-            authors=list(paper.authors or []),
-            year=paper.year,
-            pages=paper.pages,
-            chunks=chunk_counts.get(paper.id, 0),
-            language=paper.language,
-            source_path=paper.source_path,
-            ingested_at=paper.ingested_at.isoformat() if paper.ingested_at else None,
-            status=latest_job.get(paper.id) or ("analysed" if paper.id in analysed else "ingested"),
-        ))
+        only(select(Paper), Paper.id).order_by(Paper.ingested_at.desc(), Paper.title)
+    ).all():
+        rows.append(
+            PaperInfo(
+                id=paper.id,
+                title=paper.title,
+                authors=list(paper.authors or []),
+                year=paper.year,
+                pages=paper.pages,
+                chunks=chunk_counts.get(paper.id, 0),
+                language=paper.language,
+                source_path=paper.source_path,
+                ingested_at=paper.ingested_at.isoformat() if paper.ingested_at else None,
+                status=latest_job.get(paper.id) or ("analysed" if paper.id in analysed else "ingested"),
+            )
+        )
     return rows
 
 

@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from sqlalchemy import (
-    JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, LargeBinary, String, Text,
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
     UniqueConstraint,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class Base(DeclarativeBase):
@@ -47,14 +56,20 @@ class Paper(Base):
     zotero_meta: Mapped[dict | None] = mapped_column(JSON(none_as_null=True), nullable=True)
 
     chunks: Mapped[list[Chunk]] = relationship(
-        back_populates="paper", cascade="all, delete-orphan", passive_deletes=True,
+        back_populates="paper",
+        cascade="all, delete-orphan",
+        passive_deletes=True,
         order_by="Chunk.ordinal",
     )
     captions: Mapped[list[Caption]] = relationship(
-        cascade="all, delete-orphan", passive_deletes=True, order_by="Caption.ordinal",
+        cascade="all, delete-orphan",
+        passive_deletes=True,
+        order_by="Caption.ordinal",
     )
     references: Mapped[list[Reference]] = relationship(
-        cascade="all, delete-orphan", passive_deletes=True, order_by="Reference.ordinal",
+        cascade="all, delete-orphan",
+        passive_deletes=True,
+        order_by="Reference.ordinal",
     )
 
 
@@ -85,9 +100,7 @@ class ChunkVector(Base):
 
     __tablename__ = "chunk_vectors"
 
-    chunk_id: Mapped[int] = mapped_column(
-        ForeignKey("chunks.id", ondelete="CASCADE"), primary_key=True
-    )
+    chunk_id: Mapped[int] = mapped_column(ForeignKey("chunks.id", ondelete="CASCADE"), primary_key=True)
     embedder: Mapped[str] = mapped_column(String(200), primary_key=True)
     dim: Mapped[int] = mapped_column(Integer)
     vector: Mapped[bytes] = mapped_column(LargeBinary)
@@ -150,7 +163,9 @@ class Analysis(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     iterations: Mapped[list[AnalysisIteration]] = relationship(
-        cascade="all, delete-orphan", passive_deletes=True, order_by="AnalysisIteration.iteration",
+        cascade="all, delete-orphan",
+        passive_deletes=True,
+        order_by="AnalysisIteration.iteration",
     )
 
 
@@ -169,7 +184,9 @@ class AnalysisIteration(Base):
     flagged_ratio: Mapped[float] = mapped_column(Float, default=0.0)
 
     verdicts: Mapped[list[SentenceVerdict]] = relationship(
-        cascade="all, delete-orphan", passive_deletes=True, order_by="SentenceVerdict.ordinal",
+        cascade="all, delete-orphan",
+        passive_deletes=True,
+        order_by="SentenceVerdict.ordinal",
     )
 
 
@@ -187,10 +204,14 @@ class SentenceVerdict(Base):
     reasons: Mapped[list] = mapped_column(JSON, default=list)  # guard reasons, LLM verdict
     reused: Mapped[bool] = mapped_column(Boolean, default=False)  # verdict carried from an earlier iteration
     p_yes: Mapped[float | None] = mapped_column(Float, nullable=True)  # the verifier's P(YES), when known
-    p_checker: Mapped[float | None] = mapped_column(Float, nullable=True)  # the claim checker's P(supported) (0007)
+    p_checker: Mapped[float | None] = mapped_column(
+        Float, nullable=True
+    )  # the claim checker's P(supported) (0007)
 
     evidence: Mapped[list[VerdictEvidence]] = relationship(
-        cascade="all, delete-orphan", passive_deletes=True, order_by="VerdictEvidence.rank",
+        cascade="all, delete-orphan",
+        passive_deletes=True,
+        order_by="VerdictEvidence.rank",
     )
 
 
@@ -204,9 +225,7 @@ class VerdictEvidence(Base):
         ForeignKey("sentence_verdicts.id", ondelete="CASCADE"), index=True
     )
     rank: Mapped[int] = mapped_column(Integer)
-    chunk_id: Mapped[int | None] = mapped_column(
-        ForeignKey("chunks.id", ondelete="SET NULL"), nullable=True
-    )
+    chunk_id: Mapped[int | None] = mapped_column(ForeignKey("chunks.id", ondelete="SET NULL"), nullable=True)
     page_start: Mapped[int] = mapped_column(Integer, default=1)
     page_end: Mapped[int] = mapped_column(Integer, default=1)
     text: Mapped[str] = mapped_column(Text)

@@ -83,14 +83,32 @@ def _seconds(ms) -> float | None:
 
 
 def _row(key, measures, title: str = "") -> UsageRow:
-    (calls, cached, errors, prompt, completion, latency_ms,
-     prompt_ms, generation_ms, cached_prompt, timed) = measures
-    return UsageRow(key=key, calls=int(calls), cached=int(cached), errors=int(errors),
-                    prompt_tokens=int(prompt), completion_tokens=int(completion),
-                    time_s=round(float(latency_ms) / 1000.0, 3), title=title,
-                    prompt_s=_seconds(prompt_ms), generation_s=_seconds(generation_ms),
-                    cached_prompt_tokens=None if cached_prompt is None else int(cached_prompt),
-                    timed_calls=int(timed))
+    (
+        calls,
+        cached,
+        errors,
+        prompt,
+        completion,
+        latency_ms,
+        prompt_ms,
+        generation_ms,
+        cached_prompt,
+        timed,
+    ) = measures
+    return UsageRow(
+        key=key,
+        calls=int(calls),
+        cached=int(cached),
+        errors=int(errors),
+        prompt_tokens=int(prompt),
+        completion_tokens=int(completion),
+        time_s=round(float(latency_ms) / 1000.0, 3),
+        title=title,
+        prompt_s=_seconds(prompt_ms),
+        generation_s=_seconds(generation_ms),
+        cached_prompt_tokens=None if cached_prompt is None else int(cached_prompt),
+        timed_calls=int(timed),
+    )
 
 
 def _longest(stage_times) -> tuple[str, float]:
@@ -121,15 +139,15 @@ def usage_report(db, paper: str | None = None) -> UsageReport:
         by_model = [_row(f"{r[0]} / {r[1]}", r[2:]) for r in grouped(LLMCall.role, LLMCall.model)]
         titles = library_titles(session)
         by_paper = [
-            _row(r[0] or "(no paper)", r[1:],
-                 title=titles.get(r[0], "(not in the library)") if r[0] else "")
+            _row(r[0] or "(no paper)", r[1:], title=titles.get(r[0], "(not in the library)") if r[0] else "")
             for r in grouped(LLMCall.paper_id)
         ]
         stage_times: dict[str, list[tuple[str, float]]] = {}
         wall_ms = (func.coalesce(func.sum(LLMCall.latency_ms), 0.0),)
         for pid, stage, ms in grouped(LLMCall.paper_id, LLMCall.stage, measures=wall_ms):
             stage_times.setdefault(pid or "(no paper)", []).append(
-                (stage or "(no stage)", round(float(ms) / 1000.0, 3)))
+                (stage or "(no stage)", round(float(ms) / 1000.0, 3))
+            )
     for row in by_paper:
         row.longest_stage, row.longest_stage_s = _longest(stage_times.get(row.key, []))
     total.longest_stage, total.longest_stage_s = _longest((r.key, r.time_s) for r in by_stage)

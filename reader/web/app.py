@@ -41,10 +41,13 @@ def create_app(ctx, *, allowed_hosts: list[str] | None = None) -> FastAPI:
     app = FastAPI(title="reader", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     app.state.ctx, app.state.runner, app.state.asker = ctx, runner, asker
     app.add_middleware(
-        Guard, token=ctx.settings.web_token,
+        Guard,
+        token=ctx.settings.web_token,
         max_body=limit_mb * 1024 * 1024 * uploads.MAX_FILES_PER_REQUEST + 64 * 1024,
-        limit_message=(f"The upload is larger than the limit of {limit_mb} MB per file "
-                       f"(set READER_UPLOAD_LIMIT_MB to change it)."),
+        limit_message=(
+            f"The upload is larger than the limit of {limit_mb} MB per file "
+            f"(set READER_UPLOAD_LIMIT_MB to change it)."
+        ),
     )
     if allowed_hosts:
         from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -57,8 +60,11 @@ def create_app(ctx, *, allowed_hosts: list[str] | None = None) -> FastAPI:
 
     @app.get("/favicon.ico", include_in_schema=False)
     def favicon():
-        return FileResponse(HERE / "static" / "favicon.svg", media_type="image/svg+xml",
-                            headers={"cache-control": "public, max-age=604800"})
+        return FileResponse(
+            HERE / "static" / "favicon.svg",
+            media_type="image/svg+xml",
+            headers={"cache-control": "public, max-age=604800"},
+        )
 
     @app.get("/", include_in_schema=False)
     def home():

@@ -45,8 +45,12 @@ def ask(ctx, question: str, paper_id: str | None) -> AskView:
         route=result.route,
         confidence=result.confidence,
         sources=[
-            SourceView(label=c.source_label, pages=c.pages, text=c.refined or c.text,
-                       paper_id=None if c.external else c.paper_id)
+            SourceView(
+                label=c.source_label,
+                pages=c.pages,
+                text=c.refined or c.text,
+                paper_id=None if c.external else c.paper_id,
+            )
             for c in result.sources
         ],
         notes=list(result.notes),
@@ -150,7 +154,11 @@ class AskRunner:
             self._set(job, status="error", error=str(exc), finished=time.time())
         except Exception as exc:  # a bug; the page says so instead of waiting forever
             traceback.print_exc()
-            self._set(job, status="error", error=f"internal error: {type(exc).__name__}: {exc}",
-                      finished=time.time())
+            self._set(
+                job,
+                status="error",
+                error=f"internal error: {type(exc).__name__}: {exc}",
+                finished=time.time(),
+            )
         else:
             self._set(job, status="done", question_id=qid, words="Done", finished=time.time())

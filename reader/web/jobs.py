@@ -46,8 +46,9 @@ class JobProgress:
         return asdict(self)
 
 
-def wait_for(get: Callable[[str], JobProgress | None], job_id: str, timeout: float,
-             poll_s: float = 0.05) -> JobProgress | None:
+def wait_for(
+    get: Callable[[str], JobProgress | None], job_id: str, timeout: float, poll_s: float = 0.05
+) -> JobProgress | None:
     """`get(job_id)` once the job has finished or is gone, or as it is after `timeout` seconds."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -91,8 +92,13 @@ def store_named_upload(upload_dir: Path, data: bytes, display: str) -> Path:
 
 
 # job status on the queue -> the upload page's status
-_QUEUE_STATUS = {"queued": "queued", "running": "running", "stale": "running", "done": "done",
-                 "failed": "error"}
+_QUEUE_STATUS = {
+    "queued": "queued",
+    "running": "running",
+    "stale": "running",
+    "done": "done",
+    "failed": "error",
+}
 
 
 class QueueRunner:
@@ -122,8 +128,7 @@ class QueueRunner:
 
     def _work(self) -> None:
         try:
-            self.ctx.work(jobs=1, poll_s=1.0, stop=self._stop, abandon=self._abandon,
-                          on_event=self._on_event)
+            self.ctx.work(jobs=1, poll_s=1.0, stop=self._stop, abandon=self._abandon, on_event=self._on_event)
         except Exception:  # the pages still list the jobs; a restart resumes them
             traceback.print_exc()
 
@@ -144,8 +149,9 @@ class QueueRunner:
 
         source = event.source
         with self._lock:
-            live = self._live.setdefault(source, {"stage": "", "percent": 1, "started": time.time(),
-                                                  "details": []})
+            live = self._live.setdefault(
+                source, {"stage": "", "percent": 1, "started": time.time(), "details": []}
+            )
 
         def progress(stage: str, fraction: float | None = None) -> None:
             with self._lock:
@@ -205,9 +211,16 @@ class QueueRunner:
             percent, stage = 0, "queued" + (f" (attempt {row.attempts + 1})" if row.attempts else "")
         since = row.since.isoformat() if row.since else ""
         return JobProgress(
-            id=str(row.id), name=Path(row.source).name, status=status, stage=stage, percent=percent,
-            paper_id=row.paper_id, error=row.error if status == "error" else "",
-            created_at=since, started=live.get("started") or (row.since.timestamp() if status == "running" and row.since else None),
+            id=str(row.id),
+            name=Path(row.source).name,
+            status=status,
+            stage=stage,
+            percent=percent,
+            paper_id=row.paper_id,
+            error=row.error if status == "error" else "",
+            created_at=since,
+            started=live.get("started")
+            or (row.since.timestamp() if status == "running" and row.since else None),
         )
 
     def get(self, job_id: str) -> JobProgress | None:

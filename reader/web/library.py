@@ -19,6 +19,7 @@ from reader.audit.loop import UNANSWERED, UNCHECKED
 from reader.store.db import transaction
 from reader.store.tables import Analysis, AnalysisIteration, Paper, ReviewJob, SentenceVerdict
 
+
 @dataclass
 class LibraryRow:
     id: str
@@ -47,10 +48,12 @@ def paper_status_of(session: Session, paper_id: str) -> str | None:
     """The library's status of one paper, None when there is no such paper."""
     if session.get(Paper, paper_id) is None:
         return None
-    job = session.scalars(select(ReviewJob).where(ReviewJob.paper_id == paper_id)
-                          .order_by(ReviewJob.id.desc()).limit(1)).first()
-    has_analysis = session.scalar(select(func.count()).select_from(Analysis)
-                                  .where(Analysis.paper_id == paper_id)) > 0
+    job = session.scalars(
+        select(ReviewJob).where(ReviewJob.paper_id == paper_id).order_by(ReviewJob.id.desc()).limit(1)
+    ).first()
+    has_analysis = (
+        session.scalar(select(func.count()).select_from(Analysis).where(Analysis.paper_id == paper_id)) > 0
+    )
     return paper_status(job, has_analysis)
 
 
@@ -79,7 +82,7 @@ SORT_KEYS = {
     "unchecked": lambda r: r.unchecked,
     "unanswered": lambda r: r.unanswered,
     "regenerations": lambda r: r.regenerations,
-    "authors": lambda r: (r.authors[0].split()[-1].lower() if r.authors and r.authors[0].split() else "~"),
+    "authors": lambda r: r.authors[0].split()[-1].lower() if r.authors and r.authors[0].split() else "~",
     "year": lambda r: r.year or 0,
     "added": lambda r: r.ingested_at.timestamp() if r.ingested_at else 0.0,
 }
@@ -101,22 +104,24 @@ def _audit_figures(session: Session, paper_ids: list[str]) -> dict[str, _Figures
     newest: dict[tuple[str, str], tuple[int, int]] = {}
     wanted = set(paper_ids)
     for aid, pid, kind, regenerations in session.execute(
-        select(Analysis.id, Analysis.paper_id, Analysis.kind, Analysis.regenerations)
-        .order_by(Analysis.id)
+        select(Analysis.id, Analysis.paper_id, Analysis.kind, Analysis.regenerations).order_by(Analysis.id)
     ):
         if pid in wanted:
             newest[(pid, kind)] = (aid, regenerations or 0)
     last = (
         select(AnalysisIteration.analysis_id, func.max(AnalysisIteration.iteration).label("n"))
-        .group_by(AnalysisIteration.analysis_id).subquery()
+        .group_by(AnalysisIteration.analysis_id)
+        .subquery()
     )
-    is_last = ((last.c.analysis_id == AnalysisIteration.analysis_id)
-               & (last.c.n == AnalysisIteration.iteration))
+    is_last = (last.c.analysis_id == AnalysisIteration.analysis_id) & (
+        last.c.n == AnalysisIteration.iteration
+    )
     counts = {
         aid: (n_sentences, n_flagged)
         for aid, n_sentences, n_flagged in session.execute(
-            select(AnalysisIteration.analysis_id, AnalysisIteration.n_sentences,
-                   AnalysisIteration.n_flagged).join(last, is_last)
+            select(
+                AnalysisIteration.analysis_id, AnalysisIteration.n_sentences, AnalysisIteration.n_flagged
+            ).join(last, is_last)
         )
     }
     # unchecked and unanswered: counted from the final iterations' stored verdicts
@@ -143,7 +148,11 @@ def _audit_figures(session: Session, paper_ids: list[str]) -> dict[str, _Figures
 
 
 def library_rows(
-    session: Session, *, title_filter: str = "", sort: str = "added", descending: bool = True,
+    session: Session,
+    *,
+    title_filter: str = "",
+    sort: str = "added",
+    descending: bool = True,
     only: dict[str, str] | None = None,
 ) -> list[LibraryRow]:
     """The library table. `only`: paper id -> where a full-text search found it (the rows are
@@ -160,21 +169,23 @@ def library_rows(
     rows = []
     for pid, title, ingested_at, authors, year in papers:
         f = figures.get(pid, _Figures())
-        rows.append(LibraryRow(
-            id=pid,
-            title=title or "(untitled)",
-            status=paper_status(jobs.get(pid), f.has_analysis),
-            sentences=f.sentences,
-            flagged=f.flagged,
-            flagged_ratio=(f.flagged / f.sentences if f.sentences else 0.0) if f.has_analysis else None,
-            regenerations=f.regenerations,
-            ingested_at=ingested_at,
-            unchecked=f.unchecked,
-            unanswered=f.unanswered,
-            authors=list(authors or []),
-            year=year,
-            match=(only or {}).get(pid, ""),
-        ))
+        rows.append(
+            LibraryRow(
+                id=pid,
+                title=title or "(untitled)",
+                status=paper_status(jobs.get(pid), f.has_analysis),
+                sentences=f.sentences,
+                flagged=f.flagged,
+                flagged_ratio=(f.flagged / f.sentences if f.sentences else 0.0) if f.has_analysis else None,
+                regenerations=f.regenerations,
+                ingested_at=ingested_at,
+                unchecked=f.unchecked,
+                unanswered=f.unanswered,
+                authors=list(authors or []),
+                year=year,
+                match=(only or {}).get(pid, ""),
+            )
+        )
     if only is not None and sort == "relevance":
         order = {pid: i for i, pid in enumerate(only)}
         rows.sort(key=lambda r: order[r.id])
@@ -217,7 +228,7 @@ def snippet(text: str, term: str, width: int = 160) -> str:
     if at < 0:
         return flat[:width] + ("…" if len(flat) > width else "")
     start = max(0, at - width // 3)
-    out = flat[start:start + width]
+    out = flat[start : start + width]
     return ("…" if start else "") + out + ("…" if start + width < len(flat) else "")
 
 

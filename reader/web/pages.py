@@ -18,11 +18,15 @@ from reader.web.security import FORM_TOKEN_FIELD
 
 HERE = Path(__file__).resolve().parent
 PAPER_ID = re.compile(r"^[0-9a-f]{64}$")
-FORM_REFUSED = ("This form did not come from this server's own page, or the page is out of "
-                "date: reload the page and send it again.")
-FORM_REFUSED_JSON = (f"Refused a write without this page's form token ({FORM_TOKEN_FIELD}): "
-                     f"reload the page, or from a script send "
-                     f"'Authorization: Bearer <READER_WEB_TOKEN>'.")
+FORM_REFUSED = (
+    "This form did not come from this server's own page, or the page is out of "
+    "date: reload the page and send it again."
+)
+FORM_REFUSED_JSON = (
+    f"Refused a write without this page's form token ({FORM_TOKEN_FIELD}): "
+    f"reload the page, or from a script send "
+    f"'Authorization: Bearer <READER_WEB_TOKEN>'."
+)
 
 _HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
 _BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
@@ -47,7 +51,9 @@ def cite_marks(html: Markup, citations) -> Markup:
         if marker not in text:
             continue
         # the entry only: the attribution note belongs to one sentence, the list below names it
-        title = " | ".join(cited_ref.entries) if cited_ref.entries else "no entry in the paper’s reference list"
+        title = (
+            " | ".join(cited_ref.entries) if cited_ref.entries else "no entry in the paper’s reference list"
+        )
         wrapped = f'<abbr class="cite" title="{escape(title)}">{marker}</abbr>'
         text = re.sub(r"(?<![\w>])" + re.escape(marker) + r"(?!</abbr>)", lambda _, w=wrapped: w, text)
     return Markup(text)
@@ -86,7 +92,7 @@ def content_disposition(file_name: str, fallback: str = "note.md") -> str:
     """An attachment header that survives any title: ASCII fallback plus RFC 5987 UTF-8."""
     from urllib.parse import quote
 
-    ascii_name = re.sub(r'[^A-Za-z0-9._-]+', "_", file_name).strip("_") or fallback
+    ascii_name = re.sub(r"[^A-Za-z0-9._-]+", "_", file_name).strip("_") or fallback
     return f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(file_name)}"
 
 

@@ -118,8 +118,14 @@ def _evidence(verdict: SentenceVerdict) -> list[EvidenceView]:
         text = " ".join(ev.text.split())
         if len(text) > EVIDENCE_PREVIEW_CHARS:
             text = text[:EVIDENCE_PREVIEW_CHARS].rstrip() + "…"
-        views.append(EvidenceView(pages=page_label(ev.page_start, ev.page_end), text=text,
-                                  chunk_id=ev.chunk_id, page=ev.page_start or 1))
+        views.append(
+            EvidenceView(
+                pages=page_label(ev.page_start, ev.page_end),
+                text=text,
+                chunk_id=ev.chunk_id,
+                page=ev.page_start or 1,
+            )
+        )
     return views
 
 
@@ -146,11 +152,19 @@ def _plain(text: str) -> list[Segment]:
     pos = 0
     while match := _STRAY_MARK.search(text, pos):
         if match.start() > pos:
-            out.append(Segment(text[pos:match.start()]))
-        sentence = first_sentence(text[match.end():])
-        out.append(Segment("", SentenceView(
-            ordinal=-1, text=sentence, verdict="unsupported", marked=True,
-        )))
+            out.append(Segment(text[pos : match.start()]))
+        sentence = first_sentence(text[match.end() :])
+        out.append(
+            Segment(
+                "",
+                SentenceView(
+                    ordinal=-1,
+                    text=sentence,
+                    verdict="unsupported",
+                    marked=True,
+                ),
+            )
+        )
         pos = match.end() + len(sentence)
     if pos < len(text):
         out.append(Segment(text[pos:]))
@@ -174,10 +188,10 @@ def segment_text(final_text: str, verdicts: list[SentenceVerdict]) -> list[Segme
         if idx < 0:
             continue
         start = idx
-        marked = final_text[max(0, idx - len(MARK)):idx] == MARK
+        marked = final_text[max(0, idx - len(MARK)) : idx] == MARK
         if marked:
             start = idx - len(MARK)
-        elif final_text[max(0, idx - len(MARK) + 1):idx] == MARK.rstrip():
+        elif final_text[max(0, idx - len(MARK) + 1) : idx] == MARK.rstrip():
             marked, start = True, idx - len(MARK) + 1
         if start > pos:
             segments.extend(_plain(final_text[pos:start]))
@@ -216,6 +230,7 @@ def analysis_view(analysis: Analysis) -> AnalysisView:
 
 def current_analyses(session: Session, paper_id: str) -> list[Analysis]:
     """The newest analysis of each kind, synthesis first, unknown kinds last."""
+
     def order(a: Analysis) -> tuple[int, str]:
         return (KIND_ORDER.index(a.kind) if a.kind in KIND_ORDER else len(KIND_ORDER), a.kind)
 
@@ -226,8 +241,9 @@ def paper_view(session: Session, paper_id: str) -> PaperView | None:
     paper = session.get(Paper, paper_id)
     if paper is None:
         return None
-    job = session.scalars(select(ReviewJob).where(ReviewJob.paper_id == paper_id)
-                          .order_by(ReviewJob.id.desc()).limit(1)).first()
+    job = session.scalars(
+        select(ReviewJob).where(ReviewJob.paper_id == paper_id).order_by(ReviewJob.id.desc()).limit(1)
+    ).first()
     analyses = [analysis_view(a) for a in current_analyses(session, paper_id)]
     if any(markers_in(seg.sentence.text) for a in analyses for seg in a.segments if seg.sentence):
         refs = reference_list(session, paper_id)

@@ -36,9 +36,14 @@ class PassageBox:
 
 def passages_without_rects(session: Session, paper_id: str) -> list[tuple[int, int, int, str]]:
     """(chunk id, page_start, page_end, text) of a paper's passages stored before rectangles were kept."""
-    return [tuple(r) for r in session.execute(
-        select(Chunk.id, Chunk.page_start, Chunk.page_end, Chunk.text)
-        .where(Chunk.paper_id == paper_id, Chunk.rects.is_(None)).order_by(Chunk.ordinal))]
+    return [
+        tuple(r)
+        for r in session.execute(
+            select(Chunk.id, Chunk.page_start, Chunk.page_end, Chunk.text)
+            .where(Chunk.paper_id == paper_id, Chunk.rects.is_(None))
+            .order_by(Chunk.ordinal)
+        )
+    ]
 
 
 def _stored_box(session: Session, chunk_id: int) -> PassageBox | None:
@@ -46,9 +51,14 @@ def _stored_box(session: Session, chunk_id: int) -> PassageBox | None:
     if chunk is None:
         return None
     rects = list(chunk.rects or [])
-    return PassageBox(chunk_id=chunk.id, paper_id=chunk.paper_id,
-                      page=rects[0][0] if rects else chunk.page_start, page_end=chunk.page_end,
-                      section=chunk.section or "", rects=rects)
+    return PassageBox(
+        chunk_id=chunk.id,
+        paper_id=chunk.paper_id,
+        page=rects[0][0] if rects else chunk.page_start,
+        page_end=chunk.page_end,
+        section=chunk.section or "",
+        rects=rects,
+    )
 
 
 def paper_file(services, paper_id: str) -> tuple[Path, str]:
@@ -67,8 +77,9 @@ def paper_file(services, paper_id: str) -> tuple[Path, str]:
                 return path, name
         except OSError:
             continue
-    raise ReaderError(f"the PDF of {name!r} is no longer at {source} (moved or deleted); "
-                      "upload it again to see its pages")
+    raise ReaderError(
+        f"the PDF of {name!r} is no longer at {source} (moved or deleted); upload it again to see its pages"
+    )
 
 
 def page_image(services, paper_id: str, page: int) -> Path:

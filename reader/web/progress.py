@@ -45,7 +45,7 @@ class IngestCreep:
         seconds = 0
         while not self._stop.wait(1.0):
             seconds += 1
-            self.on_progress("ingest: parsing and indexing", start + (end - start) * (1 - 0.93 ** seconds))
+            self.on_progress("ingest: parsing and indexing", start + (end - start) * (1 - 0.93**seconds))
 
     def stop(self) -> None:
         self._stop.set()

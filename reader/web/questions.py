@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from reader.store.tables import Paper
 
+
 @dataclass
 class QuestionSource:
     number: int
@@ -80,19 +81,32 @@ def question_view(session: Session, question_id: int) -> QuestionView | None:
     for n, src in enumerate(details.get("sources") or [], start=1):
         pid = None if src.get("external") else src.get("paper_id")
         label = src.get("label") or titles.get(pid or "", "") or "(a passage)"
-        sources.append(QuestionSource(
-            number=n, label=label, pages=str(src.get("pages") or ""), text=src.get("text") or "",
-            paper_id=pid if pid in titles else None, chunk_id=src.get("chunk_id"),
-            page=_first_page(str(src.get("pages") or "")),
-        ))
+        sources.append(
+            QuestionSource(
+                number=n,
+                label=label,
+                pages=str(src.get("pages") or ""),
+                text=src.get("text") or "",
+                paper_id=pid if pid in titles else None,
+                chunk_id=src.get("chunk_id"),
+                page=_first_page(str(src.get("pages") or "")),
+            )
+        )
     return QuestionView(
-        id=row.id, question=row.question, answer=row.answer or "", grounded=bool(row.grounded),
-        grounded_reason=row.grounded_reason or "", route=row.route or "",
+        id=row.id,
+        question=row.question,
+        answer=row.answer or "",
+        grounded=bool(row.grounded),
+        grounded_reason=row.grounded_reason or "",
+        route=row.route or "",
         outcome=route_in_words(row.route or "", row.answer or "", len(sources)),
-        confidence=row.confidence or 0.0, paper_id=row.paper_id,
+        confidence=row.confidence or 0.0,
+        paper_id=row.paper_id,
         paper_title=titles.get(row.paper_id, "") if row.paper_id else "",
-        sources=sources, notes=list(details.get("notes") or []),
-        llm_calls=int(details.get("llm_calls") or 0), seconds=float(details.get("seconds") or 0.0),
+        sources=sources,
+        notes=list(details.get("notes") or []),
+        llm_calls=int(details.get("llm_calls") or 0),
+        seconds=float(details.get("seconds") or 0.0),
         created_at=row.created_at,
     )
 
@@ -111,9 +125,16 @@ def question_history(session: Session, limit: int = 30) -> list[QuestionLine]:
 
     titles = dict(session.execute(select(Paper.id, Paper.title)).all())
     return [
-        QuestionLine(id=qid, question=q, paper_title=titles.get(pid, "") if pid else "",
-                     answered=not (answer or "").strip().startswith(NOT_FOUND_PREFIX), created_at=at)
+        QuestionLine(
+            id=qid,
+            question=q,
+            paper_title=titles.get(pid, "") if pid else "",
+            answered=not (answer or "").strip().startswith(NOT_FOUND_PREFIX),
+            created_at=at,
+        )
         for qid, q, pid, answer, at in session.execute(
             select(Question.id, Question.question, Question.paper_id, Question.answer, Question.created_at)
-            .order_by(Question.id.desc()).limit(limit))
+            .order_by(Question.id.desc())
+            .limit(limit)
+        )
     ]

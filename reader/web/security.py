@@ -33,9 +33,11 @@ PDF_MAGIC = b"%PDF-"
 PDF_HEADER_WINDOW = 1024
 
 SECURITY_HEADERS = [
-    (b"content-security-policy",
-     b"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-     b"object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"),
+    (
+        b"content-security-policy",
+        b"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        b"object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'",
+    ),
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
     # "same-origin" keeps the Origin header on same-site POSTs (no-referrer would null it).
@@ -80,8 +82,7 @@ def same_origin(url: str, host: str) -> bool:
         parts = urlsplit(url.strip())
     except ValueError:
         return False
-    return (bool(host) and parts.scheme in ("http", "https")
-            and parts.netloc.lower() == host.strip().lower())
+    return bool(host) and parts.scheme in ("http", "https") and parts.netloc.lower() == host.strip().lower()
 
 
 def site_of(url: str) -> str:
@@ -109,8 +110,15 @@ class FormSession:
     only on a response whose page asked for the token.
     """
 
-    def __init__(self, secret: bytes, session_id: str | None, *, explicit_token: bool,
-                 token_configured: bool, same_site_header: bool):
+    def __init__(
+        self,
+        secret: bytes,
+        session_id: str | None,
+        *,
+        explicit_token: bool,
+        token_configured: bool,
+        same_site_header: bool,
+    ):
         self.new = session_id is None
         self.session_id = session_id or secrets.token_urlsafe(32)
         self.issued = False
@@ -157,12 +165,18 @@ async def _send_text(send, status: int, message: str, *, as_json: bool, extra_he
     else:
         body = message.encode()
         ctype = b"text/plain; charset=utf-8"
-    await send({
-        "type": "http.response.start",
-        "status": status,
-        "headers": [(b"content-type", ctype), (b"content-length", str(len(body)).encode()),
-                    *SECURITY_HEADERS, *extra_headers],
-    })
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", ctype),
+                (b"content-length", str(len(body)).encode()),
+                *SECURITY_HEADERS,
+                *extra_headers,
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -206,16 +220,19 @@ class Guard:
             bearer = auth[7:] if auth.lower().startswith("bearer ") else None
             if token_matches(from_query, self.token):
                 explicit_token = True
-                extra_headers.append(cookie_header(TOKEN_COOKIE, self.cookie_value,
-                                                   same_site="Strict", secure=secure))
+                extra_headers.append(
+                    cookie_header(TOKEN_COOKIE, self.cookie_value, same_site="Strict", secure=secure)
+                )
             elif token_matches(bearer, self.token):
                 explicit_token = True
             elif not token_matches(_cookie(scope, TOKEN_COOKIE), self.cookie_value):
                 return await _send_text(
-                    send, 401,
+                    send,
+                    401,
                     "This reader server needs its access token: open it once with "
                     "?token=<READER_WEB_TOKEN> or send 'Authorization: Bearer <token>'.",
-                    as_json=as_json)
+                    as_json=as_json,
+                )
 
         same_site_header = False
         if scope["method"] not in SAFE_METHODS:
@@ -226,8 +243,11 @@ class Guard:
             if sender is not None:
                 if not same_origin(sender, host):
                     return await _send_text(
-                        send, 403, f"Refused a request from another site ({site_of(sender)}).",
-                        as_json=as_json)
+                        send,
+                        403,
+                        f"Refused a request from another site ({site_of(sender)}).",
+                        as_json=as_json,
+                    )
                 same_site_header = True
             length = _header(scope, b"content-length")
             if length is not None and length.isdigit() and int(length) > self.max_body:
@@ -235,9 +255,12 @@ class Guard:
 
         session_id = _cookie(scope, SESSION_COOKIE)
         session = FormSession(
-            self.secret, session_id if session_id and _SESSION_ID.match(session_id) else None,
-            explicit_token=explicit_token, token_configured=bool(self.token),
-            same_site_header=same_site_header)
+            self.secret,
+            session_id if session_id and _SESSION_ID.match(session_id) else None,
+            explicit_token=explicit_token,
+            token_configured=bool(self.token),
+            same_site_header=same_site_header,
+        )
         scope.setdefault("state", {})["reader_session"] = session
 
         received = 0
@@ -258,10 +281,10 @@ class Guard:
                 started = True
                 message = dict(message)
                 if session.new and session.issued:
-                    extra_headers.append(cookie_header(SESSION_COOKIE, session.session_id,
-                                                       same_site="Lax", secure=secure))
-                message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS,
-                                      *extra_headers]
+                    extra_headers.append(
+                        cookie_header(SESSION_COOKIE, session.session_id, same_site="Lax", secure=secure)
+                    )
+                message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS, *extra_headers]
             await send(message)
 
         try:

@@ -20,8 +20,14 @@ def ask_context(session, paper: str) -> dict:
 
 @router.get("/ask", response_class=HTMLResponse)
 def ask_page(request: Request, paper: str = "", session=Depends(db_session)):
-    return page(request, "ask.html", question="", result=None,
-                history=questions.question_history(session), **ask_context(session, paper))
+    return page(
+        request,
+        "ask.html",
+        question="",
+        result=None,
+        history=questions.question_history(session),
+        **ask_context(session, paper),
+    )
 
 
 @router.get("/ask/{question_id}", response_class=HTMLResponse)
@@ -29,13 +35,26 @@ def asked_page(request: Request, question_id: int, session=Depends(db_session)):
     result = questions.question_view(session, question_id)
     if result is None:
         raise PaperNotFound(f"no question {question_id}; see the history on the Ask page")
-    return page(request, "ask.html", question=result.question, result=result, nav="ask",
-                history=questions.question_history(session), **ask_context(session, result.paper_id or ""))
+    return page(
+        request,
+        "ask.html",
+        question=result.question,
+        result=result,
+        nav="ask",
+        history=questions.question_history(session),
+        **ask_context(session, result.paper_id or ""),
+    )
 
 
 @router.post("/api/ask")
-def ask_job(request: Request, question: str = Form(""), paper: str = Form(""), csrf_token: str = Form(""),
-            session=Depends(db_session), asker=Depends(asker_of)):
+def ask_job(
+    request: Request,
+    question: str = Form(""),
+    paper: str = Form(""),
+    csrf_token: str = Form(""),
+    session=Depends(db_session),
+    asker=Depends(asker_of),
+):
     if (refusal := forged(request, csrf_token)) is not None:
         return refusal
     question = question.strip()
@@ -54,16 +73,30 @@ def ask_job_status(job_id: str, asker=Depends(asker_of)):
 
 
 @router.post("/ask", response_class=HTMLResponse)
-def ask(request: Request, question: str = Form(""), paper: str = Form(""), csrf_token: str = Form(""),
-        ctx=Depends(reader_of), session=Depends(db_session)):
+def ask(
+    request: Request,
+    question: str = Form(""),
+    paper: str = Form(""),
+    csrf_token: str = Form(""),
+    ctx=Depends(reader_of),
+    session=Depends(db_session),
+):
     if (refusal := forged(request, csrf_token)) is not None:
         return refusal
     context = ask_context(session, paper)
     session.close()  # answering takes a while: no session held open meanwhile
     question = question.strip()
     if not question:
-        return page(request, "ask.html", 400, question="", result=None,
-                    message="Type a question first.", history=[], **context)
+        return page(
+            request,
+            "ask.html",
+            400,
+            question="",
+            result=None,
+            message="Type a question first.",
+            history=[],
+            **context,
+        )
     try:
         if wants_json(request):
             return JSONResponse(asking.ask(ctx, question, context["scope"] or None).to_json())
@@ -71,6 +104,7 @@ def ask(request: Request, question: str = Form(""), paper: str = Form(""), csrf_
     except ReaderError as exc:
         if wants_json(request):
             return JSONResponse({"error": str(exc)}, status_code=400)
-        return page(request, "ask.html", 400, question=question, result=None,
-                    message=str(exc), history=[], **context)
+        return page(
+            request, "ask.html", 400, question=question, result=None, message=str(exc), history=[], **context
+        )
     return RedirectResponse(f"/ask/{question_id}", status_code=303)

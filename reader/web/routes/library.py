@@ -13,8 +13,16 @@ router = APIRouter()
 
 
 @router.get("/library", response_class=HTMLResponse)
-def library(request: Request, q: str = "", sort: str = "", order: str = "desc", text: str = "",
-            deleted: str = "", ctx=Depends(reader_of), session=Depends(db_session)):
+def library(
+    request: Request,
+    q: str = "",
+    sort: str = "",
+    order: str = "desc",
+    text: str = "",
+    deleted: str = "",
+    ctx=Depends(reader_of),
+    session=Depends(db_session),
+):
     full = bool(text) and bool(q.strip())
     sorts = tuple(rows.SORT_KEYS) + (("relevance",) if full else ())
     sort = sort if sort in sorts else ("relevance" if full else "added")
@@ -23,8 +31,16 @@ def library(request: Request, q: str = "", sort: str = "", order: str = "desc", 
         found = rows.search_rows(ctx.services, q, sort=sort, descending=descending)
     else:
         found = rows.library_rows(session, title_filter=q, sort=sort, descending=descending)
-    return page(request, "library.html", rows=found, q=q, sort=sort, full=full,
-                order="desc" if descending else "asc", deleted=deleted[:300])
+    return page(
+        request,
+        "library.html",
+        rows=found,
+        q=q,
+        sort=sort,
+        full=full,
+        order="desc" if descending else "asc",
+        deleted=deleted[:300],
+    )
 
 
 @router.get("/library/notes.zip")
@@ -32,5 +48,8 @@ def notes_zip(ctx=Depends(reader_of)):
     data, count = rows.notes_zip(ctx)
     if not count:
         raise ReaderError("no paper has a review yet, so there are no notes to export")
-    return Response(data, media_type="application/zip",
-                    headers={"content-disposition": content_disposition("reader-notes.zip")})
+    return Response(
+        data,
+        media_type="application/zip",
+        headers={"content-disposition": content_disposition("reader-notes.zip")},
+    )

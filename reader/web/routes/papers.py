@@ -11,7 +11,14 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Redirect
 from reader.errors import PaperNotFound
 from reader.web import library, paper_page, pdf
 from reader.web.pages import (
-    checked_paper_id, content_disposition, db_session, forged, page, reader_of, runner_of, wants_json,
+    checked_paper_id,
+    content_disposition,
+    db_session,
+    forged,
+    page,
+    reader_of,
+    runner_of,
+    wants_json,
 )
 
 router = APIRouter()
@@ -32,8 +39,11 @@ def paper(request: Request, paper_id: str, session=Depends(db_session)):
 @router.get("/paper/{paper_id}/pdf")
 def paper_pdf(paper_id: str, ctx=Depends(reader_of)):
     path, name = pdf.paper_file(ctx.services, checked_paper_id(paper_id))
-    return FileResponse(path, media_type="application/pdf",
-                        headers={"content-disposition": content_disposition(name, "paper.pdf")})
+    return FileResponse(
+        path,
+        media_type="application/pdf",
+        headers={"content-disposition": content_disposition(name, "paper.pdf")},
+    )
 
 
 @router.get("/paper/{paper_id}/page/{number}.png")
@@ -41,8 +51,11 @@ def paper_page_image(paper_id: str, number: int, ctx=Depends(reader_of)):
     checked_paper_id(paper_id)
     if number < 1:
         raise PaperNotFound(f"the paper has no page {number}")
-    return FileResponse(pdf.page_image(ctx.services, paper_id, number), media_type="image/png",
-                        headers={"cache-control": "private, max-age=86400"})
+    return FileResponse(
+        pdf.page_image(ctx.services, paper_id, number),
+        media_type="image/png",
+        headers={"cache-control": "private, max-age=86400"},
+    )
 
 
 @router.get("/api/passage/{chunk_id}")
@@ -77,8 +90,13 @@ def delete_paper(request: Request, paper_id: str, csrf_token: str = Form(""), ct
 
 
 @router.post("/paper/{paper_id}/review")
-def review_again(request: Request, paper_id: str, csrf_token: str = Form(""),
-                 ctx=Depends(reader_of), runner=Depends(runner_of)):
+def review_again(
+    request: Request,
+    paper_id: str,
+    csrf_token: str = Form(""),
+    ctx=Depends(reader_of),
+    runner=Depends(runner_of),
+):
     if (refusal := forged(request, csrf_token)) is not None:
         return refusal
     path, name = pdf.paper_file(ctx.services, checked_paper_id(paper_id))
@@ -91,5 +109,8 @@ def review_again(request: Request, paper_id: str, csrf_token: str = Form(""),
 @router.get("/paper/{paper_id}/note.md")
 def paper_note(paper_id: str, ctx=Depends(reader_of)):
     file_name, text = ctx.note(checked_paper_id(paper_id))
-    return Response(text.encode("utf-8"), media_type="text/markdown; charset=utf-8",
-                    headers={"content-disposition": content_disposition(file_name)})
+    return Response(
+        text.encode("utf-8"),
+        media_type="text/markdown; charset=utf-8",
+        headers={"content-disposition": content_disposition(file_name)},
+    )

@@ -27,8 +27,9 @@ def upload_limit_mb(request: Request) -> int:
 
 @router.get("/upload", response_class=HTMLResponse)
 def upload_page(request: Request, runner=Depends(runner_of), limit_mb: int = Depends(upload_limit_mb)):
-    return page(request, "upload.html", jobs=runner.all(), limit_mb=limit_mb, messages=[], known=[],
-                notices=[])
+    return page(
+        request, "upload.html", jobs=runner.all(), limit_mb=limit_mb, messages=[], known=[], notices=[]
+    )
 
 
 def accept_upload(upload: UploadFile, *, ctx, runner, limit_mb: int) -> tuple[dict | None, str | None]:
@@ -36,13 +37,15 @@ def accept_upload(upload: UploadFile, *, ctx, runner, limit_mb: int) -> tuple[di
     limit_bytes = limit_mb * 1024 * 1024
     data = upload.file.read(limit_bytes + 1)
     if len(data) > limit_bytes:
-        return None, f"{name}: larger than the upload limit of {limit_mb} MB " \
-                     f"(set READER_UPLOAD_LIMIT_MB to change it)."
+        return (
+            None,
+            f"{name}: larger than the upload limit of {limit_mb} MB "
+            f"(set READER_UPLOAD_LIMIT_MB to change it).",
+        )
     if not data:
         return None, f"{name}: the file is empty; choose a PDF file."
     if not looks_like_pdf(data):
-        return None, f"{name}: not a PDF (its content does not start with %PDF-); " \
-                     f"upload PDF files only."
+        return None, f"{name}: not a PDF (its content does not start with %PDF-); upload PDF files only."
     path = store_named_upload(ctx.settings.home / "uploads", data, name)
     digest = path.parent.name
     active = runner.active_for(path)
@@ -52,15 +55,27 @@ def accept_upload(upload: UploadFile, *, ctx, runner, limit_mb: int) -> tuple[di
     if known is not None and not known.startswith("error"):
         # in the library already (or being reviewed by `reader review`): say so, no new job
         title = next((r.title for r in read(ctx.services.db, library.library_rows) if r.id == digest), name)
-        return {"known": True, "name": name, "paper_id": digest, "title": title,
-                "status": known, "url": f"/paper/{digest}",
-                "review_url": f"/paper/{digest}/review"}, None
+        return {
+            "known": True,
+            "name": name,
+            "paper_id": digest,
+            "title": title,
+            "status": known,
+            "url": f"/paper/{digest}",
+            "review_url": f"/paper/{digest}/review",
+        }, None
     return runner.submit(path, name).to_json(), None
 
 
 @router.post("/upload")
-def upload(request: Request, files: list[UploadFile] = File(default=[]), csrf_token: str = Form(""),
-           ctx=Depends(reader_of), runner=Depends(runner_of), limit_mb: int = Depends(upload_limit_mb)):
+def upload(
+    request: Request,
+    files: list[UploadFile] = File(default=[]),
+    csrf_token: str = Form(""),
+    ctx=Depends(reader_of),
+    runner=Depends(runner_of),
+    limit_mb: int = Depends(upload_limit_mb),
+):
     if (refusal := forged(request, csrf_token)) is not None:
         return refusal
     if not files:
@@ -79,13 +94,22 @@ def upload(request: Request, files: list[UploadFile] = File(default=[]), csrf_to
                 errors.append(error)
     known = [j for j in accepted if j.get("known")]
     accepted = [j for j in accepted if not j.get("known")]
-    status = 200 if accepted or known or not errors else (
-        413 if any("upload limit" in e for e in errors) else 400)
+    status = (
+        200 if accepted or known or not errors else (413 if any("upload limit" in e for e in errors) else 400)
+    )
     if wants_json(request):
         return JSONResponse({"jobs": accepted, "known": known, "errors": errors}, status_code=status)
     notices = [queued_message(len(accepted))] if accepted else []
-    return page(request, "upload.html", status, jobs=runner.all(), limit_mb=limit_mb,
-                messages=errors, known=known, notices=notices)
+    return page(
+        request,
+        "upload.html",
+        status,
+        jobs=runner.all(),
+        limit_mb=limit_mb,
+        messages=errors,
+        known=known,
+        notices=notices,
+    )
 
 
 @router.get("/api/jobs")
