@@ -196,7 +196,7 @@ def test_segments_keep_every_character_and_find_marked_sentences(db):
     pid = add_paper(db)
     add_analysis(db, pid, "synthesis", synth_text(), SYNTH)
     with db() as s:
-        view = paper_page.paper_view(s, pid)
+        view = paper_page.paper_of(s, pid)
     segments = view.analyses[0].segments
     rebuilt = "".join(
         (paper_page.MARK if seg.sentence and seg.sentence.marked else "") + seg.text for seg in segments

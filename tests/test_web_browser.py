@@ -412,7 +412,7 @@ def test_delete_asks_first_then_removes_the_paper(served, page, tmp_path):
     page.wait_for_url(f"**/paper/{pid}/delete")
     assert (
         page.locator("#delete-title").inner_text()
-        == read(served.ctx.services.db, paper_page.paper_view, pid).title
+        == read(served.ctx.services.db, paper_page.paper_of, pid).title
     )
     assert (
         read(served.ctx.services.db, library.paper_status_of, pid) is not None

@@ -105,7 +105,7 @@ def test_passage_api_gives_rectangles_and_the_paper_page_links_evidence_to_them(
 
 def test_the_pdf_downloads_under_the_name_it_was_uploaded_with(web):
     pid = ingest_as_upload(web)
-    assert read(web.ctx.services.db, paper_page.paper_view, pid).file_name == f"{pid}.pdf"
+    assert read(web.ctx.services.db, paper_page.paper_of, pid).file_name == f"{pid}.pdf"
     library.name_paper(web.ctx.services.db, pid, "Smith et al. 2021 – final.pdf")
     response = web.get(f"/paper/{pid}/pdf")
     assert response.status_code == 200 and response.content == SAMPLE_PAPER.read_bytes()
@@ -115,7 +115,7 @@ def test_the_pdf_downloads_under_the_name_it_was_uploaded_with(web):
         and "filename*=UTF-8''Smith%20et%20al.%202021%20%E2%80%93%20final.pdf" in disposition
     )
     library.name_paper(web.ctx.services.db, pid, "another name.pdf")  # a real name is kept
-    assert read(web.ctx.services.db, paper_page.paper_view, pid).file_name == "Smith et al. 2021 – final.pdf"
+    assert read(web.ctx.services.db, paper_page.paper_of, pid).file_name == "Smith et al. 2021 – final.pdf"
 
 
 def test_reupload_of_a_known_paper_says_so_and_review_again_forces_a_review(web):
@@ -341,7 +341,7 @@ def test_upload_jobs_are_database_rows_that_survive_a_restart(tmp_path):
         assert done.status == "done" and done.percent == 100, done
         pid = hashlib.sha256(data).hexdigest()
         assert done.paper_id == pid
-        view = read(second.ctx.services.db, paper_page.paper_view, pid)
+        view = read(second.ctx.services.db, paper_page.paper_of, pid)
         assert view.analyses and view.file_name == "Reading order (2025).pdf"
         assert (
             second.get(f"/paper/{pid}/pdf")

@@ -10,7 +10,7 @@ from reader.errors import ReaderError
 
 
 @dataclass
-class SourceView:
+class AnswerSource:
     label: str
     pages: str
     text: str
@@ -18,14 +18,14 @@ class SourceView:
 
 
 @dataclass
-class AskView:
+class AnswerShown:
     question: str
     answer: str
     grounded: bool
     grounded_reason: str
     route: str
     confidence: float
-    sources: list[SourceView] = field(default_factory=list)
+    sources: list[AnswerSource] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     llm_calls: int = 0
     seconds: float = 0.0
@@ -34,10 +34,10 @@ class AskView:
         return asdict(self)
 
 
-def ask(ctx, question: str, paper_id: str | None) -> AskView:
+def ask(ctx, question: str, paper_id: str | None) -> AnswerShown:
     """Answer with Corrective RAG about one paper or (paper_id None) the whole library."""
     result = ctx.ask(question, paper_id)
-    return AskView(
+    return AnswerShown(
         question=result.question,
         answer=result.answer,
         grounded=result.grounded,
@@ -45,7 +45,7 @@ def ask(ctx, question: str, paper_id: str | None) -> AskView:
         route=result.route,
         confidence=result.confidence,
         sources=[
-            SourceView(
+            AnswerSource(
                 label=c.source_label,
                 pages=c.pages,
                 text=c.refined or c.text,

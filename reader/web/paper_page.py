@@ -38,7 +38,7 @@ def page_label(page_start: int, page_end: int) -> str:
 
 
 @dataclass
-class EvidenceView:
+class EvidenceItem:
     pages: str
     text: str
     chunk_id: int | None = None  # the passage, for its rectangles on the page
@@ -46,7 +46,7 @@ class EvidenceView:
 
 
 @dataclass
-class SentenceView:
+class SentenceItem:
     ordinal: int
     text: str
     verdict: str  # supported | unsupported | unanswered | unchecked
@@ -54,7 +54,7 @@ class SentenceView:
     llm_answer: str = ""
     reasons: list[str] = field(default_factory=list)
     reused: bool = False
-    evidence: list[EvidenceView] = field(default_factory=list)
+    evidence: list[EvidenceItem] = field(default_factory=list)
     anchor: str = ""  # the element id on the paper page, e.g. "critique-3"
 
 
@@ -63,11 +63,11 @@ class Segment:
     """A run of the final text: plain text, or one audited sentence."""
 
     text: str
-    sentence: SentenceView | None = None
+    sentence: SentenceItem | None = None
 
 
 @dataclass
-class AnalysisView:
+class AnalysisPanel:
     kind: str
     segments: list[Segment]
     n_sentences: int
@@ -85,20 +85,20 @@ class AnalysisView:
     citations: list = field(default_factory=list)
 
     @property
-    def flagged(self) -> list[SentenceView]:
+    def flagged(self) -> list[SentenceItem]:
         """The sentences carrying a [待验证] mark, in order."""
         return [seg.sentence for seg in self.segments if seg.sentence and seg.sentence.marked]
 
 
 @dataclass
-class PaperView:
+class PaperPage:
     id: str
     title: str
     authors: list[str]
     year: int | None
     language: str
     pages: int
-    analyses: list[AnalysisView]
+    analyses: list[AnalysisPanel]
     no_evidence: str
     file_name: str = ""  # the name the file came in with
     doi: str | None = None
@@ -108,29 +108,29 @@ class PaperView:
     reviewing: bool = False
 
     @property
-    def flagged(self) -> list[SentenceView]:
+    def flagged(self) -> list[SentenceItem]:
         return [s for a in self.analyses for s in a.flagged]
 
 
-def _evidence(verdict: SentenceVerdict) -> list[EvidenceView]:
-    views = []
+def _evidence(verdict: SentenceVerdict) -> list[EvidenceItem]:
+    items = []
     for ev in verdict.evidence:
         text = " ".join(ev.text.split())
         if len(text) > EVIDENCE_PREVIEW_CHARS:
             text = text[:EVIDENCE_PREVIEW_CHARS].rstrip() + "…"
-        views.append(
-            EvidenceView(
+        items.append(
+            EvidenceItem(
                 pages=page_label(ev.page_start, ev.page_end),
                 text=text,
                 chunk_id=ev.chunk_id,
                 page=ev.page_start or 1,
             )
         )
-    return views
+    return items
 
 
-def _sentence_view(verdict: SentenceVerdict, marked: bool) -> SentenceView:
-    return SentenceView(
+def _sentence_of(verdict: SentenceVerdict, marked: bool) -> SentenceItem:
+    return SentenceItem(
         ordinal=verdict.ordinal,
         text=verdict.text,
         verdict=verdict.verdict,
@@ -157,7 +157,7 @@ def _plain(text: str) -> list[Segment]:
         out.append(
             Segment(
                 "",
-                SentenceView(
+                SentenceItem(
                     ordinal=-1,
                     text=sentence,
                     verdict="unsupported",
@@ -195,7 +195,7 @@ def segment_text(final_text: str, verdicts: list[SentenceVerdict]) -> list[Segme
             marked, start = True, idx - len(MARK) + 1
         if start > pos:
             segments.extend(_plain(final_text[pos:start]))
-        segments.append(Segment(sentence, _sentence_view(verdict, marked)))
+        segments.append(Segment(sentence, _sentence_of(verdict, marked)))
         pos = idx + len(sentence)
     if pos < len(final_text):
         segments.extend(_plain(final_text[pos:]))
@@ -206,13 +206,13 @@ def _final_iteration(analysis: Analysis) -> AnalysisIteration | None:
     return max(analysis.iterations, key=lambda it: it.iteration, default=None)
 
 
-def analysis_view(analysis: Analysis) -> AnalysisView:
+def analysis_of(analysis: Analysis) -> AnalysisPanel:
     final = _final_iteration(analysis)
     verdicts = list(final.verdicts) if final else []
     segments = segment_text(analysis.final_text or "", verdicts)
     for n, seg in enumerate(s for s in segments if s.sentence):
         seg.sentence.anchor = f"{analysis.kind}-{n + 1}"
-    return AnalysisView(
+    return AnalysisPanel(
         kind=analysis.kind,
         segments=segments,
         n_sentences=final.n_sentences if final else 0,
@@ -237,20 +237,20 @@ def current_analyses(session: Session, paper_id: str) -> list[Analysis]:
     return sorted(newest_analyses(session, paper_id).values(), key=order)
 
 
-def paper_view(session: Session, paper_id: str) -> PaperView | None:
+def paper_of(session: Session, paper_id: str) -> PaperPage | None:
     paper = session.get(Paper, paper_id)
     if paper is None:
         return None
     job = session.scalars(
         select(ReviewJob).where(ReviewJob.paper_id == paper_id).order_by(ReviewJob.id.desc()).limit(1)
     ).first()
-    analyses = [analysis_view(a) for a in current_analyses(session, paper_id)]
+    analyses = [analysis_of(a) for a in current_analyses(session, paper_id)]
     if any(markers_in(seg.sentence.text) for a in analyses for seg in a.segments if seg.sentence):
         refs = reference_list(session, paper_id)
         for a in analyses:
             a.citations = cited_references(refs, [seg.sentence.text for seg in a.segments if seg.sentence])
     status = paper_status(job, bool(analyses))
-    return PaperView(
+    return PaperPage(
         id=paper.id,
         title=paper.title or "(untitled)",
         authors=list(paper.authors or []),

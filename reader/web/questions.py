@@ -25,7 +25,7 @@ class QuestionSource:
 
 
 @dataclass
-class QuestionView:
+class QuestionPage:
     id: int
     question: str
     answer: str
@@ -69,7 +69,7 @@ def _first_page(pages: str) -> int:
     return int(m.group()) if m else 1
 
 
-def question_view(session: Session, question_id: int) -> QuestionView | None:
+def question_of(session: Session, question_id: int) -> QuestionPage | None:
     from reader.store.tables import Question
 
     row = session.get(Question, question_id)
@@ -92,7 +92,7 @@ def question_view(session: Session, question_id: int) -> QuestionView | None:
                 page=_first_page(str(src.get("pages") or "")),
             )
         )
-    return QuestionView(
+    return QuestionPage(
         id=row.id,
         question=row.question,
         answer=row.answer or "",

@@ -25,7 +25,7 @@ router = APIRouter()
 
 
 def shown_paper(session, paper_id: str):
-    found = paper_page.paper_view(session, checked_paper_id(paper_id))
+    found = paper_page.paper_of(session, checked_paper_id(paper_id))
     if found is None:
         raise PaperNotFound(f"no paper with id {paper_id!r}; pick one from the library")
     return found
