@@ -14,6 +14,7 @@ transaction at the end, so an interrupted read leaves no half-written analysis.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from collections.abc import Callable
@@ -29,6 +30,7 @@ from reader.ingest.text import TEXT_SECTION
 from reader.llm.base import Completion
 from reader.prompts import language_instruction, messages
 from reader.text.split import sentence_spans
+from reader.text.tidy import EMPTY_BULLET, EMPTY_HEADING, REPEATS, Tidied, tidy
 from reader.text.tokens import estimate_tokens
 
 KINDS = ("critique", "synthesis")
@@ -291,6 +293,16 @@ def remove_sentences(text: str, sentences: list[str]) -> str:
     return re.sub(r"[ \t]+\n|\n[ \t]+", "\n", "".join(out)).strip()
 
 
+def _removals(tidied: Tidied) -> str:
+    """What tidying took out of a draft, in words: "3 repeated sentences, 2 empty bullets"."""
+    parts = [
+        (tidied.count(REPEATS), "repeated sentence"),
+        (tidied.count(EMPTY_BULLET), "empty bullet"),
+        (tidied.count(EMPTY_HEADING), "empty heading"),
+    ]
+    return ", ".join(f"{n} {name}{'' if n == 1 else 's'}" for n, name in parts if n)
+
+
 def _shown(left_out: list[str], limit: int = 12) -> list[str]:
     """What the prompt names as left out: whole sections first, at most `limit`."""
     whole = [t for t in left_out if not t.endswith("(partly)")]
@@ -426,7 +438,7 @@ def deep_read(
             previous = remove_sentences(previous, flagged) if previous else previous
             label = f"regenerating ({len(flagged)} unsupported sentences)" if flagged else "generating"
             progress(f"{kind}: {label}")
-            return generate(
+            draft = generate(
                 kind,
                 generator,
                 material,
@@ -437,6 +449,10 @@ def deep_read(
                 target_words=target_words,
                 output_language=output_language,
             )
+            tidied = tidy(draft.text)
+            if tidied.removed:
+                progress(f"{kind}: removed {_removals(tidied)}")
+            return dataclasses.replace(draft, text=tidied.text)
 
         def audit(text, known):
             progress(f"{kind}: verifying")

@@ -332,3 +332,36 @@ def test_rewrite_prompt_shows_the_draft_without_unsupported_sentences(db):
     draft = prompt.split("Previous draft without them:")[1]
     assert "It also ignores speed." not in draft and "Heads were scored by gradient." in draft
     assert "- It also ignores speed." in prompt  # still listed as unsupported
+
+
+def test_a_draft_is_tidied_before_its_audit_and_storing(db):
+    """A draft that repeats a sentence under another heading and leaves empty bullets is
+    audited and stored without them; the progress says what was removed."""
+    add_paper(db)
+    repetitive = (
+        "## Strengths\n- Pruning 40% of heads keeps MNLI accuracy near 84.27.\n"
+        "## Weaknesses\n- Pruning 40% of heads keeps MNLI accuracy near 84.27.\n-\n"
+        "## Threats to validity\n\\-\n- Heads were scored by gradient."
+    )
+    generator, verifier = make_llms(critiques=(repetitive,))
+    events = []
+    result = deep_read(
+        PAPER_ID,
+        db=db,
+        generator=generator,
+        verifier=verifier,
+        search=fake_search(db),
+        on_progress=events.append,
+        context_tokens=600,
+    )
+    critique = {k.kind: k for k in result.analyses}["critique"]
+    audited = [s.text for s in critique.loop.iterations[0].audit.sentences]
+    assert audited == [
+        "Pruning 40% of heads keeps MNLI accuracy near 84.27.",
+        "Heads were scored by gradient.",
+    ]
+    assert "critique: removed 1 repeated sentence, 3 empty bullets, 1 empty heading" in events
+    with transaction(db) as s:
+        stored = {a.kind: a for a in load_analyses(s, PAPER_ID)}["critique"]
+        assert "Weaknesses" not in stored.final_text and "\\-" not in stored.final_text
+        assert stored.final_text.count("84.27") == 1

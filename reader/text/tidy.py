@@ -1,0 +1,109 @@
+"""A written draft tidied before it is audited: no sentence said twice, no empty bullet, no
+heading left without text under it.
+
+A small writer repeats itself (the same four sentences under three headings) and leaves
+bullets with nothing after them; repeating a true sentence is not unsupported, so the audit
+would pass it. A sentence repeats an earlier one when it has the same content words, or when
+both have at least `NEAR_WORDS` of them and share `NEAR_SHARE` of their union.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from reader.text.split import sentence_spans
+from reader.text.words import runs, stems
+
+NEAR_WORDS = 4
+NEAR_SHARE = 0.8
+REPEATS = "repeats an earlier sentence"
+EMPTY_BULLET = "empty bullet"
+EMPTY_HEADING = "empty heading"
+
+_STOPWORDS = frozenset(
+    "a an the and or but of to in on for with by from at as is are was were be been being it its "
+    "this that these those their they them there here which who whom whose what when where while "
+    "also such than then so not no nor can could may might will would shall should do does did "
+    "has have had into over under about between within without more most less very paper "
+    "authors study work we our us".split()
+)
+_EMPTY_BULLET = re.compile(r"^[ \t]*(?:[-*+•]|\\-|\d{1,2}[.)])[ \t]*$")
+_HEADING = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+\S.*|\*\*[^*\n]+\*\*:?)[ \t]*$")
+
+
+@dataclass
+class Tidied:
+    text: str
+    removed: list[tuple[str, str]] = field(default_factory=list)  # (what, why)
+
+    def count(self, why: str) -> int:
+        return sum(1 for _, reason in self.removed if reason == why)
+
+
+def content_key(sentence: str) -> frozenset[str]:
+    """The sentence's content words (stemmed, without function words) and, for text written
+    without spaces, its character pairs."""
+    found: set[str] = set()
+    plain = []
+    for run, cjk in runs(sentence):
+        if cjk:
+            found |= {run[i : i + 2] for i in range(max(1, len(run) - 1))}
+        elif run not in _STOPWORDS:
+            plain.append(run)
+    return frozenset(found | set(stems(plain)))
+
+
+def _repeats(key: frozenset[str], earlier: list[frozenset[str]]) -> bool:
+    for seen in earlier:
+        if key == seen:
+            return True
+        if min(len(key), len(seen)) >= NEAR_WORDS and len(key & seen) >= NEAR_SHARE * len(key | seen):
+            return True
+    return False
+
+
+def drop_repeats(text: str) -> Tidied:
+    """`text` without each sentence that repeats an earlier one (exactly or nearly)."""
+    removed, keys, out, last = [], [], [], 0
+    for start, end in sentence_spans(text):
+        sentence = text[start:end]
+        key = content_key(sentence)
+        if key and _repeats(key, keys):
+            removed.append((sentence, REPEATS))
+            out.append(text[last:start].rstrip(" \t"))
+            last = end
+        elif key:
+            keys.append(key)
+    out.append(text[last:])
+    return Tidied("".join(out), removed)
+
+
+def drop_empty_items(text: str) -> Tidied:
+    """`text` without bullets that hold nothing and headings with no text before the next
+    heading (or the end)."""
+    removed = []
+    lines = [line for line in text.splitlines()]
+    kept = []
+    for line in lines:
+        if _EMPTY_BULLET.match(line):
+            removed.append((line.strip(), EMPTY_BULLET))
+        else:
+            kept.append(line)
+    out: list[str] = []
+    for i, line in enumerate(kept):
+        if _HEADING.match(line):
+            rest = kept[i + 1 :]
+            body = next((j for j, later in enumerate(rest) if later.strip()), None)
+            if body is None or _HEADING.match(rest[body]):
+                removed.append((line.strip(), EMPTY_HEADING))
+                continue
+        out.append(line)
+    return Tidied(re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip(), removed)
+
+
+def tidy(text: str) -> Tidied:
+    """Repeated sentences, empty bullets and then the headings they left empty, removed."""
+    first = drop_repeats(text)
+    second = drop_empty_items(first.text)
+    return Tidied(second.text, first.removed + second.removed)

@@ -1,0 +1,60 @@
+"""A draft is tidied before its audit: repeated sentences, empty bullets and the headings left
+empty go, and every removal says why."""
+
+from __future__ import annotations
+
+from reader.text.tidy import EMPTY_BULLET, EMPTY_HEADING, REPEATS, content_key, drop_repeats, tidy
+
+DRAFT = """## Key results
+- The model reaches 91.2% F1 on CoNLL-2003.
+- It is faster than the CRF baseline.
+
+## Relation to prior work
+- The model reaches 91.2% F1 on CoNLL-2003.
+- It builds on the BiLSTM-CRF tagger of Lample et al.
+
+## Open questions
+- The model reaches 91.2 % F1 on CoNLL-2003!
+\\-
+-
+"""
+
+
+def test_a_repeated_sentence_its_bullet_and_the_heading_it_left_empty_go():
+    result = tidy(DRAFT)
+    assert result.text.count("91.2% F1") == 1
+    assert "Open questions" not in result.text  # nothing left under it
+    assert "## Relation to prior work\n- It builds on the BiLSTM-CRF tagger" in result.text
+    assert result.count(REPEATS) == 2
+    assert result.count(EMPTY_HEADING) == 1
+    assert result.count(EMPTY_BULLET) == 4  # two left by the repeats, two written empty
+    assert "\\-" not in result.text and "\n-\n" not in result.text + "\n"
+
+
+def test_nearly_the_same_sentence_is_a_repeat_and_a_different_one_is_not():
+    text = (
+        "The method improves recall on long documents by eight points. "
+        "On long documents the method improves recall by eight points. "
+        "The method improves precision on short documents by two points."
+    )
+    result = drop_repeats(text)
+    assert [why for _, why in result.removed] == [REPEATS]
+    assert "precision on short documents" in result.text
+    assert result.text.count("improves recall") == 1
+
+
+def test_short_sentences_must_match_exactly_to_count_as_repeats():
+    result = drop_repeats("It is fast. It is slow. It is fast!")
+    assert result.text == "It is fast. It is slow."
+
+
+def test_function_words_do_not_make_sentences_differ_and_chinese_counts_too():
+    assert content_key("The tagger is fast.") == content_key("A tagger, fast.")
+    result = drop_repeats("该方法提升了准确率。该方法提升了准确率！另一个结论。")
+    assert result.count(REPEATS) == 1 and "另一个结论" in result.text
+
+
+def test_a_tidy_draft_is_left_as_it_is():
+    text = "## Problem\nNamed entities in tweets are rare.\n\n## Method\nA BiLSTM-CRF tagger."
+    result = tidy(text)
+    assert result.text == text and result.removed == []
