@@ -360,6 +360,7 @@ class KindResult:
             "n_unchecked": final.n_unchecked,
             "n_unanswered": final.n_unanswered,
             "left_out_sections": self.left_out,
+            "rewrite_notes": list(self.loop.rewrite_notes),
             "sentences": [s.to_json() for s in final.sentences],
         }
 
@@ -477,6 +478,8 @@ def deep_read(
             )
 
         loop = audit_loop(gen, audit, on_iteration=report)
+        for note in loop.rewrite_notes:
+            progress(f"{kind}: {note}")
         return KindResult(kind, loop, context.left_out)
 
     with ThreadPoolExecutor(max_workers=len(kinds)) as pool:

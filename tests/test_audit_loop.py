@@ -198,6 +198,58 @@ def test_loop_hits_the_cap_and_marks():
     assert loop.final.flagged_ratio == pytest.approx(2 / 3)
 
 
+def test_a_rewrite_with_only_its_headings_does_not_replace_the_draft():
+    verifier = rule_verifier(lambda c: "fake" not in c.lower())
+    draft = f"## Strengths\nA fake claim. {GOOD[0]} {GOOD[1]}\n## Weaknesses\nAnother fake claim."
+    generate, calls = texts_generator(draft, "## Strengths\n## Weaknesses\n")
+    loop = audit_loop(
+        generate, lambda t, known: audit_text(t, verifier=verifier, search=paper_search, known=known)
+    )
+    assert len(calls) == 2 and [it.text for it in loop.iterations] == [draft]
+    assert loop.rewrite_notes == ["rewrite 1 was not kept: it has no sentences"]
+    assert loop.regenerations == 1 and len(loop.rejected) == 1
+    assert loop.final_text.count(MARK) == 2 and GOOD[0] in loop.final_text  # the draft, marked
+
+
+def test_a_rewrite_that_drops_supported_sentences_is_not_kept():
+    verifier = rule_verifier(lambda c: "fake" not in c.lower())
+    draft = f"A fake claim. Another fake claim. {GOOD[0]} {GOOD[1]}"  # 2 of 4 flagged
+    generate, _ = texts_generator(draft, GOOD[0])
+    loop = audit_loop(
+        generate, lambda t, known: audit_text(t, verifier=verifier, search=paper_search, known=known)
+    )
+    assert loop.final_text == f"{MARK}A fake claim. {MARK}Another fake claim. {GOOD[0]} {GOOD[1]}"
+    assert loop.rewrite_notes == [
+        "rewrite 1 was not kept: it has 1 supported sentences where the text before it had 2"
+    ]
+
+
+def test_a_failed_rewrite_keeps_the_draft_and_a_failed_draft_still_fails():
+    from reader.errors import LLMError
+
+    verifier = rule_verifier(lambda c: "fake" not in c.lower())
+    draft = f"A fake claim. Another fake claim. {GOOD[0]}"
+
+    def generate(flagged, previous):
+        if previous is None:
+            return draft
+        raise LLMError("the generator returned an empty answer (3 attempts)")
+
+    loop = audit_loop(
+        generate, lambda t, known: audit_text(t, verifier=verifier, search=paper_search, known=known)
+    )
+    assert loop.final_text.startswith(MARK) and loop.regenerations == 1
+    assert loop.rewrite_notes == [
+        "rewrite 1 failed (the generator returned an empty answer (3 attempts)): the text before it was kept"
+    ]
+
+    def broken(flagged, previous):
+        raise LLMError("no reply")
+
+    with pytest.raises(LLMError):
+        audit_loop(broken, lambda t, known: audit_text(t, verifier=verifier, search=paper_search))
+
+
 def test_incremental_reverification_skips_unchanged_sentences():
     verifier = rule_verifier(lambda c: "fake" not in c.lower())
     first = " ".join(GOOD[:4]) + " A fake one. Another fake one. Third fake one."

@@ -365,3 +365,27 @@ def test_a_draft_is_tidied_before_its_audit_and_storing(db):
         stored = {a.kind: a for a in load_analyses(s, PAPER_ID)}["critique"]
         assert "Weaknesses" not in stored.final_text and "\\-" not in stored.final_text
         assert stored.final_text.count("84.27") == 1
+
+
+def test_a_rewrite_left_with_its_headings_only_keeps_the_draft_and_says_why(db):
+    add_paper(db)
+    generator, verifier = make_llms(critiques=(CRITIQUE_1, "## Strengths\n-\n## Weaknesses\n"))
+    events = []
+    deep_read(
+        PAPER_ID,
+        db=db,
+        generator=generator,
+        verifier=verifier,
+        search=fake_search(db),
+        on_progress=events.append,
+        context_tokens=600,
+    )
+    assert "critique: rewrite 1 was not kept: it has no sentences" in events
+    with transaction(db) as s:
+        stored = {a.kind: a for a in load_analyses(s, PAPER_ID)}["critique"]
+        assert [it.text for it in stored.iterations] == [CRITIQUE_1]
+        assert stored.regenerations == 1 and stored.rewrite_notes == [
+            "rewrite 1 was not kept: it has no sentences"
+        ]
+        assert "Heads were scored by gradient." in stored.final_text and MARK in stored.final_text
+        assert analysis_json(stored)["rewrite_notes"] == stored.rewrite_notes

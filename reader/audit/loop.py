@@ -56,6 +56,7 @@ from reader.audit.confidence import claim_probabilities
 from reader.audit.evidence import excerpts, focus
 from reader.audit.guards import PaperFacts, check_sentence
 from reader.audit.verify import NO_EVIDENCE_CHARS, EvidenceRef, build_messages, parse_answers
+from reader.errors import ReaderError
 from reader.llm.base import Completion, Message, supports_accept, supports_logprobs
 from reader.text.split import sentence_spans, split_sentences
 
@@ -499,8 +500,11 @@ class Iteration:
 
 @dataclass
 class LoopResult:
-    iterations: list[Iteration]
+    iterations: list[Iteration]  # the drafts kept, the last one final
     final_text: str
+    rejected: list[Iteration] = field(default_factory=list)  # rewrites that were worse
+    rewrite_notes: list[str] = field(default_factory=list)  # why a rewrite was not kept
+    failed: int = 0  # rewrites whose generation failed
 
     @property
     def final(self) -> AuditResult:
@@ -508,12 +512,13 @@ class LoopResult:
 
     @property
     def regenerations(self) -> int:
-        return len(self.iterations) - 1
+        return len(self.iterations) - 1 + len(self.rejected) + self.failed
 
     @property
     def llm_calls(self) -> int:
         """One generation call per iteration plus the verification calls."""
-        return len(self.iterations) + sum(it.audit.llm_calls for it in self.iterations)
+        every = self.iterations + self.rejected
+        return len(every) + sum(it.audit.llm_calls for it in every)
 
     @property
     def tokens(self) -> int:
@@ -522,8 +527,24 @@ class LoopResult:
             + it.generation_completion_tokens
             + it.audit.prompt_tokens
             + it.audit.completion_tokens
-            for it in self.iterations
+            for it in self.iterations + self.rejected
         )
+
+
+def supported_count(result: AuditResult) -> int:
+    return sum(1 for s in result.sentences if s.verdict == SUPPORTED)
+
+
+def worse_rewrite(rewrite: AuditResult, before: AuditResult) -> str | None:
+    """Why a rewrite must not replace the text before it, or None: it says nothing, or it
+    keeps fewer supported sentences (a small writer asked to rewrite may drop the good
+    sentences with the bad, down to the headings alone, which no audit flags)."""
+    if not rewrite.sentences:
+        return "it has no sentences"
+    kept, had = supported_count(rewrite), supported_count(before)
+    if kept < had:
+        return f"it has {kept} supported sentences where the text before it had {had}"
+    return None
 
 
 def audit_loop(
@@ -537,17 +558,27 @@ def audit_loop(
     """Generate, audit, regenerate while flagged_ratio > threshold (at most
     `max_regenerations` times), then mark what is still unsupported or unchecked.
 
+    A rewrite that fails, says nothing or keeps fewer supported sentences than the text
+    before it is not kept: the loop stops with that text, and a note says why.
     generate(flagged, previous_text) returns the text, or a Completion (whose
     token counts are then added to the totals); the first call gets ([], None).
     audit(text, known) is an audit pass; `known` carries earlier verdicts so
     unchanged sentences are not verified again (unchecked ones are: the verifier may answer now).
     """
     known: dict[str, SentenceResult] = {}
-    iterations: list[Iteration] = []
+    result = LoopResult([], "")
     flagged: list[str] = []
     previous: str | None = None
     while True:
-        out = generate(flagged, previous)
+        number = len(result.iterations) + len(result.rejected)
+        try:
+            out = generate(flagged, previous)
+        except ReaderError as exc:
+            if previous is None:
+                raise
+            result.failed += 1
+            result.rewrite_notes.append(f"rewrite {number} failed ({exc}): the text before it was kept")
+            break
         text = getattr(out, "text", out)
         it = Iteration(
             text=text,
@@ -555,14 +586,20 @@ def audit_loop(
             generation_prompt_tokens=getattr(out, "prompt_tokens", 0),
             generation_completion_tokens=getattr(out, "completion_tokens", 0),
         )
-        iterations.append(it)
         if on_iteration:
-            on_iteration(len(iterations) - 1, it.audit)
+            on_iteration(number, it.audit)
+        why = worse_rewrite(it.audit, result.iterations[-1].audit) if result.iterations else None
+        if why:
+            result.rejected.append(it)
+            result.rewrite_notes.append(f"rewrite {number} was not kept: {why}")
+            break
+        result.iterations.append(it)
         for s in it.audit.sentences:
             if s.verdict != UNCHECKED:
                 known.setdefault(s.text, s)
-        if it.audit.flagged_ratio <= threshold or len(iterations) > max_regenerations:
+        if it.audit.flagged_ratio <= threshold or number >= max_regenerations:
             break
         flagged, previous = it.audit.flagged, text
-    final = iterations[-1]
-    return LoopResult(iterations, mark_unsupported(final.text, final.audit.to_mark))
+    final = result.iterations[-1]
+    result.final_text = mark_unsupported(final.text, final.audit.to_mark)
+    return result

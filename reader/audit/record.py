@@ -44,6 +44,7 @@ def save_analysis(
         generator_model=generator_model,
         verifier_model=verifier_model,
         left_out_sections=list(left_out_sections or []),
+        rewrite_notes=list(loop.rewrite_notes),
     )
     for number, it in enumerate(loop.iterations):
         row = AnalysisIteration(
@@ -151,6 +152,7 @@ def analysis_json(a: Analysis) -> dict:
         "n_unchecked": count_verdicts(last.verdicts, UNCHECKED) if last else 0,
         "n_unanswered": count_verdicts(last.verdicts, UNANSWERED) if last else 0,
         "left_out_sections": list(a.left_out_sections or []),
+        "rewrite_notes": list(a.rewrite_notes or []),
         "generator_model": a.generator_model,
         "verifier_model": a.verifier_model,
         "sentences": [verdict_json(v) for v in last.verdicts] if last else [],

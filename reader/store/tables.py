@@ -160,6 +160,8 @@ class Analysis(Base):
     generator_model: Mapped[str] = mapped_column(Text, default="")
     verifier_model: Mapped[str] = mapped_column(Text, default="")
     left_out_sections: Mapped[list] = mapped_column(JSON, default=list)
+    # why a rewrite was not kept (0008): the final text is then the one before it
+    rewrite_notes: Mapped[list | None] = mapped_column(JSON, nullable=True, default=list)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     iterations: Mapped[list[AnalysisIteration]] = relationship(
