@@ -468,6 +468,7 @@ def deep_read(
                 fallback_text=material.full_text,
                 max_workers=max_workers,
                 known=known,
+                require_specific=kind == "synthesis",
             )
 
         def report(number, result):

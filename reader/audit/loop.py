@@ -55,6 +55,7 @@ from reader.audit.checking import CheckerBand, CheckerView, check_sentences
 from reader.audit.confidence import claim_probabilities
 from reader.audit.evidence import excerpts, focus
 from reader.audit.guards import PaperFacts, check_sentence
+from reader.audit.specific import NOTHING_SPECIFIC, says_nothing_specific
 from reader.audit.verify import NO_EVIDENCE_CHARS, EvidenceRef, build_messages, parse_answers
 from reader.errors import ReaderError
 from reader.llm.base import Completion, Message, supports_accept, supports_logprobs
@@ -372,6 +373,7 @@ def audit_sentences(
     yes_threshold: float | None = None,
     prompt_for: PromptFor = build_messages,
     checker: CheckerBand | None = None,
+    require_specific: bool = False,
 ) -> AuditResult:
     """Verify already split sentences. Each sentence is searched on its own (top 3 passages);
     with a `checker` (reader.audit.checking), the trained claim checker scores it against each
@@ -380,7 +382,9 @@ def audit_sentences(
     (reader.audit.evidence). With log-probabilities, the verifier accepts a claim when
     its P(YES) reaches `yes_threshold` (None: YES_THRESHOLD); otherwise its first word decides.
     `prompt_for(claims, evidence)` writes a batch's conversation (prompts/verify.j2 unless given).
-    Each sentence keeps its own evidence, the excerpt that decided first."""
+    Each sentence keeps its own evidence, the excerpt that decided first. With
+    `require_specific` (the deep read's own text), a sentence that names nothing of the paper
+    is unsupported (reader.audit.specific)."""
     threshold = YES_THRESHOLD if yes_threshold is None else yes_threshold
     start = time.perf_counter()
     known = known or {}
@@ -418,6 +422,10 @@ def audit_sentences(
     fresh: dict[str, SentenceResult] = {}
     result = AuditResult(sentences=[])
     guard = {s: check_sentence(s, facts) if facts is not None else [] for s in todo}
+    if require_specific and facts is not None:
+        for s in todo:
+            if says_nothing_specific(s, facts):
+                guard[s].append(NOTHING_SPECIFIC)
     for sentence in todo:
         view = views[sentence]
         if view.decided is not None:
