@@ -29,6 +29,7 @@ from reader.errors import PaperNotFound, ReaderError
 from reader.ingest.text import TEXT_SECTION
 from reader.llm.base import Completion
 from reader.prompts import language_instruction, messages
+from reader.text.extract import select_sentences
 from reader.text.split import sentence_spans
 from reader.text.tidy import EMPTY_BULLET, EMPTY_HEADING, REPEATS, Tidied, tidy
 from reader.text.tokens import estimate_tokens
@@ -62,6 +63,7 @@ _NUMBERING = re.compile(r"^(\d+|[A-Z])(?:\.\d+)*\.?\s+\S")
 _CAPTION_PRIORITY = 5
 _OTHER_PRIORITY = 6
 _APPENDIX_PRIORITY = 7
+FLOOR_TOKENS = 60  # at most, for each section before the priorities share the rest
 
 
 class NotReadable(ReaderError):
@@ -241,8 +243,12 @@ def _truncate(text: str, max_tokens: int) -> str:
     return cut[: end + 1] if end > len(cut) // 2 else cut
 
 
-def build_context(material: PaperMaterial, token_budget: int) -> PaperContext:
-    """The paper's text within `token_budget` tokens, sections chosen by priority."""
+def build_context(
+    material: PaperMaterial, token_budget: int, cut=select_sentences, floor_tokens: int = FLOOR_TOKENS
+) -> PaperContext:
+    """The paper's text within `token_budget` tokens, sections chosen by priority; a section
+    granted less than its size is `cut(text, tokens)`: its most telling sentences
+    (reader.text.extract). Each section but the appendices first gets up to `floor_tokens`."""
     sections = material.sections
     sizes = [estimate_tokens(s.text) for s in sections]
     if sum(sizes) <= token_budget:
@@ -255,6 +261,13 @@ def build_context(material: PaperMaterial, token_budget: int) -> PaperContext:
             per_class[section.priority] = per_class.get(section.priority, 0) + 1
         share = max(token_budget // 5, 150)  # first pass: a share per class, split among its sections
         left = token_budget
+        # before that, every section but the appendices gets room for its best sentence or two,
+        # so that the writer hears from the whole paper (the method of a long paper included)
+        floor = min(floor_tokens, max(25, token_budget // (3 * len(sections))))
+        for i, section in enumerate(sections):
+            if floor_tokens and section.priority < _APPENDIX_PRIORITY and left > 0:
+                granted[i] = min(sizes[i], floor, left)
+                left -= granted[i]
         for first_pass in (True, False):  # then extend in the same order
             for i in order:
                 if left <= 0:
@@ -269,7 +282,10 @@ def build_context(material: PaperMaterial, token_budget: int) -> PaperContext:
         if grant <= 0:
             left_out.append(section.title)
             continue
-        text = section.text if grant >= size else _truncate(section.text, grant)
+        text = section.text if grant >= size else cut(section.text, grant)
+        if not text.strip():
+            left_out.append(section.title)
+            continue
         parts.append(f"## {section.title}\n{text}")
         included.append(section.title)
         if grant < size:
