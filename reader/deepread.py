@@ -31,7 +31,7 @@ from reader.llm.base import Completion
 from reader.prompts import language_instruction, messages
 from reader.text.extract import select_sentences
 from reader.text.split import sentence_spans
-from reader.text.tidy import EMPTY_BULLET, EMPTY_HEADING, REPEATS, Tidied, tidy
+from reader.text.tidy import ECHOES_HEADING, EMPTY_BULLET, EMPTY_HEADING, REPEATS, Tidied, tidy
 from reader.text.tokens import estimate_tokens
 
 KINDS = ("critique", "synthesis")
@@ -312,11 +312,16 @@ def remove_sentences(text: str, sentences: list[str]) -> str:
 def _removals(tidied: Tidied) -> str:
     """What tidying took out of a draft, in words: "3 repeated sentences, 2 empty bullets"."""
     parts = [
-        (tidied.count(REPEATS), "repeated sentence"),
-        (tidied.count(EMPTY_BULLET), "empty bullet"),
-        (tidied.count(EMPTY_HEADING), "empty heading"),
+        (tidied.count(REPEATS), "repeated sentence", "repeated sentences"),
+        (
+            tidied.count(ECHOES_HEADING),
+            "sentence that only restated its heading",
+            "sentences that only restated their heading",
+        ),
+        (tidied.count(EMPTY_BULLET), "empty bullet", "empty bullets"),
+        (tidied.count(EMPTY_HEADING), "empty heading", "empty headings"),
     ]
-    return ", ".join(f"{n} {name}{'' if n == 1 else 's'}" for n, name in parts if n)
+    return ", ".join(f"{n} {one if n == 1 else many}" for n, one, many in parts if n)
 
 
 def _shown(left_out: list[str], limit: int = 12) -> list[str]:

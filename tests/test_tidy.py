@@ -3,7 +3,15 @@ empty go, and every removal says why."""
 
 from __future__ import annotations
 
-from reader.text.tidy import EMPTY_BULLET, EMPTY_HEADING, REPEATS, content_key, drop_repeats, tidy
+from reader.text.tidy import (
+    ECHOES_HEADING,
+    EMPTY_BULLET,
+    EMPTY_HEADING,
+    REPEATS,
+    content_key,
+    drop_repeats,
+    tidy,
+)
 
 DRAFT = """## Key results
 - The model reaches 91.2% F1 on CoNLL-2003.
@@ -58,3 +66,18 @@ def test_a_tidy_draft_is_left_as_it_is():
     text = "## Problem\nNamed entities in tweets are rare.\n\n## Method\nA BiLSTM-CRF tagger."
     result = tidy(text)
     assert result.text == text and result.removed == []
+
+
+def test_a_sentence_that_only_says_its_heading_holds_nothing_goes_with_the_heading():
+    draft = (
+        "## Missing experiments or baselines\nThe paper does not provide any missing experiments or baselines.\n"
+        "## Overclaims\nThe paper does not make any overclaims. However, the paper does not make any overclaims.\n"
+        "## Quality of the evidence\nThe paper does not report variance over seeds.\n"
+        "## Weaknesses\nThe state-of-the-art claim on PubTabNet is not tested in Table 3."
+    )
+    result = tidy(draft)
+    assert result.text == (
+        "## Quality of the evidence\nThe paper does not report variance over seeds.\n"
+        "## Weaknesses\nThe state-of-the-art claim on PubTabNet is not tested in Table 3."
+    )
+    assert result.count(ECHOES_HEADING) == 3 and result.count(EMPTY_HEADING) == 2

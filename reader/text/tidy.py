@@ -18,6 +18,7 @@ from reader.text.words import runs, stems
 NEAR_WORDS = 4
 NEAR_SHARE = 0.8
 REPEATS = "repeats an earlier sentence"
+ECHOES_HEADING = "only restates its heading"
 EMPTY_BULLET = "empty bullet"
 EMPTY_HEADING = "empty heading"
 
@@ -27,6 +28,16 @@ _STOPWORDS = frozenset(
     "also such than then so not no nor can could may might will would shall should do does did "
     "has have had into over under about between within without more most less very paper "
     "authors study work we our us".split()
+)
+# what a sentence that only echoes its heading adds to the heading's words: "The paper does not
+# make any overclaims." under "Overclaims"
+_ECHO_WORDS = frozenset(
+    stems(
+        "make makes made provide provides provided report reports reported mention mentions discuss "
+        "discusses include includes included present presents presented contain contains any none "
+        "identify identifies address addresses clear clearly specific significant major obvious "
+        "however though".split()
+    )
 )
 _EMPTY_BULLET = re.compile(r"^[ \t]*(?:[-*+•]|\\-|\d{1,2}[.)])[ \t]*$")
 _HEADING = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+\S.*|\*\*[^*\n]+\*\*:?)[ \t]*$")
@@ -79,6 +90,26 @@ def drop_repeats(text: str) -> Tidied:
     return Tidied("".join(out), removed)
 
 
+def drop_heading_echoes(text: str) -> Tidied:
+    """`text` without each sentence whose content words are all its heading's (and words
+    such as "provide" or "any"): it says the heading holds nothing, or restates it."""
+    headings = [
+        (m.start(), content_key(m.group(0)))
+        for m in re.finditer(r"(?m)^.*$", text)
+        if _HEADING.match(m.group(0))
+    ]
+    removed, out, last = [], [], 0
+    for start, end in sentence_spans(text):
+        above = [key for at, key in headings if at < start]
+        key = content_key(text[start:end])
+        if above and above[-1] and key and key - _ECHO_WORDS <= above[-1]:
+            removed.append((text[start:end], ECHOES_HEADING))
+            out.append(text[last:start].rstrip(" \t"))
+            last = end
+    out.append(text[last:])
+    return Tidied("".join(out), removed)
+
+
 def drop_empty_items(text: str) -> Tidied:
     """`text` without bullets that hold nothing and headings with no text before the next
     heading (or the end)."""
@@ -103,7 +134,10 @@ def drop_empty_items(text: str) -> Tidied:
 
 
 def tidy(text: str) -> Tidied:
-    """Repeated sentences, empty bullets and then the headings they left empty, removed."""
-    first = drop_repeats(text)
-    second = drop_empty_items(first.text)
-    return Tidied(second.text, first.removed + second.removed)
+    """Repeated sentences, sentences that only echo their heading, empty bullets and then the
+    headings they left empty, removed."""
+    removed: list[tuple[str, str]] = []
+    for step in (drop_repeats, drop_heading_echoes, drop_empty_items):
+        done = step(text)
+        text, removed = done.text, removed + done.removed
+    return Tidied(text, removed)
