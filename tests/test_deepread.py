@@ -338,6 +338,18 @@ def test_rewrite_prompt_shows_the_draft_without_unsupported_sentences(db):
     assert "- It also ignores speed." in prompt  # still listed as unsupported
 
 
+def read_sample(db, generator, verifier, events):
+    return deep_read(
+        PAPER_ID,
+        db=db,
+        generator=generator,
+        verifier=verifier,
+        search=fake_search(db),
+        on_progress=events.append,
+        context_tokens=600,
+    )
+
+
 def test_a_draft_is_tidied_before_its_audit_and_storing(db):
     """A draft that repeats a sentence under another heading and leaves empty bullets is
     audited and stored without them; the progress says what was removed."""
@@ -349,15 +361,7 @@ def test_a_draft_is_tidied_before_its_audit_and_storing(db):
     )
     generator, verifier = make_llms(critiques=(repetitive,))
     events = []
-    result = deep_read(
-        PAPER_ID,
-        db=db,
-        generator=generator,
-        verifier=verifier,
-        search=fake_search(db),
-        on_progress=events.append,
-        context_tokens=600,
-    )
+    result = read_sample(db, generator, verifier, events)
     critique = {k.kind: k for k in result.analyses}["critique"]
     audited = [s.text for s in critique.loop.iterations[0].audit.sentences]
     assert audited == [
@@ -375,15 +379,7 @@ def test_a_rewrite_left_with_its_headings_only_keeps_the_draft_and_says_why(db):
     add_paper(db)
     generator, verifier = make_llms(critiques=(CRITIQUE_1, "## Strengths\n-\n## Weaknesses\n"))
     events = []
-    deep_read(
-        PAPER_ID,
-        db=db,
-        generator=generator,
-        verifier=verifier,
-        search=fake_search(db),
-        on_progress=events.append,
-        context_tokens=600,
-    )
+    read_sample(db, generator, verifier, events)
     assert "critique: rewrite 1 was not kept: it has no sentences" in events
     with transaction(db) as s:
         stored = {a.kind: a for a in load_analyses(s, PAPER_ID)}["critique"]
