@@ -343,3 +343,13 @@ def test_split_marked_handles_adjacent_and_repeated_flags():
         "flag:未知的说法。",
         "后面的句子。",
     ]
+
+
+def test_a_flagged_sentence_that_was_a_whole_bullet_leaves_no_empty_bullet():
+    from reader.export.markdown import Flag, split_marked
+
+    a = "The paper ignores speed."
+    text = f"## Strengths\n- Fast on 14 papers.\n- [待验证] {a}\n- Hyphen - kept inline."
+    blocks = split_marked(text, [Flag(sentence=a)])
+    kinds = [("flag:" + blk.flag.sentence) if blk.flag else blk.text for blk in blocks]
+    assert kinds == ["## Strengths\n- Fast on 14 papers.", f"flag:{a}", "- Hyphen - kept inline."]

@@ -81,3 +81,10 @@ def test_a_sentence_that_only_says_its_heading_holds_nothing_goes_with_the_headi
         "## Weaknesses\nThe state-of-the-art claim on PubTabNet is not tested in Table 3."
     )
     assert result.count(ECHOES_HEADING) == 3 and result.count(EMPTY_HEADING) == 2
+
+
+def test_a_line_whose_first_sentence_went_does_not_start_with_a_space():
+    result = tidy(
+        "## Method\nIt tags tweets with a CRF.\n## Key results\nIt tags tweets with a CRF. It reaches 91.2 F1."
+    )
+    assert result.text == "## Method\nIt tags tweets with a CRF.\n## Key results\nIt reaches 91.2 F1."

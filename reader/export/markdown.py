@@ -259,6 +259,9 @@ def note_file_name(title: str, paper_id: str) -> str:
 # ---------------------------------------------------------------- collecting
 
 
+_DANGLING_BULLET = re.compile(r"(?:^|\n)[ \t]*(?:[-*+•]|\d{1,2}[.)])$")
+
+
 def split_marked(final_text: str, flags: list[Flag]) -> list[Block]:
     """Cut the marked text into paragraphs and one callout per `[待验证]` sentence.
 
@@ -271,6 +274,7 @@ def split_marked(final_text: str, flags: list[Flag]) -> list[Block]:
         rest = paragraph
         while MARK in rest:
             before, after = rest.split(MARK, 1)
+            before = _DANGLING_BULLET.sub("", before.rstrip())  # the bullet was the flagged sentence's
             if before.strip():
                 blocks.append(Block(text=before.strip()))
             flag = next((f for f in by_text if f.sentence and after.startswith(f.sentence)), None)

@@ -140,4 +140,5 @@ def tidy(text: str) -> Tidied:
     for step in (drop_repeats, drop_heading_echoes, drop_empty_items):
         done = step(text)
         text, removed = done.text, removed + done.removed
-    return Tidied(text, removed)
+    # a line whose first sentence went starts with the space that followed it
+    return Tidied(re.sub(r"(?m)^[ \t]+(?=[^\s\-*+•\d])", "", text), removed)
