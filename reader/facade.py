@@ -488,19 +488,8 @@ class Reader:
         )
 
     def _warm_up(self) -> None:
-        """What a worker loads before its first claim, so that neither lease time nor its first
-        paper goes to it: the services' parts, the prompt templates and, with an
-        OpenAI-compatible endpoint, its client (importing it took a second)."""
-        from reader import prompts
-        from reader.llm.openai_compat import OpenAICompatLLM
-
+        """What a worker loads before its first claim (Services.warm_up)."""
         self.services.warm_up()
-        for template in sorted(prompts.PROMPTS_DIR.glob("*.j2")):  # compiled once, ~0.1 s
-            prompts.environment().get_template(template.name)
-        for role in (self.services.generator, self.services.verifier):
-            endpoint = getattr(role, "inner", role)
-            if isinstance(endpoint, OpenAICompatLLM):
-                endpoint.client().chat.completions  # noqa: B018 - loads the resource's modules
 
     def jobs(self, *, queued_only: bool = False):
         """Every review job: queued / running (which worker, since when) / done / failed -> JobsReport."""

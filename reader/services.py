@@ -105,7 +105,8 @@ class Services:
     def warm_up(self) -> None:
         """Load what reading a paper needs before the first one (a worker does this before it
         claims a paper, so no lease time goes to it): the LLM roles, the search index (built
-        from the database's vectors on a new machine) and the modules of the stages."""
+        from the database's vectors on a new machine), the modules of the stages, the prompt
+        templates and, with an OpenAI-compatible endpoint, its client."""
         import bm25s  # noqa: F401
         import pymupdf  # noqa: F401
         from wordfreq import zipf_frequency
@@ -113,10 +114,16 @@ class Services:
         import reader.audit.record  # noqa: F401
         import reader.deepread  # noqa: F401
         import reader.ingest.pdf  # noqa: F401
+        from reader import prompts
+        from reader.llm.openai_compat import OpenAICompatLLM
 
         zipf_frequency("paper", "en")  # loads the word list the audit's guards use
-        self.generator, self.verifier
-        len(self.search_index)
+        for template in sorted(prompts.PROMPTS_DIR.glob("*.j2")):  # compiled once, ~0.1 s
+            prompts.environment().get_template(template.name)
+        for role in (self.generator, self.verifier):
+            endpoint = getattr(role, "inner", role)
+            if isinstance(endpoint, OpenAICompatLLM):
+                endpoint.client().chat.completions  # noqa: B018 - importing it took a second
 
     # ------------------------------------------------------------ the stages, wired once
 

@@ -144,7 +144,7 @@ def _defined_acronyms(sentence: str) -> dict[str, str]:
     return defined
 
 
-def _norm(token: str) -> str:
+def norm_token(token: str) -> str:
     return re.sub(r"[-/_]", "", token.lower())
 
 
@@ -179,11 +179,11 @@ class PaperFacts:
         for line in joined.splitlines():
             words = _WORD.findall(line)
             for raw in _NAME.findall(line):
-                tokens.add(_norm(raw))
-                tokens.update(_norm(p) for p in re.split(r"[-/]", raw))
+                tokens.add(norm_token(raw))
+                tokens.update(norm_token(p) for p in re.split(r"[-/]", raw))
             for a, b in zip(words, words[1:]):
-                tokens.add(_norm(a + b))  # "BERT large" found for "BERT-large"
-            tokens.update(_norm(w) for w in words)
+                tokens.add(norm_token(a + b))  # "BERT large" found for "BERT-large"
+            tokens.update(norm_token(w) for w in words)
         cites: set[int] = set()
         for m in BRACKET_CITE.finditer(joined):
             cites |= bracket_numbers(m.group(1))
@@ -205,7 +205,7 @@ class PaperFacts:
         return False
 
     def has_name(self, token: str) -> bool:
-        norm = _norm(token)
+        norm = norm_token(token)
         if norm in self.tokens or norm in _GENERIC_NAMES:
             return True
         if (norm.endswith("s") and norm[:-1] in self.tokens) or norm + "s" in self.tokens:
@@ -253,7 +253,7 @@ PLAIN_NAME_ZIPF = 4.5
 
 
 @lru_cache(maxsize=8192)
-def _zipf(word: str) -> float:
+def zipf_en(word: str) -> float:
     from wordfreq import zipf_frequency
 
     return zipf_frequency(word, "en")
@@ -272,8 +272,8 @@ def _looks_like_plain_name(token: str, *, sentence_initial: bool) -> bool:
     if "_" in token:
         return True
     if token[0].isupper() and token[1:].islower():
-        return not sentence_initial and _zipf(token.lower()) < PLAIN_NAME_ZIPF
-    return token.islower() and len(token) >= 4 and _zipf(token) == 0.0
+        return not sentence_initial and zipf_en(token.lower()) < PLAIN_NAME_ZIPF
+    return token.islower() and len(token) >= 4 and zipf_en(token) == 0.0
 
 
 def _worth_checking(n: Number) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from reader.audit.guards import PaperFacts, parse_numbers
+from reader.audit.guards import PaperFacts, norm_token, parse_numbers, zipf_en
 from reader.text.words import CJK_RANGES
 
 NOTHING_SPECIFIC = (
@@ -28,12 +28,6 @@ _NAME = re.compile(r"(?<![\w-])[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*(?![\w-])")
 _CJK = re.compile(f"[{CJK_RANGES}]")
 
 
-def _zipf(word: str) -> float:
-    from wordfreq import zipf_frequency
-
-    return zipf_frequency(word, "en")
-
-
 def _is_name(token: str) -> bool:
     """An acronym, a mixed-case or hyphenated name, or one with digits: BERT, SciBERT, GC-MS, T5."""
     rest = token[1:]
@@ -46,9 +40,9 @@ def specific_terms(sentence: str, facts: PaperFacts, rare_zipf: float = SPECIFIC
     terms += [m.group(0) for m in _REFERENCE.finditer(sentence)]
     for token in _NAME.findall(sentence):
         lower = token.lower()
-        if _is_name(token) and re.sub(r"[-/_]", "", lower) in facts.tokens:
+        if _is_name(token) and norm_token(token) in facts.tokens:
             terms.append(token)
-        elif len(token) >= 4 and f" {lower} " in facts.words_joined and _zipf(lower) < rare_zipf:
+        elif len(token) >= 4 and f" {lower} " in facts.words_joined and zipf_en(lower) < rare_zipf:
             terms.append(token)
     return terms
 

@@ -29,6 +29,7 @@ from reader.export.bibtex import citekeys
 from reader.store.tables import AnalysisIteration, Paper, ReviewJob
 from reader.text.pages import page_range
 from reader.text.split import first_sentence
+from reader.text.tidy import BULLET_MARK
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 KIND_TITLES = {"synthesis": "Synthesis", "critique": "Critique"}
@@ -259,7 +260,7 @@ def note_file_name(title: str, paper_id: str) -> str:
 # ---------------------------------------------------------------- collecting
 
 
-_DANGLING_BULLET = re.compile(r"(?:^|\n)[ \t]*(?:[-*+•]|\d{1,2}[.)])$")
+_DANGLING_BULLET = re.compile(rf"(?:^|\n)[ \t]*{BULLET_MARK}$")
 
 
 def split_marked(final_text: str, flags: list[Flag]) -> list[Block]:

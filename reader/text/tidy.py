@@ -39,7 +39,8 @@ _ECHO_WORDS = frozenset(
         "however though".split()
     )
 )
-_EMPTY_BULLET = re.compile(r"^[ \t]*(?:[-*+•]|\\-|\d{1,2}[.)])[ \t]*$")
+BULLET_MARK = r"(?:[-*+•]|\\-|\d{1,2}[.)])"  # a list item's marker: - * + • \- 1. 2)
+_EMPTY_BULLET = re.compile(rf"^[ \t]*{BULLET_MARK}[ \t]*$")
 _HEADING = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+\S.*|\*\*[^*\n]+\*\*:?)[ \t]*$")
 
 
