@@ -1,6 +1,7 @@
 """The deep read: a critique and a synthesis of one paper, each audited sentence by sentence.
 
-    paper (DB) ──context within a token budget──▶ generate ──▶ audit_loop ──▶ store
+    paper (DB) ──context within a token budget──▶ write one heading at a time (reader.writer)
+        ──▶ tidy (reader.text.tidy) ──▶ audit_loop ──▶ store
 
 The paper context is the whole paper when it fits the budget; otherwise
 sections are chosen deliberately — abstract, introduction, conclusion,
@@ -27,12 +28,10 @@ from reader.audit.guards import PaperFacts
 from reader.audit.loop import AuditResult, LoopResult, audit_loop, audit_text, mark_unsupported
 from reader.errors import PaperNotFound, ReaderError
 from reader.ingest.text import TEXT_SECTION
-from reader.llm.base import Completion
-from reader.prompts import language_instruction, messages
 from reader.text.extract import select_sentences
-from reader.text.split import sentence_spans
-from reader.text.tidy import ECHOES_HEADING, EMPTY_BULLET, EMPTY_HEADING, REPEATS, Tidied, tidy
+from reader.text.tidy import ECHOES_HEADING, EMPTY_BULLET, EMPTY_HEADING, REPEATS, Tidied, third_person, tidy
 from reader.text.tokens import estimate_tokens
+from reader.writer import Request, headings, rewrite_document, write_document
 
 KINDS = ("critique", "synthesis")
 CAPTIONS_TITLE = "Figure and table captions"
@@ -297,16 +296,8 @@ def build_context(
     return PaperContext(text, included, left_out, estimate_tokens(text))
 
 
-def remove_sentences(text: str, sentences: list[str]) -> str:
-    """`text` without every occurrence of the given sentences (for the rewrite prompt)."""
-    unwanted = set(sentences)
-    out, last = [], 0
-    for start, end in sentence_spans(text):
-        if text[start:end] in unwanted:
-            out.append(text[last:start].rstrip(" "))
-            last = end
-    out.append(text[last:])
-    return re.sub(r"[ \t]+\n|\n[ \t]+", "\n", "".join(out)).strip()
+def _writes_chinese(paper_language: str, override: str | None) -> bool:
+    return (override or paper_language or "en").lower().startswith("zh")
 
 
 def _removals(tidied: Tidied) -> str:
@@ -330,35 +321,6 @@ def _shown(left_out: list[str], limit: int = 12) -> list[str]:
     partly = [t for t in left_out if t.endswith("(partly)")]
     names = whole + partly
     return names if len(names) <= limit else names[:limit] + [f"{len(names) - limit} more"]
-
-
-def generate(
-    kind: str,
-    generator,
-    material: PaperMaterial,
-    context: PaperContext,
-    *,
-    flagged: list[str] | None = None,
-    previous: str | None = None,
-    max_tokens: int = 900,
-    target_words: int = 450,
-    output_language: str | None = None,
-) -> Completion:
-    """One critique or synthesis draft; with `flagged`, a rewrite of `previous`."""
-    conversation = messages(
-        kind,
-        title=material.title,
-        context=context.text,
-        left_out=_shown(context.left_out),
-        words=target_words,
-        flagged=list(flagged or []),
-        previous=previous or "",
-        language_instruction=language_instruction(material.language, output_language),
-    )
-    stage = f"regenerate-{kind}" if flagged else kind
-    return generator.complete(
-        conversation, temperature=0.2, max_tokens=max_tokens, stage=stage, paper_id=material.paper_id
-    )
 
 
 @dataclass
@@ -419,7 +381,6 @@ def deep_read(
     search,
     on_progress: Callable[[str], None] | None = None,
     context_tokens: int | None = None,
-    max_tokens: int | None = None,
     target_words: int | None = None,
     max_workers: int = 4,
     kinds: tuple[str, ...] = KINDS,
@@ -432,8 +393,8 @@ def deep_read(
     db is a sessionmaker; search(query, paper_id) -> list[SearchHit].
     on_progress receives one-line messages such as "critique: iteration 0: 5/18 sentences unsupported".
     Sizes left as None follow the generator's capabilities (reader.llm.base.capabilities_of):
-    small for the embedded model (2,400 paper tokens, ~280 words), larger for an endpoint
-    or an LLM that does not say (12,000, ~900).
+    small for the embedded model (2,400 paper tokens, ~600 words), larger for an endpoint
+    or an LLM that does not say (12,000, ~1,200); the words are split evenly over the headings.
     """
     from reader.audit.record import save_analysis
     from reader.llm.base import capabilities_of
@@ -443,7 +404,6 @@ def deep_read(
     capabilities = capabilities_of(generator)
     context_tokens = context_tokens or capabilities.context_tokens
     target_words = target_words or capabilities.target_words
-    max_tokens = max_tokens or int(target_words * 2.2) + 100
     progress = on_progress or (lambda message: None)
     with transaction(db) as session:
         material = load_material(session, paper_id)
@@ -455,23 +415,31 @@ def deep_read(
         progress(f"context: the whole paper, {context.tokens} tokens")
 
     def run_kind(kind: str) -> KindResult:
+        request = Request(
+            kind=kind,
+            title=material.title,
+            language=material.language,
+            context=context.text,
+            left_out=_shown(context.left_out),
+            sections=material.sections,
+            paper_id=paper_id,
+            words_per_heading=max(20, target_words // len(headings(kind))),
+            output_language=output_language,
+        )
+
         def gen(flagged, previous):
-            # A small model copies what it is shown: show the draft without the unsupported sentences.
-            previous = remove_sentences(previous, flagged) if previous else previous
-            label = f"regenerating ({len(flagged)} unsupported sentences)" if flagged else "generating"
-            progress(f"{kind}: {label}")
-            draft = generate(
-                kind,
-                generator,
-                material,
-                context,
-                flagged=flagged,
-                previous=previous,
-                max_tokens=max_tokens,
-                target_words=target_words,
-                output_language=output_language,
+            if flagged:
+                progress(f"{kind}: rewriting the headings of {len(flagged)} unsupported sentences")
+                draft = rewrite_document(generator, request, previous, flagged)
+            else:
+                progress(f"{kind}: writing, one heading at a time")
+                draft = write_document(generator, request)
+            text = (
+                draft.text
+                if _writes_chinese(material.language, output_language)
+                else third_person(draft.text)
             )
-            tidied = tidy(draft.text)
+            tidied = tidy(text)
             if tidied.removed:
                 progress(f"{kind}: removed {_removals(tidied)}")
             return dataclasses.replace(draft, text=tidied.text)

@@ -39,7 +39,7 @@ _ADDRESSED_TO_MODEL = re.compile(
     r"|^[ \t>*#-]*(?:SYSTEM|ASSISTANT|INSTRUCTIONS?)\s*:[^\n]*"  # a role label, to the line's end
     r"|(?<=[.!?] )(?:SYSTEM|ASSISTANT)\s*:[^\n.!?]*[.!?]?"  # or in mid-line, to the sentence's end
     r"|^\s*(?:-{2,}\s*passage\b[^\n]*|claims?\s*:\s*|\"{3}\s*"  # a line of the prompt's structure
-    r"|[<‹＜]/?(?:passage|claims?|paper|draft|flagged|question|notes|sentences|title|left_out)\b[^\n>]*>?\s*)$"
+    r"|[<‹＜]/?(?:passage|claims?|paper|draft|flagged|question|notes|sentences|title|left_out|material|facts)\b[^\n>]*>?\s*)$"
     r"|\b(?:ignore|disregard|forget|override)\W+(?:all\W+|any\W+|the\W+)?"
     r"(?:previous|prior|above|earlier|preceding|your|system)\W+(?:instructions?|prompts?|rules)\b[^\n.!?]*[.!?]?"
     r"|\banswer\W+(?:with\W+)?(?:YES|NO)\W+(?:to|for)\W+(?:every|all|each|any)\b[^\n.!?]*[.!?]?",

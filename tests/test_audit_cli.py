@@ -47,7 +47,7 @@ def invoke(*args, input=None):
 def test_read_prints_progress_and_summary_then_show(library):
     out = invoke("read", PAPER_ID[:10])
     assert out.exit_code == 0, out.output
-    assert "critique: generating" in out.output and "critique: verifying" in out.output
+    assert "critique: writing, one heading at a time" in out.output and "critique: verifying" in out.output
     assert "flagged per iteration 2/4, 0/3" in out.output
     assert "regenerations 1" in out.output and "LLM calls" in out.output
 

@@ -131,13 +131,27 @@ SYNTHESIS = (
 )
 
 
+def as_written(document):
+    """A scripted document as reader.writer joins its headings: a blank line between them."""
+    return document.replace("\n## ", "\n\n## ")
+
+
+def asked_heading(prompt):
+    return re.search(r'the heading "(.+?)" of the (critique|synthesis)', prompt).group(1, 2)
+
+
 def make_llms(critiques=(CRITIQUE_1, CRITIQUE_2)):
-    drafts = list(critiques)
+    """The writer answers each heading's call with a whole document (critiques[k] for the k-th
+    rewrite of that heading); reader.writer takes the text under the heading asked for."""
+    rewrites = {}
 
     def write(prompt):
-        if "Write the critique now" in prompt or "rewrite of that critique" in prompt:
-            return drafts.pop(0)
-        return SYNTHESIS
+        heading, kind = asked_heading(prompt)
+        if kind == "synthesis":
+            return SYNTHESIS
+        if "Rewrite the text under" in prompt:
+            rewrites[heading] = rewrites.get(heading, 0) + 1
+        return critiques[min(rewrites.get(heading, 0), len(critiques) - 1)]
 
     generator = ScriptedLLM(write, model="gen")
 
@@ -166,7 +180,7 @@ def fake_search(db):
     "name, capabilities, words, left_out",
     [
         ("a-tiny-model", SMALL_LOCAL, SMALL_LOCAL.target_words, True),
-        (EMBEDDED_MODEL_NAME, ENDPOINT, 900, False),  # the name decides nothing
+        (EMBEDDED_MODEL_NAME, ENDPOINT, ENDPOINT.target_words, False),  # the name decides nothing
     ],
 )
 def test_sizes_follow_the_generators_capabilities(db, name, capabilities, words, left_out):
@@ -187,9 +201,11 @@ def test_sizes_follow_the_generators_capabilities(db, name, capabilities, words,
         on_progress=events.append,
         kinds=("synthesis",),
     )
+    # one call per heading, each asked for its share of the words
+    assert [h["stage"] for h in generator.history[:6]] == ["synthesis"] * 6
     first = generator.history[0]
-    assert f"about {words} words" in first["prompt"]
-    assert first["max_tokens"] == int(words * 2.2) + 100
+    assert f"About {words // 6} words" in first["prompt"]
+    assert first["max_tokens"] == int(words // 6 * 2.2) + 60
     [context] = [e for e in events if e.startswith("context: ")]
     assert ("left out" in context) is left_out, context
 
@@ -249,7 +265,7 @@ def test_deep_read_end_to_end(db):
         stored = {a.kind: a for a in load_analyses(s, PAPER_ID)}
         c = stored["critique"]
         assert c.regenerations == 1 and c.generator_model == "gen" and c.verifier_model == "ver"
-        assert [it.text for it in c.iterations] == [CRITIQUE_1, CRITIQUE_2]
+        assert [it.text for it in c.iterations] == [as_written(CRITIQUE_1), as_written(CRITIQUE_2)]
         assert "2 Related Work (partly)" in c.left_out_sections
         first = c.iterations[0]
         nexus = [v for v in first.verdicts if "NEXUS" in v.text][0]
@@ -323,7 +339,7 @@ def test_caption_chunks_are_not_repeated_as_sections(db):
 
 
 def test_rewrite_prompt_shows_the_draft_without_unsupported_sentences(db):
-    from reader.deepread import remove_sentences
+    from reader.writer import remove_sentences
 
     assert (
         remove_sentences("## W\nBad one. Good one. Bad two.\nThird.", ["Bad one.", "Bad two."])
@@ -332,10 +348,13 @@ def test_rewrite_prompt_shows_the_draft_without_unsupported_sentences(db):
     add_paper(db)
     generator, verifier = make_llms()
     deep_read(PAPER_ID, db=db, generator=generator, verifier=verifier, search=fake_search(db))
-    prompt = [h for h in generator.history if h["stage"] == "regenerate-critique"][0]["prompt"]
-    draft = prompt.split("Previous draft without them:")[1]
+    rewrites = [h["prompt"] for h in generator.history if h["stage"] == "regenerate-critique"]
+    # only the heading that held the unsupported sentences is written again
+    assert [asked_heading(p)[0] for p in rewrites] == ["Weaknesses"]
+    draft = rewrites[0].split("without the sentences that had no support in the paper:")[1]
+    draft = draft.split("</draft>")[0]
     assert "It also ignores speed." not in draft and "Heads were scored by gradient." in draft
-    assert "- It also ignores speed." in prompt  # still listed as unsupported
+    assert "- It also ignores speed." in rewrites[0]  # still listed as unsupported
 
 
 def read_sample(db, generator, verifier, events):
@@ -368,24 +387,23 @@ def test_a_draft_is_tidied_before_its_audit_and_storing(db):
         "Pruning 40% of heads keeps MNLI accuracy near 84.27.",
         "Heads were scored by gradient.",
     ]
-    assert "critique: removed 1 repeated sentence, 3 empty bullets, 1 empty heading" in events
+    # the writer's reply to each heading was this whole draft: the three headings it lacks come back empty
+    assert "critique: removed 1 repeated sentence, 3 empty bullets, 4 empty headings" in events
     with transaction(db) as s:
         stored = {a.kind: a for a in load_analyses(s, PAPER_ID)}["critique"]
         assert "Weaknesses" not in stored.final_text and "\\-" not in stored.final_text
         assert stored.final_text.count("84.27") == 1
 
 
-def test_a_rewrite_left_with_its_headings_only_keeps_the_draft_and_says_why(db):
+def test_a_heading_whose_rewrite_comes_back_empty_keeps_its_supported_sentences(db):
     add_paper(db)
     generator, verifier = make_llms(critiques=(CRITIQUE_1, "## Strengths\n-\n## Weaknesses\n"))
     events = []
     read_sample(db, generator, verifier, events)
-    assert "critique: rewrite 1 was not kept: it has no sentences" in events
     with transaction(db) as s:
         stored = {a.kind: a for a in load_analyses(s, PAPER_ID)}["critique"]
-        assert [it.text for it in stored.iterations] == [CRITIQUE_1]
-        assert stored.regenerations == 1 and stored.rewrite_notes == [
-            "rewrite 1 was not kept: it has no sentences"
-        ]
-        assert "Heads were scored by gradient." in stored.final_text and MARK in stored.final_text
-        assert analysis_json(stored)["rewrite_notes"] == stored.rewrite_notes
+        assert stored.regenerations == 1 and stored.iterations[0].text == as_written(CRITIQUE_1)
+        assert stored.final_text == (
+            "## Strengths\nPruning 40% of heads keeps MNLI accuracy near 84.27.\n\n"
+            "## Weaknesses\nHeads were scored by gradient."
+        )

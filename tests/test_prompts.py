@@ -57,7 +57,11 @@ def _analysis(title, context, lang, **extra):
     base = {
         "title": title,
         "context": context,
-        "words": 600,
+        "document": "critique",
+        "heading": "Weaknesses",
+        "material": ["The model reaches 41.2 BLEU on WMT 2014."],
+        "facts": ["No standard deviation, confidence interval or significance test appears in the text."],
+        "words": 100,
         "left_out": [],
         "flagged": [],
         "previous": "",
@@ -99,14 +103,13 @@ SAMPLES: dict[str, list[dict]] = {
             "evidence": EVIDENCE_ITEMS,
         },
     ],
-    "critique": [
+    "heading": [
         _analysis("Attention Is All You Need", PAPER_EN, "en"),
         _analysis("Attention Is All You Need", PAPER_EN, "en", **_REGENERATION),
         _analysis("中文阅读理解", PAPER_ZH, "zh"),
-    ],
-    "synthesis": [
-        _analysis("Attention Is All You Need", PAPER_EN, "en"),
-        _analysis("中文阅读理解", PAPER_ZH, "zh", **_REGENERATION),
+        _analysis(
+            "中文阅读理解", PAPER_ZH, "zh", document="synthesis", heading="Key results", **_REGENERATION
+        ),
     ],
     "grade": [
         {"question": "What BLEU does the big model reach?", "passage": PAPER_EN},
@@ -179,36 +182,51 @@ def test_template_renders_with_samples(name):
 
 
 def test_chinese_papers_get_a_chinese_instruction():
-    text = render("critique", **SAMPLES["critique"][2])
+    text = render("heading", **SAMPLES["heading"][2])
     assert PAPER_ZH in text
     assert language_instruction("zh") in text and "Chinese" in language_instruction("zh")
-    assert language_instruction("en") in render("critique", **SAMPLES["critique"][0])
+    assert language_instruction("en") in render("heading", **SAMPLES["heading"][0])
     assert language_instruction("zh", override="en") == language_instruction("en")
 
 
 def test_regeneration_branch_lists_the_flagged_sentences():
-    text = render("critique", **SAMPLES["critique"][1])
+    text = render("heading", **SAMPLES["heading"][1])
     assert "The model reaches 41.2 BLEU." in text and "Appendix B" in text
+    assert 'Rewrite the text under the heading "Weaknesses" of the critique' in text
 
 
-def test_critique_and_synthesis_share_everything_up_to_the_request():
-    """A server's prompt cache reads the paper once for both documents only if the two prompts
-    are the same tokens up to the request at the end (docs/llm.md)."""
-    for variables in (SAMPLES["critique"][0], SAMPLES["critique"][2]):
-        critique, synthesis = (render(kind, **variables) for kind in ("critique", "synthesis"))
-        shared = len(os.path.commonprefix([critique, synthesis]))
-        assert variables["context"] in critique[:shared]
-        assert critique[shared:].startswith("critique now") and synthesis[shared:].startswith("synthesis now")
-        assert "Strengths" in critique[shared:] and "Key results" in synthesis[shared:]
-    # A rewrite begins as the first drafts did, too: its instructions come after the paper.
-    variables = SAMPLES["critique"][0]
+def test_every_heading_of_both_documents_shares_everything_up_to_the_paper():
+    """A server's prompt cache reads the paper once for all twelve headings only if their
+    prompts are the same tokens up to the end of the paper (docs/llm.md)."""
+    from reader.writer import headings
+
+    for variables in (SAMPLES["heading"][0], SAMPLES["heading"][2]):
+        prompts = [
+            render("heading", **{**variables, "document": kind, "heading": heading})
+            for kind in ("critique", "synthesis")
+            for heading in headings(kind)
+        ]
+        shared = os.path.commonprefix(prompts)
+        assert variables["context"] + "\n</paper>\n" in shared
+        for prompt, heading in zip(prompts, headings("critique") + headings("synthesis")):
+            assert f'the heading "{heading}"' in prompt[len(shared) :]
+    # a rewrite begins as the first drafts did, too: its instructions come after the paper
+    variables = SAMPLES["heading"][0]
     rewrite = render(
-        "critique",
+        "heading",
         **{**variables, "flagged": _REGENERATION["flagged"], "previous": _REGENERATION["previous"]},
     )
-    shared = os.path.commonprefix([render("critique", **variables), rewrite])
+    shared = os.path.commonprefix([render("heading", **variables), rewrite])
     assert variables["context"] + "\n</paper>" in shared
-    assert "rewrite of that critique" in rewrite[len(shared) :]
+
+
+def test_each_heading_is_asked_for_with_its_own_guidance():
+    from reader.writer import headings
+
+    guidance = environment().get_template("_headings.j2").module.guidance
+    assert set(guidance) == set(headings("critique")) | set(headings("synthesis"))
+    text = render("heading", **SAMPLES["heading"][0])
+    assert guidance["Weaknesses"] in text and guidance["Strengths"] not in text
 
 
 def test_an_answers_check_repeats_the_answer_prompt_up_to_the_question():
@@ -228,6 +246,7 @@ def test_missing_variable_is_an_error_not_an_empty_string():
 # Printed values that are not paper text, passages, claims, questions or drafts: they need no `data`.
 TRUSTED_PRINTS = {
     "loop.index",
+    "all_headings.guidance[heading]",
     "document",
     "headings",
     "heading",
@@ -284,7 +303,16 @@ def _forge(value):
 
 @pytest.mark.parametrize("name", template_names())
 def test_untrusted_text_cannot_change_the_tags(name):
-    trusted = {"words", "n", "max_sentences", "not_found", "language", "language_instruction"}
+    trusted = {
+        "words",
+        "n",
+        "max_sentences",
+        "not_found",
+        "language",
+        "language_instruction",
+        "heading",
+        "document",
+    }
     for variables in SAMPLES[name]:
         forged = {k: (v if k in trusted else _forge(v)) for k, v in variables.items()}
         plain, attacked = messages(name, **variables), messages(name, **forged)

@@ -117,13 +117,13 @@ def test_three_workers_review_every_paper_exactly_once(shared, tmp_path, llm_ser
     assert sum(1 for r in reports if r["reviewed"]) >= 2, [r["reviewed"] for r in reports]
     jobs = query(shared, "SELECT status, attempts, worker FROM review_jobs")
     assert sorted(j[:2] for j in jobs) == [("done", 1)] * 12
-    # each paper read once: one first draft of each kind, one analysis of each kind
+    # each paper read once: one first draft of each kind (a call per heading), one analysis of each kind
     drafts = query(
         shared,
         "SELECT paper_id, stage, count(*) FROM llm_calls "
         "WHERE stage IN ('critique', 'synthesis') GROUP BY paper_id, stage",
     )
-    assert len(drafts) == 24 and {n for *_, n in drafts} == {1}, drafts
+    assert len(drafts) == 24 and {n for *_, n in drafts} == {6}, drafts
     analyses = query(shared, "SELECT paper_id, count(*) FROM analyses GROUP BY paper_id")
     assert len(analyses) == 12 and {n for _, n in analyses} == {2}
     # the file bytes were the only copy the workers had: their homes hold no paper files

@@ -504,6 +504,7 @@ class Iteration:
     audit: AuditResult
     generation_prompt_tokens: int = 0
     generation_completion_tokens: int = 0
+    generation_calls: int = 1
 
 
 @dataclass
@@ -524,9 +525,9 @@ class LoopResult:
 
     @property
     def llm_calls(self) -> int:
-        """One generation call per iteration plus the verification calls."""
+        """The generation calls of every iteration plus the verification calls."""
         every = self.iterations + self.rejected
-        return len(every) + sum(it.audit.llm_calls for it in every)
+        return sum(it.generation_calls + it.audit.llm_calls for it in every)
 
     @property
     def tokens(self) -> int:
@@ -593,6 +594,7 @@ def audit_loop(
             audit=audit(text, known),
             generation_prompt_tokens=getattr(out, "prompt_tokens", 0),
             generation_completion_tokens=getattr(out, "completion_tokens", 0),
+            generation_calls=getattr(out, "calls", 1),
         )
         if on_iteration:
             on_iteration(number, it.audit)

@@ -33,9 +33,9 @@ class Capabilities:
 # without drifting from the paper. On two cores it reads ~70 prompt tokens/s and writes
 # ~14-23 tokens/s, and every sentence it writes costs a share of a verification call, so
 # each word asked for costs about three times over (docs/llm.md, "Budgets").
-SMALL_LOCAL = Capabilities(context_tokens=2400, target_words=280)
+SMALL_LOCAL = Capabilities(context_tokens=2400, target_words=600)
 # An OpenAI-compatible endpoint (and any LLM that does not say): more of the paper, longer drafts.
-ENDPOINT = Capabilities(context_tokens=12000, target_words=900)
+ENDPOINT = Capabilities(context_tokens=12000, target_words=1200)
 
 
 @dataclass
@@ -55,6 +55,7 @@ class Completion:
     prompt_s: float | None = None
     generation_s: float | None = None
     cached_prompt_tokens: int | None = None
+    calls: int = 1  # the calls this completion stands for (reader.writer joins one per heading)
 
 
 Message = dict  # {"role": "system" | "user" | "assistant", "content": str}
@@ -84,6 +85,14 @@ def supports_accept(llm) -> bool:
     do: a reply for which `check(completion)` is false is neither cached nor served from the cache.
     A bare LLM of the user's own need not, and is then never passed the keyword."""
     return bool(getattr(llm, "supports_accept", False))
+
+
+def supports_sampling(llm) -> bool:
+    """Does this LLM take `complete(..., sampling={...})`: llama.cpp's sampling controls by their
+    server names (repeat_penalty, frequency_penalty, presence_penalty, dry_multiplier, min_p, ...)?
+    The embedded model, an OpenAI-compatible endpoint and the call log do; an LLM of the user's own
+    need not, and is then never passed the keyword."""
+    return bool(getattr(llm, "supports_sampling", False))
 
 
 def capabilities_of(llm) -> Capabilities:

@@ -7,8 +7,8 @@ network. The `stage` of the call chooses the kind of answer (`HANDLERS`); the
 prompt only supplies its content (the claims and evidence, the question and
 passages, the paper text):
 
-- critique, synthesis: the prompt's headings, each with sentences of the
-  paper text inside the prompt, chosen deterministically;
+- critique, synthesis: for the one heading a call asks for, the first sentences of its
+  material (else sentences of the paper text inside the prompt, chosen deterministically);
 - regenerate-critique, regenerate-synthesis: the previous draft without the
   sentences listed as unsupported;
 - verify, audit, crag-check (`[n] YES` / `[n] NO`): YES when most of the
@@ -184,13 +184,14 @@ def answer_regenerate(prompt: str) -> str:
 def answer_generate(prompt: str, per_heading: int = 2) -> str:
     """Sections of the paper's own sentences, picked evenly with a prompt-dependent offset."""
     paper, instructions = _paper_region(prompt)
-    # The critique and synthesis prompts describe both documents and ask for one at the end.
-    requested = re.search(r"under its six headings: (.+?)\.?$", instructions, re.M)
-    headings = (
-        [h.strip() for h in requested.group(1).split(",")]
-        if requested
-        else re.findall(r"^## (.+)$", instructions, re.M)
-    )
+    # A deep read asks for one heading at a time, with that heading's own sentences of the paper.
+    requested = re.search(r'^Write the text under the heading "(.+?)" of the', instructions, re.M)
+    if requested:
+        material = (_tagged(prompt, "material") or [""])[0]
+        chosen = [line[2:].strip() for line in material.splitlines() if line.startswith("- ")]
+        if chosen:
+            return " ".join(chosen[:per_heading])
+    headings = [requested.group(1)] if requested else re.findall(r"^## (.+)$", instructions, re.M)
     count = per_heading * len(headings) if headings else 8
     candidates = []
     for sentence in split_sentences(paper):
@@ -221,7 +222,7 @@ def answer_generate(prompt: str, per_heading: int = 2) -> str:
 
 # The stages the pipeline passes to `complete(stage=...)`, and the kind of answer each gets.
 HANDLERS: dict[str, Callable[[str], str]] = {
-    "critique": answer_generate,  # reader.deepread.generate: one stage per kind
+    "critique": answer_generate,  # reader.writer: one stage per kind, one call per heading
     "synthesis": answer_generate,
     "regenerate-critique": answer_regenerate,  # ... and "regenerate-<kind>" for a rewrite
     "regenerate-synthesis": answer_regenerate,
@@ -249,6 +250,7 @@ class DryRunLLM:
         self.scripted = ScriptedLLM(dry_run_answer, model=MODEL_NAME, latency_s=latency_s, with_stage=True)
         self.model = MODEL_NAME
         self.capabilities = ENDPOINT  # a dry run sizes a deep read as for an endpoint
+        self.supports_sampling = True
         self._slots = threading.BoundedSemaphore(max(1, max_concurrency))
 
     @property

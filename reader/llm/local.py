@@ -87,6 +87,7 @@ class LocalLLM:
         self.n_ctx = n_ctx
         self.model = EMBEDDED_MODEL_NAME
         self.supports_logprobs = True
+        self.supports_sampling = True
         self.capabilities = SMALL_LOCAL
 
     def model_path(self) -> Path:
@@ -118,12 +119,14 @@ class LocalLLM:
         stage: str = "",
         paper_id: str | None = None,
         logprobs: int = 0,
+        sampling: dict | None = None,
     ) -> Completion:
         request = {
             "messages": messages,
             "temperature": temperature,
             "max_tokens": max_tokens,
             "seed": 0,
+            **(sampling or {}),
         }
         if logprobs:
             request.update(logprobs=True, top_logprobs=logprobs)

@@ -26,14 +26,26 @@ import json
 import time
 from collections.abc import Callable
 
-from reader.llm.base import Capabilities, Completion, Message, capabilities_of, supports_logprobs
+from reader.llm.base import (
+    Capabilities,
+    Completion,
+    Message,
+    capabilities_of,
+    supports_logprobs,
+    supports_sampling,
+)
 
 Accept = Callable[[Completion], bool]
 REJECTED = "reply rejected by the caller's check (unusable); not cached"
 
 
 def cache_key(
-    model: str, messages: list[Message], temperature: float, max_tokens: int, logprobs: int = 0
+    model: str,
+    messages: list[Message],
+    temperature: float,
+    max_tokens: int,
+    logprobs: int = 0,
+    sampling: dict | None = None,
 ) -> str:
     params = {
         "model": model,
@@ -43,6 +55,8 @@ def cache_key(
     }
     if logprobs:
         params["logprobs"] = int(logprobs)
+    if sampling:
+        params["sampling"] = sampling
     payload = json.dumps(
         params,
         sort_keys=True,
@@ -73,6 +87,10 @@ class LoggedLLM:
     def supports_logprobs(self) -> bool:
         return supports_logprobs(self.inner)
 
+    @property
+    def supports_sampling(self) -> bool:
+        return supports_sampling(self.inner)
+
     def complete(
         self,
         messages: list[Message],
@@ -83,10 +101,12 @@ class LoggedLLM:
         paper_id: str | None = None,
         logprobs: int = 0,
         accept: Accept | None = None,
+        sampling: dict | None = None,
     ) -> Completion:
         start = time.perf_counter()
         logprobs = logprobs if self.supports_logprobs else 0
-        key = cache_key(self.model, messages, temperature, max_tokens, logprobs)
+        sampling = sampling if self.supports_sampling else None
+        key = cache_key(self.model, messages, temperature, max_tokens, logprobs, sampling)
         if self.use_cache:
             hit = self._cached(key)
             if hit is not None and (accept is None or accept(hit)):
@@ -95,6 +115,8 @@ class LoggedLLM:
                 return hit
         try:
             extra = {"logprobs": logprobs} if logprobs else {}
+            if sampling:
+                extra["sampling"] = sampling
             completion = self.inner.complete(
                 messages,
                 temperature=temperature,

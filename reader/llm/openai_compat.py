@@ -20,6 +20,9 @@ from reader.llm.base import ENDPOINT, Completion, Message, server_timings, token
 MAX_RETRY_AFTER_S = 60.0
 
 
+OPENAI_SAMPLING = ("frequency_penalty", "presence_penalty")
+
+
 class _Transient(Exception):
     """A failure worth another attempt; `wait_s` overrides the backoff when the server said so."""
 
@@ -49,6 +52,7 @@ class OpenAICompatLLM:
         # different endpoints apart then.
         self.model = settings.model or f"default@{self.base_url}"
         self.supports_logprobs = True  # servers that ignore the request simply return none
+        self.supports_sampling = True
         self.capabilities = ENDPOINT
         self.env_prefix = env_prefix
         self.max_attempts = max(1, max_attempts)
@@ -83,13 +87,14 @@ class OpenAICompatLLM:
         stage: str = "",
         paper_id: str | None = None,
         logprobs: int = 0,
+        sampling: dict | None = None,
     ) -> Completion:
         start = time.perf_counter()
         reasons: list[str] = []
         with self._slots:
             for attempt in range(1, self.max_attempts + 1):
                 try:
-                    completion = self._attempt(messages, temperature, max_tokens, logprobs)
+                    completion = self._attempt(messages, temperature, max_tokens, logprobs, sampling)
                 except _Transient as fault:
                     reasons.append(fault.reason)
                     if attempt == self.max_attempts:
@@ -110,11 +115,18 @@ class OpenAICompatLLM:
         return backoff + random.uniform(0, self.backoff_base_s)
 
     def _attempt(
-        self, messages: list[Message], temperature: float, max_tokens: int, logprobs: int = 0
+        self,
+        messages: list[Message],
+        temperature: float,
+        max_tokens: int,
+        logprobs: int = 0,
+        sampling: dict | None = None,
     ) -> Completion:
         import openai
 
         extra = {"logprobs": True, "top_logprobs": logprobs} if logprobs else {}
+        # only the OpenAI API's own penalties: an endpoint may refuse llama.cpp's other controls
+        extra.update({k: v for k, v in (sampling or {}).items() if k in OPENAI_SAMPLING})
         try:
             response = self.client().chat.completions.create(
                 model=self.request_model,

@@ -31,6 +31,7 @@ class ScriptedLLM:
     ):
         self.model = model
         self.capabilities = capabilities
+        self.supports_sampling = True
         self.respond = respond
         self.with_stage = with_stage
         self.latency_s = latency_s
@@ -56,6 +57,7 @@ class ScriptedLLM:
         max_tokens: int = 512,
         stage: str = "",
         paper_id: str | None = None,
+        sampling: dict | None = None,
     ) -> Completion:
         prompt = "\n\n".join(m["content"] for m in messages)
         with self._lock:
@@ -68,6 +70,7 @@ class ScriptedLLM:
                     "paper_id": paper_id,
                     "temperature": temperature,
                     "max_tokens": max_tokens,
+                    "sampling": sampling,
                 }
             )
         start = time.perf_counter()

@@ -143,3 +143,22 @@ def tidy(text: str) -> Tidied:
         text, removed = done.text, removed + done.removed
     # a line whose first sentence went starts with the space that followed it
     return Tidied(re.sub(r"(?m)^[ \t]+(?=[^\s\-*+•\d])", "", text), removed)
+
+
+_FIRST_PERSON = [
+    (re.compile(r"\bWe\b"), "The authors"),
+    (re.compile(r"\bwe\b"), "the authors"),
+    (re.compile(r"\bOur\b"), "Their"),
+    (re.compile(r"\bour\b"), "their"),
+    (re.compile(r"\bours\b"), "theirs"),
+    (re.compile(r"\bourselves\b"), "themselves"),
+    (re.compile(r"(?<=\w )us\b"), "them"),
+]
+
+
+def third_person(text: str) -> str:
+    """An English draft's first person ("We propose", "our model": the paper's own words,
+    copied) as the authors' ("The authors propose", "their model")."""
+    for pattern, replacement in _FIRST_PERSON:
+        text = pattern.sub(replacement, text)
+    return text

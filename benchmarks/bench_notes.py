@@ -1,0 +1,82 @@
+"""The quality of the notes: `reader read` on the 14 shared papers, by a baseline revision and by
+the current code, each document measured as a researcher would read it.
+
+    .venv/bin/python -m benchmarks.bench_notes --baseline 28e590b --save /tmp/notes
+    .venv/bin/python -m benchmarks.bench_notes --save /tmp/notes --arms current   # one arm
+    .venv/bin/python -m benchmarks.bench_notes --save /tmp/notes --report         # figures only
+
+Each read is the real command in a fresh READER_HOME (embedded model, cache off; see
+benchmarks.bench_read). Its `--json` is saved as SAVE/ARM/PAPER.json, and a paper whose file is
+already there is not read again, so the arms can run one after the other. The figures
+(benchmarks.notes_quality) are computed from the saved reads and the paper ingested by the
+current code; the worst three current documents are printed in full.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+
+from benchmarks.bench_read import export, paper_path, read_once
+
+PAPERS = [
+    "acl2007_P07-1088.pdf",
+    "acl2012_P12-1002_dyer12.pdf",
+    "acl2014_P14-1059.pdf",
+    "acl2020_2kenize.pdf",
+    "acl2020_s2orc_2020.acl-main.447.pdf",
+    "acl2020_specter_2020.acl-main.207.pdf",
+    "acl2023_tutorial_goal_awareness_2023.acl-tutorials.1.pdf",
+    "eacl2023_longeval_2023.eacl-main.121.pdf",
+    "iop_jpcs2188_012011.pdf",
+    "mdpi_futureinternet2014_fi6010061.pdf",
+    "naacl2013_roark13.pdf",
+    "naacl2018_litgraph_N18-3011.pdf",
+    "neuron_perspective_rhythmic_attentional_scanning.pdf",
+    "plosone2018_wheat_metabolomics.pdf",
+]
+
+
+def run_arm(arm: str, code: Path | None, papers: list[str], save: Path) -> None:
+    out = save / arm
+    out.mkdir(parents=True, exist_ok=True)
+    for name in papers:
+        target = out / f"{name}.json"
+        if target.exists():
+            continue
+        data = read_once(paper_path(name), code, None)
+        target.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+        print(
+            f"{arm} {name}: wall {data['wall']:.0f} s · {data['llm_calls']} calls · "
+            f"{data['tokens']:,d} tokens · load {data['load']:.1f}",
+            flush=True,
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", metavar="REV", help="the revision the baseline arm reads with")
+    parser.add_argument("--save", type=Path, required=True, help="folder of the saved reads")
+    parser.add_argument("--arms", nargs="+", default=["baseline", "current"], choices=["baseline", "current"])
+    parser.add_argument("--papers", nargs="+", default=PAPERS)
+    parser.add_argument("--report", action="store_true", help="only print the figures of the saved reads")
+    args = parser.parse_args()
+    if not args.report:
+        for arm in args.arms:
+            if arm == "baseline" and not args.baseline:
+                parser.error("the baseline arm needs --baseline REV")
+            code = export(args.baseline) if arm == "baseline" else None
+            try:
+                run_arm(arm, code, args.papers, args.save)
+            finally:
+                if code is not None:
+                    shutil.rmtree(code, ignore_errors=True)
+    from benchmarks.notes_quality import report
+
+    report(args.save, args.papers)
+
+
+if __name__ == "__main__":
+    main()

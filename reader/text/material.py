@@ -1,0 +1,283 @@
+"""Each heading's own material: the paper's sentences that carry what the heading is about.
+
+The writer is asked for one heading at a time (reader.writer); beside the paper it is shown a
+few sentences picked for that heading by rule — from the sections a heading draws on, those
+with its cue words (a limitation for Open questions, a citation for Relation to prior work),
+numbers first under Key results — and, for the critique, facts found by rule that a reviewer
+would check (is any variance reported, how large are the datasets, is there a limitations
+section). No model is involved. A sentence already given to an earlier heading of the same
+document is passed over while others are left, so the headings do not all draw on one
+sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from reader.text.split import split_sentences
+from reader.text.tokens import estimate_tokens
+from reader.text.words import stems, words
+
+# Section kinds, as reader.deepread ranks them (lower is read first when the paper is long).
+ABSTRACT, INTRODUCTION, CONCLUSION, RESULTS, METHOD, CAPTIONS, OTHER, APPENDIX = range(8)
+
+_NUMBER = re.compile(r"\d")
+_CITATION = re.compile(r"\[\d[\d,;\s–-]*\]|\(\D{2,40}\d{4}[a-z]?\)|\bet al\b", re.I)
+
+
+@dataclass(frozen=True)
+class Rule:
+    kinds: tuple[int, ...]  # the section kinds a heading draws on, the first preferred
+    cue: re.Pattern
+    numbers: bool = False  # sentences with numbers first (Key results)
+
+
+def _cue(*words_: str) -> re.Pattern:
+    return re.compile(r"\b(?:" + "|".join(words_) + r")", re.I)
+
+
+RULES: dict[str, Rule] = {
+    # synthesis
+    "Problem": Rule(
+        (ABSTRACT, INTRODUCTION),
+        _cue(
+            "problem", "challeng", "task", "goal", "aim", "question", "difficult", "however", "lack", "need"
+        ),
+    ),
+    "Contributions": Rule(
+        (ABSTRACT, INTRODUCTION, CONCLUSION),
+        _cue(
+            "we (?:propose|present|introduce|develop|show|describe|release|build|create)",
+            "contribut",
+            "novel",
+            "first",
+            "this paper",
+            "this work",
+            "this study",
+        ),
+    ),
+    "Method": Rule(
+        (METHOD, INTRODUCTION, ABSTRACT),
+        _cue(
+            "model",
+            "method",
+            "approach",
+            "algorithm",
+            "train",
+            "architectur",
+            "feature",
+            "consist",
+            "input",
+            "output",
+            "layer",
+            "procedure",
+            "step",
+        ),
+    ),
+    "Key results": Rule(
+        (ABSTRACT, RESULTS, CAPTIONS, CONCLUSION),
+        _cue("result", "outperform", "improv", "achiev", "accura", "score", "f1", "error", "gain", "than"),
+        numbers=True,
+    ),
+    "Relation to prior work": Rule(
+        (OTHER, INTRODUCTION),
+        _cue("previous", "prior", "earlier", "unlike", "existing", "related", "similar", "extend", "build"),
+    ),
+    "Open questions": Rule(
+        (CONCLUSION, RESULTS, INTRODUCTION),
+        _cue(
+            "future",
+            "limitation",
+            "remain",
+            "open",
+            "not yet",
+            "leave",
+            "unclear",
+            "further",
+            "could",
+            "would",
+            "might",
+        ),
+    ),
+    # critique
+    "Strengths": Rule(
+        (ABSTRACT, RESULTS, CONCLUSION),
+        _cue(
+            "outperform",
+            "improv",
+            "better",
+            "state-of-the-art",
+            "novel",
+            "first",
+            "efficient",
+            "robust",
+            "significant",
+            "consistent",
+        ),
+    ),
+    "Weaknesses": Rule(
+        (CONCLUSION, RESULTS, METHOD),
+        _cue(
+            "limitation",
+            "however",
+            "fail",
+            "error",
+            "worse",
+            "drop",
+            "only",
+            "small",
+            "restrict",
+            "assum",
+            "cannot",
+            "not",
+        ),
+    ),
+    "Quality of the evidence": Rule(
+        (RESULTS, CAPTIONS, METHOD),
+        _cue(
+            "dataset",
+            "corpus",
+            "evaluat",
+            "test set",
+            "sample",
+            "participant",
+            "annotat",
+            "metric",
+            "significan",
+            "standard deviation",
+            "baseline",
+        ),
+        numbers=True,
+    ),
+    "Missing experiments or baselines": Rule(
+        (RESULTS, OTHER, CAPTIONS),
+        _cue(
+            "baseline", "compar", "than", "versus", "vs", "ablation", "et al", "previous", "state-of-the-art"
+        ),
+    ),
+    "Overclaims": Rule(
+        (ABSTRACT, CONCLUSION),
+        _cue(
+            "state-of-the-art",
+            "significant",
+            "outperform",
+            "best",
+            "first",
+            "novel",
+            "all",
+            "always",
+            "general",
+            "robust",
+            "substantial",
+            "effective",
+            "superior",
+        ),
+    ),
+    "Threats to validity": Rule(
+        (RESULTS, METHOD, CONCLUSION),
+        _cue(
+            "dataset",
+            "corpus",
+            "domain",
+            "language",
+            "annotat",
+            "sample",
+            "bias",
+            "english",
+            "split",
+            "only",
+            "assum",
+            "manual",
+            "noise",
+        ),
+    ),
+}
+_CRITIQUE_FACTS = {"Weaknesses", "Quality of the evidence", "Threats to validity"}
+
+_VARIANCE = re.compile(
+    r"±|\+/-|\bstandard deviation|\bstd\b|\bs\.d\.|\bconfidence interval|\bp\s*[<=≤]\s*0?\.\d|"
+    r"\bsignifican\w*|\bvariance\b|\berror bars?\b|\bstandard error\b",
+    re.I,
+)
+_DATA_SIZE = re.compile(
+    r"\b\d[\d,.]*\s*(?:k|m|million|thousand)?\s+(?:sentences|documents|examples|pairs|images|participants|"
+    r"subjects|articles|papers|tokens|words|samples|instances|questions|queries|users|patients|plants|"
+    r"tweets|utterances|dialogues|citations|abstracts)\b",
+    re.I,
+)
+_LIMITATIONS = re.compile(r"limitation|threats? to validity|局限|不足", re.I)
+
+
+def _sentences(sections, kinds: tuple[int, ...]) -> list[tuple[int, int, str]]:
+    """(rank of its section kind, position, sentence) for the sections of these kinds."""
+    out = []
+    position = 0
+    for section in sections:
+        if section.priority not in kinds:
+            continue
+        rank = kinds.index(section.priority)
+        for sentence in split_sentences(section.text):
+            flat = " ".join(sentence.split())
+            if 6 <= len(flat.split()) <= 80 or (len(flat) >= 30 and re.search(r"[^\x00-\x7f]", flat)):
+                out.append((rank, position, flat))
+                position += 1
+    return out
+
+
+def heading_material(heading: str, sections, used: set[str], max_tokens: int) -> list[str]:
+    """The sentences of `sections` (each with .title, .text, .priority) for `heading`, within
+    `max_tokens`, in the paper's order; `used` (the sentences earlier headings were given) is
+    updated. A heading without a rule gets the sentences that carry numbers or claims."""
+    rule = RULES.get(heading, Rule((ABSTRACT, RESULTS, CONCLUSION), _cue("result", "show", "propos")))
+    scored = []
+    for rank, position, sentence in _sentences(sections, rule.kinds):
+        score = 2.0 * len(rule.cue.findall(sentence)[:2]) - 0.7 * rank
+        if rule.numbers and _NUMBER.search(sentence):
+            score += 3.0
+        if heading == "Relation to prior work" and _CITATION.search(sentence):
+            score += 2.0
+        if sentence in used:
+            score -= 4.0
+        scored.append((score, position, sentence))
+    chosen, spent = [], 0
+    for score, position, sentence in sorted(scored, key=lambda s: (-s[0], s[1])):
+        cost = estimate_tokens(sentence) + 2
+        if score <= 0 or spent + cost > max_tokens:
+            continue
+        chosen.append((position, sentence))
+        spent += cost
+    picked = [s for _, s in sorted(chosen)]
+    used.update(picked)
+    return picked
+
+
+def critique_facts(heading: str, sections) -> list[str]:
+    """What a reviewer would check, found by rule in the paper's text, for the critique headings
+    that weigh the evidence: whether variance or significance is reported, the data's sizes,
+    whether there is a section on limitations."""
+    if heading not in _CRITIQUE_FACTS:
+        return []
+    body = [s for s in sections if s.priority in (RESULTS, METHOD, CAPTIONS, CONCLUSION, INTRODUCTION)]
+    sentences = [" ".join(x.split()) for s in body for x in split_sentences(s.text)]
+    facts = []
+    variance = next((s for s in sentences if _VARIANCE.search(s)), None)
+    if variance is None:
+        facts.append("No standard deviation, confidence interval or significance test appears in the text.")
+    elif heading == "Quality of the evidence":
+        facts.append(f"Variance or significance is mentioned: {variance}")
+    sizes = [s for s in sentences if _DATA_SIZE.search(s)][:2]
+    facts += [f"Data size: {s}" for s in sizes]
+    if heading != "Quality of the evidence" and not any(_LIMITATIONS.search(s.title) for s in sections):
+        facts.append("The paper has no section on limitations.")
+    return facts
+
+
+def abstract_numbers(sections) -> list[str]:
+    """The numbers the abstract gives (its headline results), as written."""
+    text = " ".join(s.text for s in sections if s.priority == ABSTRACT)
+    return re.findall(r"\d+(?:[.,]\d+)*%?", text)
+
+
+def content_stems(text: str) -> set[str]:
+    return set(stems([w for w in words(text) if len(w) > 2]))

@@ -1,0 +1,181 @@
+"""The writer: a critique or synthesis written one heading at a time.
+
+A small model asked for six headings in one reply fills the later ones with the earlier ones'
+sentences, or with "The paper does not make any overclaims." Here each heading is one call:
+the same system message and paper for every heading (a server's prompt cache reads them once),
+then that heading's request with its own material (reader.text.material): the paper's
+sentences that carry what the heading is about and, for the critique, facts a reviewer would
+check. A rewrite asks again only for the headings that had unsupported sentences, and keeps
+the other headings as they were.
+
+A reply is the text under one heading; if the model wrote headings anyway, the text under
+the requested one is taken (or what came before the first heading).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from reader.llm.base import Completion, supports_sampling
+from reader.prompts import environment, language_instruction, messages
+from reader.text.material import critique_facts, heading_material
+from reader.text.split import sentence_spans
+from reader.text.tokens import estimate_tokens
+
+# llama.cpp's sampling controls for the writer (docs/deepread.md: what each did to the 1.5B model's notes).
+WRITER_SAMPLING = {"repeat_penalty": 1.1, "dry_multiplier": 0.8, "min_p": 0.05}
+WRITER_TEMPERATURE = 0.2
+MATERIAL_SHARE = 0.06  # of the paper context's tokens, for each heading's own sentences (80 to 400)
+_HEADING_LINE = re.compile(r"^[ \t]*(?:#{1,6}[ \t]*(.+?)|\*\*(.+?)\*\*:?)[ \t]*#*[ \t]*$", re.M)
+
+
+def headings(kind: str) -> list[str]:
+    """The headings of a critique or synthesis, as prompts/_headings.j2 names them."""
+    return list(getattr(environment().get_template("_headings.j2").module, kind))
+
+
+@dataclass(frozen=True)
+class Request:
+    """What every heading of one document shares."""
+
+    kind: str
+    title: str
+    language: str
+    context: str
+    left_out: list[str]
+    sections: list  # reader.deepread.Section: .title, .text, .priority
+    paper_id: str
+    words_per_heading: int
+    output_language: str | None = None
+
+    @property
+    def max_tokens(self) -> int:
+        return int(self.words_per_heading * 2.2) + 60
+
+    @property
+    def material_tokens(self) -> int:
+        return min(400, max(80, int(MATERIAL_SHARE * estimate_tokens(self.context))))
+
+
+def heading_body(reply: str, heading: str) -> str:
+    """The text a reply gives under `heading`: all of it when it has no heading line; else the
+    text under the line naming `heading`, or before the first heading line."""
+    lines = list(_HEADING_LINE.finditer(reply))
+    if not lines:
+        return reply.strip()
+    wanted = heading.lower()
+    for i, line in enumerate(lines):
+        name = (line.group(1) or line.group(2) or "").strip().strip(":").lower()
+        if name == wanted:
+            end = lines[i + 1].start() if i + 1 < len(lines) else len(reply)
+            return reply[line.end() : end].strip()
+    return reply[: lines[0].start()].strip()
+
+
+def split_document(text: str) -> list[tuple[str, str]]:
+    """(heading, text under it) for each "## heading" of a document; text before the first
+    heading comes as ("", text)."""
+    parts, last, heading = [], 0, ""
+    for line in _HEADING_LINE.finditer(text):
+        body = text[last : line.start()].strip()
+        if heading or body:
+            parts.append((heading, body))
+        heading, last = (line.group(1) or line.group(2) or "").strip(), line.end()
+    body = text[last:].strip()
+    if heading or body:
+        parts.append((heading, body))
+    return parts
+
+
+def join_document(parts: list[tuple[str, str]]) -> str:
+    return "\n\n".join(f"## {h}\n{body}" if h else body for h, body in parts if h or body).strip()
+
+
+def _ask(generator, request: Request, heading: str, material, facts, flagged=(), previous="") -> Completion:
+    conversation = messages(
+        "heading",
+        title=request.title,
+        context=request.context,
+        left_out=request.left_out,
+        document=request.kind,
+        heading=heading,
+        material=list(material),
+        facts=list(facts),
+        flagged=list(flagged),
+        previous=previous,
+        words=request.words_per_heading,
+        language_instruction=language_instruction(request.language, request.output_language),
+    )
+    stage = f"regenerate-{request.kind}" if flagged else request.kind
+    extra = {"sampling": WRITER_SAMPLING} if supports_sampling(generator) else {}
+    return generator.complete(
+        conversation,
+        temperature=WRITER_TEMPERATURE,
+        max_tokens=request.max_tokens,
+        stage=stage,
+        paper_id=request.paper_id,
+        **extra,
+    )
+
+
+def _total(parts: list[tuple[str, str]], replies: list[Completion]) -> Completion:
+    return Completion(
+        text=join_document(parts),
+        prompt_tokens=sum(r.prompt_tokens for r in replies),
+        completion_tokens=sum(r.completion_tokens for r in replies),
+        latency_s=sum(r.latency_s for r in replies),
+        model=replies[0].model if replies else "",
+        calls=len(replies),
+    )
+
+
+def write_document(generator, request: Request) -> Completion:
+    """The whole document, one call per heading."""
+    used: set[str] = set()
+    parts, replies = [], []
+    for heading in headings(request.kind):
+        material = heading_material(heading, request.sections, used, request.material_tokens)
+        reply = _ask(generator, request, heading, material, critique_facts(heading, request.sections))
+        replies.append(reply)
+        parts.append((heading, heading_body(reply.text, heading)))
+    return _total(parts, replies)
+
+
+def rewrite_document(generator, request: Request, previous: str, flagged: list[str]) -> Completion:
+    """`previous` with each heading that held a flagged sentence written again, the flagged
+    sentences named and taken out of what the writer is shown; the other headings unchanged.
+    A heading whose rewrite comes back empty keeps its sentences but the flagged ones."""
+    used: set[str] = set()
+    parts, replies = [], []
+    for heading, body in split_document(previous):
+        own = [s for s in flagged if s in body]
+        material = heading_material(heading, request.sections, used, request.material_tokens)
+        if not own or not heading:
+            parts.append((heading, body))
+            continue
+        reply = _ask(
+            generator,
+            request,
+            heading,
+            material,
+            critique_facts(heading, request.sections),
+            flagged=own,
+            previous=remove_sentences(body, own),
+        )
+        replies.append(reply)
+        # nothing back: the heading keeps its supported sentences, as the rewrite was asked to
+        parts.append((heading, heading_body(reply.text, heading) or remove_sentences(body, own)))
+    return _total(parts, replies)
+
+
+def remove_sentences(text: str, sentences: list[str]) -> str:
+    """`text` without every occurrence of the given sentences (for the rewrite prompt)."""
+    unwanted = set(sentences)
+    out, last = [], 0
+    for start, end in sentence_spans(text):
+        if text[start:end] in unwanted:
+            out.append(text[last:start].rstrip(" "))
+            last = end
+    out.append(text[last:])
+    return re.sub(r"[ \t]+\n|\n[ \t]+", "\n", "".join(out)).strip()
