@@ -15,7 +15,7 @@ the requested one is taken (or what came before the first heading).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from reader.llm.base import Completion, supports_sampling
 from reader.prompts import environment, language_instruction, messages
@@ -48,6 +48,7 @@ class Request:
     paper_id: str
     words_per_heading: int
     output_language: str | None = None
+    sampling: dict = field(default_factory=lambda: dict(WRITER_SAMPLING))
 
     @property
     def max_tokens(self) -> int:
@@ -108,7 +109,7 @@ def _ask(generator, request: Request, heading: str, material, facts, flagged=(),
         language_instruction=language_instruction(request.language, request.output_language),
     )
     stage = f"regenerate-{request.kind}" if flagged else request.kind
-    extra = {"sampling": WRITER_SAMPLING} if supports_sampling(generator) else {}
+    extra = {"sampling": request.sampling} if supports_sampling(generator) and request.sampling else {}
     return generator.complete(
         conversation,
         temperature=WRITER_TEMPERATURE,
