@@ -4,6 +4,12 @@ the current code, each document measured as a researcher would read it.
     .venv/bin/python -m benchmarks.bench_notes --baseline 28e590b --save /tmp/notes
     .venv/bin/python -m benchmarks.bench_notes --save /tmp/notes --arms current   # one arm
     .venv/bin/python -m benchmarks.bench_notes --save /tmp/notes --report         # figures only
+    .venv/bin/python -m benchmarks.bench_notes --save /tmp/notes --arms endpoint
+
+The endpoint arm reads through a loopback OpenAI-compatible server (tests/loopback_openai.py) at
+ENDPOINT capabilities, answering as the dry-run LLM does (each heading with its material's
+sentences, each claim by word overlap): it shows the endpoint path (sizes, calls, the
+sampling sent), not a model's quality.
 
 Each read is the real command in a fresh READER_HOME (embedded model, cache off; see
 benchmarks.bench_read). Its `--json` is saved as SAVE/ARM/PAPER.json, and a paper whose file is
@@ -17,9 +23,11 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import sys
 from pathlib import Path
 
 from benchmarks.bench_read import export, paper_path, read_once
+from benchmarks.common import ROOT
 
 PAPERS = [
     "acl2007_P07-1088.pdf",
@@ -39,14 +47,16 @@ PAPERS = [
 ]
 
 
-def run_arm(arm: str, code: Path | None, papers: list[str], save: Path) -> None:
+def run_arm(
+    arm: str, code: Path | None, papers: list[str], save: Path, extra_env: dict | None = None
+) -> None:
     out = save / arm
     out.mkdir(parents=True, exist_ok=True)
     for name in papers:
         target = out / f"{name}.json"
         if target.exists():
             continue
-        data = read_once(paper_path(name), code, None)
+        data = read_once(paper_path(name), code, None, extra_env)
         target.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
         print(
             f"{arm} {name}: wall {data['wall']:.0f} s · {data['llm_calls']} calls · "
@@ -55,16 +65,47 @@ def run_arm(arm: str, code: Path | None, papers: list[str], save: Path) -> None:
         )
 
 
+def run_endpoint_arm(papers: list[str], save: Path) -> None:
+    sys.path.insert(0, str(ROOT / "tests"))  # the tests' loopback server
+    from loopback_openai import LoopbackOpenAI
+
+    from reader.llm.dryrun import answer_generate, answer_verify
+
+    def respond(prompt: str) -> str:
+        return answer_verify(prompt) if "Claims:" in prompt else answer_generate(prompt, per_heading=8)
+
+    with LoopbackOpenAI(respond=respond, models=("loopback",)) as server:
+        env = {
+            "READER_LLM_BASE_URL": server.base_url,
+            "READER_LLM_MODEL": "loopback",
+            "READER_LLM_API_KEY": "k",
+        }
+        run_arm("endpoint", None, papers, save, env)
+        sent = [
+            r["json"] for r in server.chat_requests if "Claims:" not in r["json"]["messages"][-1]["content"]
+        ]
+    if sent:
+        print(
+            f"endpoint: {len(sent)} writing calls; max_tokens {sorted({r['max_tokens'] for r in sent})}; "
+            f"sampling sent: {sorted({k for r in sent for k in r if k.endswith('penalty')}) or 'none'}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", metavar="REV", help="the revision the baseline arm reads with")
     parser.add_argument("--save", type=Path, required=True, help="folder of the saved reads")
-    parser.add_argument("--arms", nargs="+", default=["baseline", "current"], choices=["baseline", "current"])
+    parser.add_argument(
+        "--arms", nargs="+", default=["baseline", "current"], choices=["baseline", "current", "endpoint"]
+    )
     parser.add_argument("--papers", nargs="+", default=PAPERS)
     parser.add_argument("--report", action="store_true", help="only print the figures of the saved reads")
     args = parser.parse_args()
     if not args.report:
         for arm in args.arms:
+            if arm == "endpoint":
+                run_endpoint_arm(args.papers, args.save)
+                continue
             if arm == "baseline" and not args.baseline:
                 parser.error("the baseline arm needs --baseline REV")
             code = export(args.baseline) if arm == "baseline" else None

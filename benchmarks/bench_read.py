@@ -106,9 +106,10 @@ def stage_figures(env: dict, code: Path | None) -> list[dict]:
     return json.loads(proc.stdout).get("by_stage", [])
 
 
-def read_once(pdf: Path, code: Path | None, words: int | None) -> dict:
+def read_once(pdf: Path, code: Path | None, words: int | None, extra_env: dict | None = None) -> dict:
     """One `reader read --json` in a fresh home; code None: the current checkout."""
     home, env = fresh_home()
+    env.update(extra_env or {})
     if code is not None:
         env["PYTHONPATH"] = str(code)
     cmd = [PYTHON, "-m", "reader", "read", str(pdf), "--json"] + (["--words", str(words)] if words else [])

@@ -214,7 +214,7 @@ def badness(document: dict) -> float:
 
 
 def report(save: Path, papers: list[str]) -> None:
-    arms = [a for a in ("baseline", "current") if (save / a).is_dir()]
+    arms = [a for a in ("baseline", "current", "endpoint") if (save / a).is_dir()]
     measured: dict[str, dict[str, dict]] = {arm: {} for arm in arms}
     with tempfile.TemporaryDirectory() as tmp:
         for name in papers:
