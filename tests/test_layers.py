@@ -24,7 +24,7 @@ LAYERS = [
     {"text", "config", "resources", "http"},
     {"store"},
     {"llm", "ingest", "index", "prompts", "queue"},
-    {"audit"},
+    {"audit", "writer"},
     {"deepread", "review", "crag", "export", "checker", "web.read_models"},
     {"services"},
     {"facade"},
