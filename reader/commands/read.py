@@ -45,13 +45,14 @@ def _summary_lines(result) -> list[str]:
     "--context-tokens",
     type=click.IntRange(500, 200_000),
     default=None,
-    help="Paper tokens given to the generator (default: 3000 for the embedded model, 12000 for an endpoint).",
+    help="Paper tokens given to the generator (default: what the generator takes: docs/llm.md, Budgets).",
 )
 @click.option(
     "--words",
     type=click.IntRange(100, 5000),
     default=None,
-    help="Target length of each analysis (default: 280 embedded, 900 endpoint).",
+    help="Target length of each analysis in words, shared evenly by its headings (default: what the "
+    "generator can sustain: docs/llm.md, Budgets).",
 )
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
 @click.pass_obj
