@@ -39,6 +39,12 @@ _NOTHING_THERE = re.compile(
     re.I,
 )
 _RESULTS = re.compile(r"result|experiment|evaluation|ablation|实验|结果", re.I)
+# what a reviewer can check: a number, a table or figure, the variance, the data's size, a baseline
+_CHECKABLE = re.compile(
+    r"\d|\b(?:table|figure|fig\.|section|variance|standard deviation|significan\w*|confidence|"
+    r"baselines?|dataset|corpus|sample size|ablation\w*)\b",
+    re.I,
+)
 
 
 def document_sentences(text: str) -> list[str]:
@@ -105,13 +111,15 @@ def load_paper(path: Path, tmp: str) -> PaperText:
 
 def measure_document(text: str, paper: PaperText) -> dict:
     sentences = document_sentences(text)
-    keys, distinct, specific, first, copies, nothing = [], 0, 0, 0, 0, 0
+    keys, distinct, specific, first, copies, nothing, checkable = [], 0, 0, 0, 0, 0, 0
     drawn: set[int] = set()
     for s in sentences:
         key = content_key(s)
         distinct += not _repeats(key, keys)
         keys.append(key)
-        specific += not says_nothing_specific(s, paper.facts)
+        is_specific = not says_nothing_specific(s, paper.facts)
+        specific += is_specific
+        checkable += is_specific and bool(_CHECKABLE.search(s))
         first += bool(_FIRST_PERSON.search(s))
         nothing += bool(_NOTHING_THERE.search(s))
         section, share, closest_words = paper.closest(s)
@@ -127,6 +135,7 @@ def measure_document(text: str, paper: PaperText) -> dict:
         "first_person": first,
         "copies": copies,
         "nothing_there": nothing,
+        "checkable": checkable,
         "empty_items": len(_EMPTY_ITEM.findall(text))
         + len(re.findall(r"^#+\s.*\n\s*(?=^#+\s|\Z)", text, re.M)),
         "drawn": drawn,
@@ -180,9 +189,13 @@ def summary_of_documents(docs: list[dict]) -> dict[str, str]:
 
 def summary(rows: list[dict]) -> dict[str, str]:
     first_ok = sum(1 for r in rows for ratio in r["first_ratio"].values() if ratio <= 0.3)
+    critiques = [r["documents"]["critique"] for r in rows if "critique" in r["documents"]]
     return {
         "papers": str(len(rows)),
         **summary_of_documents([d for r in rows for d in r["documents"].values()]),
+        "critique sentences tied to a checkable point": _share(
+            sum(d["checkable"] for d in critiques), sum(d["sentences"] for d in critiques)
+        ),
         "abstract numbers under Key results": _share(
             sum(r["headline"][0] for r in rows), sum(r["headline"][1] for r in rows)
         ),
