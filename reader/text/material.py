@@ -77,7 +77,25 @@ RULES: dict[str, Rule] = {
     ),
     "Key results": Rule(
         (ABSTRACT, RESULTS, CAPTIONS, CONCLUSION),
-        _cue("result", "outperform", "improv", "achiev", "accura", "score", "f1", "error", "gain", "than"),
+        _cue(
+            "result",
+            "outperform",
+            "improv",
+            "achiev",
+            "accura",
+            "score",
+            "f1",
+            "error",
+            "gain",
+            "than",
+            "show",
+            "found",
+            "higher",
+            "lower",
+            "increas",
+            "decreas",
+            "reduc",
+        ),
         numbers=True,
     ),
     "Relation to prior work": Rule(
@@ -197,16 +215,38 @@ _CRITIQUE_FACTS = {"Weaknesses", "Quality of the evidence", "Threats to validity
 
 _VARIANCE = re.compile(
     r"±|\+/-|\bstandard deviation|\bstd\b|\bs\.d\.|\bconfidence interval|\bp\s*[<=≤]\s*0?\.\d|"
-    r"\bsignifican\w*|\bvariance\b|\berror bars?\b|\bstandard error\b",
+    r"\bstatistically significant|\bsignificant(?:ly)? (?:differ\w*|higher|lower|better|worse|at\b)|"
+    r"\bvariance\b|\berror bars?\b|\bstandard error\b|\banova\b|\bt-test|\bwilcoxon\b|\bbootstrap",
+    re.I,
+)
+# a journal's front matter inside a section: not something the paper says about its work
+_BOILERPLATE = re.compile(
+    r"^\W*(?:funding|editor|received|accepted|published|copyright|citation|data availability|"
+    r"competing interests|author contributions|academic editor|open access|how to cite)\b|doi\.org|\bdoi:|"
+    r"\b(?:editor|received|accepted|published|copyright)\s*:",
     re.I,
 )
 _DATA_SIZE = re.compile(
-    r"\b\d[\d,.]*\s*(?:k|m|million|thousand)?\s+(?:sentences|documents|examples|pairs|images|participants|"
+    r"\b(\d[\d,.]*)\s*(k|m|million|thousand)?\s+(?:sentences|documents|examples|pairs|images|participants|"
     r"subjects|articles|papers|tokens|words|samples|instances|questions|queries|users|patients|plants|"
     r"tweets|utterances|dialogues|citations|abstracts)\b",
     re.I,
 )
 _LIMITATIONS = re.compile(r"limitation|threats? to validity|局限|不足", re.I)
+
+
+def _is_data_size(sentence: str) -> bool:
+    """Does the sentence give a collection's size ("9,815 sentences", "2 million pairs")? A count
+    under 100 ("5 words to either side", "10 samples") is a setting, not a size."""
+    for match in _DATA_SIZE.finditer(sentence):
+        digits = match.group(1).replace(",", "").rstrip(".")
+        try:
+            count = float(digits)
+        except ValueError:
+            continue
+        if match.group(2) or count >= 100:
+            return True
+    return False
 
 
 def _sentences(sections, kinds: tuple[int, ...]) -> list[tuple[int, int, str]]:
@@ -219,6 +259,8 @@ def _sentences(sections, kinds: tuple[int, ...]) -> list[tuple[int, int, str]]:
         rank = kinds.index(section.priority)
         for sentence in split_sentences(section.text):
             flat = " ".join(sentence.split())
+            if _BOILERPLATE.search(flat):
+                continue
             if 6 <= len(flat.split()) <= 80 or (len(flat) >= 30 and re.search(r"[^\x00-\x7f]", flat)):
                 out.append((rank, position, flat))
                 position += 1
@@ -266,7 +308,7 @@ def critique_facts(heading: str, sections) -> list[str]:
         facts.append("No standard deviation, confidence interval or significance test appears in the text.")
     elif heading == "Quality of the evidence":
         facts.append(f"Variance or significance is mentioned: {variance}")
-    sizes = [s for s in sentences if _DATA_SIZE.search(s)][:2]
+    sizes = [s for s in sentences if _is_data_size(s)][:2]
     facts += [f"Data size: {s}" for s in sizes]
     if heading != "Quality of the evidence" and not any(_LIMITATIONS.search(s.title) for s in sections):
         facts.append("The paper has no section on limitations.")
