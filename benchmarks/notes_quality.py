@@ -24,14 +24,15 @@ from pathlib import Path
 from benchmarks.bench_context import numbers
 from benchmarks.common import SHARED_PAPERS, wilson
 from reader.audit.guards import PaperFacts
+from reader.audit.loop import MARK as LOOP_MARK
 from reader.audit.specific import says_nothing_specific
 from reader.text.split import split_sentences
-from reader.text.tidy import _repeats, content_key
+from reader.text.tidy import BULLET_MARK, content_key, repeats_earlier
 from reader.text.words import words
 
-MARK = "[待验证]"
+MARK = LOOP_MARK.strip()
 COPY_RATIO = 0.8
-_EMPTY_ITEM = re.compile(r"^[ \t]*(?:[-*+•]|\\-|\d{1,2}[.)])[ \t]*$", re.M)
+_EMPTY_ITEM = re.compile(rf"^[ \t]*{BULLET_MARK}[ \t]*$", re.M)
 _FIRST_PERSON = re.compile(r"\b(?:we|our|ours|us)\b", re.I)
 _NOTHING_THERE = re.compile(
     r"\bdoes not (?:provide|make|report|mention|discuss|include|present|identify|contain|have) any\b"
@@ -56,7 +57,7 @@ def document_sentences(text: str) -> list[str]:
     )
     out = []
     for sentence in split_sentences(body):
-        flat = re.sub(r"^\s*(?:[-*+•]|\\-|\d{1,2}[.)])\s+", "", " ".join(sentence.split()))
+        flat = re.sub(rf"^\s*{BULLET_MARK}\s+", "", " ".join(sentence.split()))
         if len(words(flat)) >= 2 or re.search(r"[\u4e00-\u9fff]{4}", flat):
             out.append(flat)
     return out
@@ -115,7 +116,7 @@ def measure_document(text: str, paper: PaperText) -> dict:
     drawn: set[int] = set()
     for s in sentences:
         key = content_key(s)
-        distinct += not _repeats(key, keys)
+        distinct += not repeats_earlier(key, keys)
         keys.append(key)
         is_specific = not says_nothing_specific(s, paper.facts)
         specific += is_specific

@@ -28,7 +28,18 @@ from reader.audit.guards import PaperFacts
 from reader.audit.loop import AuditResult, LoopResult, audit_loop, audit_text, mark_unsupported
 from reader.errors import PaperNotFound, ReaderError
 from reader.ingest.text import TEXT_SECTION
+from reader.prompts import writes_chinese
 from reader.text.extract import select_sentences
+from reader.text.material import (
+    ABSTRACT,
+    APPENDIX,
+    CAPTIONS,
+    CONCLUSION,
+    INTRODUCTION,
+    METHOD,
+    OTHER,
+    RESULTS,
+)
 from reader.text.tidy import ECHOES_HEADING, EMPTY_BULLET, EMPTY_HEADING, REPEATS, Tidied, third_person, tidy
 from reader.text.tokens import estimate_tokens
 from reader.writer import Request, headings, rewrite_document, write_document
@@ -38,14 +49,17 @@ CAPTIONS_TITLE = "Figure and table captions"
 
 # Section priority when the paper does not fit: lower comes first.
 _PRIORITY = [
-    (1, re.compile(r"^" + TEXT_SECTION + r"$")),  # a paper without headings: its whole text
-    (0, re.compile(r"abstract|摘要", re.I)),
-    (1, re.compile(r"introduction|引言|绪论|前言", re.I)),
-    (6, re.compile(r"related work|prior work|previous work|background|相关工作", re.I)),
-    (2, re.compile(r"conclusion|concluding|discussion|summary|limitation|结论|总结|讨论|局限", re.I)),
-    (3, re.compile(r"result|experiment|evaluation|analys|finding|ablation|实验|结果|评估", re.I)),
+    (INTRODUCTION, re.compile(r"^" + TEXT_SECTION + r"$")),  # a paper without headings: its whole text
+    (ABSTRACT, re.compile(r"abstract|摘要", re.I)),
+    (INTRODUCTION, re.compile(r"introduction|引言|绪论|前言", re.I)),
+    (OTHER, re.compile(r"related work|prior work|previous work|background|相关工作", re.I)),
     (
-        4,
+        CONCLUSION,
+        re.compile(r"conclusion|concluding|discussion|summary|limitation|结论|总结|讨论|局限", re.I),
+    ),
+    (RESULTS, re.compile(r"result|experiment|evaluation|analys|finding|ablation|实验|结果|评估", re.I)),
+    (
+        METHOD,
         re.compile(r"method|approach|model|framework|architecture|algorithm|proposed|design|方法|模型", re.I),
     ),
 ]
@@ -59,9 +73,9 @@ _CAPTION_CHUNK = re.compile(
 _FRONT_MATTER = re.compile(r"^\W*front matter\W*$", re.I)
 _REFERENCES = re.compile(r"^\W*(?:\d+\W*)?(?:references|bibliography|参考文献)", re.I)
 _NUMBERING = re.compile(r"^(\d+|[A-Z])(?:\.\d+)*\.?\s+\S")
-_CAPTION_PRIORITY = 5
-_OTHER_PRIORITY = 6
-_APPENDIX_PRIORITY = 7
+_CAPTION_PRIORITY = CAPTIONS
+_OTHER_PRIORITY = OTHER
+_APPENDIX_PRIORITY = APPENDIX
 FLOOR_TOKENS = 60  # at most, for each section before the priorities share the rest
 
 
@@ -296,10 +310,6 @@ def build_context(
     return PaperContext(text, included, left_out, estimate_tokens(text))
 
 
-def _writes_chinese(paper_language: str, override: str | None) -> bool:
-    return (override or paper_language or "en").lower().startswith("zh")
-
-
 def _removals(tidied: Tidied) -> str:
     """What tidying took out of a draft, in words: "3 repeated sentences, 2 empty bullets"."""
     parts = [
@@ -435,9 +445,7 @@ def deep_read(
                 progress(f"{kind}: writing, one heading at a time")
                 draft = write_document(generator, request)
             text = (
-                draft.text
-                if _writes_chinese(material.language, output_language)
-                else third_person(draft.text)
+                draft.text if writes_chinese(material.language, output_language) else third_person(draft.text)
             )
             tidied = tidy(text)
             if tidied.removed:

@@ -95,7 +95,11 @@ def template_names() -> list[str]:
     return sorted(p.stem for p in PROMPTS_DIR.glob("*.j2") if not p.stem.startswith("_"))
 
 
+def writes_chinese(paper_language: str, override: str | None = None) -> bool:
+    """Is the output written in Chinese? The paper's language unless a setting says otherwise."""
+    return (override or paper_language or "en").lower().startswith("zh")
+
+
 def language_instruction(paper_language: str, override: str | None = None) -> str:
     """Which language the output should be written in: the paper's unless a setting says otherwise."""
-    lang = (override or paper_language or "en").lower()
-    return "Write in Chinese (简体中文)." if lang.startswith("zh") else "Write in English."
+    return "Write in Chinese (简体中文)." if writes_chinese(paper_language, override) else "Write in English."

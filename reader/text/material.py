@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 from reader.text.split import split_sentences
 from reader.text.tokens import estimate_tokens
-from reader.text.words import stems, words
 
 # Section kinds, as reader.deepread ranks them (lower is read first when the paper is long).
 ABSTRACT, INTRODUCTION, CONCLUSION, RESULTS, METHOD, CAPTIONS, OTHER, APPENDIX = range(8)
@@ -313,13 +312,3 @@ def critique_facts(heading: str, sections) -> list[str]:
     if heading != "Quality of the evidence" and not any(_LIMITATIONS.search(s.title) for s in sections):
         facts.append("The paper has no section on limitations.")
     return facts
-
-
-def abstract_numbers(sections) -> list[str]:
-    """The numbers the abstract gives (its headline results), as written."""
-    text = " ".join(s.text for s in sections if s.priority == ABSTRACT)
-    return re.findall(r"\d+(?:[.,]\d+)*%?", text)
-
-
-def content_stems(text: str) -> set[str]:
-    return set(stems([w for w in words(text) if len(w) > 2]))

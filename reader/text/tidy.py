@@ -66,7 +66,7 @@ def content_key(sentence: str) -> frozenset[str]:
     return frozenset(found | set(stems(plain)))
 
 
-def _repeats(key: frozenset[str], earlier: list[frozenset[str]]) -> bool:
+def repeats_earlier(key: frozenset[str], earlier: list[frozenset[str]]) -> bool:
     for seen in earlier:
         if key == seen:
             return True
@@ -81,7 +81,7 @@ def drop_repeats(text: str) -> Tidied:
     for start, end in sentence_spans(text):
         sentence = text[start:end]
         key = content_key(sentence)
-        if key and _repeats(key, keys):
+        if key and repeats_earlier(key, keys):
             removed.append((sentence, REPEATS))
             out.append(text[last:start].rstrip(" \t"))
             last = end
