@@ -23,11 +23,9 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import sys
 from pathlib import Path
 
 from benchmarks.bench_read import export, paper_path, read_once
-from benchmarks.common import ROOT
 
 PAPERS = [
     "acl2007_P07-1088.pdf",
@@ -66,10 +64,8 @@ def run_arm(
 
 
 def run_endpoint_arm(papers: list[str], save: Path) -> None:
-    sys.path.insert(0, str(ROOT / "tests"))  # the tests' loopback server
-    from loopback_openai import LoopbackOpenAI
-
     from reader.llm.dryrun import answer_generate, answer_verify
+    from tests.loopback_openai import LoopbackOpenAI
 
     def respond(prompt: str) -> str:
         return answer_verify(prompt) if "Claims:" in prompt else answer_generate(prompt, per_heading=8)
