@@ -33,6 +33,8 @@ from reader.llm.scripted import ScriptedLLM
         ("Score: 0.9 (the passage is irrelevant to other questions)", 0.9),
         ("Score: 12/10", 1.0),  # clamped
         ("评分：0.7 理由：相关", 0.7),
+        ("Relevance: relevant, Score: 0.9", 0.9),  # seed 000's own format
+        ("Relevance: irrelevant, Score: 0.1", 0.1),
     ],
 )
 def test_explicit_scores_win(reply, score):

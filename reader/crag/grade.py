@@ -63,8 +63,12 @@ _SCORE_LABEL = re.compile(
 )
 # What may stand before a labelled score on its line: nothing, markup, separators, or the
 # verdict ("NO, score: 0.3", "Yes (score = 0.8)") — not prose ("a ROUGE score 0.41", "F1 score: 0.9").
+# Seed 000's own format leads with its verdict word: "Relevance: relevant, Score: 0.9".
 _LABEL_LEAD = re.compile(
-    r"(?:\s*\d{1,2}[.)]\s+)?[\s*_#>•(\[,;:—–|-]*(?:(?:yes|no)\b[\s*.,;:!—–(\[-]*)?$", re.IGNORECASE
+    r"(?:\s*\d{1,2}[.)]\s+)?[\s*_#>•(\[,;:—–|-]*"
+    r"(?:(?:yes|no|relevance\s*\**\s*[:：]\s*\**\s*(?:relevant|irrelevant|ambiguous|partially relevant))"
+    r"\b[\s*.,;:!—–(\[-]*)?$",
+    re.IGNORECASE,
 )
 _FRACTION = re.compile(r"(?<![\d.])" + _NUMBER + r"\s*/\s*" + _NUMBER + r"(?![\d.])")
 _LEADING_FRACTION = re.compile(r"^\s*\**\s*" + _NUMBER + r"\s*/\s*" + _NUMBER + r"(?![\d.])")
