@@ -35,9 +35,10 @@ class Scored:
 class ClaimChecker:
     """Scores (claim, evidence) pairs. Thread-safe: one forward pass at a time."""
 
-    def __init__(self, directory: Path = WEIGHTS, threads: int | None = None):
+    def __init__(self, directory: Path = WEIGHTS, threads: int | None = None, max_tokens: int = MAX_TOKENS):
         self.directory = Path(directory)
         self.threads = threads
+        self.max_tokens = max_tokens
         self._model = None
         self._tokenizer = None
         self._lock = threading.Lock()
@@ -82,7 +83,7 @@ class ClaimChecker:
                     [c for c, _ in chunk],
                     [e for _, e in chunk],
                     truncation="only_second",
-                    max_length=MAX_TOKENS,
+                    max_length=self.max_tokens,
                     padding=True,
                     return_tensors="pt",
                 )

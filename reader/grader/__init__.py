@@ -1,0 +1,1 @@
+"""The relevance grader: a cross-encoder (question, passage) -> P(relevant), trained here."""

@@ -1,0 +1,99 @@
+"""Train the relevance grader from the shipped pairs and seed; writes reader/grader/weights/.
+
+    nice .venv/bin/python scripts/train_grader.py > /tmp/train_grader.log 2>&1
+
+Reads scripts/data/grader_pairs.jsonl.xz (made by scripts/make_grader_data.py from
+../shared/papers-train/), trains on the "train" papers' pairs with the claim checker's loop
+(reader.checker.train: the packaged MiniLM with a one-logit head, binary cross-entropy, early
+stopping on the "val" papers' pairs) and writes fp16 weights with a training card. Negatives are
+sampled to at most --negatives per positive. `--max-steps` makes a run end the same on any
+machine; prints its run time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import lzma
+import random
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from reader.checker.train import TrainConfig, train, write_card  # noqa: E402
+from reader.grader.model import MAX_TOKENS, WEIGHTS  # noqa: E402
+from reader.index.dense import packaged_model_path  # noqa: E402
+
+DATA = ROOT / "scripts" / "data" / "grader_pairs.jsonl.xz"
+
+
+def load_pairs(path: Path) -> list[dict]:
+    with lzma.open(path, "rt", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def choose(pairs: list[dict], rng: random.Random, negatives: float) -> list[dict]:
+    positives = [p for p in pairs if p["label"] == 1]
+    others = [p for p in pairs if p["label"] == 0]
+    rng.shuffle(others)
+    return positives + others[: int(negatives * len(positives))]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--out", type=Path, default=WEIGHTS)
+    ap.add_argument("--negatives", type=float, default=2.0)
+    ap.add_argument("--val-pairs", type=int, default=1200)
+    defaults = TrainConfig(
+        seed=32, max_tokens=MAX_TOKENS, max_pairs=16000, eval_every=150, patience=4, max_minutes=75.0
+    )
+    for name, value in vars(defaults).items():
+        ap.add_argument("--" + name.replace("_", "-"), type=type(value), default=value)
+    args = ap.parse_args()
+    config = TrainConfig(**{k: getattr(args, k) for k in vars(defaults)})
+    started = time.perf_counter()
+    rng = random.Random(config.seed)
+    pairs = load_pairs(args.data)
+    train_pairs = choose([p for p in pairs if p["split"] == "train"], rng, args.negatives)
+    val_all = choose([p for p in pairs if p["split"] == "val"], rng, args.negatives)
+    rng.shuffle(val_all)
+    val_pairs = sorted(val_all[: args.val_pairs], key=lambda p: len(p["claim"]) + len(p["evidence"]))
+    counts = Counter((p["kind"], p["label"]) for p in train_pairs)
+    print(
+        f"{len(train_pairs)} training pairs ({sum(p['label'] for p in train_pairs)} relevant), "
+        f"{len(val_pairs)} validation pairs; by kind: {dict(sorted(counts.items()))}",
+        flush=True,
+    )
+    result = train(
+        train_pairs,
+        val_pairs,
+        packaged_model_path(),
+        args.out,
+        config,
+        log=lambda line: print(line, flush=True),
+    )
+    write_card(
+        args.out,
+        config,
+        result,
+        {
+            "file": args.data.name,
+            "sha256": hashlib.sha256(args.data.read_bytes()).hexdigest(),
+            "train_pairs": len(train_pairs),
+            "val_pairs": len(val_pairs),
+            "negatives": args.negatives,
+        },
+    )
+    size = sum(f.stat().st_size for f in args.out.iterdir()) / 1e6
+    print(f"best step {result.best_step}: {result.best_val}; weights {size:.1f} MB in {args.out}")
+    print(f"run time {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
