@@ -43,13 +43,16 @@ from pathlib import Path
 from benchmarks.common import SHARED_PAPERS
 from reader.crag.grounded import audit_grounded
 from reader.crag.pipeline import CragConfig, ask
+from reader.grader.model import shared_grader
 from reader.llm.scripted import ScriptedLLM
 from tests.crag_fakes import PAPER_A, TITLES, CragLLM, FakeSearch
 
 PATHS = {
-    # batched grading and refining, a refusal with a passage graded P(YES) >= 0.9 quotes it (the default)
-    "new": CragConfig,
-    "batched": lambda **kw: CragConfig(quote_threshold=None, **kw),  # batched, refusals never quoted
+    # the trained relevance grader first, the LLM for its band (the default)
+    "grader": CragConfig,
+    # the LLM grades every passage in batches; a refusal with a passage graded P(YES) >= 0.9 quotes it
+    "new": lambda **kw: CragConfig(grader=False, **kw),
+    "batched": lambda **kw: CragConfig(grader=False, quote_threshold=None, **kw),  # refusals never quoted
 }
 
 CASES = {
@@ -200,6 +203,14 @@ class StageLog:
         return completion
 
 
+def holds_terms(text: str, terms) -> bool:
+    """A passage holds the expected answer: all its terms (half of a list of three or more), any
+    of a term's '|' alternatives (benchmarks.bench_grader labels passages the same way)."""
+    from benchmarks.bench_grader import relevant
+
+    return relevant(text, list(terms or []))
+
+
 def run_questions(args, paths: list[str]) -> list[dict]:
     from reader.crag.calibrate import load_questions, score_outcome, select_questions
     from reader.store.queries import library_titles
@@ -210,6 +221,8 @@ def run_questions(args, paths: list[str]) -> list[dict]:
     with app.services.db() as session:
         titles = library_titles(session)
     warm_up(app)
+    relevance = shared_grader()
+    relevance.load()
     print(
         f"{len(questions)} questions, paths {', '.join(paths)}, home {args.home}, "
         f"LLM {getattr(app.services.generator, 'model', '?')}",
@@ -222,6 +235,7 @@ def run_questions(args, paths: list[str]) -> list[dict]:
         expected = [known[ref] for ref in q.answer_papers] or None  # every one must be cited
         for path in paths if n % 2 == 0 else paths[::-1]:
             calls: list[dict] = []
+            config = PATHS[path]()
             result = ask(
                 q.question,
                 paper_id=scope,
@@ -230,7 +244,8 @@ def run_questions(args, paths: list[str]) -> list[dict]:
                 search=app.services.search_index.search,
                 check_grounded=audit_grounded,
                 titles=titles,
-                config=PATHS[path](),
+                config=config,
+                relevance=relevance if config.grader else None,
             )
             p_yes = [g["p_yes"] for g in result.to_json()["grades"] if g.get("p_yes") is not None]
             row = {
@@ -241,6 +256,17 @@ def run_questions(args, paths: list[str]) -> list[dict]:
                 "calls": calls,
                 "quoted": result.quoted,
                 "best_p_yes": max(p_yes, default=None),
+                "passages": [
+                    {
+                        "key": c.key,
+                        "relevant": bool(q.answer_papers) and holds_terms(c.text, q.expected_terms),
+                        "p_yes": c.grade.p_yes,
+                        "model_p": c.grade.model_p,
+                        "score": c.grade.score,
+                    }
+                    for c in result.graded
+                    if c.grade is not None
+                ],
             }
             rows.append(row)
             print(
@@ -335,7 +361,7 @@ def report(rows: list[dict], paths: list[str]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--paths", default="new,batched", help="comma-separated, of: " + ", ".join(PATHS))
+    parser.add_argument("--paths", default="grader,new", help="comma-separated, of: " + ", ".join(PATHS))
     parser.add_argument(
         "--latency-ms", type=float, default=200.0, help="routes mode: scripted latency per call"
     )

@@ -40,6 +40,7 @@ class Reader:
         verifier=None,
         embedder=None,
         checker=None,
+        grader=None,
         use_cache: bool | None = None,
         on_notice: Notice | None = None,
     ):
@@ -50,7 +51,9 @@ class Reader:
         checks unless a separate `verifier` is given; calls to either are logged and
         cached like the built-in ones. `embedder` replaces the packaged embedding model;
         `checker` (anything with `score(claims, evidence_lists)`, reader.audit.checking) the
-        shipped claim checker, used when READER_CHECKER is on.
+        shipped claim checker, used when READER_CHECKER is on; `grader` (anything with
+        `grade(question, passages)`, reader.grader.model) the shipped relevance grader, used when
+        READER_CRAG_GRADER is on.
         `on_notice` receives warnings that do not stop the work (default: logging).
         """
         if settings is None:
@@ -70,6 +73,7 @@ class Reader:
             verifier=verifier,
             embedder=embedder,
             checker=checker,
+            grader=grader,
             use_cache=use_cache,
             on_notice=on_notice,
         )
@@ -308,6 +312,7 @@ class Reader:
         keep_thresholds: list[float] | None = None,
         ungrounded: list[str] | None = None,
         answer_p_yes: list[float] | None = None,
+        graders: list[bool] | None = None,
         on_progress: Notice | None = None,
         on_row=None,
     ):
@@ -341,6 +346,7 @@ class Reader:
             keep_thresholds=keep_thresholds,
             ungrounded=ungrounded,
             answer_p_yes=answer_p_yes,
+            graders=graders if graders is not None else [self.settings.crag.grader],
         )
         return CalibrationReport(
             run_calibration(

@@ -30,16 +30,19 @@ class Services:
         verifier=None,
         embedder=None,
         checker=None,
+        grader=None,
         use_cache: bool | None = None,
         on_notice: Notice | None = None,
     ):
         """`llm` writes, and also checks unless a separate `verifier` is given (both any
         reader.llm.base.LLM; logged and cached like the built-in ones); `embedder` replaces the
         packaged embedding model; `checker` (anything with `score(claims, evidence_lists)`) the
-        shipped claim checker, used when READER_CHECKER is on."""
+        shipped claim checker, used when READER_CHECKER is on; `grader` (anything with
+        `grade(question, passages)`) the shipped relevance grader, used when READER_CRAG_GRADER is on."""
         self.settings = settings
         self.use_cache = settings.cache if use_cache is None else use_cache
         self._llm, self._verifier, self._embedder, self._checker = llm, verifier, embedder, checker
+        self._grader = grader
         self.notice: Notice = on_notice or logging.getLogger("reader").warning
 
     @cached_property
@@ -80,6 +83,14 @@ class Services:
 
         scorer = self._checker if self._checker is not None else shared_checker()
         return CheckerBand(scorer, self.settings.checker_low, self.settings.checker_high)
+
+    @cached_property
+    def relevance_grader(self):
+        """The trained relevance grader `reader ask` grades passages with where its configuration
+        turns it on (READER_CRAG_GRADER, or a calibration grid's point); it loads when first used."""
+        from reader.grader.model import shared_grader
+
+        return self._grader if self._grader is not None else shared_grader()
 
     def _role(self, role: str, given):
         from reader.llm.factory import build_llm
@@ -200,6 +211,7 @@ class Services:
             external=external,
             titles=titles,
             config=config,
+            relevance=self.relevance_grader,
         )
 
 

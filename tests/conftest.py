@@ -24,6 +24,9 @@ _OUTER_READER_HOME = os.environ.get("READER_HOME")
 # The suite's fakes script the verifier's every answer; the trained claim checker would decide
 # most sentences before them. Tests of the checker turn it on (tests/test_checker*.py).
 os.environ.setdefault("READER_CHECKER", "off")
+# Likewise the trained relevance grader would grade passages before the scripted LLM grader;
+# tests of the grader turn it on (tests/test_grader*.py).
+os.environ.setdefault("READER_CRAG_GRADER", "off")
 
 
 @pytest.fixture(scope="session")
@@ -47,6 +50,7 @@ def reader_env(tmp_path, monkeypatch):
         if key.startswith("READER_") and key != "READER_HOME":
             monkeypatch.delenv(key)
     monkeypatch.setenv("READER_CHECKER", "off")
+    monkeypatch.setenv("READER_CRAG_GRADER", "off")
     return home
 
 

@@ -190,6 +190,12 @@ _QUOTE_DEFAULT = "off" if _DEFAULT.quote_threshold is None else f"{_DEFAULT.quot
     "refuse (withheld: not found) or keep,refuse to compare.",
 )
 @click.option(
+    "--grader",
+    default=None,
+    help="The trained relevance grader grades passages first (on) or the LLM grades every passage "
+    "(off); on,off to compare. Default: READER_CRAG_GRADER.",
+)
+@click.option(
     "--rows",
     "rows_file",
     type=click.Path(dir_okay=False),
@@ -214,6 +220,7 @@ def calibrate_cmd(
     refusal,
     answer_p_yes,
     ungrounded,
+    grader,
     rows_file,
     write,
     limit,
@@ -244,6 +251,13 @@ def calibrate_cmd(
 
     def words(text: str) -> list[str]:
         return [t.strip().lower() for t in text.split(",") if t.strip()]
+
+    def switches(option: str, text: str) -> list[bool]:
+        values = words(text)
+        unknown = [v for v in values if v not in ("on", "off")]
+        if unknown or not values:
+            raise ReaderError(f"{option} {text!r}: give on, off or on,off")
+        return [v == "on" for v in values]
 
     def quote_values(text: str) -> list[float | None]:
         values = words(text)
@@ -277,6 +291,7 @@ def calibrate_cmd(
             keep_thresholds=numbers("--keep", keep) if keep else None,
             ungrounded=words(ungrounded),
             answer_p_yes=numbers("--answer-p-yes", answer_p_yes),
+            graders=switches("--grader", grader) if grader else None,
             on_progress=lambda msg: click.echo(msg, err=True),
             on_row=save_row,
         )

@@ -129,7 +129,31 @@ class CragSettings:
         "development questions and confirmed on the 61 held-out ones (docs/ask.md)",
     )
     evidence_p_yes: float = setting(
-        0.3, parse=fraction(), help="with `p_yes`: the P(YES) a passage needs to be read by the writer, whole"
+        0.3,
+        parse=fraction(),
+        help="with `p_yes`: the P(YES) a passage needs to be read by the writer (never one a grader "
+        "rejected; the relevance grader's best window of it, else whole)",
+    )
+    grader: bool = setting(
+        True,
+        parse=switch(
+            "use on (the trained relevance grader grades every passage, the LLM what it is unsure of) "
+            "or off (the LLM grades every passage)"
+        ),
+        help="the trained relevance grader (reader/grader/): on, it grades every retrieved passage "
+        "(its best window becomes what the writer reads) and decides at or below grader_low (not "
+        "relevant) or at or above grader_high (relevant); the LLM grades the passages between, and "
+        "their P(YES) is the mean of both",
+    )
+    grader_low: float = setting(
+        0.05,
+        parse=fraction(" (the relevance grader's P(relevant))"),
+        help="at or below it a passage is not relevant, with no LLM call",
+    )
+    grader_high: float = setting(
+        0.6,
+        parse=fraction(" (the relevance grader's P(relevant))"),
+        help="at or above it a passage is relevant, with no LLM call",
     )
 
 
@@ -335,6 +359,11 @@ def check_together(values: dict) -> None:
         raise ConfigError(
             f"READER_CRAG_THETA_LOW={values['crag_theta_low']!r} must be below "
             f"READER_CRAG_THETA_HIGH={values['crag_theta_high']!r}"
+        )
+    if values["crag_grader_low"] > values["crag_grader_high"]:
+        raise ConfigError(
+            f"READER_CRAG_GRADER_LOW={values['crag_grader_low']!r} must not exceed "
+            f"READER_CRAG_GRADER_HIGH={values['crag_grader_high']!r}: between the two the LLM grades"
         )
     if values["crag_evidence_p_yes"] > values["crag_answer_p_yes"]:
         raise ConfigError(

@@ -336,6 +336,8 @@ class Setting(CragSettings):
             + who.get(self.refusal, "")
             + (", unsupported withheld" if self.ungrounded == "refuse" else "")
         )
+        if self.grader:
+            rest += f", relevance grader {self.grader_low:g}–{self.grader_high:g}"
         if self.routing == "confidence":
             return f"confidence {self.threshold:g} / {self.theta_high:g} / {self.theta_low:g}, {rest}"
         return f"counts {self.threshold:g}, {rest}"
@@ -360,6 +362,8 @@ class Setting(CragSettings):
                 else {}
             ),
             "ungrounded": self.ungrounded,
+            "grader": self.grader,
+            **({"grader_low": self.grader_low, "grader_high": self.grader_high} if self.grader else {}),
         }
 
 
@@ -374,6 +378,7 @@ def grid(
     keep_thresholds: Sequence[float] | None = None,
     ungrounded: Sequence[str] | None = None,
     answer_p_yes: Sequence[float] | None = None,
+    graders: Sequence[bool] | None = None,
 ) -> list[Setting]:
     """Every combination, theta_low below theta_high; the count rule ignores the thetas.
     A dimension not given (None) takes the default setting's value (reader.config.CragSettings).
@@ -381,7 +386,8 @@ def grid(
     grades (0.8 / 0.4 / 0.2), so it takes its thresholds from `keep_thresholds` when given.
     The quote threshold changes no LLM call (it only decides what a refusal becomes), so with the
     response cache on its values cost nothing beyond the first. `answer_p_yes` values apply to the
-    "p_yes" refusal rule only, each above the configured evidence threshold."""
+    "p_yes" refusal rule only, each above the configured evidence threshold. `graders` (True, False)
+    compares the trained relevance grader with the LLM grading every passage."""
 
     def or_default(values, name: str):
         return (getattr(_DEFAULT, name),) if values is None else values
@@ -390,6 +396,7 @@ def grid(
     theta_highs, theta_lows = or_default(theta_highs, "theta_high"), or_default(theta_lows, "theta_low")
     quote_thresholds = or_default(quote_thresholds, "quote_threshold")
     ungrounded, answer_p_yes = or_default(ungrounded, "ungrounded"), or_default(answer_p_yes, "answer_p_yes")
+    graders = or_default(graders, "grader")
     for name, given, allowed in (
         ("routing", routings, CRAG_ROUTINGS),
         ("refusal", refusals, CRAG_REFUSALS),
@@ -423,7 +430,9 @@ def grid(
                     refusal=refusal,
                     ungrounded=withheld,
                     answer_p_yes=answer_at,
+                    grader=grader,
                 )
+                for grader in graders
                 for high, low in pairs
                 for refusal in refusals
                 for withheld in ungrounded

@@ -30,6 +30,7 @@ from reader.crag.route import CORRECT, grade_value
 from reader.index.tokenize import tokenize
 from reader.llm.base import LLM, Completion
 from reader.prompts import language_instruction, messages
+from reader.text.pages import page_range
 from reader.text.split import split_sentences
 from reader.text.tokens import estimate_tokens
 
@@ -89,8 +90,9 @@ def closest_sentences(question: str, text: str, n: int) -> list[str]:
 
 
 def quoted_answer(chosen: Sequence[Candidate], quote_threshold: float | None, question: str = "") -> str:
-    """The kept sentences closest to the question of the passages the grader was sure of, each
-    cited by its number in `chosen`; "" when none is sure enough (or the grader gave no P(YES))."""
+    """The kept sentences closest to the question of the passages the grader was sure of, quoted
+    with their page and cited by their number in `chosen`; "" when none is sure enough (or the
+    grader gave no P(YES))."""
     if quote_threshold is None:
         return ""
     sure = sorted(
@@ -105,7 +107,8 @@ def quoted_answer(chosen: Sequence[Candidate], quote_threshold: float | None, qu
     for i in sure[:QUOTED_PASSAGES]:
         sentences = closest_sentences(question, chosen[i].refined or chosen[i].text, QUOTED_SENTENCES)
         if sentences:
-            parts.append(f"{' '.join(sentences)} [{i + 1}]")
+            page = page_range(chosen[i].page_start, chosen[i].page_end, prose=True)
+            parts.append(f"“{' '.join(sentences)}”" + (f" ({page})" if page else "") + f" [{i + 1}]")
     return " ".join(parts)
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from reader.audit.confidence import claim_probabilities
@@ -100,6 +100,7 @@ class Grade:
     reasoning: str
     error: str = ""
     p_yes: float | None = None  # P(YES) at the grader's answer token, when log-probabilities came back
+    model_p: float | None = None  # the trained relevance grader's P(relevant), when it graded the passage
 
 
 def _normalise(value: float, scale: float | None = None) -> float | None:
@@ -192,6 +193,20 @@ def parse_grade(text: str) -> tuple[float, bool, str]:
     if score is not None:
         return score, False, reasoning
     return AMBIGUOUS_SCORE, True, reasoning or "unreadable grade"
+
+
+def blend_model(grade: Grade, model_grade: Grade | None) -> Grade:
+    """The LLM's grade of a passage the trained grader was unsure of: the LLM's verdict and reason
+    stand, and its P(YES) (its parsed grade without log-probabilities) is averaged with the model's
+    P(relevant). A failed LLM call leaves the model's grade, saying so."""
+    if model_grade is None or model_grade.model_p is None:
+        return grade
+    if grade.error:
+        return replace(
+            model_grade, reasoning=f"{model_grade.reasoning}; the LLM grader failed: {grade.error}"
+        )
+    llm_p = grade.p_yes if grade.p_yes is not None else grade.score
+    return replace(grade, p_yes=(llm_p + model_grade.model_p) / 2, model_p=model_grade.model_p)
 
 
 def grade_messages(question: str, passage: str) -> list[Message]:

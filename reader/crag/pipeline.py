@@ -25,13 +25,25 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, fields, replace
+from typing import Protocol
 
 from reader.config import CragSettings
 from reader.crag.correct import Search, corrective_retrieval, retrieve_all
+from reader.crag.decompose import per_paper_quota, sub_queries
 from reader.crag.evidence import Candidate
 from reader.crag.external import ExternalSearch, external_candidates
 from reader.crag.generate import Answer, Refusal, generate_answer, not_found_sentinel, refusal_named
-from reader.crag.grade import BATCH_PASSAGES, BATCH_TOKENS, grade_in_batches, grade_passages
+from reader.crag.grade import (
+    AMBIGUOUS_SCORE,
+    BATCH_PASSAGES,
+    BATCH_TOKENS,
+    IRRELEVANT_SCORE,
+    RELEVANT_SCORE,
+    Grade,
+    blend_model,
+    grade_in_batches,
+    grade_passages,
+)
 from reader.crag.refine import refine_in_batches
 from reader.crag.route import AMBIGUOUS, CORRECT, INCORRECT, Routing, grade_value, routing_named, why_missed
 from reader.errors import LLMError, ReaderError
@@ -51,6 +63,15 @@ RETRIEVE, GRADE, ROUTE, CORRECT_STEP, FALLBACK, REFINE, GENERATE, CHECK, DONE = 
 MAX_STEPS = 20
 
 CheckGrounded = Callable[[str, list[Candidate], LLM], tuple[bool, str]]
+
+
+class PassageGrader(Protocol):
+    """The trained relevance grader (reader.grader.model.RelevanceGrader): for each passage, its
+    best window's P(relevant) and that window."""
+
+    def grade(self, question: str, passages: list[str]) -> list: ...
+
+
 _CITATION = re.compile(r"\s*\[\d+(?:\s*[,–-]\s*\d+)*\]")
 
 
@@ -68,6 +89,7 @@ class CragConfig(CragSettings):
     max_workers: int = 4
     collection_fallback: bool = True
     fallback_max_chunks: int = 6  # graded from the rest of the collection
+    per_paper_quota: int = 3  # a library-wide question's first candidates from any one paper
     external_limit: int = 3
     check_timeout_s: float = 300.0
     # A call grades or refines at most batch_passages passages of about batch_tokens in all.
@@ -196,6 +218,7 @@ class Run:
     config: CragConfig
     routing: Routing
     refusal: Refusal
+    relevance: PassageGrader | None = None
     retrieved: list[Candidate] = field(default_factory=list)
     graded: list[Candidate] = field(default_factory=list)
     kept: list[Candidate] = field(default_factory=list)
@@ -211,27 +234,53 @@ class Run:
     notes: list[str] = field(default_factory=list)
 
     def grade(self, candidates: list[Candidate]) -> None:
+        """The trained grader decides what it is sure of (`grader_low` / `grader_high`); the LLM
+        grades the rest, in batches, and their grade blends both (`blend_model`)."""
         cfg = self.config
-        passages = [(c.key, c.text, c.paper_id) for c in candidates]
-        grades = grade_in_batches(
-            self.question,
-            passages,
-            self.generator,
-            max_workers=cfg.max_workers,
-            max_passages=cfg.batch_passages,
-            budget_tokens=cfg.batch_tokens,
+        unsure = self.grade_by_model(candidates) if self.relevance is not None else list(candidates)
+        grades = (
+            grade_in_batches(
+                self.question,
+                [(c.key, c.text, c.paper_id) for c in unsure],
+                self.generator,
+                max_workers=cfg.max_workers,
+                max_passages=cfg.batch_passages,
+                budget_tokens=cfg.batch_tokens,
+            )
+            if unsure
+            else []
         )
-        for candidate, grade in zip(candidates, grades):
-            candidate.grade = grade
-        if self.routing.confirms and cfg.confirm_top > 0:
-            self.confirm(candidates)
+        for candidate, grade in zip(unsure, grades):
+            candidate.grade = blend_model(grade, candidate.grade)
+        if self.routing.confirms and cfg.confirm_top > 0 and unsure:
+            self.confirm(unsure)
         self.graded.extend(candidates)
         failed = [g for g in grades if g.error]
-        if failed and len(failed) == len(grades):
+        if failed and len(failed) == len(candidates) and self.relevance is None:
             # Every grade failed (endpoint down, bad key): answering "not found" would be a lie.
             raise LLMError(
                 f"the grader could not judge any passage, so the question was not answered: {failed[0].error}"
             )
+
+    def grade_by_model(self, candidates: list[Candidate]) -> list[Candidate]:
+        """Grade every candidate with the trained grader; its best window becomes the refined
+        text. Those it is sure of get their grade; the others are returned for the LLM."""
+        cfg = self.config
+        unsure = []
+        scored = self.relevance.grade(self.question, [c.text for c in candidates])
+        for candidate, relevance in zip(candidates, scored):
+            p = relevance.p_relevant
+            candidate.refined = relevance.window
+            candidate.refine_note = "the passage's window the relevance grader scored best"
+            reason = f"relevance grader: P(relevant) {p:.2f}"
+            if p >= cfg.grader_high:
+                candidate.grade = Grade(candidate.key, RELEVANT_SCORE, False, reason, p_yes=p, model_p=p)
+            elif p <= cfg.grader_low:
+                candidate.grade = Grade(candidate.key, IRRELEVANT_SCORE, False, reason, p_yes=p, model_p=p)
+            else:
+                candidate.grade = Grade(candidate.key, AMBIGUOUS_SCORE, True, reason, p_yes=p, model_p=p)
+                unsure.append(candidate)
+        return unsure
 
     def confirm(self, candidates: list[Candidate]) -> None:
         """Grade the best `confirm_top` batch-graded passages again, one call each; a grade that
@@ -265,14 +314,17 @@ class Run:
         return max((grade_value(c) for c in self.graded), default=0.0)
 
     def evidence_by_p_yes(self) -> list[Candidate]:
-        """Every graded passage at or above `evidence_p_yes`, once each, best first, whole."""
+        """Every graded passage at or above `evidence_p_yes` that no grader rejected, once each,
+        best first: as the relevance grader's best window where it graded the passage, else whole."""
         seen: set[str] = set()
         out = []
         for candidate in sorted(self.graded, key=lambda c: -grade_value(c)):
             if candidate.key in seen or grade_value(candidate) < self.config.evidence_p_yes:
                 continue
+            if rejected(candidate):
+                continue
             seen.add(candidate.key)
-            out.append(replace(candidate, refined=""))
+            out.append(candidate if candidate.grade.model_p is not None else replace(candidate, refined=""))
         return out
 
     def seen_keys(self) -> set[str]:
@@ -288,8 +340,21 @@ class Run:
         return where
 
 
+def rejected(candidate: Candidate) -> bool:
+    """A grader said NO to the passage (an unreadable or failed grade is no rejection)."""
+    grade = candidate.grade
+    return grade is not None and not grade.error and not grade.ambiguous and grade.score <= IRRELEVANT_SCORE
+
+
 def _retrieve(run: Run) -> str:
-    run.retrieved = retrieve_all([run.question], run.search, run.paper_id, origin="retrieval")
+    """The question's passages; over the library, also each part's (decompose.sub_queries), with
+    at most `per_paper_quota` passages from any one paper."""
+    queries = [run.question]
+    if run.paper_id is None:
+        queries += sub_queries(run.question)
+    run.retrieved = retrieve_all(queries, run.search, run.paper_id, origin="retrieval")
+    if run.paper_id is None:
+        run.retrieved = per_paper_quota(run.retrieved, run.config.per_paper_quota)
     return GRADE
 
 
@@ -494,13 +559,17 @@ def ask(
     config: CragConfig | None = None,
     on_step: Callable[[str, Run], None] | None = None,
     stop_before: str | None = None,
+    relevance: PassageGrader | None = None,
 ) -> AskResult:
     """Answer `question` about one paper (`paper_id`) or the whole collection (None).
 
     For measurement: `on_step(step, run)` is called after each step (a name of `STEPS`) with
     the question's working state; with `stop_before` (a name of `STEPS`), the run ends when it
     reaches that step: the result holds what the steps before it did, an empty answer
-    (`not_found` false unless an earlier step decided it) and a note saying where it stopped."""
+    (`not_found` false unless an earlier step decided it) and a note saying where it stopped.
+
+    `relevance`, the trained relevance grader, grades every passage first when `config.grader`
+    is on; the LLM grades only those it is unsure of (CragConfig.grader_low / grader_high)."""
     if stop_before is not None and stop_before not in STEPS:
         raise ValueError(f"stop_before={stop_before!r}: not a step; one of {', '.join(STEPS)}")
     question = question.strip()
@@ -518,6 +587,7 @@ def ask(
         config=config,
         routing=routing_named(config.routing),
         refusal=refusal_named(config.refusal),
+        relevance=relevance if config.grader else None,
     )
     trace: list[str] = []
     state = RETRIEVE
