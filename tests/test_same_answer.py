@@ -100,3 +100,31 @@ def test_the_web_page_asks_the_configured_external_searches(library, monkeypatch
     monkeypatch.setenv("READER_EXTERNAL_SEARCH", "arxiv")
     web_answer(QUESTION, PAPER_A)
     assert asked == ["arxiv"]
+
+
+class NothingRelevant:
+    """A stand-in relevance grader sure that no passage answers (P(relevant) 0.01)."""
+
+    def grade(self, question, passages):
+        from reader.grader.model import Relevance
+
+        return [Relevance(0.01, p) for p in passages]
+
+
+def test_the_three_ways_to_ask_use_the_relevance_grader_when_it_is_on(library, monkeypatch):
+    import sys
+
+    plain = scripted_reader
+
+    def with_grader(*args, **kwargs):
+        reader = plain(*args, **kwargs)
+        reader.services.relevance_grader = NothingRelevant()
+        return reader
+
+    assert with_grader().ask(QUESTION, PAPER_A).answer == DEFAULT_ANSWER  # READER_CRAG_GRADER=off
+    monkeypatch.setenv("READER_CRAG_GRADER", "on")
+    monkeypatch.setattr(sys.modules[__name__], "scripted_reader", with_grader)
+    by_python = with_grader().ask(QUESTION, PAPER_A).answer
+    by_web = web_answer(QUESTION, PAPER_A)
+    by_cli = cli_answer(QUESTION, PAPER_A, monkeypatch)
+    assert by_python == by_web == by_cli == NOT_FOUND
