@@ -187,6 +187,7 @@ class AskResult:
                     "reasoning": c.grade.reasoning,
                     "origin": c.origin,
                     "p_yes": None if c.grade.p_yes is None else round(c.grade.p_yes, 3),
+                    "model_p": None if c.grade.model_p is None else round(c.grade.model_p, 3),
                     **({"error": c.grade.error} if c.grade.error else {}),
                 }
                 for c in self.graded
