@@ -48,7 +48,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--out", type=Path, default=WEIGHTS)
-    ap.add_argument("--negatives", type=float, default=2.0)
+    ap.add_argument("--negatives", type=float, default=1.0)
+    ap.add_argument(
+        "--init",
+        type=Path,
+        default=None,
+        help="start from these weights (e.g. reader/checker/weights) instead of the packaged MiniLM",
+    )
     ap.add_argument("--val-pairs", type=int, default=1200)
     defaults = TrainConfig(
         seed=32, max_tokens=MAX_TOKENS, max_pairs=16000, eval_every=150, patience=4, max_minutes=75.0
@@ -73,7 +79,7 @@ def main() -> None:
     result = train(
         train_pairs,
         val_pairs,
-        packaged_model_path(),
+        args.init or packaged_model_path(),
         args.out,
         config,
         log=lambda line: print(line, flush=True),
@@ -88,6 +94,7 @@ def main() -> None:
             "train_pairs": len(train_pairs),
             "val_pairs": len(val_pairs),
             "negatives": args.negatives,
+            "init": str(args.init or "packaged MiniLM"),
         },
     )
     size = sum(f.stat().st_size for f in args.out.iterdir()) / 1e6

@@ -146,12 +146,12 @@ class CragSettings:
         "their P(YES) is the mean of both",
     )
     grader_low: float = setting(
-        0.05,
+        0.015,
         parse=fraction(" (the relevance grader's P(relevant))"),
         help="at or below it a passage is not relevant, with no LLM call",
     )
     grader_high: float = setting(
-        0.6,
+        0.5,
         parse=fraction(" (the relevance grader's P(relevant))"),
         help="at or above it a passage is relevant, with no LLM call",
     )

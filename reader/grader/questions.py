@@ -5,7 +5,8 @@ A question is made from one sentence of a passage and asks for something the sen
 its number ("What is the accuracy of BERT on SQuAD?" from "BERT reaches 93.2% accuracy on
 SQuAD"), one of its names ("Which model … ?"), or its comparison ("How does X compare with
 Y … ?"). The question keeps the sentence's other content words, so it reads like a researcher's
-keyword question, and leaves out the answer itself. `unanswerable` turns a question into one the
+keyword question, and leaves out the answer itself; it keeps only a few of the sentence's words,
+and half the questions say some of them in other words (reader.checker.rewrites.synonyms). `unanswerable` turns a question into one the
 same passage does not answer: its subject becomes a name the paper never uses.
 
 A passage is scored in windows (`windows`: consecutive sentences up to `WINDOW_WORDS` words) so
@@ -17,7 +18,7 @@ from __future__ import annotations
 import random
 import re
 
-from reader.checker.rewrites import NAME, _checkable_numbers, _invented, _names
+from reader.checker.rewrites import NAME, _checkable_numbers, _invented, _names, synonyms
 from reader.text.split import split_sentences
 
 WINDOW_WORDS = 110  # about 150 word pieces: with the question inside the grader's 192 tokens
@@ -48,11 +49,15 @@ def content_words(text: str, drop: str = "") -> list[str]:
     return out
 
 
-def _context(sentence: str, answer: str, rng: random.Random, most: int = 7) -> str:
+def _context(sentence: str, answer: str, rng: random.Random, most: int | None = None) -> str:
+    """A few of the sentence's content words in its order: its names first, then a random few
+    (2 to 5 in all unless `most` says), so a question shares only part of its sentence's words."""
     words = content_words(sentence, drop=answer)
-    if len(words) > most:  # keep names and long words first, in the sentence's order
-        ranked = sorted(range(len(words)), key=lambda i: (not NAME.fullmatch(words[i]), -len(words[i])))
-        keep = set(ranked[:most])
+    most = most if most is not None else rng.randint(2, 5)
+    if len(words) > most:
+        names = [i for i, w in enumerate(words) if NAME.fullmatch(w)][:2]
+        others = [i for i in range(len(words)) if i not in names]
+        keep = set(names) | set(rng.sample(others, max(0, most - len(names))))
         words = [w for i, w in enumerate(words) if i in keep]
     return " ".join(w if NAME.fullmatch(w) else w.lower() for w in words)
 
@@ -123,6 +128,10 @@ def question_for(sentence: str, rng: random.Random) -> dict | None:
     for make in makers:
         made = make(sentence, rng)
         if made:
+            if rng.random() < 0.5:  # other words for the same thing, as a researcher's question has
+                reworded = synonyms(made["question"], rng)
+                if reworded and (not made["answer"] or made["answer"] not in reworded):
+                    made["question"] = reworded
             return made
     return None
 
