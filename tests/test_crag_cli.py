@@ -140,14 +140,14 @@ def test_calibrate_reports_routes_and_accuracy_per_threshold(library, tmp_path):
     )
     assert out.exit_code == 0, out.output
     report = json.loads(out.stdout)  # progress lines go to stderr
-    assert "[1/3] a1 counts 0.6, quote 0.9, answers at P(YES) 0.5 from 0.3: correct, ok" in out.stderr
+    assert "[1/3] a1 counts 0.6, quote 0.9, answers at P(YES) 0.3 from 0.3: correct, ok" in out.stderr
     # 100% against 33%
     assert report["recommended"] == {
         "routing": "counts",
         "threshold": 0.6,
         "quote_threshold": 0.9,
         "refusal": "p_yes",
-        "answer_p_yes": 0.5,
+        "answer_p_yes": 0.3,
         "evidence_p_yes": 0.3,
         "ungrounded": "keep",
         "grader": False,  # READER_CRAG_GRADER=off in the tests: the scripted LLM grades every passage
@@ -312,7 +312,7 @@ def test_calibrate_grids_both_routings_and_writes_the_recommended_setting(librar
     report = json.loads(out.stdout)
     labels = [t["label"] for t in report["thresholds"]]
     assert labels == [
-        f"{name}, quote 0.9, answers at P(YES) 0.5 from 0.3, unsupported withheld"
+        f"{name}, quote 0.9, answers at P(YES) 0.3 from 0.3, unsupported withheld"
         for name in (
             "counts 0.6",
             "counts 0.95",
@@ -353,8 +353,8 @@ def test_calibrate_grids_the_quote_threshold_keeps_every_row_and_writes_off(libr
     assert out.exit_code == 0, out.output
     report = json.loads(out.stdout)
     assert [t["label"] for t in report["thresholds"]] == [
-        "counts 0.6, quote off, answers at P(YES) 0.5 from 0.3, unsupported withheld",
-        "counts 0.6, quote 0.7, answers at P(YES) 0.5 from 0.3, unsupported withheld",
+        "counts 0.6, quote off, answers at P(YES) 0.3 from 0.3, unsupported withheld",
+        "counts 0.6, quote 0.7, answers at P(YES) 0.3 from 0.3, unsupported withheld",
     ]
     # question-major: each question through both settings before the next question
     lines = [json.loads(line) for line in saved.read_text().splitlines()]
@@ -383,7 +383,7 @@ def test_calibrate_grids_the_quote_threshold_keeps_every_row_and_writes_off(libr
         ).stdout
     )
     assert [t["label"] for t in both["thresholds"]] == [
-        "counts 0.6, quote 0.9, answers at P(YES) 0.5 from 0.3, unsupported withheld",
+        "counts 0.6, quote 0.9, answers at P(YES) 0.3 from 0.3, unsupported withheld",
         "counts 0.6, quote 0.9, grader refuses, unsupported withheld",
     ]
     assert [t["setting"]["refusal"] for t in both["thresholds"]] == ["p_yes", "grader"]
@@ -404,8 +404,8 @@ def test_calibrate_grids_the_quote_threshold_keeps_every_row_and_writes_off(libr
         ).stdout
     )
     assert [t["label"] for t in kept["thresholds"]] == [
-        "counts 0.6, quote 0.9, answers at P(YES) 0.5 from 0.3, unsupported withheld",
-        "confidence 0.27 / 0.42 / 0.3, quote 0.9, answers at P(YES) 0.5 from 0.3, unsupported withheld",
+        "counts 0.6, quote 0.9, answers at P(YES) 0.3 from 0.3, unsupported withheld",
+        "confidence 0.27 / 0.42 / 0.3, quote 0.9, answers at P(YES) 0.3 from 0.3, unsupported withheld",
     ]
     withheld = json.loads(
         invoke(
@@ -421,8 +421,8 @@ def test_calibrate_grids_the_quote_threshold_keeps_every_row_and_writes_off(libr
         ).stdout
     )
     assert [t["label"] for t in withheld["thresholds"]] == [
-        "counts 0.6, quote 0.9, answers at P(YES) 0.5 from 0.3",
-        "counts 0.6, quote 0.9, answers at P(YES) 0.5 from 0.3, unsupported withheld",
+        "counts 0.6, quote 0.9, answers at P(YES) 0.3 from 0.3",
+        "counts 0.6, quote 0.9, answers at P(YES) 0.3 from 0.3, unsupported withheld",
     ]
     assert load_settings({"READER_HOME": str(library.settings.home)}).crag.ungrounded == "keep"
     out = CliRunner().invoke(cli, ["calibrate", "--questions", str(questions), "--refusal", "nobody"])
@@ -499,7 +499,7 @@ def test_calibrate_grids_the_p_yes_rule_and_writes_its_thresholds(library, tmp_p
         ({"READER_CRAG_UNGROUNDED": "maybe"}, "READER_CRAG_UNGROUNDED='maybe': use keep"),
         (
             {"READER_CRAG_EVIDENCE_P_YES": "0.7"},
-            "READER_CRAG_EVIDENCE_P_YES=0.7 must not exceed READER_CRAG_ANSWER_P_YES=0.5",
+            "READER_CRAG_EVIDENCE_P_YES=0.7 must not exceed READER_CRAG_ANSWER_P_YES=0.3",
         ),
         ({"READER_CRAG_ANSWER_P_YES": "1.5"}, "READER_CRAG_ANSWER_P_YES=1.5 must lie between 0 and 1"),
     ],

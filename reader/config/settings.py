@@ -122,11 +122,12 @@ class CragSettings:
         "timed out or failed never withholds",
     )
     answer_p_yes: float = setting(
-        0.5,
+        0.3,
         parse=fraction(),
         help="with `p_yes`: the best P(YES) at which the writer must answer (below: not found, the writer "
-        "not asked); 0.5 with unsupported answers withheld was chosen by `reader calibrate` on the 27 "
-        "development questions and confirmed on the 61 held-out ones (docs/ask.md)",
+        "not asked); 0.3 with the relevance grader (its P(relevant), blended with the LLM's P(YES) "
+        "where both graded), chosen on the 27 development questions (docs/ask.md, \"The trained "
+        "relevance grader\"); 0.5 was the LLM grader's",
     )
     evidence_p_yes: float = setting(
         0.3,
