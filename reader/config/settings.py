@@ -126,7 +126,7 @@ class CragSettings:
         parse=fraction(),
         help="with `p_yes`: the best P(YES) at which the writer must answer (below: not found, the writer "
         "not asked); 0.3 with the relevance grader (its P(relevant), blended with the LLM's P(YES) "
-        "where both graded), chosen on the 27 development questions (docs/ask.md, \"The trained "
+        'where both graded), chosen on the 27 development questions (docs/ask.md, "The trained '
         "relevance grader\"); 0.5 was the LLM grader's",
     )
     evidence_p_yes: float = setting(
