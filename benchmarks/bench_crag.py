@@ -1,6 +1,7 @@
 """CRAG: calls, tokens, time and answers of the pipeline's configurations (`PATHS`), side by side.
 
-Two modes, each measuring the paths given by `--paths` (default `new,batched`) in the same run:
+Two modes, each measuring the paths given by `--paths` (default `grader,new`: the relevance grader
+first, the default, against the LLM grading every passage) in the same run:
 
 1. Without `--questions`: pipeline overhead and concurrency with a scripted LLM at a
    fixed latency per call, on the tiny in-memory library of the tests. For each route
@@ -50,6 +51,8 @@ from tests.crag_fakes import PAPER_A, TITLES, CragLLM, FakeSearch
 PATHS = {
     # the trained relevance grader first, the LLM for its band (the default)
     "grader": CragConfig,
+    # the same, routed on the best passage's confidence (its grade blended with its retrieval rank)
+    "grader-conf": lambda **kw: CragConfig(routing="confidence", **kw),
     # the LLM grades every passage in batches; a refusal with a passage graded P(YES) >= 0.9 quotes it
     "new": lambda **kw: CragConfig(grader=False, **kw),
     "batched": lambda **kw: CragConfig(grader=False, quote_threshold=None, **kw),  # refusals never quoted
