@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from benchmarks.calibration_split import auc, auc_interval
-from benchmarks.common import DEV_QUESTION_IDS, ROOT, ingested
+from benchmarks.common import DEV_QUESTION_IDS, ROOT, SHARED_PAPERS, ingested
 
 QUESTIONS = ROOT / "eval" / "questions.jsonl"
 
@@ -86,7 +86,9 @@ def main() -> None:
 
     questions = [json.loads(line) for line in QUESTIONS.open(encoding="utf-8") if line.strip()]
     app = Reader(use_cache=False)
-    stored = ingested(app, sorted({q["paper"] for q in questions if q.get("paper")} | set(_all_papers())))
+    stored = ingested(
+        app, sorted(p.name for p in SHARED_PAPERS.glob("*.pdf"))
+    )  # library-wide questions need all
     grader, checker = shared_grader(), shared_checker()
     grader.load()
     checker.load()
@@ -177,12 +179,6 @@ def main() -> None:
 
 def _keys(llm: bool) -> list[str]:
     return ["model", "checker", "fused"] + (["llm"] if llm else [])
-
-
-def _all_papers() -> list[str]:
-    from benchmarks.common import SHARED_PAPERS
-
-    return sorted(p.name for p in SHARED_PAPERS.glob("*.pdf"))
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ _STOP = set(
     "how where when who whom whose each both two papers paper library their its this that these those use "
     "used".split()
 )
-MIN_PART_WORDS = 3
+MIN_PART_CONTENT_WORDS = 2  # a clause with fewer is not a question of its own
 MIN_NAME = 4  # shorter capitals are units and formats more often than works (F1, PDF, GPU)
 
 
@@ -43,7 +43,7 @@ def sub_queries(question: str) -> list[str]:
     """The question's parts as queries of their own (empty when it has one part): its clauses
     split where a second wh-clause begins, else one query per named work when it names two or more."""
     parts = [p.strip(" ,;?") for p in _SECOND_CLAUSE.split(question) if p and p.strip(" ,;?")]
-    if len(parts) > 1 and all(len(_content(p)) >= MIN_PART_WORDS - 1 for p in parts):
+    if len(parts) > 1 and all(len(_content(p)) >= MIN_PART_CONTENT_WORDS for p in parts):
         return [p + "?" for p in parts]
     names = list(dict.fromkeys(m.group(0) for m in _NAME.finditer(question) if len(m.group(0)) >= MIN_NAME))
     if len(names) < 2:
