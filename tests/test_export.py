@@ -353,3 +353,27 @@ def test_a_flagged_sentence_that_was_a_whole_bullet_leaves_no_empty_bullet():
     blocks = split_marked(text, [Flag(sentence=a)])
     kinds = [("flag:" + blk.flag.sentence) if blk.flag else blk.text for blk in blocks]
     assert kinds == ["## Strengths\n- Fast on 14 papers.", f"flag:{a}", "- Hyphen - kept inline."]
+
+
+def test_quoted_evidence_and_numbered_starts_read_as_written(db, tmp_path):
+    """A passage that begins with a section number is quoted as it is ("3.2 Citation …", no
+    backslash before the digit); a line that would start an ordered list is escaped so that it
+    still renders as the text ("1. Introduction …", not a list and no backslash shown)."""
+    pid = "3c" * 32
+    add_paper(db, pid, "Numbered Sections", abstract="1. Introduction We study citation graphs.")
+    claim = "The model predicts citations with 99% accuracy."
+    add_analysis(
+        db,
+        pid,
+        "critique",
+        [("The graph has two parts.", "supported"), (claim, "unsupported")],
+        evidence={claim: ("3.2 Citation Prediction We predict links between papers.", 5)},
+    )
+    (path,) = export_notes(db, [pid], tmp_path).notes
+    text = path.read_text(encoding="utf-8")
+    assert "(p. 5): “3.2 Citation Prediction We predict links between papers.”" in text
+
+    html = html_of(text)
+    assert "“3.2 Citation Prediction We predict links between papers.”" in html
+    assert "<p>1. Introduction We study citation graphs.</p>" in html
+    assert "<ol" not in html and "\\" not in re.sub(r"<[^>]+>", "", html)

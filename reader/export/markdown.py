@@ -182,7 +182,10 @@ class Note:
 
 _THEMATIC_OR_SETEXT = re.compile(r"^(\s{0,3})([-*_=])[ \t]*(?:\2[ \t]*){2,}$|^(\s{0,3})(=+|-+)[ \t]*$")
 _TAG = re.compile(r"(^|[\s(])#(?=[^\s#\d])")
-_BLOCK_START = re.compile(r"^(\s{0,3})([>#+*-]|\d+[.)])")
+# What makes a line a block: a quote, heading, bullet or rule by its first character, an
+# ordered list by "1." or "1)" followed by a space. The list's digits cannot be escaped (a
+# backslash before a digit is shown as a backslash): its "." or ")" is.
+_BLOCK_START = re.compile(r"^(\s{0,3})(?:([>#+*-])|(\d{1,9})([.)])(?=[ \t]|$))")
 
 
 def escape_inline(text: str) -> str:
@@ -224,10 +227,22 @@ def escape_block(text: str, min_heading: int = 3) -> str:
     return "\n".join(lines)
 
 
+def _escape_block_start(m: re.Match) -> str:
+    if m.group(2):
+        return m.group(1) + "\\" + m.group(2)
+    return m.group(1) + m.group(3) + "\\" + m.group(4)
+
+
+def escape_phrase(text: str) -> str:
+    """Text from the PDF or the LLM inside a line (quoted evidence, a reason, a reference
+    entry): one line, inline markup escaped; nothing before it is a line's start to guard."""
+    return escape_inline(" ".join(text.split()))
+
+
 def escape_flat(text: str) -> str:
-    """Text from the PDF (abstract, evidence): one line, nothing at its start read as markup."""
-    flat = " ".join(text.split())
-    return _BLOCK_START.sub(lambda m: m.group(1) + "\\" + m.group(2), escape_inline(flat))
+    """Text from the PDF (abstract, a flagged sentence) that starts a line: one line, nothing
+    at its start read as markup."""
+    return _BLOCK_START.sub(_escape_block_start, escape_phrase(text))
 
 
 def escape_cell(text: str) -> str:
@@ -409,11 +424,11 @@ def _callout(flag: Flag) -> str:
     lines = [head, "> " + escape_flat(flag.sentence)]
     if flag.evidence:
         label = "Evidence it would have been checked against" if flag.unchecked else "Nearest evidence"
-        lines += [">", f"> {label} ({flag.pages}): “{escape_flat(flag.evidence)}”"]
+        lines += [">", f"> {label} ({flag.pages}): “{escape_phrase(flag.evidence)}”"]
     else:
         lines += [">", "> No evidence passage was found in the paper."]
     if flag.reasons:
-        lines += [">", "> Why: " + escape_flat("; ".join(flag.reasons))]
+        lines += [">", "> Why: " + escape_phrase("; ".join(flag.reasons))]
     return "\n".join(lines)
 
 
@@ -421,13 +436,13 @@ def _citation_line(cited) -> str:
     """- **[12]** the entry's text — and what is wrong with it, if anything."""
     line = f"- **{escape_title(cited.marker)}**"
     if cited.entries:
-        line += " " + escape_flat(quote(" · ".join(cited.entries), 400))
+        line += " " + escape_phrase(quote(" · ".join(cited.entries), 400))
     for check in getattr(cited, "checks", []):
-        line += f" ({escape_flat(check)})"
+        line += f" ({escape_phrase(check)})"
     if cited.missing:
-        line += f" — {escape_flat(', '.join(cited.missing))}: no entry in the paper's reference list"
+        line += f" — {escape_phrase(', '.join(cited.missing))}: no entry in the paper's reference list"
     for note in cited.notes:
-        line += f" — *note: {escape_flat(note)}*"
+        line += f" — *note: {escape_phrase(note)}*"
     return line
 
 
@@ -452,6 +467,7 @@ def environment() -> Environment:
     env.filters.update(
         md_block=escape_block,
         md_flat=escape_flat,
+        md_phrase=escape_phrase,
         md_title=escape_title,
         md_cell=escape_cell,
         callout=_callout,
