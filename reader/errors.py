@@ -26,6 +26,16 @@ class PaperNotFound(ReaderError):
     pass
 
 
+class DatabaseUnusable(ReaderError):
+    """The database cannot be used at all (its file damaged or read-only): no retry helps, and the
+    message names the file and what to do."""
+
+
+class IndexUnusable(ReaderError):
+    """The search index's folder cannot be used (not a folder, not writable); the message says
+    what to do. The index is a cache of the database: nothing stored is lost."""
+
+
 class LLMError(ReaderError):
     """An LLM endpoint failed in a way retrying will not fix (or retries ran out)."""
 

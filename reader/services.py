@@ -17,6 +17,7 @@ from collections.abc import Callable
 from functools import cached_property
 
 from reader.config import Settings
+from reader.errors import ConfigError
 
 Notice = Callable[[str], None]
 
@@ -50,7 +51,13 @@ class Services:
         """sessionmaker for a database at the newest migration."""
         from reader.store.db import open_database
 
-        self.settings.home.mkdir(parents=True, exist_ok=True)
+        try:
+            self.settings.home.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(
+                f"READER_HOME={self.settings.home}: cannot create it ({exc.strerror}); "
+                "set READER_HOME to a folder you can write"
+            ) from None
         return open_database(self.settings.database_url)
 
     @cached_property

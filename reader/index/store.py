@@ -22,6 +22,7 @@ the process, and tried again by the next one.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -34,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reader.errors import DiskFull, is_disk_full
+from reader.errors import DiskFull, IndexUnusable, is_disk_full
 from reader.index.bm25 import BM25Path, TokenTable
 from reader.index.dense import DenseMatrix, Embedder, embedder_name, encode_with_progress
 
@@ -204,7 +205,21 @@ class IndexFiles:
             name = (self.directory / CURRENT).read_text().strip()
         except FileNotFoundError:
             return None
+        except (NotADirectoryError, PermissionError) as exc:
+            raise self.unusable(exc) from None
         return name or None
+
+    def unusable(self, exc: OSError) -> IndexUnusable:
+        """The one line for a folder the index cannot be kept in."""
+        if self.directory.exists() and not self.directory.is_dir():
+            return IndexUnusable(
+                f"{self.directory} is not a folder (the search index is kept there): move it away; "
+                "the index is then rebuilt from the database on next use, or by `reader reindex`"
+            )
+        return IndexUnusable(
+            f"{self.directory}: cannot keep the search index there ({exc.strerror or exc}); make it "
+            "writable or set READER_HOME to another folder, then run `reader reindex`"
+        )
 
     def read(self) -> tuple[str | None, IndexData | None, BM25Path | None]:
         """(generation, data, bm25); (None, None, None) when there is no index yet.
@@ -236,8 +251,16 @@ class IndexFiles:
             finally:
                 self._lock_depth -= 1
             return
-        self.directory.mkdir(parents=True, exist_ok=True)
-        with open(self.directory / ".lock", "w") as handle:
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            handle = open(self.directory / ".lock", "w")  # noqa: SIM115 - closed below
+        except (FileExistsError, NotADirectoryError, PermissionError) as exc:
+            raise self.unusable(exc) from None
+        except OSError as exc:
+            if exc.errno != errno.EROFS:
+                raise
+            raise self.unusable(exc) from None
+        with handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             self._lock_depth = 1
             try:
@@ -368,6 +391,8 @@ class SearchIndex:
         """Pick up a generation another process wrote (it was consistent when written)."""
         try:
             generation, data, bm25 = self.files.read()
+        except IndexUnusable:
+            raise
         except Exception:  # noqa: BLE001 - any unreadable index is rebuilt
             data = None
         if data is None or data.embedder != self.embedder_name:
@@ -381,6 +406,8 @@ class SearchIndex:
             db_pairs = {c: p for c, p in db_pairs.items() if p != pending_paper}
         try:
             generation, data, bm25 = self.files.read()
+        except IndexUnusable:
+            raise
         except Exception as exc:  # noqa: BLE001
             _notice(f"{self.files.directory} is unreadable ({_reason(exc)}); rebuilding from the database")
             self._rebuild_locked(None, pending_paper, unsaved_ok=True)

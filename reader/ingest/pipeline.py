@@ -20,7 +20,7 @@ from pathlib import Path
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from reader.errors import DiskFull, IngestError, PaperNotFound, describe_error, is_disk_full
+from reader.errors import DatabaseUnusable, DiskFull, IngestError, PaperNotFound, describe_error, is_disk_full
 from reader.ingest.chunk import chunk_paper
 from reader.ingest.model import ChunkData, ParsedPaper
 from reader.ingest.text import parse_text
@@ -101,9 +101,10 @@ def parse_file(path: Path, data: bytes, sha256: str | None = None) -> ParsedPape
 
 
 def _insert_many(session, table, columns: tuple[str, ...], rows: list[tuple]) -> None:
-    """Bulk insert of plain values. On SQLite straight through the driver's
-    executemany inside the session's transaction (SQLAlchemy's per-row
-    parameter processing was most of the storing time); elsewhere Core."""
+    """Bulk insert of plain values. On SQLite the driver's SQL and executemany inside the
+    session's transaction (SQLAlchemy's per-row parameter processing was most of the storing
+    time; exec_driver_sql skips it and still passes errors through the engine's hooks);
+    elsewhere Core."""
     if not rows:
         return
     conn = session.connection()
@@ -114,7 +115,7 @@ def _insert_many(session, table, columns: tuple[str, ...], rows: list[tuple]) ->
         )
         # JSON columns (lists) as the JSON text SQLAlchemy would have written
         rows = [tuple(json.dumps(v) if isinstance(v, (list, dict)) else v for v in row) for row in rows]
-        conn.connection.driver_connection.executemany(sql, rows)
+        conn.exec_driver_sql(sql, rows)
     else:
         session.execute(insert(table), [dict(zip(columns, row)) for row in rows])
 
@@ -172,7 +173,8 @@ def _store(db, parsed: ParsedPaper, chunks: list[ChunkData]) -> list[tuple[int, 
 def _chunk_ids(session, paper_id: str) -> list[int]:
     conn = session.connection()
     if conn.dialect.name == "sqlite":
-        rows = conn.connection.driver_connection.execute(
+        # the driver's SQL as it is (no compiling); its errors still pass the engine's hooks
+        rows = conn.exec_driver_sql(
             "SELECT id FROM chunks WHERE paper_id = ? ORDER BY ordinal", (paper_id,)
         ).fetchall()
         return [r[0] for r in rows]
@@ -277,6 +279,8 @@ def ingest_data(data: bytes, path, db, index=None, *, label: str | None = None) 
         # stored by a concurrent ingest of the same bytes between our check and commit
         result.status = "unchanged"
         return result
+    except DatabaseUnusable:
+        raise  # a damaged or read-only database fails every file alike: one line, not one per file
     except Exception as exc:  # noqa: BLE001 - one file's failure never stops the others
         result.error = _failure(exc, db, parsed, chunks, data)
         return result

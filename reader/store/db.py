@@ -7,10 +7,11 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-from sqlalchemy import create_engine, event, text
+from sqlalchemy import create_engine, event, make_url, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from reader.errors import DatabaseUnusable
 from reader.resources import migrations_dir
 
 MIGRATIONS_DIR = migrations_dir()
@@ -41,15 +42,60 @@ def _set_sqlite_pragmas(dbapi_conn, _record):
     cur.close()
 
 
+# What SQLite says of a file no retry will make usable: (words in its message, what is wrong, what to do)
+_UNUSABLE_SQLITE = (
+    (
+        ("file is not a database", "disk image is malformed", "malformed database schema"),
+        "the database is damaged",
+        "restore it from a backup, or set READER_HOME to another folder and ingest the papers again",
+    ),
+    (
+        ("readonly database", "unable to open database file"),
+        "the database is read-only or cannot be opened",
+        "make {folder} writable, or set READER_HOME to another folder",
+    ),
+)
+
+
+def _unusable_sqlite_file(path: Path):
+    """A handle_error hook: SQLite's errors that say the file itself cannot be used become one
+    line naming the file and what to do (DatabaseUnusable) instead of a driver error and its SQL."""
+
+    def translate(context):
+        message = str(context.original_exception).strip()
+        for words, problem, what_to_do in _UNUSABLE_SQLITE:
+            if any(w in message.lower() for w in words):
+                todo = what_to_do.format(folder=path.parent)
+                return DatabaseUnusable(f"{path}: {problem} ({message}); {todo}")
+        return None
+
+    return translate
+
+
 def make_engine(database_url: str) -> Engine:
     if database_url.startswith("sqlite"):
-        path = database_url.split("///", 1)[-1]
-        if path and path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        path = _sqlite_file(database_url)
+        if path is not None:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise DatabaseUnusable(
+                    f"{path}: cannot create its folder ({exc.strerror}); set READER_HOME to a folder "
+                    "you can write"
+                ) from None
         engine = create_engine(database_url, connect_args={"check_same_thread": False, "timeout": 30})
         event.listen(engine, "connect", _set_sqlite_pragmas)
+        if path is not None:
+            event.listen(engine, "handle_error", _unusable_sqlite_file(path))
         return engine
-    return create_engine(database_url, pool_pre_ping=True)
+    try:
+        return create_engine(database_url, pool_pre_ping=True)
+    except ImportError as exc:
+        shown = make_url(database_url).render_as_string(hide_password=True)
+        raise DatabaseUnusable(
+            f"READER_DATABASE_URL={shown}: its driver {exc.name or ''} is not installed; "
+            'for PostgreSQL `pip install -e ".[postgres]"` and use postgresql+psycopg://'
+        ) from None
 
 
 def lock_key(name: str) -> int:
@@ -77,8 +123,14 @@ def migration_lock(engine: Engine, database_url: str):
             return
         import fcntl
 
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(f"{path}.migrate.lock", "a") as handle:
+        try:
+            handle = open(f"{path}.migrate.lock", "a")  # noqa: SIM115 - closed below
+        except OSError as exc:
+            raise DatabaseUnusable(
+                f"{path}: cannot lock it to upgrade it ({exc.strerror}); make {path.parent} writable, "
+                "or set READER_HOME to another folder"
+            ) from None
+        with handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:
                 yield
@@ -155,3 +207,4 @@ def transaction(factory: sessionmaker[Session], lock: str | None = None):
         raise
     finally:
         session.close()
+
