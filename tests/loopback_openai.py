@@ -33,16 +33,26 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class Fault:
     """One scripted reply. Build with the class methods."""
 
-    kind: str  # answer | status | hang | raw
+    kind: str  # answer | status | hang | raw | trickle
     text: str = ""
     status_code: int = 200
     body: bytes = b""
     headers: dict = field(default_factory=dict)
     seconds: float = 0.0
+    logprobs: list | None = None  # choices[0].logprobs.content, as the server sends it
+    for_s: float = 0.0  # a trickle's longest run
 
     @classmethod
-    def answer(cls, text: str) -> Fault:
-        return cls("answer", text=text)
+    def answer(cls, text: str, *, logprobs: list | None = None) -> Fault:
+        """A completion of `text`; with `logprobs`, `choices[0].logprobs.content` is that list,
+        sent as given (a test may put what no model would into it)."""
+        return cls("answer", text=text, logprobs=logprobs)
+
+    @classmethod
+    def trickle(cls, text: str, every_s: float = 0.02, *, for_s: float = 20.0) -> Fault:
+        """The completion of `text`, status line and headers included, one byte every `every_s`
+        seconds (stopping after `for_s` seconds or when the client leaves)."""
+        return cls("trickle", text=text, seconds=every_s, for_s=for_s)
 
     @classmethod
     def status(cls, code: int, message: str = "", *, headers: dict | None = None) -> Fault:
@@ -197,7 +207,12 @@ class LoopbackOpenAI:
         if fault is None:
             return self._send(handler, 200, self._completion(model, self.respond(prompt), prompt))
         if fault.kind == "answer":
-            return self._send(handler, 200, self._completion(model, fault.text, prompt))
+            reply = self._completion(model, fault.text, prompt)
+            if fault.logprobs is not None:
+                reply["choices"][0]["logprobs"] = {"content": fault.logprobs}
+            return self._send(handler, 200, reply)
+        if fault.kind == "trickle":
+            return self._trickle(handler, self._completion(model, fault.text, prompt), fault)
         if fault.kind == "hang":
             self._stopping.wait(fault.seconds)
             return self._send(handler, 200, self._completion(model, fault.text, prompt))
@@ -223,6 +238,22 @@ class LoopbackOpenAI:
         if self.cached_tokens is not None:
             reply["usage"]["prompt_tokens_details"] = {"cached_tokens": self.cached_tokens}
         return reply
+
+    def _trickle(self, handler, payload: dict, fault: Fault) -> None:
+        body = json.dumps(payload).encode()
+        reply = (
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            + f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+        until = time.monotonic() + fault.for_s
+        for n in range(len(reply)):
+            if time.monotonic() > until or self._stopping.is_set():
+                handler.close_connection = True
+                return
+            handler.wfile.write(reply[n : n + 1])
+            handler.wfile.flush()
+            self._stopping.wait(fault.seconds)
 
     def _send(self, handler, code: int, payload: dict) -> None:
         self._send_bytes(handler, code, json.dumps(payload).encode(), {"Content-Type": "application/json"})

@@ -1,5 +1,6 @@
 """A loopback server answering as Semantic Scholar, arXiv and OpenAlex do, in each API's
-documented response shape, with switchable failures (429, 500, a malformed body, a slow reply)."""
+documented response shape, with switchable failures (429, 500, a malformed body, a slow reply,
+a reply sent a byte at a time, a reply of `huge_bytes`)."""
 
 from __future__ import annotations
 
@@ -69,13 +70,18 @@ OPENALEX_BODY = {
 
 class ScholarlyServer:
     """`mode` per service: "ok", "429" (Retry-After `retry_after`, then ok once `throttle` runs
-    out), "500", "malformed", "slow" (sleeps `delay_s` before answering)."""
+    out), "500", "malformed", "slow" (sleeps `delay_s` before answering), "trickle" (sends its
+    reply a byte every `trickle_s`, headers included, until the client leaves or `trickle_for_s`
+    has passed), "huge" (a well-formed reply of about `huge_bytes`: the normal one, padded)."""
 
     def __init__(self):
         self.mode = {"s2": "ok", "arxiv": "ok", "openalex": "ok"}
         self.retry_after = "1"
         self.throttle = 1  # 429 replies before a normal one, in mode "429"
         self.delay_s = 1.0
+        self.trickle_s = 0.02
+        self.trickle_for_s = 20.0
+        self.huge_bytes = 40 * 2**20
         self.requests: list[dict] = []
         server = self
 
@@ -105,13 +111,32 @@ class ScholarlyServer:
                     return self._send(500, "text/plain", b"internal error")
                 if mode == "slow":
                     time.sleep(server.delay_s)
+                if mode == "trickle":
+                    return self._trickle(service)
                 if mode == "malformed":
                     body = b"<html>maintenance</html>" if service != "arxiv" else b'{"not": "atom"}'
                     return self._send(200, "application/json", body)
                 if service == "arxiv":
                     return self._send(200, "application/atom+xml", ARXIV_BODY.encode())
-                body = S2_BODY if service == "s2" else OPENALEX_BODY
-                return self._send(200, "application/json", json.dumps(body).encode())
+                body = json.dumps(S2_BODY if service == "s2" else OPENALEX_BODY).encode()
+                if mode == "huge":  # JSON allows any amount of whitespace before the closing brace
+                    body = body[:-1] + b" " * server.huge_bytes + b"}"
+                return self._send(200, "application/json", body)
+
+            def _trickle(self, service):
+                body = ARXIV_BODY.encode() if service == "arxiv" else json.dumps(S2_BODY).encode()
+                reply = (
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    + f"Content-Length: {len(body)}\r\n\r\n".encode()
+                    + body
+                )
+                until = time.monotonic() + server.trickle_for_s
+                for n in range(len(reply)):
+                    if time.monotonic() > until:
+                        return
+                    self.wfile.write(reply[n : n + 1])
+                    self.wfile.flush()
+                    time.sleep(server.trickle_s)
 
             def _send(self, status, kind, body):
                 self.send_response(status)

@@ -18,6 +18,7 @@ import math
 import re
 
 from reader.audit.verify import ANSWER_WORDS
+from reader.llm.base import usable_logprob
 
 
 def _kind(token: str) -> str | None:
@@ -26,11 +27,13 @@ def _kind(token: str) -> str | None:
 
 
 def yes_probability(position: dict) -> float | None:
-    """P(YES) at one answer token, from its top alternatives (None when none is YES or NO)."""
+    """P(YES) at one answer token, from its top alternatives (None when none is YES or NO with a
+    usable log-probability: the answer word decides then)."""
     options = dict(position.get("top") or {})
-    options.setdefault(position["token"], position["logprob"])
-    yes = sum(math.exp(lp) for tok, lp in options.items() if _kind(tok) == "YES")
-    no = sum(math.exp(lp) for tok, lp in options.items() if _kind(tok) == "NO")
+    options.setdefault(position["token"], position.get("logprob"))
+    usable = {tok: usable_logprob(value) for tok, value in options.items()}
+    yes = sum(math.exp(lp) for tok, lp in usable.items() if lp is not None and _kind(tok) == "YES")
+    no = sum(math.exp(lp) for tok, lp in usable.items() if lp is not None and _kind(tok) == "NO")
     return yes / (yes + no) if yes + no > 0 else None
 
 

@@ -12,6 +12,7 @@ an LLM of the user's own that has none of them.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -46,8 +47,9 @@ class Completion:
     latency_s: float = 0.0
     model: str = ""
     cached: bool = False
-    # Per generated token: {"token": str, "logprob": float, "top": {token: logprob}}, when the
-    # caller asked for log-probabilities and the model gave them; None otherwise.
+    # Per generated token: {"token": str, "logprob": float | None, "top": {token: logprob}}, when
+    # the caller asked for log-probabilities and the model gave them (None where its value was
+    # unusable, see token_logprobs); None otherwise.
     logprobs: list[dict] | None = None
     # What the server says it spent (llama.cpp's `timings`, see server_timings): seconds
     # processing the prompt and generating, and prompt tokens reused from its prompt cache.
@@ -101,17 +103,45 @@ def capabilities_of(llm) -> Capabilities:
     return capabilities if isinstance(capabilities, Capabilities) else ENDPOINT
 
 
+LOGPROB_ROUNDING = 1e-6  # a log-probability this far above 0 is a rounded 0
+
+
+def usable_logprob(value) -> float | None:
+    """A log-probability as a float, or None when it is none: not a number, not finite, or above 0
+    (a probability above 1). A server's "abc", null, 1000 or NaN is no log-probability (and -inf,
+    probability 0, adds nothing and could not be stored as JSON)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    if not math.isfinite(value) or value > LOGPROB_ROUNDING:
+        return None
+    return min(value, 0.0)
+
+
 def token_logprobs(content: list) -> list[dict]:
-    """OpenAI-style `choices[0].logprobs.content` (dicts or objects) as plain dicts."""
+    """OpenAI-style `choices[0].logprobs.content` (dicts or objects) as plain dicts. A position
+    keeps its token (readers find the answers by it); an unusable log-probability (usable_logprob)
+    is None, and an alternative without a usable one is left out, so a reader falls back to the
+    answer word there."""
 
     def get(item, name):
         return item.get(name) if isinstance(item, dict) else getattr(item, name, None)
 
     out = []
-    for item in content or []:
-        top = {get(t, "token"): float(get(t, "logprob")) for t in (get(item, "top_logprobs") or [])}
+    for item in content if isinstance(content, list) else []:
+        alternatives = get(item, "top_logprobs")
+        top = {
+            str(get(t, "token")): lp
+            for t in (alternatives if isinstance(alternatives, list) else [])
+            if get(t, "token") is not None and (lp := usable_logprob(get(t, "logprob"))) is not None
+        }
+        token = get(item, "token")
         out.append(
-            {"token": get(item, "token") or "", "logprob": float(get(item, "logprob") or 0.0), "top": top}
+            {
+                "token": token if isinstance(token, str) else "",
+                "logprob": usable_logprob(get(item, "logprob")),
+                "top": top,
+            }
         )
     return out
 

@@ -4,15 +4,21 @@ Retries are done here rather than by the `openai` client so that the policy is
 ours and visible: exponential backoff with jitter on 429 (honouring
 Retry-After), 5xx, connection errors, timeouts, malformed replies and empty
 answers; no retry on 401/403/404/400, which become an LLMError saying what to set.
+
+The timeout is a deadline for each attempt as a whole (reader.http.bounded): an endpoint that
+sends its reply a byte at a time is cut off when it passes, and a reply larger than
+reader.http.MAX_REPLY_BYTES is refused, not read.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import threading
 import time
 from email.utils import parsedate_to_datetime
 
+from reader import http
 from reader.config import LLMSettings
 from reader.errors import LLMError
 from reader.llm.base import ENDPOINT, Completion, Message, server_timings, token_logprobs
@@ -74,6 +80,7 @@ class OpenAICompatLLM:
                     api_key=self.settings.api_key or "not-set",
                     timeout=self.settings.timeout_s,
                     max_retries=0,
+                    http_client=http.bounded_client(timeout=self.settings.timeout_s, follow_redirects=True),
                 )
             return self._client
 
@@ -109,7 +116,7 @@ class OpenAICompatLLM:
         )
 
     def _wait_before(self, attempt: int, server_wait_s: float | None) -> float:
-        if server_wait_s is not None:
+        if server_wait_s is not None and math.isfinite(server_wait_s):
             return min(max(server_wait_s, 0.0), MAX_RETRY_AFTER_S)
         backoff = min(self.backoff_max_s, self.backoff_base_s * 2 ** (attempt - 1))
         return backoff + random.uniform(0, self.backoff_base_s)
@@ -127,18 +134,22 @@ class OpenAICompatLLM:
         extra = {"logprobs": True, "top_logprobs": logprobs} if logprobs else {}
         # only the OpenAI API's own penalties: an endpoint may refuse llama.cpp's other controls
         extra.update({k: v for k, v in (sampling or {}).items() if k in OPENAI_SAMPLING})
+        client = self.client()  # made (and openai imported) before the deadline starts
         try:
-            response = self.client().chat.completions.create(
-                model=self.request_model,
-                messages=messages,
-                temperature=temperature,
-                max_tokens=max_tokens,
-                **extra,
-            )
+            with http.bounded(self.settings.timeout_s, http.MAX_REPLY_BYTES):
+                response = client.chat.completions.create(
+                    model=self.request_model,
+                    messages=messages,
+                    temperature=temperature,
+                    max_tokens=max_tokens,
+                    **extra,
+                )
         except openai.RateLimitError as exc:
             raise _Transient("rate limited (429)", retry_after_s(exc.response)) from exc
         except openai.APITimeoutError as exc:
             raise _Transient(f"timed out after {self.settings.timeout_s:g} s") from exc
+        except http.ReplyTooLarge as exc:  # the next attempt would be as large: not retried
+            raise LLMError(f"LLM endpoint {self.base_url} sent a reply too large to read: {exc}") from None
         except openai.APIConnectionError as exc:
             raise _Transient(f"cannot connect ({exc.__cause__ or exc})") from exc
         except openai.InternalServerError as exc:
@@ -211,19 +222,23 @@ def reported_timings(response) -> dict:
 
 
 def retry_after_s(response) -> float | None:
-    """Seconds the server asked us to wait (Retry-After / retry-after-ms), if it said."""
+    """Seconds the server asked us to wait (Retry-After / retry-after-ms), if it said; a value that
+    is no finite number ("nan", "inf") says nothing, and the usual back-off applies."""
     headers = getattr(response, "headers", None) or {}
     millis = headers.get("retry-after-ms")
     if millis:
         try:
-            return float(millis) / 1000.0
+            seconds = float(millis) / 1000.0
+            if math.isfinite(seconds):
+                return seconds
         except ValueError:
             pass
     value = headers.get("retry-after")
     if not value:
         return None
     try:
-        return float(value)
+        seconds = float(value)
+        return seconds if math.isfinite(seconds) else None
     except ValueError:
         pass
     try:
