@@ -9,6 +9,7 @@ from pathlib import Path
 
 from reader.errors import IngestError
 from reader.ingest.model import Block, CaptionData, ParsedPaper, ReferenceData
+from reader.text.controls import clean_text
 from reader.text.digest import sha256_bytes
 from reader.text.tokens import CJK_CHARS
 
@@ -81,18 +82,6 @@ _NOT_DIGIT = re.compile(r"\D")
 TEXT_SECTION = "Text"
 # The numbering in front of a heading: "3.1 ", "A.2. ", "IV. "
 HEADING_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[A-H](?:\.\d+)*\.?|[IVX]+\.)\s+")
-
-
-# C0 control characters other than \t and \n, DEL, and lone surrogates. PDFs carry them
-# for glyphs without a Unicode mapping; PostgreSQL refuses NUL in text, a surrogate cannot
-# be encoded as UTF-8, and none of them is text anyone can read.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]")
-
-
-def clean_text(text: str) -> str:
-    """The text without control characters (\t and \n stay): every parser applies it
-    where text leaves the PDF library or the decoder."""
-    return _CONTROL.sub("", text)
 
 
 def title_from_file_name(path: Path) -> str:

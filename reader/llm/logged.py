@@ -14,6 +14,10 @@ not cached, and is logged with an error, and a cached reply it rejects (stored
 before the check existed) is not served: the model is asked again. The check is
 never passed on to the wrapped LLM, so an LLM of the user's own need not know it.
 
+A reply's text leaves here without control characters (reader.text.controls): a NUL, which
+PostgreSQL refuses in text, or a terminal's escape sequence is outside text like any other, and
+this is where every reply enters. A failed call's error is cleaned the same way.
+
 The log and the cache are written through `calls` (reader.store.calls.CallStore
 in the product, anything with the same three methods in a test), so this layer
 never touches the database itself.
@@ -34,6 +38,7 @@ from reader.llm.base import (
     supports_logprobs,
     supports_sampling,
 )
+from reader.text.controls import clean_text
 
 Accept = Callable[[Completion], bool]
 REJECTED = "reply rejected by the caller's check (unusable); not cached"
@@ -127,8 +132,12 @@ class LoggedLLM:
             )
         except Exception as exc:
             failed = Completion(text="", latency_s=time.perf_counter() - start, model=self.model)
-            self._log(stage, paper_id, failed, cached=False, error=f"{type(exc).__name__}: {exc}")
+            error = clean_text(f"{type(exc).__name__}: {exc}")
+            self._log(stage, paper_id, failed, cached=False, error=error)
             raise
+        # Outside text enters here: no NUL (PostgreSQL refuses it) or terminal escape goes on
+        # to the cache, the stored analyses, the notes or a terminal.
+        completion.text = clean_text(completion.text)
         usable = accept is None or accept(completion)
         if completion.text.strip() and usable:
             self._store(key, completion)
@@ -137,7 +146,10 @@ class LoggedLLM:
 
     def _cached(self, key: str) -> Completion | None:
         answer = self.calls.cached(key)
-        return None if answer is None else Completion(cached=True, **answer)
+        if answer is None:
+            return None
+        answer["text"] = clean_text(answer["text"])  # stored before replies were cleaned
+        return Completion(cached=True, **answer)
 
     def _store(self, key: str, completion: Completion) -> None:
         self.calls.remember(
