@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from reader.commands.output import echo_json
+from reader.commands.output import echo_json, for_terminal
 from reader.config import CragSettings
 from reader.errors import ReaderError
 
@@ -91,7 +91,7 @@ def ask_cmd(app, question, paper_ref, as_json, interactive, threshold, max_corre
         if as_json:
             echo_json(result.to_json())
         else:
-            click.echo(format_result(result))
+            click.echo(for_terminal(format_result(result)))
 
     if not interactive:
         if not question:

@@ -3,8 +3,28 @@
 from __future__ import annotations
 
 import json
+import re
 
 import click
+
+# What a terminal acts on instead of showing: C0 controls but tab and newline (ESC starts an
+# escape sequence, BEL, CR), DEL, the C1 controls (U+009B is CSI); and lone surrogates (a file
+# name that is not UTF-8).
+_TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def for_terminal(text: str) -> str:
+    """Text from outside (a title, an author, an LLM's reply, an error) fit to print: each
+    control character a terminal would act on is shown escaped (\\x1b); lines and tabs stay.
+    Text is cleaned where it enters; this guards what was stored before, or by another program."""
+    return _TERMINAL_CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+def table_cell(text: str | None) -> str:
+    """for_terminal for a cell of a rich table, whose markup ([red], [/b]) is shown as written."""
+    from rich.markup import escape
+
+    return escape(for_terminal(text or ""))
 
 
 def printable(text: str) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from reader.commands.output import echo_json, printable, zotero_options
+from reader.commands.output import echo_json, printable, table_cell, zotero_options
 
 
 def _result_line(result) -> str:
@@ -153,7 +153,9 @@ def papers(app, as_json):
     ):
         table.add_column(name, justify=justify, overflow="fold" if name == "title" else "ellipsis")
     for row in rows:
-        table.add_row(row["id"][:12], row["title"], str(row["pages"]), str(row["chunks"]), row["status"])
+        table.add_row(
+            row["id"][:12], table_cell(row["title"]), str(row["pages"]), str(row["chunks"]), row["status"]
+        )
     Console(width=max(100, Console().width), soft_wrap=False).print(table)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from reader.commands.output import echo_json
+from reader.commands.output import echo_json, for_terminal
 from reader.errors import ReaderError
 
 VERDICT_MARKS = {"supported": "✓", "unsupported": "✗", "unanswered": "?", "unchecked": "!"}
@@ -82,7 +82,7 @@ def read(app, paper, as_json, show_text, context_tokens, words, quiet):
         return
     if show_text:
         for k in result.analyses:
-            click.echo(f"=== {k.kind} ===\n{k.loop.final_text}\n")
+            click.echo(f"=== {k.kind} ===\n{for_terminal(k.loop.final_text)}\n")
     for line in _summary_lines(result):
         click.echo(line)
     click.echo(f"See the texts with marks: reader show {paper_id[:12]}")
@@ -110,7 +110,7 @@ def show(app, paper, as_json, verdicts):
         raise ReaderError(
             f"paper {target.paper_id[:12]} has no analyses yet: run `reader read {target.paper_id[:12]}`"
         )
-    click.echo(f"{target.title}  ({target.paper_id[:12]})\n")
+    click.echo(f"{for_terminal(target.title)}  ({target.paper_id[:12]})\n")
     for a in analyses:
         ratios = " → ".join(f"{r:.2f}" for r in a["ratio_per_iteration"])
         click.echo(
@@ -119,8 +119,8 @@ def show(app, paper, as_json, verdicts):
             f"unanswered {a['n_unanswered']} ==="
         )
         if a["left_out_sections"]:
-            click.echo(f"(left out for length: {', '.join(a['left_out_sections'])})")
-        click.echo(a["final_text"] + "\n")
+            click.echo(for_terminal(f"(left out for length: {', '.join(a['left_out_sections'])})"))
+        click.echo(for_terminal(a["final_text"]) + "\n")
         if verdicts:
             _print_sentences(a["sentences"], evidence=False)
             click.echo("")
@@ -128,12 +128,14 @@ def show(app, paper, as_json, verdicts):
 
 def _print_sentences(sentences: list[dict], *, evidence: bool) -> None:
     for n, s in enumerate(sentences, 1):
-        click.echo(f"{n:>3} {VERDICT_MARKS.get(s['verdict'], '?')} {s['verdict']:<11} {s['text']}")
+        click.echo(
+            f"{n:>3} {VERDICT_MARKS.get(s['verdict'], '?')} {s['verdict']:<11} {for_terminal(s['text'])}"
+        )
         for reason in s["reasons"]:
-            click.echo(f"{'':16}- {reason}")
+            click.echo(f"{'':16}- {for_terminal(reason)}")
         if evidence:
             for e in s["evidence"]:
-                snippet = " ".join(e["text"].split())
+                snippet = for_terminal(" ".join(e["text"].split()))
                 click.echo(f"{'':16}p. {e['pages']}: {snippet[:160]}{'…' if len(snippet) > 160 else ''}")
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from reader.commands.output import echo_json, printable, zotero_options
+from reader.commands.output import echo_json, printable, table_cell, zotero_options
 from reader.errors import ReaderError
 
 
@@ -77,7 +77,7 @@ def _print_table(report) -> None:
         table.add_column(name, justify="right", no_wrap=True, min_width=len(name))
     table.add_column("Status", no_wrap=True, min_width=8)
     for row in report.papers:
-        name = row.title or printable(Path(row.source).name)
+        name = table_cell(row.title or printable(Path(row.source).name))
         if row.status in ("error", "removed", "busy"):  # nothing was read: no figures to show
             table.add_row(
                 name,

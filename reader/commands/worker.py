@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from reader.commands.output import echo_json, printable
+from reader.commands.output import echo_json, printable, table_cell
 from reader.commands.review import ProgressPrinter
 
 
@@ -87,12 +87,12 @@ def jobs(app, queued_only, as_json):
         status = row.status + (f": {row.stage}" if row.status in ("running", "stale") and row.stage else "")
         table.add_row(
             str(row.id),
-            row.title or printable(Path(row.source).name),
+            table_cell(row.title or printable(Path(row.source).name)),
             status,
-            row.worker if row.status in ("running", "stale") else "",
+            table_cell(row.worker) if row.status in ("running", "stale") else "",
             _ago(row.since),
             str(row.attempts),
-            row.error,
+            table_cell(row.error),
         )
     console.print(table)
 

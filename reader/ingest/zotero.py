@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reader.errors import ReaderError
+from reader.text.controls import clean_text
 
 # userdata schema versions whose tables carry the columns read here (Zotero 5.0 to 7.x)
 KNOWN_SCHEMA = range(80, 130)
@@ -95,6 +96,12 @@ def _copy_database(data_dir: Path, into: Path) -> Path:
     return copy
 
 
+def _text(value) -> str:
+    """A value of the Zotero database as text without control characters: a title, a name or a
+    field of another program's database is outside text (a NUL, a terminal's escape sequence)."""
+    return "" if value is None else clean_text(str(value))
+
+
 def _tables(conn) -> set[str]:
     return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
 
@@ -121,7 +128,7 @@ def _citekey_from_extra(extra: str) -> str | None:
 
 def _collection_paths(conn) -> dict[int, str]:
     rows = conn.execute("SELECT collectionID, collectionName, parentCollectionID FROM collections").fetchall()
-    by_id = {cid: (name, parent) for cid, name, parent in rows}
+    by_id = {cid: (_text(name), parent) for cid, name, parent in rows}
     paths: dict[int, str] = {}
     for cid in by_id:
         names, seen, node = [], set(), cid
@@ -224,9 +231,11 @@ def _read(conn, data_dir: Path, collection: str | None) -> ZoteroLibrary:
     deleted = (
         {r[0] for r in conn.execute("SELECT itemID FROM deletedItems")} if "deletedItems" in tables else set()
     )
-    types = dict(conn.execute("SELECT itemTypeID, typeName FROM itemTypes"))
+    types = {
+        type_id: _text(name) for type_id, name in conn.execute("SELECT itemTypeID, typeName FROM itemTypes")
+    }
     items = {
-        item_id: (key, types.get(type_id, ""))
+        item_id: (_text(key), types.get(type_id, ""))
         for item_id, key, type_id in conn.execute("SELECT itemID, key, itemTypeID FROM items")
         if item_id not in deleted
     }
@@ -235,7 +244,7 @@ def _read(conn, data_dir: Path, collection: str | None) -> ZoteroLibrary:
         "SELECT d.itemID, f.fieldName, v.value FROM itemData d "
         "JOIN fields f ON f.fieldID = d.fieldID JOIN itemDataValues v ON v.valueID = d.valueID"
     ):
-        values.setdefault(item_id, {})[name] = "" if value is None else str(value)
+        values.setdefault(item_id, {})[name] = _text(value)
     creator_type = (
         "JOIN creatorTypes t ON t.creatorTypeID = ic.creatorTypeID WHERE t.creatorType = 'author'"
         if "creatorTypes" in tables
@@ -247,7 +256,8 @@ def _read(conn, data_dir: Path, collection: str | None) -> ZoteroLibrary:
         f"JOIN creators c ON c.creatorID = ic.creatorID {creator_type} "
         "ORDER BY ic.itemID, ic.orderIndex"
     ):
-        name = (last or "") if mode == 1 else " ".join(p for p in (first, last) if p)
+        first, last = _text(first), _text(last)
+        name = last if mode == 1 else " ".join(p for p in (first, last) if p)
         if name.strip():
             authors.setdefault(item_id, []).append(" ".join(name.split()))
     paths = _collection_paths(conn)
