@@ -560,3 +560,47 @@ def test_reader_serve_refuses_a_public_address_without_the_flag(reader_env):
 
     result = CliRunner().invoke(cli, ["serve", "--host", "0.0.0.0"])
     assert result.exit_code != 0 and "--allow-remote" in result.output
+
+
+# ---------------------------------------------------------------- hostile requests
+
+HUGE_ID = "9" * 26  # over any 64-bit integer
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        f"/api/passage/{HUGE_ID}",
+        f"/ask/{HUGE_ID}",
+        f"/paper/{'0' * 64}/page/{HUGE_ID}.png",
+        f"/paper/{'0' * 64}/page/{'9' * 5000}.png",
+        "/api/passage/-1",
+        "/ask/abc",
+    ],
+)
+def test_an_id_no_row_can_have_is_not_found(client_for, path):
+    client = client_for()
+    for headers in ({"Accept": "application/json"}, {}):
+        response = client.get(path, headers=headers)
+        assert response.status_code == 404, (path, response.status_code, response.text[:200])
+
+
+def test_every_numeric_path_id_is_parsed_within_the_database_range():
+    """A new route with an integer in its path gets the same bound (the `id` convertor)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import reader.web.routes
+    from reader.web.pages import RowId
+
+    numeric = []
+    for info in pkgutil.iter_modules(reader.web.routes.__path__):
+        module = importlib.import_module(f"reader.web.routes.{info.name}")
+        for route in module.router.routes:
+            signature = inspect.signature(route.endpoint, eval_str=True)
+            for name, convertor in route.param_convertors.items():
+                if signature.parameters[name].annotation is int:
+                    numeric.append(route.path)
+                    assert isinstance(convertor, RowId), f"{route.path}: {name} is parsed without a bound"
+    assert len(numeric) >= 3, numeric  # passages, questions, page numbers

@@ -12,6 +12,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup, escape
+from starlette.convertors import Convertor, register_url_convertor
 
 from reader.errors import PaperNotFound
 from reader.web.security import FORM_TOKEN_FIELD
@@ -114,6 +115,23 @@ def forged(request: Request, form_token: str) -> Response | None:
     if wants_json(request):
         return JSONResponse({"error": FORM_REFUSED_JSON}, status_code=403)
     return page(request, "error.html", 403, message=FORM_REFUSED)
+
+
+class RowId(Convertor):
+    """A row id or page number in a path (`{chunk_id:id}`): 1-18 digits, so any value fits the
+    database's 64-bit integers; anything else does not match the route and is a 404."""
+
+    regex = "[0-9]{1,18}"
+
+    def convert(self, value: str) -> int:
+        return int(value)
+
+    def to_string(self, value: int) -> str:
+        return str(value)
+
+
+# registered before the routes (which import this module) compile their paths
+register_url_convertor("id", RowId())
 
 
 def checked_paper_id(paper_id: str) -> str:

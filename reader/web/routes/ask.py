@@ -30,7 +30,7 @@ def ask_page(request: Request, paper: str = "", session=Depends(db_session)):
     )
 
 
-@router.get("/ask/{question_id}", response_class=HTMLResponse)
+@router.get("/ask/{question_id:id}", response_class=HTMLResponse)
 def asked_page(request: Request, question_id: int, session=Depends(db_session)):
     result = questions.question_of(session, question_id)
     if result is None:

@@ -46,7 +46,7 @@ def paper_pdf(paper_id: str, ctx=Depends(reader_of)):
     )
 
 
-@router.get("/paper/{paper_id}/page/{number}.png")
+@router.get("/paper/{paper_id}/page/{number:id}.png")
 def paper_page_image(paper_id: str, number: int, ctx=Depends(reader_of)):
     checked_paper_id(paper_id)
     if number < 1:
@@ -58,7 +58,7 @@ def paper_page_image(paper_id: str, number: int, ctx=Depends(reader_of)):
     )
 
 
-@router.get("/api/passage/{chunk_id}")
+@router.get("/api/passage/{chunk_id:id}")
 def passage_api(chunk_id: int, ctx=Depends(reader_of)):
     box = pdf.passage_box(ctx.services, chunk_id)
     if box is None:
