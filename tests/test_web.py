@@ -604,3 +604,55 @@ def test_every_numeric_path_id_is_parsed_within_the_database_range():
                     numeric.append(route.path)
                     assert isinstance(convertor, RowId), f"{route.path}: {name} is parsed without a bound"
     assert len(numeric) >= 3, numeric  # passages, questions, page numbers
+
+
+def test_a_chunked_upload_over_the_limit_gets_the_limit_message(app):
+    """Without a Content-Length the body is counted as it streams in: past the cap the answer
+    is the 413 limit message, not a parser's 400."""
+    import httpx
+    from conftest import serving
+
+    from reader.web.app import create_app
+
+    web = create_app(_ctx(app, FakeReview(), upload_limit_mb=1))
+    boundary = "b0undary"
+
+    def body(files_mb=14):  # the default, 14 MB, is over the request cap of 10 files of 1 MB
+        yield (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="big.pdf"\r\n'
+            f"Content-Type: application/pdf\r\n\r\n"
+        ).encode() + PDF_BYTES
+        for _ in range(files_mb):
+            yield b"0" * (1024 * 1024)
+        yield f"\r\n--{boundary}--\r\n".encode()
+
+    with serving(web) as url:
+        for accept in ("application/json", "text/html"):
+            response = httpx.post(
+                f"{url}/upload",
+                content=body(),
+                headers={
+                    "Content-Type": f"multipart/form-data; boundary={boundary}",
+                    "Accept": accept,
+                    "Origin": url,
+                },
+                timeout=30,
+            )
+            assert response.status_code == 413, response.text[:300]
+            assert "larger than the limit of 1 MB" in response.text
+            assert "READER_UPLOAD_LIMIT_MB" in response.text
+        # under the request cap, one file over the per-file limit gets the per-file message
+        response = httpx.post(
+            f"{url}/upload",
+            content=body(files_mb=2),
+            headers={
+                "Content-Type": f"multipart/form-data; boundary={boundary}",
+                "Accept": "application/json",
+                "Origin": url,
+            },
+            timeout=30,
+        )
+        assert response.status_code == 413
+        assert response.json()["errors"] == [
+            "big.pdf: larger than the upload limit of 1 MB (set READER_UPLOAD_LIMIT_MB to change it)."
+        ]

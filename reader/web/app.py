@@ -20,7 +20,7 @@ from reader.web.asking import AskRunner
 from reader.web.jobs import QueueRunner
 from reader.web.pages import HERE, page, wants_json
 from reader.web.routes import ask, library, papers, uploads
-from reader.web.security import BodyTooLarge, Guard
+from reader.web.security import Guard
 
 
 def create_app(ctx, *, allowed_hosts: list[str] | None = None) -> FastAPI:
@@ -74,13 +74,8 @@ def create_app(ctx, *, allowed_hosts: list[str] | None = None) -> FastAPI:
 
 
 def _handle_errors(app: FastAPI) -> None:
-    """A refused body, a ReaderError and a 404 become the error page (or JSON for a script)."""
-
-    @app.exception_handler(BodyTooLarge)
-    async def _too_large(request: Request, exc: BodyTooLarge):
-        if wants_json(request):
-            return JSONResponse({"error": str(exc)}, status_code=413)
-        return page(request, "error.html", 413, message=str(exc))
+    """A ReaderError and a 404 become the error page (or JSON for a script). A body over the
+    cap is answered by the Guard (reader/web/security.py)."""
 
     @app.exception_handler(ReaderError)
     async def _reader_error(request: Request, exc: ReaderError):

@@ -193,7 +193,8 @@ class Guard:
       `Authorization: Bearer`, or that cookie);
     - refuses state-changing requests whose Origin, or else Referer, is another site;
     - puts a `FormSession` in the request's state for the routes' form-token check;
-    - caps request bodies at `max_body` bytes (Content-Length first, then counted).
+    - caps request bodies at `max_body` bytes: from Content-Length before the app runs, else
+      counted as the body streams in (chunked), answered 413 the moment it goes over.
     """
 
     def __init__(self, app, *, token: str | None, max_body: int, limit_message: str):
@@ -265,18 +266,24 @@ class Guard:
 
         received = 0
         started = False
+        too_large = False
 
         async def counted_receive():
-            nonlocal received
+            nonlocal received, too_large
+            if too_large:
+                return {"type": "http.disconnect"}
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.max_body:
+                    too_large = True
                     raise BodyTooLarge(self.limit_message)
             return message
 
         async def send_with_headers(message):
             nonlocal started
+            if too_large:
+                return  # the app's answer to a body it could not finish (a parser's 400): ours below
             if message["type"] == "http.response.start":
                 started = True
                 message = dict(message)
@@ -290,9 +297,11 @@ class Guard:
         try:
             await self.app(scope, counted_receive, send_with_headers)
         except BodyTooLarge:
-            # The app registers a handler for this; here only if it escaped before a response.
-            if not started:
-                await _send_text(send, 413, self.limit_message, as_json=as_json)
+            pass
+        if too_large and not started:
+            # a streamed (chunked) body went over the cap: whatever the app made of the error
+            # (FastAPI turns it into "There was an error parsing the body"), this is the answer
+            await _send_text(send, 413, self.limit_message, as_json=as_json, extra_headers=extra_headers)
 
 
 class BodyTooLarge(Exception):
