@@ -656,3 +656,83 @@ def test_a_chunked_upload_over_the_limit_gets_the_limit_message(app):
         assert response.json()["errors"] == [
             "big.pdf: larger than the upload limit of 1 MB (set READER_UPLOAD_LIMIT_MB to change it)."
         ]
+
+
+def _ipv6_loopback() -> bool:
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET6) as sock:
+            sock.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize(
+    "host, also_sent",
+    [
+        ("127.0.0.2", []),
+        ("127.1", ["127.0.0.1"]),  # what a browser sends for http://127.1:port/
+        pytest.param(
+            "::1",
+            ["localhost"],
+            marks=pytest.mark.skipif(not _ipv6_loopback(), reason="no IPv6 loopback here"),
+        ),
+    ],
+)
+def test_reader_serve_answers_at_the_loopback_address_it_prints(reader_env, host, also_sent):
+    import os
+    import re
+    import subprocess
+    import sys
+    import urllib.error
+    import urllib.request
+
+    env = {**os.environ, "READER_HOME": str(reader_env)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reader", "serve", "--host", host, "--port", "0"],
+        env=env,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        line = proc.stderr.readline()
+        match = re.search(r"(http://(\S+?):(\d+)/)", line)
+        assert match, line
+        url, port = match.group(1), match.group(3)
+        with urllib.request.urlopen(f"{url}library", timeout=10) as r:
+            assert r.status == 200 and "The library is empty" in r.read().decode()
+        for sent in also_sent:
+            request = urllib.request.Request(f"{url}library", headers={"Host": f"{sent}:{port}"})
+            with urllib.request.urlopen(request, timeout=10) as r:
+                assert r.status == 200
+        request = urllib.request.Request(f"{url}library", headers={"Host": f"rebound.example:{port}"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=10)
+        assert refused.value.code == 400  # still loopback names only (no DNS rebinding)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_only_numeric_loopback_addresses_and_localhost_count_as_loopback():
+    from reader.commands.serve import check_bind
+    from reader.errors import ConfigError
+    from reader.web.security import is_loopback
+
+    for host in ("127.0.0.1", "127.0.0.2", "127.1", "::1", "0:0:0:0:0:0:0:1", "localhost", "LOCALHOST"):
+        assert is_loopback(host), host
+    for host in (
+        "127.evil.example",
+        "127.0.0.1.nip.io",
+        "0.0.0.0",
+        "10.0.0.1",
+        "::",
+        "",
+        "localhost.example",
+    ):
+        assert not is_loopback(host), host
+    with pytest.raises(ConfigError, match="--allow-remote"):
+        check_bind("127.evil.example", False, None)  # a name: it resolves wherever DNS says

@@ -60,12 +60,13 @@ def serve(app, host, port, allow_remote):
     import uvicorn
 
     from reader.web.app import create_app
-    from reader.web.security import LOOPBACK_HOSTS, is_loopback
+    from reader.web.security import is_loopback, served_host_names
 
+    host = host.strip("[]")
     for line in check_bind(host, allow_remote, app.settings.web_token):
         click.echo(line, err=True)
     # On loopback, only loopback Host headers are served (stops DNS-rebinding pages).
-    allowed = [h.strip("[]") for h in LOOPBACK_HOSTS] if is_loopback(host) else None
+    allowed = served_host_names(host) if is_loopback(host) else None
     web = create_app(app, allowed_hosts=allowed)
 
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)

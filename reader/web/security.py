@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import json
 import re
 import secrets
+import socket
 from urllib.parse import parse_qs, urlsplit
 
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")  # as Host headers carry them
 TOKEN_COOKIE = "reader_token"
 SESSION_COOKIE = "reader_session"
 FORM_TOKEN_FIELD = "csrf_token"
@@ -45,8 +47,34 @@ SECURITY_HEADERS = [
 ]
 
 
+def loopback_address(host: str) -> str | None:
+    """The loopback address `host` names, canonical ('127.0.0.2' for '127.0.0.2' or '127.2',
+    '::1'), or None. Numeric addresses and `localhost` only: any other name resolves wherever
+    DNS says."""
+    if host.lower() == "localhost":
+        return "127.0.0.1"
+    try:
+        found = socket.getaddrinfo(host.strip("[]"), None, flags=socket.AI_NUMERICHOST)
+        address = ipaddress.ip_address(found[0][4][0])
+    except (OSError, UnicodeError, ValueError, IndexError):
+        return None
+    return str(address) if address.is_loopback else None
+
+
 def is_loopback(host: str) -> bool:
-    return host in LOOPBACK_HOSTS or host.startswith("127.")
+    return loopback_address(host) is not None
+
+
+def served_host_names(host: str) -> list[str]:
+    """The Host header names a server bound to loopback `host` answers to: the loopback names,
+    and `host` both as given (the address `reader serve` prints) and canonical (what a browser
+    sends for http://127.1/); IPv6 in brackets, as Host headers carry it."""
+    names = set(LOOPBACK_HOSTS)
+    for name in (host, loopback_address(host) or ""):
+        bare = name.strip("[]").lower()
+        if bare:
+            names.add(f"[{bare}]" if ":" in bare else bare)
+    return sorted(names)
 
 
 def looks_like_pdf(head: bytes) -> bool:
