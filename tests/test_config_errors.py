@@ -59,3 +59,94 @@ def test_the_command_prints_it_in_one_line(tmp_path):
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and "config.toml: not valid TOML" in lines[0], run.stderr
     assert "Traceback" not in run.stderr
+
+
+# ------------------------------------------------------------ every setting is checked at load
+
+
+@pytest.mark.parametrize(
+    "name, value, words",
+    [
+        (
+            "READER_DATABASE_URL",
+            "notaurl",
+            ["READER_DATABASE_URL='notaurl'", "not a database URL", "sqlite:///"],
+        ),
+        ("READER_DATABASE_URL", "mysql://me:hunter2@db.example/reader", ["mysql", "postgresql", "sqlite"]),
+        ("READER_LLM_TIMEOUT", "0", ["READER_LLM_TIMEOUT=0", "positive"]),
+        ("READER_LLM_TIMEOUT", "-5", ["READER_LLM_TIMEOUT=-5", "positive"]),
+        ("READER_LLM_TIMEOUT", "nan", ["READER_LLM_TIMEOUT='nan'", "finite"]),
+        ("READER_LLM_TIMEOUT", "inf", ["READER_LLM_TIMEOUT='inf'", "finite"]),
+        ("READER_QUEUE_LEASE", "inf", ["READER_QUEUE_LEASE='inf'", "finite"]),
+        ("READER_LLM_CONCURRENCY", "0", ["READER_LLM_CONCURRENCY=0", "1 or more"]),
+        ("READER_UPLOAD_LIMIT_MB", "-1", ["READER_UPLOAD_LIMIT_MB=-1", "1 or more"]),
+        ("READER_UPLOAD_LIMIT_MB", "0", ["READER_UPLOAD_LIMIT_MB=0", "1 or more"]),
+        ("READER_CACHE", "maybe", ["READER_CACHE='maybe'", "on or off"]),
+        ("READER_OUTPUT_LANGUAGE", "klingon", ["READER_OUTPUT_LANGUAGE='klingon'", "en", "zh"]),
+        ("READER_EXTERNAL_SEARCH", "arxiv,gogle", ["READER_EXTERNAL_SEARCH", "gogle", "openalex"]),
+        ("READER_LLM_BASE_URL", "notaurl", ["READER_LLM_BASE_URL='notaurl'", "http", "scripted:"]),
+        ("READER_VERIFIER_BASE_URL", "ftp://x/v1", ["READER_VERIFIER_BASE_URL='ftp://x/v1'", "http"]),
+        ("READER_EMBED_MODEL", "/no/such/model", ["READER_EMBED_MODEL='/no/such/model'", "folder"]),
+        ("READER_EMBED_MODEL", "not a model!", ["READER_EMBED_MODEL='not a model!'", "hub"]),
+    ],
+)
+def test_a_value_a_setting_cannot_use_is_refused_at_load(name, value, words, tmp_path):
+    with pytest.raises(ConfigError) as caught:
+        load_settings({"READER_HOME": str(tmp_path), name: value})
+    message = str(caught.value)
+    assert "\n" not in message and all(word in message for word in words), message
+    assert "hunter2" not in message  # a password in a URL is never shown
+
+
+@pytest.mark.parametrize(
+    "name, value, loaded",
+    [
+        ("READER_DATABASE_URL", "postgresql+psycopg://me@db.example/reader", None),
+        ("READER_DATABASE_URL", "sqlite:////srv/reader/reader.db", None),
+        ("READER_LLM_TIMEOUT", "2.5", 2.5),
+        ("READER_OUTPUT_LANGUAGE", "ZH", "zh"),
+        ("READER_OUTPUT_LANGUAGE", "en-US", "en"),
+        ("READER_EXTERNAL_SEARCH", " arxiv, OpenAlex ", None),
+        ("READER_EXTERNAL_SEARCH", "off", None),
+        ("READER_LLM_BASE_URL", "http://127.0.0.1:8080/v1", None),
+        ("READER_LLM_BASE_URL", "scripted:latency_ms=200", None),
+        ("READER_EMBED_MODEL", "BAAI/bge-small-en-v1.5", None),
+    ],
+)
+def test_values_a_setting_can_use_still_load(name, value, loaded, tmp_path):
+    from reader.config import SETTINGS
+
+    settings = load_settings({"READER_HOME": str(tmp_path), name: value})
+    [entry] = [s for s in SETTINGS if s.variable == name]
+    assert entry.value_in(settings) == (value.strip() if loaded is None else loaded)
+
+
+def test_a_home_that_is_a_file_is_refused_at_load(tmp_path):
+    home = tmp_path / "home"
+    home.write_text("")
+    with pytest.raises(ConfigError, match=r"READER_HOME=.*home.* is not a folder"):
+        load_settings({"READER_HOME": str(home)})
+
+
+def test_the_external_searches_a_setting_accepts_are_the_adapters():
+    from reader.config import EXTERNAL_SEARCHES
+    from reader.crag.scholarly import ADAPTERS
+
+    assert set(EXTERNAL_SEARCHES) == set(ADAPTERS)
+
+
+@pytest.mark.parametrize(
+    "value, words",
+    [("notaurl", ["READER_DATABASE_URL='notaurl'"]), ("mysql://me:hunter2@db.example/reader", ["mysql"])],
+)
+def test_a_database_url_reader_cannot_use_is_one_line_from_the_command(value, words, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("READER_")}
+    env.update(READER_HOME=str(tmp_path / "home"), READER_DATABASE_URL=value)
+    run = subprocess.run(
+        [sys.executable, "-m", "reader", "papers"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert "Traceback" not in run.stderr, run.stderr[-2000:]
+    assert run.returncode == 1
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and all(word in lines[0] for word in words), run.stderr
+    assert "hunter2" not in run.stderr

@@ -9,6 +9,7 @@ The parsers below take the variable's name so that a bad value is one line namin
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
@@ -107,6 +108,8 @@ def _checked(convert, what: str, ok, must: str) -> Parse:
             value = convert(raw)
         except (TypeError, ValueError):
             raise ConfigError(f"{variable}={raw!r} is not {what}") from None
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"{variable}={raw!r} must be a finite number")
         if ok is not None and not ok(value):
             raise ConfigError(f"{variable}={value!r} {must}")
         return value
@@ -120,6 +123,7 @@ def whole(ok=None, must: str = "") -> Parse:
 
 
 def number(ok=None, must: str = "") -> Parse:
+    """A finite float (never nan or inf); `ok(value)` false: "<variable>=<value> <must>"."""
     return _checked(float, "a number", ok, must)
 
 

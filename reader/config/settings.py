@@ -8,8 +8,10 @@ settings.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from reader.config.declare import (
     choice,
@@ -19,7 +21,6 @@ from reader.config.declare import (
     off_or,
     path,
     setting,
-    stripped,
     switch,
     text,
     whole,
@@ -33,6 +34,8 @@ DEFAULT_EMBED_MODEL = "all-MiniLM-L6-v2 (packaged)"
 CRAG_ROUTINGS = ("counts", "confidence")
 CRAG_REFUSALS = ("writer", "grader", "p_yes")
 CRAG_UNGROUNDED = ("keep", "refuse")
+# the services READER_EXTERNAL_SEARCH may name (reader.crag.scholarly.ADAPTERS)
+EXTERNAL_SEARCHES = ("semantic-scholar", "arxiv", "openalex")
 
 
 def default_home() -> Path:
@@ -167,6 +170,95 @@ def _hide_password(url: str, settings) -> str:
     return url
 
 
+def _home(variable: str, raw) -> Path:
+    home = path(variable, raw)
+    if home.exists() and not home.is_dir():
+        raise ConfigError(f"{variable}={home} is not a folder: set it to a folder (created when missing)")
+    return home
+
+
+_DATABASE_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9]*)(\+[A-Za-z0-9_]+)?://")
+
+
+def _database_url(variable: str, raw) -> str:
+    """A SQLAlchemy URL of a database reader runs on: SQLite or PostgreSQL."""
+    url = str(raw).strip()
+    scheme = _DATABASE_SCHEME.match(url)
+    use = "use sqlite:////path/to/reader.db or postgresql+psycopg://user@host/db"
+    if scheme is None:
+        raise ConfigError(f"{variable}={_hide_password(url, None)!r} is not a database URL: {use}")
+    if scheme.group(1).lower() not in ("sqlite", "postgresql"):
+        raise ConfigError(
+            f"{variable}={_hide_password(url, None)!r}: {scheme.group(1)} is not supported "
+            f"(reader stores in SQLite or PostgreSQL); {use}"
+        )
+    return url
+
+
+def _endpoint(variable: str, raw) -> str:
+    """An OpenAI-compatible endpoint (http or https), or scripted: for the dry-run LLM."""
+    url = str(raw).strip()
+    if url.startswith("scripted:"):
+        return url
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        raise ConfigError(
+            f"{variable}={_hide_password(url, None)!r} is not an endpoint URL: use "
+            "http(s)://host:port/v1 (OpenAI-compatible), scripted: for the dry-run LLM, or unset it "
+            "for the embedded model"
+        )
+    return url
+
+
+_LANGUAGE_NAMES = {"english": "en", "chinese": "zh"}
+
+
+def _language(variable: str, raw) -> str:
+    """en or zh (a region tag such as zh-CN, or the language's English name, is accepted)."""
+    value = str(raw).strip().lower().replace("_", "-")
+    value = _LANGUAGE_NAMES.get(value, value)
+    if not re.fullmatch(r"(en|zh)(-[a-z0-9]+)*", value):
+        raise ConfigError(f"{variable}={raw!r}: use en or zh, or unset it to write in the paper's language")
+    return value[:2]
+
+
+def _searches(variable: str, raw) -> str:
+    """A comma-separated list of EXTERNAL_SEARCHES, or off."""
+    value = str(raw).strip()
+    names = [name.strip().lower() for name in value.split(",") if name.strip()]
+    if names in ([], ["off"], ["none"]):
+        return value
+    unknown = [name for name in names if name not in EXTERNAL_SEARCHES]
+    if unknown:
+        raise ConfigError(
+            f"{variable}={value!r}: unknown external search {', '.join(unknown)}; use one or more of "
+            f"{', '.join(EXTERNAL_SEARCHES)}, comma-separated, or off"
+        )
+    return value
+
+
+_HUB_NAME = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
+
+
+def _embed_model(variable: str, raw) -> str:
+    """A model folder, or a name in the Hugging Face hub's form (owner/name)."""
+    value = str(raw).strip()
+    folder = Path(value).expanduser()
+    if folder.is_dir():
+        return value
+    if value.startswith(("/", ".", "~")) or folder.exists():
+        raise ConfigError(
+            f"{variable}={value!r}: no such model folder; set it to a folder holding an embedding "
+            "model, or unset it for the packaged all-MiniLM-L6-v2"
+        )
+    if len(value) > 96 or not _HUB_NAME.fullmatch(value):
+        raise ConfigError(
+            f"{variable}={value!r} is neither a model folder nor a hub model name (owner/name, "
+            "e.g. BAAI/bge-small-en-v1.5); unset it for the packaged all-MiniLM-L6-v2"
+        )
+    return value
+
+
 def _checker_band(on: bool, settings) -> str:
     if not on:
         return "off (the verifier decides every sentence)"
@@ -176,7 +268,7 @@ def _checker_band(on: bool, settings) -> str:
 @dataclass(frozen=True, kw_only=True)
 class Settings:
     home: Path = setting(
-        parse=path,
+        parse=_home,
         derive=lambda values: default_home(),
         help="database, search index, assembled model, uploads (default ~/.local/share/reader)",
     )
@@ -189,7 +281,7 @@ class Settings:
         help="the TOML config file (default: $READER_HOME/config.toml when it exists)",
     )
     database_url: str = setting(
-        parse=text,
+        parse=_database_url,
         derive=lambda values: f"sqlite:///{values['home'] / 'reader.db'}",
         show=_hide_password,
         help='SQLAlchemy URL (`postgresql+psycopg://…` works; `pip install -e ".[postgres]"`); default: '
@@ -197,7 +289,7 @@ class Settings:
     )
     llm_base_url: str | None = setting(
         None,
-        parse=text,
+        parse=_endpoint,
         unset="(embedded local model)",
         help="OpenAI-compatible endpoint of the generator (OpenAI, DeepSeek, vLLM, Ollama, llama.cpp "
         "server); unset: the embedded model; `scripted:` the deterministic dry-run LLM",
@@ -207,7 +299,7 @@ class Settings:
     )
     llm_api_key: str | None = setting(None, parse=text, secret=True, help="the generator's key")
     verifier_base_url: str | None = setting(
-        parse=text,
+        parse=_endpoint,
         derive=lambda values: values["llm_base_url"],
         unset="(embedded local model)",
         help="an independent checker for the audit and the groundedness check (default: the generator's)",
@@ -221,11 +313,20 @@ class Settings:
     verifier_api_key: str | None = setting(
         parse=text, derive=lambda values: values["llm_api_key"], secret=True, help="the verifier's key"
     )
-    llm_timeout: float = setting(120.0, parse=number(), unit=" s", help="per-call timeout of both roles")
-    llm_concurrency: int = setting(4, parse=whole(), help="concurrent calls per endpoint")
+    llm_timeout: float = setting(
+        120.0,
+        parse=number(lambda v: v > 0, "must be a positive number of seconds (default 120)"),
+        unit=" s",
+        help="per-call timeout of both roles",
+    )
+    llm_concurrency: int = setting(
+        4,
+        parse=whole(lambda v: v >= 1, "must be 1 or more (concurrent calls per endpoint; default 4)"),
+        help="concurrent calls per endpoint",
+    )
     embed_model: str | None = setting(
         None,
-        parse=text,
+        parse=_embed_model,
         unset=DEFAULT_EMBED_MODEL,
         help="any FlagEmbedding-loadable model (a local directory, or a hub name where a hub is reachable)",
     )
@@ -236,11 +337,15 @@ class Settings:
     )
     output_language: str | None = setting(
         None,
-        parse=text,
+        parse=_language,
         unset="(follow the paper)",
         help="`en` or `zh`; otherwise the output follows the paper's language",
     )
-    upload_limit_mb: int = setting(50, parse=whole(), help="web upload limit per file")
+    upload_limit_mb: int = setting(
+        50,
+        parse=whole(lambda v: v >= 1, "must be 1 or more (megabytes per uploaded file; default 50)"),
+        help="web upload limit per file",
+    )
     web_token: str | None = setting(
         None, parse=text, secret=True, help="a token required by every web request"
     )
@@ -306,7 +411,7 @@ class Settings:
     )
     external_search: str = setting(
         "",
-        parse=stripped,
+        parse=_searches,
         unset="off (nothing leaves the machine)",
         help="scholarly search when the papers do not answer a question: `semantic-scholar`, `arxiv`, "
         "`openalex`, comma-separated (`reader ask --external` for one question); the question leaves "
