@@ -514,15 +514,20 @@ class Reader:
 
     def export(self, out: str | Path, papers: Iterable[str] | None = None, *, lookup: str | None = None):
         """Write one annotated Markdown note per reviewed paper, plus index.md -> ExportResult.
-        `lookup` ("crossref" or "openalex"; off by default) checks each cited reference there."""
+        `lookup` ("crossref", "openalex", "semantic-scholar" or "off"; None: READER_REFERENCE_LOOKUP,
+        off by default) checks each cited reference there."""
         from reader.export import export_notes
 
         paper_ids = None if papers is None else [self._paper_id(ref) for ref in _as_list(papers)]
         checker = None
-        if lookup:
+        if service and service != "off":
             from reader.export.lookup import ReferenceLookup
 
-            checker = ReferenceLookup(lookup, mailto=self.settings.openalex_mailto)
+            checker = ReferenceLookup(
+                service,
+                mailto=self.settings.openalex_mailto,
+                api_key=self.settings.semantic_scholar_key,
+            )
         return export_notes(self.services.db, paper_ids, Path(out), lookup=checker)
 
     def bibtex(self, out: str | Path, papers: Iterable[str] | None = None):
@@ -538,6 +543,7 @@ class Reader:
         from reader.store.tables import Paper
 
         with self.services.db() as session:
+        service = self.settings.reference_lookup if lookup is None else lookup
             paper = session.get(Paper, paper_id)
             if paper is None:
                 raise PaperNotFound(f"no paper with id {paper_id!r}; pick one from the library")

@@ -120,7 +120,7 @@ def test_note_lists_the_resolved_references_beside_the_markers(db, tmp_path):
     section = text.split("**References cited above**", 1)[1].split("## Verification summary")[0]
     assert "- **\\[2\\]** Jones K. Heat stress and wheat grain yield. Plant Science 2020." in section
     assert "*note: [2]: cited for something the paper does not attribute to it" in section
-    assert "- **\\[40\\]** — 40: no entry in the paper's reference list" in section
+    assert "- **\\[40\\]** — ⚠ 40: no entry in the paper's reference list" in section
 
 
 def test_paper_page_shows_the_resolved_reference_and_the_note(db, client_for):  # noqa: F811

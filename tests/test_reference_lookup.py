@@ -57,6 +57,35 @@ OPENALEX_SEARCH = {
     ],
 }
 
+# Semantic Scholar's Graph API: GET /graph/v1/paper/DOI:{doi}?fields=title,year and
+# GET /graph/v1/paper/search?query&limit&fields=title,year
+S2_WORK = {
+    "paperId": "204e3073870fae3d05bcbc2f6a8e263d9b72e776",
+    "title": "Attention is All you Need",
+    "year": 2017,
+}
+S2_SEARCH = {
+    "total": 1,
+    "offset": 0,
+    "data": [
+        {
+            "paperId": "2e5f2b57f4c476dd69dc22ccdf547e48f40a994c",
+            "title": "Long Short-Term Memory",
+            "year": 1997,
+        }
+    ],
+}
+OPENALEX_WHEAT = {
+    "meta": {"count": 1, "page": 1, "per_page": 1},
+    "results": [
+        {
+            "id": "https://openalex.org/W2",
+            "display_name": "Heat stress and wheat grain yield",
+            "publication_year": 2020,
+        }
+    ],
+}
+
 ENTRY_DOI = f"Vaswani A, et al. Attention is all you need. 2017. doi:{DOI}"
 ENTRY_TEXT = "Hochreiter S, Schmidhuber J. Long short-term memory. Neural Computation 9(8), 1997."
 ENTRY_WRONG_YEAR = "Hochreiter S, Schmidhuber J. Long short-term memory. Neural Computation, 1995."
@@ -83,6 +112,7 @@ def server():
             url = urlparse(self.path)
             path, query = unquote(url.path), parse_qs(url.query)
             state["requests"].append((path, query))
+            state.setdefault("api_keys", []).append(self.headers.get("x-api-key"))
             mode = state["mode"]
             if mode == "slow":
                 time.sleep(1.5)
@@ -119,6 +149,14 @@ def server():
                         },
                     )
                 return self._send(200, CROSSREF_SEARCH)
+            if path == f"/semantic-scholar/graph/v1/paper/DOI:{DOI}":
+                return self._send(200, S2_WORK)
+            if path == "/semantic-scholar/graph/v1/paper/search" and "query" in query:
+                if "never written" in query["query"][0]:
+                    return self._send(200, {"total": 0, "offset": 0, "data": []})
+                return self._send(200, S2_SEARCH)
+            if path == "/openalex/works" and "search" in query and "wheat" in query["search"][0].lower():
+                return self._send(200, OPENALEX_WHEAT)
             if path == f"/openalex/works/https://doi.org/{DOI}":
                 return self._send(200, OPENALEX_WORK)
             if path == "/openalex/works" and "search" in query:
@@ -192,7 +230,9 @@ def test_unreachable_service_and_unknown_name():
 
     check = ReferenceLookup("openalex", base_url="http://127.0.0.1:9", client=httpx.Client(timeout=0.5))
     assert check(ENTRY_TEXT) == "OpenAlex: lookup failed (ConnectError)"
-    with pytest.raises(ReaderError, match="unknown reference lookup 'scholar'; choose crossref or openalex"):
+    with pytest.raises(
+        ReaderError, match="unknown reference lookup 'scholar'; choose crossref, openalex or semantic-scholar"
+    ):
         ReferenceLookup("scholar")
 
 
@@ -204,4 +244,109 @@ def test_note_shows_the_lookup_beside_each_cited_entry(db, tmp_path, server):
     pid = _paper_with_citing_review(db)
     result = export_notes(db, [pid], tmp_path / "notes", lookup=lookup(server, "openalex"))
     text = result.notes[0].read_text(encoding="utf-8")
-    assert "Jones K. Heat stress and wheat grain yield. Plant Science 2020. (OpenAlex: not found)" in text
+    assert "Jones K. Heat stress and wheat grain yield. Plant Science 2020. (OpenAlex: found, 2020)" in text
+
+
+def test_semantic_scholar_by_doi_by_text_with_key_and_not_found(server):
+    check = lookup(server, "semantic-scholar", api_key="k-123")
+    assert check(ENTRY_DOI) == "Semantic Scholar: found, 2017"
+    assert check(ENTRY_TEXT) == "Semantic Scholar: found, 1997"
+    assert check(ENTRY_UNKNOWN) == "Semantic Scholar: not found"
+    assert check("Smith J. Missing DOI. doi:10.9999/none") == "Semantic Scholar: not found"  # 404
+    paths = [p for p, _ in server["requests"]]
+    assert paths[:2] == [
+        f"/semantic-scholar/graph/v1/paper/DOI:{DOI}",
+        "/semantic-scholar/graph/v1/paper/search",
+    ]
+    assert set(server["api_keys"]) == {"k-123"}
+    assert server["requests"][1][1]["fields"] == ["title,year"] and server["requests"][1][1]["limit"] == ["1"]
+
+
+def _paper_citing_two_entries(db) -> str:
+    """A reviewed paper whose critique cites [1] (a work the service does not know) and [2] (one it
+    knows), from the reference list of tests/test_citations.py."""
+    from test_citations import BODY, REFERENCES
+    from test_export import add_analysis, add_paper
+
+    from reader.store.db import transaction
+    from reader.store.tables import Chunk, Reference
+
+    pid = "ef" * 32
+    add_paper(db, pid, "Heat Stress in Wheat")
+    with transaction(db) as s:
+        s.add(
+            Chunk(
+                paper_id=pid,
+                ordinal=0,
+                section="1 Introduction",
+                page_start=1,
+                page_end=1,
+                text=BODY[0],
+                n_tokens=80,
+            )
+        )
+        for i, (marker, text) in enumerate(REFERENCES):
+            s.add(Reference(paper_id=pid, ordinal=i, marker=marker, page=9, text=text))
+    add_analysis(
+        db,
+        pid,
+        "critique",
+        [
+            ("Heat stress after anthesis lowers wheat grain yield [2].", "supported"),
+            ("Image recognition benefits from deep convolutional networks [1].", "supported"),
+            ("Earlier work on yield is cited as [40].", "unsupported"),
+        ],
+    )
+    return pid
+
+
+def test_the_setting_turns_the_lookup_on_and_a_reference_that_does_not_exist_is_warned_of_in_the_note(
+    app, tmp_path, server, monkeypatch
+):
+    from click.testing import CliRunner
+
+    from reader.cli import cli
+    from reader.export import lookup as lookup_module
+
+    _paper_citing_two_entries(app.services.db)
+    monkeypatch.setitem(lookup_module.SERVICES, "openalex", ("OpenAlex", f"{server['url']}/openalex"))
+
+    def export(*extra) -> str:
+        out = tmp_path / f"notes{len(server['requests'])}"
+        result = CliRunner().invoke(
+            cli, ["export", "--all", "--out", str(out), *extra], catch_exceptions=False
+        )
+        assert result.exit_code == 0, result.output
+        [note] = [p for p in out.glob("*.md") if p.name != "index.md"]
+        return note.read_text(encoding="utf-8").split("**References cited above**", 1)[1]
+
+    # off by default: nothing leaves the machine, nothing is said about the entries
+    cited = export()
+    assert server["requests"] == [] and "⚠" not in cited.split("\\[40\\]")[0] and "OpenAlex" not in cited
+
+    monkeypatch.setenv("READER_REFERENCE_LOOKUP", "openalex")
+    cited = export()
+    lines = {line.split("**")[1]: line for line in cited.splitlines() if line.startswith("- **")}
+    assert "(OpenAlex: found, 2020)" in lines["\\[2\\]"] and "⚠" not in lines["\\[2\\]"]
+    assert lines["\\[1\\]"].endswith(
+        "— ⚠ OpenAlex: not found: no such work there; the reference may not exist or may be cited wrongly"
+    ), lines["\\[1\\]"]
+    assert "⚠ 40: no entry in the paper's reference list" in lines["\\[40\\]"]
+    searched = [q["search"][0] for p, q in server["requests"] if p == "/openalex/works"]
+    assert len(searched) == 2 and any("Smith J." in q for q in searched)
+
+    # --lookup off for one export overrides the setting
+    before = len(server["requests"])
+    cited = export("--lookup", "off")
+    assert len(server["requests"]) == before and "OpenAlex" not in cited
+
+
+def test_an_unknown_lookup_setting_is_one_line():
+    from reader.config import load_settings
+    from reader.errors import ConfigError
+
+    with pytest.raises(
+        ConfigError,
+        match="READER_REFERENCE_LOOKUP='scholar': use off, crossref, openalex or semantic-scholar",
+    ):
+        load_settings({"READER_REFERENCE_LOOKUP": "scholar"})

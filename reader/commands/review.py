@@ -257,9 +257,10 @@ def review(app, paths, zotero, collection, force, jobs, export_dir, quiet, as_js
 )
 @click.option(
     "--lookup",
-    type=click.Choice(["crossref", "openalex"]),
-    help="Check each cited reference entry in Crossref or OpenAlex (sends the entries' text "
-    "there; off by default) and write whether it was found, with its year.",
+    type=click.Choice(["crossref", "openalex", "semantic-scholar", "off"]),
+    help="Check each cited reference entry in Crossref, OpenAlex or Semantic Scholar (sends the "
+    "entries' text there; default: READER_REFERENCE_LOOKUP, off) and write whether it was found, "
+    "with its year; an entry not found gets ⚠.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the written files as JSON.")
 @click.pass_obj
@@ -282,7 +283,7 @@ def export(app, papers, export_all, out_dir, bibtex_file, lookup, as_json):
         raise ReaderError("name the papers to export, or use --all (not both)")
     if out_dir is None and bibtex_file is None:
         raise ReaderError("say where to write: --out FOLDER for the notes, --bibtex FILE for BibTeX, or both")
-    if lookup and out_dir is None:
+    if lookup and lookup != "off" and out_dir is None:
         raise ReaderError("--lookup checks the references cited in the notes: give --out FOLDER too")
     bib = app.bibtex(bibtex_file, list(papers) if papers else None) if bibtex_file is not None else None
     if out_dir is None:

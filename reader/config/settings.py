@@ -36,6 +36,8 @@ CRAG_REFUSALS = ("writer", "grader", "p_yes")
 CRAG_UNGROUNDED = ("keep", "refuse")
 # the services READER_EXTERNAL_SEARCH may name (reader.crag.scholarly.ADAPTERS)
 EXTERNAL_SEARCHES = ("semantic-scholar", "arxiv", "openalex")
+# where an exported note's cited references may be looked up (reader.export.lookup.SERVICES)
+REFERENCE_LOOKUPS = ("off", "crossref", "openalex", "semantic-scholar")
 
 
 def default_home() -> Path:
@@ -456,6 +458,14 @@ class Settings:
 
 def check_together(values: dict) -> None:
     """The rules between settings, on the parsed values by name."""
+    reference_lookup: str = setting(
+        "off",
+        show=lambda value, _: "off (nothing leaves the machine)" if value == "off" else value,
+        parse=choice(REFERENCE_LOOKUPS, "use off, crossref, openalex or semantic-scholar"),
+        help="look up each reference cited in an exported note there (`reader export --lookup` for one "
+        "export); an entry the service does not know gets ⚠ and a reason in the note. The entries' "
+        "text leaves the machine",
+    )
     if values["checker_low"] > values["checker_high"]:
         raise ConfigError(
             f"READER_CHECKER_LOW={values['checker_low']!r} must not exceed "

@@ -26,6 +26,7 @@ from reader.audit.citations import cited_references, markers_in, reference_list
 from reader.audit.loop import MARK, UNANSWERED, UNCHECKED, UNSUPPORTED
 from reader.audit.record import KIND_ORDER, count_verdicts, newest_analyses
 from reader.export.bibtex import citekeys
+from reader.export.lookup import MISSING_WORK, says_missing
 from reader.store.tables import AnalysisIteration, Paper, ReviewJob
 from reader.text.pages import page_range
 from reader.text.split import first_sentence
@@ -438,9 +439,12 @@ def _citation_line(cited) -> str:
     if cited.entries:
         line += " " + escape_phrase(quote(" · ".join(cited.entries), 400))
     for check in getattr(cited, "checks", []):
-        line += f" ({escape_phrase(check)})"
+        if says_missing(check):  # the service has no such work: a reference that may not exist
+            line += f" — ⚠ {escape_phrase(check)}: {MISSING_WORK}"
+        else:
+            line += f" ({escape_phrase(check)})"
     if cited.missing:
-        line += f" — {escape_phrase(', '.join(cited.missing))}: no entry in the paper's reference list"
+        line += f" — ⚠ {escape_phrase(', '.join(cited.missing))}: no entry in the paper's reference list"
     for note in cited.notes:
         line += f" — *note: {escape_phrase(note)}*"
     return line

@@ -272,7 +272,9 @@ def delete_paper(reader, paper_id: str):
 def notes_zip(reader) -> tuple[bytes, int]:
     """(a zip of every reviewed paper's note plus index.md, how many notes)."""
     with tempfile.TemporaryDirectory() as tmp:
-        result = reader.export(tmp)
+        # no reference lookup here, whatever READER_REFERENCE_LOOKUP says: a network round trip
+        # per cited entry would hold the request (`reader export` looks them up)
+        result = reader.export(tmp, lookup="off")
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
             for path in sorted(Path(tmp).rglob("*.md")):
