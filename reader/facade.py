@@ -519,6 +519,7 @@ class Reader:
         from reader.export import export_notes
 
         paper_ids = None if papers is None else [self._paper_id(ref) for ref in _as_list(papers)]
+        service = self.settings.reference_lookup if lookup is None else lookup
         checker = None
         if service and service != "off":
             from reader.export.lookup import ReferenceLookup
@@ -543,7 +544,6 @@ class Reader:
         from reader.store.tables import Paper
 
         with self.services.db() as session:
-        service = self.settings.reference_lookup if lookup is None else lookup
             paper = session.get(Paper, paper_id)
             if paper is None:
                 raise PaperNotFound(f"no paper with id {paper_id!r}; pick one from the library")

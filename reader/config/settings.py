@@ -419,6 +419,14 @@ class Settings:
         "`openalex`, comma-separated (`reader ask --external` for one question); the question leaves "
         "the machine for each service named",
     )
+    reference_lookup: str = setting(
+        "off",
+        show=lambda value, _: "off (nothing leaves the machine)" if value == "off" else value,
+        parse=choice(REFERENCE_LOOKUPS, "use off, crossref, openalex or semantic-scholar"),
+        help="look up each reference cited in an exported note there (`reader export --lookup` for one "
+        "export); an entry the service does not know gets ⚠ and a reason in the note. The entries' "
+        "text leaves the machine",
+    )
     semantic_scholar_key: str | None = setting(
         None, parse=text, secret=True, help="optional Semantic Scholar API key"
     )
@@ -458,14 +466,6 @@ class Settings:
 
 def check_together(values: dict) -> None:
     """The rules between settings, on the parsed values by name."""
-    reference_lookup: str = setting(
-        "off",
-        show=lambda value, _: "off (nothing leaves the machine)" if value == "off" else value,
-        parse=choice(REFERENCE_LOOKUPS, "use off, crossref, openalex or semantic-scholar"),
-        help="look up each reference cited in an exported note there (`reader export --lookup` for one "
-        "export); an entry the service does not know gets ⚠ and a reason in the note. The entries' "
-        "text leaves the machine",
-    )
     if values["checker_low"] > values["checker_high"]:
         raise ConfigError(
             f"READER_CHECKER_LOW={values['checker_low']!r} must not exceed "
