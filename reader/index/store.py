@@ -409,24 +409,27 @@ class SearchIndex:
         except IndexUnusable:
             raise
         except Exception as exc:  # noqa: BLE001
-            _notice(f"{self.files.directory} is unreadable ({_reason(exc)}); rebuilding from the database")
-            self._rebuild_locked(None, pending_paper, unsaved_ok=True)
+            self._rebuild_because(
+                f"{self.files.directory} is unreadable ({_reason(exc)}); rebuilding from the database",
+                pending_paper,
+            )
             return
         if data is None:
             if db_pairs:
-                _notice(f"no index at {self.files.directory}; building it from the database")
-                self._rebuild_locked(None, pending_paper, unsaved_ok=True)
+                self._rebuild_because(
+                    f"no index at {self.files.directory}; building it from the database", pending_paper
+                )
             else:
                 self._data = IndexData.empty(self.embedder_name)
                 self._bm25 = BM25Path(TokenTable())
                 self._generation = None
             return
         if data.embedder != self.embedder_name:
-            _notice(
+            self._rebuild_because(
                 f"built with embedding model {data.embedder!r}, configured {self.embedder_name!r}; "
-                "rebuilding from the database"
+                "rebuilding from the database",
+                pending_paper,
             )
-            self._rebuild_locked(None, pending_paper, unsaved_ok=True)
             return
         self._generation, self._data, self._bm25 = generation, data, bm25
         stored = data.pairs()
@@ -434,6 +437,11 @@ class SearchIndex:
             stored = {c: p for c, p in stored.items() if p != pending_paper}
         if stored != db_pairs:
             self._repair(stored, db_pairs)
+
+    def _rebuild_because(self, why: str, pending_paper: str | None) -> None:
+        self.embedder  # noqa: B018 - loaded first: a model that cannot load is the one line to show
+        _notice(why)
+        self._rebuild_locked(None, pending_paper, unsaved_ok=True)
 
     def _repair(self, stored: dict[int, str], db_pairs: dict[int, str]) -> None:
         stale = {cid for cid, paper in stored.items() if db_pairs.get(cid) != paper}
