@@ -368,3 +368,128 @@ def test_upload_file_names_are_one_harmless_path_component(tmp_path):
     path = store_named_upload(tmp_path, b"%PDF-1.4 x", "../../evil.pdf")
     assert path.parent.parent == tmp_path and path.name == "evil.pdf"
     assert store_named_upload(tmp_path, b"%PDF-1.4 x", "other.pdf") == path  # same bytes, same file
+
+
+# ---------------------------------------------------------------- pages that cost to render
+
+
+def build_pdf(objects: list[bytes]) -> bytes:
+    """A PDF of these objects (1: catalog, ...) with a correct cross-reference table."""
+    out, offsets = bytearray(b"%PDF-1.7\n"), []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets)
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)
+
+
+def strokes_pdf(strokes: int) -> bytes:
+    """One Letter page of `strokes` long thin lines: a small file that takes MuPDF ~0.3 ms a
+    stroke to rasterise (200,000: over a minute)."""
+    import zlib
+
+    ops = b"0.1 w " + b"".join(
+        b"%d %d m %d %d l S " % (i % 600, (i * 7) % 780, (i * 13) % 600, (i * 3) % 780)
+        for i in range(strokes)
+    )
+    content = zlib.compress(ops)
+    return build_pdf(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
+            f"<< /Filter /FlateDecode /Length {len(content)} >>\nstream\n".encode()
+            + content
+            + b"\nendstream",
+        ]
+    )
+
+
+def add_pdf_paper(client, data: bytes, folder) -> str:
+    """A paper whose stored PDF is `data` (no ingest: only its page images are asked for)."""
+    from reader.store.tables import Paper
+
+    pid = hashlib.sha256(data).hexdigest()
+    path = folder / f"{pid[:8]}.pdf"
+    path.write_bytes(data)
+    with transaction(client.ctx.services.db) as s:
+        s.add(Paper(id=pid, title="Costly pages", source_path=str(path), source_kind="pdf", pages=2))
+    return pid
+
+
+def png_size(png: bytes) -> tuple[int, int]:
+    import struct
+
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", png[16:24])
+
+
+def test_giant_pages_are_rendered_within_the_pixel_cap(web, tmp_path):
+    """14,400 pt (the largest page PDF allows) was a 500, 9,000 pt cost the server 1.1 GB."""
+    import pymupdf
+
+    from reader.ingest.pages import MAX_RENDER_PIXELS
+
+    doc = pymupdf.open()
+    for side in (14400, 9000):
+        doc.new_page(width=side, height=side).insert_text((200, 1200), "A giant page", fontsize=600)
+    pid = add_pdf_paper(web, doc.tobytes(), tmp_path)
+    for number in (1, 2):
+        response = web.get(f"/paper/{pid}/page/{number}.png")
+        assert response.status_code == 200 and response.headers["content-type"] == "image/png"
+        width, height = png_size(response.content)
+        assert width * height <= MAX_RENDER_PIXELS and width >= 1500  # bounded, still legible
+    assert png_size(web.get(f"/paper/{pid}/page/1.png").content) == (width, height)  # kept
+
+
+def test_a_slow_page_renders_while_the_server_answers_other_requests(web, tmp_path):
+    """Rendering holds Python's lock: in the server's own threads a slow page stalled every
+    other request (a delete waited 8 s); in a child process it stalls none."""
+    import threading
+
+    pid = add_pdf_paper(web, strokes_pdf(10_000), tmp_path)
+    done, result = threading.Event(), {}
+    began = time.perf_counter()
+
+    def fetch():
+        result["page"] = web.get(f"/paper/{pid}/page/1.png")
+        done.set()
+
+    threading.Thread(target=fetch, daemon=True).start()
+    waits = []  # each: a request and a short pause (a stalled process stalls either)
+    while not done.is_set():
+        started = time.perf_counter()
+        assert web.get("/api/jobs").status_code == 200
+        time.sleep(0.02)
+        waits.append(time.perf_counter() - started)
+    rendering = time.perf_counter() - began
+    assert result["page"].status_code == 200 and png_size(result["page"].content)[0] > 0
+    print(f"\n{len(waits)} requests in {rendering:.1f} s of rendering, slowest {max(waits) * 1000:.0f} ms")
+    # in the server's threads one wait is most of the render; a busy machine may add a pause
+    assert len(waits) >= 10 and max(waits) < rendering / 3
+
+
+def test_a_page_that_renders_too_long_is_stopped_with_one_line(web, tmp_path, monkeypatch):
+    import multiprocessing
+
+    from reader.web import pdf
+
+    monkeypatch.setattr(pdf, "RENDER_TIMEOUT_S", 1.0)
+    pid = add_pdf_paper(web, strokes_pdf(200_000), tmp_path)
+    started = time.perf_counter()
+    response = web.get(f"/paper/{pid}/page/1.png", headers=JSON)
+    assert time.perf_counter() - started < 10
+    assert response.status_code == 400
+    message = response.json()["error"]
+    assert "page 1" in message and "took longer than 1 s to render" in message and "\n" not in message
+    # the worker that rendered it was killed: every render process left is an idle one
+    idle = {process.pid for process, _ in pdf._free_workers}
+    assert {p.pid for p in multiprocessing.active_children() if p.name == "reader-render"} <= idle
+    assert not (web.ctx.settings.home / "pages" / pid / "1.png").exists()
+    # the server renders the next page as before (in a fresh worker)
+    monkeypatch.undo()
+    sample = ingest_sample(web)
+    assert web.get(f"/paper/{sample}/page/1.png").status_code == 200

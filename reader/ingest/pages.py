@@ -10,11 +10,13 @@ both get the same result. Rectangles are fractions of the page's width and heigh
 [page, x0, y0, x1, y1], page 1-based.
 
 Page images are PNGs rendered at RENDER_ZOOM (1.5 x 72 dpi = 108 dpi, ~920 px wide for
-a Letter page): sharp on a laptop screen, ~100-250 KB a page.
+a Letter page): sharp on a laptop screen, ~100-250 KB a page. A page too large for that
+(PDF allows 14,400 pt a side) is rendered smaller, within MAX_RENDER_PIXELS.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -23,6 +25,9 @@ from reader.ingest.text import clean_text
 
 MIN_LINE_CHARS = 12
 RENDER_ZOOM = 1.5
+# ~12 MB as RGB (a Letter page at RENDER_ZOOM is 1.1 million pixels); a 9,000 pt page at
+# RENDER_ZOOM was 182 million (1.1 GB while rendered), a 14,400 pt one over MuPDF's limit
+MAX_RENDER_PIXELS = 4_000_000
 _NOT_WORD = re.compile(r"[\W_]+")
 _DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>{}|\\^`]+)", re.IGNORECASE)
 _DOI_REST = re.compile(r"[ \t]?\n?[ \t]?([a-z0-9][^\s\"<>{}|\\^`]*\d[^\s\"<>{}|\\^`]*)")
@@ -154,15 +159,28 @@ def page_count(source: Path | bytes) -> int:
         doc.close()
 
 
+def render_zoom(width: float, height: float, zoom: float = RENDER_ZOOM) -> float:
+    """`zoom` for a page of width x height pt, or less, so that its image stays within
+    MAX_RENDER_PIXELS: (width*z + 1) * (height*z + 1) <= MAX_RENDER_PIXELS, as a pixmap
+    rounds each side up."""
+    width, height = max(width, 1.0), max(height, 1.0)
+    if (width * zoom + 1) * (height * zoom + 1) <= MAX_RENDER_PIXELS:
+        return zoom
+    area, sides = width * height, width + height
+    return (math.sqrt(sides * sides + 4 * area * (MAX_RENDER_PIXELS - 1)) - sides) / (2 * area)
+
+
 def render_page(source: Path | bytes, page_no: int, zoom: float = RENDER_ZOOM) -> bytes:
-    """Page `page_no` (1-based) as PNG bytes; IndexError when the PDF has no such page."""
+    """Page `page_no` (1-based) as PNG bytes, within MAX_RENDER_PIXELS; IndexError when the PDF
+    has no such page."""
     import pymupdf
 
     doc = _open(source)
     try:
         if not 1 <= page_no <= doc.page_count:
             raise IndexError(f"page {page_no} of {doc.page_count}")
-        pix = doc[page_no - 1].get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False)
-        return pix.tobytes("png")
+        page = doc[page_no - 1]
+        zoom = render_zoom(page.rect.width, page.rect.height, zoom)
+        return page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False).tobytes("png")
     finally:
         doc.close()

@@ -16,6 +16,7 @@ from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
 from reader.errors import PaperNotFound, ReaderError
+from reader.web import pdf
 from reader.web.asking import AskRunner
 from reader.web.jobs import QueueRunner
 from reader.web.pages import HERE, page, wants_json
@@ -34,6 +35,7 @@ def create_app(ctx, *, allowed_hosts: list[str] | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_app):
         runner.start()  # jobs a stopped server left pending or running are taken up again
+        pdf.start_renderer()
         yield
         runner.shutdown()
         asker.shutdown()

@@ -1,8 +1,16 @@
 """The PDF beside the analyses: the stored file of a paper, its pages as images (rendered
-once, kept in READER_HOME/pages) and where each passage stands on its pages."""
+once, kept in READER_HOME/pages) and where each passage stands on its pages.
+
+A page is rendered in a child process: MuPDF holds Python's lock while it renders, so in the
+server's own threads one slow page (a 1 MB PDF of long strokes takes a minute) stalled every
+other request. RENDER_WORKERS processes, started as needed and kept (starting one loads
+pymupdf, about a second), each render one page at a time within RENDER_MEMORY_BYTES of
+memory; one that takes over RENDER_TIMEOUT_S is killed and replaced.
+"""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import threading
 from dataclasses import dataclass
@@ -11,7 +19,7 @@ from pathlib import Path
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from reader.errors import PaperNotFound, ReaderError
+from reader.errors import PaperNotFound, ReaderError, describe_error
 from reader.ingest.pages import passage_rects, render_page
 from reader.store.db import transaction
 from reader.store.tables import Chunk, Paper
@@ -82,16 +90,121 @@ def paper_file(services, paper_id: str) -> tuple[Path, str]:
     )
 
 
+RENDER_TIMEOUT_S = 20.0
+RENDER_MEMORY_BYTES = 1024**3  # more than the worker's own size at start
+RENDER_WORKERS = 2
+
+_free_workers: list = []  # (process, connection) pairs waiting for a page
+_worker_slots = threading.BoundedSemaphore(RENDER_WORKERS)
+_workers_lock = threading.Lock()
+
+
+def _start_worker():
+    """A render worker, once it has loaded pymupdf; None if it did not within RENDER_TIMEOUT_S."""
+    context = multiprocessing.get_context("spawn")  # not fork: the server has threads
+    ours, theirs = context.Pipe()
+    process = context.Process(target=_render_pages, args=(theirs,), name="reader-render", daemon=True)
+    process.start()
+    theirs.close()
+    try:
+        if ours.poll(RENDER_TIMEOUT_S) and ours.recv() == ("ready", ""):
+            return process, ours
+    except (EOFError, OSError):
+        pass
+    ours.close()
+    process.kill()
+    process.join()
+    return None
+
+
+def start_renderer() -> None:
+    """Start a render worker (about a second: it loads pymupdf) unless one is free, so that
+    the first page image does not wait for it."""
+    with _workers_lock:
+        if _free_workers:
+            return
+    worker = _start_worker()
+    with _workers_lock:
+        if worker is not None:
+            _free_workers.append(worker)
+
+
+def _limit_memory() -> None:
+    import resource
+
+    try:
+        with open("/proc/self/status") as status:
+            kb = next(int(line.split()[1]) for line in status if line.startswith("VmSize:"))
+    except (OSError, StopIteration, ValueError):
+        return  # not Linux: no limit
+    limit = kb * 1024 + RENDER_MEMORY_BYTES
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _render_pages(connection) -> None:
+    """A render worker's loop: (pdf path, page) in, ("png", bytes) | ("no page", "") |
+    ("failed", reason) out, until the server closes the connection."""
+    import pymupdf
+
+    _limit_memory()
+    connection.send(("ready", ""))
+    while True:
+        try:
+            pdf, page = connection.recv()
+        except EOFError:
+            return
+        try:
+            reply = ("png", render_page(Path(pdf), page))
+        except IndexError:
+            reply = ("no page", "")
+        except Exception as exc:  # MuPDF's own errors, MemoryError: as text (they may not unpickle)
+            reply = ("failed", describe_error(exc))
+        pymupdf.TOOLS.store_shrink(100)  # MuPDF's cache of the document: not kept between pages
+        connection.send(reply)
+
+
+def render_in_child(pdf: Path, page: int) -> bytes:
+    """Page `page` of `pdf` as a PNG, rendered by a render worker (see the module docstring)."""
+    with _worker_slots:
+        with _workers_lock:
+            worker = _free_workers.pop() if _free_workers else None
+        worker = worker or _start_worker()
+        if worker is None:
+            raise ReaderError(f"page {page} could not be rendered (the renderer did not start); try again")
+        process, connection = worker
+        try:
+            connection.send((str(pdf), page))
+            kind, value = connection.recv() if connection.poll(RENDER_TIMEOUT_S) else ("slow", "")
+        except (EOFError, OSError):  # the worker died: killed for memory, or MuPDF crashed
+            kind, value = "failed", "the renderer stopped"
+        with _workers_lock:
+            keep = kind in ("png", "no page") and len(_free_workers) < RENDER_WORKERS
+            if keep:
+                _free_workers.append(worker)
+        if not keep:
+            connection.close()
+            process.kill()
+            process.join()
+    if kind == "png":
+        return value
+    if kind == "no page":
+        raise PaperNotFound(f"the paper has no page {page}")
+    if kind == "slow":
+        raise ReaderError(
+            f"page {page} took longer than {RENDER_TIMEOUT_S:g} s to render and was stopped; "
+            f"open the PDF itself to see it"
+        )
+    raise ReaderError(f"page {page} could not be rendered ({value}); open the PDF itself to see it")
+
+
 def page_image(services, paper_id: str, page: int) -> Path:
-    """A PNG of one page of the paper's PDF, rendered once and kept in READER_HOME/pages."""
+    """A PNG of one page of the paper's PDF, rendered once (in a child process) and kept in
+    READER_HOME/pages."""
     cached = services.settings.home / "pages" / paper_id / f"{int(page)}.png"
     if cached.is_file():
         return cached
     pdf, _ = paper_file(services, paper_id)
-    try:
-        png = render_page(pdf, int(page))
-    except IndexError:
-        raise PaperNotFound(f"the paper has no page {page}") from None
+    png = render_in_child(pdf, int(page))
     cached.parent.mkdir(parents=True, exist_ok=True)
     tmp = cached.with_suffix(f".{os.getpid()}.{threading.get_ident()}.part")
     tmp.write_bytes(png)
