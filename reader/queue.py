@@ -42,6 +42,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import event, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from reader.errors import describe_error
 from reader.store.db import transaction
 from reader.store.tables import Paper, PaperFile, ReviewJob, utcnow
 
@@ -465,7 +466,7 @@ class Heartbeat:
             try:
                 self.beat()
             except Exception as exc:  # noqa: BLE001 - the database away for a moment: try again
-                log.warning("heartbeat failed (%s); retrying in %.0f s", exc, self.every)
+                log.warning("heartbeat failed (%s); retrying in %.0f s", describe_error(exc), self.every)
 
 
 # ---------------------------------------------------------------- status

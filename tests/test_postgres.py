@@ -37,8 +37,37 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+class Cluster:
+    """A throwaway PostgreSQL server: its URL, and a way to stop and start it again."""
+
+    def __init__(self, bin_dir: str, base: Path, run_as: list[str], port: int):
+        self.bin_dir, self.base, self.run_as, self.port = bin_dir, base, run_as, port
+        self.data = base / "data"
+        self.url = f"postgresql+psycopg://reader@127.0.0.1:{port}/postgres"
+
+    def pg_ctl(self, *args: str) -> None:
+        subprocess.run(
+            [*self.run_as, f"{self.bin_dir}/pg_ctl", "-D", str(self.data), *args],
+            check=True,
+            capture_output=True,
+        )
+
+    def start(self) -> None:
+        self.pg_ctl(
+            "-w",
+            "-l",
+            str(self.base / "log"),
+            "-o",
+            f"-p {self.port} -k {self.base} -c listen_addresses=127.0.0.1",
+            "start",
+        )
+
+    def stop(self, mode: str = "fast") -> None:
+        self.pg_ctl("-w", "-m", mode, "stop")
+
+
 @pytest.fixture(scope="module")
-def pg_url():
+def pg_cluster():
     pytest.importorskip("psycopg")
     bin_dir = _pg_bin()
     if not bin_dir:
@@ -49,35 +78,26 @@ def pg_url():
     if os.geteuid() == 0:  # initdb refuses to run as root
         shutil.chown(base, "postgres")
         run_as = ["runuser", "-u", "postgres", "--"]
-    data, port = base / "data", _free_port()
+    cluster = Cluster(bin_dir, base, run_as, _free_port())
     subprocess.run(
-        [*run_as, f"{bin_dir}/initdb", "-D", str(data), "-A", "trust", "-U", "reader"],
+        [*run_as, f"{bin_dir}/initdb", "-D", str(cluster.data), "-A", "trust", "-U", "reader"],
         check=True,
         capture_output=True,
     )
-    subprocess.run(
-        [
-            *run_as,
-            f"{bin_dir}/pg_ctl",
-            "-D",
-            str(data),
-            "-w",
-            "-l",
-            str(base / "log"),
-            "-o",
-            f"-p {port} -k {base} -c listen_addresses=127.0.0.1",
-            "start",
-        ],
-        check=True,
-        capture_output=True,
-    )
+    cluster.start()
     try:
-        yield f"postgresql+psycopg://reader@127.0.0.1:{port}/postgres"
+        yield cluster
     finally:
         subprocess.run(
-            [*run_as, f"{bin_dir}/pg_ctl", "-D", str(data), "-m", "immediate", "stop"], capture_output=True
+            [*run_as, f"{bin_dir}/pg_ctl", "-D", str(cluster.data), "-m", "immediate", "stop"],
+            capture_output=True,
         )
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def pg_url(pg_cluster):
+    return pg_cluster.url
 
 
 def test_migrations_match_the_orm_on_postgresql(pg_url):

@@ -14,7 +14,7 @@ import pytest
 from conftest import SAMPLE_PAPER
 from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
-from test_postgres import _empty_database, pg_url  # noqa: F401 - the cluster fixture
+from test_postgres import _empty_database, pg_cluster, pg_url  # noqa: F401 - the cluster fixture
 
 from reader import queue
 from reader.config import load_settings

@@ -19,7 +19,7 @@ import pytest
 from conftest import ROOT
 from loopback_openai import LoopbackOpenAI
 from sqlalchemy import create_engine, text
-from test_postgres import _empty_database, pg_url  # noqa: F401 - the cluster fixture
+from test_postgres import _empty_database, pg_cluster, pg_url  # noqa: F401 - the cluster fixture
 from test_queue import write_papers
 from test_review_cli import reader_cmd
 
@@ -347,3 +347,154 @@ def test_ctrl_c_finishes_the_paper_in_hand_and_twice_hands_it_back(shared, tmp_p
     ]
     ((n_analyses,),) = query(shared, "SELECT count(*) FROM analyses")
     assert n_analyses == 2  # the handed-back paper committed nothing
+
+
+def test_a_database_restart_under_until_empty_is_waited_out_and_the_queue_finished(
+    pg_cluster,  # noqa: F811
+    tmp_path,
+):
+    """PostgreSQL stopped for 2 s while the worker reads: it reconnects with back-off,
+    every queued paper is reviewed, nothing is left running, no traceback, exit 0."""
+    url = _empty_database(pg_cluster.url, f"restart_{next(_names)}")
+    write_papers(tmp_path / "inbox", 6)
+    queued = run(machine(tmp_path, url, "laptop"), "review", str(tmp_path / "inbox"), "--queue")
+    assert queued.returncode == 0, queued.stderr
+    worker = start(
+        machine(tmp_path, url, "node1", latency_ms=150), "worker", "--until-empty", "--poll", "0.1", "--json"
+    )
+    deadline = time.monotonic() + 90
+    while not query(url, "SELECT id FROM review_jobs WHERE status = 'done'"):
+        assert worker.poll() is None and time.monotonic() < deadline, worker.stderr.read()
+        time.sleep(0.05)
+    pg_cluster.stop()
+    time.sleep(2)
+    pg_cluster.start()
+    out, err = worker.communicate(timeout=240)
+    assert "Traceback" not in err, err
+    assert worker.returncode == 0, err
+    assert "database" in err  # the wait was said, in a line
+    jobs = query(url, "SELECT status, claim FROM review_jobs")
+    assert sorted(jobs) == [("done", None)] * 6, jobs
+    analyses = query(url, "SELECT paper_id, count(*) FROM analyses GROUP BY paper_id")
+    assert len(analyses) == 6 and {n for _, n in analyses} == {2}
+    report = json.loads(out)
+    assert report["reviewed"] + report["retrying"] >= 6 and report["failed"] == 0, report
+
+
+def test_a_database_that_stays_away_ends_the_worker_with_work_left_and_exit_1(
+    pg_cluster,  # noqa: F811
+    tmp_path,
+):
+    """Down for longer than READER_DATABASE_PATIENCE: one line saying the database is away and
+    how many papers are left, exit 1; the queue is finished by the next worker."""
+    url = _empty_database(pg_cluster.url, f"away_{next(_names)}")
+    write_papers(tmp_path / "inbox", 3)
+    assert run(machine(tmp_path, url, "laptop"), "review", str(tmp_path / "inbox"), "--queue").returncode == 0
+    env = machine(tmp_path, url, "node1", latency_ms=150, database_patience=2)
+    worker = start(env, "worker", "--until-empty", "--poll", "0.1", "--quiet")
+    deadline = time.monotonic() + 90
+    while not query(url, "SELECT id FROM review_jobs WHERE status = 'done'"):
+        assert worker.poll() is None and time.monotonic() < deadline, worker.stderr.read()
+        time.sleep(0.05)
+    pg_cluster.stop()
+    try:
+        out, err = worker.communicate(timeout=120)
+    finally:
+        pg_cluster.start()
+    assert "Traceback" not in err, err
+    assert worker.returncode == 1, err
+    assert "database" in err and "left" in err, err
+    again = run(env, "worker", "--until-empty", "--poll", "0.1", "--quiet")
+    assert again.returncode == 0, again.stderr
+    assert sorted(query(url, "SELECT status FROM review_jobs")) == [("done",)] * 3
+
+
+# ---------------------------------------------------------------- waiting for the database (no server)
+
+
+def _db_error(driver_error: Exception, cls=None):
+    from sqlalchemy.exc import OperationalError
+
+    return (cls or OperationalError)("SELECT 1", {}, driver_error)
+
+
+class _Clock:
+    def __init__(self):
+        self.now, self.slept = 0.0, []
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def test_database_away_tells_a_restart_from_a_wrong_statement():
+    import sqlite3
+
+    import psycopg
+    import psycopg.errors
+    from sqlalchemy.exc import IntegrityError
+
+    from reader.store.db import database_away
+
+    assert database_away(_db_error(psycopg.OperationalError("connection refused")))
+    assert database_away(_db_error(psycopg.errors.AdminShutdown("terminating connection")))
+    assert not database_away(_db_error(psycopg.errors.DiskFull("no space left")))
+    assert not database_away(_db_error(psycopg.errors.UniqueViolation("duplicate key"), IntegrityError))
+    assert not database_away(_db_error(sqlite3.OperationalError("no such table: papers")))
+    assert not database_away(ValueError("not a database error"))
+
+
+def test_while_away_backs_off_until_the_database_answers():
+    import psycopg
+
+    from reader.store.db import while_away
+
+    clock, waits = _Clock(), []
+    replies = iter([_db_error(psycopg.OperationalError("refused"))] * 5 + ["claimed"])
+
+    def action():
+        reply = next(replies)
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+    result = while_away(
+        action,
+        patience_s=60,
+        on_wait=lambda exc, delay: waits.append(delay),
+        sleep=clock.sleep,
+        clock=lambda: clock.now,
+    )
+    assert result == "claimed"
+    assert clock.slept == waits == [0.5, 1, 2, 4, 8]
+
+
+def test_while_away_gives_up_after_its_patience_and_never_waits_on_other_errors():
+    import sqlite3
+
+    import psycopg
+    import pytest
+    from sqlalchemy.exc import OperationalError
+
+    from reader.store.db import while_away
+
+    clock = _Clock()
+    away = _db_error(psycopg.OperationalError("refused"))
+
+    def always_away():
+        raise away
+
+    with pytest.raises(OperationalError) as raised:
+        while_away(always_away, patience_s=30, sleep=clock.sleep, clock=lambda: clock.now)
+    assert raised.value is away
+    assert clock.slept == [0.5, 1, 2, 4, 8, 10, 4.5] and clock.now == 30  # capped at 10 s, then the rest
+
+    clock = _Clock()
+    wrong = _db_error(sqlite3.OperationalError("no such table: review_jobs"))
+
+    def no_table():
+        raise wrong
+
+    with pytest.raises(OperationalError) as raised:
+        while_away(no_table, patience_s=30, sleep=clock.sleep, clock=lambda: clock.now)
+    assert raised.value is wrong and clock.slept == []

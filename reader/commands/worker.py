@@ -97,6 +97,18 @@ def jobs(app, queued_only, as_json):
     console.print(table)
 
 
+def _work_left(app, report, should_be_empty: bool) -> str:
+    """What is left undone when the worker stopped on an error, or the queue is not empty
+    after `--until-empty`; "" when nothing is."""
+    if report.error:
+        return f"worker stopped: {report.error}; the papers left stay queued for the next `reader worker`"
+    if not should_be_empty:
+        return ""
+    counts = app.jobs(queued_only=True).counts()
+    left = counts.get("queued", 0) + counts.get("running", 0) + counts.get("stale", 0)
+    return f"{left} queued paper{'s' * (left != 1)} left undone" if left else ""
+
+
 @click.command("worker")
 @click.option(
     "--jobs",
@@ -170,6 +182,11 @@ def worker(app, jobs, once, until_empty, poll, quiet, as_json):
     for row in report.papers:
         if row.status in ("error", "retry", "lost"):
             click.echo(f"{row.status}: {printable(row.source)}: {row.error}", err=True)
+    if not abandon.is_set():
+        left = _work_left(app, report, until_empty and not stop.is_set())
+        if left:
+            click.echo(f"error: {left}", err=True)
+            sys.exit(1)
     if abandon.is_set():
         # The papers were handed back; their reads may still be inside an LLM call, and
         # whatever they would commit now is refused (their claims are gone).

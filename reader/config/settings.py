@@ -402,6 +402,18 @@ class Settings:
         ),
         help="attempts a queued paper gets before it is marked failed",
     )
+    database_patience_s: float = setting(
+        300.0,
+        name="database_patience",
+        unit=" s",
+        parse=number(
+            lambda v: v >= 0,
+            "must be 0 or more seconds (how long a worker waits for a database server that went "
+            "away; default 300)",
+        ),
+        help="how long review workers wait, retrying with back-off, for a database server that went "
+        "away (a restart) before they stop with the papers left in the queue",
+    )
     workers: bool = setting(
         False,
         show=lambda on, _: "on (uploads go to the queue)" if on else "off",

@@ -28,7 +28,7 @@ from reader.review.records import (
     fill,
     review_figures,
 )
-from reader.review.worker import IngestDataFn, run_worker
+from reader.review.worker import DATABASE_PATIENCE_S, IngestDataFn, run_worker
 from reader.store.tables import Paper, ReviewJob
 
 MINE = ("queued", "requeued", "already queued")  # enqueue statuses of the jobs this run works off
@@ -45,6 +45,7 @@ def run_review(
     jobs: int = 2,
     lease_s: float = queue.LEASE_S,
     max_attempts: int = queue.MAX_ATTEMPTS,
+    patience_s: float = DATABASE_PATIENCE_S,
     on_event: Callable[[ProgressEvent], None] | None = None,
     stop: threading.Event | None = None,
     warm_up: Callable[[], None] | None = None,
@@ -64,6 +65,7 @@ def run_review(
         read_paper=read_paper,
         lease_s=lease_s,
         max_attempts=max_attempts,
+        patience_s=patience_s,
         jobs=jobs,
         until_empty=True,
         job_ids=list(mine),
@@ -77,6 +79,8 @@ def run_review(
         outcome = worked.last.get(job_id)
         if outcome is not None and outcome.status not in LEFT_AT:
             rows[n] = dataclasses.replace(outcome, source=rows[n].source)
+        elif worked.error:  # the database stayed away: the job cannot be looked up either
+            rows[n].status, rows[n].error = "error", f"not reviewed: {worked.error}; still queued"
         else:
             rows[n] = _row_from_job(db, job_id, rows[n], after_run=True, stopped=stopped)
     return ReviewReport(rows, time.perf_counter() - started)

@@ -24,6 +24,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import sessionmaker
 
 from reader import queue
+from reader.errors import describe_error
 from reader.review.records import (
     REMOVED,
     PaperFailed,
@@ -38,9 +39,11 @@ from reader.review.records import (
     since_of,
     start_read,
 )
+from reader.store.db import database_away, while_away
 from reader.store.tables import Paper, ReviewJob
 
 IngestDataFn = Callable[[bytes, str], object]  # -> reader.ingest.pipeline.IngestResult
+DATABASE_PATIENCE_S = 300.0
 
 
 @dataclass
@@ -50,6 +53,7 @@ class WorkerReport:
     handed_back: list[str] = field(default_factory=list)
     seconds: float = 0.0
     last: dict[int, PaperReview] = field(default_factory=dict)  # job id -> its last attempt here
+    error: str = ""  # why the worker stopped before its work was done (the database stayed away)
 
     def by_status(self, status: str) -> list[PaperReview]:
         return [p for p in self.papers if p.status == status]
@@ -64,6 +68,7 @@ class WorkerReport:
             "lost": len(self.by_status("lost")),
             "handed_back": self.handed_back,
             "seconds": round(self.seconds, 2),
+            "error": self.error,
         }
 
 
@@ -91,6 +96,7 @@ def run_worker(
     until_empty: bool = False,
     job_ids: Collection[int] | None = None,
     poll_s: float = 2.0,
+    patience_s: float = DATABASE_PATIENCE_S,
     stop: threading.Event | None = None,
     abandon: threading.Event | None = None,
     drain_on_interrupt: bool = True,
@@ -106,7 +112,12 @@ def run_worker(
     (KeyboardInterrupt in the calling thread) or `stop` lets the papers in hand finish; a
     second Ctrl-C or `abandon` hands them back to the queue (not counted as an attempt) and
     returns at once. Without `drain_on_interrupt` the first Ctrl-C hands them back and
-    raises KeyboardInterrupt. `warm_up()` runs first, before any claim."""
+    raises KeyboardInterrupt. `warm_up()` runs first, before any claim.
+
+    A database server that goes away (a restart) is waited for: each step on the queue is
+    tried again with back-off for up to `patience_s` seconds, and a paper whose read it broke
+    is queued again. Still away after that, the worker stops taking papers and says why in
+    `report.error`; what is left stays queued for the next worker."""
     if warm_up is not None:
         warm_up()
     started = time.perf_counter()
@@ -121,19 +132,37 @@ def run_worker(
     report_lock = threading.Lock()
     indexes: dict[int, int] = {}  # job id -> its number in the progress lines
     queue.live_runs.add(run)
+    away = threading.Event()  # set while the database is unreachable: said once per outage
+
+    def waiting(exc: BaseException, delay: float) -> None:
+        if not away.is_set():
+            away.set()
+            notice(
+                f"the database is unreachable ({describe_error(exc)}); trying again with back-off "
+                f"for up to {patience_s:g} s"
+            )
+
+    def patient(action: Callable[[], object]):
+        result = while_away(action, patience_s=patience_s, on_wait=waiting)
+        if away.is_set():
+            away.clear()
+            notice("the database is reachable again; going on")
+        return result
 
     def loop() -> None:
         while not stop.is_set():
-            claim = queue.claim_next(
-                db,
-                worker,
-                lease_s=lease_s,
-                max_attempts=max_attempts,
-                summary=queue.owner(run),
-                job_ids=job_ids,
+            claim = patient(
+                lambda: queue.claim_next(
+                    db,
+                    worker,
+                    lease_s=lease_s,
+                    max_attempts=max_attempts,
+                    summary=queue.owner(run),
+                    job_ids=job_ids,
+                )
             )
             if claim is None:
-                if once or job_ids is not None or (until_empty and not queue_busy(db)):
+                if once or job_ids is not None or (until_empty and not patient(lambda: queue_busy(db))):
                     return
                 stop.wait(poll_s)
                 continue
@@ -153,6 +182,7 @@ def run_worker(
                 max_attempts=max_attempts,
                 on_event=on_event,
                 started=started,
+                patient=patient,
             )
             with report_lock:
                 report.papers.append(outcome)
@@ -165,6 +195,14 @@ def run_worker(
     def run_loop() -> None:
         try:
             loop()
+        except Exception as exc:  # noqa: BLE001 - said in the report; the queue keeps the papers
+            if database_away(exc):
+                why = f"the database stayed unreachable for {patience_s:g} s ({describe_error(exc)})"
+            else:
+                why = reason_of(exc)
+            with report_lock:
+                report.error = report.error or why
+            stop.set()
         finally:
             with report_lock:
                 remaining[0] -= 1
@@ -218,6 +256,7 @@ def _work_one(
     max_attempts,
     on_event,
     started,
+    patient,
 ) -> PaperReview:
     outcome = PaperReview(source=claim.source, paper_id=claim.paper_id or claim.file_sha256)
     began = time.perf_counter()
@@ -256,13 +295,15 @@ def _work_one(
         summary = queue.finish(db, claim, completion(paper_id, time.perf_counter() - began))
         fill(outcome, summary, "reviewed")
     except queue.LeaseLost as exc:
-        if job_exists(db, claim.job_id):
+        if patient(lambda: job_exists(db, claim.job_id)):
             outcome.status, outcome.error = "lost", str(exc)
         else:  # `reader rm` took the paper, and its job, away
             outcome.status, outcome.error = "removed", REMOVED
     except Exception as exc:  # noqa: BLE001 - one paper's failure never stops the worker
         reason = reason_of(exc)
-        status = queue.fail(db, claim, reason, max_attempts=max_attempts)
+        if database_away(exc):
+            reason = f"the database went away during it ({reason})"
+        status = patient(lambda: queue.fail(db, claim, reason, max_attempts=max_attempts))
         outcome.status = {"pending": "retry", "error": "error"}.get(status, status)
         outcome.error = {
             "pending": f"attempt {claim.attempt} of {max_attempts} failed: {reason}; queued again",

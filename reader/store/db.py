@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
 from sqlalchemy import create_engine, event, make_url, text
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from reader.errors import DatabaseUnusable
@@ -208,3 +211,60 @@ def transaction(factory: sessionmaker[Session], lock: str | None = None):
     finally:
         session.close()
 
+
+# SQLSTATEs of a server that is not there for now: class 08 (connection exception), and
+# 57P01-57P03 (shut down by an administrator, crashed, starting up or shutting down).
+_AWAY_STATES = ("57P01", "57P02", "57P03")
+
+
+def database_away(exc: BaseException) -> bool:
+    """Whether `exc` says the database server cannot be reached right now (a refused or
+    dropped connection, a server restarting) rather than that the statement or the data is
+    wrong: the same work may succeed once it is back. An error of SQLite's is never this."""
+    if not isinstance(exc, DBAPIError):
+        return False
+    if exc.connection_invalidated:
+        return True
+    driver_error = exc.orig
+    state = getattr(driver_error, "sqlstate", None) or getattr(driver_error, "pgcode", None)
+    if state:
+        return state.startswith("08") or state in _AWAY_STATES
+    # psycopg gives a failed connection attempt no SQLSTATE
+    return isinstance(exc, OperationalError) and type(driver_error).__module__.startswith("psycopg")
+
+
+def backoff_delays(first: float = 0.5, longest: float = 10.0):
+    """0.5 s, 1 s, 2 s … doubling up to `longest` between tries."""
+    delay = first
+    while True:
+        yield delay
+        delay = min(delay * 2, longest)
+
+
+def while_away(
+    action: Callable[[], object],
+    *,
+    patience_s: float,
+    on_wait: Callable[[BaseException, float], None] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+):
+    """`action()`, tried again with back-off (backoff_delays) while the database is away
+    (database_away), for at most `patience_s` seconds from the first failure; any other error,
+    or the database still away after that, is raised. `on_wait(error, delay)` before each wait."""
+    delays = backoff_delays()
+    deadline = None
+    while True:
+        try:
+            return action()
+        except Exception as exc:
+            if not database_away(exc):
+                raise
+            now = clock()
+            deadline = now + patience_s if deadline is None else deadline
+            if now >= deadline:
+                raise
+            delay = min(next(delays), deadline - now)
+            if on_wait is not None:
+                on_wait(exc, delay)
+            sleep(delay)
