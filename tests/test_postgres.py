@@ -269,3 +269,31 @@ def test_every_shared_paper_ingests_on_postgresql(pg_url, tmp_path, monkeypatch)
     assert bad.status == "error" and "\n" not in bad.error and len(bad.error) < 300, bad.error
     assert "NUL" in bad.error and "INSERT" not in bad.error
     assert good.status == "ingested"
+
+
+def test_llm_replies_with_nul_and_escapes_are_stored_on_postgresql(pg_url, tmp_path):
+    """PostgreSQL refuses NUL in text: before, every reply with one failed its paper with
+    DataError (on every run, as nothing was cached) and its call was missing from the call log."""
+    from test_control_characters import CONTROL, hostile_llm, sparta_paper
+
+    from reader.facade import Reader
+    from reader.index.dense import HashingEmbedder
+    from reader.store.tables import Analysis, LLMCacheEntry, LLMCall
+
+    url = _empty_database(pg_url, "reply_controls")
+    writer, verifier = hostile_llm("hostile-writer"), hostile_llm("hostile-verifier")
+    reader = Reader(
+        home=tmp_path / "home", database_url=url, llm=writer, verifier=verifier, embedder=HashingEmbedder()
+    )
+    result = reader.read(sparta_paper(tmp_path))
+    assert result.analyses and all(k.loop.final_text for k in result.analyses)
+
+    engine = create_engine(url)
+    with engine.connect() as conn:
+        finals = conn.execute(select(Analysis.final_text)).scalars().all()
+        cached = conn.execute(select(LLMCacheEntry.text)).scalars().all()
+        errors = conn.execute(select(LLMCall.error)).scalars().all()
+    engine.dispose()
+    assert len(finals) == 2 and any("pwned[31m2J" in t for t in finals)
+    assert cached and not any(CONTROL.search(t) for t in finals + cached)
+    assert len(errors) == writer.calls + verifier.calls and set(errors) == {""}
