@@ -99,12 +99,14 @@ def test_no_sentences():
     assert result.sentences == [] and result.flagged_ratio == 0.0 and verifier.calls == 0
 
 
-def test_unanswered_counts_as_supported_but_is_recorded():
-    verifier = ScriptedLLM().enqueue("[1] NO\n[3] YES")
+def test_a_claim_left_out_is_asked_about_once_more_then_unchecked():
+    verifier = ScriptedLLM().enqueue("[1] NO\n[3] YES", "I cannot say.")
     text = "First claim. Second claim. Third claim."
     result = audit_text(text, verifier=verifier, search=paper_search)
-    assert [s.verdict for s in result.sentences] == ["unsupported", "unanswered", "supported"]
-    assert result.n_flagged == 1 and result.n_unanswered == 1
+    follow_up = verifier.history[1]["prompt"].rpartition("<claims>")[2]
+    assert verifier.calls == 2 and "[1] Second claim." in follow_up and "Third" not in follow_up
+    assert [s.verdict for s in result.sentences] == ["unsupported", "unchecked", "supported"]
+    assert (result.n_flagged, result.n_unchecked, result.n_unanswered) == (1, 1, 0)
     assert result.sentences[1].llm_answer == ""
 
 

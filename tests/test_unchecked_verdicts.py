@@ -3,10 +3,10 @@
 It is retried once, never cached, and if the retry answers nothing either, the batch's
 sentences are *unchecked*: counted and shown as such by `reader read`, `show`, `audit`,
 `review` (table and JSON), the Markdown notes and the web page, marked `[待验证]`, never
-counted as supported and never as flagged. A partly answered batch keeps the old rule for
-its missing claims (unanswered, counted as supported), and the unanswered count appears in
-every summary too. Only replies that parse are cached, and a cached reply that does not
-parse is not served.
+counted as supported and never as flagged. A partly answered batch is asked once more for its
+missing claims (one call, those claims only); a claim left out twice is unchecked too (issue 33,
+case 8), where it used to be "unanswered" and counted as supported. Only replies that parse are
+cached, and a cached reply that does not parse is not served.
 
 The end-to-end tests run the real CLI with the dry-run generator and the verifier behind
 the loopback OpenAI-compatible server, whose answers the test switches from garbage to good.
@@ -21,7 +21,7 @@ from collections import Counter
 import pytest
 import yaml
 from click.testing import CliRunner
-from loopback_openai import LoopbackOpenAI
+from loopback_openai import LoopbackOpenAI, _last_user
 from sqlalchemy import select
 
 from reader.audit.loop import MARK, audit_loop, audit_text
@@ -194,12 +194,61 @@ def test_a_guard_failure_stays_unsupported_when_the_verifier_is_unreadable():
     assert result.n_flagged == 1 and result.n_unchecked == 1
 
 
-def test_a_partly_answered_batch_counts_its_unanswered_claims():
-    verifier = ScriptedLLM(lambda prompt: "[1] YES")
+def claims_asked(prompt: str) -> list[str]:
+    """The claims of a verification prompt, in order."""
+    return re.findall(r"^\[\d+\] (.+)$", prompt.rpartition("<claims>")[2].partition("</claims>")[0], re.M)
+
+
+EIGHT = [f"LexiRank reaches a recall of 71.4% on CiteBench in setting {n}." for n in range(1, 9)]
+
+
+def test_a_partly_answered_batch_is_asked_once_more_for_its_missing_claims_only(db):
+    def verifier_answer(prompt):  # the first reply per batch answers [1] only, the follow-up all
+        return "[1] YES" if len(claims_asked(prompt)) == 4 else good(prompt)
+
+    inner = ScriptedLLM(verifier_answer)
+    verifier = LoggedLLM(inner, "verifier", CallStore(db))
+    result = audit(verifier, EIGHT)
+    asked = [claims_asked(call["prompt"]) for call in inner.history]
+    assert sorted(asked) == sorted([EIGHT[0:4], EIGHT[1:4], EIGHT[4:8], EIGHT[5:8]]), (
+        "one more call per batch, for the claims its reply left out and nothing else"
+    )
+    assert [s.verdict for s in result.sentences] == ["supported"] * 8
+    assert (result.n_unanswered, result.n_unchecked, result.llm_calls) == (0, 0, 4)
+    again = audit(verifier, EIGHT)
+    assert inner.calls == 4, "both replies are cached: the next audit asks nothing"
+    assert [s.verdict for s in again.sentences] == ["supported"] * 8
+
+
+def test_claims_left_out_twice_are_unchecked_marked_and_trigger_no_rewrite():
+    verifier = ScriptedLLM(lambda prompt: "[1] YES")  # answers the first claim of every call only
+    text = " ".join(EIGHT)
+    loop = audit_loop(
+        lambda flagged, previous: text,
+        lambda text, known: audit_text(text, verifier=verifier, evidence_for=lambda batch: EVIDENCE),
+    )
+    result = loop.final
+    assert verifier.calls == 4, "each batch: its call and one follow-up"
+    # batch 1..4: [1] in the first reply, [2] in the follow-up, [3] and [4] in neither
+    assert [s.verdict for s in result.sentences] == ["supported", "supported", "unchecked", "unchecked"] * 2
+    assert (result.n_unchecked, result.n_unanswered, result.n_flagged, result.flagged_ratio) == (4, 0, 0, 0.0)
+    left_out = [s for s in result.sentences if s.verdict == "unchecked"]
+    assert all("left this claim out twice: not checked" in " ".join(s.reasons) for s in left_out)
+    assert loop.regenerations == 0, "a verifier that leaves claims out is no reason to rewrite"
+    marked = [s for s in EIGHT if f"{MARK}{s}" in loop.final_text]
+    assert marked == [EIGHT[2], EIGHT[3], EIGHT[6], EIGHT[7]]
+
+
+def test_a_follow_up_that_answers_nothing_leaves_the_claims_unchecked_and_is_not_cached(db):
+    inner = ScriptedLLM(lambda prompt: "[1] NO" if len(claims_asked(prompt)) == 2 else GARBAGE)
+    verifier = LoggedLLM(inner, "verifier", CallStore(db))
     result = audit(verifier)
-    assert verifier.calls == 1, "a reply that answers some claims is no failed call"
-    assert [s.verdict for s in result.sentences] == ["supported", "unanswered"]
-    assert (result.n_unanswered, result.n_unchecked) == (1, 0)
+    assert inner.calls == 2, "the call and one follow-up, no more"
+    assert [s.verdict for s in result.sentences] == ["unsupported", "unchecked"]
+    assert (result.n_flagged, result.n_unchecked) == (1, 1)
+    assert len(verifier_cache_entries(db)) == 1, "the reply that answered is cached, the garbage is not"
+    audit(verifier)
+    assert inner.calls == 3, "the cached reply is served; the follow-up is asked again"
 
 
 def test_an_unreadable_check_of_an_answer_is_not_grounded():
@@ -370,30 +419,39 @@ def test_review_force_after_fixing_the_endpoint_checks_for_real(endpoint, folder
     assert len(endpoint.chat_requests) == requests, "the good replies are cached"
 
 
-def test_a_partly_answered_batch_shows_its_unanswered_count_in_every_summary(endpoint, folder, tmp_path):
+def test_claims_left_out_twice_are_unchecked_in_every_summary(endpoint, folder, tmp_path):
     endpoint.respond = first_answer_only
     run("review", str(folder), "--quiet")
+    sizes = [len(claims_asked(_last_user(r["json"]))) for r in endpoint.chat_requests]
+    follow_ups = [n for before, n in zip(sizes, sizes[1:]) if 0 < n < before]
+    assert follow_ups, "a partly answered batch is asked once more, for its missing claims only"
     row = review_json(folder)
-    unanswered = row["unanswered"]
-    assert unanswered > 0 and row["unchecked"] == 0
+    unchecked = row["unchecked"]
+    assert unchecked > 0 and row["unanswered"] == 0, "left out twice: unchecked, not counted as supported"
     paper_id = row["paper_id"]
-    assert stored_verdicts(paper_id)["unanswered"] == unanswered
+    verdicts = stored_verdicts(paper_id)
+    assert verdicts["unchecked"] == unchecked and verdicts["unanswered"] == 0
 
-    assert re.search(r"unanswered [1-9]", run("show", paper_id[:12]))
-    assert re.search(r"unchecked 0 · unanswered [1-9]", run("read", paper_id[:12], "--quiet"))
-    text = " ".join(
-        [
-            "LexiRank ranks passages by their citation context.",
-            "LexiRank is compared against BM25 on CiteBench.",
-        ]
-    )
-    audited = run_json("audit", "--paper", paper_id[:12], input=text)
-    assert audited["n_unanswered"] == 1
-    assert "1 unanswered" in run("audit", "--paper", paper_id[:12], input=text)
+    shown = run("show", paper_id[:12], "--verdicts")
+    assert re.search(r"unchecked [1-9]", shown) and "the verifier left this claim out twice" in shown
+    read = run("read", paper_id[:12], "--quiet")
+    assert re.search(r"unchecked [1-9]\d* · unanswered 0", read) and "left them out" in read
+    sentences = [
+        "LexiRank ranks passages by their citation context.",
+        "LexiRank is compared against BM25 on CiteBench.",
+        "LexiRank takes about four milliseconds per query.",
+    ]
+    audited = run_json("audit", "--paper", paper_id[:12], input=" ".join(sentences))
+    assert (audited["n_unchecked"], audited["n_unanswered"], audited["n_flagged"]) == (1, 0, 0)
+    assert f"{MARK}{sentences[2]}" in audited["marked_text"]
+    assert "1 unchecked" in run("audit", "--paper", paper_id[:12], input=" ".join(sentences))
 
     run("export", "--all", "--out", str(tmp_path / "notes"))
     (note_path,) = [p for p in (tmp_path / "notes").glob("*.md") if p.name != "index.md"]
-    assert front_matter(note_path.read_text(encoding="utf-8"))["unanswered"] == unanswered
+    note = note_path.read_text(encoding="utf-8")
+    meta = front_matter(note)
+    assert (meta["unchecked"], meta["unanswered"]) == (unchecked, 0)
+    assert "reader/has-unchecked" in meta["tags"] and "> [!warning] 待验证 · not checked" in note
 
-    assert re.search(r"[1-9]\d* unanswered", web(f"/paper/{paper_id}"))
-    assert f'<td class="num unanswered">{unanswered}</td>' in web("/library")
+    assert re.search(r"[1-9]\d* unchecked", web(f"/paper/{paper_id}"))
+    assert f'<td class="num unchecked">{unchecked}</td>' in web("/library")

@@ -28,8 +28,10 @@
    (reader.llm.logged, `accept=`) neither caches it nor serves such a reply from
    the cache. When no attempt answers anything, the batch's sentences are
    UNCHECKED (unless a guard makes them unsupported): neither supported nor
-   flagged. A reply that answers some claims stands; a claim it leaves out is
-   UNANSWERED and counts as supported, as before.
+   flagged. A reply that answers some claims stands, and the claims it leaves out
+   are asked about once more (one call, those claims only); a claim left out of
+   that reply too is UNCHECKED as well. (UNANSWERED, "left out, counted as
+   supported", is what earlier versions recorded; it is still read and shown.)
 
 Evidence comes from one of two places:
 - `search(query, paper_id) -> list[SearchHit]`, the paper's own index; or
@@ -53,7 +55,7 @@ from dataclasses import dataclass, field
 
 from reader.audit.checking import CheckerBand, CheckerView, check_sentences
 from reader.audit.confidence import claim_probabilities
-from reader.audit.evidence import excerpts, focus
+from reader.audit.evidence import best_first, excerpts, focus
 from reader.audit.guards import PaperFacts, check_sentence
 from reader.audit.specific import NOTHING_SPECIFIC, says_nothing_specific
 from reader.audit.verify import NO_EVIDENCE_CHARS, EvidenceRef, build_messages, parse_answers
@@ -75,11 +77,14 @@ YES_THRESHOLD = 0.17
 VERIFY_ATTEMPTS = 2
 
 # unsupported: flagged (counts in the flagged ratio, gets [待验证]);
-# unanswered: the reply left this claim out but answered others in its batch (counts as supported);
-# unchecked: no reply in VERIFY_ATTEMPTS answered any claim of its batch (neither supported nor
-# flagged; gets [待验证]).
+# unchecked: no reply in VERIFY_ATTEMPTS answered any claim of its batch, or the reply and the
+# follow-up for the claims it left out both left this one out (neither supported nor flagged;
+# gets [待验证]);
+# unanswered: recorded by earlier versions for a claim left out of a reply that answered others
+# (counted as supported); no longer given, still read and shown.
 SUPPORTED, UNSUPPORTED, UNANSWERED, UNCHECKED = "supported", "unsupported", "unanswered", "unchecked"
 UNREADABLE = f"the verifier's reply could not be read ({VERIFY_ATTEMPTS} attempts): not checked"
+LEFT_OUT = "the verifier left this claim out twice: not checked"
 
 Search = Callable[[str, str | None], list]
 EvidenceFor = Callable[[list[str]], list[EvidenceRef]]
@@ -278,19 +283,16 @@ def _verify_batch(
     if not evidence:  # nothing to check against: unsupported by definition, no call needed
         return _BatchOutcome([Judgement("NO") for _ in batch], evidence, note)
 
-    def usable(completion: Completion) -> bool:
-        return answers_any(completion, len(batch))
-
-    extra: dict = {"logprobs": TOP_LOGPROBS} if supports_logprobs(verifier) else {}
-    if supports_accept(verifier):  # the call log and cache: keep unusable replies out of the cache
-        extra["accept"] = usable
     outcome = _BatchOutcome([], evidence, note)
-    prompt = prompt_for(list(batch), evidence)
-    for _attempt in range(VERIFY_ATTEMPTS):
+
+    def ask(claims: list[str]) -> tuple[list[str | None], list[float | None]]:
+        extra: dict = {"logprobs": TOP_LOGPROBS} if supports_logprobs(verifier) else {}
+        if supports_accept(verifier):  # the call log and cache: keep unusable replies out of the cache
+            extra["accept"] = lambda completion: answers_any(completion, len(claims))
         completion = verifier.complete(
-            prompt,
+            prompt_for(list(claims), evidence),
             temperature=0.0,
-            max_tokens=8 * len(batch) + 16,
+            max_tokens=8 * len(claims) + 16,
             stage=stage,
             paper_id=paper_id,
             **extra,
@@ -298,10 +300,18 @@ def _verify_batch(
         outcome.calls += 1
         outcome.prompt_tokens += completion.prompt_tokens
         outcome.completion_tokens += completion.completion_tokens
-        answers, p_values = _read_reply(completion, len(batch))
+        return _read_reply(completion, len(claims))
+
+    for _attempt in range(VERIFY_ATTEMPTS):
+        answers, p_values = ask(batch)
         outcome.readable = _any_answered(answers, p_values, len(batch))
         if outcome.readable:
             break
+    missing = [i for i, (a, p) in enumerate(zip(answers, p_values)) if a is None and p is None]
+    if outcome.readable and missing:  # once more for the claims the reply left out, those only
+        again = ask([batch[i] for i in missing])
+        for i, answer, p_yes in zip(missing, *again):
+            answers[i], p_values[i] = answer, p_yes
     outcome.judgements = [Judgement(a, p) for a, p in zip(answers, p_values)]
     return outcome
 
@@ -340,8 +350,8 @@ def _verdict(
         return UNSUPPORTED, reasons + [said]
     if guard_reasons:
         return UNSUPPORTED, reasons + [said]
-    if accepted is None:
-        return UNANSWERED, reasons + [said]
+    if accepted is None:  # left out of the reply and of the follow-up for the claims it left out
+        return UNCHECKED, reasons + [LEFT_OUT]
     return SUPPORTED, reasons + [said]
 
 
@@ -459,7 +469,8 @@ def audit_sentences(
                 verdict,
                 j.answer or "",
                 reasons,
-                view.evidence if passages[sentence] else outcome.evidence,
+                # no passage of its own: the batch's, the nearest to it first
+                view.evidence if passages[sentence] else best_first(sentence, outcome.evidence),
                 judgement=j,
             )
     for sentence in sentences:

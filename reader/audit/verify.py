@@ -10,7 +10,7 @@ Small models do not always obey, so `parse_answers` reads line by line and
 tolerates markdown bullets, bold, list numbers, "Claim 1:", explanations and the
 placeholder `[n]` copied literally, but numbered answers win and prose that
 merely contains "yes" is no answer. A claim with no answer gets None (the caller
-counts it as supported and records it as unanswered).
+asks about it once more, then records it as unchecked).
 """
 
 from __future__ import annotations

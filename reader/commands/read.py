@@ -13,7 +13,7 @@ from reader.errors import ReaderError
 
 VERDICT_MARKS = {"supported": "✓", "unsupported": "✗", "unanswered": "?", "unchecked": "!"}
 UNCHECKED_HINT = (
-    "the verifier's reply could not be read, so they are marked [待验证], not verified; "
+    "the verifier's reply could not be read or left them out, so they are marked [待验证], not verified; "
     "fix the verifier (see `reader stats`) and run this again"
 )
 

@@ -114,7 +114,7 @@ def unchecked_warning(report) -> str | None:
     n = report.unchecked
     return (
         f"warning: {n} sentence{'s' * (n != 1)} unchecked in {len(papers)} "
-        f"paper{'s' * (len(papers) != 1)}: the verifier's replies could not be read, so they "
+        f"paper{'s' * (len(papers) != 1)}: the verifier's replies could not be read or left them out, so they "
         f"are marked [待验证], not verified. Fix the verifier (see `reader stats`), then run "
         f"`reader review --force` on them."
     )

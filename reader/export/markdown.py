@@ -418,7 +418,7 @@ def _percent(value: float) -> str:
 
 def _callout(flag: Flag) -> str:
     head = (
-        "> [!warning] 待验证 · not checked: the verifier's reply could not be read"
+        "> [!warning] 待验证 · not checked: the verifier's reply could not be read or left it out"
         if flag.unchecked
         else "> [!warning] 待验证 · no support found in the paper"
     )
