@@ -467,3 +467,121 @@ def test_no_sideways_scrolling_on_a_phone_and_screenshots(served, chromium, tmp_
     print("\nscrollWidth at 390 px: " + ", ".join(f"{p} {w}" for (v, p), w in widths.items() if v == NARROW))
     too_wide = {p: w for (v, p), w in widths.items() if v == NARROW and w > NARROW}
     assert not too_wide, too_wide
+
+
+# ---- each sentence opens its own evidence --------------------------------------------------
+
+EVIDENCE_PAPER = next(
+    (p for p in [SHARED_PAPERS / "plosone2018_wheat_metabolomics.pdf"] if p.exists()), SAMPLE_PAPER
+)
+
+
+def store_audited_synthesis(ctx, paper_id: str, claims: list[str], search) -> None:
+    """The claims audited by the real audit (scripted verifier) and stored as the paper's synthesis."""
+    from reader.audit.loop import Iteration, LoopResult, audit_sentences, mark_unsupported
+    from reader.audit.record import save_analysis
+    from reader.llm.scripted import ScriptedLLM
+    from reader.store.db import transaction
+
+    verifier = ScriptedLLM(scripted_answer, model="scripted-checker", with_stage=True)
+    audit = audit_sentences(claims, paper_id=paper_id, verifier=verifier, search=search)
+    text = mark_unsupported(" ".join(claims), audit.to_mark)
+    with transaction(ctx.services.db) as session:
+        save_analysis(
+            session,
+            paper_id=paper_id,
+            kind="synthesis",
+            loop=LoopResult([Iteration(text, audit)], text),
+            verifier_model="scripted-checker",
+        )
+
+
+def sentences_with_their_passages(ctx, paper_id: str, n: int) -> list[tuple[str, object]]:
+    """(a sentence of the paper, the passage holding it) for n passages, on different pages where
+    the paper has them."""
+    from sqlalchemy import select
+
+    from reader.store.tables import Chunk
+    from reader.text.split import split_sentences
+
+    with ctx.services.db() as session:
+        chunks = list(
+            session.scalars(select(Chunk).where(Chunk.paper_id == paper_id).order_by(Chunk.ordinal))
+        )
+    picked, pages = [], set()
+    for spread in (True, False):
+        for chunk in chunks:
+            if len(picked) == n or chunk in (c for _, c in picked) or (spread and chunk.page_start in pages):
+                continue
+            long = [" ".join(s.split()) for s in split_sentences(chunk.text) if 10 <= len(s.split()) <= 40]
+            long = [s for s in long if not s.startswith(("[", "("))]
+            if long:
+                picked.append((long[0], chunk))
+                pages.add(chunk.page_start)
+    return picked
+
+
+def sentence_id(page, sentence: str) -> str:
+    """The element id of the audited sentence with this text (its own text, not a tooltip's)."""
+    return page.evaluate(
+        """(wanted) => [...document.querySelectorAll('.sent')].find(s =>
+             [...s.childNodes].filter(n => !(n.classList && n.classList.contains('tip')))
+               .map(n => n.textContent).join('').replace(/\\[待验证\\]/, '').trim() === wanted).id""",
+        sentence,
+    )
+
+
+def test_a_sentence_opens_its_own_passage_and_a_flagged_one_lists_the_nearest(served, page, tmp_path):
+    """A click or Enter on a sentence opens the passage that holds it, even where the search put
+    another passage first; a flagged sentence lists the passages that came nearest."""
+    from reader.index.hits import SearchHit
+
+    [result] = served.ctx.ingest([EVIDENCE_PAPER])
+    pid = result.paper_id
+    held = sentences_with_their_passages(served.ctx, pid, 3)
+    assert len(held) == 3, held
+    chunks = [c for _, c in held]
+
+    def as_hit(chunk, score):
+        return SearchHit(
+            chunk.id, pid, chunk.text, chunk.section or "", chunk.page_start, chunk.page_end, score
+        )
+
+    def search(query, paper_id):
+        # a search that ranks the holding passage last (a dense search often does)
+        holder = next((c for s, c in held if s == query), None)
+        others = [c for c in chunks if c is not holder]
+        return [as_hit(c, 0.9 - 0.1 * i) for i, c in enumerate(others + ([holder] if holder else []))]
+
+    store_audited_synthesis(served.ctx, pid, [s for s, _ in held] + [FABRICATED], search)
+    page.goto(f"{served.url}/paper/{pid}")
+    page.check("#show-all")
+    for n, (sentence, chunk) in enumerate(held):
+        span = page.locator(f"#{sentence_id(page, sentence)}")
+        assert "verdict-supported" in span.get_attribute("class"), sentence
+        if n == 0:
+            span.click()
+        else:
+            span.focus()
+            page.keyboard.press("Enter")
+        page.wait_for_function(
+            f"() => document.getElementById('pdf').dataset.highlighted === '{chunk.id}'", timeout=5000
+        )
+        if n == 0:
+            check_highlight(page, served.ctx, chunk.id)
+        page.keyboard.press("Escape")
+    page.screenshot(path=str(tmp_path / "own_evidence_1280.png"))
+
+    # the flagged sentence: its tooltip lists the passages that came nearest, each opening its page
+    flagged = page.locator(f"#{sentence_id(page, FABRICATED)}")
+    flagged.focus()
+    page.keyboard.press("Enter")
+    tip = flagged.locator(".tip")
+    tip.wait_for(state="visible")
+    assert "Closest passages" in tip.inner_text()
+    links = tip.locator("a.ev-page")
+    assert links.count() == len(chunks)
+    nearest = links.first.get_attribute("data-passage")
+    page.wait_for_function(f"() => document.getElementById('pdf').dataset.highlighted === '{nearest}'")
+    page.set_viewport_size({"width": NARROW, "height": 900})
+    page.screenshot(path=str(tmp_path / "own_evidence_390.png"))

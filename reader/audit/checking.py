@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from reader.audit.evidence import best_first
 from reader.audit.verify import EvidenceRef
 from reader.text.tokens import CJK_CHARS
 
@@ -60,12 +61,14 @@ def readable(sentence: str) -> bool:
 def check_sentences(
     sentences: list[str], own: list[list[EvidenceRef]], band: CheckerBand | None
 ) -> list[CheckerView]:
-    """Score each sentence against each of its own excerpts; decide where the checker is sure."""
+    """Score each sentence against each of its own excerpts; decide where the checker is sure.
+    Each view's excerpts come best first: the checker's best, else the one sharing the most
+    rare words with the sentence (reader.audit.evidence.best_first)."""
+    views = [CheckerView(None, None, best_first(s, e)) for s, e in zip(sentences, own)]
     if band is None:
-        return [CheckerView(None, None, list(e)) for e in own]
+        return views
     todo = [i for i, (s, e) in enumerate(zip(sentences, own)) if e and readable(s)]
     scored = band.scorer.score([sentences[i] for i in todo], [[x.text for x in own[i]] for i in todo])
-    views = [CheckerView(None, None, list(e)) for e in own]
     for i, result in zip(todo, scored):
         p = result.p_supported
         decided = (
@@ -75,8 +78,9 @@ def check_sentences(
             if p <= band.low and band.low > 0.0
             else None
         )  # 0 and 1: never sure
-        ranked = list(own[i])
+        ranked = views[i].evidence
         if result.best is not None:
-            ranked.insert(0, ranked.pop(result.best))
+            best = own[i][result.best]
+            ranked = [best] + [e for e in ranked if e is not best]
         views[i] = CheckerView(p, decided, ranked)
     return views

@@ -126,3 +126,21 @@ def excerpts(
             text = its_sentences[best[0]][:max_chars]
         out.append(EvidenceRef(passage.chunk_id, passage.page_start, passage.page_end, text))
     return out
+
+
+def best_first(claim: str, found: list[EvidenceRef]) -> list[EvidenceRef]:
+    """The claim's excerpts, the one whose best sentence shares the most rare words with the
+    claim first (ties keep the search's order). The search ranks whole passages, and the one it
+    puts first is often not the one holding the claim's sentence: the page opens the first."""
+    sentences = [split_sentences(e.text) for e in found]
+    terms = [[_terms(s) for s in its] for its in sentences]
+    df = Counter(t for its in terms for sentence in its for t in sentence)
+    n = sum(len(its) for its in terms) or 1
+    weight = {t: math.log(1 + n / d) for t, d in df.items()}
+    wanted = _terms(claim)
+
+    def score(its_terms: list[set[str]]) -> float:
+        return max((sum(weight[t] for t in s & wanted) for s in its_terms), default=0.0)
+
+    order = sorted(range(len(found)), key=lambda i: (-score(terms[i]), i))
+    return [found[i] for i in order]
