@@ -133,6 +133,22 @@ def test_a_search_reply_larger_than_the_cap_is_refused(scholarly, adapter):
     assert service.search("attention"), "a reply under the cap is read"
 
 
+def test_a_reference_lookup_that_trickles_or_floods_fails_that_entry_within_its_timeout(scholarly):
+    from reader.export.lookup import ReferenceLookup
+
+    entry = "Vaswani A, et al. Attention is all you need. NeurIPS 2017."
+    scholarly.mode["openalex"] = "trickle"
+    start = time.monotonic()
+    assert ReferenceLookup("openalex", base_url=scholarly.url, timeout_s=0.5)(entry) == (
+        "OpenAlex: lookup failed (timeout)"
+    )
+    assert time.monotonic() - start < 1.5
+    scholarly.mode["openalex"], scholarly.huge_bytes = "huge", MAX_REPLY_BYTES + 2**20
+    assert ReferenceLookup("openalex", base_url=scholarly.url)(entry) == (
+        "OpenAlex: lookup failed (the reply is larger than 16 MB)"
+    )
+
+
 # -- case 5: a Retry-After that is no number ---------------------------------------------------
 
 

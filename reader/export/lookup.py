@@ -74,7 +74,8 @@ class ReferenceLookup:
         self.base_url = (base_url or default_url).rstrip("/")
         self.mailto = mailto
         self.api_key = api_key
-        self.client = client or httpx.Client(
+        self.timeout_s = timeout_s  # a deadline for each request as a whole (reader.http.bounded)
+        self.client = client or http.bounded_client(
             timeout=timeout_s,
             headers={"User-Agent": "reader (reference check)" + (f"; mailto:{mailto}" if mailto else "")},
         )
@@ -90,7 +91,14 @@ class ReferenceLookup:
         if self.mailto and self.service == "openalex":
             params["mailto"] = self.mailto
         headers = {"x-api-key": self.api_key} if self.api_key and self.service == "semantic-scholar" else None
-        response = http.get(self.base_url + path, params, headers=headers, client=self.client, accept=(404,))
+        response = http.get(
+            self.base_url + path,
+            params,
+            headers=headers,
+            client=self.client,
+            timeout_s=self.timeout_s,
+            accept=(404,),
+        )
         return None if response.status_code == 404 else http.json_object(response)
 
     def _check(self, entry: str) -> str:
