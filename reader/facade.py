@@ -94,6 +94,7 @@ class Reader:
             open_index=self.services.index_or_none,
             on_progress=on_result,
             before_file=before_file,
+            limits=self._ingest_limits(),
         )
 
     def zotero_library(self, data_dir: str | Path | None = None, collection: str | None = None):
@@ -121,6 +122,7 @@ class Reader:
             open_index=self.services.index_or_none,
             on_progress=on_result,
             on_note=on_note or self.notice,
+            limits=self._ingest_limits(),
         )
 
     def papers(self):
@@ -199,7 +201,7 @@ class Reader:
 
         if on_progress:
             on_progress(f"ingest: {path}")
-        result = ingest_file(path, self.services.db, self.services.search_index)
+        result = ingest_file(path, self.services.db, self.services.search_index, limits=self._ingest_limits())
         if result.status == "error":
             raise ReaderError(f"{path}: {result.error}")
         return result.paper_id
@@ -433,6 +435,7 @@ class Reader:
             db=self.services.db,
             ingest_data=ingest_data,
             read_paper=self._read_queued,
+            read_limits=self._ingest_limits(),
             force=force,
             jobs=jobs,
             lease_s=self.settings.queue_lease_s,
@@ -458,7 +461,7 @@ class Reader:
             raise ReaderError(
                 f"no .pdf, .txt or .md files under {', '.join(map(str, paths))}: give a folder of papers"
             )
-        report = enqueue_sources(self.services.db, sources, force=force)
+        report = enqueue_sources(self.services.db, sources, force=force, limits=self._ingest_limits())
         report.rows += [EnqueueRow(str(m.file), None, "error", m.error or "cannot read it") for m in missing]
         return report
 
@@ -508,7 +511,20 @@ class Reader:
     def _ingest_data(self, data: bytes, label: str):
         from reader.ingest.pipeline import ingest_data
 
-        return ingest_data(data, label, self.services.db, index=self.services.search_index, label=label)
+        return ingest_data(
+            data,
+            label,
+            self.services.db,
+            index=self.services.search_index,
+            label=label,
+            limits=self._ingest_limits(),
+        )
+
+    def _ingest_limits(self):
+        """What one file may cost ingest: the READER_INGEST_* settings as IngestLimits."""
+        from reader.ingest.limits import IngestLimits
+
+        return IngestLimits.of(self.settings)
 
     def _read_queued(self, paper_id: str, *, on_progress: Notice | None = None, db=None):
         """Deep read for a worker: its commits go through `db` (fenced by the job's claim)."""

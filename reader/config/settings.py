@@ -349,6 +349,33 @@ class Settings:
         parse=whole(lambda v: v >= 1, "must be 1 or more (megabytes per uploaded file; default 50)"),
         help="web upload limit per file",
     )
+    ingest_max_mb: int = setting(
+        200,
+        parse=whole(lambda v: v >= 1, "must be 1 or more (MB; the largest file ingest reads; default 200)"),
+        unit=" MB",
+        help="the largest file ingest reads; a larger one is refused before it is read",
+    )
+    ingest_memory_mb: int = setting(
+        1024,
+        parse=whole(lambda v: v >= 16, "must be 16 or more (MB one PDF's parsing may take; default 1024)"),
+        unit=" MB",
+        help="memory parsing one PDF may take (in a child process); a PDF that needs more, such as "
+        "a small file whose compressed streams expand to gigabytes, is refused",
+    )
+    ingest_timeout: float = setting(
+        120.0,
+        parse=number(
+            lambda v: 0 < v < float("inf"),
+            "must be a positive number of seconds (how long parsing one PDF may take; default 120)",
+        ),
+        unit=" s",
+        help="how long parsing one PDF may take; a longer parse is stopped and the file refused",
+    )
+    ingest_max_pages: int = setting(
+        2000,
+        parse=whole(lambda v: v >= 1, "must be 1 or more (pages of one PDF; default 2000)"),
+        help="the most pages a PDF may have to be ingested",
+    )
     web_token: str | None = setting(
         None, parse=text, secret=True, help="a token required by every web request"
     )

@@ -266,7 +266,7 @@ def _boxes_dict(textpage, page_no: int, width: float, height: float) -> list[_Bo
     return boxes
 
 
-def _open(path: Path, data: bytes):
+def _open(path: Path, data: bytes, max_pages: int | None = None):
     import pymupdf
 
     pymupdf.TOOLS.mupdf_display_errors(False)
@@ -291,6 +291,12 @@ def _open(path: Path, data: bytes):
         if truncated or repaired:
             raise IngestError(path, "corrupt or truncated PDF; no pages could be recovered (re-download it)")
         raise IngestError(path, "the PDF has zero pages")
+    if max_pages is not None and doc.page_count > max_pages:
+        n = doc.page_count
+        doc.close()
+        raise IngestError(
+            path, f"{n} pages, more than the limit of {max_pages} (READER_INGEST_MAX_PAGES raises it)"
+        )
     if truncated and repaired:
         doc.close()
         raise IngestError(path, "truncated PDF: the file ends before %%EOF (re-download it)")
@@ -554,16 +560,19 @@ def _authors(front: list[_Box], meta_author: str, page_text: str) -> list[str]:
 # ------------------------------------------------------------------- assembly
 
 
-def parse_pdf(path: Path, data: bytes | None = None, sha256: str | None = None) -> ParsedPaper:
+def parse_pdf(
+    path: Path, data: bytes | None = None, sha256: str | None = None, max_pages: int | None = None
+) -> ParsedPaper:
     """Parse a PDF into blocks in reading order with sections, captions and
-    references. Raises IngestError naming the file for every unusable input."""
+    references. Raises IngestError naming the file for every unusable input, and for a
+    PDF of more than `max_pages` pages."""
     path = Path(path)
     if data is None:
         try:
             data = path.read_bytes()
         except OSError as exc:
             raise IngestError(path, f"cannot read the file ({exc.strerror})") from None
-    doc = _open(path, data)
+    doc = _open(path, data, max_pages)
     try:
         meta = {
             key: clean_text(value) for key, value in (doc.metadata or {}).items() if isinstance(value, str)

@@ -5,7 +5,9 @@ A paper's id is the sha256 of the file's bytes, so ingesting the same file
 again (under any name) is a no-op. A failure on one file (a bad file, the
 database refusing it, a full disk) is reported in one line in its IngestResult
 and never touches another paper's rows. Papers are stored with the absolute
-path of their file.
+path of their file. What one file may cost is bounded (reader.ingest.limits): only regular
+files up to a size are read, and a PDF is parsed in a child process with bounded memory, time
+and pages (reader.ingest.child).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from reader.errors import DatabaseUnusable, DiskFull, IngestError, PaperNotFound, describe_error, is_disk_full
 from reader.ingest.chunk import chunk_paper
+from reader.ingest.limits import IngestLimits, read_source
 from reader.ingest.model import ChunkData, ParsedPaper
 from reader.ingest.text import parse_text
 from reader.store.db import transaction
@@ -90,14 +93,32 @@ def find_sources(paths) -> tuple[list[Path], list[IngestResult]]:
     return found, errors
 
 
+def is_pdf(path: Path, data: bytes) -> bool:
+    """PDF by content (whatever the extension), or by its .pdf extension."""
+    return data[:1024].lstrip().startswith(b"%PDF-") or path.suffix.lower() == ".pdf"
+
+
 def parse_file(path: Path, data: bytes, sha256: str | None = None) -> ParsedPaper:
-    """PDF by content (whatever the extension), else text by extension.
+    """PDF by content (whatever the extension), else text by extension, parsed in this process.
     `sha256` is the bytes' hash when the caller already has it."""
-    if data[:1024].lstrip().startswith(b"%PDF-") or path.suffix.lower() == ".pdf":
+    if is_pdf(path, data):
         from reader.ingest.pdf import parse_pdf
 
         return parse_pdf(path, data, sha256)
     return parse_text(path, data, sha256)
+
+
+def parse_and_chunk(
+    path: Path, data: bytes, sha256: str, limits: IngestLimits
+) -> tuple[ParsedPaper, list[ChunkData]]:
+    """The parsed file and its passages. A PDF is parsed in a child process within `limits`
+    (its passages come with their places on the pages); a text file, bounded by its size, here."""
+    if is_pdf(path, data):
+        from reader.ingest.child import parse_pdf_in_child
+
+        return parse_pdf_in_child(path, data, sha256, limits)
+    parsed = parse_file(path, data, sha256)
+    return parsed, chunk_paper(parsed)
 
 
 def _insert_many(session, table, columns: tuple[str, ...], rows: list[tuple]) -> None:
@@ -226,28 +247,33 @@ def _index_failure(exc: Exception) -> str:
     )
 
 
-def ingest_file(path, db, index=None) -> IngestResult:
+def ingest_file(path, db, index=None, *, limits: IngestLimits | None = None) -> IngestResult:
     """Ingest one file. Never raises for a bad file or a failure while storing it
-    (the database refusing it, a full disk): the result says what went wrong, in one line."""
+    (the database refusing it, a full disk): the result says what went wrong, in one line.
+    Only a regular file within `limits` is read (default: the settings' defaults)."""
     path = Path(path)
     result = IngestResult(str(path))
     try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        result.error = "is a folder; give the folder to ingest_paths / `reader ingest`"
+        data = read_source(path, limits)
+    except IngestError as exc:
+        result.error = exc.reason
         return result
-    except OSError as exc:
-        result.error = f"cannot read the file ({exc.strerror or exc})"
-        return result
-    return ingest_data(data, path, db, index, label=stored_path(path))
+    return ingest_data(data, path, db, index, label=stored_path(path), limits=limits)
 
 
-def ingest_data(data: bytes, path, db, index=None, *, label: str | None = None) -> IngestResult:
+def ingest_data(
+    data: bytes, path, db, index=None, *, label: str | None = None, limits: IngestLimits | None = None
+) -> IngestResult:
     """Ingest a file's bytes, e.g. a queued file read back from the database on another
     machine (reader.queue): `path` names it (its suffix and name count, it need not exist),
-    `label` is the source path stored with the paper (default: `path` as given)."""
+    `label` is the source path stored with the paper (default: `path` as given). A PDF is
+    parsed within `limits` (default: the settings' defaults), in a child process."""
     path = Path(path)
+    limits = limits or IngestLimits()
     result = IngestResult(str(path))
+    if reason := limits.too_large(len(data)):
+        result.error = reason
+        return result
     paper_id = sha256_bytes(data)
     result.paper_id = paper_id
     parsed, chunks = None, []
@@ -259,18 +285,10 @@ def ingest_data(data: bytes, path, db, index=None, *, label: str | None = None) 
                 result.status, result.title, result.pages = "unchanged", stored.title, stored.pages
                 result.chunks = session.scalar(select(func.count()).where(Chunk.paper_id == paper_id))
                 return result
-        parsed = parse_file(path, data, paper_id)
+        parsed, chunks = parse_and_chunk(path, data, paper_id, limits)
         parsed.source_path = label if label is not None else str(path)
-        chunks = chunk_paper(parsed)
         if not chunks:
             raise IngestError(path, "no text to index after parsing")
-        if parsed.source_kind == "pdf":
-            from reader.ingest.pages import passage_rects
-
-            for chunk, rects in zip(
-                chunks, passage_rects(data, [(c.page_start, c.page_end, c.text) for c in chunks])
-            ):
-                chunk.rects = rects
         rows = _store(db, parsed, chunks)
     except IngestError as exc:
         result.error = exc.reason
@@ -304,11 +322,12 @@ def ingest_paths(
     open_index: Callable[[], object] | None = None,
     on_progress: Callable[[IngestResult, int, int], None] | None = None,
     before_file: Callable[[Path, int], None] | None = None,
+    limits: IngestLimits | None = None,
 ) -> list[IngestResult]:
     """Ingest files and folders. open_index() gives the search index to update
     (or None); it is called once, and only when there is a file to ingest.
     on_progress(result, done, total) after each file and each unusable path;
-    before_file(path, n_files) before each file is read."""
+    before_file(path, n_files) before each file is read; each within `limits`."""
     sources, results = find_sources(paths)
     index = open_index() if open_index and sources else None
     total = len(sources) + len(results)
@@ -319,7 +338,7 @@ def ingest_paths(
     for source in sources:
         if before_file:
             before_file(source, len(sources))
-        result = ingest_file(source, db, index=index)
+        result = ingest_file(source, db, index=index, limits=limits)
         results.append(result)
         done += 1
         if on_progress:
@@ -400,6 +419,7 @@ def ingest_zotero(
     open_index: Callable[[], object] | None = None,
     on_progress: Callable[[IngestResult, int, int], None] | None = None,
     on_note: Callable[[str], None] | None = None,
+    limits: IngestLimits | None = None,
 ) -> list[IngestResult]:
     """Ingest a Zotero library's items (reader.ingest.zotero.read_library) with their metadata.
     An unchanged attachment is not parsed again (its bytes give the same paper); its metadata is
@@ -411,7 +431,7 @@ def ingest_zotero(
         for i, r in enumerate(results, start=1):
             on_progress(r, i, total)
     for item in library.items:
-        result = ingest_file(item.pdf, db, index=index)
+        result = ingest_file(item.pdf, db, index=index, limits=limits)
         if result.status != "error" and result.paper_id:
             try:
                 note = apply_zotero(db, result.paper_id, item)

@@ -11,6 +11,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import sessionmaker
 
 from reader import queue
+from reader.errors import IngestError
+from reader.ingest.limits import IngestLimits, read_source
 from reader.review.records import is_reviewed, review_figures
 from reader.store.db import transaction
 from reader.store.tables import Paper, ReviewJob, utcnow
@@ -51,20 +53,19 @@ class EnqueueReport:
         }
 
 
-def enqueue_sources(db: sessionmaker, sources: list[Path], force: bool = False) -> EnqueueReport:
-    """Put each file on the queue once (by content); its bytes go into the database."""
+def enqueue_sources(
+    db: sessionmaker, sources: list[Path], force: bool = False, limits: IngestLimits | None = None
+) -> EnqueueReport:
+    """Put each file on the queue once (by content); its bytes go into the database. Only
+    regular files within `limits` are read (reader.ingest.limits)."""
     rows: list[EnqueueRow] = []
     seen: dict[str, str] = {}
     for source in sources:
         source = Path(source)
         try:
-            data = source.read_bytes()
-        except OSError as exc:
-            rows.append(
-                EnqueueRow(
-                    str(source), None, "error", f"cannot read it ({exc.strerror or exc}); nothing queued"
-                )
-            )
+            data = read_source(source, limits)
+        except IngestError as exc:
+            rows.append(EnqueueRow(str(source), None, "error", f"{exc.reason}; nothing queued"))
             continue
         sha = sha256_bytes(data)
         if sha in seen:

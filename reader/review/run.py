@@ -41,6 +41,7 @@ def run_review(
     db: sessionmaker,
     ingest_data: IngestDataFn,
     read_paper: Callable[..., object],
+    read_limits=None,
     force: bool = False,
     jobs: int = 2,
     lease_s: float = queue.LEASE_S,
@@ -52,9 +53,10 @@ def run_review(
 ) -> ReviewReport:
     """Review every source file; a failing paper is reported in its row (after `max_attempts`
     attempts) and never stops the others. Ctrl-C hands the papers in hand back to the queue
-    and raises KeyboardInterrupt; `stop` lets them finish and claims no other."""
+    and raises KeyboardInterrupt; `stop` lets them finish and claims no other. The files are
+    read within `read_limits` (reader.ingest.limits.IngestLimits; default: its defaults)."""
     started = time.perf_counter()
-    enqueued = enqueue_sources(db, sources, force=force).rows
+    enqueued = enqueue_sources(db, sources, force=force, limits=read_limits).rows
     rows = [_first_row(db, row) for row in enqueued]
     mine = {row.job_id: n for n, row in enumerate(enqueued) if row.status in MINE}
     if not mine:
