@@ -585,3 +585,58 @@ def test_a_sentence_opens_its_own_passage_and_a_flagged_one_lists_the_nearest(se
     page.wait_for_function(f"() => document.getElementById('pdf').dataset.highlighted === '{nearest}'")
     page.set_viewport_size({"width": NARROW, "height": 900})
     page.screenshot(path=str(tmp_path / "own_evidence_390.png"))
+
+
+def test_a_verdict_tooltip_is_the_sentence_s_own_and_leaves_the_next_one_reachable(served, page, tmp_path):
+    """With every verdict shown, hovering a sentence opens a small tooltip by that sentence that
+    covers none of the next sentence, so the pointer reaches it and opens its tooltip instead."""
+    [result] = served.ctx.ingest([EVIDENCE_PAPER])
+    pid = result.paper_id
+    held = sentences_with_their_passages(served.ctx, pid, 6)
+    assert len(held) >= 4, held
+    from reader.index.hits import SearchHit
+
+    def search(query, paper_id):
+        return [
+            SearchHit(c.id, pid, c.text, c.section or "", c.page_start, c.page_end, 1.0 / (1 + i))
+            for i, (s, c) in enumerate(sorted(held, key=lambda h: h[0] != query))
+        ]
+
+    store_audited_synthesis(served.ctx, pid, [s for s, _ in held], search)
+    for width in (1280, NARROW):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(f"{served.url}/paper/{pid}")
+        page.check("#show-all")
+        ids = [sentence_id(page, s) for s, _ in held]
+        section = page.locator("#synthesis").bounding_box()
+        for here, after in zip(ids, ids[1:]):
+            sentence, next_one = page.locator(f"#{here}"), page.locator(f"#{after}")
+            page.mouse.move(0, 0)
+            sentence.evaluate("e => e.scrollIntoView({block: 'center'})")
+            first = sentence.evaluate(
+                "e => { const r = e.getClientRects()[0]; return [r.x + r.width / 2, r.y + r.height / 2]; }"
+            )
+            page.mouse.move(*first)
+            tip = sentence.locator(".tip")
+            tip.wait_for(state="visible")
+            box = tip.bounding_box()
+            if width > NARROW:  # not section-wide (on a phone the section is the screen)
+                assert box["width"] <= min(460, 0.8 * section["width"]), (width, box, section)
+            assert box["height"] <= 0.4 * 900, box
+            # no line of the next sentence is under the tooltip, and every one can be pointed at
+            covered = next_one.evaluate(
+                """(e, tip) => [...e.getClientRects()].filter(r => {
+                       const overlaps = r.left < tip.x + tip.width && tip.x < r.right
+                           && r.top < tip.y + tip.height && tip.y < r.bottom;
+                       const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+                       return overlaps || !hit || hit.closest('.sent') !== e; }).length""",
+                box,
+            )
+            assert covered == 0, (width, here, after, box)
+            last = next_one.evaluate(
+                "e => { const rs = e.getClientRects(); const r = rs[rs.length - 1]; return [r.x + r.width / 2, r.y + r.height / 2]; }"
+            )
+            page.mouse.move(*last)
+            next_one.locator(".tip").wait_for(state="visible")
+            assert not tip.is_visible()
+        page.screenshot(path=str(tmp_path / f"verdict_tooltip_{width}.png"))

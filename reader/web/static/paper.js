@@ -88,6 +88,30 @@
   }
 
   // ---- tooltips ----------------------------------------------------------------
+  // A tooltip sits just above its sentence's first line, touching it (the pointer moves into it
+  // without leaving the sentence), or below its last line where the screen has no room above.
+  function place(sentence) {
+    var tip = sentence.querySelector(":scope > .tip");
+    var box = sentence.closest(".analysis");
+    var lines = sentence.getClientRects();
+    if (!tip || !box || !lines.length) { return; }
+    tip.classList.add("measuring");
+    var width = tip.offsetWidth, height = tip.offsetHeight;
+    tip.classList.remove("measuring");
+    var outer = box.getBoundingClientRect();
+    var first = lines[0], last = lines[lines.length - 1];
+    var top = first.top - height >= 0 ? first.top - height : last.bottom;
+    var left = Math.max(8, Math.min(first.left - outer.left, box.clientWidth - width - 8));
+    tip.style.top = (top - outer.top - box.clientTop) + "px";
+    tip.style.left = (left - box.clientLeft) + "px";
+  }
+  document.addEventListener("mouseover", function (event) {
+    var sentence = event.target.closest ? event.target.closest(".sent") : null;
+    if (sentence && !sentence.contains(event.relatedTarget)) { place(sentence); }
+  });
+  document.addEventListener("focusin", function (event) {
+    if (event.target.classList && event.target.classList.contains("sent")) { place(event.target); }
+  });
   // A focused sentence also shows its tooltip (keyboard users), so closing one drops focus too.
   function closeAll() {
     document.querySelectorAll(".sent.open").forEach(function (s) { s.classList.remove("open"); });
@@ -100,6 +124,7 @@
     var shown = sentence.classList.contains("flagged") || (analyses && analyses.classList.contains("show-all"));
     if (!wasOpen && shown) {
       sentence.classList.add("open");
+      place(sentence);
       sentence.focus();
       // a flagged sentence opens its closest passage, a supported one the passage that supports it
       if (sentence.dataset.passage) { showPassage(sentence.dataset.passage, parseInt(sentence.dataset.page, 10), false); }
