@@ -411,3 +411,83 @@ def test_review_passes_the_output_language_setting(app, tmp_path):
     assert report.papers[0].status == "reviewed"
     writing = [call["prompt"] for call in llm.history if call["stage"] in ("critique", "synthesis")]
     assert writing and all("Write in Chinese (简体中文)." in prompt for prompt in writing)
+
+
+# ---------------------------------------------------------------- the database file deleted mid-run
+
+
+def _delete_sqlite_file(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+def test_a_write_to_a_deleted_database_file_fails_in_one_line_and_creates_no_empty_one(tmp_path):
+    from reader.errors import DatabaseUnusable
+    from reader.store.db import open_database
+
+    path = tmp_path / "home" / "reader.db"
+    db = open_database(f"sqlite:///{path}")
+    with transaction(db) as s:
+        s.add(Paper(id="a" * 64, title="kept", source_path="a.pdf", source_kind="pdf", pages=1))
+    _delete_sqlite_file(path)
+    with pytest.raises(DatabaseUnusable) as gone:
+        with transaction(db) as s:
+            s.add(Paper(id="b" * 64, title="lost", source_path="b.pdf", source_kind="pdf", pages=1))
+    message = str(gone.value)
+    assert str(path) in message and "deleted or replaced" in message and "\n" not in message
+    assert not path.exists()  # a later connection does not make an empty database in its place
+
+    # writers at once: each refused at once, none left waiting on a lock the refused one kept
+    def write(n: int) -> None:
+        for i in range(3):
+            with pytest.raises(DatabaseUnusable):
+                with transaction(db) as s:
+                    s.add(Paper(id=f"{n}{i}" * 32, title="lost", source_path="x", source_kind="pdf", pages=1))
+
+    began = time.monotonic()
+    writers = [threading.Thread(target=write, args=(n,)) for n in range(3)]
+    for thread in writers:
+        thread.start()
+    for thread in writers:
+        thread.join()
+    assert time.monotonic() - began < 5  # SQLite's busy timeout is 30 s
+
+    # replaced by another file (a restore behind the run's back): refused as well
+    other = tmp_path / "other.db"
+    open_database(f"sqlite:///{other}").kw["bind"].dispose()
+    other.rename(path)
+    with pytest.raises(DatabaseUnusable):
+        with transaction(db) as s:
+            s.add(Paper(id="c" * 64, title="lost", source_path="c.pdf", source_kind="pdf", pages=1))
+
+
+def test_deleting_the_database_during_a_review_fails_the_papers_it_could_not_store(tmp_path):
+    """reader.db deleted once the first paper is reviewed: that one stays reviewed; each later
+    one is a failed paper naming the file, none is reported reviewed."""
+    from test_queue import write_papers
+
+    from reader.facade import Reader
+    from reader.index.dense import HashingEmbedder
+    from reader.llm.dryrun import DryRunLLM
+
+    path = tmp_path / "home" / "reader.db"
+    app = Reader(
+        home=tmp_path / "home",
+        database_url=f"sqlite:///{path}",
+        llm=DryRunLLM(),
+        embedder=HashingEmbedder(),
+        use_cache=False,
+    )
+    files = write_papers(tmp_path / "inbox", 4)
+
+    def on_event(event):
+        if event.stage == "reviewed" and path.exists():
+            _delete_sqlite_file(path)
+
+    report = app.review(files, jobs=1, on_event=on_event)
+    statuses = [row.status for row in report.papers]
+    assert statuses == ["reviewed", "error", "error", "error"], report.to_json()
+    for row in report.papers[1:]:
+        assert str(path) in row.error and "deleted or replaced" in row.error, row.error
+        assert "\n" not in row.error
+    assert not path.exists()

@@ -101,7 +101,7 @@ def _work_left(app, report, should_be_empty: bool) -> str:
     """What is left undone when the worker stopped on an error, or the queue is not empty
     after `--until-empty`; "" when nothing is."""
     if report.error:
-        return f"worker stopped: {report.error}; the papers left stay queued for the next `reader worker`"
+        return f"worker stopped: {report.error}"
     if not should_be_empty:
         return ""
     counts = app.jobs(queued_only=True).counts()

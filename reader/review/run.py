@@ -81,8 +81,8 @@ def run_review(
         outcome = worked.last.get(job_id)
         if outcome is not None and outcome.status not in LEFT_AT:
             rows[n] = dataclasses.replace(outcome, source=rows[n].source)
-        elif worked.error:  # the database stayed away: the job cannot be looked up either
-            rows[n].status, rows[n].error = "error", f"not reviewed: {worked.error}; still queued"
+        elif worked.error:  # the database stayed away or is gone: the job cannot be looked up
+            rows[n].status, rows[n].error = "error", f"not reviewed: {worked.error}"
         else:
             rows[n] = _row_from_job(db, job_id, rows[n], after_run=True, stopped=stopped)
     return ReviewReport(rows, time.perf_counter() - started)

@@ -197,7 +197,10 @@ def run_worker(
             loop()
         except Exception as exc:  # noqa: BLE001 - said in the report; the queue keeps the papers
             if database_away(exc):
-                why = f"the database stayed unreachable for {patience_s:g} s ({describe_error(exc)})"
+                why = (
+                    f"the database stayed unreachable for {patience_s:g} s ({describe_error(exc)}); "
+                    "the papers left stay queued"
+                )
             else:
                 why = reason_of(exc)
             with report_lock:
@@ -303,6 +306,7 @@ def _work_one(
         reason = reason_of(exc)
         if database_away(exc):
             reason = f"the database went away during it ({reason})"
+        outcome.status, outcome.error = "error", reason  # unless the failure is recorded below
         status = patient(lambda: queue.fail(db, claim, reason, max_attempts=max_attempts))
         outcome.status = {"pending": "retry", "error": "error"}.get(status, status)
         outcome.error = {

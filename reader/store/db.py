@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -75,6 +76,50 @@ def _unusable_sqlite_file(path: Path):
     return translate
 
 
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return found.st_dev, found.st_ino
+
+
+def _refuse_a_replaced_file(engine: Engine, path: Path) -> None:
+    """Once the SQLite file at `path` is no longer the one this engine opened (deleted, or
+    another file put in its place), refuse every commit and every new connection in one line
+    (DatabaseUnusable). Without this, commits go on into the deleted file and vanish with it,
+    and a new connection makes an empty database there ("no such table")."""
+    opened: list[tuple[int, int]] = []  # the file's identity at the engine's first connection
+
+    def remember(_dbapi_conn, _record) -> None:
+        if not opened and (identity := _file_identity(path)) is not None:
+            opened.append(identity)
+
+    def check() -> None:
+        if opened and _file_identity(path) != opened[0]:
+            raise DatabaseUnusable(
+                f"{path}: the database file was deleted or replaced while in use, so nothing more "
+                "is written to it; restore it from a backup, or run the command again to start a "
+                "new one"
+            )
+
+    def before_connect(*_args) -> None:
+        check()
+
+    def before_commit(conn) -> None:
+        try:
+            check()
+        except DatabaseUnusable:
+            # SQLAlchemy counts a commit that raised as ended and does not roll it back: the
+            # connection would keep its write lock, and every other writer waits on it.
+            conn.connection.dbapi_connection.rollback()
+            raise
+
+    event.listen(engine, "connect", remember)
+    event.listen(engine, "do_connect", before_connect)
+    event.listen(engine, "commit", before_commit)
+
+
 def make_engine(database_url: str) -> Engine:
     if database_url.startswith("sqlite"):
         path = _sqlite_file(database_url)
@@ -90,6 +135,7 @@ def make_engine(database_url: str) -> Engine:
         event.listen(engine, "connect", _set_sqlite_pragmas)
         if path is not None:
             event.listen(engine, "handle_error", _unusable_sqlite_file(path))
+            _refuse_a_replaced_file(engine, path)
         return engine
     try:
         return create_engine(database_url, pool_pre_ping=True)
