@@ -297,3 +297,54 @@ def test_llm_replies_with_nul_and_escapes_are_stored_on_postgresql(pg_url, tmp_p
     assert len(finals) == 2 and any("pwned[31m2J" in t for t in finals)
     assert cached and not any(CONTROL.search(t) for t in finals + cached)
     assert len(errors) == writer.calls + verifier.calls and set(errors) == {""}
+
+
+def test_review_zotero_on_postgresql_reviews_what_it_cannot_link_and_says_why(pg_url, tmp_path):
+    """A Zotero library whose fields PostgreSQL cannot hold as they are: a title with NUL (stored
+    without it), an item key longer than any Zotero key (the paper is reviewed without its
+    Zotero link, said in one note line). Run twice: the second run finds both papers stored
+    and reviewed, and the metadata pass over them stops at nothing either."""
+    import sqlite3
+
+    from test_zotero import _pdfs
+    from zotero_fixture import build_library
+
+    zotero = tmp_path / "Zotero"
+    build_library(zotero, *_pdfs(tmp_path))
+    with sqlite3.connect(zotero / "zotero.sqlite") as conn:
+        conn.execute(
+            "UPDATE itemDataValues SET value = ? WHERE value = 'Redundancy in Sparse Extraction'",
+            ("Redundancy\x00 in Sparse Extraction",),
+        )
+        conn.execute("UPDATE items SET key = 'IJKL2345IJKL2345IJKL' WHERE key = 'IJKL2345'")
+    url = _empty_database(pg_url, "review_zotero")
+    env = {
+        **os.environ,
+        "READER_HOME": str(tmp_path / "home"),
+        "READER_DATABASE_URL": url,
+        "READER_LLM_BASE_URL": "scripted:",
+    }
+    from test_review_cli import reader_cmd
+
+    for run in ("first", "second"):
+        done = subprocess.run(
+            reader_cmd("review", "--zotero", str(zotero), "--quiet", "--json"),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=ROOT,
+        )
+        assert done.returncode == 0 and "Traceback" not in done.stderr, (run, done.stderr)
+        import json
+
+        report = json.loads(done.stdout)
+        expected = "reviewed" if run == "first" else "skipped"
+        assert [p["status"] for p in report["papers"]] == [expected] * 2, (run, report)
+        unlinked = [n for n in report["notes"] if "IJKL2345IJKL2345IJKL" in n]
+        assert len(unlinked) == 1 and "stored without its Zotero metadata" in unlinked[0], report["notes"]
+        assert "\n" not in unlinked[0] and "UPDATE" not in unlinked[0]
+    with create_engine(url).connect() as conn:
+        rows = conn.execute(select(Paper.title, Paper.zotero_key).order_by(Paper.title)).all()
+    assert ("Redundancy in Sparse Extraction", "ABCD2345") in [tuple(r) for r in rows]
+    assert all(key != "IJKL2345IJKL2345IJKL" for _, key in rows)

@@ -27,7 +27,7 @@ from reader.ingest.chunk import chunk_paper
 from reader.ingest.limits import IngestLimits, read_source
 from reader.ingest.model import ChunkData, ParsedPaper
 from reader.ingest.text import parse_text
-from reader.store.db import transaction
+from reader.store.db import database_away, transaction
 from reader.store.tables import Caption, Chunk, Paper, PaperFile, Reference, utcnow
 from reader.text.digest import file_sha256, sha256_bytes
 from reader.text.paths import stored_path
@@ -366,7 +366,19 @@ def apply_zotero(db, paper_id: str, item) -> str | None:
     """Give a stored paper its Zotero item's metadata (key, title, authors, year, DOI, citation
     key, collections): Zotero's record is the one the user curates, so it wins over what was
     parsed from the PDF where it has a value. Another paper holding the same item and attachment
-    (an earlier version of a changed file) lets go of the key; returns one line about that, or None."""
+    (an earlier version of a changed file) lets go of the key; returns one line about that, or None.
+
+    Metadata the database refuses (a value it cannot hold) leaves the paper as it was, and the
+    line returned says so: the paper is still ingested and reviewed, with what its PDF says."""
+    try:
+        return _apply_zotero(db, paper_id, item)
+    except SQLAlchemyError as exc:
+        if database_away(exc):  # not the metadata's fault: the caller waits for the database
+            raise
+        return f"Zotero item {item.key}: stored without its Zotero metadata ({describe_error(exc)})"
+
+
+def _apply_zotero(db, paper_id: str, item) -> str | None:
     note = None
     with transaction(db) as session:
         older = session.execute(
@@ -433,10 +445,7 @@ def ingest_zotero(
     for item in library.items:
         result = ingest_file(item.pdf, db, index=index, limits=limits)
         if result.status != "error" and result.paper_id:
-            try:
-                note = apply_zotero(db, result.paper_id, item)
-            except Exception as exc:  # noqa: BLE001 - the paper stands; its metadata is the PDF's
-                note = f"Zotero item {item.key}: stored without its Zotero metadata ({describe_error(exc)})"
+            note = apply_zotero(db, result.paper_id, item)
             result.title = item.title or result.title
             if note and on_note:
                 on_note(note)
