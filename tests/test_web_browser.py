@@ -640,3 +640,73 @@ def test_a_verdict_tooltip_is_the_sentence_s_own_and_leaves_the_next_one_reachab
             next_one.locator(".tip").wait_for(state="visible")
             assert not tip.is_visible()
         page.screenshot(path=str(tmp_path / f"verdict_tooltip_{width}.png"))
+
+
+# ---- the library at a laptop's width -------------------------------------------------------
+
+LONG_TITLES = [
+    "Comparative physiological and metabolomics analysis of wheat (Triticum aestivum L.) "
+    "following post-anthesis heat stress",
+    "Discriminative Joint Modeling of Lexical Variation and Acoustic Confusion for Automated "
+    "Narrative Retelling Assessment",
+    "2kenize: Tying Subword Sequences for Chinese Script Conversion",
+    "SPECTER: Document-level Representation Learning using Citation-informed Transformers",
+]
+
+
+def add_listed_paper(db, title: str, n: int) -> str:
+    """A reviewed paper as the library lists it: four authors, 24 sentences, 4 flagged."""
+    from reader.store.db import transaction
+    from reader.store.tables import Analysis, AnalysisIteration, Paper
+
+    pid = hashlib.sha256(f"listed {title}".encode()).hexdigest()
+    with transaction(db) as session:
+        session.add(
+            Paper(
+                id=pid,
+                title=title,
+                authors=["Kayla Thomason", "Md Ali Babar", "John E. Erickson", "Michael Mulvaney"],
+                year=2018 + n,
+                source_path=f"listed-{n}.pdf",
+                source_kind="pdf",
+                pages=21,
+            )
+        )
+        session.flush()  # the paper before its analysis
+        analysis = Analysis(
+            paper_id=pid, kind="synthesis", final_text="Text.", flagged_ratio=4 / 24, regenerations=1
+        )
+        analysis.iterations.append(
+            AnalysisIteration(iteration=1, text="Text.", n_sentences=24, n_flagged=4, flagged_ratio=4 / 24)
+        )
+        session.add(analysis)
+    return pid
+
+
+def test_the_library_fits_a_laptop_screen_and_gives_titles_the_room(served, chromium, tmp_path):
+    """At 1280 px the library has no sideways scrolling, the Title column is the widest and a long
+    title takes at most three lines (four at 1024); every column, Added included, is on the screen."""
+    ids = [add_listed_paper(served.ctx.services.db, title, n) for n, title in enumerate(LONG_TITLES)]
+    for width in (1280, 1024, NARROW):
+        context = chromium.new_context(viewport={"width": width, "height": 900})
+        page = context.new_page()
+        page.goto(f"{served.url}/library?sort=added&order=desc")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        if width == NARROW:  # a card per paper, the title across it
+            cell = page.locator(f'tr[data-paper="{ids[0]}"] td.title').bounding_box()
+            assert cell["width"] >= 0.8 * width, cell
+        else:
+            columns = page.evaluate(
+                "() => [...document.querySelectorAll('#library thead th')].map(th => th.getBoundingClientRect().toJSON())"
+            )
+            assert max(c["right"] for c in columns) <= width, columns
+            title, *others = [c["width"] for c in columns]
+            assert title >= max(others) and title >= (320 if width == 1280 else 240), [
+                c["width"] for c in columns
+            ]
+            for pid in ids:
+                cell = page.locator(f'tr[data-paper="{pid}"] td.title a')
+                lines = cell.evaluate("a => a.getClientRects().length")
+                assert lines <= (3 if width == 1280 else 4), (width, cell.inner_text(), lines)
+        page.screenshot(path=str(tmp_path / f"library_{width}.png"), full_page=True)
+        context.close()
