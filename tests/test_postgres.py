@@ -304,8 +304,10 @@ def test_review_zotero_on_postgresql_reviews_what_it_cannot_link_and_says_why(pg
     without it), an item key longer than any Zotero key (the paper is reviewed without its
     Zotero link, said in one note line). Run twice: the second run finds both papers stored
     and reviewed, and the metadata pass over them stops at nothing either."""
+    import json
     import sqlite3
 
+    from test_review_cli import reader_cmd
     from test_zotero import _pdfs
     from zotero_fixture import build_library
 
@@ -324,8 +326,6 @@ def test_review_zotero_on_postgresql_reviews_what_it_cannot_link_and_says_why(pg
         "READER_DATABASE_URL": url,
         "READER_LLM_BASE_URL": "scripted:",
     }
-    from test_review_cli import reader_cmd
-
     for run in ("first", "second"):
         done = subprocess.run(
             reader_cmd("review", "--zotero", str(zotero), "--quiet", "--json"),
@@ -336,8 +336,6 @@ def test_review_zotero_on_postgresql_reviews_what_it_cannot_link_and_says_why(pg
             cwd=ROOT,
         )
         assert done.returncode == 0 and "Traceback" not in done.stderr, (run, done.stderr)
-        import json
-
         report = json.loads(done.stdout)
         expected = "reviewed" if run == "first" else "skipped"
         assert [p["status"] for p in report["papers"]] == [expected] * 2, (run, report)
