@@ -39,6 +39,7 @@ _PUBLIC = {
     "WorkerReport": "reader.review",
     "JobsReport": "reader.facade",
     "ExportResult": "reader.export",
+    "ExtractionTable": "reader.table",
     "BibtexResult": "reader.export.bibtex",
     "UsageReport": "reader.store.usage",
 }

@@ -25,7 +25,14 @@ from dataclasses import dataclass, field
 from sqlalchemy.orm import Session
 
 from reader.audit.guards import PaperFacts
-from reader.audit.loop import AuditResult, LoopResult, audit_loop, audit_text, mark_unsupported
+from reader.audit.loop import (
+    AuditResult,
+    LoopResult,
+    audit_loop,
+    audit_sentences,
+    audit_text,
+    mark_unsupported,
+)
 from reader.errors import PaperNotFound, ReaderError
 from reader.ingest.text import TEXT_SECTION
 from reader.prompts import writes_chinese
@@ -548,3 +555,34 @@ def audit_against_paper(
         checker=checker,
     )
     return AuditReport(paper_id, result, mark_unsupported(text, result.to_mark))
+
+
+def audit_claims(
+    claims: list[str],
+    paper_id: str,
+    *,
+    db,
+    verifier,
+    evidence_for,
+    max_workers: int = 4,
+    yes_threshold: float | None = None,
+    checker=None,
+) -> AuditResult:
+    """Audit claims that each come with their own passages (`evidence_for(claims)`, as
+    reader.audit.loop takes it) against a stored paper: the guards over the paper's facts, the
+    claim checker and the verifier, as `audit_against_paper` checks a sentence (the extraction
+    table's cells, reader.table)."""
+    with db() as session:
+        material = load_material(session, paper_id)
+    return audit_sentences(
+        claims,
+        paper_id=paper_id,
+        verifier=verifier,
+        evidence_for=evidence_for,
+        facts=PaperFacts.from_texts(material.facts_texts),
+        fallback_text=material.full_text,
+        max_workers=max_workers,
+        stage="audit",
+        yes_threshold=yes_threshold,
+        checker=checker,
+    )

@@ -220,6 +220,14 @@ class Reader:
             raise ReaderError("the text to audit is empty: pass --text-file FILE or pipe the text in")
         return self.services.audit_text(text, self._paper_id(paper))
 
+    def extraction_table(self, papers: Iterable[str]):
+        """The extraction table of the chosen papers (ids, id prefixes or title prefixes) ->
+        ExtractionTable: for each its task, datasets and sizes, method, baselines and headline
+        result, from the stored synthesis and the paper's passages, each cell with its source
+        passage and page and audited like any sentence ([待验证] without support); `to_csv()`."""
+        paper_ids = [self._paper_id(ref) for ref in _as_list(papers)]
+        return self.services.extraction_table(paper_ids)
+
     # ------------------------------------------------------------ questions
 
     def ask(

@@ -190,6 +190,29 @@ class Services:
             checker=self.checker,
         )
 
+    def extraction_table(self, paper_ids: list[str]):
+        """The extraction table of stored papers, every cell audited -> ExtractionTable
+        (reader.table); a paper stored by another process is first added to this one's index."""
+        from reader.deepread import audit_claims
+        from reader.table import build_table
+
+        for paper_id in dict.fromkeys(paper_ids):
+            self.search_index.ensure_paper(paper_id)
+
+        def audit_cells(paper_id: str, claims: list[str], evidence_for):
+            return audit_claims(
+                claims,
+                paper_id,
+                db=self.db,
+                verifier=self.verifier,
+                evidence_for=evidence_for,
+                max_workers=self.settings.verifier.max_concurrency,
+                yes_threshold=self.settings.verify_threshold,
+                checker=self.checker,
+            )
+
+        return build_table(paper_ids, db=self.db, search=self.search_index.search, audit_claims=audit_cells)
+
     def answer(
         self,
         question: str,

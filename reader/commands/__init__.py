@@ -30,4 +30,7 @@ def ALL_COMMANDS():
     from reader.commands.worker import jobs, worker
 
     commands += [worker, jobs]
+    from reader.commands.table import table
+
+    commands += [table]
     return commands

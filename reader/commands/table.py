@@ -1,0 +1,70 @@
+"""`reader table`: the extraction table across papers, on the terminal and as CSV."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from reader.commands.output import echo_json, for_terminal
+
+
+@click.command("table")
+@click.argument("papers", nargs=-1, required=True)
+@click.option(
+    "--csv",
+    "csv_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Also write the table to FILE as CSV (UTF-8 with a BOM, so spreadsheets read Chinese text): "
+    "one line per paper; for each column its value, verdict, pages and source passage.",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the table as JSON: columns, and per paper its cells."
+)
+@click.pass_obj
+def table(app, papers, csv_file, as_json):
+    """An extraction table of the chosen papers: for each, the task, the datasets and their
+    sizes, the method, the baselines and the headline result.
+
+    Task, method and headline result come from the paper's stored synthesis (`reader read`
+    or `reader review` first); the datasets' sizes are the paper's own numbers with a unit of
+    data (sentences, images, pairs ...); the baselines are the sentence the search finds for
+    them. Every cell names the passage and page it rests on and is audited like any sentence
+    of an analysis: one the paper does not support is shown with [待验证].
+
+    PAPERS are paper ids, id prefixes or title prefixes (`reader papers` lists them).
+
+    \b
+    Examples:
+      reader table 3fa9 b71c --csv table.csv
+      reader table "Attention Is All" --json
+    """
+    from reader.errors import ReaderError
+
+    result = app.extraction_table(papers)
+    if csv_file is not None:
+        try:
+            csv_file.write_text(result.to_csv(), encoding="utf-8-sig", newline="")
+        except OSError as exc:
+            raise ReaderError(
+                f"{csv_file}: cannot write the table ({exc.strerror}); give a file in a folder you can write"
+            ) from None
+    if as_json:
+        echo_json(result.to_json())
+        return
+    for row in result.rows:
+        click.echo(for_terminal(f"{row.title or row.paper_id[:12]}  ({row.paper_id[:12]})"))
+        for key, heading in result.columns:
+            cell = row.cells[key]
+            where = f"  ({cell.pages})" if cell.pages else ""
+            click.echo(for_terminal(f"  {heading}: {cell.shown or '–'}{where}"))
+        for note in row.notes:
+            click.echo(for_terminal(f"  note: {note}"))
+        click.echo("")
+    marked = result.n_marked
+    click.echo(
+        f"{len(result.rows)} papers · {marked} cell{'s' if marked != 1 else ''} without support ([待验证])"
+    )
+    if csv_file is not None:
+        click.echo(for_terminal(f"wrote {csv_file}"))

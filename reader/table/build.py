@@ -1,0 +1,181 @@
+"""Build the extraction table: for each paper, fill its cells by rule (reader.table.cells) from
+the stored synthesis and the paper's passages, then audit every cell as the audit checks a
+sentence, against the passages it came from; a cell without support gets [待验证].
+
+`audit_claims(paper_id, claims, evidence_for) -> AuditResult` is the audit of any text wired
+by the composition root (reader.deepread.audit_claims): the guards over the paper's facts, the
+claim checker, then the verifier in batches. Here each cell is a claim and its evidence is its
+own candidate passages (focused to their best sentences, reader.audit.evidence.focus).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlalchemy import select
+
+from reader.audit.evidence import focus
+from reader.audit.loop import UNCHECKED, AuditResult
+from reader.audit.record import newest_analyses
+from reader.audit.verify import EvidenceRef
+from reader.errors import PaperNotFound, ReaderError
+from reader.table.cells import (
+    BASELINE_QUERY,
+    SYNTHESIS_COLUMNS,
+    baseline_sentence,
+    dataset_sizes,
+    nearest_sentence,
+    synthesis_sections,
+    synthesis_sentence,
+)
+from reader.table.model import COLUMNS, Cell, ExtractionTable, Source, TableRow
+
+MAX_PAPERS = 50  # one table: each paper costs a search per cell and a verifier call per 4 cells
+SOURCES_PER_CELL = 3
+
+AuditClaims = Callable[[str, list[str], Callable[[list[str]], list[EvidenceRef]]], AuditResult]
+Search = Callable[[str, str], list]
+
+
+def build_table(paper_ids: list[str], *, db, search: Search, audit_claims: AuditClaims) -> ExtractionTable:
+    """The table for these stored papers, in this order (each once)."""
+    paper_ids = list(dict.fromkeys(paper_ids))
+    if not paper_ids:
+        raise ReaderError("no papers chosen for the table: give one or more paper ids or title prefixes")
+    if len(paper_ids) > MAX_PAPERS:
+        raise ReaderError(
+            f"{len(paper_ids)} papers chosen; a table holds at most {MAX_PAPERS}: choose fewer papers"
+        )
+    table = ExtractionTable(rows=[])
+    for paper_id in paper_ids:
+        row, passages = _filled_row(paper_id, db, search)
+        table.llm_calls += _audit_row(row, passages, audit_claims)
+        table.rows.append(row)
+    return table
+
+
+def _filled_row(paper_id: str, db, search: Search) -> tuple[TableRow, dict[int, Source]]:
+    """The row's cells with their values and candidate sources, not yet audited; and the
+    paper's passages by id."""
+    from reader.store.tables import Chunk, Paper
+
+    with db() as session:
+        paper = session.get(Paper, paper_id)
+        if paper is None:
+            raise PaperNotFound(f"no paper with id {paper_id!r}: see `reader papers` for what is stored")
+        synthesis = newest_analyses(session, paper_id).get("synthesis")
+        stored = _stored_evidence(synthesis)
+        chunks = session.scalars(select(Chunk).where(Chunk.paper_id == paper_id).order_by(Chunk.ordinal))
+        passages = [(c.section, Source(c.id, c.page_start, c.page_end, c.text, c.section)) for c in chunks]
+        row = TableRow(paper_id, paper.title or "", {key: Cell(key) for key, _ in COLUMNS})
+        final_text = synthesis.final_text if synthesis is not None else ""
+
+    sections = synthesis_sections(final_text)
+    if synthesis is None:
+        row.notes.append("no synthesis stored: review the paper to fill task, method and headline result")
+    for key in ("task", "method", "result"):
+        heading = SYNTHESIS_COLUMNS[key]
+        value = synthesis_sentence(sections, heading, with_number=key == "result")
+        if value:
+            row.cells[key] = Cell(
+                key, value, f"synthesis: {heading}", _with_search(value, stored, paper_id, search)
+            )
+        elif synthesis is not None:
+            row.notes.append(f"{key}: the synthesis says nothing under “{heading}”")
+
+    value, sources = dataset_sizes(passages)
+    if value:
+        row.cells["datasets"] = Cell("datasets", value, "passages: numbers with a unit of data", sources)
+    else:
+        row.notes.append(
+            "datasets: no passage gives a number of sentences, images, pairs … in a sentence about data"
+        )
+
+    value, sources = baseline_sentence(_search(BASELINE_QUERY, paper_id, search))
+    if value:
+        row.cells["baselines"] = Cell("baselines", value, "passages: search for the baselines", sources)
+    else:
+        heading = SYNTHESIS_COLUMNS["baselines"]
+        value = synthesis_sentence(sections, heading)
+        if value:
+            found = _with_search(value, stored, paper_id, search)
+            row.cells["baselines"] = Cell("baselines", value, f"synthesis: {heading}", found)
+        else:
+            row.notes.append("baselines: no passage names a baseline or a comparison")
+    return row, {source.chunk_id: source for _, source in passages}
+
+
+def _audit_row(row: TableRow, passages: dict[int, Source], audit_claims: AuditClaims) -> int:
+    """Audit the row's cells (each against its own candidate passages); the LLM calls made.
+    Each cell's quote is the sentence of its first source's whole passage nearest to it."""
+    cells = [cell for cell in row.cells.values() if cell.value]
+    if not cells:
+        return 0
+    candidates: dict[str, list[EvidenceRef]] = {}
+    for cell in cells:
+        candidates.setdefault(cell.value, []).extend(_as_ref(s) for s in cell.sources)
+
+    def evidence_for(claims: list[str]) -> list[EvidenceRef]:
+        return focus(claims, [candidates.get(claim, []) for claim in claims])
+
+    try:
+        result = audit_claims(row.paper_id, list(candidates), evidence_for)
+    except ReaderError as exc:
+        result = None
+        for cell in cells:
+            cell.verdict, cell.reasons = UNCHECKED, [f"not checked: {exc}"]
+    verdicts = {s.text: s for s in result.sentences} if result is not None else {}
+    for cell in cells:
+        checked = verdicts.get(cell.value)
+        if checked is not None:
+            cell.verdict, cell.reasons = checked.verdict, list(checked.reasons)
+            if checked.evidence:  # what the audit read, the passage nearest to the cell first
+                cell.sources = [
+                    Source(e.chunk_id, e.page_start, e.page_end, e.text) for e in checked.evidence
+                ]
+        elif result is not None:
+            cell.verdict, cell.reasons = UNCHECKED, ["not checked: the audit returned no verdict"]
+        if cell.source is not None:  # the sentence from the whole passage, not the audit's excerpt
+            whole = passages.get(cell.source.chunk_id)
+            text, section = (whole.text, whole.section) if whole else (cell.source.text, "")
+            cell.quote = nearest_sentence(cell.value, text, section)
+    return result.llm_calls if result is not None else 0
+
+
+def _stored_evidence(synthesis) -> dict[str, list[Source]]:
+    """sentence (whitespace normalised) -> the passages its stored verdict was judged against."""
+    if synthesis is None or not synthesis.iterations:
+        return {}
+    return {
+        " ".join(v.text.split()): [
+            Source(e.chunk_id, e.page_start, e.page_end, e.text) for e in v.evidence if e.chunk_id is not None
+        ]
+        for v in synthesis.iterations[-1].verdicts
+    }
+
+
+def _with_search(value: str, stored: dict[str, list[Source]], paper_id: str, search: Search) -> list[Source]:
+    """A synthesis sentence's candidate passages: those its stored verdict had, then what the
+    search finds for it; each passage once, at most SOURCES_PER_CELL."""
+    found = list(stored.get(value, []))
+    chunk_ids = {s.chunk_id for s in found}
+    for source in _search(value, paper_id, search):
+        if source.chunk_id not in chunk_ids:
+            found.append(source)
+            chunk_ids.add(source.chunk_id)
+    return found[:SOURCES_PER_CELL]
+
+
+def _search(query: str, paper_id: str, search: Search) -> list[Source]:
+    """The paper's passages the search finds for `query`, best first; none when it fails (the
+    audit then checks against the paper's opening text and says so)."""
+    try:
+        hits = search(query, paper_id)
+    except Exception:  # a broken index must not lose the table; the audit notes the fallback
+        return []
+    ranked = sorted(hits, key=lambda h: h.score, reverse=True)[:SOURCES_PER_CELL]
+    return [Source(h.chunk_id, h.page_start, h.page_end, h.text, h.section) for h in ranked]
+
+
+def _as_ref(source: Source) -> EvidenceRef:
+    return EvidenceRef(source.chunk_id, source.page_start, source.page_end, source.text)

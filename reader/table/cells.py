@@ -1,0 +1,209 @@
+"""What fills each column, by rule: sentences of the stored synthesis under their headings, the
+datasets' sizes from the paper's passages (a number with a unit of data: sentences, images,
+pairs ...), the baselines from the passages the search finds for a comparison.
+
+Every function here takes plain data (texts, passages as Source) and returns the cell's value
+with its candidate sources; nothing here calls an LLM or the database."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from reader.audit.evidence import best_first
+from reader.audit.loop import MARK
+from reader.audit.verify import EvidenceRef
+from reader.table.model import Source
+from reader.text.split import split_sentences
+from reader.writer import split_document
+
+# synthesis heading -> column, as prompts/_headings.j2 names them
+SYNTHESIS_COLUMNS = {
+    "task": "Problem",
+    "method": "Method",
+    "result": "Key results",
+    "baselines": "Relation to prior work",
+}
+MAX_VALUE_CHARS = 400
+MAX_DATASETS = 3
+
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+", re.M)
+_BOLD = re.compile(r"\*\*(.+?)\*\*")
+_DIGIT = re.compile(r"\d")
+_REFERENCES = re.compile(r"^\s*(?:\d+\.?\s*)?(references|bibliography|参考文献)\b", re.I)
+
+# --------------------------------------------------------------------- the synthesis
+
+
+def synthesis_sections(final_text: str) -> dict[str, str]:
+    """heading -> its text, the [待验证] marks, bullets and bold taken out."""
+    clean = final_text.replace(MARK, "").replace(MARK.strip(), "")
+    out = {}
+    for heading, body in split_document(clean):
+        body = _BOLD.sub(r"\1", _BULLET.sub("", body)).strip()
+        if heading and body:
+            out[heading.strip().strip(":").lower()] = body
+    return out
+
+
+def synthesis_sentence(sections: dict[str, str], heading: str, *, with_number: bool = False) -> str:
+    """The first sentence under `heading` (with `with_number`: the first that holds a number,
+    else the first); "" when the synthesis has no such heading."""
+    sentences = [" ".join(s.split()) for s in split_sentences(sections.get(heading.lower(), ""))]
+    sentences = [s for s in sentences if len(s) > 3]
+    if with_number:
+        numbered = [s for s in sentences if _DIGIT.search(s)]
+        sentences = numbered or sentences
+    return _trim(sentences[0]) if sentences else ""
+
+
+# --------------------------------------------------------------------- datasets and sizes
+
+_UNITS_EN = (
+    r"sentence pairs|sentences|pairs|images|photos|pictures|documents|docs|tokens|words|examples|samples|"
+    r"articles|utterances|questions|question-answer pairs|answers|instances|dialogues|dialogs|"
+    r"conversations|tweets|reviews|videos|clips|hours|patients|participants|subjects|abstracts|papers|"
+    r"records|queries|passages|triples|annotations|speakers|users|posts|comments|texts|paragraphs|"
+    r"characters|entities|mentions|cases|scans|slides|recordings|molecules|proteins|genes|cells|"
+    r"plants|accessions|genotypes|scenes|frames|objects|items|entries"
+)
+_SCALE = r"(?:[kKMB]|million|billion|thousand|hundred)"
+_NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_FILLER = r"(?!(?:we|they|of|the|and|were|are|was|is|from|in|on|for|to|with|by|at)\b)[A-Za-z][\w-]*\s+"
+SIZE_EN = re.compile(
+    rf"(?<![\w.])(?!(?:19|20)\d\d\b)(?:{_NUMBER})\s?(?:{_SCALE}\b)?\s*(?:{_FILLER}){{0,2}}?(?:{_UNITS_EN})\b",
+    re.I,
+)
+SIZE_ZH = re.compile(rf"(?:{_NUMBER})\s*(?:万|千|亿)?\s*(?:余|多)?\s*(?:条|句|张|篇|对|段|个样本|幅|小时|例)")
+# a sentence about data, so "trained for 10 hours" or "3 classes of the model" stays out
+_DATA_CUE = re.compile(
+    r"\b(data ?sets?|corpus|corpora|benchmarks?|treebanks?|collections?|collected|training|train|"
+    r"test|testing|dev|development|validation|splits?|annotated|labell?ed|consists?|contains?|"
+    r"compris\w*|gathered|crawled|sampled|recruited|enrolled)\b|数据集|语料|训练|测试|标注|包含",
+    re.I,
+)
+_DATA_WORD = r"(?:data ?set|dataset|corpus|benchmark|treebank|collection)"
+_NAME_BEFORE = re.compile(rf"((?:[A-Z][\w.\-]*[ -]){{0,3}}[A-Z0-9][\w.\-]*)\s+((?i:{_DATA_WORD}))s?\b")
+_ACRONYM = re.compile(r"\b([A-Z][a-z]*[A-Z0-9][\w\-]*)\b")
+_NOT_NAMES = {
+    "the",
+    "our",
+    "this",
+    "these",
+    "a",
+    "an",
+    "we",
+    "in",
+    "on",
+    "for",
+    "of",
+    "and",
+    "to",
+    "with",
+    "each",
+}
+_NOT_NAME_START = {"table", "figure", "fig.", "section", "appendix"}
+_NOT_ACRONYMS = {"F1", "GPU", "GPUs", "CPU", "CPUs", "NLP", "AI", "ML", "API", "URL", "PDF", "GB", "TB", "MB"}
+
+
+def _dataset_name(sentence: str) -> str:
+    """The dataset's name in a sentence that gives a size: the capitalised words before
+    "dataset" / "corpus" / "benchmark" ("the Penn Treebank", "WNUT-17 corpus"), else an
+    acronym-like word ("SQuAD", "WMT14", "CIFAR-10"); "" when there is none."""
+    for match in _NAME_BEFORE.finditer(sentence):
+        words = match.group(1).split()
+        while words and words[0].lower() in _NOT_NAMES:
+            words = words[1:]
+        if not words or words[0].lower() in _NOT_NAME_START:
+            continue
+        data_word = match.group(2)
+        name = " ".join(words)
+        return f"{name} {data_word}" if data_word[:1].isupper() else name
+    for match in _ACRONYM.finditer(sentence):
+        if match.group(1) not in _NOT_ACRONYMS:
+            return match.group(1)
+    return ""
+
+
+def dataset_sizes(passages: Iterable[tuple[str, Source]]) -> tuple[str, list[Source]]:
+    """("name: size; name: size", the passages they come from) for the first MAX_DATASETS
+    distinct sizes the paper gives in a sentence about data; passages: (section, passage) in
+    paper order, the reference list skipped."""
+    items: list[str] = []
+    sources: list[Source] = []
+    seen_sentences: set[str] = set()
+    for section, passage in passages:
+        if _REFERENCES.match(section or ""):
+            continue
+        for sentence in split_sentences(passage.text):
+            sentence = " ".join(sentence.split())
+            if sentence in seen_sentences:  # passages overlap: the same sentence twice
+                continue
+            seen_sentences.add(sentence)
+            sizes = [m.group(0) for m in SIZE_EN.finditer(sentence)] + [
+                m.group(0) for m in SIZE_ZH.finditer(sentence)
+            ]
+            name = _dataset_name(sentence) if sizes else ""
+            if not sizes or not (name or _DATA_CUE.search(sentence)):
+                continue
+            for size in sizes:
+                item = f"{name}: {size}" if name else size
+                if item in items:
+                    continue
+                items.append(item)
+                if passage not in sources:
+                    sources.append(passage)
+                if len(items) == MAX_DATASETS:
+                    return "; ".join(items), sources
+    return "; ".join(items), sources
+
+
+# --------------------------------------------------------------------- baselines
+
+BASELINE_QUERY = "baselines we compare with previous methods and outperform the state of the art"
+_BASELINE = re.compile(r"\bbaselines?\b|基线|对比方法", re.I)
+_COMPARISON = re.compile(
+    r"\bcompar\w*\s+(?:with|to|against)\b|\boutperform\w*|\bstate[- ]of[- ]the[- ]art\b|\bvs\.?\s|优于|相比",
+    re.I,
+)
+
+
+def baseline_sentence(found: Iterable[Source]) -> tuple[str, list[Source]]:
+    """The sentence naming the baselines among the passages a search found for them: the first
+    that says "baseline", else the first comparison; ("", []) when none does."""
+    best: tuple[int, str, Source] | None = None
+    for rank, passage in enumerate(found):
+        for sentence in split_sentences(passage.text):
+            sentence = " ".join(sentence.split())
+            if len(sentence) < 20:
+                continue
+            score = 2 if _BASELINE.search(sentence) else 1 if _COMPARISON.search(sentence) else 0
+            named = 1 if _ACRONYM.search(sentence) else 0
+            key = score * 2 + named
+            if score and (best is None or key > best[0]):
+                best = (key, sentence, passage)
+        if best is not None and best[0] >= 5:  # "baseline" and a name: look no further
+            break
+    if best is None:
+        return "", []
+    return _trim(best[1]), [best[2]]
+
+
+def _trim(text: str) -> str:
+    if len(text) <= MAX_VALUE_CHARS:
+        return text
+    return text[: MAX_VALUE_CHARS - 1].rsplit(" ", 1)[0] + "…"
+
+
+def nearest_sentence(value: str, text: str, section: str = "") -> str:
+    """The sentence of a passage that shares the most rare words with a cell's value (the
+    first on a tie), whitespace tidied, without the passage's heading (`section`) where the
+    passage runs it into its first sentence."""
+    sentences = [" ".join(s.split()) for s in split_sentences(text)]
+    heading = " ".join(section.split())
+    if heading:
+        sentences = [s.removeprefix(heading).strip() if s.startswith(heading + " ") else s for s in sentences]
+    sentences = [s for s in sentences if len(s) > 3]
+    if not sentences:
+        return " ".join(text.split())
+    return best_first(value, [EvidenceRef(None, 0, 0, s) for s in sentences])[0].text
