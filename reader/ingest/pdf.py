@@ -25,6 +25,7 @@ from reader.ingest.text import (
     HEADING_NUMBER,
     KNOWN_HEADINGS,
     NUMBERED_HEADING,
+    YEAR,
     caption_label,
     clean_text,
     detect_language,
@@ -42,16 +43,33 @@ from reader.text.digest import sha256_bytes
 _HTML_LINE = re.compile(rb'<p style="top:([^p]+)pt;left:([^p]+)pt;[^>]*>(.*)</p>')
 _TITLE_JUNK = re.compile(
     r"journal|proceedings|arxiv|doi\b|issn|https?://|www\.|©|copyright|open access|research article"
-    r"|\bvol\.|volume|received|accepted|published|licen[cs]e|citation:|editor|perspective$|article$",
+    r"|\bvol\.|volume|received|accepted|published|licen[cs]e|citation:|editor|perspective$|article$"
+    r"|第\s*\S{1,4}\s*[卷期]|学\s*报|收稿|定稿|修回|基金项目|文章编号|摘\s*要|关键词|中图分类号|文献标识码|作者简介|通[信讯]作者",
     re.I,
 )
 _AFFILIATION = re.compile(
     r"univ|institut|depart|dept|school|college|laborator|\blab\b|cent(er|re)|inc\.|corp|research"
     r"|@|\d{4,}|street|road|avenue|email|e-mail|correspond|academy|hospital|faculty|foundation"
-    r"|google|microsoft|facebook|meta ai|allen|ibm|amazon|company|ltd|gmbh|abstract|keywords",
+    r"|google|microsoft|facebook|meta ai|allen|ibm|amazon|company|ltd|gmbh|abstract|keywords"
+    r"|united states|supporting information",
     re.I,
 )
-_NAME = re.compile(r"^[A-Z][\w'’.\-]*(?:\s+(?:[A-Z][\w'’.\-]*|de|van|der|von|da|del|la|le)){1,4}$")
+_PARTICLES = {"de", "van", "der", "von", "da", "del", "la", "le"}
+# Degrees and society grades after a name: "Dena M. Bravata, MD, MS;", "Jordi Soria-Comas, Fellow, IEEE"
+_NAME_SUFFIX = re.compile(
+    r"^(?:MD|MS|MSc|MPH|PhD|Ph|D|BA|BS|BSc|MA|MM|RN|DPhil|MBBS|FRCP\w*|Jr|Sr|II|III|IEEE"
+    r"|(?:(?:Senior|Student|Life)\s+)?(?:Fellow|Member)(?:\s+IEEE)?)$"
+)
+_SPACING_ACCENT = re.compile(r"[\u00a8\u00b4\u00b8\u02c6-\u02dd`]")
+_CJK = re.compile(r"[\u3400-\u9fff]")
+# A Chinese name: two to four characters (a family name and a given name).
+_CJK_NAME = re.compile(r"^[\u3400-\u9fff]{2,4}$")
+_CJK_AFFILIATION = re.compile(r"大学|学院|研究|实验室|中心|公司|医院|集团|[省市县]")
+# Where the names end: the abstract, the keywords or the first section.
+_FRONT_END = re.compile(
+    r"^\s*(?:(?:abstract|summary|key\s*words?|index\s+terms|(?:(?:1|I)\.?\s+)?introduction)\b|摘\s*要|关\s*键\s*词)",
+    re.I,
+)
 
 
 class _Line:
@@ -513,10 +531,10 @@ def _title(first_page: list[_Box], height: float, meta_title: str, page_text: st
         b
         for b in first_page
         if b.y0 < height * 0.5
-        and len(re.findall(r"[A-Za-z]{2,}", b.text)) >= 2
+        and (len(re.findall(r"[A-Za-z]{2,}", b.text)) >= 2 or len(_CJK.findall(b.text)) >= 4)
         and not _TITLE_JUNK.search(b.text)
         and len(b.text) < 300
-        and (b.text[:1].isupper() or b.text[:1].isdigit())
+        and (b.text[:1].isupper() or b.text[:1].isdigit() or _CJK.match(b.text))
     ]
     boxes: list[_Box] = []
     if candidates:
@@ -530,7 +548,8 @@ def _title(first_page: list[_Box], height: float, meta_title: str, page_text: st
                 break
     font_title = join_lines([b.text for b in boxes])
     meta = (meta_title or "").strip()
-    if len(meta.split()) >= 3 and not _TITLE_JUNK.search(meta) and _norm(meta) in _norm(page_text):
+    words = len(meta.split()) + len(_CJK.findall(meta))
+    if words >= 3 and not _TITLE_JUNK.search(meta) and _norm(meta) in _norm(page_text):
         wanted = _norm(meta)
         matching = [b for b in first_page if len(_norm(b.text)) > 3 and _norm(b.text) in wanted]
         return meta, matching or boxes
@@ -538,23 +557,67 @@ def _title(first_page: list[_Box], height: float, meta_title: str, page_text: st
 
 
 def _authors(front: list[_Box], meta_author: str, page_text: str) -> list[str]:
+    """The name lines of `front` (the boxes below the title) up to the abstract; the
+    metadata's authors instead when each is a name printed on the page and the lines
+    do not name them all and more."""
+    names = _name_lines(front)
     norm_page = _norm(page_text)
     meta = [a.strip() for a in re.split(r";|,| and ", meta_author or "") if a.strip()]
     if meta and all(
-        _NAME.match(a) and not _AFFILIATION.search(a) and _norm(a.split()[-1]) in norm_page for a in meta
+        _is_name(a) and not _AFFILIATION.search(a) and _norm(a.split()[-1]) in norm_page for a in meta
     ):
-        return meta
+        surnames = {_norm(n.split()[-1]) for n in names}
+        if len(names) <= len(meta) or not all(_norm(a.split()[-1]) in surnames for a in meta):
+            return meta
+    return names
+
+
+def _name_lines(front: list[_Box]) -> list[str]:
     names: list[str] = []
     for box in front:
+        if _FRONT_END.match(box.text):
+            if names:
+                break
+            continue  # an abstract set before the names (Springer): the names follow it
         for line in box.lines:
-            if _AFFILIATION.search(line.text):
-                continue
-            for piece in re.split(r",|;|\band\b|&|\s{3,}", line.text):
-                piece = re.sub(r"[^\w\s'’.\-]|[\d_\u3000-\u9fff]", " ", piece).strip(" .")
-                piece = re.sub(r"\s+", " ", piece)
-                if _NAME.match(piece) and piece not in names:
-                    names.append(piece)
+            if _FRONT_END.match(line.text):
+                return names[:40]
+            if not _AFFILIATION.search(line.text):
+                names += [n for n in _name_line(line.text) if n not in names]
     return names[:40]
+
+
+def _is_name(text: str) -> bool:
+    """Two to five words, each capitalised ('Ödeen' too) but for particles like 'van'."""
+    words = text.split()
+    return (
+        2 <= len(words) <= 5
+        and words[0][:1].isupper()
+        and all(
+            re.fullmatch(r"[^\W\d_][\w'’.\-]*", w) and (w[:1].isupper() or w in _PARTICLES) for w in words
+        )
+    )
+
+
+def _name_line(text: str) -> list[str]:
+    """The names on a line of names (with their marks: digits, *, †, a character
+    glued on as a footnote mark, degrees): at least half of its parts are names, else []."""
+    if len(_CJK.findall(text)) > len(re.findall(r"[A-Za-z]", text)):
+        if _CJK_AFFILIATION.search(text):
+            return []
+        pieces = re.split(r"[\s,，、;；]+", re.sub(r"[\d*†‡§¶#∗\u2020-\u2027\u25a0-\u27bf()（）]", " ", text))
+        pieces = [p for p in pieces if p]
+        return pieces if pieces and all(_CJK_NAME.match(p) for p in pieces) else []
+    # in a Latin line, CJK characters are marks (2kenize: "Pranav A徒and Isabelle Augenstein師"),
+    # and accents set as separate glyphs belong to their letter ("O˘guz", "Ste´phane")
+    text = _SPACING_ACCENT.sub("", _CJK.sub(" ", text))
+    pieces = []
+    for piece in re.split(r",|;|\band\b|&|[·•]|\s{3,}", text):
+        piece = re.sub(r"[^\w\s'’.\-]|[\d_]", " ", piece).strip(" .")
+        pieces.append(re.sub(r"\s+", " ", piece))
+    pieces = [p for p in pieces if p and not _NAME_SUFFIX.match(p)]
+    names = [p for p in pieces if _is_name(p)]
+    return names if names and len(names) * 2 >= len(pieces) else []
 
 
 # ------------------------------------------------------------------- assembly
@@ -664,7 +727,7 @@ def parse_pdf(
         source_kind="pdf",
         title=title or title_from_file_name(path),
         authors=_authors(author_boxes, meta.get("author", ""), page1_text),
-        year=guess_year(page1_text) or _meta_year(meta),
+        year=_year(raw_pages[0], meta),
         abstract=abstract,
         pages=len(raw_pages),
         language=detect_language(full_text),
@@ -685,9 +748,17 @@ def _inline_abstract(blocks: list[Block]) -> str:
     return ""
 
 
-def _meta_year(meta: dict) -> int | None:
+def _year(first_page: list[_Box], meta: dict) -> int | None:
+    """The year from page 1's venue, copyright and date lines (running headers
+    included), else the PDF's creation year unless the page cites a later one."""
+    lines = "\n".join(ln.text for b in first_page for ln in b.lines)
+    year = guess_year(lines)
+    if year:
+        return year
     m = re.match(r"D:(\d{4})", meta.get("creationDate") or "")
-    return int(m.group(1)) if m else None
+    created = int(m.group(1)) if m else None
+    cited = [int(y) for y in YEAR.findall(lines)]
+    return created if created and created >= max(cited, default=0) else None
 
 
 def raw_page_texts(path: Path) -> list[str]:

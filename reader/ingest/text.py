@@ -189,20 +189,56 @@ def split_references(lines: list[tuple[str, int, bool]]) -> list[ReferenceData]:
     return refs
 
 
-def guess_year(text: str) -> int | None:
-    """The publication year from front-matter text: a year next to ©,
-    'Copyright', 'Proceedings', 'Published' or a conference name first,
-    else the latest plausible year mentioned."""
-    m = re.search(
-        r"(?:©|\(c\)|copyright|published|proceedings[^\n]{0,120}?|accepted|received)[^\n]{0,60}?"
-        r"\b(19[5-9]\d|20[0-4]\d)\b",
-        text,
-        re.I,
+# A year standing alone: "2019年" and "(2017)" count, "ACE2005" and "2020YFB" do not.
+_Y = r"(?<![A-Za-z\d])(19[5-9]\d|20[0-4]\d)(?![A-Za-z\d])"
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+# A keyword that starts a line or a ;/| separated part of it, or is followed by a colon.
+_KEY = r"(?:(?:^|[;/|])\s*(?:{0})\b|\b(?:{0})\s*[:\uff1a])"
+# Lines that date the publication: copyright, published, proceedings, a journal's
+# volume line, an arXiv identifier, a line that is a date.
+_PUBLISHED = [
+    re.compile(p, re.I | re.M)
+    for p in (
+        r"(?:©|\(c\)|c\u20dd|\u24d2|\u00aa|copyright\b)[^\n]{0,20}?" + _Y,
+        _KEY.format(r"published(?:\s+online)?|available\s+online|issue\s+date") + r"[^\n]{0,40}?" + _Y,
+        r"^\s*(?:in\s+)?proceedings\b[^\n]{0,120}?" + _Y,
+        r"^\s*(?:\d+(?:st|nd|rd|th)\s+)?(?:annual\s+)?(?:international\s+)?(?:conference|workshop|symposium)\b"
+        r"[^\n]{0,100}?" + _Y,
+        r"(?:出版|发表|刊出)(?:日期|时间)?\s*[:\uff1a][^\n]{0,20}?" + _Y,
+        r"^[^\n]{0,80}?\b\d{1,4}\s*\(" + _Y + r"\)\s*\d",  # J. Phys.: Conf. Ser. 2188 (2022) 012011
+        # Future Internet 2014, 6, 61-75; Tobacco Control 2004;13:445-447
+        r"^[A-Z][\w .&:-]{1,60}?\s" + _Y + r"\s*[,;]\s*\d+\s*[,(:]",
+        r"\bvol(?:ume)?\.?\s*\d+[^\n]{0,40}?" + _Y,
+        r"第\s*\d+\s*[卷期][^\n]{0,40}?" + _Y,
+        r"文章编号[^\n]{0,30}?[(\uff08]\s*" + _Y + r"\s*[)\uff09]",
+        r"^\s*" + _Y + r"[-/]\d{1,2}[-/]\d{1,2}\s*$",
+        r"^\s*(?:\d{1,2}\s+)?"
+        + _MONTH
+        + r"\s+(?:\d{1,2}(?:\s*[-\u2013]\s*\d{1,2})?\s*,?\s+)?"
+        + _Y
+        + r"\.?\s*$",
     )
-    if m:
-        return int(m.group(1))
-    years = [int(y) for y in YEAR.findall(text)]
-    return max(years) if years else None
+]
+# Manuscript dates: the year a paper was received or accepted, when nothing dates the publication.
+_MANUSCRIPT = re.compile(
+    _KEY.format(r"received|accepted|revised|submitted") + r"[^\n]{0,40}?" + _Y
+    + r"|(?:收稿|定稿|修回|录用|接受)(?:日期|时间)\s*[:\uff1a]?[^\n]{0,20}?" + _Y,
+    re.I | re.M,
+)  # fmt: skip
+_ARXIV_ID = re.compile(r"arXiv:\s*(\d{2})(\d{2})\.\d{4,5}", re.I)
+
+
+def guess_year(text: str) -> int | None:
+    """The publication year from a paper's first-page lines: the latest year on a line
+    that dates the publication (copyright, published, proceedings, a journal's volume
+    line, an arXiv identifier, a date line), else the latest received/accepted date,
+    else None. A year cited in the text ("Smith et al., 2019") is never the paper's."""
+    published = [int(m.group(m.lastindex)) for p in _PUBLISHED for m in p.finditer(text)]
+    published += [2000 + int(m.group(1)) for m in _ARXIV_ID.finditer(text) if 1 <= int(m.group(2)) <= 12]
+    if published:
+        return max(published)
+    manuscript = [int(y) for pair in _MANUSCRIPT.findall(text) for y in pair if y]
+    return max(manuscript) if manuscript else None
 
 
 # ---------------------------------------------------------------- .txt / .md
