@@ -125,6 +125,22 @@ def _dataset_name(sentence: str) -> str:
     return ""
 
 
+_LEADING_NUMBER = re.compile(rf"({_NUMBER})\s?({_SCALE}\b|万|千|亿)?", re.I)
+MIN_COUNT = 10  # "3 characters", "1 SEM across subjects": not the size of a dataset
+
+
+def _a_count(size: str) -> bool:
+    """Is the number a count of items: whole (0.971 examples is a ratio) unless scaled (1.5M),
+    and at least MIN_COUNT?"""
+    match = _LEADING_NUMBER.match(size)
+    if match is None:
+        return False
+    number, scale = match.group(1).replace(",", ""), match.group(2)
+    if scale:
+        return True
+    return "." not in number and int(number) >= MIN_COUNT
+
+
 def dataset_sizes(passages: Iterable[tuple[str, Source]]) -> tuple[str, list[Source]]:
     """("name: size; name: size", the passages they come from) for the first MAX_DATASETS
     distinct sizes the paper gives in a sentence about data; passages: (section, passage) in
@@ -143,6 +159,7 @@ def dataset_sizes(passages: Iterable[tuple[str, Source]]) -> tuple[str, list[Sou
             sizes = [m.group(0) for m in SIZE_EN.finditer(sentence)] + [
                 m.group(0) for m in SIZE_ZH.finditer(sentence)
             ]
+            sizes = [size for size in sizes if _a_count(size)]
             name = _dataset_name(sentence) if sizes else ""
             if not sizes or not (name or _DATA_CUE.search(sentence)):
                 continue
@@ -160,6 +177,8 @@ def dataset_sizes(passages: Iterable[tuple[str, Source]]) -> tuple[str, list[Sou
 
 # --------------------------------------------------------------------- baselines
 
+_PROSE_START = re.compile(r"[A-Z\u4e00-\u9fff“\"]")
+_WORDS = re.compile(r"[^\W\d_]{2,}")
 BASELINE_QUERY = "baselines we compare with previous methods and outperform the state of the art"
 _BASELINE = re.compile(r"\bbaselines?\b|基线|对比方法", re.I)
 _COMPARISON = re.compile(
@@ -175,8 +194,8 @@ def baseline_sentence(found: Iterable[Source]) -> tuple[str, list[Source]]:
     for rank, passage in enumerate(found):
         for sentence in split_sentences(passage.text):
             sentence = " ".join(sentence.split())
-            if len(sentence) < 20:
-                continue
+            if not _PROSE_START.match(sentence) or len(_WORDS.findall(sentence)) < 6:
+                continue  # a table row ("Baseline Neural 84.6 85.8") or a fragment ("0.05, compared ...")
             score = 2 if _BASELINE.search(sentence) else 1 if _COMPARISON.search(sentence) else 0
             named = 1 if _ACRONYM.search(sentence) else 0
             key = score * 2 + named
