@@ -31,6 +31,8 @@ _PUBLIC = {
     "DeepReadResult": "reader.deepread",
     "AuditReport": "reader.deepread",
     "StoredAnalyses": "reader.audit.record",
+    "JudgementResult": "reader.audit.judgements",
+    "Judgement": "reader.audit.judgements",
     "AskResult": "reader.crag.pipeline",
     "CalibrationReport": "reader.crag.calibrate",
     "ReviewReport": "reader.review",

@@ -208,11 +208,49 @@ class Reader:
 
     def analyses(self, paper: str):
         """A paper's stored critique and synthesis with their verdicts -> StoredAnalyses."""
+        from reader.audit.judgements import with_judgements
         from reader.audit.record import stored_analyses
         from reader.store.queries import resolve_paper
 
         with self.services.db() as session:
-            return stored_analyses(session, resolve_paper(session, str(paper)))
+            stored = stored_analyses(session, resolve_paper(session, str(paper)))
+            with_judgements(session, stored)
+            return stored
+
+    def judge(
+        self,
+        paper: str,
+        sentence: str,
+        verdict: str | None,
+        *,
+        comment: str = "",
+        by: str = "",
+        expected: str | None = None,
+    ):
+        """Keep the reader's own verdict of one sentence of a paper's review -> JudgementResult.
+
+        `sentence` is its id, `critique-3` or `synthesis-1` (as `reader show --verdicts` numbers
+        them); `verdict` "supported" (overrules a [待验证] flag) or "unsupported" (confirms one,
+        or flags a sentence the audit passed), None to withdraw it; `comment` and `by` (a name)
+        are optional. `expected` (the sentence's key, reader.audit.judgements.sentence_key) makes
+        it refuse when the sentence there is another one now."""
+        from reader.audit.judgements import JudgementResult, judge
+        from reader.store.db import transaction
+        from reader.store.queries import resolve_paper
+
+        with transaction(self.services.db) as session:
+            found = resolve_paper(session, str(paper))
+            audited, judgement = judge(
+                session, found.id, sentence, verdict, comment=comment, judged_by=by, expected_key=expected
+            )
+            return JudgementResult(
+                paper_id=found.id,
+                title=found.title,
+                sentence_id=sentence.strip().lower(),
+                sentence=audited.text,
+                audit_verdict=audited.verdict,
+                judgement=judgement,
+            )
 
     def audit(self, text: str, paper: str):
         """Check any text sentence by sentence against a paper -> AuditReport."""

@@ -166,9 +166,15 @@ class StoredAnalyses:
     paper_id: str
     title: str
     analyses: list[dict] = field(default_factory=list)
+    judgements: list[dict] = field(default_factory=list)  # the reader's (reader.audit.judgements)
 
     def to_json(self) -> dict:
-        return {"paper_id": self.paper_id, "title": self.title, "analyses": self.analyses}
+        return {
+            "paper_id": self.paper_id,
+            "title": self.title,
+            "analyses": self.analyses,
+            "judgements": self.judgements,
+        }
 
 
 def stored_analyses(session: Session, paper) -> StoredAnalyses:

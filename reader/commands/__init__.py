@@ -27,6 +27,9 @@ def ALL_COMMANDS():
     from reader.commands.read import audit, read, show
 
     commands += [read, show, audit]
+    from reader.commands.judge import judge
+
+    commands += [judge]
     from reader.commands.worker import jobs, worker
 
     commands += [worker, jobs]

@@ -124,6 +124,8 @@ def show(app, paper, as_json, verdicts):
         if verdicts:
             _print_sentences(a["sentences"], evidence=False)
             click.echo("")
+    if target.judgements and not verdicts:
+        _print_judgements(target.judgements)
 
 
 def _print_sentences(sentences: list[dict], *, evidence: bool) -> None:
@@ -133,10 +135,31 @@ def _print_sentences(sentences: list[dict], *, evidence: bool) -> None:
         )
         for reason in s["reasons"]:
             click.echo(f"{'':16}- {for_terminal(reason)}")
+        if judged := s.get("judgement"):
+            click.echo(f"{'':16}reader: {_judgement_words(judged)}")
         if evidence:
             for e in s["evidence"]:
                 snippet = for_terminal(" ".join(e["text"].split()))
                 click.echo(f"{'':16}p. {e['pages']}: {snippet[:160]}{'…' if len(snippet) > 160 else ''}")
+
+
+def _judgement_words(judged: dict) -> str:
+    """supported (overrules the audit's 待验证 flag) — comment (who)"""
+    words = f"{judged['verdict']} ({judged['relation']})"
+    if judged["comment"]:
+        words += f" — {judged['comment']}"
+    if judged["judged_by"]:
+        words += f" ({judged['judged_by']})"
+    return for_terminal(words)
+
+
+def _print_judgements(judgements: list[dict]) -> None:
+    click.echo(f"=== Reader's judgements ({len(judgements)}) ===")
+    for judged in judgements:
+        where = judged["sentence_id"] or "(no longer in the review)"
+        sentence = " ".join(judged["sentence"].split())
+        click.echo(f"{where}: {for_terminal(sentence[:100])}{'…' if len(sentence) > 100 else ''}")
+        click.echo(f"{'':4}{_judgement_words(judged)}")
 
 
 @click.command("audit")

@@ -23,6 +23,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from reader.audit.citations import cited_references, markers_in, reference_list
+from reader.audit.judgements import Judgement, judgements_of, sentence_key
 from reader.audit.loop import MARK, UNANSWERED, UNCHECKED, UNSUPPORTED
 from reader.audit.record import KIND_ORDER, count_verdicts, newest_analyses
 from reader.export.bibtex import citekeys
@@ -64,10 +65,12 @@ class Flag:
 
 @dataclass
 class Block:
-    """A paragraph of text, or one flagged sentence shown as a callout."""
+    """A paragraph of text, or one flagged sentence shown as a callout; `judgement`, the
+    reader's own verdict of the flagged sentence, or of `text` (one sentence) when unflagged."""
 
     text: str = ""
     flag: Flag | None = None
+    judgement: Judgement | None = None
 
 
 @dataclass
@@ -112,6 +115,12 @@ class Note:
     zotero_key: str | None = None
     citekey: str | None = None
     collections: list[str] = field(default_factory=list)
+    judgements: list[Judgement] = field(default_factory=list)  # the reader's, as the note shows them
+
+    @property
+    def overruled(self) -> int:
+        """How many of the reader's judgements overrule the audit."""
+        return sum(1 for j in self.judgements if j.overrules)
 
     @property
     def zotero_link(self) -> str | None:
@@ -148,6 +157,8 @@ class Note:
             tags.append("reader/has-unverified")
         if self.unchecked:
             tags.append("reader/has-unchecked")
+        if self.judgements:
+            tags.append("reader/judged")
         return tags
 
     def front_matter(self) -> dict:
@@ -175,6 +186,9 @@ class Note:
         )
         if self.llm_calls is not None:
             data["llm_calls"] = self.llm_calls
+        if self.judgements:
+            data["reader_judgements"] = len(self.judgements)
+            data["overruled_by_reader"] = self.overruled
         data["tags"] = self.tags
         return data
 
@@ -304,6 +318,38 @@ def split_marked(final_text: str, flags: list[Flag]) -> list[Block]:
     return blocks
 
 
+def with_judgements(blocks: list[Block], sentences: list[str], judged: dict[str, Judgement]) -> list[Block]:
+    """The blocks with the reader's judgements: a flagged sentence's on its callout; a judged
+    sentence that is not flagged cut out of its paragraph into a block of its own (its first
+    occurrence). `sentences`: the analysis's audited sentences; `judged`: by sentence_key."""
+    if not judged:
+        return blocks
+    targets = [t for t in dict.fromkeys(sentences) if t.strip() and sentence_key(t) in judged]
+    out: list[Block] = []
+    for block in blocks:
+        if block.flag is not None:
+            block.judgement = judged.get(sentence_key(block.flag.sentence))
+            if block.judgement is not None and block.flag.sentence in targets:
+                targets.remove(block.flag.sentence)
+            out.append(block)
+            continue
+        rest = block.text
+        while True:
+            found = [(rest.find(t), t) for t in targets if t in rest]
+            if not found:
+                break
+            at, sentence = min(found, key=lambda f: (f[0], -len(f[1])))
+            targets.remove(sentence)
+            before = _DANGLING_BULLET.sub("", rest[:at].rstrip())
+            if before.strip():
+                out.append(Block(text=before.strip()))
+            out.append(Block(text=sentence, judgement=judged[sentence_key(sentence)]))
+            rest = rest[at + len(sentence) :]
+        if rest.strip():
+            out.append(Block(text=rest.strip()))
+    return out
+
+
 def _flags(iteration: AnalysisIteration) -> tuple[list[Flag], int, int]:
     """The marked sentences, and the numbers of unanswered and unchecked sentences."""
     verdicts = iteration.verdicts  # in ordinal order, each with its evidence in rank order
@@ -336,6 +382,7 @@ def collect_note(
         return None
     views = []
     refs = None
+    judged = judgements_of(session, paper.id)
     for kind in KIND_ORDER:
         analysis = analyses.get(kind)
         if analysis is None:
@@ -355,7 +402,7 @@ def collect_note(
             AnalysisNote(
                 kind=kind,
                 title=KIND_TITLES[kind],
-                blocks=split_marked(analysis.final_text, flags),
+                blocks=with_judgements(split_marked(analysis.final_text, flags), sentences, judged),
                 sentences=last.n_sentences if last else 0,
                 flagged=last.n_flagged if last else 0,
                 ratio=last.flagged_ratio if last else analysis.flagged_ratio,
@@ -402,6 +449,9 @@ def collect_note(
         abstract=paper.abstract or "",
         analyses=views,
         llm_calls=llm_calls,
+        judgements=list(
+            {id(b.judgement): b.judgement for a in views for b in a.blocks if b.judgement}.values()
+        ),
     )
 
 
@@ -430,6 +480,21 @@ def _callout(flag: Flag) -> str:
         lines += [">", "> No evidence passage was found in the paper."]
     if flag.reasons:
         lines += [">", "> Why: " + escape_phrase("; ".join(flag.reasons))]
+    return "\n".join(lines)
+
+
+def _judgement_callout(block: Block) -> str:
+    """The reader's judgement, told apart from the audit's mark: a note callout that says who
+    decided and how it stands to the audit; under a flagged sentence's callout, or with the
+    sentence itself when the audit passed it."""
+    judged = block.judgement
+    lines = [f"> [!note] Reader's judgement: {judged.verdict} — {judged.relation}"]
+    if block.flag is None:
+        lines.append("> " + escape_flat(block.text))
+    if judged.comment:
+        lines += [">", "> Comment: " + escape_phrase(judged.comment)]
+    decided = f"Decided by {escape_phrase(judged.decided_by)}"
+    lines += [">", f"> {decided} on {judged.decided_on}." if judged.decided_on else f"> {decided}."]
     return "\n".join(lines)
 
 
@@ -475,6 +540,7 @@ def environment() -> Environment:
         md_title=escape_title,
         md_cell=escape_cell,
         callout=_callout,
+        judgement=_judgement_callout,
         percent=_percent,
         yaml=_yaml,
         citation=_citation_line,

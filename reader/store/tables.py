@@ -233,6 +233,30 @@ class VerdictEvidence(Base):
     text: Mapped[str] = mapped_column(Text)
 
 
+class SentenceJudgement(Base):
+    """A researcher's own verdict on a sentence of a paper's analysis (migration 0009): supported
+    or unsupported, with an optional comment, beside the audit's. Keyed by the sentence's text
+    (sentence_sha256 of it), so it stays with the sentence when the paper is reviewed again and
+    the same sentence comes back; `audit_verdict` is what the audit said when it was made."""
+
+    __tablename__ = "sentence_judgements"
+    __table_args__ = (
+        UniqueConstraint("paper_id", "sentence_sha256", name="uq_sentence_judgements_paper_sentence"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    paper_id: Mapped[str] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), index=True)
+    sentence_sha256: Mapped[str] = mapped_column(String(64))
+    sentence: Mapped[str] = mapped_column(Text)
+    kind: Mapped[str] = mapped_column(String(16))  # the analysis it was made in: critique | synthesis
+    verdict: Mapped[str] = mapped_column(String(16))  # supported | unsupported
+    comment: Mapped[str] = mapped_column(Text, default="")
+    audit_verdict: Mapped[str] = mapped_column(String(16), default="")
+    judged_by: Mapped[str] = mapped_column(Text, default="")  # a name, when one was given
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
 class Question(Base):
     """A question asked with CRAG and its answer; details (sources, grades) as JSON."""
 
