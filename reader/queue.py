@@ -486,10 +486,11 @@ class JobRow:
     lease_until: datetime | None
     attempts: int
     error: str
+    started: datetime | None = None  # claimed at (running, done, failed): a review's duration
 
     def to_json(self) -> dict:
         data = {k: getattr(self, k) for k in self.__dataclass_fields__}
-        for key in ("since", "heartbeat_at", "lease_until"):
+        for key in ("since", "heartbeat_at", "lease_until", "started"):
             data[key] = data[key].isoformat() if data[key] else None
         return data
 
@@ -524,6 +525,7 @@ def job_status(db: sessionmaker, *, queued_only: bool = False) -> list[JobRow]:
                     lease_until=_aware(job.lease_until) if job.lease_until else None,
                     attempts=job.attempts or 0,
                     error=job.error or "",
+                    started=_aware(job.started_at) if job.started_at else None,
                 )
             )
         return rows

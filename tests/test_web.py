@@ -736,3 +736,105 @@ def test_only_numeric_loopback_addresses_and_localhost_count_as_loopback():
         assert not is_loopback(host), host
     with pytest.raises(ConfigError, match="--allow-remote"):
         check_bind("127.evil.example", False, None)  # a name: it resolves wherever DNS says
+
+
+# ---- the upload page's time left ----------------------------------------------------------
+
+
+def a_job(status, *, percent=0, started=None, finished=None, job_id="1"):
+    from reader.web.jobs import JobProgress
+
+    return JobProgress(
+        id=job_id, name="p.pdf", status=status, percent=percent, started=started, finished_at=finished
+    )
+
+
+NOW = 100_000.0
+
+
+def finished_in(*seconds):
+    """Done jobs that took these many seconds, one after the other, the last just now."""
+    jobs, end = [], NOW - 20
+    for n, took in enumerate(reversed(seconds)):
+        jobs.append(a_job("done", percent=100, started=end - took, finished=end, job_id=f"d{n}"))
+        end -= took
+    return jobs
+
+
+def test_time_left_is_the_finished_papers_mean_for_each_paper_left():
+    from reader.web.progress import batch_summary, seconds_left
+
+    # 5 papers: 3 done (100, 120 and 110 s), the fourth 20 s in at 40%, the fifth queued: the
+    # fourth needs about 110 - 20 s more and the fifth 110 s (the bar said "about 5 s left")
+    batch = finished_in(100, 120, 110) + [
+        a_job("running", percent=40, started=NOW - 20, job_id="r"),
+        a_job("queued", job_id="q"),
+    ]
+    assert seconds_left(batch, NOW) == 200
+    assert batch_summary(batch, NOW) == {
+        "percent": 68,
+        "done": 3,
+        "total": 5,
+        "text": "3 of 5 reviewed · 68% · about 3 min left",
+    }
+    # a failed paper counts as done on the bar, but its time is no review's time
+    failed = a_job("error", started=NOW - 1000, finished=NOW - 999, job_id="e")
+    assert seconds_left([*batch, failed], NOW) == 200
+    # a paper running past the mean: its own pace (150 s at 75%: 200 s in all, 50 s more)
+    late = finished_in(100) + [a_job("running", percent=75, started=NOW - 150, job_id="r")]
+    assert seconds_left(late, NOW) == 50
+
+
+def test_time_left_before_the_batch_has_a_finished_paper():
+    from reader.web.progress import batch_summary, seconds_left
+
+    first = [a_job("running", percent=10, started=NOW - 30, job_id="r"), a_job("queued", job_id="q")]
+    # earlier reviews on the queue stand in for the batch's own: 200 s each
+    assert seconds_left(first, NOW, history=finished_in(200, 200)) == 170 + 200
+    # none anywhere: the running paper's own pace (30 s for 10%: 300 s in all)
+    assert seconds_left(first, NOW) == 270 + 300
+    early = [a_job("running", percent=1, started=NOW - 2, job_id="r")]
+    assert seconds_left(early, NOW) is None
+    assert batch_summary(early, NOW)["text"] == "0 of 1 reviewed · 1% · estimating the time left…"
+    assert batch_summary(finished_in(5, 7), NOW)["text"] == "All 2 reviews finished."
+
+
+def test_the_jobs_api_sums_up_the_batch_the_page_follows(db, client_for):
+    from datetime import UTC, datetime, timedelta
+
+    now = datetime.now(UTC)
+    with transaction(db) as s:
+        for n, took in enumerate((200, 220, 210)):
+            end = now - timedelta(seconds=60 * (3 - n))  # a mean of 210 s
+            s.add(
+                ReviewJob(
+                    source_path=f"done{n}.pdf",
+                    status="done",
+                    queued_at=end - timedelta(seconds=took + 1),
+                    started_at=end - timedelta(seconds=took),
+                    finished_at=end,
+                )
+            )
+        s.add(
+            ReviewJob(
+                source_path="running.pdf",
+                status="running",
+                queued_at=now - timedelta(seconds=30),
+                started_at=now - timedelta(seconds=20),
+                worker="elsewhere:1",
+                lease_until=now + timedelta(hours=1),
+            )
+        )
+    client = client_for()
+    jobs = client.get("/api/jobs").json()
+    assert "batch" not in jobs
+    ids = {j["name"]: j["id"] for j in jobs["jobs"]}
+    done = next(j for j in jobs["jobs"] if j["name"] == "done0.pdf")
+    assert round(done["finished_at"] - done["started"]) == 200  # a finished job keeps its times
+    followed = ",".join(ids[name] for name in ("done0.pdf", "done1.pdf", "done2.pdf", "running.pdf"))
+    batch = client.get(f"/api/jobs?batch={followed},x,../1").json()["batch"]
+    assert batch["done"] == 3 and batch["total"] == 4
+    assert batch["text"] == "3 of 4 reviewed · 75% · about 3 min left"  # 210 - 20 s
+    # only the running one followed: the queue's finished reviews give the pace
+    alone = client.get(f"/api/jobs?batch={ids['running.pdf']}").json()["batch"]
+    assert alone["text"] == "0 of 1 reviewed · 1% · about 3 min left"

@@ -710,3 +710,50 @@ def test_the_library_fits_a_laptop_screen_and_gives_titles_the_room(served, chro
                 assert lines <= (3 if width == 1280 else 4), (width, cell.inner_text(), lines)
         page.screenshot(path=str(tmp_path / f"library_{width}.png"), full_page=True)
         context.close()
+
+
+def test_the_upload_page_estimates_from_the_reviews_that_finished(served, page, tmp_path):
+    """The bar's time left comes from how long finished reviews took (reader.web.progress), not
+    from the running paper's elapsed time alone."""
+    from datetime import UTC, datetime, timedelta
+
+    from sqlalchemy import delete
+
+    from reader.store.db import transaction
+    from reader.store.tables import ReviewJob
+
+    now = datetime.now(UTC)
+    with transaction(served.ctx.services.db) as session:
+        rows = [
+            ReviewJob(
+                source_path=f"/elsewhere/finished-{n}.pdf",
+                status="done",
+                queued_at=now - timedelta(seconds=1000),
+                started_at=now - timedelta(seconds=60 * (4 - n) + took),
+                finished_at=now - timedelta(seconds=60 * (4 - n)),
+            )
+            for n, took in enumerate((200, 220, 210))
+        ]
+        rows.append(  # reviewed by another worker, 20 s in: about 210 - 20 s to go
+            ReviewJob(
+                source_path="/elsewhere/running.pdf",
+                status="running",
+                queued_at=now - timedelta(seconds=30),
+                started_at=now - timedelta(seconds=20),
+                worker="elsewhere:1",
+                lease_until=now + timedelta(hours=1),
+            )
+        )
+        session.add_all(rows)
+    try:
+        page.goto(f"{served.url}/upload")
+        text = page.locator("#overall-text")
+        text.wait_for()
+        page.wait_for_function("() => document.getElementById('overall-text').textContent.includes('left')")
+        assert text.inner_text() == "0 of 1 reviewed · 1% · about 3 min left"
+        page.screenshot(path=str(tmp_path / "upload_estimate_1280.png"))
+        page.set_viewport_size({"width": NARROW, "height": 900})
+        page.screenshot(path=str(tmp_path / "upload_estimate_390.png"))
+    finally:
+        with transaction(served.ctx.services.db) as session:
+            session.execute(delete(ReviewJob).where(ReviewJob.source_path.like("/elsewhere/%")))

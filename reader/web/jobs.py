@@ -35,7 +35,7 @@ class JobProgress:
     error: str = ""
     created_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
     started: float | None = None  # time.time() when the review began, for time estimates
-    finished_at: float | None = None
+    finished_at: float | None = None  # done or failed: when (with `started`, how long it took)
     force: bool = False  # "Review again": reviewed even if it was before
 
     @property
@@ -219,8 +219,8 @@ class QueueRunner:
             paper_id=row.paper_id,
             error=row.error if status == "error" else "",
             created_at=since,
-            started=live.get("started")
-            or (row.since.timestamp() if status == "running" and row.since else None),
+            started=live.get("started") or (row.started.timestamp() if row.started else None),
+            finished_at=row.since.timestamp() if status in ("done", "error") and row.since else None,
         )
 
     def get(self, job_id: str) -> JobProgress | None:

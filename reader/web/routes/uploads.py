@@ -7,7 +7,7 @@ import time
 from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
 from fastapi.responses import HTMLResponse, JSONResponse
 
-from reader.web import library, read
+from reader.web import library, progress, read
 from reader.web.jobs import store_named_upload
 from reader.web.pages import forged, page, reader_of, runner_of, wants_json
 from reader.web.security import display_name, looks_like_pdf
@@ -112,9 +112,19 @@ def upload(
     )
 
 
+MAX_FOLLOWED = 1000
+
+
 @router.get("/api/jobs")
-def jobs_api(runner=Depends(runner_of)):
-    return {"jobs": [j.to_json() for j in runner.all()], "now": time.time()}
+def jobs_api(runner=Depends(runner_of), batch: str = ""):
+    """Every upload job; with `batch` (job ids, comma-separated: the ones the page follows) also
+    their one bar and time left (reader.web.progress.batch_summary)."""
+    jobs, now = runner.all(), time.time()
+    answer: dict = {"jobs": [j.to_json() for j in jobs], "now": now}
+    followed = set(b for b in batch.split(",")[:MAX_FOLLOWED] if b.isdigit())
+    if followed:
+        answer["batch"] = progress.batch_summary([j for j in jobs if j.id in followed], now, jobs)
+    return answer
 
 
 @router.get("/api/jobs/{job_id}")

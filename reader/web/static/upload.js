@@ -68,40 +68,18 @@
     row.querySelector(".job-status").textContent = job.status + (job.error ? ": " + job.error : "");
   }
 
-  function duration(seconds) {
-    if (seconds < 60) { return Math.max(5, Math.round(seconds / 5) * 5) + " s"; }
-    var minutes = Math.round(seconds / 60);
-    return minutes < 90 ? minutes + " min" : Math.round(minutes / 6) / 10 + " h";
-  }
-
-  // One bar for the papers being reviewed: their mean percent, and the time left from
-  // how long they have taken so far (elapsed x remaining / done).
-  function summarize(jobs, now) {
-    var followed = jobs.filter(function (j) { return batch[j.id]; });
-    if (!followed.length) { overall.hidden = true; return; }
-    var total = 0, done = 0, first = null;
-    followed.forEach(function (j) {
-      total += j.status === "error" ? 100 : j.percent;
-      if (j.status === "done" || j.status === "error") { done += 1; }
-      if (j.started && (first === null || j.started < first)) { first = j.started; }
-    });
-    var percent = Math.round(total / followed.length);
-    var text = done + " of " + followed.length + " reviewed · " + percent + "%";
-    if (done === followed.length) {
-      text = "All " + followed.length + " reviews finished.";
-    } else if (first !== null && percent >= 3) {
-      var elapsed = now - first;
-      text += " · about " + duration(elapsed * (100 - percent) / percent) + " left";
-    } else {
-      text += " · estimating the time left…";
-    }
+  // One bar for the papers being reviewed: the server sums them up, time left included
+  // (reader.web.progress.batch_summary).
+  function summarize(summary) {
+    if (!summary || !summary.total) { overall.hidden = true; return; }
     overall.hidden = false;
-    overall.querySelector("progress").value = percent;
-    document.getElementById("overall-text").textContent = text;
+    overall.querySelector("progress").value = summary.percent;
+    document.getElementById("overall-text").textContent = summary.text;
   }
 
   function poll() {
-    fetch("/api/jobs", { headers: { "Accept": "application/json" }, credentials: "same-origin" })
+    var followed = Object.keys(batch).join(",");
+    fetch("/api/jobs?batch=" + encodeURIComponent(followed), { headers: { "Accept": "application/json" }, credentials: "same-origin" })
       .then(function (r) { return r.json(); })
       .then(function (data) {
         var running = false;
@@ -109,7 +87,7 @@
           render(job);
           if (job.status !== "done" && job.status !== "error") { running = true; batch[job.id] = true; }
         });
-        summarize(data.jobs || [], data.now || Date.now() / 1000);
+        summarize(data.batch);
         if (!running && polling) { clearInterval(polling); polling = null; }
       })
       .catch(function () { /* a missed poll is retried on the next tick */ });
