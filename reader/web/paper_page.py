@@ -15,6 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from reader.audit.citations import cited_references, markers_in, reference_list
+from reader.audit.judgements import COMMENT_LIMIT, judgements_of, sentence_id, sentence_key
 from reader.audit.loop import MARK, UNANSWERED, UNCHECKED
 from reader.audit.record import KIND_ORDER, count_verdicts, newest_analyses
 from reader.store.tables import Analysis, AnalysisIteration, Paper, ReviewJob, SentenceVerdict
@@ -56,6 +57,8 @@ class SentenceItem:
     reused: bool = False
     evidence: list[EvidenceItem] = field(default_factory=list)
     anchor: str = ""  # the element id on the paper page, e.g. "critique-3"
+    sentence_id: str = ""  # as reader.audit.judgements names it; "" for a mark without a verdict
+    judgement: object = None  # the reader's own (reader.audit.judgements.Judgement), if any
 
 
 @dataclass
@@ -110,6 +113,21 @@ class PaperPage:
     @property
     def flagged(self) -> list[SentenceItem]:
         return [s for a in self.analyses for s in a.flagged]
+
+    @property
+    def sentences(self) -> list[SentenceItem]:
+        """Every audited sentence of the analyses that can be judged, in page order."""
+        return [
+            seg.sentence
+            for a in self.analyses
+            for seg in a.segments
+            if seg.sentence and seg.sentence.sentence_id
+        ]
+
+    @property
+    def judged(self) -> list[SentenceItem]:
+        """The sentences the reader judged, in page order."""
+        return [s for s in self.sentences if s.judgement is not None]
 
 
 def _evidence(verdict: SentenceVerdict) -> list[EvidenceItem]:
@@ -212,6 +230,8 @@ def analysis_of(analysis: Analysis) -> AnalysisPanel:
     segments = segment_text(analysis.final_text or "", verdicts)
     for n, seg in enumerate(s for s in segments if s.sentence):
         seg.sentence.anchor = f"{analysis.kind}-{n + 1}"
+        if seg.sentence.ordinal >= 0:
+            seg.sentence.sentence_id = sentence_id(analysis.kind, seg.sentence.ordinal)
     return AnalysisPanel(
         kind=analysis.kind,
         segments=segments,
@@ -249,6 +269,11 @@ def paper_of(session: Session, paper_id: str) -> PaperPage | None:
         refs = reference_list(session, paper_id)
         for a in analyses:
             a.citations = cited_references(refs, [seg.sentence.text for seg in a.segments if seg.sentence])
+    if judged := judgements_of(session, paper_id):
+        for a in analyses:
+            for seg in a.segments:
+                if seg.sentence and seg.sentence.sentence_id:
+                    seg.sentence.judgement = judged.get(sentence_key(seg.sentence.text))
     status = paper_status(job, bool(analyses))
     return PaperPage(
         id=paper.id,
@@ -265,4 +290,37 @@ def paper_of(session: Session, paper_id: str) -> PaperPage | None:
         has_pdf=paper.source_kind == "pdf",
         status=status,
         reviewing=status.startswith(("pending", "running")),
+    )
+
+
+@dataclass
+class JudgeView:
+    """The page where the reader judges one sentence: it, the sentence's key (the form sends
+    it back, so a page from before a new review is refused), and the sentences around it."""
+
+    paper: PaperPage
+    sentence: SentenceItem
+    key: str
+    previous: SentenceItem | None
+    next: SentenceItem | None
+    next_flagged: SentenceItem | None  # the next [待验证] sentence not judged yet
+    comment_limit: int = COMMENT_LIMIT
+
+
+def judge_view_of(session: Session, paper_id: str, sid: str) -> JudgeView | None:
+    """The judging page of sentence `sid` (`synthesis-3`), or None when the paper has no such
+    sentence on its page."""
+    paper = paper_of(session, paper_id)
+    sentences = paper.sentences if paper else []
+    at = next((n for n, s in enumerate(sentences) if s.sentence_id == sid), None)
+    if at is None:
+        return None
+    chosen = sentences[at]
+    return JudgeView(
+        paper=paper,
+        sentence=chosen,
+        key=sentence_key(chosen.text),
+        previous=sentences[at - 1] if at > 0 else None,
+        next=sentences[at + 1] if at + 1 < len(sentences) else None,
+        next_flagged=next((s for s in sentences[at + 1 :] if s.marked and s.judgement is None), None),
     )

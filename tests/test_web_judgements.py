@@ -1,0 +1,137 @@
+"""The reader's judgement on the web page (FastAPI's test client): made on its own page, kept,
+shown after its sentence apart from the audit's mark, carried into the note and the notes zip;
+the form passes the same guards as every other."""
+
+from __future__ import annotations
+
+import html
+import io
+import re
+import zipfile
+
+from sqlalchemy import select
+from test_web import SYNTH, add_analysis, add_paper, client_for, synth_text  # noqa: F401 - the fixture
+
+from reader.store.tables import SentenceJudgement
+
+FLAGGED = SYNTH[1][0]  # "It was trained on one million documents." — [待验证]
+PASSED = SYNTH[0][0]
+
+
+def reviewed(db) -> str:
+    pid = add_paper(db, title="Judged paper")
+    add_analysis(db, pid, "synthesis", synth_text(), SYNTH)
+    return pid
+
+
+def form_of(html: str) -> dict:
+    return {
+        name: re.search(rf'name="{name}" value="([^"]*)"', html).group(1)
+        for name in ("csrf_token", "sentence", "key")
+    }
+
+
+def judgements(db) -> list[SentenceJudgement]:
+    with db() as s:
+        return list(s.scalars(select(SentenceJudgement)))
+
+
+def test_overruling_a_flag_on_the_page_is_kept_shown_and_in_the_note_and_zip(db, client_for):  # noqa: F811
+    client = client_for()
+    pid = reviewed(db)
+    paper = client.get(f"/paper/{pid}").text
+    assert f'href="/paper/{pid}/judge/synthesis-2">Your judgement…</a>' in paper
+    assert 'id="judgements"' in paper and "None yet." in paper
+
+    judge = client.get(f"/paper/{pid}/judge/synthesis-2")
+    assert judge.status_code == 200
+    shown = html.unescape(judge.text)
+    assert FLAGGED in shown and "[待验证]" in shown
+    assert "Supported — overrule the audit's flag" in shown
+    assert "We train on a corpus of news articles." in shown  # the closest passage
+    sent = client.post(
+        f"/paper/{pid}/judgement",
+        data={**form_of(judge.text), "verdict": "supported", "comment": "Sec. 4: <1M> docs"},
+        follow_redirects=False,
+    )
+    assert sent.status_code == 303 and sent.headers["location"] == f"/paper/{pid}#j-synthesis-2"
+
+    [row] = judgements(db)
+    assert (row.sentence, row.verdict, row.comment, row.audit_verdict) == (
+        FLAGGED,
+        "supported",
+        "Sec. 4: <1M> docs",
+        "unsupported",
+    )
+    page = client.get(f"/paper/{pid}").text
+    badge = re.search(r'<span class="judged judged-supported overrules" id="j-synthesis-2">.*?</span>', page)
+    assert badge, "the sentence shows the reader's judgement"
+    assert "Reader's judgement: supported" in html.unescape(badge.group(0))
+    assert "Sec. 4: &lt;1M&gt; docs" in badge.group(0)
+    assert "<1M>" not in page  # escaped
+    # the audit's mark stays: the judgement is beside it, not in its place
+    assert re.search(r'<mark class="pending">\[待验证\]</mark> ' + re.escape(FLAGGED), page)
+    assert "Your judgements (1)" in page
+
+    note = client.get(f"/paper/{pid}/note.md").text
+    assert "> [!warning] 待验证" in note
+    assert "> [!note] Reader's judgement: supported — overrules the audit's 待验证 flag" in note
+    assert "> Comment: Sec. 4: &lt;1M&gt; docs" in note
+
+    archive = zipfile.ZipFile(io.BytesIO(client.get("/library/notes.zip").content))
+    [name] = [n for n in archive.namelist() if n.endswith(".md") and not n.endswith("index.md")]
+    assert "Reader's judgement: supported" in archive.read(name).decode()
+
+
+def test_flagging_a_passed_sentence_then_withdrawing_it(db, client_for):  # noqa: F811
+    client = client_for()
+    pid = reviewed(db)
+    judge = client.get(f"/paper/{pid}/judge/synthesis-1").text
+    assert "Not supported — flag it, though the audit passed it" in html.unescape(judge)
+    client.post(f"/paper/{pid}/judgement", data={**form_of(judge), "verdict": "unsupported"})
+    page = client.get(f"/paper/{pid}").text
+    assert 'class="judged judged-unsupported overrules" id="j-synthesis-1"' in page
+    note = client.get(f"/paper/{pid}/note.md").text
+    assert "> [!note] Reader's judgement: unsupported — overrules the audit, which passed it" in note
+    assert f"> {PASSED}" in note
+
+    judge = client.get(f"/paper/{pid}/judge/synthesis-1").text
+    assert 'id="judge-withdraw"' in judge and "Kept now: <strong>unsupported</strong>" in judge
+    gone = client.post(
+        f"/paper/{pid}/judgement", data={**form_of(judge), "withdraw": "1"}, follow_redirects=False
+    )
+    assert gone.headers["location"] == f"/paper/{pid}#judgements"
+    assert judgements(db) == []
+    assert "Reader's judgement" not in client.get(f"/paper/{pid}/note.md").text
+
+
+def test_the_judgement_form_passes_the_guards_of_every_form(db, client_for):  # noqa: F811
+    client = client_for()
+    pid = reviewed(db)
+    form = form_of(client.get(f"/paper/{pid}/judge/synthesis-2").text)
+
+    no_token = client.post(f"/paper/{pid}/judgement", data={**form, "csrf_token": "", "verdict": "supported"})
+    assert no_token.status_code == 403 and "reload the page" in no_token.text
+    other_site = client.post(
+        f"/paper/{pid}/judgement",
+        data={**form, "verdict": "supported"},
+        headers={"origin": "https://evil.example"},
+    )
+    assert other_site.status_code == 403
+    changed = client.post(f"/paper/{pid}/judgement", data={**form, "key": "0" * 64, "verdict": "supported"})
+    assert changed.status_code == 400 and "reload the page" in changed.text
+    no_choice = client.post(f"/paper/{pid}/judgement", data=form)
+    assert no_choice.status_code == 400 and "supported or unsupported" in no_choice.text
+    assert judgements(db) == []
+
+    missing = client.get(f"/paper/{pid}/judge/critique-9")
+    assert missing.status_code == 404 and "no such sentence" in missing.text
+
+    # a script on loopback: JSON in, JSON out
+    done = client.post(
+        f"/paper/{pid}/judgement",
+        data={"sentence": "synthesis-2", "verdict": "unsupported", "comment": "agreed"},
+        headers={"accept": "application/json"},
+    )
+    assert done.status_code == 200
+    assert done.json()["judgement"]["relation"] == "agrees with the audit's 待验证 flag"
