@@ -729,10 +729,11 @@ def test_the_upload_page_estimates_from_the_reviews_that_finished(served, page, 
                 source_path=f"/elsewhere/finished-{n}.pdf",
                 status="done",
                 queued_at=now - timedelta(seconds=1000),
-                started_at=now - timedelta(seconds=60 * (4 - n) + took),
-                finished_at=now - timedelta(seconds=60 * (4 - n)),
+                started_at=now - timedelta(seconds=n + 1 + took),
+                finished_at=now - timedelta(seconds=n + 1),
             )
-            for n, took in enumerate((200, 220, 210))
+            # the queue's last ten reviews (the earlier tests' finished before): 210 s on average
+            for n, took in enumerate([200, 220, 210] * 3 + [210])
         ]
         rows.append(  # reviewed by another worker, 20 s in: about 210 - 20 s to go
             ReviewJob(
