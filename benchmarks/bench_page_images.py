@@ -4,7 +4,9 @@ cached fetch, through FastAPI's test client, plus passage rectangles at ingest.
     .venv/bin/python -m benchmarks.bench_page_images [PDF ...]   # default: ../shared/papers, else the sample
 
 Prints per-page render times (median, p95, max), the cached fetch median, the cache's size
-per page, and what finding the passages' rectangles adds to ingest.
+per page, and what finding the passages' rectangles adds to ingest; for the viewer's text
+layer and search (reader/web/page_text.py): a paper's words read the first time (every page,
+in a render worker), a page's words once kept, and a search over the paper.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ def main(argv: list[str]) -> int:
         or [ROOT / "papers" / "sample_paper.pdf"]
     )
     first, cached, sizes, parse_s, rects_s = [], [], [], 0.0, 0.0
+    words_first, words_kept, words_sizes, searches = [], [], [], []
     with tempfile.TemporaryDirectory() as home:
         # READER_WORKERS: the server reviews nothing itself
         ctx = Reader(load_settings({"READER_HOME": home, "READER_WORKERS": "on"}), embedder=HashingEmbedder())
@@ -59,6 +62,16 @@ def main(argv: list[str]) -> int:
                     started = time.perf_counter()
                     client.get(url)
                     cached.append(time.perf_counter() - started)
+                for page in range(1, result.pages + 1):
+                    started = time.perf_counter()
+                    response = client.get(f"/api/paper/{pid}/page/{page}/words")
+                    (words_kept if page > 1 else words_first).append(time.perf_counter() - started)
+                    assert response.status_code == 200, (pdf, page, response.status_code)
+                    words_sizes.append(len(response.content))
+                for query in ("the", "model", "results show"):
+                    started = time.perf_counter()
+                    assert client.get(f"/api/paper/{pid}/search", params={"q": query}).status_code == 200
+                    searches.append(time.perf_counter() - started)
     ms = sorted(x * 1000 for x in first)
     print(f"{len(pdfs)} PDFs, {len(ms)} pages")
     print(
@@ -74,6 +87,14 @@ def main(argv: list[str]) -> int:
         f"ingest: parse + passages {parse_s:.2f} s, rectangles {rects_s:.2f} s "
         f"(+{100 * rects_s / parse_s:.0f}%)"
     )
+    words_ms = sorted(x * 1000 for x in words_first)
+    print(
+        f"words, first read (all pages): median {statistics.median(words_ms):.0f} ms, max {words_ms[-1]:.0f} ms; "
+        f"a page's once kept: median {statistics.median(words_kept) * 1000:.1f} ms, "
+        f"{statistics.median(words_sizes) / 1024:.0f} KB"
+    )
+    search_ms = sorted(x * 1000 for x in searches)
+    print(f"search in a paper: median {statistics.median(search_ms):.0f} ms, max {search_ms[-1]:.0f} ms")
     return 0
 
 

@@ -42,6 +42,7 @@ READ_MODELS = {
     "reader.web",
     "reader.web.library",
     "reader.web.paper_page",
+    "reader.web.page_text",
     "reader.web.pdf",
     "reader.web.questions",
 }

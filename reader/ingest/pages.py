@@ -28,6 +28,9 @@ RENDER_ZOOM = 1.5
 # ~12 MB as RGB (a Letter page at RENDER_ZOOM is 1.1 million pixels); a 9,000 pt page at
 # RENDER_ZOOM was 182 million (1.1 GB while rendered), a 14,400 pt one over MuPDF's limit
 MAX_RENDER_PIXELS = 4_000_000
+# a page's text layer and search stop there (a page of a million one-letter words would be
+# a 40 MB reply); a paper's densest shared page has ~1,400
+MAX_PAGE_WORDS = 20_000
 _NOT_WORD = re.compile(r"[\W_]+")
 _DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>{}|\\^`]+)", re.IGNORECASE)
 _DOI_REST = re.compile(r"[ \t]?\n?[ \t]?([a-z0-9][^\s\"<>{}|\\^`]*\d[^\s\"<>{}|\\^`]*)")
@@ -132,6 +135,41 @@ def passage_rects(source: Path | bytes, passages: Iterable[tuple[int, int, str]]
                 rects += _rects_on_page(lines, wanted, no, width, height)
             out.append(rects)
         return out
+    finally:
+        doc.close()
+
+
+def page_words(source: Path | bytes) -> list[dict]:
+    """Every page's words and where they stand, page 1 first, for the web page's text layer and
+    its search: {"aspect": height / width, "words": [[x0, y0, x1, y1, text, line], ...]}, the
+    rectangles fractions of the page (as passage rectangles are), `line` numbering the page's
+    lines in the PDF's order. Ligatures come out as their letters ("ﬁ" as "fi"), so that a
+    search for "first" finds the word and a copied word reads as typed."""
+    import pymupdf
+
+    flags = pymupdf.TEXTFLAGS_WORDS & ~pymupdf.TEXT_PRESERVE_LIGATURES
+    doc = _open(source)
+    try:
+        pages = []
+        for page in doc:
+            width, height = page.rect.width or 1.0, page.rect.height or 1.0
+            lines: dict[tuple[int, int], int] = {}
+            words = []
+            for x0, y0, x1, y1, text, block, line, _ in page.get_text("words", flags=flags, sort=False):
+                if len(words) == MAX_PAGE_WORDS:
+                    break
+                words.append(
+                    [
+                        round(max(0.0, x0 / width), 4),
+                        round(max(0.0, y0 / height), 4),
+                        round(min(1.0, x1 / width), 4),
+                        round(min(1.0, y1 / height), 4),
+                        text,
+                        lines.setdefault((block, line), len(lines)),
+                    ]
+                )
+            pages.append({"aspect": round(height / width, 4), "words": words})
+        return pages
     finally:
         doc.close()
 

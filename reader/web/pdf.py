@@ -5,7 +5,8 @@ A page is rendered in a child process: MuPDF holds Python's lock while it render
 server's own threads one slow page (a 1 MB PDF of long strokes takes a minute) stalled every
 other request. RENDER_WORKERS processes, started as needed and kept (starting one loads
 pymupdf, about a second), each render one page at a time within RENDER_MEMORY_BYTES of
-memory; one that takes over RENDER_TIMEOUT_S is killed and replaced.
+memory; one that takes over RENDER_TIMEOUT_S is killed and replaced. The same workers read
+a paper's words and their places (the page's text layer and search, reader/web/page_text.py).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from reader.errors import PaperNotFound, ReaderError, describe_error
-from reader.ingest.pages import passage_rects, render_page
+from reader.ingest.pages import page_words, passage_rects, render_page
 from reader.store.db import transaction
 from reader.store.tables import Chunk, Paper
 from reader.text.digest import sha256_bytes
@@ -142,19 +143,22 @@ def _limit_memory() -> None:
 
 
 def _render_pages(connection) -> None:
-    """A render worker's loop: (pdf path, page) in, ("png", bytes) | ("no page", "") |
-    ("failed", reason) out, until the server closes the connection."""
+    """A render worker's loop: ("png", pdf path, page) in, ("png", bytes) out, or ("words", pdf
+    path, 0) in, ("words", reader.ingest.pages.page_words) out; ("no page", "") | ("failed",
+    reason) when not, until the server closes the connection."""
     import pymupdf
 
     _limit_memory()
     connection.send(("ready", ""))
     while True:
         try:
-            pdf, page = connection.recv()
+            what, pdf, page = connection.recv()
         except EOFError:
             return
         try:
-            reply = ("png", render_page(Path(pdf), page))
+            reply = (
+                ("words", page_words(Path(pdf))) if what == "words" else ("png", render_page(Path(pdf), page))
+            )
         except IndexError:
             reply = ("no page", "")
         except Exception as exc:  # MuPDF's own errors, MemoryError: as text (they may not unpickle)
@@ -163,28 +167,35 @@ def _render_pages(connection) -> None:
         connection.send(reply)
 
 
-def render_in_child(pdf: Path, page: int) -> bytes:
-    """Page `page` of `pdf` as a PNG, rendered by a render worker (see the module docstring)."""
+def _in_child(what: str, pdf: Path, page: int):
+    """(kind, value) from a render worker for ("png" | "words", pdf, page); kind "slow" when it
+    took over RENDER_TIMEOUT_S, "failed" when the worker did not start or stopped."""
     with _worker_slots:
         with _workers_lock:
             worker = _free_workers.pop() if _free_workers else None
         worker = worker or _start_worker()
         if worker is None:
-            raise ReaderError(f"page {page} could not be rendered (the renderer did not start); try again")
+            return "failed", "the renderer did not start; try again"
         process, connection = worker
         try:
-            connection.send((str(pdf), page))
+            connection.send((what, str(pdf), page))
             kind, value = connection.recv() if connection.poll(RENDER_TIMEOUT_S) else ("slow", "")
         except (EOFError, OSError):  # the worker died: killed for memory, or MuPDF crashed
             kind, value = "failed", "the renderer stopped"
         with _workers_lock:
-            keep = kind in ("png", "no page") and len(_free_workers) < RENDER_WORKERS
+            keep = kind in ("png", "words", "no page") and len(_free_workers) < RENDER_WORKERS
             if keep:
                 _free_workers.append(worker)
         if not keep:
             connection.close()
             process.kill()
             process.join()
+    return kind, value
+
+
+def render_in_child(pdf: Path, page: int) -> bytes:
+    """Page `page` of `pdf` as a PNG, rendered by a render worker (see the module docstring)."""
+    kind, value = _in_child("png", pdf, page)
     if kind == "png":
         return value
     if kind == "no page":
@@ -195,6 +206,20 @@ def render_in_child(pdf: Path, page: int) -> bytes:
             f"open the PDF itself to see it"
         )
     raise ReaderError(f"page {page} could not be rendered ({value}); open the PDF itself to see it")
+
+
+def words_in_child(pdf: Path) -> list[dict]:
+    """Every page's words and their places (reader.ingest.pages.page_words), read by a render
+    worker, within its memory and RENDER_TIMEOUT_S."""
+    kind, value = _in_child("words", pdf, 0)
+    if kind == "words":
+        return value
+    if kind == "slow":
+        raise ReaderError(
+            f"reading the words of {pdf.name} took longer than {RENDER_TIMEOUT_S:g} s and was stopped; "
+            f"the pages show without selectable text or search"
+        )
+    raise ReaderError(f"the words of {pdf.name} could not be read ({value}); the pages show without them")
 
 
 def page_image(services, paper_id: str, page: int) -> Path:
