@@ -48,7 +48,9 @@
     img.alt = "Page " + n + " of the paper";
     document.getElementById("page-label").textContent = "Page " + n + " of " + pageCount();
     viewer.dataset.page = String(n);
-    return drawHighlights();
+    var first = drawHighlights();
+    viewer.dispatchEvent(new CustomEvent("pageshown", { detail: { page: n } }));  // viewer.js
+    return first;
   }
 
   function showPassage(passage, page, scroll) {
@@ -79,6 +81,7 @@
   if (viewer) {
     document.getElementById("page-prev").addEventListener("click", function () { showPage(current.page - 1); });
     document.getElementById("page-next").addEventListener("click", function () { showPage(current.page + 1); });
+    viewer.addEventListener("showpage", function (event) { showPage(event.detail.page); });  // viewer.js
     var params = new URLSearchParams(window.location.search);
     if (params.get("passage")) {
       showPassage(params.get("passage"), parseInt(params.get("page"), 10) || 1, true);
