@@ -3,8 +3,6 @@ papers stored before, and the page images they are drawn over."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from conftest import SAMPLE_PAPER
 from sqlalchemy import select, update
@@ -89,11 +87,8 @@ def test_a_moved_pdf_leaves_no_rectangles_and_says_where_it_was(ingested, tmp_pa
 
 def test_page_images_are_rendered_once_then_served_from_the_cache(ingested):
     ctx, pid = ingested
-    started = time.perf_counter()
     path = pdf.page_image(ctx.services, pid, 1)
-    first = time.perf_counter() - started
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert first < 1.0
     mtime = path.stat().st_mtime_ns
     assert pdf.page_image(ctx.services, pid, 1) == path and path.stat().st_mtime_ns == mtime
     from reader.errors import PaperNotFound
