@@ -43,7 +43,7 @@ def test_an_endpoint_that_trickles_its_reply_is_cut_off_at_the_timeout(endpoint)
     start = time.monotonic()
     with pytest.raises(LLMError, match=r"after 2 attempts \(timeout 0\.5 s\).*timed out after 0\.5 s"):
         llm.complete(user("x"))
-    assert time.monotonic() - start < 2.0, "two attempts of 0.5 s each"
+    assert time.monotonic() - start < 3.0, "two attempts of 0.5 s each, not the ~10 s of two trickles"
 
 
 def test_a_trickled_attempt_is_retried_and_the_next_answer_used(endpoint):
@@ -52,7 +52,7 @@ def test_a_trickled_attempt_is_retried_and_the_next_answer_used(endpoint):
     llm.client()
     start = time.monotonic()
     assert llm.complete(user("x")).text == "fine"
-    assert time.monotonic() - start < 1.5
+    assert time.monotonic() - start < 3.0  # a trickle takes 5 s or more
 
 
 def padded_completion(size: int) -> bytes:
@@ -93,7 +93,7 @@ def test_a_search_service_that_trickles_is_cut_off_at_the_timeout(scholarly, ada
     start = time.monotonic()
     with pytest.raises(ExternalSearchError, match=rf"^{service.name}: no reply within 0\.5 s$"):
         service.search("attention")
-    assert time.monotonic() - start < 1.5
+    assert time.monotonic() - start < 3.0  # a trickle takes 5 s or more
 
 
 def test_ask_external_with_trickling_services_takes_no_longer_than_their_timeouts(scholarly):
@@ -142,7 +142,7 @@ def test_a_reference_lookup_that_trickles_or_floods_fails_that_entry_within_its_
     assert ReferenceLookup("openalex", base_url=scholarly.url, timeout_s=0.5)(entry) == (
         "OpenAlex: lookup failed (timeout)"
     )
-    assert time.monotonic() - start < 1.5
+    assert time.monotonic() - start < 3.0  # a trickle takes 5 s or more
     scholarly.mode["openalex"], scholarly.huge_bytes = "huge", MAX_REPLY_BYTES + 2**20
     assert ReferenceLookup("openalex", base_url=scholarly.url)(entry) == (
         "OpenAlex: lookup failed (the reply is larger than 16 MB)"
