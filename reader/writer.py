@@ -61,17 +61,20 @@ class Request:
 
 def heading_body(reply: str, heading: str) -> str:
     """The text a reply gives under `heading`: all of it when it has no heading line; else the
-    text under the line naming `heading`, or before the first heading line."""
+    text under the line naming `heading`, or before the first heading line, or (a reply that
+    names the heading otherwise, "## Results" for Key results) under its first heading line."""
     lines = list(_HEADING_LINE.finditer(reply))
     if not lines:
         return reply.strip()
     wanted = heading.lower()
-    for i, line in enumerate(lines):
-        name = (line.group(1) or line.group(2) or "").strip().strip(":").lower()
-        if name == wanted:
-            end = lines[i + 1].start() if i + 1 < len(lines) else len(reply)
-            return reply[line.end() : end].strip()
-    return reply[: lines[0].start()].strip()
+    under = [
+        reply[line.end() : lines[i + 1].start() if i + 1 < len(lines) else len(reply)].strip()
+        for i, line in enumerate(lines)
+    ]
+    for line, body in zip(lines, under):
+        if (line.group(1) or line.group(2) or "").strip().strip(":").lower() == wanted:
+            return body
+    return reply[: lines[0].start()].strip() or next((body for body in under if body), "")
 
 
 def split_document(text: str) -> list[tuple[str, str]]:

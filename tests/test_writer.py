@@ -131,6 +131,11 @@ def test_a_reply_gives_the_text_under_the_heading_asked_for():
     assert heading_body(reply, "Method") == "M text."
     assert heading_body(reply, "Key results") == "K."
     assert heading_body("Intro.\n## Other\nX.", "Method") == "Intro."
+    # named otherwise by the model: the text under its first heading, not nothing
+    assert (
+        heading_body("## Results\n\n## Findings\nF1 rose to 0.91.\n## Other\nX.", "Key results")
+        == "F1 rose to 0.91."
+    )
     parts = split_document("## A\nOne.\n\n## B\nTwo.")
     assert parts == [("A", "One."), ("B", "Two.")] and join_document(parts) == "## A\nOne.\n\n## B\nTwo."
 
