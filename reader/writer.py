@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from reader.llm.base import Completion, supports_sampling
 from reader.prompts import environment, language_instruction, messages
-from reader.text.material import critique_facts, heading_material
+from reader.text.material import critique_facts, heading_material, missing_headlines
 from reader.text.split import sentence_spans
 from reader.text.tokens import estimate_tokens
 
@@ -62,7 +62,8 @@ class Request:
 def heading_body(reply: str, heading: str) -> str:
     """The text a reply gives under `heading`: all of it when it has no heading line; else the
     text under the line naming `heading`, or before the first heading line, or (a reply that
-    names the heading otherwise, "## Results" for Key results) under its first heading line."""
+    names the heading otherwise, "## Results" for Key results) under the first heading line
+    that names no other heading of the documents."""
     lines = list(_HEADING_LINE.finditer(reply))
     if not lines:
         return reply.strip()
@@ -74,7 +75,13 @@ def heading_body(reply: str, heading: str) -> str:
     for line, body in zip(lines, under):
         if (line.group(1) or line.group(2) or "").strip().strip(":").lower() == wanted:
             return body
-    return reply[: lines[0].start()].strip() or next((body for body in under if body), "")
+    known = {h.lower() for kind in ("critique", "synthesis") for h in headings(kind)}
+    named_otherwise = (
+        body
+        for line, body in zip(lines, under)
+        if body and (line.group(1) or line.group(2) or "").strip().strip(":").lower() not in known
+    )
+    return reply[: lines[0].start()].strip() or next(named_otherwise, "")
 
 
 def split_document(text: str) -> list[tuple[str, str]]:
@@ -142,7 +149,11 @@ def write_document(generator, request: Request) -> Completion:
         material = heading_material(heading, request.sections, used, request.material_tokens)
         reply = _ask(generator, request, heading, material, critique_facts(heading, request.sections))
         replies.append(reply)
-        parts.append((heading, heading_body(reply.text, heading)))
+        body = heading_body(reply.text, heading)
+        if heading == "Key results" and request.output_language in (None, request.language):
+            # the small writer seldom keeps the abstract's figures: they follow, as the abstract says them
+            body = " ".join([body, *missing_headlines(body, request.sections)]).strip()
+        parts.append((heading, body))
     return _total(parts, replies)
 
 

@@ -136,6 +136,7 @@ def test_a_reply_gives_the_text_under_the_heading_asked_for():
         heading_body("## Results\n\n## Findings\nF1 rose to 0.91.\n## Other\nX.", "Key results")
         == "F1 rose to 0.91."
     )
+    assert heading_body("## Strengths\nS.\n## Method\nM.", "Weaknesses") == ""  # another heading's text
     parts = split_document("## A\nOne.\n\n## B\nTwo.")
     assert parts == [("A", "One."), ("B", "Two.")] and join_document(parts) == "## A\nOne.\n\n## B\nTwo."
 
@@ -222,3 +223,29 @@ def test_the_papers_first_person_becomes_the_authors():
     assert third_person("We propose HeadPrune. Our model beats the US baseline; it lets us win.") == (
         "The authors propose HeadPrune. Their model beats the US baseline; it lets them win."
     )
+
+
+def test_key_results_give_the_abstracts_figures_the_writer_left_out():
+    abstract = S(
+        "Abstract",
+        "We propose HeadPrune, a method that removes attention heads. "
+        "Pruning 40% of the heads keeps 97.3% of the accuracy on MNLI. "
+        "It was first described in 2019 by the same group of authors.",
+        ABSTRACT,
+    )
+    generator = ScriptedLLM(lambda prompt: "The pruned model is almost as accurate as the full one.")
+    draft = write_document(generator, request(sections=[abstract, *SECTIONS[1:]]))
+    key_results = dict(split_document(draft.text))["Key results"]
+    assert key_results == (
+        "The pruned model is almost as accurate as the full one. "
+        "Pruning 40% of the heads keeps 97.3% of the accuracy on MNLI."
+    )
+    # a writer that gave the figures gets nothing added; a year is no headline figure
+    generator = ScriptedLLM(lambda prompt: "Pruning 40% of heads keeps 97.3% of the accuracy.")
+    key_results = dict(split_document(write_document(generator, request(sections=[abstract])).text))[
+        "Key results"
+    ]
+    assert key_results == "Pruning 40% of heads keeps 97.3% of the accuracy."
+    # written in another language than the paper's: nothing of the abstract is added
+    other = request(sections=[abstract], output_language="zh")
+    assert "MNLI" not in dict(split_document(write_document(generator, other).text))["Key results"]

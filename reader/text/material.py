@@ -293,6 +293,28 @@ def heading_material(heading: str, sections, used: set[str], max_tokens: int) ->
     return picked
 
 
+_FIGURE = re.compile(r"\d+(?:[.,]\d+)*%?")
+_YEAR = re.compile(r"(?:19|20)\d\d")
+
+
+def figures(text: str) -> set[str]:
+    """The numbers `text` gives, years left out."""
+    return {n.rstrip(".,") for n in _FIGURE.findall(text) if not _YEAR.fullmatch(n)}
+
+
+def missing_headlines(body: str, sections, limit: int = 3) -> list[str]:
+    """The abstract's sentences whose figures (its headline results) `body` does not give, at
+    most `limit`: what a reader expects to find under Key results."""
+    given = figures(body)
+    out = []
+    for _, _, sentence in _sentences(sections, (ABSTRACT,)):
+        own = figures(sentence)
+        if own and not own <= given:
+            out.append(sentence)
+            given |= own
+    return out[:limit]
+
+
 def critique_facts(heading: str, sections) -> list[str]:
     """What a reviewer would check, found by rule in the paper's text, for the critique headings
     that weigh the evidence: whether variance or significance is reported, the data's sizes,
