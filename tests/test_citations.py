@@ -131,12 +131,15 @@ def test_paper_page_shows_the_resolved_reference_and_the_note(db, client_for):  
     assert 'title="Jones K. Heat stress and wheat grain yield. Plant Science 2020."' in block
     assert "note: [2]: cited for something the paper does not attribute to it" in block
     assert "40: no entry in the paper’s reference list" in block
-    # and on the marker itself, in the text
+    # and on the marker itself, in the text: a link to its row, the entry on hover
     assert (
-        '<abbr class="cite" title="Jones K. Heat stress and wheat grain yield. Plant Science 2020.">'
-        "[2]</abbr>"
+        '<a class="cite" href="#critique-cite-1" title="Jones K. Heat stress and wheat grain yield. '
+        'Plant Science 2020." aria-describedby="critique-cite-1">[2]</a>'
     ) in html
-    assert '<abbr class="cite" title="no entry in the paper’s reference list">[40]</abbr>' in html
+    assert (
+        '<a class="cite" href="#critique-cite-2" title="no entry in the paper’s reference list" '
+        'aria-describedby="critique-cite-2">[40]</a>'
+    ) in html
 
 
 def test_cited_references_keep_first_use_order_and_one_row_per_marker():

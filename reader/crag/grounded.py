@@ -56,18 +56,19 @@ def audit_grounded(
     unchecked = [s for s in result.sentences if s.verdict == UNCHECKED]
     supported = sum(1 for s in result.sentences if s.verdict == SUPPORTED)
     if supported == total:
-        return True, f"all {total} sentences supported by the kept evidence"
+        return True, (
+            "its one sentence supported by the kept evidence"
+            if total == 1
+            else f"all {total} sentences supported by the kept evidence"
+        )
+    of_total = f"of {total} sentence{'' if total == 1 else 's'}"
     parts = []
     if unsupported:
         first = unsupported[0]
         why = "; ".join(first.reasons) or "verifier: NO"
-        parts.append(
-            f'{len(unsupported)} of {total} sentences unsupported (e.g. "{first.text[:120]}": {why})'
-        )
+        parts.append(f'{len(unsupported)} {of_total} unsupported (e.g. "{first.text[:120]}": {why})')
     if unchecked:
-        parts.append(
-            f"the verifier's reply could not be read for {len(unchecked)} of {total} sentences (not checked)"
-        )
+        parts.append(f"the verifier's reply could not be read for {len(unchecked)} {of_total} (not checked)")
     if unanswered:
-        parts.append(f"the verifier gave no verdict for {len(unanswered)} of {total} sentences")
+        parts.append(f"the verifier gave no verdict for {len(unanswered)} {of_total}")
     return False, "; ".join(parts)

@@ -29,25 +29,35 @@ FORM_REFUSED_JSON = (
     f"'Authorization: Bearer <READER_WEB_TOKEN>'."
 )
 
-_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.M)
 _BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
 _CITATION = re.compile(r"\[(\d{1,2})\]")
 
 
+def _heading(match: re.Match) -> str:
+    # the analysis is under an h2: "#" and "##" are its h3s, deeper ones h4
+    level = 3 if len(match.group(1)) <= 2 else 4
+    return f'<h{level} class="md-h">{match.group(2)}</h{level}>'
+
+
 def prose(text: str) -> Markup:
-    """LLM prose for the page: escaped first, then Markdown headings and bold made visible."""
+    """LLM prose for the page: escaped first, then Markdown headings made headings (h3, h4:
+    the page's outline and a screen reader's heading list have them) and bold made visible."""
     html = str(escape(text))
-    html = _HEADING.sub(r'<span class="md-h">\1</span>', html)
+    html = _HEADING.sub(_heading, html)
     return Markup(_BOLD.sub(r"<strong>\1</strong>", html))
 
 
-def cite_marks(html: Markup, citations) -> Markup:
-    """Each citation marker of an escaped sentence wrapped so that its reference entry (or that
-    it has none) shows on hover: <abbr class="cite" title="entry">[12]</abbr>."""
+def cite_marks(html: Markup, citations, kind: str) -> Markup:
+    """Each citation marker of an escaped sentence made a link to its row in the analysis's list
+    of references cited (`<kind>-cite-<n>`, the n-th of `citations`), its entry (or that it has
+    none) shown on hover and read out as its description, so the keyboard reaches it too:
+    <a class="cite" href="#critique-cite-1" title="entry" aria-describedby="critique-cite-1">[12]</a>."""
     if not citations:
         return html
     text = str(html)
-    for cited_ref in sorted(citations, key=lambda c: len(c.marker), reverse=True):
+    numbered = sorted(enumerate(citations, 1), key=lambda nc: len(nc[1].marker), reverse=True)
+    for n, cited_ref in numbered:
         marker = str(escape(cited_ref.marker))
         if marker not in text:
             continue
@@ -55,8 +65,11 @@ def cite_marks(html: Markup, citations) -> Markup:
         title = (
             " | ".join(cited_ref.entries) if cited_ref.entries else "no entry in the paper’s reference list"
         )
-        wrapped = f'<abbr class="cite" title="{escape(title)}">{marker}</abbr>'
-        text = re.sub(r"(?<![\w>])" + re.escape(marker) + r"(?!</abbr>)", lambda _, w=wrapped: w, text)
+        row = escape(f"{kind}-cite-{n}")
+        wrapped = (
+            f'<a class="cite" href="#{row}" title="{escape(title)}" aria-describedby="{row}">{marker}</a>'
+        )
+        text = re.sub(r"(?<![\w>])" + re.escape(marker) + r"(?!</a>)", lambda _, w=wrapped: w, text)
     return Markup(text)
 
 

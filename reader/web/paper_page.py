@@ -92,6 +92,16 @@ class AnalysisPanel:
         """The sentences carrying a [待验证] mark, in order."""
         return [seg.sentence for seg in self.segments if seg.sentence and seg.sentence.marked]
 
+    @property
+    def n_audited(self) -> int:
+        """How many sentences of the text carry a verdict (or a mark) on the page."""
+        return sum(1 for seg in self.segments if seg.sentence)
+
+    @property
+    def empty(self) -> bool:
+        """The review wrote no text for this analysis: nothing was checked, nothing passed."""
+        return not any(seg.sentence or seg.text.strip() for seg in self.segments)
+
 
 @dataclass
 class PaperPage:
@@ -113,6 +123,12 @@ class PaperPage:
     @property
     def flagged(self) -> list[SentenceItem]:
         return [s for a in self.analyses for s in a.flagged]
+
+    @property
+    def n_audited(self) -> int:
+        """The sentences with a verdict over all analyses: none means none was found supported
+        either, so the page must not say that every sentence was."""
+        return sum(a.n_audited for a in self.analyses)
 
     @property
     def sentences(self) -> list[SentenceItem]:

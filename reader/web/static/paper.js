@@ -6,12 +6,28 @@
   var analyses = document.getElementById("analyses");
   var viewer = document.getElementById("pdf");
 
-  // Only flagged sentences are in the Tab order, unless every verdict is shown.
+  // A sentence's own text, without its tooltip.
+  function ownText(sentence) {
+    return Array.prototype.filter.call(sentence.childNodes, function (n) {
+      return !(n.classList && n.classList.contains("tip"));
+    }).map(function (n) { return n.textContent; }).join("").replace(/\s+/g, " ").trim();
+  }
+  var VERDICT_NAMES = { supported: "Supported", unanswered: "Not answered by the verifier", unchecked: "Not checked", unsupported: "Flagged" };
+
+  // Only flagged sentences are in the Tab order (buttons that open their tooltip), unless every
+  // verdict is shown; then every sentence is one, named by its verdict and its text.
   if (toggle && analyses) {
     toggle.addEventListener("change", function () {
       analyses.classList.toggle("show-all", toggle.checked);
       analyses.querySelectorAll(".sent:not(.flagged)").forEach(function (s) {
         s.tabIndex = toggle.checked ? 0 : -1;
+        if (toggle.checked) {
+          s.setAttribute("role", "button");
+          s.setAttribute("aria-expanded", String(s.classList.contains("open")));
+          s.setAttribute("aria-label", (VERDICT_NAMES[s.dataset.verdict] || s.dataset.verdict) + ": " + ownText(s));
+        } else {
+          ["role", "aria-expanded", "aria-label"].forEach(function (a) { s.removeAttribute(a); });
+        }
       });
     });
   }
@@ -38,6 +54,41 @@
     return first;
   }
 
+  // The page holding most of a passage (the largest area of its rectangles), so one that starts
+  // with a line at the foot of a page opens where it is read; null when it has none.
+  function mainPage(rects) {
+    var area = {}, best = null;
+    rects.forEach(function (r) { area[r[0]] = (area[r[0]] || 0) + (r[3] - r[1]) * (r[4] - r[2]); });
+    Object.keys(area).forEach(function (p) {
+      if (best === null || area[p] > area[best]) { best = p; }
+    });
+    return best === null ? null : parseInt(best, 10);
+  }
+
+  // The bar says whether the passage is on the page shown, and where else it goes on: a button
+  // "continues on p. N" / "continued from p. N" turns to that page.
+  function describePassage() {
+    var label = document.getElementById("passage-label");
+    if (!label || current.passage === null || !current.rects.length) { return; }
+    var pages = [];
+    current.rects.forEach(function (r) { if (pages.indexOf(r[0]) < 0) { pages.push(r[0]); } });
+    pages.sort(function (a, b) { return a - b; });
+    var before = pages.filter(function (p) { return p < current.page; });
+    var after = pages.filter(function (p) { return p > current.page; });
+    label.textContent = pages.indexOf(current.page) >= 0 ? "passage highlighted" : "the passage is on p. " + pages.join(", ");
+    function turn(text, page, cls) {
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "link-button passage-turn " + cls;
+      button.textContent = text + page;
+      button.addEventListener("click", function () { showPage(page); });
+      label.appendChild(document.createTextNode(" · "));
+      label.appendChild(button);
+    }
+    if (before.length) { turn("continued from p. ", before[before.length - 1], "from"); }
+    if (after.length) { turn("continues on p. ", after[0], "on"); }
+  }
+
   function showPage(n) {
     if (!viewer) { return null; }
     n = Math.max(1, Math.min(pageCount(), n));
@@ -49,11 +100,73 @@
     document.getElementById("page-label").textContent = "Page " + n + " of " + pageCount();
     viewer.dataset.page = String(n);
     var first = drawHighlights();
+    describePassage();
     viewer.dispatchEvent(new CustomEvent("pageshown", { detail: { page: n } }));  // viewer.js
     return first;
   }
 
-  function showPassage(passage, page, scroll) {
+  // On a phone the page is below the analyses: a page link scrolls to the highlight, and a
+  // button fixed at the foot of the screen goes back to where the link was.
+  var back = document.getElementById("back-to-text");
+  var backTo = null;
+  function showBack(from) {
+    if (!back || !from) { return; }
+    backTo = from;
+    back.hidden = false;
+  }
+  if (back) {
+    back.addEventListener("click", function () {
+      back.hidden = true;
+      if (!backTo) { return; }
+      var target = backTo.closest(".sent") || backTo;
+      target.scrollIntoView({ block: "center" });
+      target.focus({ preventScroll: true });
+      backTo = null;
+    });
+    if (window.IntersectionObserver) {  // gone once the pages are out of sight
+      new IntersectionObserver(function (entries) {
+        if (!entries[0].isIntersecting) { back.hidden = true; }
+      }).observe(viewer);
+    }
+  }
+  // The viewer scrolls in itself to bring the highlight to the middle of the part of it on screen.
+  function scrollViewerTo(first) {
+    var style = window.getComputedStyle(viewer);
+    if (!first || !/(auto|scroll)/.test(style.overflowY) || viewer.scrollHeight <= viewer.clientHeight) { return; }
+    var box = viewer.getBoundingClientRect(), at = first.getBoundingClientRect();
+    var middle = (Math.max(box.top, 0) + Math.min(box.bottom, window.innerHeight)) / 2;
+    viewer.scrollTop += at.top + at.height / 2 - middle;
+  }
+  // The highlight brought on screen. Beside the text (a wide screen) the viewer scrolls, and the
+  // window as little as it takes while the sentence or link it came from stays in sight. On a
+  // phone the pages are below the text: only a page link (moveWindow) scrolls the window down to
+  // the highlight, and a button fixed at the foot of the screen goes back.
+  function revealHighlight(first, from, moveWindow) {
+    var keep = from ? (from.closest(".sent") || from) : null;
+    if (window.matchMedia("(min-width: 1100px)").matches) {
+      if (!first) {
+        if (moveWindow) { viewer.scrollIntoView({ block: "nearest" }); }
+        return;
+      }
+      scrollViewerTo(first);
+      var at = first.getBoundingClientRect();
+      if (at.top < 0 || at.bottom > window.innerHeight) {
+        window.scrollBy(0, at.top < 0 ? at.top - 24 : at.bottom - window.innerHeight + 24);
+        scrollViewerTo(first);  // the viewer may have come to stick at the top on the way
+        if (keep) { keep.scrollIntoView({ block: "nearest" }); }
+      }
+      return;
+    }
+    if (!moveWindow) { return; }
+    var img = document.getElementById("page-image");
+    var go = function () { (first || viewer).scrollIntoView({ block: first ? "center" : "start" }); };
+    go();
+    // the image may come after (its room is kept, but a page of another size moves the highlight)
+    if (first && img && !img.complete) { img.addEventListener("load", go, { once: true }); }
+    showBack(from);
+  }
+
+  function showPassage(passage, page, scroll, from) {
     if (!viewer) { return false; }
     current.rects = [];
     current.passage = passage;
@@ -65,14 +178,10 @@
       .then(function (box) {
         if (!box || current.passage !== passage) { return; }
         current.rects = box.rects || [];
-        var first = showPage(box.page || page || 1);
-        label.textContent = current.rects.length ? "passage highlighted" : "passage not located on the page";
+        if (!current.rects.length) { label.textContent = "passage not located on the page"; }
+        var first = showPage(mainPage(current.rects) || box.page || page || 1);
         viewer.dataset.highlighted = String(passage);
-        if (scroll) {
-          var wide = window.matchMedia("(min-width: 1100px)").matches;
-          (wide && first ? first : viewer).scrollIntoView({ block: wide ? "nearest" : "start" });
-          if (wide && first) { first.scrollIntoView({ block: "center" }); }
-        }
+        revealHighlight(first, from, scroll);
       })
       .catch(function () { label.textContent = "the passage could not be loaded"; });
     return true;
@@ -113,31 +222,57 @@
     if (sentence && !sentence.contains(event.relatedTarget)) { place(sentence); }
   });
   document.addEventListener("focusin", function (event) {
-    if (event.target.classList && event.target.classList.contains("sent")) { place(event.target); }
+    var sentence = event.target.closest ? event.target.closest(".sent") : null;
+    if (sentence && (sentence === event.target || !event.target.closest(".tip"))) { place(sentence); }
   });
   // A focused sentence also shows its tooltip (keyboard users), so closing one drops focus too.
   function closeAll() {
-    document.querySelectorAll(".sent.open").forEach(function (s) { s.classList.remove("open"); });
+    document.querySelectorAll(".sent.open").forEach(function (s) {
+      s.classList.remove("open");
+      if (s.hasAttribute("aria-expanded")) { s.setAttribute("aria-expanded", "false"); }
+    });
     var active = document.activeElement;
     if (active && active.closest && active.closest(".sent")) { active.blur(); }
   }
-  function pin(sentence) {
-    var wasOpen = sentence.classList.contains("open");
+  function pin(sentence, keepOpen) {
+    var wasOpen = sentence.classList.contains("open") && !keepOpen;
     closeAll();
     var shown = sentence.classList.contains("flagged") || (analyses && analyses.classList.contains("show-all"));
     if (!wasOpen && shown) {
       sentence.classList.add("open");
+      if (sentence.hasAttribute("aria-expanded")) { sentence.setAttribute("aria-expanded", "true"); }
       place(sentence);
       sentence.focus();
       // a flagged sentence opens its closest passage, a supported one the passage that supports it
-      if (sentence.dataset.passage) { showPassage(sentence.dataset.passage, parseInt(sentence.dataset.page, 10), false); }
+      if (sentence.dataset.passage) { showPassage(sentence.dataset.passage, parseInt(sentence.dataset.page, 10), false, sentence); }
     }
   }
   document.addEventListener("click", function (event) {
     var link = event.target.closest ? event.target.closest("a[data-passage]") : null;
     if (link && viewer) {
       event.preventDefault();
-      showPassage(link.dataset.passage, parseInt(link.dataset.page, 10), true);
+      showPassage(link.dataset.passage, parseInt(link.dataset.page, 10), true, link);
+      return;
+    }
+    // a citation marker goes to its row of the references cited (the list opened)
+    var cite = event.target.closest ? event.target.closest("a.cite[href^='#']") : null;
+    if (cite) {
+      var row = document.getElementById(cite.getAttribute("href").slice(1));
+      var list = row && row.closest("details");
+      if (list) { list.open = true; }
+      return;
+    }
+    // a flagged sentence in the list: the page goes to it, its tooltip opens and the viewer
+    // shows its passage, as a click on the sentence does
+    var listed = event.target.closest ? event.target.closest("#flagged-list a[href^='#s-']") : null;
+    if (listed) {
+      var target = document.getElementById(listed.getAttribute("href").slice(1));
+      if (target) {
+        event.preventDefault();
+        history.replaceState(null, "", listed.getAttribute("href"));
+        target.scrollIntoView({ block: "center" });
+        pin(target, true);
+      }
       return;
     }
     var sentence = event.target.closest ? event.target.closest(".sent") : null;
