@@ -494,7 +494,7 @@ class Reader:
 
     # ------------------------------------------------------------ the queue (docs/scale.md)
 
-    def enqueue(self, paths: Iterable[str | Path], force: bool = False):
+    def enqueue(self, paths: Iterable[str | Path], force: bool = False, fresh: bool = False):
         """Put the papers under `paths` on the queue for `reader worker` and return at once ->
         EnqueueReport. The files' bytes go into the database, so a worker on any machine
         reads them; each file is queued once (by content)."""
@@ -507,7 +507,9 @@ class Reader:
             raise ReaderError(
                 f"no .pdf, .txt or .md files under {', '.join(map(str, paths))}: give a folder of papers"
             )
-        report = enqueue_sources(self.services.db, sources, force=force, limits=self._ingest_limits())
+        report = enqueue_sources(
+            self.services.db, sources, force=force, limits=self._ingest_limits(), fresh=fresh
+        )
         report.rows += [EnqueueRow(str(m.file), None, "error", m.error or "cannot read it") for m in missing]
         return report
 
@@ -572,9 +574,10 @@ class Reader:
 
         return IngestLimits.of(self.settings)
 
-    def _read_queued(self, paper_id: str, *, on_progress: Notice | None = None, db=None):
-        """Deep read for a worker: its commits go through `db` (fenced by the job's claim)."""
-        return self.services.read_paper(paper_id, db=db, on_progress=on_progress)
+    def _read_queued(self, paper_id: str, *, on_progress: Notice | None = None, db=None, fresh: bool = False):
+        """Deep read for a worker: its commits go through `db` (fenced by the job's claim);
+        `fresh` (a job queued to be read afresh): no cached LLM answer is used."""
+        return self.services.read_paper(paper_id, db=db, on_progress=on_progress, fresh=fresh)
 
     def export(self, out: str | Path, papers: Iterable[str] | None = None, *, lookup: str | None = None):
         """Write one annotated Markdown note per reviewed paper, plus index.md -> ExportResult.

@@ -172,13 +172,21 @@ class Queued:
 
 
 def enqueue_file(
-    session: Session, *, sha256: str, name: str, data: bytes, paper_exists: bool, force: bool
+    session: Session,
+    *,
+    sha256: str,
+    name: str,
+    data: bytes,
+    paper_exists: bool,
+    force: bool,
+    fresh: bool = False,
 ) -> Queued:
     """Put one file on the queue inside the caller's transaction (lock it on the paper).
 
     Its bytes go into paper_files (unless the paper is already ingested: its passages are
     in the database), and its job becomes pending; a job already pending or running is
-    left alone, a finished one is queued again only with `force`, a failed one always."""
+    left alone, a finished one is queued again only with `force`, a failed one always.
+    `fresh`: its read asks the LLMs again instead of taking their cached answers."""
     if not paper_exists and session.get(PaperFile, sha256) is None:
         session.add(PaperFile(sha256=sha256, name=name, size=len(data), data=data))
         session.flush()
@@ -220,6 +228,8 @@ def enqueue_file(
     job.claim, job.worker, job.lease_until, job.heartbeat_at, job.attempts = None, "", None, None, 0
     if force:
         job.summary = {**kept, "force": True}
+    if fresh:
+        job.summary = {**job.summary, "fresh": True}
     session.flush()
     return Queued(job.id, status)
 
@@ -245,7 +255,7 @@ def _grant(
     job.lease_until, job.heartbeat_at = now + timedelta(seconds=lease_s), now
     job.started_at, job.finished_at = now, None
     job.attempts = (job.attempts or 0) + 1
-    job.summary = {**(summary or {}), **({"force": True} if previous.get("force") else {})}
+    job.summary = {**(summary or {}), **{k: True for k in ("force", "fresh") if previous.get(k)}}
     if previous.get("read_since"):  # a takeover: what the earlier attempt had done
         job.summary["previous"] = {k: previous[k] for k in ("read_since", "call_floor") if k in previous}
     session.flush()

@@ -153,18 +153,24 @@ class Services:
         on_progress: Notice | None = None,
         context_tokens: int | None = None,
         words: int | None = None,
+        fresh: bool = False,
     ):
         """Write and audit a stored paper's critique and synthesis -> DeepReadResult. Its commits
         go through `db` when given (a worker's, fenced by its claim on the paper); a paper stored
-        by another process or machine is first added to this one's index."""
+        by another process or machine is first added to this one's index. `fresh`: every
+        prompt goes to the LLMs, none is answered from the cache (new answers still replace
+        the cached ones)."""
         from reader.deepread import deep_read
 
         self.search_index.ensure_paper(paper_id)
+        generator, verifier = self.generator, self.verifier
+        if fresh:
+            generator, verifier = generator.uncached(), verifier.uncached()
         return deep_read(
             paper_id,
             db=db or self.db,
-            generator=self.generator,
-            verifier=self.verifier,
+            generator=generator,
+            verifier=verifier,
             search=self.search_index.search,
             on_progress=on_progress,
             context_tokens=context_tokens,

@@ -80,6 +80,10 @@ class LoggedLLM:
         self.calls = calls
         self.use_cache = use_cache
 
+    def uncached(self) -> LoggedLLM:
+        """The same LLM, logged as before, never answered from the cache (a fresh read)."""
+        return LoggedLLM(self.inner, self.role, self.calls, use_cache=False)
+
     @property
     def model(self) -> str:
         return self.inner.model

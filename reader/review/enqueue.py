@@ -54,10 +54,15 @@ class EnqueueReport:
 
 
 def enqueue_sources(
-    db: sessionmaker, sources: list[Path], force: bool = False, limits: IngestLimits | None = None
+    db: sessionmaker,
+    sources: list[Path],
+    force: bool = False,
+    limits: IngestLimits | None = None,
+    fresh: bool = False,
 ) -> EnqueueReport:
     """Put each file on the queue once (by content); its bytes go into the database. Only
-    regular files within `limits` are read (reader.ingest.limits)."""
+    regular files within `limits` are read (reader.ingest.limits). `fresh`: their reads skip
+    the LLM cache."""
     rows: list[EnqueueRow] = []
     seen: dict[str, str] = {}
     for source in sources:
@@ -72,11 +77,13 @@ def enqueue_sources(
             rows.append(EnqueueRow(str(source), sha, "skipped", f"same content as {seen[sha]}"))
             continue
         seen[sha] = str(source)
-        rows.append(_enqueue_one(db, source, sha, data, force))
+        rows.append(_enqueue_one(db, source, sha, data, force, fresh))
     return EnqueueReport(rows)
 
 
-def _enqueue_one(db: sessionmaker, source: Path, sha: str, data: bytes, force: bool) -> EnqueueRow:
+def _enqueue_one(
+    db: sessionmaker, source: Path, sha: str, data: bytes, force: bool, fresh: bool = False
+) -> EnqueueRow:
     with transaction(db, lock=f"reader:review:{sha}") as session:
         paper = session.get(Paper, sha)
         if paper is not None and not force and is_reviewed(session, sha):
@@ -106,5 +113,6 @@ def _enqueue_one(db: sessionmaker, source: Path, sha: str, data: bytes, force: b
             data=data,
             paper_exists=paper is not None,
             force=force,
+            fresh=fresh,
         )
     return EnqueueRow(str(source), sha, done.status, done.detail, done.job_id)

@@ -231,7 +231,7 @@ def start_read(db: sessionmaker, claim: queue.Claim, paper_id: str, run: str, so
         job = queue.held_job(session, claim)
         job.paper_id, job.source_path, job.stage = paper_id, source, "read"
         job.summary = {
-            **{k: v for k, v in (job.summary or {}).items() if k in ("force", "previous")},
+            **{k: v for k, v in (job.summary or {}).items() if k in ("force", "fresh", "previous")},
             **queue.owner(run),
             "read_since": utcnow().isoformat(),
             "call_floor": max_id(session, LLMCall.id),

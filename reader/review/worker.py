@@ -292,7 +292,10 @@ def _work_one(
         start_read(db, claim, paper_id, run, claim.source)
         emit("read")
         read_started = time.perf_counter()
-        read_paper(paper_id, on_progress=lambda message: emit("read", message), db=queue.fenced(db, claim))
+        fresh = {"fresh": True} if claim.previous.get("fresh") else {}  # "Review again" afresh
+        read_paper(
+            paper_id, on_progress=lambda message: emit("read", message), db=queue.fenced(db, claim), **fresh
+        )
         outcome.read_seconds = time.perf_counter() - read_started
         check_stored(db, claim, paper_id)
         summary = queue.finish(db, claim, completion(paper_id, time.perf_counter() - began))
