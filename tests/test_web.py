@@ -42,7 +42,8 @@ def with_stages(review, *args, **kwargs):
         def _ingest_data(self, data, label):
             return review.ingest_data(self, data, label)
 
-        def _read_queued(self, paper_id, *, on_progress=None, db=None):
+        def _read_queued(self, paper_id, *, on_progress=None, db=None, fresh=False):
+            review.fresh.append(fresh)
             return review.read_paper(db or self.db, paper_id, on_progress)
 
     return FakeStages(*args, **kwargs)
@@ -62,6 +63,7 @@ class FakeReview:
     def __init__(self, fail: str | None = None):
         self.paths = []
         self.forced = []  # per read: whether its job was queued with force ("Review again")
+        self.fresh = []  # per read: whether it was to skip the LLM cache ("Ask the model afresh")
         self.fail = fail
         self.release = threading.Event()
         self.release.set()

@@ -37,6 +37,9 @@ class JobProgress:
     started: float | None = None  # time.time() when the review began, for time estimates
     finished_at: float | None = None  # done or failed: when (with `started`, how long it took)
     force: bool = False  # "Review again": reviewed even if it was before
+    # done: the stored paper it looks like a version of ({"paper_id", "title", "reason"},
+    # reader.web.library.versions_of), None when it looks like none
+    similar: dict | None = None
 
     @property
     def finished(self) -> bool:
@@ -117,6 +120,7 @@ class QueueRunner:
         self._abandon = threading.Event()
         self._thread: threading.Thread | None = None
         self._creeps: dict[str, object] = {}
+        self._versions: dict[str, dict | None] = {}  # paper id -> versions_of's answer, once
         self.runs_worker = (not ctx.settings.workers) if start_worker is None else start_worker
 
     # ---- the worker thread
@@ -173,8 +177,9 @@ class QueueRunner:
                 self._live.pop(source, None)
 
     # ---- jobs
-    def submit(self, pdf_path: Path, name: str, *, force: bool = False) -> JobProgress:
-        report = self.ctx.enqueue([pdf_path], force=force)
+    def submit(self, pdf_path: Path, name: str, *, force: bool = False, fresh: bool = False) -> JobProgress:
+        """Queue a stored upload; `force` reviews it again, `fresh` without the LLM cache."""
+        report = self.ctx.enqueue([pdf_path], force=force, fresh=fresh)
         [row] = report.rows
         if row.status == "error":
             raise ReaderError(f"{name}: {row.detail or 'could not be queued'}")
@@ -226,12 +231,25 @@ class QueueRunner:
     def get(self, job_id: str) -> JobProgress | None:
         for row in self._rows():
             if str(row.id) == str(job_id):
-                return self._progress(row)
+                return self._with_versions([self._progress(row)])[0]
         return None
 
     def all(self) -> list[JobProgress]:
         """Every upload on the queue, newest first (read from the database)."""
-        return [self._progress(row) for row in reversed(self._rows())]
+        return self._with_versions([self._progress(row) for row in reversed(self._rows())])
+
+    def _with_versions(self, jobs: list[JobProgress]) -> list[JobProgress]:
+        """Each finished job with the paper it looks like a version of, worked out once per paper."""
+        from reader.web import library, read
+
+        done = [j.paper_id for j in jobs if j.status == "done" and j.paper_id]
+        new = [pid for pid in dict.fromkeys(done) if pid not in self._versions]
+        if new:
+            self._versions.update(read(self.ctx.services.db, library.versions_of, new))
+        for job in jobs:
+            if job.status == "done" and job.paper_id:
+                job.similar = self._versions.get(job.paper_id)
+        return jobs
 
     def wait(self, job_id: str, timeout: float) -> JobProgress | None:
         return wait_for(self.get, job_id, timeout)

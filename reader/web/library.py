@@ -5,6 +5,7 @@ library page does besides reading: deleting a paper with its files, zipping the 
 from __future__ import annotations
 
 import io
+import re
 import shutil
 import tempfile
 import zipfile
@@ -17,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from reader.audit.loop import UNANSWERED, UNCHECKED
 from reader.store.db import transaction
-from reader.store.tables import Analysis, AnalysisIteration, Paper, ReviewJob, SentenceVerdict
+from reader.store.tables import Analysis, AnalysisIteration, Chunk, Paper, ReviewJob, SentenceVerdict
 
 
 @dataclass
@@ -230,6 +231,74 @@ def snippet(text: str, term: str, width: int = 160) -> str:
     start = max(0, at - width // 3)
     out = flat[start : start + width]
     return ("…" if start else "") + out + ("…" if start + width < len(flat) else "")
+
+
+# ------------------------------------------------------------ versions of a paper
+
+SHINGLE_WORDS = 5  # a shingle: five words in a row (a CJK character counts as a word)
+NEARLY_THE_SAME = 0.9  # of the shorter text's shingles found in the other
+_WORD = re.compile(r"[\u3400-\u9fff]|\w+")
+
+
+def shingles(text: str) -> set[int]:
+    words = _WORD.findall(text.lower())
+    return {hash(tuple(words[i : i + SHINGLE_WORDS])) for i in range(max(1, len(words) - SHINGLE_WORDS + 1))}
+
+
+def _title_key(title: str | None) -> str:
+    key = " ".join(re.findall(r"\w+", (title or "").lower()))
+    return "" if key in ("", "untitled") else key
+
+
+def _doi_key(doi: str | None) -> str:
+    return re.sub(r"^(https?://(dx\.)?doi\.org/|doi:)", "", (doi or "").strip().lower())
+
+
+def _paper_shingles(session: Session, paper_id: str) -> set[int]:
+    """The shingles of each passage (none across two: where passages begin differs by version)."""
+    found: set[int] = set()
+    for text in session.scalars(select(Chunk.text).where(Chunk.paper_id == paper_id)):
+        found |= shingles(text)
+    return found
+
+
+def versions_of(session: Session, paper_ids: list[str]) -> dict[str, dict | None]:
+    """paper id -> the paper stored before it that it looks like a version of, as {"paper_id",
+    "title", "reason"}, or None: the same DOI, or the same title and nearly the same text (90%
+    of the shorter one's shingles in the other). The new paper is kept all the same."""
+    papers = {
+        pid: (title, doi, at)
+        for pid, title, doi, at in session.execute(
+            select(Paper.id, Paper.title, Paper.doi, Paper.ingested_at)
+        )
+    }
+    found: dict[str, dict | None] = {}
+    for pid in paper_ids:
+        found[pid] = None
+        if pid not in papers:
+            continue
+        title, doi, at = papers[pid]
+        earlier = sorted(
+            (other_at.timestamp() if other_at else 0.0, other, other_title, other_doi)
+            for other, (other_title, other_doi, other_at) in papers.items()
+            if other != pid and (other_at is None or at is None or other_at <= at)
+        )
+        same_doi = [e for e in earlier if _doi_key(doi) and _doi_key(e[3]) == _doi_key(doi)]
+        if same_doi:
+            found[pid] = {"paper_id": same_doi[0][1], "title": same_doi[0][2], "reason": "the same DOI"}
+            continue
+        same_title = [e for e in earlier if _title_key(title) and _title_key(e[2]) == _title_key(title)]
+        mine = _paper_shingles(session, pid) if same_title else set()
+        for _, other, other_title, _ in same_title:
+            theirs = _paper_shingles(session, other)
+            if mine and theirs and len(mine & theirs) >= NEARLY_THE_SAME * min(len(mine), len(theirs)):
+                found[pid] = {
+                    "paper_id": other,
+                    "title": other_title,
+                    "reason": "the same title and nearly the same text",
+                }
+                break
+    return found
 
 
 # ------------------------------------------------------------ what the library page does

@@ -5,6 +5,7 @@ session, the upload runner or the question runner (from the app's state, set by 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from fastapi import Request
@@ -22,6 +23,12 @@ PAPER_ID = re.compile(r"^[0-9a-f]{64}$")
 FORM_REFUSED = (
     "This form did not come from this server's own page, or the page is out of "
     "date: reload the page and send it again."
+)
+# a form whose token this server did not issue, sent from one of its own pages: the page was
+# opened before the server restarted (form tokens last as long as the server)
+FORM_OUT_OF_DATE = (
+    "This page was opened before the server restarted, so the server could not accept its "
+    "form and nothing was done."
 )
 FORM_REFUSED_JSON = (
     f"Refused a write without this page's form token ({FORM_TOKEN_FIELD}): "
@@ -73,6 +80,21 @@ def cite_marks(html: Markup, citations, kind: str) -> Markup:
     return Markup(text)
 
 
+def marked(text: str, words: str) -> Markup:
+    """`text` escaped, every case-insensitive occurrence of one of `words` (a search's words,
+    split at spaces) wrapped in <mark>."""
+    terms = sorted({w for w in words.split() if w}, key=len, reverse=True)
+    if not terms or not text:
+        return Markup(escape(text))
+    found = re.compile("|".join(re.escape(t) for t in terms), re.IGNORECASE)
+    html, at = [], 0
+    for m in found.finditer(text):
+        html.append(str(escape(text[at : m.start()])) + f"<mark>{escape(m.group())}</mark>")
+        at = m.end()
+    html.append(str(escape(text[at:])))
+    return Markup("".join(html))
+
+
 def cited(answer: str, sources) -> Markup:
     """The answer escaped, its [n] markers made links to source n (when there is one)."""
     numbers = {s.number for s in sources}
@@ -95,6 +117,7 @@ def _templates() -> Jinja2Templates:
     env.filters["percent"] = lambda x: "–" if x is None else f"{x * 100:.0f}%"
     env.filters["prose"] = prose
     env.filters["cite_marks"] = cite_marks
+    env.filters["marked"] = marked
     env.globals["cited"] = cited
     return Jinja2Templates(env=env)
 
@@ -120,13 +143,22 @@ def wants_json(request: Request) -> bool:
     return "application/json" in request.headers.get("accept", "")
 
 
-def forged(request: Request, form_token: str) -> Response | None:
+def forged(
+    request: Request, form_token: str, again: Callable[[str], Response] | None = None
+) -> Response | None:
     """The refusal for a write that is not shown to come from this server's pages or from a
-    script (the rule in reader/web/security.py), else None."""
-    if request.state.reader_session.accepts(form_token, wants_json=wants_json(request)):
+    script (the rule in reader/web/security.py), else None. `again(message)`: the route's
+    own page with its form filled in again (what was typed kept, a new token), shown when
+    the form came from this server's page but from before a restart."""
+    session = request.state.reader_session
+    if session.accepts(form_token, wants_json=wants_json(request)):
         return None
     if wants_json(request):
         return JSONResponse({"error": FORM_REFUSED_JSON}, status_code=403)
+    # only a same-site sender is offered the form again: another site cannot have a form
+    # of its own choosing put in front of the reader, one click from being sent
+    if again is not None and form_token and session.same_site_header:
+        return again(FORM_OUT_OF_DATE)
     return page(request, "error.html", 403, message=FORM_REFUSED)
 
 

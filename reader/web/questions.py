@@ -33,6 +33,7 @@ class QuestionPage:
     grounded_reason: str
     route: str
     outcome: str  # the route in plain words
+    status: str  # answer_status: answered | unsupported | not found | withheld
     confidence: float
     paper_id: str | None
     paper_title: str
@@ -50,12 +51,26 @@ class QuestionPage:
         return data
 
 
-NOT_FOUND_PREFIX = "Not found in the papers"
+# the answers reader.crag gives when the papers do not say (English, Chinese)
+NOT_FOUND_PREFIXES = ("Not found in the papers", "未在论文中找到")
+WITHHELD = "withheld"  # in the reason of a drafted answer refused as unsupported
+
+
+def is_not_found(answer: str) -> bool:
+    return answer.strip().startswith(NOT_FOUND_PREFIXES)
+
+
+def answer_status(answer: str, grounded: bool, grounded_reason: str) -> str:
+    """answered (checked against its sources) | unsupported (not fully backed) | not found |
+    withheld (a draft the check found unsupported, not shown as the answer)."""
+    if is_not_found(answer):
+        return "withheld" if WITHHELD in (grounded_reason or "") else "not found"
+    return "answered" if grounded else "unsupported"
 
 
 def route_in_words(route: str, answer: str, n_sources: int) -> str:
     """What the Corrective RAG route means for the person who asked."""
-    if answer.strip().startswith(NOT_FOUND_PREFIX) or not n_sources:
+    if is_not_found(answer) or not n_sources:
         return "No passage of the papers answers this question."
     if route == "correct":
         return "Answered from passages found on the first search."
@@ -100,6 +115,7 @@ def question_of(session: Session, question_id: int) -> QuestionPage | None:
         grounded_reason=row.grounded_reason or "",
         route=row.route or "",
         outcome=route_in_words(row.route or "", row.answer or "", len(sources)),
+        status=answer_status(row.answer or "", bool(row.grounded), row.grounded_reason or ""),
         confidence=row.confidence or 0.0,
         paper_id=row.paper_id,
         paper_title=titles.get(row.paper_id, "") if row.paper_id else "",
@@ -129,7 +145,7 @@ def question_history(session: Session, limit: int = 30) -> list[QuestionLine]:
             id=qid,
             question=q,
             paper_title=titles.get(pid, "") if pid else "",
-            answered=not (answer or "").strip().startswith(NOT_FOUND_PREFIX),
+            answered=not is_not_found(answer or ""),
             created_at=at,
         )
         for qid, q, pid, answer, at in session.execute(

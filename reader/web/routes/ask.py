@@ -81,9 +81,22 @@ def ask(
     ctx=Depends(reader_of),
     session=Depends(db_session),
 ):
-    if (refusal := forged(request, csrf_token)) is not None:
-        return refusal
     context = ask_context(session, paper)
+
+    def again(message: str):
+        return page(
+            request,
+            "ask.html",
+            403,
+            question=question,
+            result=None,
+            message=f"{message} Your question is kept below: send it again.",
+            history=[],
+            **context,
+        )
+
+    if (refusal := forged(request, csrf_token, again)) is not None:
+        return refusal
     session.close()  # answering takes a while: no session held open meanwhile
     question = question.strip()
     if not question:

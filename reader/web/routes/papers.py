@@ -81,7 +81,12 @@ def confirm_delete(request: Request, paper_id: str, session=Depends(db_session))
 
 @router.post("/paper/{paper_id}/delete")
 def delete_paper(request: Request, paper_id: str, csrf_token: str = Form(""), ctx=Depends(reader_of)):
-    if (refusal := forged(request, csrf_token)) is not None:
+    def again(message: str):
+        with ctx.services.db() as session:
+            shown = shown_paper(session, paper_id)
+        return page(request, "delete.html", 403, paper=shown, nav="library", message=message)
+
+    if (refusal := forged(request, csrf_token, again)) is not None:
         return refusal
     info = library.delete_paper(ctx, checked_paper_id(paper_id))
     if wants_json(request):
@@ -89,21 +94,50 @@ def delete_paper(request: Request, paper_id: str, csrf_token: str = Form(""), ct
     return RedirectResponse(f"/library?deleted={quote(info.title or info.id, safe='')}", status_code=303)
 
 
+CACHE_CHOICES = ("reuse", "fresh")
+
+
+@router.get("/paper/{paper_id}/review", response_class=HTMLResponse)
+def review_choice(request: Request, paper_id: str, session=Depends(db_session)):
+    """What a new review does, and the choice between the model's cached answers and fresh ones."""
+    return page(request, "review_again.html", paper=shown_paper(session, paper_id), nav="library")
+
+
 @router.post("/paper/{paper_id}/review")
 def review_again(
     request: Request,
     paper_id: str,
     csrf_token: str = Form(""),
+    cache: str = Form(""),
     ctx=Depends(reader_of),
     runner=Depends(runner_of),
 ):
-    if (refusal := forged(request, csrf_token)) is not None:
+    """Queue the paper for a new review. `cache`: "reuse" (the model's cached answers, the
+    default for a script) or "fresh" (none); a page's form without it is shown the choice."""
+
+    def again(message: str):
+        with ctx.services.db() as session:
+            shown = shown_paper(session, paper_id)
+        return page(request, "review_again.html", 403, paper=shown, nav="library", message=message)
+
+    if (refusal := forged(request, csrf_token, again)) is not None:
         return refusal
+    if cache not in CACHE_CHOICES and not wants_json(request):
+        return RedirectResponse(f"/paper/{checked_paper_id(paper_id)}/review", status_code=303)
+    fresh = cache == "fresh"
     path, name = pdf.paper_file(ctx.services, checked_paper_id(paper_id))
-    job = runner.active_for(path) or runner.submit(path, name, force=True)
+    active = runner.active_for(path)
+    job = active or runner.submit(path, name, force=True, fresh=fresh)
+    if active:
+        note = "It is being reviewed already; nothing more was queued."
+    elif fresh:
+        note = "Queued for a new review without the cache: every prompt goes to the model again."
+    else:
+        note = "Queued for a new review; the model's cached answers are reused for the prompts it answered before."
     if wants_json(request):
-        return {"job": job.to_json()}
-    return RedirectResponse("/upload", status_code=303)
+        return {"job": job.to_json(), "note": note}
+    read = "" if active else ("fresh" if fresh else "cache")
+    return RedirectResponse(f"/upload?job={job.id}" + (f"&read={read}" if read else ""), status_code=303)
 
 
 @router.get("/paper/{paper_id}/note.md")

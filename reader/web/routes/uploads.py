@@ -25,10 +25,41 @@ def upload_limit_mb(request: Request) -> int:
     return request.app.state.ctx.settings.upload_limit_mb
 
 
+READS = {
+    "cache": "reusing the model's cached answers: each prompt it answered before gets the same "
+    "answer again, so the analysis changes only where the paper's passages, the prompts or the "
+    "settings did",
+    "fresh": "asking the model afresh: no cached answer is used for it",
+}
+
+
+def review_notice(job, read: str) -> str:
+    """What the page says of a paper just queued for a new review."""
+    how = READS.get(read)
+    name = job.name if job else "The paper"
+    return f"{name} is queued for a new review" + (f", {how}." if how else ".") + " Its progress is below."
+
+
 @router.get("/upload", response_class=HTMLResponse)
-def upload_page(request: Request, runner=Depends(runner_of), limit_mb: int = Depends(upload_limit_mb)):
+def upload_page(
+    request: Request,
+    job: str = "",
+    read: str = "",
+    runner=Depends(runner_of),
+    limit_mb: int = Depends(upload_limit_mb),
+):
+    """The Upload page; `job` (a job id): the page follows that job (a new review's landing),
+    `read` says how it reads ("cache" or "fresh")."""
+    followed = runner.get(job) if job.isdigit() else None
     return page(
-        request, "upload.html", jobs=runner.all(), limit_mb=limit_mb, messages=[], known=[], notices=[]
+        request,
+        "upload.html",
+        jobs=runner.all(),
+        limit_mb=limit_mb,
+        messages=[],
+        known=[],
+        notices=[review_notice(followed, read)] if followed else [],
+        follow=followed.id if followed else "",
     )
 
 
@@ -76,7 +107,19 @@ def upload(
     runner=Depends(runner_of),
     limit_mb: int = Depends(upload_limit_mb),
 ):
-    if (refusal := forged(request, csrf_token)) is not None:
+    def again(message: str):
+        return page(
+            request,
+            "upload.html",
+            403,
+            jobs=runner.all(),
+            limit_mb=limit_mb,
+            messages=[f"{message} A page cannot keep the files it sent: choose the files again."],
+            known=[],
+            notices=[],
+        )
+
+    if (refusal := forged(request, csrf_token, again)) is not None:
         return refusal
     if not files:
         errors = ["No file received: choose one or more PDF files."]

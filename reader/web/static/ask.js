@@ -33,6 +33,14 @@
     }, 500);
   }
 
+  // Ctrl+Enter (Cmd+Enter on a Mac) in the question box asks; a plain Enter is a new line
+  document.getElementById("question").addEventListener("keydown", function (event) {
+    if (event.key !== "Enter" || !(event.ctrlKey || event.metaKey) || event.isComposing) { return; }
+    event.preventDefault();
+    if (button.disabled) { return; }
+    if (form.requestSubmit) { form.requestSubmit(button); } else { button.click(); }
+  });
+
   form.addEventListener("submit", function (event) {
     event.preventDefault();
     var previous = document.getElementById("answer");

@@ -8,9 +8,13 @@
   var tbody = document.querySelector("#jobs tbody");
   var noJobs = document.getElementById("no-jobs");
   var overall = document.getElementById("overall");
-  var token = form.querySelector('input[name="csrf_token"]').value;
+  var serverStatus = document.getElementById("server-status");
   var polling = null;
+  var missed = 0;  // polls in a row that got no answer from the server
+  var MISSED_BEFORE_SAYING = 2;
+  var POLL_TIMEOUT_MS = 5000;
   var batch = {};  // job id -> true: the jobs the overall bar follows
+  if (overall.dataset.follow) { batch[overall.dataset.follow] = true; }  // a new review's landing
 
   function say(text, kind) {
     var li = document.createElement("li");
@@ -35,6 +39,7 @@
     var progressCell = cell("", "Progress");
     var bar = document.createElement("progress");
     bar.max = 100;
+    bar.setAttribute("aria-label", "Review of " + job.name);
     var pct = document.createElement("span");
     pct.className = "job-percent";
     progressCell.appendChild(bar);
@@ -65,7 +70,30 @@
     row.querySelector(".job-stage").textContent = job.stage;
     row.querySelector("progress").value = job.percent;
     row.querySelector(".job-percent").textContent = job.percent + "%";
-    row.querySelector(".job-status").textContent = job.status + (job.error ? ": " + job.error : "");
+    var status = row.querySelector(".job-status");
+    status.textContent = job.status + (job.error ? ": " + job.error : "");
+    if (job.similar) { status.appendChild(similarNote(job.similar)); }
+  }
+
+  // A finished upload that looks like a version of a stored paper (it is kept all the same).
+  function similarNote(similar) {
+    var note = document.createElement("span");
+    note.className = "job-similar hint";
+    var link = document.createElement("a");
+    link.href = "/paper/" + encodeURIComponent(similar.paper_id);
+    link.textContent = similar.title;
+    note.appendChild(document.createTextNode("Looks like a version of "));
+    note.appendChild(link);
+    note.appendChild(document.createTextNode(" (" + similar.reason + "); kept as a paper of its own."));
+    return note;
+  }
+
+  // After MISSED_BEFORE_SAYING polls without an answer the page says so, and keeps trying.
+  function answered(ok) {
+    missed = ok ? 0 : missed + 1;
+    var down = missed >= MISSED_BEFORE_SAYING;
+    serverStatus.hidden = !down;
+    serverStatus.textContent = down ? "The server is not answering; retrying…" : "";
   }
 
   // One bar for the papers being reviewed: the server sums them up, time left included
@@ -79,9 +107,18 @@
 
   function poll() {
     var followed = Object.keys(batch).join(",");
-    fetch("/api/jobs?batch=" + encodeURIComponent(followed), { headers: { "Accept": "application/json" }, credentials: "same-origin" })
-      .then(function (r) { return r.json(); })
+    // a server that takes the connection but never answers counts as not answering too
+    var abort = window.AbortController ? new AbortController() : null;
+    if (abort) { setTimeout(function () { abort.abort(); }, POLL_TIMEOUT_MS); }
+    fetch("/api/jobs?batch=" + encodeURIComponent(followed), {
+      headers: { "Accept": "application/json" }, credentials: "same-origin", signal: abort ? abort.signal : undefined
+    })
+      .then(function (r) {
+        if (!r.ok) { throw new Error("HTTP " + r.status); }  // a proxy's error page, say
+        return r.json();
+      })
       .then(function (data) {
+        answered(true);
         var running = false;
         (data.jobs || []).forEach(function (job) {
           render(job);
@@ -90,26 +127,12 @@
         summarize(data.batch);
         if (!running && polling) { clearInterval(polling); polling = null; }
       })
-      .catch(function () { /* a missed poll is retried on the next tick */ });
+      .catch(function () { answered(false); /* and tried again on the next tick */ });
   }
 
   function startPolling() {
     if (!polling) { polling = setInterval(poll, 1000); }
     poll();
-  }
-
-  function reviewAgain(known, button) {
-    button.disabled = true;
-    var body = new FormData();
-    body.append("csrf_token", token);
-    fetch(known.review_url, { method: "POST", body: body, credentials: "same-origin",
-                              headers: { "Accept": "application/json" } })
-      .then(function (r) { return r.json(); })
-      .then(function (data) {
-        if (data.job) { batch[data.job.id] = true; render(data.job); startPolling(); button.textContent = "Queued again"; }
-        else { say(known.name + ": " + (data.error || "could not be queued again"), "error"); button.disabled = false; }
-      })
-      .catch(function () { say(known.name + ": the request did not reach the server.", "error"); button.disabled = false; });
   }
 
   function sayKnown(known) {
@@ -123,8 +146,9 @@
     var button = document.createElement("button");
     button.type = "button";
     button.className = "secondary review-again";
-    button.textContent = "Review again";
-    button.addEventListener("click", function () { reviewAgain(known, button); });
+    button.textContent = "Review again…";
+    // the page that says what a new review does and asks about the model's cached answers
+    button.addEventListener("click", function () { window.location.assign(known.review_url); });
     li.appendChild(button);
   }
 
