@@ -401,7 +401,7 @@ def test_garbage_verifier_leaves_sentences_unchecked_everywhere(endpoint, folder
     assert page.count('data-verdict="unchecked"') > 0 and "verdict-unchecked" in page
     assert "Not checked" in page and re.search(r"[1-9]\d* unchecked", page)
     library = web("/library")
-    assert f'<td class="num unchecked">{unchecked}</td>' in library
+    assert f'<td class="num unchecked warn">{unchecked}</td>' in library
 
 
 def test_review_force_after_fixing_the_endpoint_checks_for_real(endpoint, folder):
@@ -454,4 +454,4 @@ def test_claims_left_out_twice_are_unchecked_in_every_summary(endpoint, folder, 
     assert "reader/has-unchecked" in meta["tags"] and "> [!warning] 待验证 · not checked" in note
 
     assert re.search(r"[1-9]\d* unchecked", web(f"/paper/{paper_id}"))
-    assert f'<td class="num unchecked">{unchecked}</td>' in web("/library")
+    assert f'<td class="num unchecked warn">{unchecked}</td>' in web("/library")
