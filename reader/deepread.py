@@ -47,7 +47,16 @@ from reader.text.material import (
     OTHER,
     RESULTS,
 )
-from reader.text.tidy import ECHOES_HEADING, EMPTY_BULLET, EMPTY_HEADING, REPEATS, Tidied, third_person, tidy
+from reader.text.tidy import (
+    CAPTION,
+    ECHOES_HEADING,
+    EMPTY_BULLET,
+    EMPTY_HEADING,
+    REPEATS,
+    Tidied,
+    third_person,
+    tidy,
+)
 from reader.text.tokens import estimate_tokens
 from reader.writer import Request, headings, rewrite_document, write_document
 
@@ -326,6 +335,7 @@ def _removals(tidied: Tidied) -> str:
             "sentence that only restated its heading",
             "sentences that only restated their heading",
         ),
+        (tidied.count(CAPTION), "caption pasted as a sentence", "captions pasted as sentences"),
         (tidied.count(EMPTY_BULLET), "empty bullet", "empty bullets"),
         (tidied.count(EMPTY_HEADING), "empty heading", "empty headings"),
     ]

@@ -4,6 +4,7 @@ empty go, and every removal says why."""
 from __future__ import annotations
 
 from reader.text.tidy import (
+    CAPTION,
     ECHOES_HEADING,
     EMPTY_BULLET,
     EMPTY_HEADING,
@@ -88,3 +89,17 @@ def test_a_line_whose_first_sentence_went_does_not_start_with_a_space():
         "## Method\nIt tags tweets with a CRF.\n## Key results\nIt tags tweets with a CRF. It reaches 91.2 F1."
     )
     assert result.text == "## Method\nIt tags tweets with a CRF.\n## Key results\nIt reaches 91.2 F1."
+
+
+def test_a_captions_label_pasted_as_a_sentence_goes_and_a_sentence_citing_a_table_stays():
+    result = tidy(
+        "## Key results\nThe graph has more than 280M nodes. Figure 1: Part of the literature graph. "
+        "Table 3: Results of the entity extraction model on SemEval-2017.\n"
+        "- Table 4: The Bag of Concepts F1 score of the baseline.\n"
+        "## Quality of the evidence\nTable 3 reports no variance. Fig. 2 shows the error falling."
+    )
+    assert result.text == (
+        "## Key results\nThe graph has more than 280M nodes.\n"
+        "## Quality of the evidence\nTable 3 reports no variance. Fig. 2 shows the error falling."
+    )
+    assert result.count(CAPTION) == 3 and result.count(EMPTY_BULLET) == 1

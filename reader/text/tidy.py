@@ -21,6 +21,7 @@ REPEATS = "repeats an earlier sentence"
 ECHOES_HEADING = "only restates its heading"
 EMPTY_BULLET = "empty bullet"
 EMPTY_HEADING = "empty heading"
+CAPTION = "a caption's label pasted as a sentence"
 
 _STOPWORDS = frozenset(
     "a an the and or but of to in on for with by from at as is are was were be been being it its "
@@ -42,6 +43,8 @@ _ECHO_WORDS = frozenset(
 BULLET_MARK = r"(?:[-*+•]|\\-|\d{1,2}[.)])"  # a list item's marker: - * + • \- 1. 2)
 _EMPTY_BULLET = re.compile(rf"^[ \t]*{BULLET_MARK}[ \t]*$")
 _HEADING = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+\S.*|\*\*[^*\n]+\*\*:?)[ \t]*$")
+# "Table 4: The Bag of Concepts F1 score of the baseline…": a caption copied from the material
+_CAPTION_LABEL = re.compile(r"^(?:Figure|Fig\.|Table|Tab\.)\s*\d+[a-z]?\s*[:.|]", re.I)
 
 
 @dataclass
@@ -111,6 +114,20 @@ def drop_heading_echoes(text: str) -> Tidied:
     return Tidied("".join(out), removed)
 
 
+def drop_caption_labels(text: str) -> Tidied:
+    """`text` without the sentences that start with a figure's or table's label ("Table 3:"):
+    a caption the writer copied from its material names a result without giving it."""
+    removed, out, last = [], [], 0
+    for start, end in sentence_spans(text):
+        sentence = text[start:end]
+        if _CAPTION_LABEL.match(sentence.lstrip("-*+• \t")):
+            removed.append((sentence, CAPTION))
+            out.append(text[last:start].rstrip(" \t"))
+            last = end
+    out.append(text[last:])
+    return Tidied("".join(out), removed)
+
+
 def drop_empty_items(text: str) -> Tidied:
     """`text` without bullets that hold nothing and headings with no text before the next
     heading (or the end)."""
@@ -135,10 +152,10 @@ def drop_empty_items(text: str) -> Tidied:
 
 
 def tidy(text: str) -> Tidied:
-    """Repeated sentences, sentences that only echo their heading, empty bullets and then the
-    headings they left empty, removed."""
+    """Repeated sentences, sentences that only echo their heading, captions' labels pasted as
+    sentences, empty bullets and then the headings they left empty, removed."""
     removed: list[tuple[str, str]] = []
-    for step in (drop_repeats, drop_heading_echoes, drop_empty_items):
+    for step in (drop_repeats, drop_heading_echoes, drop_caption_labels, drop_empty_items):
         done = step(text)
         text, removed = done.text, removed + done.removed
     # a line whose first sentence went starts with the space that followed it
