@@ -33,6 +33,7 @@ _PUBLIC = {
     "StoredAnalyses": "reader.audit.record",
     "JudgementResult": "reader.audit.judgements",
     "Judgement": "reader.audit.judgements",
+    "HighlightItem": "reader.audit.highlights",
     "AskResult": "reader.crag.pipeline",
     "CalibrationReport": "reader.crag.calibrate",
     "ReviewReport": "reader.review",

@@ -208,6 +208,7 @@ class Reader:
 
     def analyses(self, paper: str):
         """A paper's stored critique and synthesis with their verdicts -> StoredAnalyses."""
+        from reader.audit.highlights import with_highlights
         from reader.audit.judgements import with_judgements
         from reader.audit.record import stored_analyses
         from reader.store.queries import resolve_paper
@@ -215,7 +216,29 @@ class Reader:
         with self.services.db() as session:
             stored = stored_analyses(session, resolve_paper(session, str(paper)))
             with_judgements(session, stored)
+            with_highlights(session, stored)
             return stored
+
+    def highlight(self, paper: str, page: int, rects: list, text: str, note: str = ""):
+        """Keep the reader's own highlight of text on one page of a paper's PDF -> HighlightItem.
+
+        `rects`: where the text stands on the page, [[x0, y0, x1, y1], ...] as fractions of the
+        page's width and height; `note` (at most 2,000 characters) is optional."""
+        from reader.audit.highlights import add_highlight
+        from reader.store.db import transaction
+        from reader.store.queries import resolve_paper
+
+        with transaction(self.services.db) as session:
+            return add_highlight(session, resolve_paper(session, str(paper)), page, rects, text, note)
+
+    def delete_highlight(self, paper: str, highlight_id: int) -> bool:
+        """Remove one of a paper's highlights; False when it has none by that id."""
+        from reader.audit.highlights import delete_highlight
+        from reader.store.db import transaction
+        from reader.store.queries import resolve_paper
+
+        with transaction(self.services.db) as session:
+            return delete_highlight(session, resolve_paper(session, str(paper)).id, highlight_id)
 
     def judge(
         self,

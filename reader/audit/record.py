@@ -167,6 +167,7 @@ class StoredAnalyses:
     title: str
     analyses: list[dict] = field(default_factory=list)
     judgements: list[dict] = field(default_factory=list)  # the reader's (reader.audit.judgements)
+    highlights: list[dict] = field(default_factory=list)  # the reader's (reader.audit.highlights)
 
     def to_json(self) -> dict:
         return {
@@ -174,6 +175,7 @@ class StoredAnalyses:
             "title": self.title,
             "analyses": self.analyses,
             "judgements": self.judgements,
+            "highlights": self.highlights,
         }
 
 

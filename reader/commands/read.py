@@ -126,6 +126,8 @@ def show(app, paper, as_json, verdicts):
             click.echo("")
     if target.judgements and not verdicts:
         _print_judgements(target.judgements)
+    if target.highlights:
+        _print_highlights(target.highlights)
 
 
 def _print_sentences(sentences: list[dict], *, evidence: bool) -> None:
@@ -160,6 +162,14 @@ def _print_judgements(judgements: list[dict]) -> None:
         sentence = " ".join(judged["sentence"].split())
         click.echo(f"{where}: {for_terminal(sentence[:100])}{'…' if len(sentence) > 100 else ''}")
         click.echo(f"{'':4}{_judgement_words(judged)}")
+
+
+def _print_highlights(highlights: list[dict]) -> None:
+    click.echo(f"=== Your highlights ({len(highlights)}) ===")
+    for h in highlights:
+        click.echo(f"p. {h['page']}: “{for_terminal(h['text'])}”")
+        if h["note"]:
+            click.echo(f"{'':4}note: {for_terminal(h['note'])}")
 
 
 @click.command("audit")

@@ -23,6 +23,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from reader.audit.citations import cited_references, markers_in, reference_list
+from reader.audit.highlights import HighlightItem, highlights_of
 from reader.audit.judgements import Judgement, judgements_of, sentence_key
 from reader.audit.loop import MARK, UNANSWERED, UNCHECKED, UNSUPPORTED
 from reader.audit.record import KIND_ORDER, count_verdicts, newest_analyses
@@ -116,6 +117,7 @@ class Note:
     citekey: str | None = None
     collections: list[str] = field(default_factory=list)
     judgements: list[Judgement] = field(default_factory=list)  # the reader's, as the note shows them
+    highlights: list[HighlightItem] = field(default_factory=list)  # the reader's own, on the PDF
 
     @property
     def overruled(self) -> int:
@@ -159,6 +161,8 @@ class Note:
             tags.append("reader/has-unchecked")
         if self.judgements:
             tags.append("reader/judged")
+        if self.highlights:
+            tags.append("reader/highlighted")
         return tags
 
     def front_matter(self) -> dict:
@@ -189,6 +193,8 @@ class Note:
         if self.judgements:
             data["reader_judgements"] = len(self.judgements)
             data["overruled_by_reader"] = self.overruled
+        if self.highlights:
+            data["reader_highlights"] = len(self.highlights)
         data["tags"] = self.tags
         return data
 
@@ -452,6 +458,7 @@ def collect_note(
         judgements=list(
             {id(b.judgement): b.judgement for a in views for b in a.blocks if b.judgement}.values()
         ),
+        highlights=highlights_of(session, paper.id),
     )
 
 
@@ -498,6 +505,17 @@ def _judgement_callout(block: Block) -> str:
     return "\n".join(lines)
 
 
+def _highlight_callout(highlight: HighlightItem) -> str:
+    """One of the reader's highlights: the text they selected, its page and their note, in a
+    quote callout that says it is theirs (not the audit's)."""
+    lines = [f"> [!quote] Your highlight, p. {highlight.page}", "> " + escape_flat(highlight.text)]
+    if highlight.note:
+        lines += [">", "> Note: " + escape_phrase(highlight.note)]
+    if highlight.created_on:
+        lines += [">", f"> Highlighted by the reader on {highlight.created_on}."]
+    return "\n".join(lines)
+
+
 def _citation_line(cited) -> str:
     """- **[12]** the entry's text — and what is wrong with it, if anything."""
     line = f"- **{escape_title(cited.marker)}**"
@@ -541,6 +559,7 @@ def environment() -> Environment:
         md_cell=escape_cell,
         callout=_callout,
         judgement=_judgement_callout,
+        highlight=_highlight_callout,
         percent=_percent,
         yaml=_yaml,
         citation=_citation_line,

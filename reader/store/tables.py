@@ -257,6 +257,22 @@ class SentenceJudgement(Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+class Highlight(Base):
+    """A researcher's own highlight on a page of a paper's PDF (migration 0010): the text they
+    selected, where it stands on the page ([[x0, y0, x1, y1], ...] as fractions of the page's
+    width and height, as chunks.rects are), and an optional note. Removed with the paper."""
+
+    __tablename__ = "highlights"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    paper_id: Mapped[str] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), index=True)
+    page: Mapped[int] = mapped_column(Integer)  # 1-based
+    rects: Mapped[list] = mapped_column(JSON, default=list)
+    text: Mapped[str] = mapped_column(Text)
+    note: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
 class Question(Base):
     """A question asked with CRAG and its answer; details (sources, grades) as JSON."""
 

@@ -15,6 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from reader.audit.citations import cited_references, markers_in, reference_list
+from reader.audit.highlights import NOTE_LIMIT, HighlightItem, highlights_of
 from reader.audit.judgements import COMMENT_LIMIT, judgements_of, sentence_id, sentence_key
 from reader.audit.loop import MARK, UNANSWERED, UNCHECKED
 from reader.audit.record import KIND_ORDER, count_verdicts, newest_analyses
@@ -119,6 +120,13 @@ class PaperPage:
     has_pdf: bool = False
     status: str = "ingested"  # as in the library; "pending: …" / "running: …" while reviewed
     reviewing: bool = False
+    highlights: list[HighlightItem] = field(default_factory=list)  # the reader's own, in page order
+    note_limit: int = NOTE_LIMIT
+
+    @property
+    def highlight_boxes(self) -> list[dict]:
+        """What the viewer draws of the reader's highlights: page, rectangles and a title."""
+        return [{"id": h.id, "page": h.page, "rects": h.rects, "note": h.note} for h in self.highlights]
 
     @property
     def flagged(self) -> list[SentenceItem]:
@@ -306,6 +314,7 @@ def paper_of(session: Session, paper_id: str) -> PaperPage | None:
         has_pdf=paper.source_kind == "pdf",
         status=status,
         reviewing=status.startswith(("pending", "running")),
+        highlights=highlights_of(session, paper_id),
     )
 
 

@@ -1,0 +1,130 @@
+// The reader's own highlights on the PDF. Text selected in the viewer's text layer (viewer.js)
+// offers "Highlight" and "Add note…" in the viewer's bar; the choice is posted as JSON (the page,
+// the selection's rectangles as fractions of the page, its text, the note) to
+// POST /paper/<id>/highlights and the page reloads on that page with it drawn and listed. The
+// highlights stored are drawn on the page shown, in their own colour (not the passage's).
+(function () {
+  "use strict";
+  var viewer = document.getElementById("pdf");
+  var tools = document.getElementById("selection-tools");
+  if (!viewer || !tools) { return; }
+  var frame = document.getElementById("page-frame");
+  var layer = document.getElementById("text-layer");
+  var label = document.getElementById("selection-label");
+  var noteBox = document.getElementById("highlight-note-box");
+  var noteText = document.getElementById("highlight-note-text");
+  var status = document.getElementById("highlight-status");
+  var stored = [];
+  try { stored = JSON.parse(viewer.dataset.highlights || "[]"); } catch (e) { stored = []; }
+  var pending = null;  // { page, rects, text } of the selection the tools were shown for
+
+  function shownPage() { return parseInt(viewer.dataset.page, 10) || 1; }
+
+  // ---- the stored highlights on the page shown ----------------------------------------------
+  function draw() {
+    frame.querySelectorAll(".own-hl").forEach(function (h) { h.remove(); });
+    var page = shownPage();
+    stored.forEach(function (h) {
+      if (h.page !== page) { return; }
+      h.rects.forEach(function (r) {
+        var box = document.createElement("div");
+        box.className = "own-hl";
+        box.dataset.highlight = String(h.id);
+        box.title = h.note ? "Your note: " + h.note : "Your highlight";
+        box.style.left = (r[0] * 100) + "%";
+        box.style.top = (r[1] * 100) + "%";
+        box.style.width = ((r[2] - r[0]) * 100) + "%";
+        box.style.height = ((r[3] - r[1]) * 100) + "%";
+        frame.appendChild(box);
+      });
+    });
+  }
+  viewer.addEventListener("pageshown", draw);
+
+  // ---- a selection in the text layer ------------------------------------------------------------
+  // Its rectangles as fractions of the page image, each kept inside the page; null when nothing
+  // of the page's text is selected.
+  function selected() {
+    var selection = window.getSelection();
+    if (!selection.rangeCount || selection.isCollapsed) { return null; }
+    var range = selection.getRangeAt(0);
+    if (!layer.contains(range.commonAncestorContainer)) { return null; }
+    var text = selection.toString().replace(/\s+/g, " ").trim();
+    var page = document.getElementById("page-image").getBoundingClientRect();
+    if (!text || !page.width || !page.height) { return null; }
+    var rects = [];
+    Array.prototype.forEach.call(range.getClientRects(), function (r) {
+      if (r.width < 1 || r.height < 1) { return; }  // the lines' <br>s
+      var x0 = Math.max(0, (r.left - page.left) / page.width), x1 = Math.min(1, (r.right - page.left) / page.width);
+      var y0 = Math.max(0, (r.top - page.top) / page.height), y1 = Math.min(1, (r.bottom - page.top) / page.height);
+      if (x1 > x0 && y1 > y0) { rects.push([x0, y0, x1, y1]); }
+    });
+    return rects.length ? { page: shownPage(), rects: rects.slice(0, 400), text: text } : null;
+  }
+
+  function hide() {
+    pending = null;
+    tools.hidden = true;
+    noteBox.hidden = true;
+  }
+
+  function offer() {
+    if (!noteBox.hidden) { return; }  // writing a note: the selection it is for is kept
+    var found = selected();
+    if (!found) { hide(); return; }
+    pending = found;
+    label.textContent = "“" + (found.text.length > 60 ? found.text.slice(0, 57) + "…" : found.text) + "”";
+    status.textContent = "";
+    tools.hidden = false;
+  }
+  document.addEventListener("selectionchange", function () { window.requestAnimationFrame(offer); });
+  // the tools' buttons keep the selection (a press on a button would take it away)
+  tools.addEventListener("mousedown", function (event) {
+    if (event.target.closest("button")) { event.preventDefault(); }
+  });
+
+  function save(note) {
+    if (!pending) { return; }
+    var body = { page: pending.page, rects: pending.rects, text: pending.text, note: note || "", csrf_token: tools.dataset.csrf };
+    status.textContent = "Saving…";
+    fetch("/paper/" + encodeURIComponent(viewer.dataset.paper) + "/highlights", {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Accept": "application/json", "Content-Type": "application/json" },
+      body: JSON.stringify(body)
+    })
+      .then(function (r) { return r.json().then(function (data) { return { ok: r.ok, data: data }; }); })
+      .then(function (r) {
+        if (!r.ok) { status.textContent = r.data.error || "The highlight was not kept."; return; }
+        window.location.assign("/paper/" + encodeURIComponent(viewer.dataset.paper) + "?page=" + r.data.page + "&highlight=" + r.data.id + "#pdf");
+      })
+      .catch(function () { status.textContent = "The highlight could not be sent; is the server running?"; });
+  }
+
+  document.getElementById("highlight-add").addEventListener("click", function () { save(""); });
+  document.getElementById("highlight-note").addEventListener("click", function () {
+    if (!pending) { return; }
+    noteBox.hidden = false;
+    noteText.focus();
+  });
+  document.getElementById("highlight-save").addEventListener("click", function () { save(noteText.value); });
+  document.getElementById("highlight-cancel").addEventListener("click", function () {
+    noteText.value = "";
+    hide();
+  });
+  noteText.addEventListener("keydown", function (event) {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); save(noteText.value); }
+    if (event.key === "Escape") { hide(); }
+  });
+
+  // ---- a page link in "Your highlights" turns the viewer to that page ----------------------------
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest ? event.target.closest("#highlights a.hl-page") : null;
+    if (!link) { return; }
+    event.preventDefault();
+    viewer.dispatchEvent(new CustomEvent("showpage", { detail: { page: parseInt(link.dataset.page, 10) || 1 } }));
+    viewer.scrollIntoView({ block: "start" });
+  });
+
+  draw();
+})();
