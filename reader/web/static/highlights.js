@@ -42,24 +42,36 @@
   viewer.addEventListener("pageshown", draw);
 
   // ---- a selection in the text layer ------------------------------------------------------------
-  // Its rectangles as fractions of the page image, each kept inside the page; null when nothing
-  // of the page's text is selected.
+  // The part of the selection on the page's lines: its text, and each line's piece as a rectangle
+  // of the page image (fractions of its width and height, kept inside the page); null when none
+  // of the page's text is selected. A double click may end the selection past the layer, so each
+  // line is cut to the selection rather than the selection taken whole.
   function selected() {
     var selection = window.getSelection();
     if (!selection.rangeCount || selection.isCollapsed) { return null; }
     var range = selection.getRangeAt(0);
-    if (!layer.contains(range.commonAncestorContainer)) { return null; }
-    var text = selection.toString().replace(/\s+/g, " ").trim();
+    if (!range.intersectsNode(layer)) { return null; }
     var page = document.getElementById("page-image").getBoundingClientRect();
-    if (!text || !page.width || !page.height) { return null; }
-    var rects = [];
-    Array.prototype.forEach.call(range.getClientRects(), function (r) {
-      if (r.width < 1 || r.height < 1) { return; }  // the lines' <br>s
-      var x0 = Math.max(0, (r.left - page.left) / page.width), x1 = Math.min(1, (r.right - page.left) / page.width);
-      var y0 = Math.max(0, (r.top - page.top) / page.height), y1 = Math.min(1, (r.bottom - page.top) / page.height);
-      if (x1 > x0 && y1 > y0) { rects.push([x0, y0, x1, y1]); }
+    if (!page.width || !page.height) { return null; }
+    var rects = [], parts = [];
+    layer.querySelectorAll("span").forEach(function (span) {
+      var node = span.firstChild;
+      if (!node || !range.intersectsNode(node)) { return; }
+      var piece = document.createRange();
+      piece.selectNodeContents(node);
+      if (range.compareBoundaryPoints(Range.START_TO_START, piece) > 0) { piece.setStart(range.startContainer, range.startOffset); }
+      if (range.compareBoundaryPoints(Range.END_TO_END, piece) < 0) { piece.setEnd(range.endContainer, range.endOffset); }
+      var text = piece.toString();
+      if (piece.collapsed || !text.trim()) { return; }
+      parts.push(text);
+      Array.prototype.forEach.call(piece.getClientRects(), function (r) {
+        var x0 = Math.max(0, (r.left - page.left) / page.width), x1 = Math.min(1, (r.right - page.left) / page.width);
+        var y0 = Math.max(0, (r.top - page.top) / page.height), y1 = Math.min(1, (r.bottom - page.top) / page.height);
+        if (x1 > x0 && y1 > y0) { rects.push([x0, y0, x1, y1]); }
+      });
     });
-    return rects.length ? { page: shownPage(), rects: rects.slice(0, 400), text: text } : null;
+    var text = parts.join(" ").replace(/\s+/g, " ").trim();
+    return text && rects.length ? { page: shownPage(), rects: rects.slice(0, 400), text: text } : null;
   }
 
   function hide() {
@@ -77,7 +89,15 @@
     status.textContent = "";
     tools.hidden = false;
   }
-  document.addEventListener("selectionchange", function () { window.requestAnimationFrame(offer); });
+  // offered once a drag has ended (the pointer's selection), or as the keyboard changes it
+  var dragging = false;
+  document.addEventListener("pointerdown", function (event) { dragging = !tools.contains(event.target); });
+  document.addEventListener("pointerup", function () {
+    if (dragging) { dragging = false; window.requestAnimationFrame(offer); }
+  });
+  document.addEventListener("selectionchange", function () {
+    if (!dragging) { window.requestAnimationFrame(offer); }
+  });
   // the tools' buttons keep the selection (a press on a button would take it away)
   tools.addEventListener("mousedown", function (event) {
     if (event.target.closest("button")) { event.preventDefault(); }
