@@ -550,19 +550,10 @@ def audit_against_paper(
     checker=None,
 ) -> AuditReport:
     """Audit any text sentence by sentence against a stored paper, as the deep read audits its own."""
-    with db() as session:
-        material = load_material(session, paper_id)
     result = audit_text(
         text,
-        paper_id=paper_id,
-        verifier=verifier,
         search=search,
-        facts=PaperFacts.from_texts(material.facts_texts),
-        fallback_text=material.full_text,
-        max_workers=max_workers,
-        stage="audit",
-        yes_threshold=yes_threshold,
-        checker=checker,
+        **_against_paper(db, paper_id, verifier, max_workers, yes_threshold, checker),
     )
     return AuditReport(paper_id, result, mark_unsupported(text, result.to_mark))
 
@@ -582,13 +573,21 @@ def audit_claims(
     reader.audit.loop takes it) against a stored paper: the guards over the paper's facts, the
     claim checker and the verifier, as `audit_against_paper` checks a sentence (the extraction
     table's cells, reader.table)."""
-    with db() as session:
-        material = load_material(session, paper_id)
     return audit_sentences(
         claims,
+        evidence_for=evidence_for,
+        **_against_paper(db, paper_id, verifier, max_workers, yes_threshold, checker),
+    )
+
+
+def _against_paper(db, paper_id: str, verifier, max_workers, yes_threshold, checker) -> dict:
+    """What an audit of outside text against a stored paper passes on: the paper's facts for
+    the guards, its full text as the fallback evidence, the parts and the stage 'audit'."""
+    with db() as session:
+        material = load_material(session, paper_id)
+    return dict(
         paper_id=paper_id,
         verifier=verifier,
-        evidence_for=evidence_for,
         facts=PaperFacts.from_texts(material.facts_texts),
         fallback_text=material.full_text,
         max_workers=max_workers,
