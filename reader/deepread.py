@@ -483,6 +483,7 @@ def deep_read(
                 max_workers=max_workers,
                 known=known,
                 require_specific=kind == "synthesis",
+                accept_restatements=True,
             )
 
         def report(number, result):

@@ -9,7 +9,9 @@
    checker (reader.audit.checking), the trained cross-encoder scores it against
    each of its passages' excerpts, keeps the best, and decides the sentences it
    is sure of (no verifier call); each sentence keeps its own excerpts as its
-   evidence, the deciding one first;
+   evidence, the deciding one first; a sentence that restates one sentence of its
+   excerpts in the paper's words (reader.audit.restated) is supported without a
+   verifier call too, in the deep read's own text;
    the others go to the verifier in batches of 4, which is shown, per sentence,
    the passages' best-matching sentences with their neighbours
    (reader.audit.evidence). Fallback: the first 3,000 characters of the paper,
@@ -57,6 +59,7 @@ from reader.audit.checking import CheckerBand, CheckerView, check_sentences
 from reader.audit.confidence import claim_probabilities
 from reader.audit.evidence import best_first, excerpts, focus
 from reader.audit.guards import PaperFacts, check_sentence
+from reader.audit.restated import restated_source
 from reader.audit.specific import NOTHING_SPECIFIC, says_nothing_specific
 from reader.audit.verify import NO_EVIDENCE_CHARS, EvidenceRef, build_messages, parse_answers
 from reader.errors import ReaderError
@@ -85,6 +88,7 @@ VERIFY_ATTEMPTS = 2
 SUPPORTED, UNSUPPORTED, UNANSWERED, UNCHECKED = "supported", "unsupported", "unanswered", "unchecked"
 UNREADABLE = f"the verifier's reply could not be read ({VERIFY_ATTEMPTS} attempts): not checked"
 LEFT_OUT = "the verifier left this claim out twice: not checked"
+RESTATES = "restates a sentence of the paper in its words (no verifier call)"
 
 Search = Callable[[str, str | None], list]
 EvidenceFor = Callable[[list[str]], list[EvidenceRef]]
@@ -363,6 +367,13 @@ def _checker_verdict(view: CheckerView, guard_reasons: list[str], band: CheckerB
     return SUPPORTED, reasons
 
 
+def _restated_verdict(source: str, guard_reasons: list[str]) -> tuple[str, list[str]]:
+    """The verdict of a sentence that restates one of the paper's (no verifier call)."""
+    quoted = source if len(source) <= 160 else source[:157].rstrip() + "…"
+    reasons = list(guard_reasons) + [f"{RESTATES}: “{quoted}”"]
+    return (UNSUPPORTED if guard_reasons else SUPPORTED), reasons
+
+
 def audit_text(text: str, **kwargs) -> AuditResult:
     """One audit pass over `text` (see the module docstring); keyword arguments as `audit_sentences`."""
     return audit_sentences(split_sentences(text), **kwargs)
@@ -384,6 +395,7 @@ def audit_sentences(
     prompt_for: PromptFor = build_messages,
     checker: CheckerBand | None = None,
     require_specific: bool = False,
+    accept_restatements: bool = False,
 ) -> AuditResult:
     """Verify already split sentences. Each sentence is searched on its own (top 3 passages);
     with a `checker` (reader.audit.checking), the trained claim checker scores it against each
@@ -394,7 +406,9 @@ def audit_sentences(
     `prompt_for(claims, evidence)` writes a batch's conversation (prompts/verify.j2 unless given).
     Each sentence keeps its own evidence, the excerpt that decided first. With
     `require_specific` (the deep read's own text), a sentence that names nothing of the paper
-    is unsupported (reader.audit.specific)."""
+    is unsupported (reader.audit.specific); with `accept_restatements` (the deep read's own text),
+    a sentence restating one sentence of its excerpts in the paper's words is supported without a
+    verifier call (reader.audit.restated)."""
     threshold = YES_THRESHOLD if yes_threshold is None else yes_threshold
     start = time.perf_counter()
     known = known or {}
@@ -406,7 +420,14 @@ def audit_sentences(
     views = dict(
         zip(todo, check_sentences(todo, [excerpts(s, passages[s] or fallback) for s in todo], checker))
     )
-    asked = [s for s in todo if views[s].decided is None]
+    restated = {
+        s: source
+        for s in todo
+        if accept_restatements
+        and views[s].decided is None
+        and (source := restated_source(s, [e.text for e in views[s].evidence])) is not None
+    }
+    asked = [s for s in todo if views[s].decided is None and s not in restated]
     batches = [asked[i : i + BATCH_SIZE] for i in range(0, len(asked), BATCH_SIZE)]
 
     def run(batch):
@@ -438,18 +459,20 @@ def audit_sentences(
                 guard[s].append(NOTHING_SPECIFIC)
     for sentence in todo:
         view = views[sentence]
-        if view.decided is not None:
+        if view.decided is None and sentence not in restated:
+            continue
+        evidence = view.evidence if passages[sentence] else fallback
+        if sentence in restated:
+            source = restated[sentence]
+            verdict, reasons = _restated_verdict(source, guard[sentence])
+            evidence = sorted(view.evidence, key=lambda e: source not in e.text)
+        else:
             verdict, reasons = _checker_verdict(view, guard[sentence], checker)
-            if notes[sentence]:
-                reasons.append(notes[sentence])
-            fresh[sentence] = SentenceResult(
-                sentence,
-                verdict,
-                "",
-                reasons,
-                view.evidence if passages[sentence] else fallback,
-                judgement=Judgement(None, p_checker=view.p_supported),
-            )
+        if notes[sentence]:
+            reasons.append(notes[sentence])
+        fresh[sentence] = SentenceResult(
+            sentence, verdict, "", reasons, evidence, judgement=Judgement(None, p_checker=view.p_supported)
+        )
     for batch, outcome in zip(batches, outcomes):
         result.llm_calls += outcome.calls
         result.prompt_tokens += outcome.prompt_tokens

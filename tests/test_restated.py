@@ -1,0 +1,101 @@
+"""A deep-read sentence that restates one of the paper's in its words is supported without a
+verifier call; one fact changed and the verifier decides (reader.audit.restated)."""
+
+from __future__ import annotations
+
+import pytest
+
+from reader.audit.loop import RESTATES, audit_sentences
+from reader.audit.restated import restated_source, restates
+from reader.audit.verify import EvidenceRef
+from reader.llm.scripted import ScriptedLLM
+
+SOURCE = (
+    "We show that TableFormer reaches 93.6 TEDS on PubTabNet, which is not the case for "
+    "EDD with its single decoder."
+)
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        SOURCE,
+        "The authors show that TableFormer reaches 93.6 TEDS on PubTabNet, which is not the case "
+        "for EDD with its single decoder.",
+        "The authors report that TableFormer reaches 93.6 TEDS on PubTabNet, which is not the case "
+        "for EDD with its decoder.",
+    ],
+)
+def test_a_copy_in_the_third_person_or_a_reporting_frame_restates(claim):
+    assert restates(claim, SOURCE)
+
+
+@pytest.mark.parametrize(
+    "claim, broken",
+    [
+        (
+            "The authors show that TableFormer reaches 96.3 TEDS on PubTabNet, which is not the case "
+            "for EDD with its single decoder.",
+            "a changed number",
+        ),
+        (
+            "The authors show that EDD reaches 93.6 TEDS on PubTabNet, which is not the case "
+            "for TableFormer with its single decoder.",
+            "names swapped",
+        ),
+        (
+            "The authors show that TableFormer reaches 93.6 TEDS on PubTabNet, which is the case "
+            "for EDD with its single decoder.",
+            "the negation dropped",
+        ),
+        (
+            "The authors show that TableFormer clearly reaches 93.6 TEDS on PubTabNet, which is not "
+            "the case for EDD with its single decoder.",
+            "a word of the writer's own",
+        ),
+        ("TableFormer reaches 93.6 TEDS.", "most of the sentence left out"),
+    ],
+)
+def test_one_fact_changed_is_not_a_restatement(claim, broken):
+    assert not restates(claim, SOURCE), broken
+
+
+def test_half_a_sentence_is_not_a_restatement_of_it():
+    source = "The model is trained for three days on four machines with a learning rate schedule."
+    assert restates("The model is trained for three days on four machines with a rate schedule.", source)
+    assert not restates("The model is trained for three days.", source)
+
+
+def test_a_name_is_kept_whole_and_a_capitalised_article_is_a_name():
+    source = "Unlike BERT-Large, SciBERT is pretrained on scientific text from 1.14M papers."
+    assert restates("Unlike BERT-Large, SciBERT is pretrained on scientific text from 1.14M papers.", source)
+    assert not restates("Unlike BERT, SciBERT is pretrained on scientific text from 1.14M papers.", source)
+    assert not restates(
+        "We tune TM or AN-AN on the dictionary of 5K words.",
+        "We tune TM or SP on the dictionary of 5K words.",
+    )
+
+
+def test_the_source_is_found_among_the_sentences_of_the_evidence():
+    text = "TEDS is a tree edit distance. " + SOURCE + " Training takes two days."
+    assert restated_source("The authors show that " + SOURCE[len("We show that ") :], [text]) == SOURCE
+    assert restated_source("Training of TableFormer takes two days on four GPUs.", [text]) is None
+
+
+def test_the_audit_passes_a_restatement_without_the_verifier_and_asks_about_the_rest():
+    verifier = ScriptedLLM(lambda prompt: "[1] NO")
+    evidence = [EvidenceRef(chunk_id=1, page_start=3, page_end=3, text=SOURCE)]
+    copied = "The authors show that " + SOURCE[len("We show that ") :]
+    changed = copied.replace("93.6", "96.3")
+    kwargs = dict(verifier=verifier, evidence_for=lambda batch: evidence, max_workers=1)
+
+    result = audit_sentences([copied, changed], accept_restatements=True, **kwargs)
+    first, second = result.sentences
+    assert first.verdict == "supported" and any(r.startswith(RESTATES) for r in first.reasons)
+    assert first.evidence and SOURCE in first.evidence[0].text
+    assert second.verdict == "unsupported" and verifier.calls == 1
+    asked = verifier.history[0]["messages"][-1]["content"].rpartition("<claims>")[2]
+    assert "96.3" in asked and "93.6" not in asked, "only the changed sentence is asked about"
+
+    without = audit_sentences([copied], **kwargs)  # other audits (answers, outside text) ask
+    assert without.sentences[0].verdict == "unsupported" and verifier.calls == 2
