@@ -377,3 +377,20 @@ def test_quoted_evidence_and_numbered_starts_read_as_written(db, tmp_path):
     assert "“3.2 Citation Prediction We predict links between papers.”" in html
     assert "<p>1. Introduction We study citation graphs.</p>" in html
     assert "<ol" not in html and "\\" not in re.sub(r"<[^>]+>", "", html)
+
+
+def test_a_flagged_sentence_that_starts_in_bold_reads_as_written(db, tmp_path):
+    """The writer's "**Author lists** …" in a warning callout is bold, with no stray backslash;
+    a sentence that would start a bullet or a rule still renders as its text."""
+    pid = "3d" * 32
+    add_paper(db, pid, "Bold Starts")
+    bold, bullet, rule = "**Author lists** are parsed by rule.", "- Not a bullet here.", "---"
+    add_analysis(
+        db, pid, "synthesis", [(bold, "unsupported"), (bullet, "unsupported"), (rule, "unsupported")]
+    )
+    (path,) = export_notes(db, [pid], tmp_path).notes
+    html = html_of(path.read_text(encoding="utf-8"))
+    assert "<strong>Author lists</strong> are parsed by rule." in html
+    assert "\\" not in re.sub(r"<[^>]+>", "", html)
+    callouts = "".join(re.findall(r"<blockquote>.*?</blockquote>", html, re.S))
+    assert "- Not a bullet here." in callouts and "<ul" not in callouts and "<hr" not in callouts

@@ -203,10 +203,11 @@ class Note:
 
 _THEMATIC_OR_SETEXT = re.compile(r"^(\s{0,3})([-*_=])[ \t]*(?:\2[ \t]*){2,}$|^(\s{0,3})(=+|-+)[ \t]*$")
 _TAG = re.compile(r"(^|[\s(])#(?=[^\s#\d])")
-# What makes a line a block: a quote, heading, bullet or rule by its first character, an
-# ordered list by "1." or "1)" followed by a space. The list's digits cannot be escaped (a
-# backslash before a digit is shown as a backslash): its "." or ")" is.
-_BLOCK_START = re.compile(r"^(\s{0,3})(?:([>#+*-])|(\d{1,9})([.)])(?=[ \t]|$))")
+# What makes a line a block: a quote by its first character, a heading or bullet by "#", "+",
+# "*" or "-" followed by a space ("**bold**" and "-3%" start none), an ordered list by "1." or
+# "1)" followed by a space. The list's digits cannot be escaped (a backslash before a digit is
+# shown as a backslash): its "." or ")" is.
+_BLOCK_START = re.compile(r"^(\s{0,3})(?:(>|[#+*-](?=[ \t]|$))|(\d{1,9})([.)])(?=[ \t]|$))")
 
 
 def escape_inline(text: str) -> str:
@@ -263,7 +264,10 @@ def escape_phrase(text: str) -> str:
 def escape_flat(text: str) -> str:
     """Text from the PDF (abstract, a flagged sentence) that starts a line: one line, nothing
     at its start read as markup."""
-    return _BLOCK_START.sub(_escape_block_start, escape_phrase(text))
+    flat = escape_phrase(text)
+    if _THEMATIC_OR_SETEXT.match(flat):
+        return "\\" + flat.lstrip()
+    return _BLOCK_START.sub(_escape_block_start, flat)
 
 
 def escape_cell(text: str) -> str:
