@@ -394,3 +394,26 @@ def test_a_flagged_sentence_that_starts_in_bold_reads_as_written(db, tmp_path):
     assert "\\" not in re.sub(r"<[^>]+>", "", html)
     callouts = "".join(re.findall(r"<blockquote>.*?</blockquote>", html, re.S))
     assert "- Not a bullet here." in callouts and "<ul" not in callouts and "<hr" not in callouts
+
+
+def test_the_summary_has_an_unanswered_column_only_for_a_review_that_recorded_one(db, tmp_path):
+    """Today's audit never gives "unanswered"; a review stored by an earlier version may have it."""
+    today, earlier = "3e" * 32, "3f" * 32
+    add_paper(db, today, "Audited Today")
+    add_analysis(db, today, "critique", [("Fast on 14 papers.", "supported"), ("It is slow.", "unsupported")])
+    add_paper(db, earlier, "Audited Earlier")
+    add_analysis(db, earlier, "critique", [("Fast on 14 papers.", "supported"), ("Left out.", "unanswered")])
+    notes = {
+        p.read_text(encoding="utf-8").split("\n# ", 1)[1].split("\n", 1)[0]: p
+        for p in export_notes(db, [today, earlier], tmp_path).notes
+    }
+    summary = {
+        title: html_of(path.read_text(encoding="utf-8"))
+        .split("Verification summary", 1)[1]
+        .split("</table>")[0]
+        for title, path in notes.items()
+    }
+    assert ">Unchecked</th>" in summary["Audited Today"] and "Unanswered" not in summary["Audited Today"]
+    assert summary["Audited Today"].count("<tr>") == 3  # header, the critique, the total
+    assert ">Unanswered</th>" in summary["Audited Earlier"]
+    assert summary["Audited Earlier"].count('<td style="text-align:right">1</td>') >= 2

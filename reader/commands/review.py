@@ -73,23 +73,17 @@ def _print_table(report) -> None:
     )
     # 132 columns when piped: the paper's name gives way to the figures.
     table.add_column("Paper", overflow="ellipsis", no_wrap=True, max_width=34)
-    for name in ("Sentences", "Flagged", "Unchecked", "Unanswered", "Regens", "LLM calls", "Time"):
+    # "unanswered" is what earlier versions recorded; its column only when a stored review has it
+    with_unanswered = any(row.unanswered for row in report.papers)
+    names = ("Sentences", "Flagged", "Unchecked") + (("Unanswered",) if with_unanswered else ())
+    for name in names + ("Regens", "LLM calls", "Time"):
         table.add_column(name, justify="right", no_wrap=True, min_width=len(name))
     table.add_column("Status", no_wrap=True, min_width=8)
     for row in report.papers:
         name = table_cell(row.title or printable(Path(row.source).name))
         if row.status in ("error", "removed", "busy"):  # nothing was read: no figures to show
-            table.add_row(
-                name,
-                "",
-                "",
-                "",
-                "",
-                "",
-                "",
-                _duration(row.seconds),
-                _NO_FIGURES_STATUS.get(row.status, row.status),
-            )
+            blank = [""] * (len(names) + 2)
+            table.add_row(name, *blank, _duration(row.seconds), _NO_FIGURES_STATUS.get(row.status, row.status))
             continue
         unchecked = f"[yellow]{row.unchecked}[/yellow]" if row.unchecked else "0"
         table.add_row(
@@ -97,7 +91,7 @@ def _print_table(report) -> None:
             str(row.sentences),
             f"{row.flagged} ({row.final_ratio:.1%})",
             unchecked,
-            str(row.unanswered),
+            *([str(row.unanswered)] if with_unanswered else []),
             str(row.regenerations),
             str(row.llm_calls),
             _duration(row.seconds),
