@@ -9,7 +9,8 @@ check. A rewrite asks again only for the headings that had unsupported sentences
 the other headings as they were.
 
 A reply is the text under one heading; if the model wrote headings anyway, the text under
-the requested one is taken (or what came before the first heading).
+the requested one is taken (or what came before the first heading), less a last sentence the
+length limit cut off.
 """
 
 from __future__ import annotations
@@ -84,6 +85,21 @@ def heading_body(reply: str, heading: str) -> str:
     return reply[: lines[0].start()].strip() or next(named_otherwise, "")
 
 
+_ENDS = re.compile(r"[.!?。！？][\"'”’)\]]*$")
+_TRAILING_MARKER = re.compile(r"\s*(?:\d{1,3}[.)]|[-*•])\s*$")
+
+
+def without_cut_off_end(body: str) -> str:
+    """`body` without a last sentence the length limit cut off (it ends without a full stop),
+    when a sentence before it is complete; a list number left dangling goes with it."""
+    text = body.rstrip()
+    spans = sentence_spans(text)
+    if not text or _ENDS.search(text) or len(spans) < 2:
+        return body
+    kept = text[: spans[-1][0]].rstrip()
+    return _TRAILING_MARKER.sub("", kept).rstrip() if _ENDS.search(_TRAILING_MARKER.sub("", kept)) else body
+
+
 def split_document(text: str) -> list[tuple[str, str]]:
     """(heading, text under it) for each "## heading" of a document; text before the first
     heading comes as ("", text)."""
@@ -149,7 +165,7 @@ def write_document(generator, request: Request) -> Completion:
         material = heading_material(heading, request.sections, used, request.material_tokens)
         reply = _ask(generator, request, heading, material, critique_facts(heading, request.sections))
         replies.append(reply)
-        body = heading_body(reply.text, heading)
+        body = without_cut_off_end(heading_body(reply.text, heading))
         if heading == "Key results" and request.output_language in (None, request.language):
             # the small writer seldom keeps the abstract's figures: they follow, as the abstract says them
             body = " ".join([body, *missing_headlines(body, request.sections)]).strip()
@@ -180,7 +196,9 @@ def rewrite_document(generator, request: Request, previous: str, flagged: list[s
         )
         replies.append(reply)
         # nothing back: the heading keeps its supported sentences, as the rewrite was asked to
-        parts.append((heading, heading_body(reply.text, heading) or remove_sentences(body, own)))
+        parts.append(
+            (heading, without_cut_off_end(heading_body(reply.text, heading)) or remove_sentences(body, own))
+        )
     return _total(parts, replies)
 
 

@@ -249,3 +249,21 @@ def test_key_results_give_the_abstracts_figures_the_writer_left_out():
     # written in another language than the paper's: nothing of the abstract is added
     other = request(sections=[abstract], output_language="zh")
     assert "MNLI" not in dict(split_document(write_document(generator, other).text))["Key results"]
+
+
+def test_a_sentence_the_length_limit_cut_off_is_dropped():
+    def write(prompt):
+        if 'heading "Open questions"' in prompt:
+            return "1. Only BERT-base was tested. 2. Larger models are left to future work. 3. The authors"
+        return "HeadPrune removes heads in ten steps. It keeps 97% of the accuracy"
+
+    parts = dict(split_document(write_document(ScriptedLLM(write), request()).text))
+    assert (
+        parts["Open questions"] == "1. Only BERT-base was tested. 2. Larger models are left to future work."
+    )
+    assert parts["Method"] == "HeadPrune removes heads in ten steps."
+    # one sentence, cut or not, is kept: the heading would otherwise be empty
+    one = dict(
+        split_document(write_document(ScriptedLLM(lambda p: "HeadPrune removes heads in"), request()).text)
+    )
+    assert one["Method"] == "HeadPrune removes heads in"

@@ -83,7 +83,9 @@ def _print_table(report) -> None:
         name = table_cell(row.title or printable(Path(row.source).name))
         if row.status in ("error", "removed", "busy"):  # nothing was read: no figures to show
             blank = [""] * (len(names) + 2)
-            table.add_row(name, *blank, _duration(row.seconds), _NO_FIGURES_STATUS.get(row.status, row.status))
+            table.add_row(
+                name, *blank, _duration(row.seconds), _NO_FIGURES_STATUS.get(row.status, row.status)
+            )
             continue
         unchecked = f"[yellow]{row.unchecked}[/yellow]" if row.unchecked else "0"
         table.add_row(
