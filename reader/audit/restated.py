@@ -37,8 +37,10 @@ KEEP = frozenset(
 _TOKEN = re.compile(r"[^\s(),;:\"“”]+")  # a word with its hyphens and dots: "BERT-Large", "0.85"
 _NAME = re.compile(r"[A-Z0-9]")
 _REPORTING = re.compile(
-    r"^\s*(?:the\s+)?(?:authors?|paper|study|article|work)\s+"
-    r"(?:also\s+)?(?:reports?|states?|notes?|writes?|says?|explains?|mentions?)\s+that\s+",
+    r"^\s*(?:(?:the\s+)?(?:authors?|paper|study|article|work)\s+(?:also\s+)?"
+    r"(?:reports?|states?|notes?|writes?|says?|explains?|mentions?|finds?|shows?|observes?)\s+that"
+    r"|according\s+to\s+the\s+(?:authors?|paper|study|article),?"
+    r"|it\s+is\s+(?:reported|stated|noted|shown|found)\s+that)\s+",
     re.I,
 )
 
