@@ -267,3 +267,16 @@ def test_a_sentence_the_length_limit_cut_off_is_dropped():
         split_document(write_document(ScriptedLLM(lambda p: "HeadPrune removes heads in"), request()).text)
     )
     assert one["Method"] == "HeadPrune removes heads in"
+
+
+def test_material_spans_the_sections_rather_than_one():
+    rich = S(
+        "3.1 Model",
+        "The model has an encoder layer and a decoder layer. The model is trained with a step schedule. "
+        "The model input is a feature vector per word. The model output is a label per layer step.",
+        METHOD,
+    )
+    other = S("3.2 Training data", "Training uses the method of distant supervision on news.", METHOD)
+    material = heading_material("Method", [rich, other], set(), 45)
+    assert other.text in material, "the second section gives its sentence though the first scores higher"
+    assert len(material) >= 2 and material[-1] == other.text  # in the paper's order

@@ -7,12 +7,14 @@ numbers first under Key results — and, for the critique, facts found by rule t
 would check (is any variance reported, how large are the datasets, is there a limitations
 section). No model is involved. A sentence already given to an earlier heading of the same
 document is passed over while others are left, so the headings do not all draw on one
-sentence.
+sentence, and a section's sentences count less for each one it has given already, so the
+material spans the paper's sections rather than one.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from reader.text.split import split_sentences
@@ -21,6 +23,9 @@ from reader.text.tokens import estimate_tokens
 # Section kinds, as reader.deepread ranks them (lower is read first when the paper is long).
 ABSTRACT, INTRODUCTION, CONCLUSION, RESULTS, METHOD, CAPTIONS, OTHER, APPENDIX = range(8)
 
+# A section's later sentences count this much less for each sentence it has given the heading
+# (SPREAD) or an earlier heading of the document (SPREAD_USED): the material spans the paper.
+SPREAD, SPREAD_USED = 1.0, 0.25
 _NUMBER = re.compile(r"\d")
 _CITATION = re.compile(r"\[\d[\d,;\s–-]*\]|\(\D{2,40}\d{4}[a-z]?\)|\bet al\b", re.I)
 
@@ -248,11 +253,12 @@ def _is_data_size(sentence: str) -> bool:
     return False
 
 
-def _sentences(sections, kinds: tuple[int, ...]) -> list[tuple[int, int, str]]:
-    """(rank of its section kind, position, sentence) for the sections of these kinds."""
+def _sentences(sections, kinds: tuple[int, ...]) -> list[tuple[int, int, str, int]]:
+    """(rank of its section kind, position, sentence, section's index) for the sections of these
+    kinds."""
     out = []
     position = 0
-    for section in sections:
+    for index, section in enumerate(sections):
         if section.priority not in kinds:
             continue
         rank = kinds.index(section.priority)
@@ -261,7 +267,7 @@ def _sentences(sections, kinds: tuple[int, ...]) -> list[tuple[int, int, str]]:
             if _BOILERPLATE.search(flat):
                 continue
             if 6 <= len(flat.split()) <= 80 or (len(flat) >= 30 and re.search(r"[^\x00-\x7f]", flat)):
-                out.append((rank, position, flat))
+                out.append((rank, position, flat, index))
                 position += 1
     return out
 
@@ -271,8 +277,11 @@ def heading_material(heading: str, sections, used: set[str], max_tokens: int) ->
     `max_tokens`, in the paper's order; `used` (the sentences earlier headings were given) is
     updated. A heading without a rule gets the sentences that carry numbers or claims."""
     rule = RULES.get(heading, Rule((ABSTRACT, RESULTS, CONCLUSION), _cue("result", "show", "propos")))
+    candidates = _sentences(sections, rule.kinds)
     scored = []
-    for rank, position, sentence in _sentences(sections, rule.kinds):
+    taken: Counter = Counter(section for _, _, sentence, section in candidates if sentence in used)
+    taken = Counter({section: n * SPREAD_USED for section, n in taken.items()})
+    for rank, position, sentence, section in candidates:
         score = 2.0 * len(rule.cue.findall(sentence)[:2]) - 0.7 * rank
         if rule.numbers and _NUMBER.search(sentence):
             score += 3.0
@@ -280,14 +289,19 @@ def heading_material(heading: str, sections, used: set[str], max_tokens: int) ->
             score += 2.0
         if sentence in used:
             score -= 4.0
-        scored.append((score, position, sentence))
+        if score > 0:
+            scored.append((score, position, sentence, section))
     chosen, spent = [], 0
-    for score, position, sentence in sorted(scored, key=lambda s: (-s[0], s[1])):
+    while scored:  # the best first, a section's score lowered by what it has given already
+        best = max(scored, key=lambda s: (s[0] - taken[s[3]], -s[1]))
+        scored.remove(best)
+        _, position, sentence, section = best
         cost = estimate_tokens(sentence) + 2
-        if score <= 0 or spent + cost > max_tokens:
+        if spent + cost > max_tokens:
             continue
         chosen.append((position, sentence))
         spent += cost
+        taken[section] += SPREAD
     picked = [s for _, s in sorted(chosen)]
     used.update(picked)
     return picked
@@ -307,7 +321,7 @@ def missing_headlines(body: str, sections, limit: int = 3) -> list[str]:
     most `limit`: what a reader expects to find under Key results."""
     given = figures(body)
     out = []
-    for _, _, sentence in _sentences(sections, (ABSTRACT,)):
+    for _, _, sentence, _ in _sentences(sections, (ABSTRACT,)):
         own = figures(sentence)
         if own and not own <= given:
             out.append(sentence)
