@@ -5,7 +5,8 @@ one: reader.text.tidy's test), empty headings and bullets, the share of specific
 (reader.audit.specific), sentences in the first person ("we", "our": the paper's own words),
 near-verbatim copies of one paper sentence (at least 80% of the words in the same order,
 difflib), statements that a heading has nothing ("does not provide any ..."); per paper: the
-abstract's numbers found under Key results, the sections the documents draw on (a section
+abstract's numbers found under Key results (numbers of two or more characters, years and the
+journal's front matter beside the abstract left out), the sections the documents draw on (a section
 contributes when some sentence's closest paper sentence, sharing at least half its content
 words, is in it), the results sections' numbers the documents give, the flagged ratio of the
 first draft and of each iteration, rewrites, LLM calls, tokens and seconds.
@@ -26,11 +27,13 @@ from benchmarks.common import SHARED_PAPERS, wilson
 from reader.audit.guards import PaperFacts
 from reader.audit.loop import MARK as LOOP_MARK
 from reader.audit.specific import says_nothing_specific
+from reader.text.material import abstract_sentences
 from reader.text.split import split_sentences
 from reader.text.tidy import BULLET_MARK, content_key, repeats_earlier
 from reader.text.words import words
 
 MARK = LOOP_MARK.strip()
+YEAR = re.compile(r"(?:19|20)\d\d")  # a year is no headline figure
 COPY_RATIO = 0.8
 _EMPTY_ITEM = re.compile(rf"^[ \t]*{BULLET_MARK}[ \t]*$", re.M)
 _FIRST_PERSON = re.compile(r"\b(?:we|our|ours|us)\b", re.I)
@@ -105,7 +108,7 @@ def load_paper(path: Path, tmp: str) -> PaperText:
     with db() as session:
         material = load_material(session, result.paper_id)
     sections = [(s.title, [" ".join(x.split()) for x in split_sentences(s.text)]) for s in material.sections]
-    abstract = next((s.text for s in material.sections if s.priority == 0), "")
+    abstract = " ".join(abstract_sentences(material.sections))
     results = " ".join(s.text for s in material.sections if _RESULTS.search(s.title))
     return PaperText(sections, abstract, results, PaperFacts.from_texts(material.facts_texts))
 
@@ -148,7 +151,7 @@ def measure_read(data: dict, paper: PaperText) -> dict:
     measured = {kind: measure_document(a["final_text"], paper) for kind, a in docs.items()}
     drawn = set().union(*(m["drawn"] for m in measured.values()))
     text = " ".join(a["final_text"] for a in docs.values())
-    headline = numbers(paper.abstract)
+    headline = {n for n in numbers(paper.abstract) if not YEAR.fullmatch(n)}
     key_results = numbers(section_text(docs.get("synthesis", {}).get("final_text", ""), "Key results"))
     results = numbers(paper.results)
     return {

@@ -312,16 +312,24 @@ _YEAR = re.compile(r"(?:19|20)\d\d")
 
 
 def figures(text: str) -> set[str]:
-    """The numbers `text` gives, years left out."""
-    return {n.rstrip(".,") for n in _FIGURE.findall(text) if not _YEAR.fullmatch(n)}
+    """The numbers `text` gives, years and single digits (list items "(2)", footnote marks)
+    left out."""
+    found = (n.rstrip(".,") for n in _FIGURE.findall(text))
+    return {n for n in found if len(n.rstrip("%")) >= 2 and not _YEAR.fullmatch(n)}
 
 
-def missing_headlines(body: str, sections, limit: int = 3) -> list[str]:
+def abstract_sentences(sections) -> list[str]:
+    """The abstract's sentences, without the front matter a journal prints beside it (citation
+    line, DOI, dates, licence)."""
+    return [sentence for _, _, sentence, _ in _sentences(sections, (ABSTRACT,))]
+
+
+def missing_headlines(body: str, sections, limit: int = 4) -> list[str]:
     """The abstract's sentences whose figures (its headline results) `body` does not give, at
     most `limit`: what a reader expects to find under Key results."""
     given = figures(body)
     out = []
-    for _, _, sentence, _ in _sentences(sections, (ABSTRACT,)):
+    for sentence in abstract_sentences(sections):
         own = figures(sentence)
         if own and not own <= given:
             out.append(sentence)
