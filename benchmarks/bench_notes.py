@@ -12,7 +12,8 @@ sentences, each claim by word overlap): it shows the endpoint path (sizes, calls
 sampling sent), not a model's quality.
 
 Each read is the real command in a fresh READER_HOME (embedded model, cache off; see
-benchmarks.bench_read). Its `--json` is saved as SAVE/ARM/PAPER.json, and a paper whose file is
+benchmarks.bench_read), paper by paper, the baseline's read then the current one's, so both arms
+see the same machine. Its `--json` is saved as SAVE/ARM/PAPER.json, and a paper whose file is
 already there is not read again, so the arms can run one after the other. The figures
 (benchmarks.notes_quality) are computed from the saved reads and the paper ingested by the
 current code; the worst three current documents are printed in full.
@@ -97,19 +98,21 @@ def main() -> None:
     parser.add_argument("--papers", nargs="+", default=PAPERS)
     parser.add_argument("--report", action="store_true", help="only print the figures of the saved reads")
     args = parser.parse_args()
+    if "baseline" in args.arms and not args.baseline and not args.report:
+        parser.error("the baseline arm needs --baseline REV")
     if not args.report:
-        for arm in args.arms:
-            if arm == "endpoint":
-                run_endpoint_arm(args.papers, args.save)
-                continue
-            if arm == "baseline" and not args.baseline:
-                parser.error("the baseline arm needs --baseline REV")
-            code = export(args.baseline) if arm == "baseline" else None
-            try:
-                run_arm(arm, code, args.papers, args.save)
-            finally:
-                if code is not None:
-                    shutil.rmtree(code, ignore_errors=True)
+        code = export(args.baseline) if "baseline" in args.arms else None
+        try:
+            for (
+                name
+            ) in args.papers:  # paper by paper, the arms one after the other: both see the same machine
+                for arm in (a for a in args.arms if a != "endpoint"):
+                    run_arm(arm, code if arm == "baseline" else None, [name], args.save)
+        finally:
+            if code is not None:
+                shutil.rmtree(code, ignore_errors=True)
+        if "endpoint" in args.arms:
+            run_endpoint_arm(args.papers, args.save)
     from benchmarks.notes_quality import report
 
     report(args.save, args.papers)
