@@ -103,9 +103,7 @@ def main() -> None:
     if not args.report:
         code = export(args.baseline) if "baseline" in args.arms else None
         try:
-            for (
-                name
-            ) in args.papers:  # paper by paper, the arms one after the other: both see the same machine
+            for name in args.papers:  # paper by paper: both arms see the same machine
                 for arm in (a for a in args.arms if a != "endpoint"):
                     run_arm(arm, code if arm == "baseline" else None, [name], args.save)
         finally:
