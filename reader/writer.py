@@ -27,6 +27,10 @@ from reader.text.tokens import estimate_tokens
 # llama.cpp's sampling controls for the writer (docs/deepread.md: what each did to the 1.5B model's notes).
 WRITER_SAMPLING = {"repeat_penalty": 1.1, "dry_multiplier": 0.8, "min_p": 0.05}
 WRITER_TEMPERATURE = 0.2
+# The synthesis's headings are shown the paper's sentences that carry them and asked for short
+# sentences of the writer's own; the critique's only the facts a check found: shown sentences,
+# the 1.5B writer set them under critique headings they did not fit (docs/deepread.md).
+WITH_MATERIAL = ("synthesis",)
 MATERIAL_SHARE = 0.06  # of the paper context's tokens, for each heading's own sentences (80 to 400)
 _HEADING_LINE = re.compile(r"^[ \t]*(?:#{1,6}[ \t]*(.+?)|\*\*(.+?)\*\*:?)[ \t]*#*[ \t]*$", re.M)
 
@@ -57,6 +61,9 @@ class Request:
 
     @property
     def material_tokens(self) -> int:
+        """0 for a document written without the paper's sentences as material."""
+        if self.kind not in WITH_MATERIAL:
+            return 0
         return min(400, max(80, int(MATERIAL_SHARE * estimate_tokens(self.context))))
 
 
@@ -131,6 +138,7 @@ def _ask(generator, request: Request, heading: str, material, facts, flagged=(),
         facts=list(facts),
         flagged=list(flagged),
         previous=previous,
+        short_sentences=request.kind in WITH_MATERIAL,
         words=request.words_per_heading,
         language_instruction=language_instruction(request.language, request.output_language),
     )

@@ -62,6 +62,7 @@ def _analysis(title, context, lang, **extra):
         "material": ["The model reaches 41.2 BLEU on WMT 2014."],
         "facts": ["No standard deviation, confidence interval or significance test appears in the text."],
         "words": 100,
+        "short_sentences": False,
         "left_out": [],
         "flagged": [],
         "previous": "",

@@ -298,3 +298,15 @@ def test_list_numbers_and_footnote_marks_are_no_headline_figures():
     for figure in ("162", "73%", "18.5", "6.8", "0.89"):
         assert figure in key_results
     assert "(2)" not in key_results and "release" not in key_results
+
+
+def test_the_synthesis_is_shown_the_papers_sentences_and_the_critique_only_the_checks_facts():
+    generator = ScriptedLLM(lambda prompt: "HeadPrune removes heads in ten steps.")
+    write_document(generator, request(kind="synthesis"))
+    write_document(generator, request(kind="critique"))
+    synthesis, critique = generator.history[:6], generator.history[6:]
+    assert all("at most 18 words each" in h["prompt"] for h in synthesis)
+    assert sum("<material>" in h["prompt"] for h in synthesis) >= 4
+    assert not any("<material>" in h["prompt"] or "at most 18 words" in h["prompt"] for h in critique)
+    weaknesses = next(h["prompt"] for h in critique if 'heading "Weaknesses"' in h["prompt"])
+    assert "No standard deviation, confidence interval or significance test" in weaknesses.split("<facts>")[1]
