@@ -4,13 +4,13 @@ and needs no verifier call.
 The writer of a small model often takes a sentence of its material nearly as it stands ("We
 propose X" → "The authors propose X"). Such a sentence is decided by rule: leaving out frame
 words (articles, pronouns, "the authors", "the paper", "also" …) and a leading reporting frame
-("The authors report that"), its words must appear in one sentence of its evidence in the same
-order, cover at least `MIN_COVER` of that sentence's words, and keep every number (citation
-numbers included), every name (a word with a capital or a digit: "BERT-Large" kept whole) and
-every word of negation or doubt the paper's sentence has. A changed or
-swapped number, a reversed comparison, a moved or invented name, a dropped "not" or "may" or an
-added word of the writer's own breaks one of these, and the verifier decides as before.
-benchmarks/bench_restated.py measures the rule on faithful and fabricated copies.
+("The authors report that", "According to the paper,"), its words must appear in one sentence
+of its evidence in the same order, cover at least `MIN_COVER` of that sentence's words, and
+keep every number (citation numbers included), every name (a word with a capital or a digit:
+"BERT-Large" kept whole) and every word of negation, doubt or restriction the paper's sentence
+has. A changed or swapped number, a reversed comparison, a moved or invented name, a dropped
+"not" or "may" or an added word of the writer's own breaks one of these, and the verifier
+decides as before. benchmarks/bench_restated.py measures the rule on faithful and fabricated copies.
 """
 
 from __future__ import annotations
