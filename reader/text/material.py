@@ -277,10 +277,14 @@ def heading_material(heading: str, sections, used: set[str], max_tokens: int) ->
     `max_tokens`, in the paper's order; `used` (the sentences earlier headings were given) is
     updated. A heading without a rule gets the sentences that carry numbers or claims."""
     rule = RULES.get(heading, Rule((ABSTRACT, RESULTS, CONCLUSION), _cue("result", "show", "propos")))
+    if max_tokens <= 0:  # a document written without material (reader.writer.WITH_MATERIAL)
+        return []
     candidates = _sentences(sections, rule.kinds)
     scored = []
-    taken: Counter = Counter(section for _, _, sentence, section in candidates if sentence in used)
-    taken = Counter({section: n * SPREAD_USED for section, n in taken.items()})
+    taken: Counter = Counter()
+    for _, _, sentence, section in candidates:
+        if sentence in used:
+            taken[section] += SPREAD_USED
     for rank, position, sentence, section in candidates:
         score = 2.0 * len(rule.cue.findall(sentence)[:2]) - 0.7 * rank
         if rule.numbers and _NUMBER.search(sentence):
