@@ -484,6 +484,7 @@ def deep_read(
                 known=known,
                 require_specific=kind == "synthesis",
                 accept_restatements=True,
+                stated={f.sentence: f.finding for f in request.checked},
             )
 
         def report(number, result):

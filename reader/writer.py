@@ -19,7 +19,8 @@ import re
 from dataclasses import dataclass, field
 
 from reader.llm.base import Completion, supports_sampling
-from reader.prompts import environment, language_instruction, messages
+from reader.prompts import environment, language_instruction, messages, writes_chinese
+from reader.text.checked import CheckedFact, checked_facts
 from reader.text.material import critique_facts, heading_material, missing_headlines
 from reader.text.split import sentence_spans
 from reader.text.tokens import estimate_tokens
@@ -58,6 +59,13 @@ class Request:
     @property
     def max_tokens(self) -> int:
         return int(self.words_per_heading * 2.2) + 60
+
+    @property
+    def checked(self) -> list[CheckedFact]:
+        """The sentences the tool states itself under the critique's headings (in English)."""
+        if self.kind != "critique" or writes_chinese(self.language, self.output_language):
+            return []
+        return checked_facts(self.sections)
 
     @property
     def material_tokens(self) -> int:
@@ -126,6 +134,12 @@ def join_document(parts: list[tuple[str, str]]) -> str:
     return "\n\n".join(f"## {h}\n{body}" if h else body for h, body in parts if h or body).strip()
 
 
+def with_checked(heading: str, body: str, request: Request) -> str:
+    """`body` after the sentences the tool states under `heading` (those it does not give already)."""
+    own = [f.sentence for f in request.checked if f.heading == heading and f.sentence not in body]
+    return "\n\n".join(x for x in (" ".join(own), body) if x)
+
+
 def _ask(generator, request: Request, heading: str, material, facts, flagged=(), previous="") -> Completion:
     conversation = messages(
         "heading",
@@ -177,7 +191,7 @@ def write_document(generator, request: Request) -> Completion:
         if heading == "Key results" and request.output_language in (None, request.language):
             # the small writer seldom keeps the abstract's figures: they follow, as the abstract says them
             body = " ".join([body, *missing_headlines(body, request.sections)]).strip()
-        parts.append((heading, body))
+        parts.append((heading, with_checked(heading, body, request)))
     return _total(parts, replies)
 
 
@@ -204,9 +218,8 @@ def rewrite_document(generator, request: Request, previous: str, flagged: list[s
         )
         replies.append(reply)
         # nothing back: the heading keeps its supported sentences, as the rewrite was asked to
-        parts.append(
-            (heading, without_cut_off_end(heading_body(reply.text, heading)) or remove_sentences(body, own))
-        )
+        written = without_cut_off_end(heading_body(reply.text, heading)) or remove_sentences(body, own)
+        parts.append((heading, with_checked(heading, written, request)))
     return _total(parts, replies)
 
 

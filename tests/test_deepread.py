@@ -23,14 +23,19 @@ from reader.store.tables import (
     SentenceVerdict,
     VerdictEvidence,
 )
+from reader.text.checked import STATED
 
 PAPER_ID = "a" * 64
 SECTIONS = [
     ("1 Introduction", "Pruning attention heads makes BERT-large smaller. " * 30),
     ("2 Related Work", "Earlier work pruned weights rather than heads. " * 30),
     ("3 Method", "We score each head by its gradient and remove the lowest. " * 30),
-    ("4 Experiments", "On MNLI accuracy drops from 84.27 to 83.97 after pruning 40% of heads. " * 30),
-    ("5 Conclusion", "Head pruning is cheap and keeps accuracy. " * 20),
+    (
+        "4 Experiments",
+        "On MNLI accuracy drops from 84.27 to 83.97 after pruning 40% of heads. " * 30
+        + "Scores are the mean of three seeds (± 0.1).",
+    ),
+    ("5 Conclusion and limitations", "Head pruning is cheap and keeps accuracy. " * 20),
     ("References", "[1] Michel, P. 2019. Are sixteen heads really better than one?"),
 ]
 
@@ -98,7 +103,7 @@ def test_budget_chooses_sections_and_names_what_is_left_out(db):
     ctx = build_context(material, 600)
     assert ctx.tokens <= 620
     assert ctx.included[0] == "Abstract"
-    for wanted in ("1 Introduction", "5 Conclusion", "4 Experiments"):
+    for wanted in ("1 Introduction", "5 Conclusion and limitations", "4 Experiments"):
         assert wanted in ctx.included
     # every section is heard from, the lowest priority least: its best sentence or so
     assert "2 Related Work (partly)" in ctx.left_out and "2 Related Work" in ctx.included
@@ -407,3 +412,29 @@ def test_a_heading_whose_rewrite_comes_back_empty_keeps_its_supported_sentences(
             "## Strengths\nPruning 40% of heads keeps MNLI accuracy near 84.27.\n\n"
             "## Weaknesses\nHeads were scored by gradient."
         )
+
+
+def test_what_the_paper_lacks_is_stated_by_the_tool_and_passed_on_the_checks_finding(db):
+    """No variance and no limitations section: the critique says so in the tool's own
+    sentences, which the verifier is never asked about and which are stored as supported with
+    the rule's finding."""
+    bare = [
+        (title, text.replace("Scores are the mean of three seeds (± 0.1).", "")) for title, text in SECTIONS
+    ]
+    bare = [("5 Conclusion" if title.startswith("5 ") else title, text) for title, text in bare]
+    add_paper(db, sections=bare)
+    generator, verifier = make_llms(critiques=(CRITIQUE_1, CRITIQUE_1))
+    result = read_sample(db, generator, verifier, [])
+    critique = {k.kind: k for k in result.analyses}["critique"]
+    sentences = {s.text: s for s in critique.loop.iterations[-1].audit.sentences}
+    stated = [s for text, s in sentences.items() if any(r.startswith(STATED) for r in s.reasons)]
+    assert {s.text[:30] for s in stated} == {
+        "The abstract's figures (40% an",
+        "No section of the paper is giv",
+    }
+    assert all(s.verdict == "supported" for s in stated)
+    asked = " ".join(h["prompt"] for h in verifier.history)
+    assert "abstract's figures" not in asked and "No section of the paper" not in asked
+    with transaction(db) as s:
+        final = {a.kind: a for a in load_analyses(s, PAPER_ID)}["critique"].final_text
+    assert "## Weaknesses\nThe abstract's figures (40% and 0.3) are given without" in final

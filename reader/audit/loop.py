@@ -11,7 +11,8 @@
    is sure of (no verifier call); each sentence keeps its own excerpts as its
    evidence, the deciding one first; a sentence that restates one sentence of its
    excerpts in the paper's words (reader.audit.restated) is supported without a
-   verifier call too, in the deep read's own text;
+   verifier call too, in the deep read's own text, and so is a sentence the tool stated
+   itself from a rule over the paper (`stated`: its finding is the reason);
    the others go to the verifier in batches of 4, which is shown, per sentence,
    the passages' best-matching sentences with their neighbours
    (reader.audit.evidence). Fallback: the first 3,000 characters of the paper,
@@ -51,7 +52,7 @@ unchecked one, gets the prefix `[待验证] ` (first occurrence only).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -64,6 +65,7 @@ from reader.audit.specific import NOTHING_SPECIFIC, says_nothing_specific
 from reader.audit.verify import NO_EVIDENCE_CHARS, EvidenceRef, build_messages, parse_answers
 from reader.errors import ReaderError
 from reader.llm.base import Completion, Message, supports_accept, supports_logprobs
+from reader.text.checked import STATED
 from reader.text.split import sentence_spans, split_sentences
 
 BATCH_SIZE = 4
@@ -396,6 +398,7 @@ def audit_sentences(
     checker: CheckerBand | None = None,
     require_specific: bool = False,
     accept_restatements: bool = False,
+    stated: Mapping[str, str] | None = None,
 ) -> AuditResult:
     """Verify already split sentences. Each sentence is searched on its own (top 3 passages);
     with a `checker` (reader.audit.checking), the trained claim checker scores it against each
@@ -408,7 +411,9 @@ def audit_sentences(
     `require_specific` (the deep read's own text), a sentence that names nothing of the paper
     is unsupported (reader.audit.specific); with `accept_restatements` (the deep read's own text),
     a sentence restating one sentence of its excerpts in the paper's words is supported without a
-    verifier call (reader.audit.restated)."""
+    verifier call (reader.audit.restated). A sentence in `stated` (sentence: what a rule found,
+    reader.text.checked) was written by the tool from that finding: supported, the finding its
+    reason, unless a guard objects."""
     threshold = YES_THRESHOLD if yes_threshold is None else yes_threshold
     start = time.perf_counter()
     known = known or {}
@@ -420,14 +425,16 @@ def audit_sentences(
     views = dict(
         zip(todo, check_sentences(todo, [excerpts(s, passages[s] or fallback) for s in todo], checker))
     )
+    stated = {s: finding for s, finding in (stated or {}).items() if s in views}
     restated = {
         s: source
         for s in todo
-        if accept_restatements
+        if s not in stated
+        and accept_restatements
         and views[s].decided is None
         and (source := restated_source(s, [e.text for e in views[s].evidence])) is not None
     }
-    asked = [s for s in todo if views[s].decided is None and s not in restated]
+    asked = [s for s in todo if views[s].decided is None and s not in restated and s not in stated]
     batches = [asked[i : i + BATCH_SIZE] for i in range(0, len(asked), BATCH_SIZE)]
 
     def run(batch):
@@ -459,10 +466,13 @@ def audit_sentences(
                 guard[s].append(NOTHING_SPECIFIC)
     for sentence in todo:
         view = views[sentence]
-        if view.decided is None and sentence not in restated:
+        if view.decided is None and sentence not in restated and sentence not in stated:
             continue
         evidence = view.evidence if passages[sentence] else fallback
-        if sentence in restated:
+        if sentence in stated:
+            verdict = UNSUPPORTED if guard[sentence] else SUPPORTED
+            reasons = guard[sentence] + [f"{STATED}: {stated[sentence]}"]
+        elif sentence in restated:
             source = restated[sentence]
             verdict, reasons = _restated_verdict(source, guard[sentence])
             evidence = sorted(view.evidence, key=lambda e: source not in e.text)

@@ -315,11 +315,16 @@ _FIGURE = re.compile(r"\d+(?:[.,]\d+)*%?")
 _YEAR = re.compile(r"(?:19|20)\d\d")
 
 
-def figures(text: str) -> set[str]:
-    """The numbers `text` gives, years and single digits (list items "(2)", footnote marks)
-    left out."""
+def ordered_figures(text: str) -> list[str]:
+    """The numbers `text` gives, in order and once each, years and single digits (list items
+    "(2)", footnote marks) left out."""
     found = (n.rstrip(".,") for n in _FIGURE.findall(text))
-    return {n for n in found if len(n.rstrip("%")) >= 2 and not _YEAR.fullmatch(n)}
+    return list(dict.fromkeys(n for n in found if len(n.rstrip("%")) >= 2 and not _YEAR.fullmatch(n)))
+
+
+def figures(text: str) -> set[str]:
+    """The numbers `text` gives, as `ordered_figures`."""
+    return set(ordered_figures(text))
 
 
 def abstract_sentences(sections) -> list[str]:
@@ -341,22 +346,32 @@ def missing_headlines(body: str, sections, limit: int = 4) -> list[str]:
     return out[:limit]
 
 
+def body_sentences(sections) -> list[str]:
+    """The sentences of the sections that report the work (introduction, method, results,
+    captions, conclusion), spaces made single."""
+    body = [s for s in sections if s.priority in (RESULTS, METHOD, CAPTIONS, CONCLUSION, INTRODUCTION)]
+    return [" ".join(x.split()) for s in body for x in split_sentences(s.text)]
+
+
+def variance_sentence(sentences: list[str]) -> str | None:
+    """The first sentence that gives a variance, an interval or a significance test."""
+    return next((s for s in sentences if _VARIANCE.search(s)), None)
+
+
+def has_limitations_section(sections) -> bool:
+    return any(_LIMITATIONS.search(s.title) for s in sections)
+
+
 def critique_facts(heading: str, sections) -> list[str]:
     """What a reviewer would check, found by rule in the paper's text, for the critique headings
-    that weigh the evidence: whether variance or significance is reported, the data's sizes,
-    whether there is a section on limitations."""
+    that weigh the evidence: the data's sizes and, under Quality of the evidence, the variance or
+    significance the paper reports. (What the paper lacks, the tool states itself:
+    reader.text.checked.)"""
     if heading not in _CRITIQUE_FACTS:
         return []
-    body = [s for s in sections if s.priority in (RESULTS, METHOD, CAPTIONS, CONCLUSION, INTRODUCTION)]
-    sentences = [" ".join(x.split()) for s in body for x in split_sentences(s.text)]
+    sentences = body_sentences(sections)
     facts = []
-    variance = next((s for s in sentences if _VARIANCE.search(s)), None)
-    if variance is None:
-        facts.append("No standard deviation, confidence interval or significance test appears in the text.")
-    elif heading == "Quality of the evidence":
+    variance = variance_sentence(sentences)
+    if variance is not None and heading == "Quality of the evidence":
         facts.append(f"Variance or significance is mentioned: {variance}")
-    sizes = [s for s in sentences if _is_data_size(s)][:2]
-    facts += [f"Data size: {s}" for s in sizes]
-    if heading != "Quality of the evidence" and not any(_LIMITATIONS.search(s.title) for s in sections):
-        facts.append("The paper has no section on limitations.")
-    return facts
+    return facts + [f"Data size: {s}" for s in [s for s in sentences if _is_data_size(s)][:2]]

@@ -1,0 +1,70 @@
+"""Critique sentences the tool states itself, from a rule over the paper's text.
+
+What a paper lacks (a variance for its results, a section on its limitations) is a reviewer's
+point, but a sentence saying so has no passage to support it: the verifier cannot confirm an
+absence, and the small writer's paraphrase of the finding was flagged or turned into something
+else. So the tool writes the sentence and the audit takes the rule's finding as its reason
+(reader.audit.loop, `stated`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from reader.text.material import (
+    abstract_sentences,
+    body_sentences,
+    has_limitations_section,
+    ordered_figures,
+    variance_sentence,
+)
+
+STATED = "stated by the tool from a check of the paper's text (no verifier call)"
+RESULT_FIGURES = 3  # of the abstract's, named in the sentence on variance
+
+
+@dataclass(frozen=True)
+class CheckedFact:
+    heading: str  # the critique heading it goes under
+    sentence: str  # as the note gives it
+    finding: str  # what the check found: the audit's reason
+
+
+def _result_figures(sections) -> list[str]:
+    """The abstract's decimals and percentages (its results, not its counts), in order."""
+    found = ordered_figures(" ".join(abstract_sentences(sections)))
+    return [n for n in found if "%" in n or "." in n][:RESULT_FIGURES]
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def checked_facts(sections) -> list[CheckedFact]:
+    """The critique's sentences found by rule: no variance or significance reported anywhere in
+    the work's sections (naming the abstract's result figures), no section on limitations."""
+    facts = []
+    if variance_sentence(body_sentences(sections)) is None:
+        shown = _result_figures(sections)
+        sentence = (
+            f"The abstract's figures ({_listed(shown)}) are given without a standard deviation, "
+            "confidence interval or significance test, and none is reported elsewhere in the paper."
+            if shown
+            else "No result of the paper is given with a standard deviation, confidence interval "
+            "or significance test."
+        )
+        finding = (
+            "no sentence of the introduction, method, results, captions or conclusion gives a "
+            "standard deviation, confidence interval, significance test, error bar or ± range"
+        )
+        facts.append(CheckedFact("Weaknesses", sentence, finding))
+    if not has_limitations_section(sections):
+        titles = [s.title for s in sections if s.title]
+        facts.append(
+            CheckedFact(
+                "Threats to validity",
+                "No section of the paper is given to its limitations or threats to validity.",
+                f"none of the paper's {len(titles)} section titles names limitations or threats to validity",
+            )
+        )
+    return facts

@@ -1,0 +1,113 @@
+"""What a paper lacks, the tool states itself and the audit passes on the rule's finding
+(reader.text.checked, reader.audit.loop `stated`); the writer puts each sentence under its
+heading and keeps it through a rewrite."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from reader.audit.guards import PaperFacts
+from reader.audit.loop import audit_sentences
+from reader.audit.verify import EvidenceRef
+from reader.llm.scripted import ScriptedLLM
+from reader.text.checked import STATED, checked_facts
+from reader.text.material import ABSTRACT, CONCLUSION, RESULTS
+from reader.writer import Request, rewrite_document, split_document, write_document
+
+
+@dataclass
+class S:
+    title: str
+    text: str
+    priority: int
+
+
+ABSTRACT_TEXT = "We propose HeadPrune. It keeps 97.2% of accuracy at 40% of the heads on 12 tasks in 2019."
+PAPER = [
+    S("Abstract", ABSTRACT_TEXT, ABSTRACT),
+    S("4 Results", "On MNLI the pruned model reaches 83.97 against 84.27 for the full model.", RESULTS),
+    S("5 Conclusion", "A limitation is that only BERT-base was tested.", CONCLUSION),
+]
+
+
+def facts_of(sections):
+    return {f.heading: f for f in checked_facts(sections)}
+
+
+def test_a_missing_variance_and_a_missing_limitations_section_are_stated_with_the_abstracts_figures():
+    facts = facts_of(PAPER)
+    assert facts["Weaknesses"].sentence.startswith("The abstract's figures (97.2% and 40%) are given without")
+    assert "12" not in facts["Weaknesses"].sentence, "a count is no result figure"
+    assert "section titles" in facts["Threats to validity"].finding
+
+
+def test_nothing_is_stated_when_the_paper_has_it():
+    with_sd = PAPER + [S("4.2 Seeds", "Scores are averaged over 5 seeds (± 0.3).", RESULTS)]
+    assert "Weaknesses" not in facts_of(with_sd)
+    with_limits = PAPER + [S("6 Limitations", "Only English was tested.", CONCLUSION)]
+    assert "Threats to validity" not in facts_of(with_limits)
+    no_figures = [S("Abstract", "We propose HeadPrune.", ABSTRACT), PAPER[1]]
+    assert facts_of(no_figures)["Weaknesses"].sentence.startswith("No result of the paper")
+
+
+def test_the_audit_passes_a_stated_sentence_on_its_finding_without_the_verifier():
+    verifier = ScriptedLLM(lambda prompt: "[1] NO")
+    evidence = [EvidenceRef(chunk_id=1, page_start=1, page_end=1, text=ABSTRACT_TEXT)]
+    fact = facts_of(PAPER)["Weaknesses"]
+    wrong = fact.sentence.replace("97.2%", "98.5%")
+    result = audit_sentences(
+        [fact.sentence, wrong],
+        verifier=verifier,
+        evidence_for=lambda batch: evidence,
+        facts=PaperFacts.from_texts([ABSTRACT_TEXT]),
+        max_workers=1,
+        stated={fact.sentence: fact.finding, wrong: fact.finding},
+    )
+    first, second = result.sentences
+    assert first.verdict == "supported" and f"{STATED}: {fact.finding}" in first.reasons
+    assert verifier.calls == 0
+    assert second.verdict == "unsupported", "a guard still objects to a number the paper does not give"
+    unstated = audit_sentences(
+        [fact.sentence], verifier=verifier, evidence_for=lambda b: evidence, max_workers=1
+    )
+    assert unstated.sentences[0].verdict == "unsupported" and verifier.calls == 1
+
+
+def request(**changes):
+    values = dict(
+        kind="critique",
+        title="HeadPrune",
+        language="en",
+        context="## 4 Results\nOn MNLI the pruned model reaches 83.97.",
+        left_out=[],
+        sections=PAPER,
+        paper_id="p" * 64,
+        words_per_heading=60,
+    )
+    return Request(**{**values, **changes})
+
+
+def test_the_writer_puts_each_stated_sentence_first_under_its_heading_and_keeps_it_in_a_rewrite():
+    generator = ScriptedLLM(lambda prompt: "Only MNLI is reported for HeadPrune.")
+    critique = request()
+    parts = dict(split_document(write_document(generator, critique).text))
+    facts = facts_of(PAPER)
+    assert parts["Weaknesses"].startswith(facts["Weaknesses"].sentence)
+    assert parts["Threats to validity"].startswith(facts["Threats to validity"].sentence)
+    assert facts["Weaknesses"].sentence not in parts["Strengths"]
+    assert all(
+        "<facts>" not in h["prompt"] or "97.2%" not in h["prompt"].split("<facts>")[1]
+        for h in generator.history
+    )
+
+    draft = write_document(generator, critique).text
+    rewritten = rewrite_document(generator, critique, draft, ["Only MNLI is reported for HeadPrune."])
+    again = dict(split_document(rewritten.text))
+    assert again["Weaknesses"].startswith(facts["Weaknesses"].sentence)
+    assert again["Weaknesses"].count(facts["Weaknesses"].sentence) == 1
+
+    chinese = dict(split_document(write_document(generator, request(output_language="zh")).text))
+    synthesis = dict(split_document(write_document(generator, request(kind="synthesis")).text))
+    assert facts["Weaknesses"].sentence not in chinese.get("Weaknesses", "") + synthesis.get(
+        "Key results", ""
+    )
