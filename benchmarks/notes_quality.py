@@ -38,7 +38,7 @@ COPY_RATIO = 0.8
 _EMPTY_ITEM = re.compile(rf"^[ \t]*{BULLET_MARK}[ \t]*$", re.M)
 _FIRST_PERSON = re.compile(r"\b(?:we|our|ours|us)\b", re.I)
 _NOTHING_THERE = re.compile(
-    r"\bdoes not (?:provide|make|report|mention|discuss|include|present|identify|contain|have) any\b"
+    r"\bdo(?:es)? not (?:provide|make|report|mention|discuss|include|present|identify|contain|have) any\b"
     r"|\bthere (?:are|is) no (?:missing|overclaim|threat|weakness)|\bno (?:overclaims|threats to validity)\b",
     re.I,
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from reader.audit.guards import PaperFacts
 from reader.audit.loop import RESTATES, audit_sentences
 from reader.audit.restated import restated_source, restates
 from reader.audit.verify import EvidenceRef
@@ -99,3 +100,38 @@ def test_the_audit_passes_a_restatement_without_the_verifier_and_asks_about_the_
 
     without = audit_sentences([copied], **kwargs)  # other audits (answers, outside text) ask
     assert without.sentences[0].verdict == "unsupported" and verifier.calls == 2
+
+
+def test_a_bold_list_label_is_no_part_of_the_claim_and_a_restatement_or_lead_in_is_specific_enough():
+    """The writer's "**Page Splitting**:" is neither a name to find in the paper nor words that
+    keep a restatement from being one; a restated sentence of the paper and a list's lead-in are
+    not flagged as saying nothing specific."""
+    paper = (
+        "A block that crosses the middle of the page splits the page into bands. "
+        "Inside a band the left column is read top to bottom before the right one."
+    )
+    evidence = [EvidenceRef(chunk_id=1, page_start=1, page_end=1, text=paper)]
+    verifier = ScriptedLLM(lambda prompt: "[1] YES\n[2] YES")
+    labelled = "**Page Splitting**: A block that crosses the middle of the page splits the page into bands."
+    plain = "Inside a band, the left column is read top to bottom before the right one."
+    lead_in = "The ingest step works as follows:"
+    invented = "**Page Splitting**: A block that crosses the middle of the page splits BERT into bands."
+    result = audit_sentences(
+        [labelled, plain, lead_in, invented],
+        verifier=verifier,
+        evidence_for=lambda batch: evidence,
+        facts=PaperFacts.from_texts([paper]),
+        max_workers=1,
+        require_specific=True,
+        accept_restatements=True,
+    )
+    verdicts = {s.text: s for s in result.sentences}
+    for restatement in (labelled, plain):
+        assert verdicts[restatement].verdict == "supported", verdicts[restatement].reasons
+        assert any(r.startswith(RESTATES) for r in verdicts[restatement].reasons)
+    assert verdicts[lead_in].verdict == "supported", verdicts[lead_in].reasons
+    assert verdicts[invented].verdict == "unsupported"
+    assert any("'BERT'" in r for r in verdicts[invented].reasons), (
+        "the claim after the label is still checked"
+    )
+    assert not any("Splitting" in r for r in verdicts[invented].reasons)

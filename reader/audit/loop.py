@@ -66,7 +66,7 @@ from reader.audit.verify import NO_EVIDENCE_CHARS, EvidenceRef, build_messages, 
 from reader.errors import ReaderError
 from reader.llm.base import Completion, Message, supports_accept, supports_logprobs
 from reader.text.checked import STATED
-from reader.text.split import sentence_spans, split_sentences
+from reader.text.split import sentence_spans, split_sentences, without_label
 
 BATCH_SIZE = 4
 EVIDENCE_PER_BATCH = 3
@@ -409,7 +409,8 @@ def audit_sentences(
     `prompt_for(claims, evidence)` writes a batch's conversation (prompts/verify.j2 unless given).
     Each sentence keeps its own evidence, the excerpt that decided first. With
     `require_specific` (the deep read's own text), a sentence that names nothing of the paper
-    is unsupported (reader.audit.specific); with `accept_restatements` (the deep read's own text),
+    is unsupported (reader.audit.specific; a restatement and a list's lead-in ending in a colon
+    excepted); with `accept_restatements` (the deep read's own text),
     a sentence restating one sentence of its excerpts in the paper's words is supported without a
     verifier call (reader.audit.restated). A sentence in `stated` (sentence: what a rule found,
     reader.text.checked) was written by the tool from that finding: supported, the finding its
@@ -432,7 +433,7 @@ def audit_sentences(
         if s not in stated
         and accept_restatements
         and views[s].decided is None
-        and (source := restated_source(s, [e.text for e in views[s].evidence])) is not None
+        and (source := restated_source(without_label(s), [e.text for e in views[s].evidence])) is not None
     }
     asked = [s for s in todo if views[s].decided is None and s not in restated and s not in stated]
     batches = [asked[i : i + BATCH_SIZE] for i in range(0, len(asked), BATCH_SIZE)]
@@ -459,10 +460,14 @@ def audit_sentences(
 
     fresh: dict[str, SentenceResult] = {}
     result = AuditResult(sentences=[])
-    guard = {s: check_sentence(s, facts) if facts is not None else [] for s in todo}
+    # a bold list label ("**Page Splitting**:") is a topic name, not part of the claim
+    guard = {s: check_sentence(without_label(s), facts) if facts is not None else [] for s in todo}
     if require_specific and facts is not None:
         for s in todo:
-            if says_nothing_specific(s, facts):
+            # a restatement says what a sentence of the paper says; a lead-in ("… as follows:")
+            # introduces the list items that carry the content
+            lead_in = s.rstrip().endswith((":", "："))
+            if s not in restated and not lead_in and says_nothing_specific(without_label(s), facts):
                 guard[s].append(NOTHING_SPECIFIC)
     for sentence in todo:
         view = views[sentence]

@@ -560,6 +560,19 @@ def first_sentence(text: str) -> str:
     return text[: end + len(first)] if end >= 0 else first
 
 
+_LABEL = re.compile(r"^\*\*([^\W\d_][^*\n\d]{0,50}?)\*\*\s*[:：]\s*(?=\S)")
+
+
+def without_label(sentence: str) -> str:
+    """The sentence without a leading bold list label ("**Page Splitting**: A block…"): a topic
+    name the writer set before its claim, not part of it. A label with a digit, or one that
+    leaves less than a short sentence, stays."""
+    match = _LABEL.match(sentence)
+    if not match or len(sentence) - match.end() < 12:
+        return sentence
+    return sentence[match.end() :]
+
+
 GAP = " … "  # between kept sentences that were not adjacent in their text
 
 

@@ -37,7 +37,7 @@ _ECHO_WORDS = frozenset(
         "make makes made provide provides provided report reports reported mention mentions discuss "
         "discusses include includes included present presents presented contain contains any none "
         "identify identifies address addresses clear clearly specific significant major obvious "
-        "however though".split()
+        "however though method methods approach proposed technique results findings evaluation".split()
     )
 )
 BULLET_MARK = r"(?:[-*+•]|\\-|\d{1,2}[.)])"  # a list item's marker: - * + • \- 1. 2)
