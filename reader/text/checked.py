@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from reader.text.material import (
     abstract_sentences,
     body_sentences,
-    has_limitations_section,
+    discusses_limitations,
     ordered_figures,
     variance_sentence,
 )
@@ -42,7 +42,7 @@ def _listed(items: list[str]) -> str:
 
 def checked_facts(sections) -> list[CheckedFact]:
     """The critique's sentences found by rule: no variance or significance reported anywhere in
-    the work's sections (naming the abstract's result figures), no section on limitations."""
+    the work's sections (naming the abstract's result figures); limitations discussed nowhere."""
     facts = []
     if variance_sentence(body_sentences(sections)) is None:
         shown = _result_figures(sections)
@@ -58,13 +58,13 @@ def checked_facts(sections) -> list[CheckedFact]:
             "standard deviation, confidence interval, significance test, error bar or ± range"
         )
         facts.append(CheckedFact("Weaknesses", sentence, finding))
-    if not has_limitations_section(sections):
-        titles = [s.title for s in sections if s.title]
+    if not discusses_limitations(sections):
         facts.append(
             CheckedFact(
                 "Threats to validity",
-                "No section of the paper is given to its limitations or threats to validity.",
-                f"none of the paper's {len(titles)} section titles names limitations or threats to validity",
+                "No section or sentence of the paper discusses its limitations or threats to validity.",
+                f"no section title or sentence of the paper's {len(sections)} sections names limitations "
+                "or threats to validity",
             )
         )
     return facts

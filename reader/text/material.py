@@ -358,8 +358,10 @@ def variance_sentence(sentences: list[str]) -> str | None:
     return next((s for s in sentences if _VARIANCE.search(s)), None)
 
 
-def has_limitations_section(sections) -> bool:
-    return any(_LIMITATIONS.search(s.title) for s in sections)
+def discusses_limitations(sections) -> bool:
+    """Does a section title or any sentence name limitations or threats to validity? The text
+    counts too: ingest can miss a heading ("4 Limitations" read as the results' last line)."""
+    return any(_LIMITATIONS.search(s.title) or _LIMITATIONS.search(s.text) for s in sections)
 
 
 def critique_facts(heading: str, sections) -> list[str]:
