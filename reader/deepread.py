@@ -36,6 +36,7 @@ from reader.audit.loop import (
 from reader.errors import PaperNotFound, ReaderError
 from reader.ingest.text import TEXT_SECTION
 from reader.prompts import writes_chinese
+from reader.text.checked import contradicted_absence
 from reader.text.extract import select_sentences
 from reader.text.material import (
     ABSTRACT,
@@ -485,6 +486,7 @@ def deep_read(
                 require_specific=kind == "synthesis",
                 accept_restatements=True,
                 stated={f.sentence: f.finding for f in request.checked},
+                objections=lambda sentence: contradicted_absence(sentence, material.sections),
             )
 
         def report(number, result):

@@ -10,7 +10,7 @@ from reader.audit.guards import PaperFacts
 from reader.audit.loop import audit_sentences
 from reader.audit.verify import EvidenceRef
 from reader.llm.scripted import ScriptedLLM
-from reader.text.checked import STATED, checked_facts
+from reader.text.checked import STATED, checked_facts, contradicted_absence
 from reader.text.material import ABSTRACT, CONCLUSION, RESULTS
 from reader.writer import Request, rewrite_document, split_document, write_document
 
@@ -116,3 +116,28 @@ def test_the_writer_puts_each_stated_sentence_first_under_its_heading_and_keeps_
     assert facts["Weaknesses"].sentence not in chinese.get("Weaknesses", "") + synthesis.get(
         "Key results", ""
     )
+
+
+def test_a_claimed_absence_the_papers_text_contradicts_is_objected_to():
+    limits = PAPER + [
+        S("4 Results", "Scores vary by 0.3 (± 0.1). 4 Limitations Only English was tested.", RESULTS)
+    ]
+    no_limits = "The paper does not mention any limitations of HeadPrune."
+    no_variance = "HeadPrune's 97.2% comes without a standard deviation."
+    assert contradicted_absence(no_limits, limits)[0].startswith(
+        "the paper does discuss limitations: “4 Limitations"
+    )
+    assert "± 0.1" in contradicted_absence(no_variance, limits)[0]
+    assert contradicted_absence(no_limits, PAPER) == [] and contradicted_absence(no_variance, PAPER) == []
+    assert contradicted_absence("The paper discusses its limitations in Section 4.", limits) == []
+
+    verifier = ScriptedLLM(lambda prompt: "[1] YES")
+    result = audit_sentences(
+        [no_limits],
+        verifier=verifier,
+        evidence_for=lambda batch: [EvidenceRef(chunk_id=1, page_start=1, page_end=1, text=ABSTRACT_TEXT)],
+        max_workers=1,
+        objections=lambda sentence: contradicted_absence(sentence, limits),
+    )
+    assert result.sentences[0].verdict == "unsupported", "the verifier's YES does not outweigh the text"
+    assert any(r.startswith("the paper does discuss limitations") for r in result.sentences[0].reasons)

@@ -438,3 +438,14 @@ def test_what_the_paper_lacks_is_stated_by_the_tool_and_passed_on_the_checks_fin
     with transaction(db) as s:
         final = {a.kind: a for a in load_analyses(s, PAPER_ID)}["critique"].final_text
     assert "## Weaknesses\nThe abstract's figures (40% and 0.3) are given without" in final
+
+
+def test_a_critique_claiming_what_the_paper_has_is_missing_is_flagged_though_the_verifier_says_yes(db):
+    add_paper(db)  # its conclusion is titled "… and limitations", its experiments give "± 0.1"
+    claim = "The paper does not discuss any limitations of head pruning."
+    generator, verifier = make_llms(critiques=(f"## Weaknesses\n{claim}",))
+    result = read_sample(db, generator, verifier, [])
+    critique = {k.kind: k for k in result.analyses}["critique"]
+    verdict = next(s for s in critique.loop.iterations[0].audit.sentences if s.text == claim)
+    assert verdict.verdict == "unsupported" and verdict.llm_answer == "YES"
+    assert any(r.startswith("the paper does discuss limitations") for r in verdict.reasons)

@@ -399,6 +399,7 @@ def audit_sentences(
     require_specific: bool = False,
     accept_restatements: bool = False,
     stated: Mapping[str, str] | None = None,
+    objections: Callable[[str], list[str]] | None = None,
 ) -> AuditResult:
     """Verify already split sentences. Each sentence is searched on its own (top 3 passages);
     with a `checker` (reader.audit.checking), the trained claim checker scores it against each
@@ -414,7 +415,8 @@ def audit_sentences(
     a sentence restating one sentence of its excerpts in the paper's words is supported without a
     verifier call (reader.audit.restated). A sentence in `stated` (sentence: what a rule found,
     reader.text.checked) was written by the tool from that finding: supported, the finding its
-    reason, unless a guard objects."""
+    reason, unless a guard objects. `objections(sentence)` gives more guard reasons (the deep
+    read's: a claimed absence the paper's text contradicts, reader.text.checked)."""
     threshold = YES_THRESHOLD if yes_threshold is None else yes_threshold
     start = time.perf_counter()
     known = known or {}
@@ -462,6 +464,9 @@ def audit_sentences(
     result = AuditResult(sentences=[])
     # a bold list label ("**Page Splitting**:") is a topic name, not part of the claim
     guard = {s: check_sentence(without_label(s), facts) if facts is not None else [] for s in todo}
+    if objections is not None:
+        for s in todo:
+            guard[s] += objections(s)
     if require_specific and facts is not None:
         for s in todo:
             # a restatement says what a sentence of the paper says; a lead-in ("… as follows:")

@@ -9,9 +9,11 @@ else. So the tool writes the sentence and the audit takes the rule's finding as 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from reader.text.material import (
+    LIMITATIONS,
     abstract_sentences,
     body_sentences,
     discusses_limitations,
@@ -68,3 +70,34 @@ def checked_facts(sections) -> list[CheckedFact]:
             )
         )
     return facts
+
+
+_NEGATED = r"\b(?:not|no|never|nor|without|lacks?|lacking|fails? to|absence of|omits?)\b[^.;:]{0,60}?"
+_CLAIMS_NO_LIMITATIONS = re.compile(
+    _NEGATED + r"\b(?:limitations?|threats? to validity|shortcomings)\b", re.I
+)
+_CLAIMS_NO_VARIANCE = re.compile(
+    _NEGATED
+    + r"\b(?:standard deviations?|confidence intervals?|significance tests?|statistical significance|"
+    r"variances?|error bars?|standard errors?)\b",
+    re.I,
+)
+
+
+def _quoted(sentence: str) -> str:
+    return "“" + (sentence if len(sentence) <= 160 else sentence[:157].rstrip() + "…") + "”"
+
+
+def contradicted_absence(sentence: str, sections) -> list[str]:
+    """Reasons a sentence's claim that the paper lacks something is false, by the same rules:
+    "does not mention any limitations" of a paper that discusses them, "no standard deviation"
+    of one that reports a variance ([] when neither)."""
+    reasons = []
+    if _CLAIMS_NO_LIMITATIONS.search(sentence) and discusses_limitations(sections):
+        where = next((s for s in body_sentences(sections) if LIMITATIONS.search(s)), "")
+        reasons.append("the paper does discuss limitations" + (f": {_quoted(where)}" if where else ""))
+    if _CLAIMS_NO_VARIANCE.search(sentence):
+        variance = variance_sentence(body_sentences(sections))
+        if variance is not None:
+            reasons.append(f"the paper does report a variance or significance test: {_quoted(variance)}")
+    return reasons

@@ -236,7 +236,7 @@ _DATA_SIZE = re.compile(
     r"tweets|utterances|dialogues|citations|abstracts)\b",
     re.I,
 )
-_LIMITATIONS = re.compile(r"limitation|threats? to validity|局限|不足", re.I)
+LIMITATIONS = re.compile(r"limitation|threats? to validity|局限|不足", re.I)
 
 
 def _is_data_size(sentence: str) -> bool:
@@ -361,7 +361,7 @@ def variance_sentence(sentences: list[str]) -> str | None:
 def discusses_limitations(sections) -> bool:
     """Does a section title or any sentence name limitations or threats to validity? The text
     counts too: ingest can miss a heading ("4 Limitations" read as the results' last line)."""
-    return any(_LIMITATIONS.search(s.title) or _LIMITATIONS.search(s.text) for s in sections)
+    return any(LIMITATIONS.search(s.title) or LIMITATIONS.search(s.text) for s in sections)
 
 
 def critique_facts(heading: str, sections) -> list[str]:
