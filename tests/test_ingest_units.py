@@ -203,3 +203,23 @@ def test_tiny_section_joins_the_next():
     assert len(chunks) == 1
     assert chunks[0].text.startswith("3 Experiments\nShort intro.\n3.1 Data")
     assert (chunks[0].page_start, chunks[0].page_end) == (2, 3)
+
+
+def test_a_short_section_of_its_own_stands_alone_under_its_name():
+    blocks = [
+        Block("3 Results", 1, "3 Results", "heading"),
+        Block(_sentences(8), 1, "3 Results", "body"),
+        Block("4 Limitations", 1, "4 Limitations", "heading"),
+        Block("Captions are found only when they start a text block.", 1, "4 Limitations", "body"),
+        Block("5 Conclusion", 1, "5 Conclusion", "heading"),
+        Block(_sentences(8), 1, "5 Conclusion", "body"),
+        Block("6 Experiments", 2, "6 Experiments", "heading"),
+        Block("6.1 Data", 2, "6.1 Data", "heading"),
+        Block(_sentences(8), 2, "6.1 Data", "body"),
+    ]
+    chunks = chunk_paper(_paper(blocks), target_tokens=300)
+    limitations = [c for c in chunks if c.section == "4 Limitations"]
+    assert len(limitations) == 1 and limitations[0].text.startswith("4 Limitations\nCaptions are found")
+    assert not any("Captions are found" in c.text for c in chunks if c.section == "5 Conclusion")
+    assert not any(c.section == "6 Experiments" for c in chunks), "a bare heading still joins its subsection"
+    assert any(c.section == "6.1 Data" and c.text.startswith("6 Experiments\n6.1 Data") for c in chunks)

@@ -3,8 +3,10 @@
 Body text is packed section by section, paragraph by paragraph (long
 paragraphs by sentence), with a tail of the previous passage repeated at the
 start of the next so a claim that straddles a boundary is still found whole.
-A section too small to stand alone (a heading followed directly by a
-subsection) joins the next one. Every caption is its own passage, labelled
+A section too small to stand alone joins the next one when that is its
+subsection ("3 Experiments" with one line, then "3.1 Data") or when it has
+no text but its heading; a short section of its own ("4 Limitations" before
+"5 Conclusion") stands alone, under its name. Every caption is its own passage, labelled
 "Figure 2 caption"; reference entries are packed into "References" passages
 without overlap and never cut in the middle.
 """
@@ -34,10 +36,22 @@ class _Run:
     section: str
     pieces: list[_Piece]
     position: int
+    has_text: bool = False  # more than its heading
 
     @property
     def tokens(self) -> int:
         return sum(p.tokens for p in self.pieces)
+
+
+_NUMBER = re.compile(r"^\s*(\d+(?:\.\d+)*)\b")
+
+
+def _is_subsection(title: str, parent: str) -> bool:
+    """ "3.1 Data" under "3 Experiments"; unnumbered headings are taken to be."""
+    child_number, parent_number = _NUMBER.match(title), _NUMBER.match(parent)
+    if not child_number or not parent_number:
+        return True
+    return child_number.group(1).startswith(parent_number.group(1) + ".")
 
 
 def _split_long(text: str, max_tokens: int) -> list[str]:
@@ -144,14 +158,17 @@ def chunk_paper(parsed: ParsedPaper, target_tokens: int = 300, overlap_tokens: i
         if not runs or runs[-1].section != label:
             runs.append(_Run(label, [], position))
         runs[-1].pieces += _pieces(block, target_tokens)
+        runs[-1].has_text |= block.kind != "heading"
 
     merged: list[_Run] = []
     carry: _Run | None = None
-    for run in runs:
+    for i, run in enumerate(runs):
+        following = runs[i + 1] if i + 1 < len(runs) else None
         if carry is not None:
-            run = _Run(run.section, carry.pieces + run.pieces, carry.position)
+            run = _Run(run.section, carry.pieces + run.pieces, carry.position, run.has_text)
             carry = None
-        if run.tokens < target_tokens // 4 and run is not runs[-1]:
+        joins = following is not None and (not run.has_text or _is_subsection(following.section, run.section))
+        if run.tokens < target_tokens // 4 and joins:
             carry = run
             continue
         merged.append(run)
