@@ -19,6 +19,7 @@ from reader.deepread import TEXT_SECTION, build_context, load_material
 from reader.ingest.pipeline import parse_file
 from reader.store.db import transaction
 from reader.store.tables import Chunk
+from reader.text.checked import STATED
 from reader.text.tidy import third_person
 
 PARAGRAPHS = [
@@ -118,6 +119,8 @@ def read_and_audit(app, path, tmp_path):
             # the dry-run writer copies the paper's sentences (in the third person): each is
             # verified against the evidence
             assert sentence["verdict"] == "supported", sentence
+            if any(r.startswith(STATED) for r in sentence["reasons"]):
+                continue  # what the paper lacks, in the tool's words (reader.text.checked)
             assert sentence["evidence"] and any(
                 sentence["text"] in " ".join(third_person(e["text"]).split()) for e in sentence["evidence"]
             )
