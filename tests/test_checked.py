@@ -11,7 +11,7 @@ from reader.audit.loop import audit_sentences
 from reader.audit.verify import EvidenceRef
 from reader.llm.scripted import ScriptedLLM
 from reader.text.checked import STATED, checked_facts, contradicted_absence
-from reader.text.material import ABSTRACT, CONCLUSION, RESULTS
+from reader.text.material import ABSTRACT, CONCLUSION, OTHER, RESULTS
 from reader.writer import Request, rewrite_document, split_document, write_document
 
 
@@ -44,6 +44,8 @@ def test_a_missing_variance_and_a_missing_limitations_section_are_stated_with_th
 def test_nothing_is_stated_when_the_paper_has_it():
     with_sd = PAPER + [S("4.2 Seeds", "Scores are averaged over 5 seeds (± 0.3).", RESULTS)]
     assert "Weaknesses" not in facts_of(with_sd)
+    elsewhere = PAPER + [S("3 Data", "Error was significantly higher at 47.2% on the new domain.", OTHER)]
+    assert "Weaknesses" not in facts_of(elsewhere), "an absence is claimed of the whole paper"
     with_limits = PAPER + [S("6 Limitations", "Only English was tested.", CONCLUSION)]
     assert "Threats to validity" not in facts_of(with_limits)
     # ingest read the heading as the results' last line: the text counts as well as the titles

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from reader.text.material import (
     LIMITATIONS,
     abstract_sentences,
-    body_sentences,
     discusses_limitations,
     ordered_figures,
     variance_sentence,
 )
+from reader.text.split import split_sentences
 
 STATED = "stated by the tool from a check of the paper's text (no verifier call)"
 RESULT_FIGURES = 3  # of the abstract's, named in the sentence on variance
@@ -38,6 +38,12 @@ def _result_figures(sections) -> list[str]:
     return [n for n in found if "%" in n or "." in n][:RESULT_FIGURES]
 
 
+def _every_sentence(sections) -> list[str]:
+    """Every sentence of the sections read (references are not among them): an absence is
+    claimed of the whole paper."""
+    return [" ".join(x.split()) for s in sections for x in split_sentences(s.text)]
+
+
 def _listed(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
@@ -46,7 +52,7 @@ def checked_facts(sections) -> list[CheckedFact]:
     """The critique's sentences found by rule: no variance or significance reported anywhere in
     the work's sections (naming the abstract's result figures); limitations discussed nowhere."""
     facts = []
-    if variance_sentence(body_sentences(sections)) is None:
+    if variance_sentence(_every_sentence(sections)) is None:
         shown = _result_figures(sections)
         sentence = (
             f"The abstract's figures ({_listed(shown)}) are given without a standard deviation, "
@@ -56,8 +62,8 @@ def checked_facts(sections) -> list[CheckedFact]:
             "or significance test."
         )
         finding = (
-            "no sentence of the introduction, method, results, captions or conclusion gives a "
-            "standard deviation, confidence interval, significance test, error bar or ± range"
+            "no sentence of the paper (references aside) gives a standard deviation, confidence "
+            "interval, significance test, error bar or ± range"
         )
         facts.append(CheckedFact("Weaknesses", sentence, finding))
     if not discusses_limitations(sections):
@@ -94,10 +100,10 @@ def contradicted_absence(sentence: str, sections) -> list[str]:
     of one that reports a variance ([] when neither)."""
     reasons = []
     if _CLAIMS_NO_LIMITATIONS.search(sentence) and discusses_limitations(sections):
-        where = next((s for s in body_sentences(sections) if LIMITATIONS.search(s)), "")
+        where = next((s for s in _every_sentence(sections) if LIMITATIONS.search(s)), "")
         reasons.append("the paper does discuss limitations" + (f": {_quoted(where)}" if where else ""))
     if _CLAIMS_NO_VARIANCE.search(sentence):
-        variance = variance_sentence(body_sentences(sections))
+        variance = variance_sentence(_every_sentence(sections))
         if variance is not None:
             reasons.append(f"the paper does report a variance or significance test: {_quoted(variance)}")
     return reasons
