@@ -84,6 +84,8 @@ def test_a_sentence_that_only_says_its_heading_holds_nothing_goes_with_the_headi
     assert result.count(ECHOES_HEADING) == 3 and result.count(EMPTY_HEADING) == 2
     generic = "## Missing experiments or baselines\nThe authors do not provide any missing experiments for their method."
     assert tidy(generic).text == "" and tidy(generic).count(ECHOES_HEADING) == 1
+    empty = "## Weaknesses\nThe paper's text does not provide any information about weaknesses."
+    assert tidy(empty).text == ""
 
 
 def test_a_line_whose_first_sentence_went_does_not_start_with_a_space():

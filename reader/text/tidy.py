@@ -28,7 +28,7 @@ _STOPWORDS = frozenset(
     "this that these those their they them there here which who whom whose what when where while "
     "also such than then so not no nor can could may might will would shall should do does did "
     "has have had into over under about between within without more most less very paper "
-    "authors study work we our us".split()
+    "authors study work we our us s".split()
 )
 # what a sentence that only echoes its heading adds to the heading's words: "The paper does not
 # make any overclaims." under "Overclaims"
@@ -37,7 +37,8 @@ _ECHO_WORDS = frozenset(
         "make makes made provide provides provided report reports reported mention mentions discuss "
         "discusses include includes included present presents presented contain contains any none "
         "identify identifies address addresses clear clearly specific significant major obvious "
-        "however though method methods approach proposed technique results findings evaluation".split()
+        "however though method methods approach proposed technique results findings evaluation "
+        "information details text".split()
     )
 )
 BULLET_MARK = r"(?:[-*+•]|\\-|\d{1,2}[.)])"  # a list item's marker: - * + • \- 1. 2)
