@@ -459,6 +459,10 @@ def test_no_sideways_scrolling_on_a_phone_and_screenshots(served, chromium, tmp_
             widths[(width, path)] = page.evaluate("document.documentElement.scrollWidth")
         target = f"/paper/{reviewed[0]}" if reviewed else f"/paper/{result.paper_id}"
         page.goto(f"{served.url}{target}")
+        # the page image loads lazily: below a long review on a phone it would wait for a scroll
+        page.evaluate(
+            "() => { const i = document.getElementById('page-image'); if (i) i.loading = 'eager'; }"
+        )
         page.wait_for_function(
             "() => !document.getElementById('page-image') || document.getElementById('page-image').complete"
         )
