@@ -36,7 +36,7 @@ from reader.audit.loop import (
 from reader.errors import PaperNotFound, ReaderError
 from reader.ingest.text import TEXT_SECTION
 from reader.prompts import writes_chinese
-from reader.text.checked import contradicted_absence
+from reader.text.checked import contradicted_absence, paper_checks
 from reader.text.extract import select_sentences
 from reader.text.material import (
     ABSTRACT,
@@ -436,6 +436,7 @@ def deep_read(
     with transaction(db) as session:
         material = load_material(session, paper_id)
     facts = PaperFacts.from_texts(material.facts_texts)
+    checks = paper_checks(material.sections)
     context = build_context(material, context_tokens)
     if context.left_out:
         progress(f"context: {context.tokens} tokens; left out: {', '.join(context.left_out)}")
@@ -486,7 +487,7 @@ def deep_read(
                 require_specific=kind == "synthesis",
                 accept_restatements=True,
                 stated={f.sentence: f.finding for f in request.checked},
-                objections=lambda sentence: contradicted_absence(sentence, material.sections),
+                objections=lambda sentence: contradicted_absence(sentence, checks),
             )
 
         def report(number, result):

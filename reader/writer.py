@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from reader.llm.base import Completion, supports_sampling
 from reader.prompts import environment, language_instruction, messages, writes_chinese
-from reader.text.checked import CheckedFact, checked_facts
+from reader.text.checked import CheckedFact, checked_facts, paper_checks
 from reader.text.material import critique_facts, heading_material, missing_headlines
 from reader.text.split import sentence_spans
 from reader.text.tokens import estimate_tokens
@@ -60,12 +61,13 @@ class Request:
     def max_tokens(self) -> int:
         return int(self.words_per_heading * 2.2) + 60
 
-    @property
+    @cached_property
     def checked(self) -> list[CheckedFact]:
-        """The sentences the tool states itself under the critique's headings (in English)."""
+        """The sentences the tool states itself under the critique's headings (in English);
+        found once, asked for under each heading."""
         if self.kind != "critique" or writes_chinese(self.language, self.output_language):
             return []
-        return checked_facts(self.sections)
+        return checked_facts(paper_checks(self.sections))
 
     @property
     def material_tokens(self) -> int:

@@ -10,7 +10,7 @@ from reader.audit.guards import PaperFacts
 from reader.audit.loop import audit_sentences
 from reader.audit.verify import EvidenceRef
 from reader.llm.scripted import ScriptedLLM
-from reader.text.checked import STATED, checked_facts, contradicted_absence
+from reader.text.checked import STATED, checked_facts, contradicted_absence, paper_checks
 from reader.text.material import ABSTRACT, CONCLUSION, OTHER, RESULTS
 from reader.writer import Request, rewrite_document, split_document, write_document
 
@@ -31,7 +31,7 @@ PAPER = [
 
 
 def facts_of(sections):
-    return {f.heading: f for f in checked_facts(sections)}
+    return {f.heading: f for f in checked_facts(paper_checks(sections))}
 
 
 def test_a_missing_variance_and_a_missing_limitations_section_are_stated_with_the_abstracts_figures():
@@ -126,12 +126,17 @@ def test_a_claimed_absence_the_papers_text_contradicts_is_objected_to():
     ]
     no_limits = "The paper does not mention any limitations of HeadPrune."
     no_variance = "HeadPrune's 97.2% comes without a standard deviation."
-    assert contradicted_absence(no_limits, limits)[0].startswith(
+    assert contradicted_absence(no_limits, paper_checks(limits))[0].startswith(
         "the paper does discuss limitations: “4 Limitations"
     )
-    assert "± 0.1" in contradicted_absence(no_variance, limits)[0]
-    assert contradicted_absence(no_limits, PAPER) == [] and contradicted_absence(no_variance, PAPER) == []
-    assert contradicted_absence("The paper discusses its limitations in Section 4.", limits) == []
+    assert "± 0.1" in contradicted_absence(no_variance, paper_checks(limits))[0]
+    assert (
+        contradicted_absence(no_limits, paper_checks(PAPER)) == []
+        and contradicted_absence(no_variance, paper_checks(PAPER)) == []
+    )
+    assert (
+        contradicted_absence("The paper discusses its limitations in Section 4.", paper_checks(limits)) == []
+    )
 
     verifier = ScriptedLLM(lambda prompt: "[1] YES")
     result = audit_sentences(
@@ -139,7 +144,7 @@ def test_a_claimed_absence_the_papers_text_contradicts_is_objected_to():
         verifier=verifier,
         evidence_for=lambda batch: [EvidenceRef(chunk_id=1, page_start=1, page_end=1, text=ABSTRACT_TEXT)],
         max_workers=1,
-        objections=lambda sentence: contradicted_absence(sentence, limits),
+        objections=lambda sentence: contradicted_absence(sentence, paper_checks(limits)),
     )
     assert result.sentences[0].verdict == "unsupported", "the verifier's YES does not outweigh the text"
     assert any(r.startswith("the paper does discuss limitations") for r in result.sentences[0].reasons)

@@ -289,7 +289,7 @@ def endpoint(reader_env, monkeypatch, tmp_path):
     # (reader.audit.restated) without asking the verifier these tests are about,
     monkeypatch.setattr("reader.audit.loop.restated_source", lambda claim, texts: None)
     # nor the sentences the tool states itself on a rule's finding (reader.text.checked)
-    monkeypatch.setattr("reader.writer.checked_facts", lambda sections: [])
+    monkeypatch.setattr("reader.writer.checked_facts", lambda checks: [])
     with LoopbackOpenAI(respond=garbage, models=(VERIFIER_MODEL,)) as server:
         monkeypatch.setenv("READER_LLM_BASE_URL", "scripted:")
         monkeypatch.setenv("READER_VERIFIER_BASE_URL", server.base_url)

@@ -15,11 +15,10 @@ from dataclasses import dataclass
 from reader.text.material import (
     LIMITATIONS,
     abstract_sentences,
-    discusses_limitations,
     ordered_figures,
+    section_sentences,
     variance_sentence,
 )
-from reader.text.split import split_sentences
 
 STATED = "stated by the tool from a check of the paper's text (no verifier call)"
 RESULT_FIGURES = 3  # of the abstract's, named in the sentence on variance
@@ -32,28 +31,41 @@ class CheckedFact:
     finding: str  # what the check found: the audit's reason
 
 
-def _result_figures(sections) -> list[str]:
-    """The abstract's decimals and percentages (its results, not its counts), in order."""
-    found = ordered_figures(" ".join(abstract_sentences(sections)))
-    return [n for n in found if "%" in n or "." in n][:RESULT_FIGURES]
+@dataclass(frozen=True)
+class PaperChecks:
+    """What the rules find in a paper's text, read once: an absence is claimed of the whole
+    paper, so every section read counts (references are not among them)."""
+
+    variance: str | None  # the first sentence giving a variance, an interval or a significance test
+    limitations: str | None  # the first sentence naming limitations ("" when only a title does)
+    result_figures: list[str]  # the abstract's decimals and percentages, in order
+    n_sections: int
 
 
-def _every_sentence(sections) -> list[str]:
-    """Every sentence of the sections read (references are not among them): an absence is
-    claimed of the whole paper."""
-    return [" ".join(x.split()) for s in sections for x in split_sentences(s.text)]
+def paper_checks(sections) -> PaperChecks:
+    sentences = section_sentences(sections)
+    named = next((s for s in sentences if LIMITATIONS.search(s)), None)
+    if named is None and any(LIMITATIONS.search(s.title) for s in sections):
+        named = ""
+    figures = ordered_figures(" ".join(abstract_sentences(sections)))
+    return PaperChecks(
+        variance=variance_sentence(sentences),
+        limitations=named,
+        result_figures=[n for n in figures if "%" in n or "." in n][:RESULT_FIGURES],
+        n_sections=len(sections),
+    )
 
 
 def _listed(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def checked_facts(sections) -> list[CheckedFact]:
-    """The critique's sentences found by rule: no variance or significance reported anywhere in
-    the work's sections (naming the abstract's result figures); limitations discussed nowhere."""
+def checked_facts(checks: PaperChecks) -> list[CheckedFact]:
+    """The critique's sentences found by rule: no variance or significance reported anywhere
+    (naming the abstract's result figures); limitations discussed nowhere."""
     facts = []
-    if variance_sentence(_every_sentence(sections)) is None:
-        shown = _result_figures(sections)
+    if checks.variance is None:
+        shown = checks.result_figures
         sentence = (
             f"The abstract's figures ({_listed(shown)}) are given without a standard deviation, "
             "confidence interval or significance test, and none is reported elsewhere in the paper."
@@ -66,13 +78,13 @@ def checked_facts(sections) -> list[CheckedFact]:
             "interval, significance test, error bar or ± range"
         )
         facts.append(CheckedFact("Weaknesses", sentence, finding))
-    if not discusses_limitations(sections):
+    if checks.limitations is None:
         facts.append(
             CheckedFact(
                 "Threats to validity",
                 "No section or sentence of the paper discusses its limitations or threats to validity.",
-                f"no section title or sentence of the paper's {len(sections)} sections names limitations "
-                "or threats to validity",
+                f"no section title or sentence of the paper's {checks.n_sections} sections names "
+                "limitations or threats to validity",
             )
         )
     return facts
@@ -94,16 +106,14 @@ def _quoted(sentence: str) -> str:
     return "“" + (sentence if len(sentence) <= 160 else sentence[:157].rstrip() + "…") + "”"
 
 
-def contradicted_absence(sentence: str, sections) -> list[str]:
+def contradicted_absence(sentence: str, checks: PaperChecks) -> list[str]:
     """Reasons a sentence's claim that the paper lacks something is false, by the same rules:
     "does not mention any limitations" of a paper that discusses them, "no standard deviation"
     of one that reports a variance ([] when neither)."""
     reasons = []
-    if _CLAIMS_NO_LIMITATIONS.search(sentence) and discusses_limitations(sections):
-        where = next((s for s in _every_sentence(sections) if LIMITATIONS.search(s)), "")
-        reasons.append("the paper does discuss limitations" + (f": {_quoted(where)}" if where else ""))
-    if _CLAIMS_NO_VARIANCE.search(sentence):
-        variance = variance_sentence(_every_sentence(sections))
-        if variance is not None:
-            reasons.append(f"the paper does report a variance or significance test: {_quoted(variance)}")
+    if checks.limitations is not None and _CLAIMS_NO_LIMITATIONS.search(sentence):
+        where = f": {_quoted(checks.limitations)}" if checks.limitations else ""
+        reasons.append(f"the paper does discuss limitations{where}")
+    if checks.variance is not None and _CLAIMS_NO_VARIANCE.search(sentence):
+        reasons.append(f"the paper does report a variance or significance test: {_quoted(checks.variance)}")
     return reasons

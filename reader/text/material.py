@@ -346,22 +346,18 @@ def missing_headlines(body: str, sections, limit: int = 4) -> list[str]:
     return out[:limit]
 
 
-def body_sentences(sections) -> list[str]:
-    """The sentences of the sections that report the work (introduction, method, results,
-    captions, conclusion), spaces made single."""
-    body = [s for s in sections if s.priority in (RESULTS, METHOD, CAPTIONS, CONCLUSION, INTRODUCTION)]
-    return [" ".join(x.split()) for s in body for x in split_sentences(s.text)]
+_BODY = (RESULTS, METHOD, CAPTIONS, CONCLUSION, INTRODUCTION)  # the sections that report the work
+
+
+def section_sentences(sections, kinds: tuple[int, ...] | None = None) -> list[str]:
+    """The sentences of the sections of these kinds (all when None), spaces made single."""
+    chosen = [s for s in sections if kinds is None or s.priority in kinds]
+    return [" ".join(x.split()) for s in chosen for x in split_sentences(s.text)]
 
 
 def variance_sentence(sentences: list[str]) -> str | None:
     """The first sentence that gives a variance, an interval or a significance test."""
     return next((s for s in sentences if _VARIANCE.search(s)), None)
-
-
-def discusses_limitations(sections) -> bool:
-    """Does a section title or any sentence name limitations or threats to validity? The text
-    counts too: ingest can miss a heading ("4 Limitations" read as the results' last line)."""
-    return any(LIMITATIONS.search(s.title) or LIMITATIONS.search(s.text) for s in sections)
 
 
 def critique_facts(heading: str, sections) -> list[str]:
@@ -371,7 +367,7 @@ def critique_facts(heading: str, sections) -> list[str]:
     reader.text.checked.)"""
     if heading not in _CRITIQUE_FACTS:
         return []
-    sentences = body_sentences(sections)
+    sentences = section_sentences(sections, _BODY)
     facts = []
     variance = variance_sentence(sentences)
     if variance is not None and heading == "Quality of the evidence":
