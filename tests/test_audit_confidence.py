@@ -127,3 +127,13 @@ def test_the_threshold_on_p_yes_decides_and_is_a_setting(monkeypatch, tmp_path):
     monkeypatch.setenv("READER_VERIFY_THRESHOLD", "70")
     with pytest.raises(ConfigError, match="READER_VERIFY_THRESHOLD=70.0 must lie between 0 and 1"):
         load_settings()
+
+
+def test_an_answer_token_without_a_usable_logprob_has_no_probability():
+    """A YES whose own log-probability is unusable (NaN) beside a usable NO alternative: the
+    answer word decides, never P(YES) 0.00."""
+    position = {"token": " YES", "logprob": float("nan"), "top": {" YES": float("nan"), " NO": -3.0}}
+    assert yes_probability(position) is None
+    assert claim_probabilities(reply((1, position)), 1) == [None]
+    # a usable YES among the alternatives still counts
+    assert yes_probability({"token": " YES", "logprob": None, "top": {" YES": -0.1, " NO": -3.0}}) > 0.9

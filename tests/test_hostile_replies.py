@@ -216,3 +216,17 @@ def test_an_unusable_logprob_falls_back_to_the_answer_word(endpoint, bad):
     assert second.verdict == "unsupported" and second.p_yes == pytest.approx(0.083, abs=0.01), (
         "a usable log-probability in the same reply still counts"
     )
+
+
+@pytest.mark.parametrize("bad", [1000, "abc", None, float("nan"), 1e308, True, [1]])
+def test_an_unusable_yes_beside_a_usable_no_falls_back_to_the_answer_word(endpoint, bad):
+    """Only the YES of claim 1 is unusable; its NO alternative is well-formed. That is no
+    P(YES) of 0.00 (which flagged a claim the verifier answered YES): the answer word decides."""
+    tokens = answer_tokens(bad)
+    tokens[3]["top_logprobs"][1]["logprob"] = -3.0  # the NO alternative of claim 1's YES
+    endpoint.enqueue(Fault.answer("[1] YES\n[2] NO", logprobs=tokens))
+    result = audit_text(CLAIMS, verifier=client(endpoint), evidence_for=lambda batch: EVIDENCE)
+    first, second = result.sentences
+    assert (first.verdict, first.llm_answer, first.p_yes) == ("supported", "YES", None)
+    assert "verifier: YES" in first.reasons and not any("0.00" in r for r in first.reasons)
+    assert second.verdict == "unsupported" and second.p_yes == pytest.approx(0.083, abs=0.01)

@@ -27,11 +27,14 @@ def _kind(token: str) -> str | None:
 
 
 def yes_probability(position: dict) -> float | None:
-    """P(YES) at one answer token, from its top alternatives (None when none is YES or NO with a
-    usable log-probability: the answer word decides then)."""
+    """P(YES) at one answer token, from its top alternatives. None, and the answer word decides,
+    when none is YES or NO with a usable log-probability, or when the answer token itself has
+    none: a YES whose log-probability is unusable beside a usable NO is no P(YES) of 0."""
     options = dict(position.get("top") or {})
     options.setdefault(position["token"], position.get("logprob"))
     usable = {tok: usable_logprob(value) for tok, value in options.items()}
+    if _kind(position["token"]) is not None and usable.get(position["token"]) is None:
+        return None
     yes = sum(math.exp(lp) for tok, lp in usable.items() if lp is not None and _kind(tok) == "YES")
     no = sum(math.exp(lp) for tok, lp in usable.items() if lp is not None and _kind(tok) == "NO")
     return yes / (yes + no) if yes + no > 0 else None
