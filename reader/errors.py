@@ -36,6 +36,11 @@ class IndexUnusable(ReaderError):
     what to do. The index is a cache of the database: nothing stored is lost."""
 
 
+class Conflict(ReaderError):
+    """What a change was based on changed meanwhile (another tab, command or process wrote
+    first): nothing was stored, and the message says what to reload before trying again."""
+
+
 class LLMError(ReaderError):
     """An LLM endpoint failed in a way retrying will not fix (or retries ran out)."""
 

@@ -249,6 +249,7 @@ class Reader:
         comment: str = "",
         by: str = "",
         expected: str | None = None,
+        seen: str | None = None,
     ):
         """Keep the reader's own verdict of one sentence of a paper's review -> JudgementResult.
 
@@ -256,24 +257,40 @@ class Reader:
         them); `verdict` "supported" (overrules a [待验证] flag) or "unsupported" (confirms one,
         or flags a sentence the audit passed), None to withdraw it; `comment` and `by` (a name)
         are optional. `expected` (the sentence's key, reader.audit.judgements.sentence_key) makes
-        it refuse when the sentence there is another one now."""
-        from reader.audit.judgements import JudgementResult, judge
+        it refuse when the sentence there is another one now; `seen` (judgement_state, what the
+        page showed) makes it refuse with Conflict when the judgement changed meanwhile. Without
+        `seen`, judgements of one sentence at once are kept one after the other: the last stays."""
+        from sqlalchemy.exc import IntegrityError
+
+        from reader.audit.judgements import JUDGEMENT_LOCK, JudgementResult, changed_meanwhile, judge
+        from reader.errors import Conflict
         from reader.store.db import transaction
         from reader.store.queries import resolve_paper
 
-        with transaction(self.services.db) as session:
-            found = resolve_paper(session, str(paper))
-            audited, judgement = judge(
-                session, found.id, sentence, verdict, comment=comment, judged_by=by, expected_key=expected
-            )
-            return JudgementResult(
-                paper_id=found.id,
-                title=found.title,
-                sentence_id=sentence.strip().lower(),
-                sentence=audited.text,
-                audit_verdict=audited.verdict,
-                judgement=judgement,
-            )
+        try:
+            with transaction(self.services.db, lock=JUDGEMENT_LOCK) as session:
+                found = resolve_paper(session, str(paper))
+                audited, judgement, withdrawn = judge(
+                    session,
+                    found.id,
+                    sentence,
+                    verdict,
+                    comment=comment,
+                    judged_by=by,
+                    expected_key=expected,
+                    seen=seen,
+                )
+                return JudgementResult(
+                    paper_id=found.id,
+                    title=found.title,
+                    sentence_id=sentence.strip().lower(),
+                    sentence=audited.text,
+                    audit_verdict=audited.verdict,
+                    judgement=judgement,
+                    withdrawn=withdrawn,
+                )
+        except IntegrityError:  # a writer that did not take the lock (an older version) came first
+            raise Conflict(changed_meanwhile(sentence)) from None
 
     def audit(self, text: str, paper: str):
         """Check any text sentence by sentence against a paper -> AuditReport."""

@@ -194,3 +194,82 @@ def test_reader_judge_without_a_verdict_says_what_to_give(app, reviewed):
     assert result.exit_code != 0
     assert "--supported, --unsupported or --withdraw" in result.output
     assert "Traceback" not in result.output
+
+
+# ---------------------------------------------------------------- at the same moment
+
+
+def _at_once(n: int, work) -> list:
+    """work(i) in n threads released together; each result, or the exception it raised."""
+    import threading
+
+    start = threading.Barrier(n)
+    results: list = [None] * n
+
+    def run(i):
+        start.wait()
+        try:
+            results[i] = work(i)
+        except Exception as exc:  # noqa: BLE001 - the test looks at what each got
+            results[i] = exc
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    return results
+
+
+def test_first_judgements_of_one_sentence_at_the_same_moment_all_succeed_and_the_last_one_stays(
+    app, reviewed, reader_env
+):
+    """Six `reader judge` runs at once (each its own Reader, as processes are), on each sentence,
+    four times over: none fails on the unique (paper, sentence) row (it was an IntegrityError
+    with the SQL in about one round in two); one row per sentence stays, the last one's."""
+    from reader.facade import Reader
+
+    readers = [Reader() for _ in range(6)]
+    verdicts = ("supported", "unsupported")
+    for round_ in range(4):
+        for n in (1, 2, 3):
+            sid = f"critique-{n}"
+            results = _at_once(
+                6, lambda i: readers[i].judge(PID, sid, verdicts[i % 2], comment=f"run {round_}.{i}")
+            )
+            failed = [r for r in results if isinstance(r, Exception)]
+            assert not failed, [f"{type(r).__name__}: {str(r)[:200]}" for r in failed]
+        rows = stored(app.services.db)
+        assert len(rows) == 3
+        for row in rows:
+            assert row.comment.startswith(f"run {round_}.")
+            assert row.verdict == verdicts[int(row.comment[-1]) % 2]
+        for n in (1, 2, 3):
+            app.judge(PID, f"critique-{n}", None)
+
+
+def test_reader_judge_refuses_conflicting_verdicts_in_one_line(app, reviewed):
+    from reader.cli import cli
+
+    for flags in (["--supported", "--unsupported"], ["--unsupported", "--withdraw"]):
+        result = CliRunner().invoke(cli, ["judge", PID[:8], "critique-2", *flags], obj=app)
+        assert result.exit_code != 0, result.output
+        assert "Traceback" not in result.output
+        assert f"give one of --supported, --unsupported or --withdraw, not {flags[0]} and {flags[1]}" in (
+            result.output
+        )
+    assert stored(app.services.db) == []
+
+
+def test_withdrawing_what_was_never_judged_says_so(app, reviewed):
+    nothing = invoke(app, "judge", PID[:8], "critique-2", "--withdraw")
+    assert nothing.exit_code == 0, nothing.output
+    assert "withdrawn" not in nothing.output
+    assert "critique-2: you had no judgement of it to withdraw; nothing changed" in nothing.output
+    assert app.judge(PID, "critique-2", None).withdrawn is False
+
+    invoke(app, "judge", PID[:8], "critique-2", "--supported")
+    done = invoke(app, "judge", PID[:8], "critique-2", "--withdraw")
+    assert "critique-2: your judgement is withdrawn" in done.output
+    as_json = json.loads(invoke(app, "judge", PID[:8], "critique-2", "--withdraw", "--json").output)
+    assert as_json["judgement"] is None and as_json["withdrawn"] is False

@@ -27,7 +27,7 @@ def reviewed(db) -> str:
 def form_of(html: str) -> dict:
     return {
         name: re.search(rf'name="{name}" value="([^"]*)"', html).group(1)
-        for name in ("csrf_token", "sentence", "key")
+        for name in ("csrf_token", "sentence", "key", "seen")
     }
 
 
@@ -135,3 +135,101 @@ def test_the_judgement_form_passes_the_guards_of_every_form(db, client_for):  # 
     )
     assert done.status_code == 200
     assert done.json()["judgement"]["relation"] == "agrees with the audit's 待验证 flag"
+
+
+def test_two_tabs_saving_one_sentence_do_not_replace_each_other_silently(db, client_for):  # noqa: F811
+    """Both tabs showed the sentence unjudged; the first save is kept, the second is told the
+    judgement changed meanwhile (409) instead of replacing it; after a reload it saves."""
+    client = client_for()
+    pid = reviewed(db)
+    first_tab = form_of(client.get(f"/paper/{pid}/judge/synthesis-2").text)
+    second_tab = form_of(client.get(f"/paper/{pid}/judge/synthesis-2").text)
+    saved = client.post(
+        f"/paper/{pid}/judgement",
+        data={**first_tab, "verdict": "supported", "comment": "first tab"},
+        follow_redirects=False,
+    )
+    assert saved.status_code == 303
+    late = client.post(
+        f"/paper/{pid}/judgement", data={**second_tab, "verdict": "unsupported", "comment": "second tab"}
+    )
+    assert late.status_code == 409, late.text
+    assert "changed meanwhile" in late.text and "reload the page" in late.text
+    [row] = judgements(db)
+    assert (row.verdict, row.comment) == ("supported", "first tab")
+
+    reloaded = client.get(f"/paper/{pid}/judge/synthesis-2").text
+    assert "first tab" in reloaded
+    again = client.post(
+        f"/paper/{pid}/judgement",
+        data={**form_of(reloaded), "verdict": "unsupported", "comment": "second tab"},
+        follow_redirects=False,
+    )
+    assert again.status_code == 303
+    [row] = judgements(db)
+    assert (row.verdict, row.comment) == ("unsupported", "second tab")
+
+
+def test_simultaneous_first_judgements_on_the_web_are_never_a_500(db, app):
+    """Ten posts at once from scripts (no page state: the last writer wins), then ten from the
+    same page (one is kept, the others are told it changed meanwhile): never a 500."""
+    import json
+    import threading
+    import urllib.error
+    import urllib.request
+
+    from conftest import serving
+
+    from reader.web.app import create_app
+
+    pid = reviewed(db)
+
+    def post(url: str, data: dict) -> tuple[int, str]:
+        request = urllib.request.Request(
+            url, data=urllib.parse.urlencode(data).encode(), headers={"accept": "application/json"}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=60) as reply:
+                return reply.status, reply.read().decode()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode()
+
+    def at_once(url: str, forms: list[dict]) -> list[tuple[int, str]]:
+        start, results = threading.Barrier(len(forms)), [None] * len(forms)
+
+        def run(i):
+            start.wait()
+            results[i] = post(url, forms[i])
+
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(len(forms))]
+        [t.start() for t in threads]
+        [t.join(90) for t in threads]
+        return results
+
+    import urllib.parse
+
+    with serving(create_app(app)) as url:
+        for n, sid in enumerate(("synthesis-1", "synthesis-2", "synthesis-3")):
+            scripts = [
+                {"sentence": sid, "verdict": ("supported", "unsupported")[i % 2], "comment": f"script {i}"}
+                for i in range(10)
+            ]
+            replies = at_once(f"{url}/paper/{pid}/judgement", scripts)
+            assert all(status == 200 for status, _ in replies), [r for r in replies if r[0] != 200]
+            assert len(judgements(db)) == n + 1
+
+        for sid in ("synthesis-1", "synthesis-2", "synthesis-3"):
+            post(f"{url}/paper/{pid}/judgement", {"sentence": sid, "withdraw": "1"})
+        assert judgements(db) == []
+        with urllib.request.urlopen(f"{url}/paper/{pid}/judge/synthesis-2") as reply:
+            seen = re.search(r'name="seen" value="([^"]*)"', reply.read().decode()).group(1)
+        tabs = [
+            {"sentence": "synthesis-2", "seen": seen, "verdict": "supported", "comment": f"tab {i}"}
+            for i in range(10)
+        ]
+        replies = at_once(f"{url}/paper/{pid}/judgement", tabs)
+    statuses = sorted(status for status, _ in replies)
+    assert statuses == [200] + [409] * 9, replies
+    assert all("changed meanwhile" in json.loads(body)["error"] for status, body in replies if status == 409)
+    [row] = judgements(db)
+    assert row.comment.startswith("tab ")

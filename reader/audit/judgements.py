@@ -15,17 +15,18 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from reader.audit.loop import SUPPORTED, UNANSWERED, UNCHECKED, UNSUPPORTED
-from reader.errors import ReaderError
+from reader.errors import Conflict, ReaderError
 from reader.store.tables import Analysis, AnalysisIteration, SentenceJudgement, SentenceVerdict, utcnow
 from reader.text.controls import clean_text
 
 JUDGEMENTS = (SUPPORTED, UNSUPPORTED)
+NOT_JUDGED = "none"  # the state (judgement_state) of a sentence without a judgement
 COMMENT_LIMIT = 2000
 NAME_LIMIT = 100
 KINDS = ("synthesis", "critique")
@@ -64,6 +65,20 @@ def relation(reader_verdict: str, audit_verdict: str) -> str:
     return "the sentence is no longer in the review"
 
 
+def judgement_state(row: SentenceJudgement | None) -> str:
+    """A short token for what is stored of a sentence's judgement: the judging page sends back
+    the one it was shown, so a save made from a page older than the judgement (another tab,
+    `reader judge` meanwhile) is refused instead of replacing it unseen. NOT_JUDGED for none."""
+    if row is None:
+        return NOT_JUDGED
+    moment = row.updated_at
+    if moment is not None and moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    when = moment.strftime("%Y-%m-%d %H:%M:%S.%f") if moment is not None else ""
+    raw = "|".join((str(row.id), row.verdict or "", row.comment or "", row.judged_by or "", when))
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:16]
+
+
 @dataclass
 class Judgement:
     """One stored judgement as plain data. `sentence_id` is where the sentence stands in the
@@ -78,6 +93,7 @@ class Judgement:
     audit_verdict: str
     updated_at: datetime | None
     sentence_id: str | None = None
+    state: str = NOT_JUDGED  # judgement_state of the stored row
 
     @property
     def overrules(self) -> bool:
@@ -114,7 +130,8 @@ class Judgement:
 
 @dataclass
 class JudgementResult:
-    """What `Reader.judge` did: the judgement stored, or withdrawn (judgement None)."""
+    """What `Reader.judge` did: the judgement stored, or none kept (judgement None): `withdrawn`
+    says whether there was one to withdraw."""
 
     paper_id: str
     title: str
@@ -122,6 +139,7 @@ class JudgementResult:
     sentence: str
     audit_verdict: str
     judgement: Judgement | None
+    withdrawn: bool = False
 
     def to_json(self) -> dict:
         return {
@@ -131,6 +149,7 @@ class JudgementResult:
             "sentence": self.sentence,
             "audit_verdict": self.audit_verdict,
             "judgement": self.judgement.to_json() if self.judgement else None,
+            "withdrawn": self.withdrawn,
         }
 
 
@@ -168,6 +187,7 @@ def _plain(row: SentenceJudgement, where: str | None, now: SentenceVerdict | Non
         audit_verdict=now.verdict if now is not None else (row.audit_verdict or ""),
         updated_at=row.updated_at,
         sentence_id=where,
+        state=judgement_state(row),
     )
 
 
@@ -243,11 +263,16 @@ def judge(
     comment: str = "",
     judged_by: str = "",
     expected_key: str | None = None,
-) -> tuple[SentenceVerdict, Judgement | None]:
+    seen: str | None = None,
+) -> tuple[SentenceVerdict, Judgement | None, bool]:
     """Store the reader's `verdict` (supported or unsupported) of sentence `sid`, replacing an
-    earlier one, or withdraw it (`verdict` None). `expected_key`: the sentence_key of the
-    sentence the reader saw; when the sentence at `sid` is another now (the paper was reviewed
-    again since), nothing is stored and the error says to reload."""
+    earlier one, or withdraw it (`verdict` None) -> (the audit's verdict, the judgement kept,
+    whether one was withdrawn). `expected_key`: the sentence_key of the sentence the reader saw;
+    when the sentence at `sid` is another now (the paper was reviewed again since), nothing is
+    stored and the error says to reload. `seen`: the judgement_state the reader saw; when the
+    judgement changed meanwhile (another tab, `reader judge`), nothing is stored (Conflict).
+    Without `seen` the last writer wins. Run it in a transaction that holds JUDGEMENT_LOCK, so
+    that two first judgements of one sentence at once do not both insert."""
     if verdict is not None and verdict not in JUDGEMENTS:
         raise ReaderError(f"{verdict!r}: a judgement is 'supported' or 'unsupported'")
     audited = find_sentence(session, paper_id, sid)
@@ -264,10 +289,12 @@ def judge(
             SentenceJudgement.paper_id == paper_id, SentenceJudgement.sentence_sha256 == key
         )
     ).first()
+    if seen is not None and seen != judgement_state(row):
+        raise Conflict(changed_meanwhile(sid))
     if verdict is None:
         if row is not None:
             session.execute(delete(SentenceJudgement).where(SentenceJudgement.id == row.id))
-        return audited, None
+        return audited, None, row is not None
     if row is None:
         row = SentenceJudgement(paper_id=paper_id, sentence_sha256=key)
         session.add(row)
@@ -280,4 +307,14 @@ def judge(
     row.audit_verdict = audited.verdict
     row.updated_at = utcnow()
     session.flush()
-    return audited, _plain(row, sid.strip().lower(), audited)
+    return audited, _plain(row, sid.strip().lower(), audited), False
+
+
+JUDGEMENT_LOCK = "reader:judgements"  # judge() runs alone among writers of judgements
+
+
+def changed_meanwhile(sid: str) -> str:
+    return (
+        f"{sid.strip().lower()}: the judgement of this sentence was changed meanwhile (in another "
+        "tab, or by reader judge); nothing was saved: reload the page to see it, then save yours again"
+    )

@@ -12,23 +12,19 @@ from reader.errors import ReaderError
 @click.argument("paper")
 @click.argument("sentence")
 @click.option(
-    "--supported",
-    "verdict",
-    flag_value="supported",
-    help="The paper supports the sentence (overrules a [待验证] flag).",
+    "--supported", is_flag=True, help="The paper supports the sentence (overrules a [待验证] flag)."
 )
 @click.option(
     "--unsupported",
-    "verdict",
-    flag_value="unsupported",
+    is_flag=True,
     help="The paper does not support it (confirms a flag, or flags a sentence the audit passed).",
 )
-@click.option("--withdraw", "verdict", flag_value="withdraw", help="Remove your judgement of the sentence.")
+@click.option("--withdraw", is_flag=True, help="Remove your judgement of the sentence.")
 @click.option("--comment", default="", help="Why, in a few words (shown on the page and in the note).")
 @click.option("--by", "judged_by", default="", help="Your name, shown as who decided.")
 @click.option("--json", "as_json", is_flag=True, help="Print the sentence and the judgement stored as JSON.")
 @click.pass_obj
-def judge(app, paper, sentence, verdict, comment, judged_by, as_json):
+def judge(app, paper, sentence, supported, unsupported, withdraw, comment, judged_by, as_json):
     """Keep your own judgement of a sentence beside the audit's: confirm or overrule a
     [待验证] flag, or flag a sentence the audit passed, with an optional comment.
 
@@ -44,11 +40,17 @@ def judge(app, paper, sentence, verdict, comment, judged_by, as_json):
       reader judge f4b6d4e5 synthesis-7 --unsupported --by Ada
       reader judge f4b6d4e5 critique-3 --withdraw
     """
-    if verdict is None:
+    given = [
+        flag
+        for flag, on in (("--supported", supported), ("--unsupported", unsupported), ("--withdraw", withdraw))
+        if on
+    ]
+    if not given:
         raise ReaderError("give --supported, --unsupported or --withdraw (the judgement to keep)")
-    result = app.judge(
-        paper, sentence, None if verdict == "withdraw" else verdict, comment=comment, by=judged_by
-    )
+    if len(given) > 1:
+        raise ReaderError(f"give one of --supported, --unsupported or --withdraw, not {' and '.join(given)}")
+    verdict = {"--supported": "supported", "--unsupported": "unsupported"}.get(given[0])
+    result = app.judge(paper, sentence, verdict, comment=comment, by=judged_by)
     if as_json:
         echo_json(result.to_json())
         return
@@ -56,6 +58,12 @@ def judge(app, paper, sentence, verdict, comment, judged_by, as_json):
     click.echo(for_terminal(f"{result.title}  ({result.paper_id[:12]})"))
     click.echo(for_terminal(f"“{text}”"))
     judged = result.judgement
+    if judged is None and not result.withdrawn:
+        click.echo(
+            f"{result.sentence_id}: you had no judgement of it to withdraw; nothing changed "
+            f"(the audit's verdict, {result.audit_verdict}, stands)"
+        )
+        return
     if judged is None:
         click.echo(
             f"{result.sentence_id}: your judgement is withdrawn; the audit's verdict ({result.audit_verdict}) stands"

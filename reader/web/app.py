@@ -15,7 +15,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
-from reader.errors import PaperNotFound, ReaderError
+from reader.errors import Conflict, PaperNotFound, ReaderError
 from reader.web import pdf
 from reader.web.asking import AskRunner
 from reader.web.jobs import QueueRunner
@@ -81,7 +81,7 @@ def _handle_errors(app: FastAPI) -> None:
 
     @app.exception_handler(ReaderError)
     async def _reader_error(request: Request, exc: ReaderError):
-        status = 404 if isinstance(exc, PaperNotFound) else 400
+        status = 404 if isinstance(exc, PaperNotFound) else 409 if isinstance(exc, Conflict) else 400
         if wants_json(request):
             return JSONResponse({"error": str(exc)}, status_code=status)
         return page(request, "error.html", status, message=str(exc))

@@ -45,6 +45,7 @@ def save_judgement(
     verdict: str = Form(""),
     comment: str = Form(""),
     withdraw: str = Form(""),
+    seen: str | None = Form(None),
     ctx=Depends(reader_of),
 ):
     if (refusal := forged(request, csrf_token)) is not None:
@@ -58,6 +59,7 @@ def save_judgement(
         None if withdraw else verdict,
         comment=comment,
         expected=key or None,
+        seen=seen or None,
     )
     if wants_json(request):
         return result.to_json()
