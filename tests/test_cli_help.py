@@ -1,6 +1,7 @@
 """Every command registered on `reader` (at any depth) has help text and a working --help."""
 
 import click
+import pytest
 from click.testing import CliRunner
 
 from reader.cli import cli
@@ -30,3 +31,51 @@ def test_every_command_has_help():
         for param in command.params:
             if isinstance(param, click.Option) and not param.hidden:
                 assert (param.help or "").strip(), f"{label} option {param.opts} has no help"
+
+
+def test_id_prefixes_in_the_examples_are_long_enough_to_work():
+    """`reader table 3fa9 b71c` cannot work: an id prefix needs MIN_PREFIX characters (a shorter
+    one is read as a title). Every example in the commands' help, README and docs follows the
+    rule, and the help that takes a paper says it."""
+    import re
+
+    from conftest import ROOT
+
+    from reader.store.queries import MIN_PREFIX
+
+    def short_prefixes(line: str) -> list[str]:
+        words = re.findall(r"(?<![\w./:,-])[0-9a-f]{3,}(?![\w./:,-])", line)
+        return [w for w in words if len(w) < MIN_PREFIX and re.search(r"[a-f]", w) and re.search(r"\d", w)]
+
+    examples = [
+        (f"reader {' '.join(path)} --help", line)
+        for path, command in walk(cli)
+        for line in (command.help or "").splitlines()
+        if line.strip().startswith("reader ")
+    ]
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        examples += [
+            (doc.name, line)
+            for line in doc.read_text(encoding="utf-8").splitlines()
+            if line.startswith("reader ")
+        ]
+    assert len(examples) > 20
+    wrong = [(where, line) for where, line in examples if short_prefixes(line)]
+    assert not wrong, wrong
+    for path, command in walk(cli):
+        words = " ".join((command.help or "").split() + [p.help or "" for p in command.params])
+        if "id prefix" in words:
+            assert f"{MIN_PREFIX}+ characters" in words, (
+                f"reader {' '.join(path)}: say how long an id prefix must be"
+            )
+
+
+def test_a_short_id_prefix_is_told_how_long_it_must_be(app):
+    from reader.errors import PaperNotFound
+    from reader.store.queries import resolve_paper
+
+    with (
+        app.services.db() as session,
+        pytest.raises(PaperNotFound, match="an id prefix needs 6 or more"),
+    ):
+        resolve_paper(session, "3fa9")

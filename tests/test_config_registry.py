@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from reader.config import SETTINGS, CragSettings, describe, load_settings, write_config_values
@@ -65,8 +67,26 @@ def test_secrets_are_masked(tmp_path):
         )
     )
     assert not any(secret in value for secret in secrets.values() for value in shown.values())
-    assert shown["READER_LLM_API_KEY"] == "sec…****"
+    assert shown["READER_LLM_API_KEY"] == "****"
     assert shown["READER_DATABASE_URL"] == "postgresql://me:****@db/reader"
+
+
+def test_reader_config_shows_nothing_of_a_secret(reader_env, monkeypatch):
+    """Not even its first characters (it showed `Zq7…****` of READER_WEB_TOKEN): only whether it is set."""
+    from click.testing import CliRunner
+
+    from reader.cli import cli
+
+    monkeypatch.setenv("READER_WEB_TOKEN", "Zq7-long-web-token")
+    monkeypatch.setenv("READER_LLM_API_KEY", "sk-abcdefgh12345")
+    shown = CliRunner().invoke(cli, ["config"])
+    assert shown.exit_code == 0, shown.output
+    assert "Zq7" not in shown.output and "sk-" not in shown.output
+    [token] = [line for line in shown.output.splitlines() if "READER_WEB_TOKEN" in line]
+    assert token.split()[-1] == "****"
+    rows = json.loads(CliRunner().invoke(cli, ["config", "--json"]).output)
+    text = json.dumps(rows)
+    assert "Zq7" not in text and "sk-" not in text
 
 
 def test_a_key_that_is_no_setting_or_environment_only_is_refused_in_the_file(tmp_path):

@@ -41,7 +41,7 @@ def format_result(result) -> str:
 @click.option(
     "--paper",
     "paper_ref",
-    help="Ask about this paper (id, id prefix, path or title prefix); default: the whole library.",
+    help="Ask about this paper (id, id prefix of 6+ characters, path or title prefix); default: the whole library.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the answer, sources and grades as JSON.")
 @click.option("--interactive", "-i", is_flag=True, help="Keep asking until an empty line or Ctrl-D.")

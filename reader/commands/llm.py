@@ -154,7 +154,7 @@ def _summary(report, scope: str) -> list[str]:
     "--paper",
     "paper",
     metavar="PAPER",
-    help="Only calls for this paper (id, id prefix, file path or title prefix).",
+    help="Only calls for this paper (id, id prefix of 6+ characters, file path or title prefix).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.pass_obj

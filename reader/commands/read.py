@@ -59,7 +59,7 @@ def _summary_lines(result) -> list[str]:
 def read(app, paper, as_json, show_text, context_tokens, words, quiet):
     """Deep-read a paper: write a critique and a synthesis and audit every sentence.
 
-    PAPER is a file (ingested first if needed), a paper id or id prefix, or a
+    PAPER is a file (ingested first if needed), a paper id or id prefix (6+ characters), or a
     title prefix. Sentences still unsupported after at most two rewrites are
     marked with the prefix [待验证], and so are sentences left unchecked because
     the verifier's reply could not be read (asked twice, never cached).

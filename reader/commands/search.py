@@ -19,7 +19,7 @@ def _path_label(name: str, rank, score) -> str:
     "--paper",
     "paper_ref",
     metavar="PAPER",
-    help="Search within this paper only (id, id prefix or as `reader papers` shows it).",
+    help="Search within this paper only (id, id prefix of 6+ characters, or as `reader papers` shows it).",
 )
 @click.option(
     "-k",
@@ -43,7 +43,7 @@ def search(app, query, paper_ref, top_k, as_json):
     \b
     Examples:
       reader search "baseline comparison"
-      reader search "注意力机制" --paper 3fa2 -k 5
+      reader search "注意力机制" --paper 3fa2c1 -k 5
       reader search "citation graph" --json
     """
     found = app.search(query, paper=paper_ref, k=top_k)

@@ -33,11 +33,11 @@ def table(app, papers, csv_file, as_json):
     them. Every cell names the passage and page it rests on and is audited like any sentence
     of an analysis: one the paper does not support is shown with [待验证].
 
-    PAPERS are paper ids, id prefixes or title prefixes (`reader papers` lists them).
+    PAPERS are paper ids, id prefixes (6+ characters) or title prefixes (`reader papers` lists them).
 
     \b
     Examples:
-      reader table 3fa9 b71c --csv table.csv
+      reader table 3fa9c2 b71c0e --csv table.csv
       reader table "Attention Is All" --json
     """
     from reader.errors import ReaderError

@@ -101,9 +101,8 @@ def write_config_values(path: Path, values: dict) -> Path:
 
 
 def mask(secret: str | None) -> str:
-    if not secret:
-        return "(not set)"
-    return secret[:3] + "…" + "*" * 4 if len(secret) > 8 else "****"
+    """What `reader config` shows of a secret: whether it is set, nothing of it."""
+    return "****" if secret else "(not set)"
 
 
 def shown(entry: Registered, settings: Settings) -> str:

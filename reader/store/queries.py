@@ -80,6 +80,8 @@ def resolve_paper(session: Session, ref: str) -> Paper:
     if not close:
         close = [t for t in titles if lowered in t.lower()][:3]
     hint = f"; did you mean: {_describe([titles[t] for t in close])}" if close else ""
+    if re.fullmatch(r"[0-9a-f]+", lowered) and len(lowered) < MIN_PREFIX:
+        hint += f"; an id prefix needs {MIN_PREFIX} or more characters"
     raise PaperNotFound(f"no paper matches {ref!r}{hint}; see `reader papers` for ids and titles")
 
 
