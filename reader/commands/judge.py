@@ -28,7 +28,7 @@ def judge(app, paper, sentence, supported, unsupported, withdraw, comment, judge
     """Keep your own judgement of a sentence beside the audit's: confirm or overrule a
     [待验证] flag, or flag a sentence the audit passed, with an optional comment.
 
-    PAPER is an id, id prefix, file path or title prefix. SENTENCE is the sentence's id,
+    PAPER is an id, id prefix (6+ characters), file path or title prefix. SENTENCE is the sentence's id,
     e.g. critique-3 or synthesis-1: the numbers `reader show PAPER --verdicts` prints. The
     judgement is shown on the paper's web page and in `reader show`, and carried into the
     exported note as a "Reader's judgement" callout; the audit's own verdict is kept.
