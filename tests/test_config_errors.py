@@ -231,3 +231,47 @@ def test_an_embedding_model_that_is_not_there_fails_at_once_without_the_network(
     assert "HF_HUB_OFFLINE=0" in lines[0]  # how to let it be downloaded
     assert connections == [], f"{len(connections)} attempts to reach the network"
     assert elapsed < 30, f"{elapsed:.0f} s"
+
+
+def _reader_papers(env_changes: dict, timeout: float = 60) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("READER_")}
+    env.update(env_changes)
+    return subprocess.run(
+        [sys.executable, "-m", "reader", "papers"], env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+@pytest.mark.parametrize("special", ["/dev/zero", "fifo", "home-fifo", "folder", "large", "binary"])
+def test_a_config_file_that_is_no_regular_small_text_file_is_refused_at_once(special, tmp_path):
+    """READER_CONFIG=/dev/zero grew to 10 GB in 8 s; a named pipe hung for ever. Only a regular
+    file of at most 1 MB is read, as ingest reads papers: one line, at once."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"READER_HOME": str(home)}
+    if special == "/dev/zero":
+        env["READER_CONFIG"] = "/dev/zero"
+        expected = "config file /dev/zero: not a regular file (a character device); only regular files are read"
+    elif special in ("fifo", "home-fifo"):
+        pipe = home / "config.toml" if special == "home-fifo" else tmp_path / "config.toml"
+        os.mkfifo(pipe)
+        if special == "fifo":
+            env["READER_CONFIG"] = str(pipe)
+        expected = f"config file {pipe}: not a regular file (a named pipe); only regular files are read"
+    elif special == "folder":
+        env["READER_CONFIG"] = str(tmp_path)
+        expected = f"config file {tmp_path}: is a folder; set READER_CONFIG to a TOML file"
+    elif special == "large":
+        big = tmp_path / "config.toml"
+        big.write_text("# padding\n" * 200_000, encoding="utf-8")
+        env["READER_CONFIG"] = str(big)
+        expected = f"config file {big}: 2,000,000 bytes, larger than a config file may be (1024 kB)"
+    else:
+        binary = tmp_path / "config.toml"
+        binary.write_bytes(b"llm_model = '\xff\xfe'\n")
+        env["READER_CONFIG"] = str(binary)
+        expected = f"config file {binary}: not UTF-8 text (a TOML file is UTF-8)"
+    started = time.monotonic()
+    run = _reader_papers(env, timeout=60)
+    assert time.monotonic() - started < 30
+    assert "Traceback" not in run.stderr, run.stderr[-2000:]
+    assert run.returncode == 1 and run.stderr.strip().splitlines() == [f"Error: {expected}"], run.stderr

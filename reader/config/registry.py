@@ -14,18 +14,33 @@ from pathlib import Path
 from reader.config.declare import Registered, build, registered
 from reader.config.settings import Settings, check_together, default_home
 from reader.errors import ConfigError
+from reader.files import FileRefused, read_regular
 
 SETTINGS: list[Registered] = registered(Settings)
 FILE_KEYS: list[str] = [s.name for s in SETTINGS if s.declaration.in_file]
 _BY_NAME = {s.name: s for s in SETTINGS}
 
 
+CONFIG_MAX_BYTES = 1024 * 1024  # a config file is a few lines; more is not one
+
+
 def _read_file(path: Path) -> dict:
+    """The config file's keys. Only a regular file of at most CONFIG_MAX_BYTES is read (READER_CONFIG
+    at /dev/zero read until memory ran out; at a named pipe it waited for ever)."""
     try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except OSError as exc:
-        raise ConfigError(f"config file {path}: cannot read it ({exc.strerror})") from exc
+        raw = read_regular(path, CONFIG_MAX_BYTES)
+    except FileRefused as exc:
+        if exc.folder:
+            reason = "is a folder; set READER_CONFIG to a TOML file"
+        elif exc.size is not None:
+            reason = f"{exc.size:,} bytes, larger than a config file may be ({CONFIG_MAX_BYTES // 1024} kB)"
+        else:
+            reason = exc.reason.replace("cannot read the file", "cannot read it")
+        raise ConfigError(f"config file {path}: {reason}") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError(f"config file {path}: not UTF-8 text (a TOML file is UTF-8)") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path}: not valid TOML ({exc})") from exc
     unknown = sorted(set(data) - set(FILE_KEYS))
@@ -39,7 +54,7 @@ def config_file_of(env: dict) -> Path | None:
     if env.get("READER_CONFIG"):
         return Path(env["READER_CONFIG"]).expanduser()
     home_file = Path(env.get("READER_HOME") or default_home()).expanduser() / "config.toml"
-    return home_file if home_file.is_file() else None
+    return home_file if home_file.exists() else None  # not a regular file: refused when read
 
 
 def _given(value) -> bool:

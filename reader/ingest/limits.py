@@ -8,13 +8,12 @@ IngestLimits() holds their defaults.
 
 from __future__ import annotations
 
-import os
-import stat
 from dataclasses import dataclass, fields
 from pathlib import Path
 
 from reader.config.settings import Settings
 from reader.errors import IngestError
+from reader.files import FileRefused, read_regular
 
 _DEFAULTS = {f.name: f.default for f in fields(Settings)}
 
@@ -49,50 +48,15 @@ class IngestLimits:
         )
 
 
-_KINDS = (
-    (stat.S_ISFIFO, "a named pipe"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
 _FOLDER = "is a folder; give the folder to ingest_paths / `reader ingest`"
-
-
-def _kind(mode: int) -> str:
-    return next((name for is_kind, name in _KINDS if is_kind(mode)), "not a plain file")
 
 
 def read_source(path: Path, limits: IngestLimits | None = None) -> bytes:
     """The bytes of a regular file (links followed) of at most the size limit. Raises
     IngestError with the reason for anything else; never blocks on a pipe or a device."""
     limits = limits or IngestLimits()
-    path = Path(path)
     try:
-        # O_NONBLOCK: opening a named pipe for reading would otherwise wait for a writer
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except IsADirectoryError:
-        raise IngestError(path, _FOLDER) from None
-    except OSError as exc:
-        raise IngestError(path, f"cannot read the file ({exc.strerror or exc})") from None
-    try:
-        info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            raise IngestError(path, _FOLDER)
-        if not stat.S_ISREG(info.st_mode):
-            raise IngestError(
-                path, f"not a regular file ({_kind(info.st_mode)}); only regular files are read"
-            )
-        if reason := limits.too_large(info.st_size):
-            raise IngestError(path, reason)
-        os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
-    with os.fdopen(fd, "rb") as fh:
-        try:
-            data = fh.read(limits.max_bytes + 1)  # a file growing while it is read stops here
-        except OSError as exc:
-            raise IngestError(path, f"cannot read the file ({exc.strerror or exc})") from None
-    if reason := limits.too_large(len(data)):
-        raise IngestError(path, reason)
-    return data
+        return read_regular(Path(path), limits.max_bytes)
+    except FileRefused as exc:
+        reason = _FOLDER if exc.folder else limits.too_large(exc.size) if exc.size is not None else exc.reason
+        raise IngestError(path, reason) from None
