@@ -2,7 +2,7 @@
 
     cli → commands → web → facade → services
         → grader → {deepread, review, crag, export, checker, table, the web page's read models} → audit
-        → {llm, ingest, index, prompts, queue} → store → {text, config, resources, http} → errors
+        → {llm, ingest, index, prompts, queue} → store → {text, config, resources, http} → {errors, files}
 
 A module may import its own package and any package on a lower layer, never a
 package on its own layer or above. Above the façade only the façade, the composition root
@@ -20,7 +20,7 @@ from conftest import ROOT
 
 PACKAGE = ROOT / "reader"
 LAYERS = [
-    {"errors"},
+    {"errors", "files"},
     {"text", "config", "resources", "http"},
     {"store"},
     {"llm", "ingest", "index", "prompts", "queue"},
