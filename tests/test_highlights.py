@@ -240,3 +240,74 @@ def test_a_highlight_posted_from_another_site_or_without_json_is_refused(app, pa
     assert rows(app.services.db) == []
     missing = post(client, "cd" * 32, body)
     assert missing.status_code == 404
+
+
+# ---------------------------------------------------------------- hostile posts
+
+
+def raw_post(client, pid, content: bytes):
+    return client.post(
+        f"/paper/{pid}/highlights",
+        content=content,
+        headers={
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "Origin": "http://testserver",
+        },
+    )
+
+
+def test_a_huge_integer_or_json_nested_very_deep_is_a_clear_400(app, paper, client_for):  # noqa: F811
+    """A 401-digit integer in a rectangle was an OverflowError and JSON nested 200,000 deep a
+    RecursionError: both 500s. Each is one line now, and nothing is stored."""
+    client = client_for()
+    huge = "9" * 401
+    for rect in (f"[{huge}, 0.2, 0.6, 0.3]", f"[0.1, 0.2, -{huge}, 0.3]", f"[0.1, 0.2, 0.6, {huge}.5e400]"):
+        answer = raw_post(client, PID, f'{{"page": 2, "text": "words", "rects": [{rect}]}}'.encode())
+        assert answer.status_code == 400, answer.text
+        assert "rectangle 1 of the highlight: a rectangle is [x0, y0, x1, y1]" in answer.json()["error"]
+    page = raw_post(client, PID, f'{{"page": {huge}, "text": "words", "rects": {json.dumps(LINE)}}}'.encode())
+    assert page.status_code == 400 and "the paper's pages are 1 to 9" in page.json()["error"]
+
+    deep = b'{"page": 2, "text": "words", "rects": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"
+    answer = raw_post(client, PID, deep)
+    assert answer.status_code == 400, answer.text[:300]
+    assert answer.json()["error"] == "the highlight's JSON is nested too deeply: send one flat object"
+    nested_rect = raw_post(client, PID, b'{"page": 2, "text": "w", "rects": [[[[[1]]], 0, 1, 1]]}')
+    assert nested_rect.status_code == 400 and "a rectangle is" in nested_rect.json()["error"]
+    assert rows(app.services.db) == []
+
+
+def test_one_paper_keeps_at_most_500_highlights_and_250000_characters_of_them(app, paper, client_for):  # noqa: F811
+    """1,500 highlights on one paper were all accepted (a 6.8 MB page, a 3 MB note)."""
+    from reader.audit.highlights import PAPER_CHARS_LIMIT, PAPER_LIMIT
+    from reader.store.db import transaction
+
+    assert (PAPER_LIMIT, PAPER_CHARS_LIMIT) == (500, 250_000)
+    with transaction(app.services.db) as s:
+        s.add_all(
+            Highlight(paper_id=PID, page=1, rects=LINE, text=f"highlight {n}", note="")
+            for n in range(PAPER_LIMIT - 1)
+        )
+    client = client_for()
+    token = page_token(client, f"/paper/{PID}")
+    body = {"page": 2, "rects": LINE, "text": "the last one", "csrf_token": token}
+    assert post(client, PID, body).status_code == 201
+    refused = post(client, PID, {**body, "text": "one too many"})
+    assert refused.status_code == 400
+    assert refused.json()["error"] == (
+        "this paper has 500 highlights, as many as one paper keeps (500); delete some to add more"
+    )
+    assert len(rows(app.services.db)) == PAPER_LIMIT
+
+    with transaction(app.services.db) as s:
+        s.query(Highlight).delete()
+        s.add_all(
+            Highlight(paper_id=PID, page=1, rects=LINE, text="t" * 4000, note="n" * 1000) for _ in range(49)
+        )
+    with pytest.raises(
+        ReaderError, match=r"hold 245,000 characters; with this one they would pass the 250,000"
+    ):
+        app.highlight(PID, 2, LINE, "w" * 4000, "n" * 1001)
+    app.highlight(PID, 2, LINE, "w" * 4000, "n" * 1000)  # exactly at the limit
+    assert len(rows(app.services.db)) == 50

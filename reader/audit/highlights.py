@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from reader.errors import ReaderError
@@ -22,6 +22,9 @@ from reader.text.controls import clean_text
 NOTE_LIMIT = 2000
 TEXT_LIMIT = 5000  # a selection longer than this is a page or more: not a highlight
 RECTS_LIMIT = 400
+# What one paper keeps: 1,500 highlights made a 6.8 MB page and a 3 MB note
+PAPER_LIMIT = 500  # highlights
+PAPER_CHARS_LIMIT = 250_000  # characters of their text and notes together
 
 
 @dataclass
@@ -74,6 +77,18 @@ def highlights_of(session: Session, paper_id: str) -> list[HighlightItem]:
 # ---------------------------------------------------------------- writing
 
 
+def _fraction(value) -> float | None:
+    """A JSON number as a float, or None: not a number (a bool, text, a list), not finite, or an
+    integer too large for a float (401 digits made an OverflowError)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
 def checked_rects(rects) -> list[list[float]]:
     """[[x0, y0, x1, y1], ...], each a box inside the page (fractions 0-1, x0 < x1, y0 < y1),
     rounded to 5 places; one line saying what is wrong otherwise."""
@@ -82,13 +97,14 @@ def checked_rects(rects) -> list[list[float]]:
     if len(rects) > RECTS_LIMIT:
         raise ReaderError(f"the highlight has {len(rects)} rectangles; keep it to {RECTS_LIMIT}")
     out = []
-    for rect in rects:
-        numbers = rect if isinstance(rect, list) and len(rect) == 4 else None
-        if numbers is None or not all(
-            isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in numbers
-        ):
-            raise ReaderError(f"{str(rect)[:60]}: a rectangle is [x0, y0, x1, y1], fractions of the page")
-        x0, y0, x1, y1 = (round(float(v), 5) for v in numbers)
+    for n, rect in enumerate(rects, 1):
+        numbers = [_fraction(v) for v in rect] if isinstance(rect, list) and len(rect) == 4 else [None]
+        if None in numbers:
+            raise ReaderError(
+                f"rectangle {n} of the highlight: a rectangle is [x0, y0, x1, y1], four numbers, "
+                "fractions of the page"
+            )
+        x0, y0, x1, y1 = (round(v, 5) for v in numbers)
         if not (0 <= x0 < x1 <= 1 and 0 <= y0 < y1 <= 1):
             raise ReaderError(
                 f"{[x0, y0, x1, y1]}: a rectangle must lie on the page (fractions from 0 to 1, x0 < x1, y0 < y1)"
@@ -114,7 +130,8 @@ def add_highlight(session: Session, paper: Paper, page, rects, text, note="") ->
     if paper.source_kind != "pdf":
         raise ReaderError(f"{paper.title[:60]!r} has no PDF pages to highlight")
     if not isinstance(page, int) or isinstance(page, bool) or not 1 <= page <= (paper.pages or 0):
-        raise ReaderError(f"page {str(page)[:20]}: the paper's pages are 1 to {paper.pages}")
+        shown = str(page)[:20] if isinstance(page, int | str) else "given"
+        raise ReaderError(f"page {shown}: the paper's pages are 1 to {paper.pages}")
     row = Highlight(
         paper_id=paper.id,
         page=page,
@@ -123,9 +140,33 @@ def add_highlight(session: Session, paper: Paper, page, rects, text, note="") ->
         note=_checked_text(note or "", NOTE_LIMIT, "note", required=False),
         created_at=utcnow(),
     )
+    _check_room(session, paper.id, len(row.text) + len(row.note))
     session.add(row)
     session.flush()
     return _plain(row)
+
+
+def _check_room(session: Session, paper_id: str, adding: int) -> None:
+    """Refuse a highlight past what one paper keeps (PAPER_LIMIT highlights, PAPER_CHARS_LIMIT
+    characters of text and notes), in one line that says what to do."""
+    count, chars = session.execute(
+        select(
+            func.count(Highlight.id),
+            func.coalesce(
+                func.sum(func.length(Highlight.text) + func.length(func.coalesce(Highlight.note, ""))), 0
+            ),
+        ).where(Highlight.paper_id == paper_id)
+    ).one()
+    if count >= PAPER_LIMIT:
+        raise ReaderError(
+            f"this paper has {count:,} highlights, as many as one paper keeps ({PAPER_LIMIT:,}); "
+            "delete some to add more"
+        )
+    if chars + adding > PAPER_CHARS_LIMIT:
+        raise ReaderError(
+            f"this paper's highlights and notes hold {chars:,} characters; with this one they would pass "
+            f"the {PAPER_CHARS_LIMIT:,} one paper keeps: delete some, or shorten the note"
+        )
 
 
 def delete_highlight(session: Session, paper_id: str, highlight_id: int) -> bool:

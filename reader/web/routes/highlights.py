@@ -22,6 +22,8 @@ async def add_highlight(request: Request, paper_id: str, ctx=Depends(reader_of))
         body = json.loads(await request.body() or b"{}")
     except (ValueError, UnicodeDecodeError):
         body = None
+    except RecursionError:  # JSON nested 200,000 deep
+        raise ReaderError("the highlight's JSON is nested too deeply: send one flat object") from None
     if not isinstance(body, dict):
         raise ReaderError('send the highlight as a JSON object: {"page", "rects", "text", "note"}')
     if (refusal := forged(request, str(body.get("csrf_token") or ""))) is not None:
