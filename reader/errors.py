@@ -36,6 +36,12 @@ class IndexUnusable(ReaderError):
     what to do. The index is a cache of the database: nothing stored is lost."""
 
 
+class WeightsUnusable(ReaderError):
+    """A trained model's shipped weights (the claim checker's, the relevance grader's) are
+    missing or damaged: the message names the file and how to restore it. The callers go on
+    without that model, with a warning, where the LLM can do its work."""
+
+
 class Conflict(ReaderError):
     """What a change was based on changed meanwhile (another tab, command or process wrote
     first): nothing was stored, and the message says what to reload before trying again."""

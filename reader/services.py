@@ -82,13 +82,21 @@ class Services:
     @cached_property
     def checker(self):
         """The trained claim checker at its operating point (reader.audit.checking.CheckerBand),
-        or None when READER_CHECKER is off."""
+        or None when READER_CHECKER is off, or (with a warning) when its weights are missing or
+        damaged: the verifier then decides every sentence."""
         if not self.settings.checker:
             return None
         from reader.audit.checking import CheckerBand
         from reader.checker.model import shared_checker
+        from reader.errors import WeightsUnusable
 
         scorer = self._checker if self._checker is not None else shared_checker()
+        try:
+            if hasattr(scorer, "load"):
+                scorer.load()  # here, so damaged weights are one warning, not a failed audit
+        except WeightsUnusable as exc:
+            self.notice(f"{exc}; the claim checker is off meanwhile: the verifier decides every sentence")
+            return None
         return CheckerBand(scorer, self.settings.checker_low, self.settings.checker_high)
 
     @cached_property

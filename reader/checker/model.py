@@ -15,13 +15,24 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from reader.errors import WeightsUnusable, describe_error
+
 WEIGHTS = Path(__file__).resolve().parent / "weights"
 MAX_TOKENS = 160  # claim and excerpt together, in training and here
 BATCH = 32
 
 
-class CheckerMissing(RuntimeError):
+class CheckerMissing(WeightsUnusable):
     """The checker's weights are not where they should be."""
+
+
+def how_to_restore(directory: Path) -> str:
+    """How to get shipped weights back: they come with reader's source and its package."""
+    try:
+        shown = Path(directory).resolve().relative_to(Path(__file__).resolve().parents[2])
+    except ValueError:
+        shown = directory
+    return f"in a git clone: git checkout -- {shown}; otherwise pip install --force-reinstall audited-reader"
 
 
 @dataclass
@@ -35,10 +46,19 @@ class Scored:
 class ClaimChecker:
     """Scores (claim, evidence) pairs. Thread-safe: one forward pass at a time."""
 
-    def __init__(self, directory: Path = WEIGHTS, threads: int | None = None, max_tokens: int = MAX_TOKENS):
+    def __init__(
+        self,
+        directory: Path = WEIGHTS,
+        threads: int | None = None,
+        max_tokens: int = MAX_TOKENS,
+        *,
+        what: str = "claim checker",
+        script: str = "scripts/train_checker.py",
+    ):
         self.directory = Path(directory)
         self.threads = threads
         self.max_tokens = max_tokens
+        self.what, self.script = what, script  # for the messages: what it is, what trains it
         self._model = None
         self._tokenizer = None
         self._lock = threading.Lock()
@@ -52,21 +72,45 @@ class ClaimChecker:
             self._load()
 
     def _load(self) -> None:
+        """Load the weights, or WeightsUnusable in one line naming the file and how to restore it:
+        missing (moved), truncated or overwritten (safetensors cannot read it), or damaged inside
+        (values that are not numbers: bytes overwritten in the middle)."""
         if self._model is not None:
             return
-        if not (self.directory / "model.safetensors").is_file():
+        weights = self.directory / "model.safetensors"
+        restore = how_to_restore(self.directory)
+        if not weights.is_file():
             raise CheckerMissing(
-                f"{self.directory}: no model.safetensors; reinstall reader or "
-                "run scripts/train_checker.py to make it"
+                f"{self.directory}: no model.safetensors; reinstall reader or run {self.script} to make it "
+                f"({restore})"
             )
         import torch
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         if self.threads:
             torch.set_num_threads(self.threads)
-        self._tokenizer = AutoTokenizer.from_pretrained(self.directory, local_files_only=True)
-        model = AutoModelForSequenceClassification.from_pretrained(self.directory, local_files_only=True)
-        self._model = model.float().eval()
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(self.directory, local_files_only=True)
+        except Exception as exc:
+            raise WeightsUnusable(
+                f"{self.directory}: the {self.what}'s tokenizer files are damaged or missing "
+                f"({describe_error(exc)}); reinstall reader to restore them ({restore})"
+            ) from None
+        try:
+            model = AutoModelForSequenceClassification.from_pretrained(self.directory, local_files_only=True)
+        except Exception as exc:
+            raise WeightsUnusable(
+                f"{weights}: the {self.what}'s weights are damaged ({describe_error(exc)}); "
+                f"reinstall reader to restore them ({restore})"
+            ) from None
+        model = model.float().eval()
+        broken = sum(int((~torch.isfinite(p)).sum()) for p in model.parameters())
+        if broken:
+            raise WeightsUnusable(
+                f"{weights}: the {self.what}'s weights are damaged ({broken:,} values are not numbers); "
+                f"reinstall reader to restore them ({restore})"
+            )
+        self._tokenizer, self._model = tokenizer, model
 
     def score_pairs(self, pairs: list[tuple[str, str]]) -> list[float]:
         """P(supported) for each (claim, evidence) pair."""

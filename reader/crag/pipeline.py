@@ -46,7 +46,7 @@ from reader.crag.grade import (
 )
 from reader.crag.refine import refine_in_batches
 from reader.crag.route import AMBIGUOUS, CORRECT, INCORRECT, Routing, grade_value, routing_named, why_missed
-from reader.errors import LLMError, ReaderError
+from reader.errors import LLMError, ReaderError, WeightsUnusable
 from reader.llm.base import LLM, Completion, supports_logprobs
 
 RETRIEVE, GRADE, ROUTE, CORRECT_STEP, FALLBACK, REFINE, GENERATE, CHECK, DONE = (
@@ -239,6 +239,8 @@ class Run:
         grades the rest, in batches, and their grade blends both (`blend_model`)."""
         cfg = self.config
         unsure = self.grade_by_model(candidates) if self.relevance is not None else list(candidates)
+        if unsure is None:  # the trained grader could not load: the LLM grades every passage
+            unsure = list(candidates)
         grades = (
             grade_in_batches(
                 self.question,
@@ -263,12 +265,18 @@ class Run:
                 f"the grader could not judge any passage, so the question was not answered: {failed[0].error}"
             )
 
-    def grade_by_model(self, candidates: list[Candidate]) -> list[Candidate]:
+    def grade_by_model(self, candidates: list[Candidate]) -> list[Candidate] | None:
         """Grade every candidate with the trained grader; its best window becomes the refined
-        text. Those it is sure of get their grade; the others are returned for the LLM."""
+        text. Those it is sure of get their grade; the others are returned for the LLM. None,
+        with a note, when the grader's weights are missing or damaged: it is not used again."""
         cfg = self.config
         unsure = []
-        scored = self.relevance.grade(self.question, [c.text for c in candidates])
+        try:
+            scored = self.relevance.grade(self.question, [c.text for c in candidates])
+        except WeightsUnusable as exc:
+            self.notes.append(f"{exc}; the LLM graded every passage instead")
+            self.relevance = None
+            return None
         for candidate, relevance in zip(candidates, scored):
             p = relevance.p_relevant
             candidate.refined = relevance.window

@@ -34,7 +34,13 @@ class RelevanceGrader:
 
     def __init__(self, directory: Path = WEIGHTS, threads: int | None = None):
         self.directory = Path(directory)
-        self._scorer = ClaimChecker(self.directory, threads=threads, max_tokens=MAX_TOKENS)
+        self._scorer = ClaimChecker(
+            self.directory,
+            threads=threads,
+            max_tokens=MAX_TOKENS,
+            what="relevance grader",
+            script="scripts/train_grader.py",
+        )
 
     @property
     def name(self) -> str:
