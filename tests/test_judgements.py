@@ -273,3 +273,31 @@ def test_withdrawing_what_was_never_judged_says_so(app, reviewed):
     assert "critique-2: your judgement is withdrawn" in done.output
     as_json = json.loads(invoke(app, "judge", PID[:8], "critique-2", "--withdraw", "--json").output)
     assert as_json["judgement"] is None and as_json["withdrawn"] is False
+
+
+def test_a_judgement_whose_sentence_a_new_review_dropped_stays_in_the_note(app, reviewed, tmp_path):
+    """After "Review again" without the judged sentence, the judgement vanished from the note
+    (only `reader show` listed it): it is listed as no longer in the review."""
+    from reader.store.tables import Analysis
+
+    db = app.services.db
+    app.judge(PID, "critique-2", "supported", comment="Table 3 shows it.", by="Ada")
+    app.judge(PID, "critique-1", "unsupported")
+    with transaction(db) as s:
+        s.delete(s.scalars(select(Analysis)).one())
+    add_analysis(db, PID, "critique", [(SENTENCES[0][0], "supported"), ("A new sentence.", "supported")])
+
+    text = note_text(db, tmp_path)
+    section = text.split("## Reader's judgements no longer in the review", 1)[1].split("\n## ", 1)[0]
+    head = "> [!note] Reader's judgement: supported — the sentence is no longer in the review"
+    assert head in section
+    block = section[section.index(head) :].split("\n\n", 1)[0].splitlines()
+    assert block[1] == "> " + SENTENCES[1][0]
+    assert "> Comment: Table 3 shows it." in block and "> Decided by Ada on 20" in block[-1]
+    # the judgement of the sentence still there stays under it
+    assert "> [!note] Reader's judgement: unsupported — overrules the audit, which passed it" in text
+    assert text.count("Reader's judgement:") == 2
+    front = front_matter(text)
+    assert front["reader_judgements"] == 1 and front["reader_judgements_no_longer_in_review"] == 1
+    assert front["overruled_by_reader"] == 1  # the dropped one overrules nothing now
+    assert "Reader's judgements of sentences no longer in the review: 1" in text

@@ -233,3 +233,32 @@ def test_simultaneous_first_judgements_on_the_web_are_never_a_500(db, app):
     assert all("changed meanwhile" in json.loads(body)["error"] for status, body in replies if status == 409)
     [row] = judgements(db)
     assert row.comment.startswith("tab ")
+
+
+def test_a_judgement_whose_sentence_a_new_review_dropped_is_shown_on_the_page(db, client_for):  # noqa: F811
+    """After "Review again" the judgement vanished from the paper page: it is listed, with its
+    sentence and comment, as no longer in the review."""
+    from reader.store.db import transaction
+    from reader.store.tables import Analysis
+
+    client = client_for()
+    pid = reviewed(db)
+    form = form_of(client.get(f"/paper/{pid}/judge/synthesis-2").text)
+    client.post(
+        f"/paper/{pid}/judgement", data={**form, "verdict": "supported", "comment": "Sec. 4 <says> so"}
+    )
+    with transaction(db) as s:  # reviewed again: the judged sentence is gone
+        s.delete(s.scalars(select(Analysis)).one())
+    add_analysis(db, pid, "synthesis", f"{PASSED} A sentence of the new review.", [SYNTH[0]])
+
+    page = client.get(f"/paper/{pid}").text
+    section = page.split('id="judgements"', 1)[1].split("</section>", 1)[0]
+    assert "Your judgements (1)" in section and "None yet" not in section
+    assert "No longer in the review (1)" in section
+    gone = section.split('class="judgements-gone"', 1)[1]
+    assert html.escape(FLAGGED) in gone or FLAGGED in gone
+    assert '<strong class="judged-supported">supported</strong>, no longer in the review' in gone
+    assert "Sec. 4 &lt;says&gt; so" in gone
+    note = client.get(f"/paper/{pid}/note.md").text
+    assert "> [!note] Reader's judgement: supported — the sentence is no longer in the review" in note
+    assert f"> {FLAGGED}" in note

@@ -26,6 +26,7 @@ from reader.store.tables import Analysis, AnalysisIteration, SentenceJudgement, 
 from reader.text.controls import clean_text
 
 JUDGEMENTS = (SUPPORTED, UNSUPPORTED)
+GONE = "the sentence is no longer in the review"  # a review since dropped it; the judgement is kept
 NOT_JUDGED = "none"  # the state (judgement_state) of a sentence without a judgement
 COMMENT_LIMIT = 2000
 NAME_LIMIT = 100
@@ -62,7 +63,7 @@ def relation(reader_verdict: str, audit_verdict: str) -> str:
         return (
             "agrees with the audit" if reader_verdict == SUPPORTED else "overrules the audit, which passed it"
         )
-    return "the sentence is no longer in the review"
+    return GONE
 
 
 def judgement_state(row: SentenceJudgement | None) -> str:
@@ -96,13 +97,20 @@ class Judgement:
     state: str = NOT_JUDGED  # judgement_state of the stored row
 
     @property
+    def in_review(self) -> bool:
+        """Whether its sentence is in the paper's newest review (a review since may have dropped it)."""
+        return self.sentence_id is not None
+
+    @property
     def overrules(self) -> bool:
-        if self.audit_verdict == UNCHECKED:
+        if self.audit_verdict == UNCHECKED or not self.in_review:
             return False
         return (self.verdict == SUPPORTED) == audit_flagged(self.audit_verdict)
 
     @property
     def relation(self) -> str:
+        if not self.in_review:
+            return GONE
         return relation(self.verdict, self.audit_verdict)
 
     @property

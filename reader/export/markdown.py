@@ -118,6 +118,8 @@ class Note:
     collections: list[str] = field(default_factory=list)
     judgements: list[Judgement] = field(default_factory=list)  # the reader's, as the note shows them
     highlights: list[HighlightItem] = field(default_factory=list)  # the reader's own, on the PDF
+    # the reader's judgements of sentences a review since no longer has: listed on their own
+    gone_judgements: list[Judgement] = field(default_factory=list)
 
     @property
     def overruled(self) -> int:
@@ -159,7 +161,7 @@ class Note:
             tags.append("reader/has-unverified")
         if self.unchecked:
             tags.append("reader/has-unchecked")
-        if self.judgements:
+        if self.judgements or self.gone_judgements:
             tags.append("reader/judged")
         if self.highlights:
             tags.append("reader/highlighted")
@@ -193,6 +195,8 @@ class Note:
         if self.judgements:
             data["reader_judgements"] = len(self.judgements)
             data["overruled_by_reader"] = self.overruled
+        if self.gone_judgements:
+            data["reader_judgements_no_longer_in_review"] = len(self.gone_judgements)
         if self.highlights:
             data["reader_highlights"] = len(self.highlights)
         data["tags"] = self.tags
@@ -439,6 +443,7 @@ def collect_note(
     if job is not None and job.summary and "llm_calls" in job.summary:
         llm_calls = int(job.summary["llm_calls"])
     title = " ".join((paper.title or "").split()) or Path(paper.source_path).stem
+    shown = list({id(b.judgement): b.judgement for a in views for b in a.blocks if b.judgement}.values())
     return Note(
         paper_id=paper.id,
         file_name=note_file_name(title, paper.id),
@@ -459,10 +464,9 @@ def collect_note(
         abstract=paper.abstract or "",
         analyses=views,
         llm_calls=llm_calls,
-        judgements=list(
-            {id(b.judgement): b.judgement for a in views for b in a.blocks if b.judgement}.values()
-        ),
+        judgements=shown,
         highlights=highlights_of(session, paper.id),
+        gone_judgements=[j for j in judged.values() if id(j) not in {id(s) for s in shown}],
     )
 
 
@@ -507,6 +511,12 @@ def _judgement_callout(block: Block) -> str:
     decided = f"Decided by {escape_phrase(judged.decided_by)}"
     lines += [">", f"> {decided} on {judged.decided_on}." if judged.decided_on else f"> {decided}."]
     return "\n".join(lines)
+
+
+def _gone_judgement_callout(judged: Judgement) -> str:
+    """A judgement whose sentence a review since no longer has: the sentence with it, so that
+    neither is lost from the note."""
+    return _judgement_callout(Block(text=judged.sentence, judgement=judged))
 
 
 def _highlight_callout(highlight: HighlightItem) -> str:
@@ -563,6 +573,7 @@ def environment() -> Environment:
         md_cell=escape_cell,
         callout=_callout,
         judgement=_judgement_callout,
+        gone_judgement=_gone_judgement_callout,
         highlight=_highlight_callout,
         percent=_percent,
         yaml=_yaml,

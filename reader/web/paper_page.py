@@ -122,6 +122,8 @@ class PaperPage:
     reviewing: bool = False
     highlights: list[HighlightItem] = field(default_factory=list)  # the reader's own, in page order
     note_limit: int = NOTE_LIMIT
+    # the reader's judgements of sentences a review since no longer has (reader.audit.judgements.Judgement)
+    gone_judgements: list = field(default_factory=list)
 
     @property
     def highlight_boxes(self) -> list[dict]:
@@ -293,11 +295,16 @@ def paper_of(session: Session, paper_id: str) -> PaperPage | None:
         refs = reference_list(session, paper_id)
         for a in analyses:
             a.citations = cited_references(refs, [seg.sentence.text for seg in a.segments if seg.sentence])
+    gone = []
     if judged := judgements_of(session, paper_id):
+        shown = set()
         for a in analyses:
             for seg in a.segments:
                 if seg.sentence and seg.sentence.sentence_id:
-                    seg.sentence.judgement = judged.get(sentence_key(seg.sentence.text))
+                    key = sentence_key(seg.sentence.text)
+                    seg.sentence.judgement = judged.get(key)
+                    shown.add(key)
+        gone = [j for key, j in judged.items() if key not in shown]
     status = paper_status(job, bool(analyses))
     return PaperPage(
         id=paper.id,
@@ -315,6 +322,7 @@ def paper_of(session: Session, paper_id: str) -> PaperPage | None:
         status=status,
         reviewing=status.startswith(("pending", "running")),
         highlights=highlights_of(session, paper_id),
+        gone_judgements=gone,
     )
 
 
