@@ -105,15 +105,24 @@ def asks_llm(item, low, high) -> bool:
 
 
 def flag_combined(item, low, high, t):
-    if item["guard_reasons"]:
+    """The audit's decision: a guard or an extraction that contradicts the sentence flags it;
+    the checker decides at or below `low` and at or above `high`; the verifier in between,
+    where an explicit NO stands unless a second signal (the checker above its band's middle, or
+    an extraction that confirms the sentence) agrees with its P(YES)."""
+    if item["guard_reasons"] or item.get("extraction") == "disagree":
         return True
-    if asks_llm(item, low, high):
-        return (
-            flag_llm(item, t)
-            if "llm_p_yes" in item
-            else item["p_checker"] is not None and item["p_checker"] < 0.5
+    if not asks_llm(item, low, high):
+        return item["p_checker"] <= low
+    if "llm_p_yes" not in item:
+        return item["p_checker"] is not None and item["p_checker"] < 0.5
+    if flag_llm(item, t):
+        return True
+    if item.get("llm_answer") == "NO":
+        second = item.get("extraction") == "agree" or (
+            item["p_checker"] is not None and item["p_checker"] >= (low + high) / 2
         )
-    return item["p_checker"] <= low
+        return not second
+    return False
 
 
 def table(items, flag, title) -> list[str]:
@@ -192,6 +201,33 @@ def with_llm(items, path: str) -> list[dict]:
     return items
 
 
+def with_extraction(items, path: str) -> list[dict]:
+    """bench_extraction --out results: each English sentence's cloze outcome."""
+    with open(path, encoding="utf-8") as fh:
+        saved = {row["id"]: row for row in map(json.loads, fh)}
+    for item in items:
+        if item["id"] in saved:
+            item["extraction"] = saved[item["id"]]["extraction"]
+    return items
+
+
+def auc_by_kind(items) -> str:
+    """The checker's AUC, fabrications the guards miss against faithful sentences, per kind."""
+    from reader.checker.train import auc
+
+    en = [i for i in items if i["p_checker"] is not None]
+    faithful = [i for i in en if i["kind"] == "faithful"]
+    parts = []
+    for kind in KINDS + ("all",):
+        fab = [
+            i for i in en if i["kind"] != "faithful" and not i["guard_reasons"] and kind in ("all", i["kind"])
+        ]
+        if fab:
+            value = auc([1] * len(faithful) + [0] * len(fab), [i["p_checker"] for i in faithful + fab])
+            parts.append(f"{kind} {value:.3f} (n {len(fab)})")
+    return "; ".join(parts)
+
+
 def dev_report(items, max_asked: float) -> None:
     from reader.audit.loop import YES_THRESHOLD
 
@@ -229,6 +265,7 @@ def dev_report(items, max_asked: float) -> None:
         f"AUC, checker P on fabrications the guards miss vs faithful (English): "
         f"{auc([1] * len(faithful) + [0] * len(fab), [i['p_checker'] for i in faithful + fab]):.3f}"
     )
+    print(f"  by kind: {auc_by_kind(items)}")
     share = sum(i["quote_in_best"] for i in en) / max(1, len(en))
     print(f"the sentence's quote is in its best excerpt for {share:.2f} of English sentences")
     if not any("llm_p_yes" in i for i in items):
@@ -323,6 +360,7 @@ def main() -> None:
     ap.add_argument("--home", default="/tmp/reader-bench-audit-dev")
     ap.add_argument("--llm-from", help="bench_audit_dev.py --out results: the verifier's P(YES) per sentence")
     ap.add_argument("--out", help="save per-sentence checker results (JSON lines)")
+    ap.add_argument("--extract-from", help="bench_extraction.py --out results: each sentence's cloze outcome")
     ap.add_argument("--from", dest="source", help="re-score saved checker results")
     ap.add_argument(
         "--max-asked", type=float, default=1.0, help="share of sentences the band may send to the LLM"
@@ -344,6 +382,8 @@ def main() -> None:
                     fh.write(json.dumps(item, ensure_ascii=False) + "\n")
     if args.llm_from:
         items = with_llm(items, args.llm_from)
+    if args.extract_from:
+        items = with_extraction(items, args.extract_from)
     dev_report(items, args.max_asked)
 
 

@@ -14,7 +14,8 @@ Sources, each row {"source", "split", "kind", "claim", "evidence", "label"}:
   summarization set is never read.
 - rules: a seeded sample of the earlier rule-made pairs (scripts/data/checker_pairs.jsonl.xz),
   without verbatim positives and with few "number from elsewhere in the paper" negatives, which
-  the guards and the restatement rule already decide.
+  the guards and the restatement rule already decide; each positive also gives its one-fact twin
+  (reader.checker.twins) against the same excerpt.
 
 Papers are split as make_checker_data.py splits them (the same seed, --val-papers apart), so the
 validation pairs come from papers the model never trains on. Prints counts per source, kind and
@@ -60,7 +61,9 @@ def val_papers(names: list[str], seed: int, n: int) -> set[str]:
     return set(random.Random(seed).sample(sorted(names), min(n, len(names))))
 
 
-def paraphrase_pairs(rows: list[dict], val: set[str], rng: random.Random, n_twins: int, neighbours: float):
+def paraphrase_pairs(
+    rows: list[dict], val: set[str], rng: random.Random, n_twins: int, neighbours: float, min_changed: float
+):
     from reader.audit.evidence import excerpts
     from reader.audit.verify import EvidenceRef
     from reader.checker.paraphrase import keep_paraphrase
@@ -70,7 +73,7 @@ def paraphrase_pairs(rows: list[dict], val: set[str], rng: random.Random, n_twin
     for r in rows:
         by_paper.setdefault(r["paper"], []).append(r["passage"])
     for r in rows:
-        if not keep_paraphrase(r["source"], r["paraphrase"]):
+        if not keep_paraphrase(r["source"], r["paraphrase"], min_changed):
             continue
         split = "val" if r["paper"] in val else "train"
         claim = r["paraphrase"]
@@ -83,7 +86,7 @@ def paraphrase_pairs(rows: list[dict], val: set[str], rng: random.Random, n_twin
             "evidence": evidence,
             "label": 1,
         }
-        for kind, twin in twins(claim, rng, n_twins):
+        for kind, twin in twins(claim, rng, n_twins, r["passage"]):
             yield {
                 "source": "paraphrase",
                 "split": split,
@@ -141,6 +144,7 @@ def halueval_pairs(rng: random.Random, n: int):
 
 def rule_pairs(rows: list[dict], rng: random.Random, n: int):
     from reader.checker.rewrites import loosened
+    from reader.checker.twins import twins
 
     keep = [
         r
@@ -149,8 +153,19 @@ def rule_pairs(rows: list[dict], rng: random.Random, n: int):
         and not (r["kind"] == "swapped_number" and rng.random() < 0.8)
     ]
     rng.shuffle(keep)
-    for r in keep[:n]:
+    positives = [r for r in keep if r["label"] == 1][: n // 2]
+    for r in positives + [r for r in keep if r["label"] == 0][: n - len(positives)]:
         claim = loosened(r["claim"], rng) if rng.random() < 0.7 else r["claim"]
+        if r["label"] == 1:  # the rule-made positive's own one-fact twin: a minimal pair
+            for kind, twin in twins(claim, rng, 1, r["evidence"]):
+                yield {
+                    "source": "rules",
+                    "split": r["split"],
+                    "kind": kind,
+                    "claim": twin,
+                    "evidence": r["evidence"],
+                    "label": 0,
+                }
         kind = (
             r["kind"]
             if r["label"] == 0 and r["kind"] != "verbatim"
@@ -175,6 +190,9 @@ def main() -> None:
     ap.add_argument("--val-papers", type=int, default=8)
     ap.add_argument("--twins", type=int, default=2)
     ap.add_argument("--neighbours", type=float, default=0.3)
+    ap.add_argument(
+        "--min-changed", type=float, default=0.2, help="share of a paraphrase's words not in its source"
+    )
     ap.add_argument("--halueval", type=int, default=3000)
     ap.add_argument("--rules", type=int, default=3000)
     args = ap.parse_args()
@@ -185,7 +203,7 @@ def main() -> None:
     if "paraphrase" in sources:
         paraphrases = read_jsonl(args.paraphrases)
         val = val_papers(sorted({r["paper"] for r in paraphrases}), args.seed, args.val_papers)
-        rows += paraphrase_pairs(paraphrases, val, rng, args.twins, args.neighbours)
+        rows += paraphrase_pairs(paraphrases, val, rng, args.twins, args.neighbours, args.min_changed)
     if "halueval" in sources:
         rows += halueval_pairs(rng, args.halueval)
     if "rules" in sources:

@@ -84,15 +84,15 @@ def main() -> None:
             style = rng.randrange(4)
             reply = llm.complete(paraphrase_messages(source, fuse_with, style), max_tokens=300).text
             for text in parse_variants(reply)[:3]:
-                if not keep_paraphrase(key, text):
-                    continue
-                kept += 1
+                # every rewrite is written, with whether it passes: the mixture filters again
+                kept += keep_paraphrase(key, text)
                 row = {
                     "paper": name,
                     "source": key,
                     "paraphrase": text,
                     "passage": passage,
                     "fused": bool(fuse_with),
+                    "kept": keep_paraphrase(key, text),
                 }
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
             fh.flush()

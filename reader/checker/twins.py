@@ -14,7 +14,7 @@ import re
 
 from reader.checker import rewrites as rw
 
-KINDS = ("swapped_numbers", "swapped_sides", "moved_metric", "negated", "widened_scope")
+KINDS = ("swapped_numbers", "moved_value", "swapped_sides", "moved_metric", "negated", "widened_scope")
 
 _METRICS = (
     "precision",
@@ -93,6 +93,19 @@ def swapped_numbers(sentence: str, rng: random.Random) -> str | None:
     )
 
 
+def moved_value(sentence: str, rng: random.Random, passage: str = "") -> str | None:
+    """One of the sentence's numbers replaced by another number of its own passage, of the same
+    form: a real value of the paper put on the wrong quantity (no number check can tell)."""
+    numbers = rw._checkable_numbers(sentence)
+    own = {m.group(1) for m in numbers}
+    there = [m for m in rw._checkable_numbers(passage) if m.group(1) not in own]
+    options = [(a, b.group(1)) for a in numbers for b in there if _same_kind(a, b)]
+    if not options:
+        return None
+    a, value = rng.choice(options)
+    return sentence[: a.start(1)] + value + sentence[a.end(1) :]
+
+
 def swapped_sides(sentence: str, rng: random.Random) -> str | None:
     """The two names on either side of a comparison exchanged ("A outperforms B" → "B outperforms
     A"): only where the sentence compares and has two different names."""
@@ -156,14 +169,14 @@ _RULES = {
 }
 
 
-def twins(sentence: str, rng: random.Random, n: int = 2) -> list[tuple[str, str]]:
+def twins(sentence: str, rng: random.Random, n: int = 2, passage: str = "") -> list[tuple[str, str]]:
     """Up to `n` (kind, twin) of different kinds; the number and comparison kinds first, as they
-    are the ones wording cannot give away."""
+    are the ones wording cannot give away. `passage`: the source's passage (for moved_value)."""
     out = []
     for kind in KINDS:
         if len(out) == n:
             break
-        twin = _RULES[kind](sentence, rng)
+        twin = moved_value(sentence, rng, passage) if kind == "moved_value" else _RULES[kind](sentence, rng)
         if twin and twin != sentence and twin not in {t for _, t in out}:
             out.append((kind, twin))
     return out
