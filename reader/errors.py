@@ -42,6 +42,12 @@ class WeightsUnusable(ReaderError):
     without that model, with a warning, where the LLM can do its work."""
 
 
+class NotStored(Exception):
+    """An answer a request may only read (a GET) is not stored: it would take a model call. Not a
+    ReaderError, so no stage takes it for a failed call and goes on without it; the caller says
+    how to build what is missing (reader.llm.logged.LoggedLLM.stored_only)."""
+
+
 class Conflict(ReaderError):
     """What a change was based on changed meanwhile (another tab, command or process wrote
     first): nothing was stored, and the message says what to reload before trying again."""

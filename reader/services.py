@@ -204,21 +204,25 @@ class Services:
             checker=self.checker,
         )
 
-    def extraction_table(self, paper_ids: list[str]):
+    def extraction_table(self, paper_ids: list[str], *, stored_only: bool = False):
         """The extraction table of stored papers, every cell audited -> ExtractionTable
-        (reader.table); a paper stored by another process is first added to this one's index."""
+        (reader.table); a paper stored by another process is first added to this one's index.
+        `stored_only`: from the verifier's stored answers alone, with no model call and nothing
+        written (NotStored when one is missing): what a GET serves."""
         from reader.deepread import audit_claims
         from reader.table import build_table
 
-        for paper_id in dict.fromkeys(paper_ids):
-            self.search_index.ensure_paper(paper_id)
+        verifier = self.verifier.stored_only() if stored_only else self.verifier
+        if not stored_only:
+            for paper_id in dict.fromkeys(paper_ids):
+                self.search_index.ensure_paper(paper_id)
 
         def audit_cells(paper_id: str, claims: list[str], evidence_for):
             return audit_claims(
                 claims,
                 paper_id,
                 db=self.db,
-                verifier=self.verifier,
+                verifier=verifier,
                 evidence_for=evidence_for,
                 max_workers=self.settings.verifier.max_concurrency,
                 yes_threshold=self.settings.verify_threshold,

@@ -252,8 +252,9 @@ def test_the_web_page_lists_the_table_and_downloads_the_csv(library):
         assert chooser.status_code == 200
         assert f'value="{library.paper_id}"' in chooser.text  # a checkbox per paper
 
-        page = client.get("/table", params={"paper": library.paper_id})
-        assert page.status_code == 200
+        token = chooser.text.split('name="csrf_token" value="', 1)[1].split('"', 1)[0]
+        page = client.post("/table", data={"paper": library.paper_id, "csrf_token": token})  # builds it
+        assert page.status_code == 200 and page.url.path == "/table"  # then shows it as stored
         assert "WNUT-17: 5,690 annotated tweets" in page.text
         assert "[待验证]" in page.text and "p. 4" in page.text
         assert f'href="/table.csv?paper={library.paper_id}"' in page.text

@@ -30,6 +30,7 @@ import json
 import time
 from collections.abc import Callable
 
+from reader.errors import NotStored
 from reader.llm.base import (
     Capabilities,
     Completion,
@@ -74,15 +75,22 @@ def cache_key(
 class LoggedLLM:
     supports_accept = True  # complete(..., accept=check): see the module docstring
 
-    def __init__(self, inner, role: str, calls, use_cache: bool = True):
+    def __init__(self, inner, role: str, calls, use_cache: bool = True, *, only_stored: bool = False):
         self.inner = inner
         self.role = role
         self.calls = calls
         self.use_cache = use_cache
+        self.only_stored = only_stored
 
     def uncached(self) -> LoggedLLM:
         """The same LLM, logged as before, never answered from the cache (a fresh read)."""
         return LoggedLLM(self.inner, self.role, self.calls, use_cache=False)
+
+    def stored_only(self) -> LoggedLLM:
+        """The same LLM answering from the cache alone, whatever use_cache says: a call whose
+        answer is not stored raises NotStored and the model is not asked. Nothing is logged
+        either: this is what a GET request serves, and a GET writes nothing."""
+        return LoggedLLM(self.inner, self.role, self.calls, use_cache=True, only_stored=True)
 
     @property
     def model(self) -> str:
@@ -116,6 +124,12 @@ class LoggedLLM:
         logprobs = logprobs if self.supports_logprobs else 0
         sampling = sampling if self.supports_sampling else None
         key = cache_key(self.model, messages, temperature, max_tokens, logprobs, sampling)
+        if self.only_stored:
+            hit = self._cached(key)
+            if hit is None or (accept is not None and not accept(hit)):
+                raise NotStored(f"no stored answer for this {stage or 'call'}; it would take a model call")
+            hit.latency_s = time.perf_counter() - start
+            return hit
         if self.use_cache:
             hit = self._cached(key)
             if hit is not None and (accept is None or accept(hit)):
