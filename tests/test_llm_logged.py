@@ -194,3 +194,21 @@ def test_the_wrapper_keeps_what_the_model_can_do(db):
     small = LoggedLLM(ScriptedLLM(lambda p: "x", capabilities=SMALL_LOCAL), "generator", CallStore(db))
     assert capabilities_of(small) == SMALL_LOCAL
     assert capabilities_of(LoggedLLM(ScriptedLLM(lambda p: "x"), "generator", CallStore(db))) == ENDPOINT
+
+
+def test_stored_only_answers_from_the_cache_and_never_asks_or_logs(db):
+    """What a GET serves (the extraction table's page): stored answers, even with the cache off
+    for reading; a missing one is NotStored, and neither asks the model nor writes a row."""
+    from reader.errors import NotStored
+
+    inner = ScriptedLLM(lambda prompt: f"answer to {prompt}")
+    llm = LoggedLLM(inner, "verifier", CallStore(db), use_cache=False)
+    llm.complete(user("q1"), stage="audit")
+    logged = len(calls(db))
+    stored = llm.stored_only()
+    assert stored.complete(user("q1"), stage="audit").text == "answer to q1"
+    with pytest.raises(NotStored, match="no stored answer for this audit"):
+        stored.complete(user("q2"), stage="audit")
+    with pytest.raises(NotStored):  # a stored answer the caller's check rejects is no answer
+        stored.complete(user("q1"), stage="audit", accept=lambda completion: False)
+    assert inner.calls == 1 and len(calls(db)) == logged
