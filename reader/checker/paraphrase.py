@@ -44,7 +44,7 @@ def source_sentences(chunks: list[tuple[str, str]], rng: random.Random, n: int) 
     plain = [f for f in found if f not in rich]
     rng.shuffle(rich)
     rng.shuffle(plain)
-    picked = (rich[: int(n * 0.8)] + plain)[:n]
+    picked = (rich[: max(1, int(n * 0.8))] + plain)[:n]
     return [
         (s, text, following if following and rng.random() < 0.25 else "") for s, text, following in picked
     ]
