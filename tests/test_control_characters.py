@@ -175,3 +175,99 @@ def test_controls_stored_by_an_earlier_version_are_escaped_on_the_terminal(
         assert "\\x1b" in output and not CONTROL.search(output), output
     assert "[/b]" in outputs[0] + outputs[1]
     assert "A critique\\x1b]0;pwned\\x07" in outputs[2]
+
+
+# ---------------------------------------------------------------- bidi overrides, and every surface
+
+# U+202E (right-to-left override) shows what follows it backwards: "evil\u202efdp.exe" reads as
+# "evilexe.pdf"; the other embeddings, overrides and isolates do the like
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+BIDI_OR_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI}]")
+
+
+def test_bidi_overrides_and_escapes_in_a_zotero_attachment_name_reach_no_terminal_note_or_bibtex(
+    reader_env, tmp_path, monkeypatch
+):
+    """A Zotero attachment's file name put a raw escape code into the exported note, and U+202E
+    reached the terminal, the notes and BibTeX. Each surface is checked: what Zotero gives is
+    cleaned where it enters, the file name (kept as the file's real name) where it is shown."""
+    import reader.index.dense as dense
+    from reader.facade import Reader
+
+    monkeypatch.setattr(dense, "load_embedder", lambda settings: dense.HashingEmbedder())
+    monkeypatch.setenv("READER_LLM_BASE_URL", "scripted:")
+    z = ZoteroBuilder(tmp_path / "Zotero")
+    item = z.item(
+        "BIDI2345",
+        "journalArticle",
+        {"title": "Harmless\u202eTitle\u2066", "date": "2022", "publicationTitle": "Jour\u202dnal"},
+        authors=[("Ada\u202e", "Love\u2067lace")],
+    )
+    z.stored_pdf(item, "PDFB2345", SAMPLE_PAPER, name="report\x1b[31m\u202efdp.exe.pdf")
+    z.close()
+    llm = ScriptedLLM(dry_run_answer, with_stage=True)
+    app = Reader(llm=llm, verifier=llm, embedder=dense.HashingEmbedder())
+    report = app.review([], jobs=1, zotero=app.zotero_library(tmp_path / "Zotero"))
+    assert len(report.by_status("reviewed")) == 1, report.to_json()
+    with app.services.db() as session:
+        paper = session.scalars(select(Paper)).one()
+        assert paper.title == "HarmlessTitle" and paper.authors == ["Ada Lovelace"]
+        assert "\x1b" in paper.file_name  # the file's real name, kept to find it again
+
+    exported = app.export(tmp_path / "notes")
+    app.bibtex(tmp_path / "papers.bib")
+    [note] = exported.notes
+    written = {p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "notes").glob("*.md")}
+    written["papers.bib"] = (tmp_path / "papers.bib").read_text(encoding="utf-8")
+    assert "report[31mfdp.exe.pdf" in written[note.name]  # the name, without what it hid
+    assert "HarmlessTitle" in written["papers.bib"] and "Journal" in written["papers.bib"]
+    for name, body in written.items():
+        assert not BIDI_OR_CONTROL.search(body), (name, BIDI_OR_CONTROL.findall(body))
+
+    for args in (["papers"], ["show", paper.id], ["show", paper.id, "--verdicts"], ["jobs"]):
+        output = _cli(args)
+        assert not BIDI_OR_CONTROL.search(output), (args, output)
+
+
+def test_bidi_overrides_stored_by_an_earlier_version_are_cleaned_on_every_surface(
+    reader_env, tmp_path, monkeypatch
+):
+    """Text stored before bidi controls were taken out (or by hand) is cleaned where it leaves:
+    escaped on the terminal (`\\u202e`), dropped from the note, the notes zip's index and BibTeX."""
+    import reader.index.dense as dense
+    from reader.facade import Reader
+
+    monkeypatch.setattr(dense, "load_embedder", lambda settings: dense.HashingEmbedder())
+    monkeypatch.setenv("READER_LLM_BASE_URL", "scripted:")
+    app = Reader(llm=ScriptedLLM(dry_run_answer, with_stage=True), embedder=dense.HashingEmbedder())
+    app.review([sparta_paper(tmp_path)], jobs=1)
+    with app.services.db() as session:
+        session.execute(
+            update(Paper).values(
+                title="Old\u202e title\u2066",
+                authors=["Mal\u202elory"],
+                file_name="a\u202efdp.exe.txt",
+                doi="10.1/x\u202e",
+            )
+        )
+        session.execute(update(Analysis).values(final_text="A critique\u202e that\u2067 hides."))
+        session.commit()
+        paper_id = session.scalars(select(Paper.id)).one()
+
+    exported = app.export(tmp_path / "notes")
+    app.bibtex(tmp_path / "papers.bib")
+    files = [*exported.notes, exported.index, tmp_path / "papers.bib"]
+    for path in files:
+        body = path.read_text(encoding="utf-8")
+        assert "Old title" in body and not BIDI_OR_CONTROL.search(body), (path.name, body[:500])
+
+    for args in (
+        ["papers"],
+        ["show", paper_id],
+        ["jobs"],
+        ["export", paper_id, "--out", str(tmp_path / "again")],
+    ):
+        output = _cli(args)
+        assert not BIDI_OR_CONTROL.search(output), (args, output)
+    shown = _cli(["show", paper_id])
+    assert "Old\\u202e title" in shown and "A critique\\u202e that" in shown

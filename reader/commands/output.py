@@ -8,9 +8,10 @@ import re
 import click
 
 # What a terminal acts on instead of showing: C0 controls but tab and newline (ESC starts an
-# escape sequence, BEL, CR), DEL, the C1 controls (U+009B is CSI); and lone surrogates (a file
-# name that is not UTF-8).
-_TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+# escape sequence, BEL, CR), DEL, the C1 controls (U+009B is CSI), the bidi embeddings, overrides
+# and isolates (U+202E turns what follows round; as reader.text.controls.BIDI_CONTROLS, which the
+# commands may not import); and lone surrogates (a file name that is not UTF-8).
+_TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def for_terminal(text: str) -> str:

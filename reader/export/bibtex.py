@@ -19,6 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from reader.store.tables import Paper
+from reader.text.controls import clean_text
 
 # function words Better BibTeX skips when it picks a title's first word
 _SKIP = {
@@ -173,4 +174,5 @@ def bibtex_text(session: Session, paper_ids: list[str]) -> tuple[str, list[tuple
     papers = [p for p in (session.get(Paper, pid) for pid in paper_ids) if p is not None]
     papers.sort(key=lambda p: keys[p.id].lower())
     entries = [(p.id, keys[p.id]) for p in papers]
-    return "\n".join(bibtex_entry(p, keys[p.id]) for p in papers), entries
+    # no control character or bidi override from a stored field reaches the file (clean_text)
+    return clean_text("\n".join(bibtex_entry(p, keys[p.id]) for p in papers)), entries

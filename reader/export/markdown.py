@@ -30,6 +30,7 @@ from reader.audit.record import KIND_ORDER, count_verdicts, newest_analyses
 from reader.export.bibtex import citekeys
 from reader.export.lookup import MISSING_WORK, says_missing
 from reader.store.tables import AnalysisIteration, Paper, ReviewJob
+from reader.text.controls import clean_text
 from reader.text.pages import page_range
 from reader.text.split import first_sentence
 from reader.text.tidy import BULLET_MARK
@@ -547,11 +548,23 @@ def _citation_line(cited) -> str:
     return line
 
 
+def _cleaned(value):
+    """Every text in the front matter's data without control characters: YAML would write an
+    escape code as "\\e", which a reader of the note turns back into one."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, list):
+        return [_cleaned(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _cleaned(v) for k, v in value.items()}
+    return value
+
+
 def _yaml(data: dict) -> str:
     import yaml
 
     return yaml.safe_dump(
-        data, allow_unicode=True, sort_keys=False, default_flow_style=False, width=10_000
+        _cleaned(data), allow_unicode=True, sort_keys=False, default_flow_style=False, width=10_000
     ).strip()
 
 
@@ -583,7 +596,10 @@ def environment() -> Environment:
 
 
 def render_note(note: Note) -> str:
-    return environment().get_template("note.md.j2").render(note=note)
+    """The note's Markdown, without a control character or a bidi override from any field: a
+    file's name (kept as the file's real name) or text stored by an earlier version passes
+    through no entry that cleaned it."""
+    return clean_text(environment().get_template("note.md.j2").render(note=note))
 
 
 def render_index(notes: list[Note]) -> str:
@@ -601,7 +617,7 @@ def render_index(notes: list[Note]) -> str:
         "tags": ["reader/index"],
     }
     ordered = sorted(notes, key=lambda n: (n.title.lower(), n.paper_id))
-    return (
+    return clean_text(
         environment()
         .get_template("index.md.j2")
         .render(
