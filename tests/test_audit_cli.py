@@ -5,7 +5,7 @@ import json
 import pytest
 from click.testing import CliRunner
 from sqlalchemy import select
-from test_deepread import PAPER_ID, add_paper, make_llms
+from test_deepread import PAPER_ID, add_paper, controls, make_llms  # noqa: F401 (autouse: the control claims)
 
 from reader.cli import cli
 from reader.store.tables import Chunk

@@ -5,9 +5,11 @@ import re
 import pytest
 from concurrency_probe import ConcurrencyProbe
 
+from reader.audit.evidence import CLAIM_EVIDENCE_CHARS
 from reader.audit.guards import PaperFacts
 from reader.audit.loop import MARK, audit_loop, audit_text, mark_unsupported
 from reader.index.hits import SearchHit
+from reader.llm.dryrun import answer_verify, claims_with_evidence
 from reader.llm.scripted import ScriptedLLM
 
 CLAIM = re.compile(r"^\[(\d+)\] (.*)$", re.M)
@@ -59,6 +61,42 @@ def test_one_pass_batches_evidence_and_verdicts():
     assert verifier.history[0]["stage"] == "verify" and verifier.history[0]["paper_id"] == "p1"
     assert "passage two" in verifier.history[0]["prompt"]
     assert "passage four" not in verifier.history[0]["prompt"]
+
+
+def test_each_claim_has_its_own_evidence_and_a_late_one_keeps_its_quote():
+    """A batch of 4 whose first three claims have long evidence: the fourth claim's quote is still
+    right under it (a shared union of 2,400 characters was filled by the first claims' sentences)."""
+
+    def long_passage(word):
+        return " ".join(
+            f"Layer {word}{i} of the encoder applies self-attention over every position of the input, "
+            f"then a feed-forward network whose inner width is four times the model width ({word}{i})."
+            for i in range(8)
+        )
+
+    quote = "Our big model reaches 28.4 BLEU on the WMT 2014 English-to-German task."
+    claims = [f"Layer {w}3 of the encoder applies self-attention over every position." for w in "ABC"]
+    claims.append("The big model reaches 28.4 BLEU on the WMT 2014 English-to-German task.")
+
+    def search(query, paper_id):
+        if "BLEU" in query:
+            return [hit(9, long_passage("Z") + " " + quote, page=8)]
+        word = query.split()[1][0]
+        return [hit(ord(word), long_passage(word), page=3)]
+
+    verifier = ScriptedLLM(answer_verify)
+    result = audit_text(" ".join(claims), paper_id="p1", verifier=verifier, search=search)
+    assert verifier.calls == 1
+    shown = claims_with_evidence(verifier.history[0]["prompt"])
+    asked = {claim: evidence for _, claim, evidence in shown}
+    assert quote in asked[claims[3]]
+    for claim in claims[:3]:  # each claim's own layer, not another's
+        letter = claim.split()[1][0]
+        assert f"Layer {letter}3 " in asked[claim] and "BLEU" not in asked[claim]
+        assert len(asked[claim]) <= CLAIM_EVIDENCE_CHARS
+    assert [s.verdict for s in result.sentences] == ["supported"] * 4
+    assert len(shown) == 5  # and the control claim, which no result holds
+    assert {s.text for s in result.sentences} == set(claims)
 
 
 def test_fallback_to_paper_start_and_no_evidence_at_all():

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from reader.audit.guards import PaperFacts
 from reader.audit.loop import audit_sentences
 from reader.audit.verify import EvidenceRef
+from reader.llm.dryrun import claims_with_evidence
 from reader.llm.scripted import ScriptedLLM
 from reader.text.checked import STATED, checked_facts, contradicted_absence, paper_checks
 from reader.text.material import ABSTRACT, CONCLUSION, OTHER, RESULTS
@@ -58,7 +59,7 @@ def test_nothing_is_stated_when_the_paper_has_it():
 
 
 def test_the_audit_passes_a_stated_sentence_on_its_finding_without_the_verifier():
-    verifier = ScriptedLLM(lambda prompt: "[1] NO")
+    verifier = ScriptedLLM(lambda prompt: "\n".join(f"[{n}] NO" for n, _, _ in claims_with_evidence(prompt)))
     evidence = [EvidenceRef(chunk_id=1, page_start=1, page_end=1, text=ABSTRACT_TEXT)]
     fact = facts_of(PAPER)["Weaknesses"]
     wrong = fact.sentence.replace("97.2%", "98.5%")

@@ -1,10 +1,10 @@
 """The claim checker through Reader and the CLI, with an endpoint verifier on the loopback server."""
 
 import json
-import re
 
 import pytest
 from click.testing import CliRunner
+from controls import record_controls, yes_but_controls
 from loopback_openai import LoopbackOpenAI
 from test_checker_audit import WordScorer
 
@@ -28,7 +28,8 @@ CLAIMS = [
 
 @pytest.fixture
 def verifier_server(reader_env, monkeypatch):
-    """An OpenAI-compatible verifier on loopback that answers YES to every claim it is asked."""
+    """An OpenAI-compatible verifier on loopback that answers YES to every claim it is asked (NO to
+    the audit's control claim, which is false by construction)."""
     from reader.index.dense import HashingEmbedder
     from reader.index.store import SearchIndex
     from reader.services import Services
@@ -43,9 +44,10 @@ def verifier_server(reader_env, monkeypatch):
         ),
     )
 
+    controls = record_controls(monkeypatch)
+
     def respond(prompt):
-        claims = re.findall(r"^\[(\d+)\] ", prompt.rpartition("<claims>")[2], re.M)
-        return "\n".join(f"[{n}] YES" for n in claims)
+        return yes_but_controls(prompt, controls)
 
     with LoopbackOpenAI(respond=respond, models=("judge",)) as server:
         monkeypatch.setenv("READER_LLM_BASE_URL", "scripted:")

@@ -3,6 +3,7 @@ from dataclasses import replace
 
 import pytest
 from click.testing import CliRunner
+from controls import record_controls, yes_but_controls
 from crag_fakes import CHUNKS, PAPER_A, PAPER_B, TITLES, CragLLM, FakeSearch
 from sqlalchemy import select
 
@@ -33,7 +34,8 @@ def library(app, monkeypatch):
         session.commit()
     app.services.search_index = FakeIndex()
     app.services.generator = CragLLM(relevant_words=["baselines", "gc-ms"])
-    app.services.verifier = ScriptedLLM(lambda prompt: "[1] YES")
+    controls = record_controls(monkeypatch)  # the groundedness check's control claims: NO to them
+    app.services.verifier = ScriptedLLM(lambda prompt: yes_but_controls(prompt, controls))
     monkeypatch.setattr("reader.facade.Reader", lambda *a, **k: app)
     return app
 

@@ -2,6 +2,7 @@ import os
 import time
 
 import pytest
+from controls import record_controls, yes_but_controls
 from crag_fakes import PAPER_A, PAPER_B, TITLES, CragLLM, FakeSearch, always_grounded
 
 from reader.crag.external import ExternalHit
@@ -242,10 +243,11 @@ def test_json_shape():
     assert data["tokens"] > 0
 
 
-def test_groundedness_uses_the_audit_machinery_against_the_kept_evidence():
+def test_groundedness_uses_the_audit_machinery_against_the_kept_evidence(monkeypatch):
     from reader.crag.grounded import audit_grounded
 
-    verifier = ScriptedLLM(lambda prompt: "[1] YES\n[2] YES")
+    controls = record_controls(monkeypatch)  # the check carries a control claim too: NO to it
+    verifier = ScriptedLLM(lambda prompt: yes_but_controls(prompt, controls))
     generator = CragLLM(
         relevant_words=["baselines"],
         answer="They compare against LDA and TF-IDF [1]. LDA is beaten by 4 points [2].",

@@ -3,6 +3,7 @@
 import re
 
 import pytest
+from controls import record_controls
 from sqlalchemy import func, select
 
 from reader.audit.loop import MARK
@@ -11,6 +12,7 @@ from reader.config import EMBEDDED_MODEL_NAME, LLMSettings
 from reader.deepread import build_context, deep_read, load_material
 from reader.index.hits import SearchHit
 from reader.llm.base import ENDPOINT, SMALL_LOCAL, capabilities_of
+from reader.llm.dryrun import claims_with_evidence
 from reader.llm.scripted import ScriptedLLM
 from reader.store.db import transaction
 from reader.store.tables import (
@@ -116,9 +118,14 @@ def test_budget_chooses_sections_and_names_what_is_left_out(db):
     assert positions == sorted(positions)
 
 
-def claims_of(prompt):
-    head = prompt.rpartition("Claims:")[2]
-    return [m.group(1) for m in re.finditer(r"^\[\d+\] (.*)$", head, re.M)]
+# The audit's control claims (reader.audit.control): the scripted verifier answers them NO.
+CONTROLS: set[str] = set()
+
+
+@pytest.fixture(autouse=True)
+def controls(monkeypatch):
+    CONTROLS.clear()
+    record_controls(monkeypatch, CONTROLS)
 
 
 CRITIQUE_1 = (
@@ -162,7 +169,8 @@ def make_llms(critiques=(CRITIQUE_1, CRITIQUE_2)):
 
     def check(prompt):
         return "\n".join(
-            f"[{i}] {'NO' if 'ignores' in c else 'YES'}" for i, c in enumerate(claims_of(prompt), 1)
+            f"[{n}] {'NO' if 'ignores' in c or c in CONTROLS else 'YES'}"
+            for n, c, _ in claims_with_evidence(prompt)
         )
 
     verifier = ScriptedLLM(check, model="ver")

@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 
 import pytest
 from click.testing import CliRunner
+from controls import real_claims, record_controls, yes_but_controls
 
 from reader.audit.loop import Iteration, LoopResult, audit_sentences, mark_unsupported
 from reader.audit.record import save_analysis
 from reader.store.db import transaction
-
-CLAIM = re.compile(r"^\[(\d+)\] (.*)$", re.M)
 
 # four pages (form feeds), one section each and long enough to be a passage of its own, so
 # every passage sits on its own page
@@ -66,14 +64,21 @@ SYNTHESIS = {
 }
 
 
+# The audit's control claims (reader.audit.control): the verifier answers them NO, so that its
+# YES answers are trusted.
+CONTROLS: set[str] = set()
+
+
+@pytest.fixture(autouse=True)
+def controls(monkeypatch):
+    CONTROLS.clear()
+    record_controls(monkeypatch, CONTROLS)
+
+
 def yes_to_all():
     from reader.llm.scripted import ScriptedLLM
 
-    def answer(prompt: str) -> str:
-        claims = CLAIM.findall(prompt.rpartition("Claims:")[2])
-        return "\n".join(f"[{n}] YES" for n, _ in claims)
-
-    return ScriptedLLM(answer, model="scripted-checker")
+    return ScriptedLLM(lambda prompt: yes_but_controls(prompt, CONTROLS), model="scripted-checker")
 
 
 @pytest.fixture
@@ -149,7 +154,7 @@ def test_each_cell_has_its_value_source_and_page_and_an_unsupported_one_is_marke
     # every cell went through the audit's verify path: the verifier saw each cell as a claim
     asked = library.verifier_llm.history[calls_before:]
     assert asked and all(call["stage"] == "audit" for call in asked)
-    claims = {c for call in asked for _, c in CLAIM.findall(call["prompt"].rpartition("Claims:")[2])}
+    claims = {c for call in asked for _, c in real_claims(call["prompt"], CONTROLS)}
     assert {cell.value for cell in cells.values()} <= claims
     assert table.llm_calls == len(asked)
 

@@ -27,7 +27,7 @@ YES_NO_LINES = re.compile(r"^(\[\d+\] (YES|NO)\n?)+$")
 
 
 def test_a_verify_prompt_under_a_writing_stage_gets_prose():
-    prompt = render("verify", claims=CLAIMS, evidence=[{"text": PAPER, "pages": "1"}])
+    prompt = render("verify", claims=CLAIMS, evidence=[[{"text": PAPER, "pages": "1"}]] * 2)
     assert dry_run_answer(prompt, "verify") == "[1] YES\n[2] NO"
     prose = dry_run_answer(prompt, "synthesis")
     assert prose.strip() and not re.search(r"^\[\d+\] (YES|NO)", prose, re.M)
@@ -54,7 +54,7 @@ def test_the_same_prompt_gets_the_shape_of_each_stage():
 
 
 def test_an_unknown_stage_gets_the_fallback_prose():
-    prompt = render("verify", claims=CLAIMS, evidence=[{"text": PAPER, "pages": "1"}])
+    prompt = render("verify", claims=CLAIMS, evidence=[[{"text": PAPER, "pages": "1"}]] * 2)
     assert dry_run_answer(prompt, "no-such-stage") == FALLBACK(prompt) == dry_run_answer(prompt, "")
     assert not YES_NO_LINES.match(FALLBACK(prompt))
 

@@ -133,11 +133,14 @@ SAMPLES: dict[str, list[dict]] = {
         {"question": "How long did training take?", "why_missed": "no passage mentions hardware", "n": 3},
     ],
     "verify": [
-        {
+        {  # each claim with its own passages
             "claims": ["The big model reaches 28.4 BLEU.", "Training took 12 days."],
-            "evidence": [{"text": PAPER_EN, "pages": "8"}, {"text": "Training took 3.5 days.", "pages": ""}],
+            "evidence": [
+                [{"text": PAPER_EN, "pages": "8"}],
+                [{"text": "Training took 3.5 days.", "pages": ""}],
+            ],
         },
-        {"claims": ["准确率为 85.3%。"], "evidence": []},
+        {"claims": ["准确率为 85.3%。"], "evidence": [[]]},
     ],
 }
 

@@ -4,11 +4,13 @@ verifier call; one fact changed and the verifier decides (reader.audit.restated)
 from __future__ import annotations
 
 import pytest
+from controls import real_claims, record_controls, yes_but_controls
 
 from reader.audit.guards import PaperFacts
 from reader.audit.loop import RESTATES, audit_sentences
 from reader.audit.restated import restated_source, restates
 from reader.audit.verify import EvidenceRef
+from reader.llm.dryrun import claims_with_evidence
 from reader.llm.scripted import ScriptedLLM
 
 SOURCE = (
@@ -83,8 +85,9 @@ def test_the_source_is_found_among_the_sentences_of_the_evidence():
     assert restated_source("Training of TableFormer takes two days on four GPUs.", [text]) is None
 
 
-def test_the_audit_passes_a_restatement_without_the_verifier_and_asks_about_the_rest():
-    verifier = ScriptedLLM(lambda prompt: "[1] NO")
+def test_the_audit_passes_a_restatement_without_the_verifier_and_asks_about_the_rest(monkeypatch):
+    controls = record_controls(monkeypatch)
+    verifier = ScriptedLLM(lambda prompt: "\n".join(f"[{n}] NO" for n, _, _ in claims_with_evidence(prompt)))
     evidence = [EvidenceRef(chunk_id=1, page_start=3, page_end=3, text=SOURCE)]
     copied = "The authors show that " + SOURCE[len("We show that ") :]
     changed = copied.replace("93.6", "96.3")
@@ -95,14 +98,16 @@ def test_the_audit_passes_a_restatement_without_the_verifier_and_asks_about_the_
     assert first.verdict == "supported" and any(r.startswith(RESTATES) for r in first.reasons)
     assert first.evidence and SOURCE in first.evidence[0].text
     assert second.verdict == "unsupported" and verifier.calls == 1
-    asked = verifier.history[0]["messages"][-1]["content"].rpartition("<claims>")[2]
-    assert "96.3" in asked and "93.6" not in asked, "only the changed sentence is asked about"
+    asked = [claim for _, claim in real_claims(verifier.history[0]["messages"][-1]["content"], controls)]
+    assert asked == [changed], "only the changed sentence is asked about"
 
     without = audit_sentences([copied], **kwargs)  # other audits (answers, outside text) ask
     assert without.sentences[0].verdict == "unsupported" and verifier.calls == 2
 
 
-def test_a_bold_list_label_is_no_part_of_the_claim_and_a_restatement_or_lead_in_is_specific_enough():
+def test_a_bold_list_label_is_no_part_of_the_claim_and_a_restatement_or_lead_in_is_specific_enough(
+    monkeypatch,
+):
     """The writer's "**Page Splitting**:" is neither a name to find in the paper nor words that
     keep a restatement from being one; a restated sentence of the paper and a list's lead-in are
     not flagged as saying nothing specific."""
@@ -111,7 +116,8 @@ def test_a_bold_list_label_is_no_part_of_the_claim_and_a_restatement_or_lead_in_
         "Inside a band the left column is read top to bottom before the right one."
     )
     evidence = [EvidenceRef(chunk_id=1, page_start=1, page_end=1, text=paper)]
-    verifier = ScriptedLLM(lambda prompt: "[1] YES\n[2] YES")
+    controls = record_controls(monkeypatch)
+    verifier = ScriptedLLM(lambda prompt: yes_but_controls(prompt, controls))
     labelled = "**Page Splitting**: A block that crosses the middle of the page splits the page into bands."
     plain = "Inside a band, the left column is read top to bottom before the right one."
     lead_in = "The ingest step works as follows:"

@@ -29,11 +29,29 @@ def test_verify_answers_yes_for_claims_in_the_evidence_and_no_otherwise():
             "SPARTA reaches a recall of 81.2% at ten passages on LongDocs.",
             "The model beats GPT-4 on every legal benchmark by a wide margin.",
         ],
-        evidence=[{"text": PAPER, "pages": "3"}],
+        evidence=[[{"text": PAPER, "pages": "3"}]] * 2,
     )
     assert dry_run_answer(prompt, "verify") == "[1] YES\n[2] NO"
     no_evidence = render("verify", claims=["SPARTA reaches a recall of 81.2%."], evidence=[])
     assert dry_run_answer(no_evidence, "audit") == "[1] NO"
+
+
+def test_verify_reads_each_claims_own_evidence_and_rejects_a_changed_number_or_direction():
+    """The audit's control claim is a sentence of the evidence with a number changed or a comparison
+    turned round: most of its words are there, and the honest dry run still says NO."""
+    claims = [
+        "SPARTA reaches a recall of 81.2% at ten passages.",
+        "SPARTA reaches a recall of 56.8% at ten passages.",
+        "Training takes nine hours on a single graphics card.",
+        "The learned term weights account for less of the gain over BM25.",
+    ]
+    own = [[{"text": PAPER, "pages": "3"}]] * 2 + [
+        [{"text": "SPARTA reaches a recall of 81.2%.", "pages": "3"}]
+    ]
+    own += [[{"text": PAPER, "pages": "3"}]]
+    prompt = render("verify", claims=claims, evidence=own)
+    # claim 3's own evidence does not hold it, though the other claims' evidence does
+    assert dry_run_answer(prompt, "verify") == "[1] YES\n[2] NO\n[3] NO\n[4] NO"
 
 
 def test_generation_is_built_from_the_papers_sentences_and_is_deterministic():

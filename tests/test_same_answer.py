@@ -8,6 +8,7 @@ import re
 
 import pytest
 from click.testing import CliRunner
+from controls import record_controls, yes_but_controls
 from crag_fakes import CHUNKS, PAPER_A, PAPER_B, TITLES, CragLLM, FakeSearch
 from fastapi.testclient import TestClient
 
@@ -18,6 +19,16 @@ from reader.store.tables import Chunk, Paper, Question
 QUESTION = "Which baselines do they compare against?"
 DEFAULT_ANSWER = "They compare against LDA and TF-IDF [1]."  # CragLLM's writer; its grades are 0.9 or 0.1
 NOT_FOUND = "Not found in the papers."
+
+
+# The groundedness check's control claims (reader.audit.control): the verifier answers them NO.
+CONTROLS: set[str] = set()
+
+
+@pytest.fixture(autouse=True)
+def controls(monkeypatch):
+    CONTROLS.clear()
+    record_controls(monkeypatch, CONTROLS)
 
 
 class FakeIndex:
@@ -34,7 +45,7 @@ def scripted_reader(*args, **kwargs):
     reader = Reader(*args, **kwargs)
     reader.services.search_index = FakeIndex()
     reader.services.generator = CragLLM(relevant_words=["baselines"])
-    reader.services.verifier = ScriptedLLM(lambda prompt: "[1] YES")
+    reader.services.verifier = ScriptedLLM(lambda prompt: yes_but_controls(prompt, CONTROLS))
     return reader
 
 

@@ -21,6 +21,7 @@ from collections import Counter
 import pytest
 import yaml
 from click.testing import CliRunner
+from controls import control_numbers, real_claims, record_controls, yes_but_controls
 from loopback_openai import LoopbackOpenAI, _last_user
 from sqlalchemy import select
 
@@ -58,21 +59,43 @@ Citation context is a useful and cheap ranking signal for scientific passages. F
 """
 
 
+# The audit's control claims (reader.audit.control): the verifiers here answer them NO, as an
+# honest verifier would, so that the batches they answer are trusted.
+CONTROLS: set[str] = set()
+
+
+@pytest.fixture(autouse=True)
+def controls(monkeypatch):
+    CONTROLS.clear()
+    record_controls(monkeypatch, CONTROLS)
+
+
 def garbage(prompt: str) -> str:
     return GARBAGE
 
 
 def first_answer_only(prompt: str) -> str:
-    """Answers claim [1] of every batch and nothing else: a partly answered batch."""
-    return answer_verify(prompt).splitlines()[0]
+    """Answers the first claim of every call (and its control claim) and nothing else: a partly
+    answered batch."""
+    first = min(n for n, _ in real_claims(prompt, CONTROLS))
+    return "\n".join(
+        line
+        for line in answer_verify(prompt).splitlines()
+        if int(line[1 : line.index("]")]) in (first, *control_numbers(prompt, CONTROLS))
+    )
+
+
+def first_claim_only(prompt: str, answer: str = "YES") -> str:
+    """`answer` to the first claim of the call, NO to its control claim, nothing else."""
+    first = min(n for n, _ in real_claims(prompt, CONTROLS))
+    return "\n".join([f"[{first}] {answer}"] + [f"[{n}] NO" for n in control_numbers(prompt, CONTROLS)])
 
 
 # ---------------------------------------------------------------- the audit and the cache
 
 
 def good(prompt: str) -> str:
-    claims = re.findall(r"^\[(\d+)\] ", prompt.rpartition("<claims>")[2], re.M)
-    return "\n".join(f"[{n}] YES" for n in claims)
+    return yes_but_controls(prompt, CONTROLS)
 
 
 def audit(verifier, claims=CLAIMS):
@@ -114,7 +137,7 @@ def test_a_good_reply_is_still_cached_and_served_through_the_check(db):
     inner = ScriptedLLM(good)
     verifier = LoggedLLM(inner, "verifier", CallStore(db))
     checked = []
-    messages = build_messages(CLAIMS, EVIDENCE)
+    messages = build_messages(CLAIMS, [EVIDENCE] * len(CLAIMS))
     first = verifier.complete(messages, accept=lambda c: checked.append(c.text) or True)
     second = verifier.complete(messages, accept=lambda c: checked.append(c.text) or True)
     assert (first.cached, second.cached) == (False, True) and inner.calls == 1
@@ -130,8 +153,10 @@ def test_a_good_reply_is_still_cached_and_served_through_the_check(db):
 
 def test_a_garbage_reply_cached_by_an_older_version_is_not_served(db):
     # What the cache held before this fix: the garbage reply under the batch's key.
-    messages = build_messages(CLAIMS, EVIDENCE)
-    key = cache_key("scripted", messages, 0.0, 8 * len(CLAIMS) + 16)
+    probe = ScriptedLLM(good)
+    audit(probe)
+    sent = probe.history[0]
+    key = cache_key("scripted", sent["messages"], 0.0, sent["max_tokens"])
     CallStore(db).remember(
         key,
         {"model": "scripted", "text": GARBAGE, "prompt_tokens": 9, "completion_tokens": 9, "logprobs": None},
@@ -195,16 +220,16 @@ def test_a_guard_failure_stays_unsupported_when_the_verifier_is_unreadable():
 
 
 def claims_asked(prompt: str) -> list[str]:
-    """The claims of a verification prompt, in order."""
-    return re.findall(r"^\[\d+\] (.+)$", prompt.rpartition("<claims>")[2].partition("</claims>")[0], re.M)
+    """The claims of a verification prompt, in order, its control claim left out."""
+    return [claim for _, claim in real_claims(prompt, CONTROLS)]
 
 
 EIGHT = [f"LexiRank reaches a recall of 71.4% on CiteBench in setting {n}." for n in range(1, 9)]
 
 
 def test_a_partly_answered_batch_is_asked_once_more_for_its_missing_claims_only(db):
-    def verifier_answer(prompt):  # the first reply per batch answers [1] only, the follow-up all
-        return "[1] YES" if len(claims_asked(prompt)) == 4 else good(prompt)
+    def verifier_answer(prompt):  # the first reply per batch answers its first claim only, the follow-up all
+        return first_claim_only(prompt) if len(claims_asked(prompt)) == 4 else good(prompt)
 
     inner = ScriptedLLM(verifier_answer)
     verifier = LoggedLLM(inner, "verifier", CallStore(db))
@@ -221,7 +246,7 @@ def test_a_partly_answered_batch_is_asked_once_more_for_its_missing_claims_only(
 
 
 def test_claims_left_out_twice_are_unchecked_marked_and_trigger_no_rewrite():
-    verifier = ScriptedLLM(lambda prompt: "[1] YES")  # answers the first claim of every call only
+    verifier = ScriptedLLM(first_claim_only)  # answers the first claim of every call only
     text = " ".join(EIGHT)
     loop = audit_loop(
         lambda flagged, previous: text,
@@ -240,7 +265,9 @@ def test_claims_left_out_twice_are_unchecked_marked_and_trigger_no_rewrite():
 
 
 def test_a_follow_up_that_answers_nothing_leaves_the_claims_unchecked_and_is_not_cached(db):
-    inner = ScriptedLLM(lambda prompt: "[1] NO" if len(claims_asked(prompt)) == 2 else GARBAGE)
+    inner = ScriptedLLM(
+        lambda prompt: first_claim_only(prompt, "NO") if len(claims_asked(prompt)) == 2 else GARBAGE
+    )
     verifier = LoggedLLM(inner, "verifier", CallStore(db))
     result = audit(verifier)
     assert inner.calls == 2, "the call and one follow-up, no more"

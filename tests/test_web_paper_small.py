@@ -178,19 +178,27 @@ def test_one_sentence_is_counted_in_the_singular(db, client_for):  # noqa: F811
     assert re.search(r"\b1 sentence ·", stats) and "1 sentences" not in stats
 
 
-def test_a_one_sentence_answer_is_not_all_1_sentences():
+def test_a_one_sentence_answer_is_not_all_1_sentences(monkeypatch):
+    from controls import record_controls
     from crag_fakes import PAPER_A, TITLES, CragLLM, FakeSearch
 
     from reader.crag.grounded import audit_grounded
     from reader.crag.pipeline import CragConfig, ask
+    from reader.llm.dryrun import claims_with_evidence
     from reader.llm.scripted import ScriptedLLM
 
-    def grounded(answer, verifier_reply="[1] YES"):
+    controls = record_controls(monkeypatch)
+
+    def grounded(answer, verdict="YES"):
+        def reply(prompt):  # `verdict` to the answer's sentence, NO to the check's control claim
+            asked = claims_with_evidence(prompt)
+            return "\n".join(f"[{n}] {'NO' if claim in controls else verdict}" for n, claim, _ in asked)
+
         return ask(
             "Which baselines do they compare against?",
             paper_id=PAPER_A,
             generator=CragLLM(relevant_words=["baselines"], answer=answer),
-            verifier=ScriptedLLM(lambda prompt: verifier_reply),
+            verifier=ScriptedLLM(reply),
             search=FakeSearch(),
             check_grounded=audit_grounded,
             titles=TITLES,
@@ -199,6 +207,6 @@ def test_a_one_sentence_answer_is_not_all_1_sentences():
 
     one = grounded("They compare against LDA and TF-IDF [1].")
     assert one.grounded and one.grounded_reason == "its one sentence supported by the kept evidence"
-    unsupported = grounded("They compare against LDA and TF-IDF [1].", "[1] NO")
+    unsupported = grounded("They compare against LDA and TF-IDF [1].", "NO")
     assert not unsupported.grounded
     assert unsupported.grounded_reason.startswith("1 of 1 sentence unsupported"), unsupported.grounded_reason

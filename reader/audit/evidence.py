@@ -4,7 +4,9 @@ A 300-token passage holds the sentence a claim rests on among a dozen others, an
 verifier shown three such passages for four claims compares each claim with everything at
 once. Here every claim gets its own search, and inside the passages found the sentences
 that share the most (rare) words with the claim are kept, each with its neighbour on either
-side, in the paper's order. The verifier reads less and reads what matters.
+side, in the paper's order. The verifier reads less and reads what matters: the audit shows
+it each claim with its own excerpts under it (`excerpts`, bounded by `claim_evidence`);
+`focus`, one union of a batch's best sentences, serves the extraction table and the benchmarks.
 """
 
 from __future__ import annotations
@@ -125,6 +127,26 @@ def excerpts(
         if len(text) > max_chars:  # the best sentence alone, then its passage cut short
             text = its_sentences[best[0]][:max_chars]
         out.append(EvidenceRef(passage.chunk_id, passage.page_start, passage.page_end, text))
+    return out
+
+
+CLAIM_EVIDENCE_CHARS = 700  # the evidence the verifier is shown under one claim
+
+
+def claim_evidence(found: list[EvidenceRef], max_chars: int = CLAIM_EVIDENCE_CHARS) -> list[EvidenceRef]:
+    """What the verifier is shown under one claim: its excerpts in the order given (the best
+    first), each kept while all fit in `max_chars`; the first always, cut to fit. A claim of a
+    batch no longer shares one budget with the others, so a late claim keeps its quote."""
+    out: list[EvidenceRef] = []
+    budget = max_chars
+    for e in found:
+        if out and len(e.text) > budget:
+            continue
+        text = e.text[:budget]
+        out.append(EvidenceRef(e.chunk_id, e.page_start, e.page_end, text))
+        budget -= len(text)
+        if budget <= 0:
+            break
     return out
 
 

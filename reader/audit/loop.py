@@ -58,7 +58,8 @@ from dataclasses import dataclass, field
 
 from reader.audit.checking import CheckerBand, CheckerView, check_sentences
 from reader.audit.confidence import claim_probabilities
-from reader.audit.evidence import best_first, excerpts, focus
+from reader.audit.control import Control, control_claim, control_position
+from reader.audit.evidence import claim_evidence, excerpts
 from reader.audit.guards import PaperFacts, check_sentence
 from reader.audit.restated import restated_source
 from reader.audit.specific import NOTHING_SPECIFIC, says_nothing_specific
@@ -90,6 +91,7 @@ VERIFY_ATTEMPTS = 2
 SUPPORTED, UNSUPPORTED, UNANSWERED, UNCHECKED = "supported", "unsupported", "unanswered", "unchecked"
 UNREADABLE = f"the verifier's reply could not be read ({VERIFY_ATTEMPTS} attempts): not checked"
 LEFT_OUT = "the verifier left this claim out twice: not checked"
+NO_PASSAGE = "no passage matched; checked against the paper's opening text"
 RESTATES = "restates a sentence of the paper in its words (no verifier call)"
 
 Search = Callable[[str, str | None], list]
@@ -206,29 +208,6 @@ def _own_passages(claim, paper_id, search, evidence_for) -> tuple[list[EvidenceR
         return [], f"search failed ({type(exc).__name__}: {exc}); checked against the paper's opening text"
 
 
-def _evidence(
-    batch, own, paper_id, search, evidence_for, fallback_text, note=""
-) -> tuple[list[EvidenceRef], str]:
-    """The evidence the verifier is shown for a batch and, when it is the fallback, why. `own`:
-    each claim's own passages."""
-    try:
-        if evidence_for is not None:
-            found = list(evidence_for(batch))
-        elif search is not None:
-            found = focus(batch, own)
-        else:
-            found = []
-    except Exception as exc:
-        found, note = (
-            [],
-            f"search failed ({type(exc).__name__}: {exc}); checked against the paper's opening text",
-        )
-    if not found and fallback_text and fallback_text.strip():
-        found = [_fallback(fallback_text)]
-        note = note or "no passage matched; checked against the paper's opening text"
-    return found, note
-
-
 def _fallback(text: str) -> EvidenceRef:
     return EvidenceRef(None, 1, 1, text[:NO_EVIDENCE_CHARS])
 
@@ -236,8 +215,7 @@ def _fallback(text: str) -> EvidenceRef:
 @dataclass
 class _BatchOutcome:
     judgements: list[Judgement]
-    evidence: list[EvidenceRef]
-    note: str = ""
+    distrust: list[str]  # per claim: why the reply that answered it was not trusted, or ""
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -276,29 +254,55 @@ def _any_answered(answers: list[str | None], p_values: list[float | None], n_cla
     return any(a is not None or p is not None for a, p in zip(answers[:n_claims], p_values[:n_claims]))
 
 
-def answers_any(completion: Completion, n_claims: int) -> bool:
-    """Does the reply answer at least one of its `n_claims` claims (by a word or a P(YES))?
-    A reply that does not is a failed call: retried, never cached."""
-    return _any_answered(*_read_reply(completion, n_claims), n_claims)
+def answers_any(completion: Completion, n_claims: int, control_at: int | None = None) -> bool:
+    """Does the reply answer at least one of its `n_claims` claims (by a word or a P(YES)), the
+    control claim at `control_at` left aside? A reply that does not is a failed call: retried,
+    never cached."""
+    answers, p_values = _read_reply(completion, n_claims)
+    if control_at is not None:
+        del answers[control_at], p_values[control_at]
+    return _any_answered(answers, p_values, len(answers))
+
+
+def _distrust(control: Control | None, said: Judgement | None, threshold: float | None) -> str:
+    """Why a reply is not trusted, or "" when it rejected the batch's control claim (or the batch
+    has none)."""
+    if control is None or said is None or said.accepted(threshold) is False:
+        return ""
+    how = "answered YES to" if said.accepted(threshold) else "did not answer"
+    shown = control.claim if len(control.claim) <= 160 else control.claim[:157].rstrip() + "…"
+    return (
+        f"the verifier {how} a control claim that is false by construction: its answers were not "
+        f"trusted (control, {control.kind}: “{shown}”)"
+    )
 
 
 def _verify_batch(
-    batch, own, *, paper_id, verifier, search, evidence_for, fallback_text, stage, prompt_for, note=""
+    batch, shown, *, paper_id, verifier, stage, prompt_for, threshold, control=True
 ) -> _BatchOutcome:
-    evidence, note = _evidence(batch, own, paper_id, search, evidence_for, fallback_text, note)
-    if not evidence:  # nothing to check against: unsupported by definition, no call needed
-        return _BatchOutcome([Judgement("NO") for _ in batch], evidence, note)
+    """Ask the verifier about a batch: each claim with its own evidence (`shown`), and a control
+    claim false by construction (reader.audit.control) among them. A claim with no evidence is NO
+    without a call."""
+    outcome = _BatchOutcome([Judgement("NO") for _ in batch], [""] * len(batch))
+    todo = [i for i, own in enumerate(shown) if own]
+    if not todo:  # nothing to check against: unsupported by definition, no call needed
+        return outcome
+    claims, evidence = [batch[i] for i in todo], [shown[i] for i in todo]
+    made = control_claim(claims, evidence) if control else None
 
-    outcome = _BatchOutcome([], evidence, note)
-
-    def ask(claims: list[str]) -> tuple[list[str | None], list[float | None]]:
+    def ask(which: list[int]) -> tuple[list[str | None], list[float | None], str]:
+        asked, asked_evidence, at = [claims[i] for i in which], [evidence[i] for i in which], None
+        if made is not None:
+            at = control_position(asked)
+            asked.insert(at, made.claim)
+            asked_evidence.insert(at, [made.evidence])
         extra: dict = {"logprobs": TOP_LOGPROBS} if supports_logprobs(verifier) else {}
         if supports_accept(verifier):  # the call log and cache: keep unusable replies out of the cache
-            extra["accept"] = lambda completion: answers_any(completion, len(claims))
+            extra["accept"] = lambda completion: answers_any(completion, len(asked), at)
         completion = verifier.complete(
-            prompt_for(list(claims), evidence),
+            prompt_for(asked, asked_evidence),
             temperature=0.0,
-            max_tokens=8 * len(claims) + 16,
+            max_tokens=8 * len(asked) + 16,
             stage=stage,
             paper_id=paper_id,
             **extra,
@@ -306,19 +310,27 @@ def _verify_batch(
         outcome.calls += 1
         outcome.prompt_tokens += completion.prompt_tokens
         outcome.completion_tokens += completion.completion_tokens
-        return _read_reply(completion, len(claims))
+        answers, p_values = _read_reply(completion, len(asked))
+        if at is None:
+            return answers, p_values, ""
+        said = Judgement(answers.pop(at), p_values.pop(at))
+        return answers, p_values, _distrust(made, said, threshold)
 
+    everything = list(range(len(claims)))
     for _attempt in range(VERIFY_ATTEMPTS):
-        answers, p_values = ask(batch)
-        outcome.readable = _any_answered(answers, p_values, len(batch))
+        answers, p_values, distrust = ask(everything)
+        outcome.readable = _any_answered(answers, p_values, len(claims))
         if outcome.readable:
             break
+    distrusts = [distrust] * len(claims)
     missing = [i for i, (a, p) in enumerate(zip(answers, p_values)) if a is None and p is None]
     if outcome.readable and missing:  # once more for the claims the reply left out, those only
-        again = ask([batch[i] for i in missing])
+        *again, distrust = ask(missing)
         for i, answer, p_yes in zip(missing, *again):
-            answers[i], p_values[i] = answer, p_yes
-    outcome.judgements = [Judgement(a, p) for a, p in zip(answers, p_values)]
+            answers[i], p_values[i], distrusts[i] = answer, p_yes, distrust
+    for k, i in enumerate(todo):
+        outcome.judgements[i] = Judgement(answers[k], p_values[k])
+        outcome.distrust[i] = distrusts[k]
     return outcome
 
 
@@ -343,8 +355,17 @@ def _verifier_said(j: Judgement, threshold: float | None) -> str:
 
 
 def _verdict(
-    j: Judgement, guard_reasons: list[str], has_evidence: bool, threshold: float | None, readable: bool = True
+    j: Judgement,
+    guard_reasons: list[str],
+    has_evidence: bool,
+    threshold: float | None,
+    readable: bool = True,
+    distrust: str = "",
+    checker_says: tuple[str, str] | None = None,
 ) -> tuple[str, list[str]]:
+    """`distrust`: why the reply that answered this claim is not trusted (it passed the control
+    claim), or ""; then a YES counts for nothing, and `checker_says` (verdict, reason), the claim
+    checker's call, decides when there is one, else the claim is unchecked."""
     reasons = list(guard_reasons)
     if not has_evidence:
         reasons.append("no evidence found in the paper")
@@ -355,10 +376,27 @@ def _verdict(
     if accepted is False:
         return UNSUPPORTED, reasons + [said]
     if guard_reasons:
-        return UNSUPPORTED, reasons + [said]
+        return UNSUPPORTED, reasons + [said] + ([distrust] if distrust else [])
     if accepted is None:  # left out of the reply and of the follow-up for the claims it left out
         return UNCHECKED, reasons + [LEFT_OUT]
+    if distrust:
+        if checker_says is None:
+            return UNCHECKED, reasons + [said, distrust]
+        verdict, why = checker_says
+        return verdict, reasons + [said, distrust, why]
     return SUPPORTED, reasons + [said]
+
+
+def _checker_says(view: CheckerView, band: CheckerBand | None) -> tuple[str, str] | None:
+    """The claim checker's call on a sentence it was unsure of, at the middle of its band: what
+    decides a YES the verifier gave in a reply that was not trusted. None: no score."""
+    if band is None or view.p_supported is None:
+        return None
+    p, middle = view.p_supported, (band.low + band.high) / 2
+    verdict, said = (
+        (SUPPORTED, "supported (P {:.2f} ≥") if p >= middle else (UNSUPPORTED, "not supported (P {:.2f} <")
+    )
+    return verdict, f"claim checker decided instead: {said.format(p)} {middle:.2f}, its band's middle)"
 
 
 def _checker_verdict(view: CheckerView, guard_reasons: list[str], band: CheckerBand) -> tuple[str, list[str]]:
@@ -400,14 +438,19 @@ def audit_sentences(
     accept_restatements: bool = False,
     stated: Mapping[str, str] | None = None,
     objections: Callable[[str], list[str]] | None = None,
+    control: bool = True,
 ) -> AuditResult:
     """Verify already split sentences. Each sentence is searched on its own (top 3 passages);
     with a `checker` (reader.audit.checking), the trained claim checker scores it against each
     of its passages' excerpts and decides where it is sure; the rest go to the verifier in
-    batches of 4, in this order. The verifier sees the passages' best-matching sentences
-    (reader.audit.evidence). With log-probabilities, the verifier accepts a claim when
-    its P(YES) reaches `yes_threshold` (None: YES_THRESHOLD); otherwise its first word decides.
-    `prompt_for(claims, evidence)` writes a batch's conversation (prompts/verify.j2 unless given).
+    batches of 4, in this order. The verifier sees each claim with its own best excerpts under
+    it (reader.audit.evidence), and with `control` one more claim, false by construction
+    (reader.audit.control): a reply that does not reject it is not trusted, its YES answers
+    decided by the checker's score where there is one, else unchecked. With log-probabilities,
+    the verifier accepts a claim when its P(YES) reaches `yes_threshold` (None:
+    YES_THRESHOLD); otherwise its first word decides. `prompt_for(claims, evidence)` writes a
+    batch's conversation from the claims and each claim's own excerpts (prompts/verify.j2
+    unless given).
     Each sentence keeps its own evidence, the excerpt that decided first. With
     `require_specific` (the deep read's own text), a sentence that names nothing of the paper
     is unsupported (reader.audit.specific; a restatement and a list's lead-in ending in a colon
@@ -423,8 +466,8 @@ def audit_sentences(
     todo = [s for s in dict.fromkeys(sentences) if s not in known]
     found = [_own_passages(s, paper_id, search, evidence_for) for s in todo]
     passages = {s: p for s, (p, _) in zip(todo, found)}
-    notes = {s: note for s, (_, note) in zip(todo, found)}
     fallback = [_fallback(fallback_text)] if fallback_text and fallback_text.strip() else []
+    notes = {s: note or (NO_PASSAGE if fallback and not p else "") for s, (p, note) in zip(todo, found)}
     views = dict(
         zip(todo, check_sentences(todo, [excerpts(s, passages[s] or fallback) for s in todo], checker))
     )
@@ -443,15 +486,13 @@ def audit_sentences(
     def run(batch):
         return _verify_batch(
             batch,
-            [passages[s] for s in batch],
+            [claim_evidence(views[s].evidence) for s in batch],
             paper_id=paper_id,
             verifier=verifier,
-            search=search,
-            evidence_for=evidence_for,
-            fallback_text=fallback_text,
             stage=stage,
             prompt_for=prompt_for,
-            note=next((notes[s] for s in batch if notes[s]), ""),
+            threshold=threshold,
+            control=control,
         )
 
     if len(batches) > 1 and max_workers > 1:
@@ -497,23 +538,28 @@ def audit_sentences(
         result.llm_calls += outcome.calls
         result.prompt_tokens += outcome.prompt_tokens
         result.completion_tokens += outcome.completion_tokens
-        for sentence, j in zip(batch, outcome.judgements):
+        for sentence, j, distrust in zip(batch, outcome.judgements, outcome.distrust):
             view = views[sentence]
             verdict, reasons = _verdict(
-                j, guard[sentence], bool(outcome.evidence), threshold, outcome.readable
+                j,
+                guard[sentence],
+                bool(view.evidence),
+                threshold,
+                outcome.readable,
+                distrust,
+                _checker_says(view, checker),
             )
             if checker is not None:
                 reasons.insert(len(guard[sentence]), view.reason(checker))
-            if outcome.note:
-                reasons.append(outcome.note)
+            if notes[sentence]:
+                reasons.append(notes[sentence])
             j.p_checker = view.p_supported
             fresh[sentence] = SentenceResult(
                 sentence,
                 verdict,
                 j.answer or "",
                 reasons,
-                # no passage of its own: the batch's, the nearest to it first
-                view.evidence if passages[sentence] else best_first(sentence, outcome.evidence),
+                view.evidence if passages[sentence] else fallback,
                 judgement=j,
             )
     for sentence in sentences:

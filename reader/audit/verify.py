@@ -1,10 +1,11 @@
 """One verification call: a terse prompt over a batch of claims, and a lenient parser.
 
 The conversation (prompts/verify.j2) puts the instructions in the system
-message and the data in the user message: the evidence passages, each inside
-<passage n=".." page=".."> … </passage>, then the numbered claims inside
-<claims> … </claims>, then one line per claim asked for, `[n] YES` or `[n] NO`.
-Paper text cannot open or close those tags (reader.prompts.data).
+message and the data in the user message: inside <claims> … </claims>, each
+numbered claim `[n] …` with its own evidence right under it, each excerpt inside
+<passage claim="n" page=".."> … </passage>; then one line per claim asked for,
+`[n] YES` or `[n] NO`. Paper text cannot open or close those tags
+(reader.prompts.data).
 
 Small models do not always obey, so `parse_answers` reads line by line and
 tolerates markdown bullets, bold, list numbers, "Claim 1:", explanations and the
@@ -44,13 +45,15 @@ class EvidenceRef:
         return {"chunk_id": self.chunk_id, "pages": self.pages, "text": self.text}
 
 
-def build_prompt(claims: list[str], evidence: list[EvidenceRef]) -> str:
+def build_prompt(claims: list[str], evidence: list[list[EvidenceRef]]) -> str:
     """The conversation of `build_messages` as one text (system, then user)."""
     return render("verify", claims=claims, evidence=evidence)
 
 
-def build_messages(claims: list[str], evidence: list[EvidenceRef]) -> list[Message]:
-    """The conversation sent to the verifier for one batch: instructions, then the data."""
+def build_messages(claims: list[str], evidence: list[list[EvidenceRef]]) -> list[Message]:
+    """The conversation sent to the verifier for one batch: instructions, then the data.
+    `evidence` holds each claim's own passages, shown under it (a claim without any is to be
+    answered NO)."""
     return messages("verify", claims=claims, evidence=evidence)
 
 

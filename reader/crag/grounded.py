@@ -7,9 +7,9 @@ against the full text of those passages. The verifier's prompt
 (prompts/check_answer.j2) begins with the answer prompt's system message and
 passages, word for word, so a server's prompt cache reads them once.
 `grounded` is true only when every sentence is supported; a sentence the
-verifier left unanswered, or could not check at all (its reply unreadable),
-counts against it here, since a grounded flag must not rest on a benefit of the
-doubt.
+verifier left unanswered, or could not check at all (its reply unreadable, or
+not trusted after it said YES to the check's control claim), counts against it
+here, since a grounded flag must not rest on a benefit of the doubt.
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ def audit_grounded(
         max_workers=max_workers,
         stage="crag-check",
         checker=checker,
-        prompt_for=lambda claims, shown: messages("check_answer", evidence=shown, claims=claims),
+        # the answer prompt's passages word for word, not each claim's excerpts: one prompt cache
+        prompt_for=lambda claims, _own: messages("check_answer", evidence=refs, claims=claims),
     )
     total = len(result.sentences)
     if total == 0:
@@ -67,8 +68,9 @@ def audit_grounded(
         first = unsupported[0]
         why = "; ".join(first.reasons) or "verifier: NO"
         parts.append(f'{len(unsupported)} {of_total} unsupported (e.g. "{first.text[:120]}": {why})')
-    if unchecked:
-        parts.append(f"the verifier's reply could not be read for {len(unchecked)} {of_total} (not checked)")
+    if unchecked:  # its reply unreadable, the claim left out twice, or the reply not trusted
+        why = unchecked[0].reasons[-1] if unchecked[0].reasons else "not checked"
+        parts.append(f"{len(unchecked)} {of_total} not checked ({why})")
     if unanswered:
         parts.append(f"the verifier gave no verdict for {len(unanswered)} {of_total}")
     return False, "; ".join(parts)

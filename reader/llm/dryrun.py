@@ -12,8 +12,10 @@ passages, the paper text):
 - regenerate-critique, regenerate-synthesis: the previous draft without the
   sentences listed as unsupported;
 - verify, audit, crag-check (`[n] YES` / `[n] NO`): YES when most of the
-  claim's words occur in the evidence shown, else NO — a crude but honest
-  lexical check;
+  claim's words, and every number and every word of comparison or negation it
+  has, occur in the evidence shown for it (its own passages, or the prompt's
+  shared ones), else NO — a crude but honest lexical check, which rejects the
+  audit's control claim (a number changed, a comparison turned round);
 - crag-grade (YES/NO + reason), crag-rewrite (one query per line) and
   crag-answer (the best-overlapping evidence sentence, cited, or the prompt's
   not-found sentinel) by the same word overlap; crag-grade-batch
@@ -69,28 +71,64 @@ def overlap(claim: str, evidence: str) -> float:
     return len(claim_words & words(evidence)) / len(claim_words)
 
 
-def _numbered(block: str) -> list[tuple[int, str]]:
-    return [(int(m.group(1)), m.group(2).strip()) for m in re.finditer(r"^\[(\d+)\]\s*(.*)$", block, re.M)]
+_NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
+# Words that turn a claim round when changed: a comparison's direction, a negation.
+_SIGNALS = set(
+    "not no never cannot higher lower highest lowest increase decrease increases decreases "
+    "increased decreased more less larger smaller better worse best worst outperforms "
+    "underperforms outperform underperform outperformed underperformed improves degrades improved "
+    "degraded faster slower above below maximum minimum stronger weaker longer shorter superior "
+    "inferior".split()
+)
+_PLAIN_WORD = re.compile(r"[a-z]+")
 
 
-def _between(prompt: str, start: str, end: str | None) -> str:
-    head, _, rest = prompt.partition(start)
-    if not _:
-        return ""
-    if end and end in rest:
-        return rest.split(end, 1)[0]
-    return rest
+def claims_with_evidence(prompt: str) -> list[tuple[int, str, str]]:
+    """(number, claim, the evidence shown for it) for each numbered claim of a verify prompt.
+
+    A claim's evidence is the <passage> blocks right under it (prompts/verify.j2); a claim with
+    none has the text before the claims, where a prompt shows one set of passages for all
+    (prompts/check_answer.j2), unless it is marked as having no evidence."""
+    marker = "<claims>" if "<claims>" in prompt else "Claims:"
+    shared, _, block = prompt.rpartition(marker)
+    block = block.split("</claims>", 1)[0]
+    found: list[list] = []  # [number, claim, own passages' lines, marked as without evidence]
+    inside = False
+    for line in block.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("<passage"):
+            inside = True
+        elif stripped == "</passage>":
+            inside = False
+        elif inside and found:
+            found[-1][2].append(line)
+        elif (m := re.match(r"^\[(\d+)\]\s*(.*)$", stripped)) and not inside:
+            found.append([int(m.group(1)), m.group(2).strip(), [], False])
+        elif found and "No evidence was found" in stripped:
+            found[-1][3] = True
+    no_evidence = "No evidence was found" in shared
+    return [
+        (n, claim, "\n".join(own) if own else ("" if none or no_evidence else shared))
+        for n, claim, own, none in found
+    ]
+
+
+def supports(claim: str, evidence: str) -> bool:
+    """The dry run's honest lexical check: most of the claim's words, and every number and word of
+    comparison or negation it has, occur in the evidence."""
+    if not evidence.strip() or overlap(claim, evidence) < 0.7:
+        return False
+    if not set(_NUMBERS.findall(claim)) <= set(_NUMBERS.findall(evidence)):
+        return False
+    signals = set(_PLAIN_WORD.findall(claim.lower())) & _SIGNALS
+    return signals <= set(_PLAIN_WORD.findall(evidence.lower()))
 
 
 def answer_verify(prompt: str) -> str:
-    evidence, _, claims_block = prompt.rpartition("Claims:")
-    claims = _numbered(claims_block)
-    no_evidence = "No evidence was found" in evidence
-    lines = []
-    for number, claim in claims:
-        supported = not no_evidence and overlap(claim, evidence) >= 0.7
-        lines.append(f"[{number}] {'YES' if supported else 'NO'}")
-    return "\n".join(lines)
+    return "\n".join(
+        f"[{number}] {'YES' if supports(claim, evidence) else 'NO'}"
+        for number, claim, evidence in claims_with_evidence(prompt)
+    )
 
 
 def _question(prompt: str) -> str:
@@ -200,6 +238,7 @@ def answer_generate(prompt: str, per_heading: int = 2) -> str:
             50 <= len(flat) <= 300
             and len(flat.split()) >= 8
             and not _INSTRUCTION.search(flat)
+            and not re.match(r"\[\d+\] ", flat)  # a numbered claim of a verify prompt
             and "{" not in flat
             and flat not in candidates
         ):
