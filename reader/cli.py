@@ -10,6 +10,7 @@ import sys
 
 import click
 
+from reader.commands.output import for_terminal
 from reader.errors import ReaderError, describe_error, is_disk_full
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -19,8 +20,8 @@ class ReaderGroup(click.Group):
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
-        except ReaderError as exc:
-            raise click.ClickException(str(exc)) from exc
+        except ReaderError as exc:  # a file's or a title's control characters shown escaped
+            raise click.ClickException(for_terminal(str(exc))) from exc
         except Exception as exc:
             if not is_disk_full(exc):
                 raise
@@ -56,7 +57,7 @@ def cli(ctx, no_cache):
 
     ctx.obj = Reader(
         use_cache=False if no_cache else None,
-        on_notice=lambda message: click.echo(f"note: {message}", err=True),
+        on_notice=lambda message: click.echo(for_terminal(f"note: {message}"), err=True),
     )
 
 

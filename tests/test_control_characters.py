@@ -251,6 +251,9 @@ def test_bidi_overrides_stored_by_an_earlier_version_are_cleaned_on_every_surfac
             )
         )
         session.execute(update(Analysis).values(final_text="A critique\u202e that\u2067 hides."))
+        session.execute(
+            text("UPDATE chunks SET text = :t"), {"t": "Sparse retrieval\u202e hides\x1b[31m here."}
+        )
         session.commit()
         paper_id = session.scalars(select(Paper.id)).one()
 
@@ -266,8 +269,11 @@ def test_bidi_overrides_stored_by_an_earlier_version_are_cleaned_on_every_surfac
         ["show", paper_id],
         ["jobs"],
         ["export", paper_id, "--out", str(tmp_path / "again")],
+        ["search", "sparse retrieval"],
+        ["stats"],
     ):
         output = _cli(args)
         assert not BIDI_OR_CONTROL.search(output), (args, output)
+    assert "Sparse retrieval\\u202e hides\\x1b[31m here." in _cli(["search", "sparse retrieval"])
     shown = _cli(["show", paper_id])
     assert "Old\\u202e title" in shown and "A critique\\u202e that" in shown

@@ -6,7 +6,7 @@ import unicodedata
 
 import click
 
-from reader.commands.output import echo_json
+from reader.commands.output import echo_json, for_terminal
 
 WIDTH = 100  # every line of `reader stats` fits in this many columns
 UNKNOWN = "–"  # the backend did not report it
@@ -94,7 +94,7 @@ def _table(title: str, rows) -> list[str]:
 def _paper_label(row) -> str:
     if row.key == "(no paper)":
         return row.key
-    return f"{row.key[:8]} {' '.join(row.title.split())}".rstrip()
+    return for_terminal(f"{row.key[:8]} {' '.join(row.title.split())}".rstrip())
 
 
 def _longest(row) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from reader.commands.output import echo_json, printable, table_cell, zotero_options
+from reader.commands.output import echo_json, for_terminal, printable, table_cell, zotero_options
 from reader.errors import ReaderError
 
 
@@ -309,4 +309,7 @@ def export(app, papers, export_all, out_dir, bibtex_file, lookup, as_json):
         click.echo(f"{count} note{'s' * (count != 1)} in {result.out_dir.resolve()}")
     for paper_id, title in result.not_reviewed:
         if papers:
-            click.echo(f"warning: {title} ({paper_id[:8]}): not reviewed yet, no note written", err=True)
+            click.echo(
+                for_terminal(f"warning: {title} ({paper_id[:8]}): not reviewed yet, no note written"),
+                err=True,
+            )

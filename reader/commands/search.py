@@ -6,7 +6,7 @@ import time
 
 import click
 
-from reader.commands.output import echo_json
+from reader.commands.output import echo_json, for_terminal
 
 
 def _path_label(name: str, rank, score) -> str:
@@ -62,10 +62,10 @@ def search(app, query, paper_ref, top_k, as_json):
                 _path_label("dense", hit.dense_rank, hit.dense_score or 0.0),
             ]
         )
-        click.secho(f"{n}. paper {hit.paper_id[:12]} · {where}", bold=True)
+        click.secho(for_terminal(f"{n}. paper {hit.paper_id[:12]} · {where}"), bold=True)
         click.echo(f"   score {hit.score:.4f} · {paths} · chunk {hit.chunk_id}")
         text = " ".join(hit.text.split())
-        click.echo("   " + (text if len(text) <= 400 else text[:400] + "…"))
+        click.echo("   " + for_terminal(text if len(text) <= 400 else text[:400] + "…"))
 
 
 @click.command("reindex")
