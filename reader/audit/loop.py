@@ -13,19 +13,21 @@
    excerpts in the paper's words (reader.audit.restated) is supported without a
    verifier call too, in the deep read's own text, and so is a sentence the tool stated
    itself from a rule over the paper (`stated`: its finding is the reason);
-   the others go to the verifier in batches of 4, which is shown, per sentence,
-   the passages' best-matching sentences with their neighbours
-   (reader.audit.evidence). Fallback: the first 3,000 characters of the paper,
-   also when the search fails; with no text at all there is no call and every
-   claim is unsupported;
+   the others go to the verifier in batches of 4, each sentence with its own
+   excerpts right under it (reader.audit.evidence), and one control claim false
+   by construction (reader.audit.control). Fallback: the best excerpt of the
+   first 3,000 characters of the paper, also when the search fails; with no text
+   at all there is no call and the claim is unsupported;
 3. batches are verified concurrently, at most `max_workers` at a time, so a
    pass takes about as long as its slowest batch;
 4. the verdict: where the verifier gives token log-probabilities, a claim is
    accepted when its P(YES) reaches `yes_threshold` (reader.audit.confidence),
    else by its first word; the deterministic guards (reader.audit.guards) run on
    every sentence: a number, name or citation missing from the paper makes it
-   unsupported even when the verifier said YES. The reasons are stored with the
-   verdict;
+   unsupported even when the verifier said YES. A reply that accepts the control
+   claim, or leaves it out, is not trusted: its YES answers count for nothing (the
+   checker's score decides where there is one, else the sentence is UNCHECKED).
+   The reasons are stored with the verdict;
 5. a reply that answers none of its batch's claims is a failed call: it is
    asked again (VERIFY_ATTEMPTS in all), and a verifier wrapped in the call log
    (reader.llm.logged, `accept=`) neither caches it nor serves such a reply from
