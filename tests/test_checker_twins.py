@@ -78,3 +78,11 @@ def test_twins_are_of_different_kinds_and_never_the_sentence_itself():
     made = twins(SOURCE, random.Random(5), n=3)
     assert len({kind for kind, _ in made}) == len(made) >= 2
     assert all(twin != SOURCE for _, twin in made)
+
+
+def test_a_sentence_is_also_scored_against_its_best_excerpts_joined():
+    from reader.checker.model import joined_excerpts
+
+    texts, scores = ["first", "second", "third"], [0.2, 0.9, 0.5]
+    assert joined_excerpts(texts, scores) == ["second … third", "first … second … third"]
+    assert joined_excerpts(["only"], [0.4]) == []

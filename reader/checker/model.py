@@ -136,15 +136,38 @@ class ClaimChecker:
         return out
 
     def score(self, claims: list[str], evidence: list[list[str]]) -> list[Scored]:
-        """Each claim against each of its own excerpts; the best excerpt's score is kept."""
-        pairs = [(c, e) for c, texts in zip(claims, evidence) for e in texts]
-        scores = iter(self.score_pairs(pairs))
+        """Each claim against each of its own excerpts, and against its best two and best three
+        joined (a sentence that merges two places of the paper); the higher is kept. `best` is
+        the best single excerpt, the one shown."""
+        singles = iter(self.score_pairs([(c, e) for c, texts in zip(claims, evidence) for e in texts]))
+        per_claim = [[next(singles) for _ in texts] for texts in evidence]
+        joined = [
+            (claim, text)
+            for claim, texts, mine in zip(claims, evidence, per_claim)
+            for text in joined_excerpts(texts, mine)
+        ]
+        joined_scores = iter(self.score_pairs(joined))
         out = []
-        for texts in evidence:
-            mine = [next(scores) for _ in texts]
+        for texts, mine in zip(evidence, per_claim):
             best = max(range(len(mine)), key=mine.__getitem__) if mine else None
-            out.append(Scored(mine[best] if best is not None else 0.0, best))
+            p = mine[best] if best is not None else 0.0
+            for _ in joined_excerpts(texts, mine):
+                p = max(p, next(joined_scores))
+            out.append(Scored(p, best))
         return out
+
+
+def joined_excerpts(texts: list[str], scores: list[float]) -> list[str]:
+    """The best two and the best three excerpts (by their own scores), each set joined in the
+    order the claim's search gave them; none for fewer than two excerpts."""
+    ranked = sorted(range(len(texts)), key=lambda i: -scores[i])
+    out = []
+    for n in (2, 3):
+        if len(texts) >= n:
+            text = " … ".join(texts[i] for i in sorted(ranked[:n]))
+            if text not in out:
+                out.append(text)
+    return out
 
 
 _SHARED: dict[Path, ClaimChecker] = {}
