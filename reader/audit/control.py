@@ -27,6 +27,7 @@ from reader.audit.guards import parse_numbers
 from reader.audit.verify import EvidenceRef
 from reader.prompts import data
 from reader.text.split import split_sentences
+from reader.text.tokens import CJK_CHARS
 
 CHANGED_NUMBER, REVERSED, NEGATED = "changed number", "reversed comparison", "negation added"
 
@@ -87,7 +88,8 @@ def _sentences(evidence: list[list[EvidenceRef]]) -> list[tuple[EvidenceRef, str
             seen.add(excerpt.text)
             for sentence in split_sentences(excerpt.text):
                 flat = " ".join(sentence.split())
-                if 30 <= len(flat) <= 400 and data(flat, inline=True) == flat:
+                shortest = 12 if CJK_CHARS.search(flat) else 30  # a Chinese sentence says more per character
+                if shortest <= len(flat) <= 400 and data(flat, inline=True) == flat:
                     out.append((excerpt, flat))
     return out
 
