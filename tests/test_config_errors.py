@@ -250,7 +250,9 @@ def test_a_config_file_that_is_no_regular_small_text_file_is_refused_at_once(spe
     env = {"READER_HOME": str(home)}
     if special == "/dev/zero":
         env["READER_CONFIG"] = "/dev/zero"
-        expected = "config file /dev/zero: not a regular file (a character device); only regular files are read"
+        expected = (
+            "config file /dev/zero: not a regular file (a character device); only regular files are read"
+        )
     elif special in ("fifo", "home-fifo"):
         pipe = home / "config.toml" if special == "home-fifo" else tmp_path / "config.toml"
         os.mkfifo(pipe)
