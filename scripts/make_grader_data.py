@@ -64,6 +64,7 @@ def main() -> None:
     from reader.grader.questions import question_for, unanswerable, windows
     from reader.ingest.pipeline import ingest_paths
     from reader.store.tables import Chunk, Paper
+    from reader.text.relations import checkable_numbers
     from reader.text.split import split_sentences
 
     started = time.perf_counter()
@@ -95,7 +96,7 @@ def main() -> None:
             for s in split_sentences(text)
             if usable_sentence(s)
         ]
-        rich = [x for x in sentences if rw._checkable_numbers(x[0]) or rw._names(x[0])]
+        rich = [x for x in sentences if checkable_numbers(x[0]) or rw._names(x[0])]
         plain = [x for x in sentences if x not in set(rich)]
         rng.shuffle(rich)
         rng.shuffle(plain)

@@ -14,10 +14,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from reader.checker import rewrites as rw
-from reader.checker.twins import _COMPARE
 from reader.llm.base import Message
 from reader.prompts import messages
+from reader.text.relations import (
+    COMPARE,
+    NAME,
+    NUMBER,
+    OPPOSITE,
+    OPPOSITE_WORD,
+    checkable_numbers,
+    match_case,
+)
 
 BLANK = "___"
 NONE = "NONE"
@@ -38,7 +45,7 @@ def _number_value(text: str) -> float | None:
 
 
 def _evidence_numbers(evidence: str) -> set[str]:
-    return {m.group(1) for m in rw._NUMBER.finditer(evidence)}
+    return {m.group(1) for m in NUMBER.finditer(evidence)}
 
 
 def cloze_for(sentence: str, evidence: str) -> Cloze | None:
@@ -47,16 +54,16 @@ def cloze_for(sentence: str, evidence: str) -> Cloze | None:
     of the excerpt: where a number can be put on the wrong quantity); else the first name of a
     comparison between two names; else the direction word of a comparison."""
     in_evidence = _evidence_numbers(evidence)
-    numbers = rw._checkable_numbers(sentence)
+    numbers = checkable_numbers(sentence)
     # a number the excerpt lacks first (it may be another quantity's), then one among others
     missing = [m for m in numbers if m.group(1) not in in_evidence]
     among = [m for m in numbers if m.group(1) in in_evidence and len(in_evidence) >= 2]
     for m in (missing + among)[:1] if in_evidence else []:
         masked = sentence[: m.start(1)] + BLANK + sentence[m.end(1) :]
         return Cloze("number", masked, m.group(1), (), evidence)
-    compare = _COMPARE.search(sentence)
+    compare = COMPARE.search(sentence)
     if compare:
-        names = [n for n in rw.NAME.finditer(sentence) if len(n.group(0)) >= 2]
+        names = [n for n in NAME.finditer(sentence) if len(n.group(0)) >= 2]
         before = [n for n in names if n.end() <= compare.start()]
         after = [
             n
@@ -68,11 +75,11 @@ def cloze_for(sentence: str, evidence: str) -> Cloze | None:
             if a.group(0) in evidence and b.group(0) in evidence:
                 masked = sentence[: a.start()] + BLANK + sentence[a.end() :]
                 return Cloze("side", masked, a.group(0), (a.group(0), b.group(0)), evidence)
-    words = list(rw._OPPOSITE_WORD.finditer(sentence))
+    words = list(OPPOSITE_WORD.finditer(sentence))
     if words:
         m = words[0]
         word = m.group(0)
-        opposite = rw._match_case(rw._OPPOSITE[word.lower()], word)
+        opposite = match_case(OPPOSITE[word.lower()], word)
         masked = sentence[: m.start()] + BLANK + sentence[m.end() :]
         return Cloze("direction", masked, word, (word, opposite), evidence)
     return None

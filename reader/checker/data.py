@@ -11,6 +11,7 @@ import re
 from collections import Counter
 
 from reader.checker import rewrites as rw
+from reader.text.relations import checkable_numbers
 from reader.text.tokens import CJK_CHARS
 
 SKIP_SECTION = re.compile(
@@ -51,9 +52,7 @@ def paper_terms(sentences: list[str], n: int = 30) -> list[str]:
 def claims_for(paper: dict, foreign: list[str], rng: random.Random, per_paper: int) -> list[dict]:
     sources = paper["sentences"]
     rich = [
-        i
-        for i, (s, _) in enumerate(sources)
-        if rw._checkable_numbers(s) or rw._names(s) or _DIRECTION.search(s)
+        i for i, (s, _) in enumerate(sources) if checkable_numbers(s) or rw._names(s) or _DIRECTION.search(s)
     ]
     plain = [i for i in range(len(sources)) if i not in set(rich)]
     rng.shuffle(rich)

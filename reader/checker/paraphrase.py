@@ -13,6 +13,7 @@ import re
 from reader.checker import rewrites as rw
 from reader.checker.data import _DIRECTION, SKIP_SECTION, usable_sentence
 from reader.llm.base import Message
+from reader.text.relations import NAME, NUMBER, checkable_numbers
 from reader.text.split import split_sentences
 
 _STYLES = (
@@ -40,7 +41,7 @@ def source_sentences(chunks: list[tuple[str, str]], rng: random.Random, n: int) 
             if usable_sentence(s):
                 following = sentences[i + 1] if i + 1 < len(sentences) else ""
                 found.append((s, text, following if usable_sentence(following) else ""))
-    rich = [f for f in found if rw._checkable_numbers(f[0]) or rw._names(f[0]) or _DIRECTION.search(f[0])]
+    rich = [f for f in found if checkable_numbers(f[0]) or rw._names(f[0]) or _DIRECTION.search(f[0])]
     plain = [f for f in found if f not in rich]
     rng.shuffle(rich)
     rng.shuffle(plain)
@@ -80,7 +81,7 @@ _NOT_A_PARAPHRASE = re.compile(
 
 
 def _numbers(text: str) -> list[str]:
-    return sorted(m.group(1) for m in rw._NUMBER.finditer(text))
+    return sorted(m.group(1) for m in NUMBER.finditer(text))
 
 
 def _numbers_kept(source: str, paraphrase: str) -> bool:
@@ -95,7 +96,7 @@ def _numbers_kept(source: str, paraphrase: str) -> bool:
 
 
 def _name_set(text: str) -> set[str]:
-    return {m.group(0) for m in rw.NAME.finditer(text)}
+    return {m.group(0) for m in NAME.finditer(text)}
 
 
 def keep_paraphrase(source: str, paraphrase: str, min_changed: float = 0.25) -> bool:

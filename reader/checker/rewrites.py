@@ -17,6 +17,8 @@ import random
 import re
 
 from reader.audit.guards import parse_numbers
+from reader.text.relations import NAME, OPPOSITE, OPPOSITE_WORD, checkable_numbers, match_case
+from reader.text.relations import NUMBER as _NUMBER
 
 SUPPORTED_KINDS = (
     "verbatim",
@@ -39,8 +41,6 @@ UNSUPPORTED_KINDS = (
     "invented_claim",
 )
 
-_NUMBER = re.compile(r"(?<![\w.\-])(\d+(?:\.\d+)?)(\s?%)?(?![\w.]*[A-Za-z])(?!\.\d)")
-NAME = re.compile(r"(?<![\w-])(?:[A-Z][a-z]*[A-Z0-9][\w-]*|[A-Z]{2,}[\w-]*)(?![\w-])")
 
 _FIRST_PERSON = [
     (r"\bWe\b", "The authors"),
@@ -242,58 +242,6 @@ _PHRASES = [
     ("make use of", "use"),
     ("take place", "occur"),
 ]
-# Pairs of words whose exchange turns a relation round (each direction is listed once).
-_OPPOSITES = [
-    ("higher", "lower"),
-    ("increase", "decrease"),
-    ("increases", "decreases"),
-    ("increased", "decreased"),
-    ("increasing", "decreasing"),
-    ("more", "less"),
-    ("larger", "smaller"),
-    ("better", "worse"),
-    ("best", "worst"),
-    ("outperforms", "underperforms"),
-    ("outperform", "underperform"),
-    ("improves", "degrades"),
-    ("improved", "degraded"),
-    ("improve", "degrade"),
-    ("positive", "negative"),
-    ("positively", "negatively"),
-    ("faster", "slower"),
-    ("above", "below"),
-    ("maximum", "minimum"),
-    ("before", "after"),
-    ("greater", "smaller"),
-    ("highest", "lowest"),
-    ("gain", "loss"),
-    ("gains", "losses"),
-    ("reduces", "raises"),
-    ("reduced", "raised"),
-    ("strong", "weak"),
-    ("stronger", "weaker"),
-    ("longer", "shorter"),
-    ("zero-shot", "fine-tuned"),
-    ("supervised", "unsupervised"),
-    ("significantly", "not significantly"),
-    ("enhanced", "suppressed"),
-    ("upregulated", "downregulated"),
-    ("inhibits", "promotes"),
-    ("inhibited", "promoted"),
-    ("rise", "fall"),
-    ("earlier", "later"),
-    ("majority", "minority"),
-    ("most", "fewest"),
-    ("superior", "inferior"),
-    ("easier", "harder"),
-    ("accurate", "inaccurate"),
-    ("efficient", "inefficient"),
-    ("consistent", "inconsistent"),
-]
-_OPPOSITE = {a: b for a, b in _OPPOSITES} | {b: a for a, b in _OPPOSITES}
-_OPPOSITE_WORD = re.compile(
-    r"\b(" + "|".join(sorted(map(re.escape, _OPPOSITE), key=len, reverse=True)) + r")\b", re.IGNORECASE
-)
 _AUXILIARY = re.compile(
     r"\b(is|are|was|were|can|could|does|do|did|has|have|had|will|would|may|should)\b(?! not)"
 )
@@ -314,12 +262,6 @@ _TEMPLATES = (
     "The paper shows that {a} generalises to languages other than English without retraining.",
     "The authors note that {a} was evaluated by a single annotator only.",
 )
-
-
-def _match_case(word: str, like: str) -> str:
-    if like.isupper() and len(like) > 1:
-        return word.upper()
-    return word[:1].upper() + word[1:] if like[:1].isupper() else word
 
 
 def third_person(sentence: str, rng: random.Random) -> str | None:
@@ -391,7 +333,7 @@ def synonyms(sentence: str, rng: random.Random) -> str | None:
         return None
     chosen = rng.sample(words, k=min(len(words), rng.randint(1, 4)))
     for m in sorted(chosen, key=lambda m: m.start(), reverse=True):
-        out = out[: m.start()] + _match_case(_SYNONYMS[m.group(0).lower()], m.group(0)) + out[m.end() :]
+        out = out[: m.start()] + match_case(_SYNONYMS[m.group(0).lower()], m.group(0)) + out[m.end() :]
     return third_person(out, rng) or out
 
 
@@ -403,13 +345,9 @@ def fused(sentence: str, following: str, rng: random.Random) -> str | None:
     return third_person(f"{first}; {second}", rng) or f"{first}; {second}"
 
 
-def _checkable_numbers(sentence: str) -> list[re.Match]:
-    return [m for m in _NUMBER.finditer(sentence) if "." in m.group(1) or m.group(2) or int(m.group(1)) >= 10]
-
-
 def changed_number(sentence: str, rng: random.Random) -> str | None:
     """One number changed to a value near it (its digits or its size moved)."""
-    matches = _checkable_numbers(sentence)
+    matches = checkable_numbers(sentence)
     if not matches:
         return None
     m = rng.choice(matches)
@@ -430,7 +368,7 @@ def changed_number(sentence: str, rng: random.Random) -> str | None:
 def swapped_number(sentence: str, paper_numbers: list[str], rng: random.Random) -> str | None:
     """A number the paper does have, put on this sentence's quantity: same format (decimals, percent)
     and a similar size where the paper has one, so no number check can tell."""
-    matches = _checkable_numbers(sentence)
+    matches = checkable_numbers(sentence)
     rng.shuffle(matches)
     own = {x.group(1) for x in _NUMBER.finditer(sentence)}
     for m in matches:
@@ -488,13 +426,11 @@ def moved_relation(sentence: str, paper_names: list[str], rng: random.Random) ->
 def reversed_relation(sentence: str, rng: random.Random) -> str | None:
     """A comparison or direction turned round: higher ↔ lower, outperforms ↔ underperforms, …;
     or the two names around "than"/"over" exchanged."""
-    matches = list(_OPPOSITE_WORD.finditer(sentence))
+    matches = list(OPPOSITE_WORD.finditer(sentence))
     if matches:
         m = rng.choice(matches)
         return (
-            sentence[: m.start()]
-            + _match_case(_OPPOSITE[m.group(0).lower()], m.group(0))
-            + sentence[m.end() :]
+            sentence[: m.start()] + match_case(OPPOSITE[m.group(0).lower()], m.group(0)) + sentence[m.end() :]
         )
     return None
 

@@ -13,6 +13,7 @@ import random
 import re
 
 from reader.checker import rewrites as rw
+from reader.text.relations import COMPARE, NAME, checkable_numbers, match_case
 
 KINDS = ("swapped_numbers", "moved_value", "swapped_sides", "moved_metric", "negated", "widened_scope")
 
@@ -42,11 +43,6 @@ _METRICS = (
 )
 _METRIC = re.compile(
     r"\b(" + "|".join(sorted((re.escape(m) for m in _METRICS), key=len, reverse=True)) + r")\b"
-)
-_COMPARE = re.compile(
-    r"\b(?:than|over|outperform\w*|exceed\w*|beat\w*|compared (?:with|to)|versus|vs\.?|better|worse|"
-    r"higher|lower|more|less|superior|inferior)\b",
-    re.I,
 )
 _SCOPE = [
     (r"\bsome of the\b", "all of the"),
@@ -79,7 +75,7 @@ def _same_kind(a: re.Match, b: re.Match) -> bool:
 
 def swapped_numbers(sentence: str, rng: random.Random) -> str | None:
     """Two numbers of the same form (both percentages, both decimals, both counts) exchanged."""
-    numbers = rw._checkable_numbers(sentence)
+    numbers = checkable_numbers(sentence)
     pairs = [(a, b) for i, a in enumerate(numbers) for b in numbers[i + 1 :] if _same_kind(a, b)]
     if not pairs:
         return None
@@ -96,9 +92,9 @@ def swapped_numbers(sentence: str, rng: random.Random) -> str | None:
 def moved_value(sentence: str, rng: random.Random, passage: str = "") -> str | None:
     """One of the sentence's numbers replaced by another number of its own passage, of the same
     form: a real value of the paper put on the wrong quantity (no number check can tell)."""
-    numbers = rw._checkable_numbers(sentence)
+    numbers = checkable_numbers(sentence)
     own = {m.group(1) for m in numbers}
-    there = [m for m in rw._checkable_numbers(passage) if m.group(1) not in own]
+    there = [m for m in checkable_numbers(passage) if m.group(1) not in own]
     options = [(a, b.group(1)) for a in numbers for b in there if _same_kind(a, b)]
     if not options:
         return None
@@ -109,10 +105,10 @@ def moved_value(sentence: str, rng: random.Random, passage: str = "") -> str | N
 def swapped_sides(sentence: str, rng: random.Random) -> str | None:
     """The two names on either side of a comparison exchanged ("A outperforms B" → "B outperforms
     A"): only where the sentence compares and has two different names."""
-    compare = _COMPARE.search(sentence)
+    compare = COMPARE.search(sentence)
     if not compare:
         return None
-    names = [m for m in rw.NAME.finditer(sentence) if len(m.group(0)) >= 2]
+    names = [m for m in NAME.finditer(sentence) if len(m.group(0)) >= 2]
     before = [m for m in names if m.end() <= compare.start()]
     after = [m for m in names if m.start() >= compare.end()]
     if not before or not after:
@@ -128,7 +124,7 @@ def swapped_sides(sentence: str, rng: random.Random) -> str | None:
 def moved_metric(sentence: str, rng: random.Random) -> str | None:
     """A value put on another metric: two metric names exchanged, or the one named replaced."""
     found = list(_METRIC.finditer(sentence))
-    if not found or not rw._checkable_numbers(sentence):
+    if not found or not checkable_numbers(sentence):
         return None
     named = {m.group(0) for m in found}
     distinct = [m for m in found if m.group(0) != found[0].group(0)]
@@ -157,7 +153,7 @@ def widened_scope(sentence: str, rng: random.Random) -> str | None:
     if not options:
         return None
     m, new = rng.choice(options)
-    return sentence[: m.start()] + rw._match_case(new, m.group(0)) + sentence[m.end() :]
+    return sentence[: m.start()] + match_case(new, m.group(0)) + sentence[m.end() :]
 
 
 _RULES = {
