@@ -142,6 +142,24 @@ class Reference(Base):
     text: Mapped[str] = mapped_column(Text)
 
 
+class ReferenceLink(Base):
+    """A reference entry matched against the library (migration 0011): the library paper it cites
+    (by DOI, else by the cited paper's normalised title, `matched_by`), or None when the library has
+    no such paper. One row per entry of a paper once it is linked (reader.ingest.links); the
+    citation graph read both ways."""
+
+    __tablename__ = "reference_links"
+
+    reference_id: Mapped[int] = mapped_column(
+        ForeignKey("paper_references.id", ondelete="CASCADE"), primary_key=True
+    )
+    citing_paper_id: Mapped[str] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), index=True)
+    cited_paper_id: Mapped[str | None] = mapped_column(
+        ForeignKey("papers.id", ondelete="SET NULL"), nullable=True, index=True
+    )
+    matched_by: Mapped[str] = mapped_column(String(8), default="")  # doi | title | "" (none)
+
+
 class Analysis(Base):
     """A critique or synthesis of one paper; final_text carries the [待验证] marks.
 
@@ -289,6 +307,8 @@ class Question(Base):
     route: Mapped[str] = mapped_column(String(16), default="")
     confidence: Mapped[float] = mapped_column(Float, default=0.0)
     details: Mapped[dict] = mapped_column(JSON, default=dict)
+    # "asked", or "followup": asked by the follow-up questioner after a review (migration 0011)
+    origin: Mapped[str] = mapped_column(String(16), default="asked", server_default="asked")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
