@@ -97,7 +97,9 @@ class Services:
         except WeightsUnusable as exc:
             self.notice(f"{exc}; the claim checker is off meanwhile: the verifier decides every sentence")
             return None
-        return CheckerBand(scorer, self.settings.checker_low, self.settings.checker_high)
+        return CheckerBand(
+            scorer, self.settings.checker_low, self.settings.checker_high, extraction=self.settings.extraction
+        )
 
     @cached_property
     def relevance_grader(self):

@@ -75,3 +75,12 @@ def test_the_prompt_keeps_each_blank_under_its_own_passage_and_treats_it_as_data
     assert "Options for [2]: lower / higher" in user
     assert user.count("</passage>") == 2  # the passage's own closing tag was neutralised
     assert [r[0] for r in results] == ["disagree", "unknown"]
+
+
+def test_an_answer_that_is_not_a_figure_of_the_passage_decides_nothing():
+    cloze = cloze_for("BERT reaches a precision of 0.85 on SQA against 0.91 for SpanBERT.", EVIDENCE)
+    assert cloze.expected == "0.85"
+    assert compare(cloze, "0.91") == "unknown"  # the sentence's own other number: copied, not read
+    assert compare(cloze, "macro F1") == "unknown"
+    assert compare(cloze, "0.77") == "unknown"  # not written in the passage
+    assert cloze_for("The test covers 4,113 clicks.", "There were 4,113 clicks and 12 users.") is None

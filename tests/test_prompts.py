@@ -132,6 +132,18 @@ SAMPLES: dict[str, list[dict]] = {
     "rewrite_queries": [
         {"question": "How long did training take?", "why_missed": "no passage mentions hardware", "n": 3},
     ],
+    "extract": [
+        {  # a number to copy, and a direction to choose
+            "items": [
+                {"evidence": PAPER_EN, "masked": "The big model reaches ___ BLEU.", "options": ()},
+                {
+                    "evidence": "Training took 3.5 days.",
+                    "masked": "Training was ___ than before.",
+                    "options": ("faster", "slower"),
+                },
+            ],
+        },
+    ],
     "verify": [
         {  # each claim with its own passages
             "claims": ["The big model reaches 28.4 BLEU.", "Training took 12 days."],

@@ -27,11 +27,19 @@ class Scorer(Protocol):
 @dataclass
 class CheckerBand:
     """The claim checker with its operating point: sure at or below `low` and at or above `high`
-    (the defaults are settings: READER_CHECKER_LOW / _HIGH, reader.config)."""
+    (the defaults are settings: READER_CHECKER_LOW / _HIGH, reader.config). With `extraction`
+    (READER_EXTRACTION), numbers and comparisons are also checked by extraction, asked of the
+    verifier (reader.audit.extraction): a contradiction flags the sentence, a confirmation is a
+    second signal."""
 
     scorer: Scorer
     low: float
     high: float
+    extraction: bool = False
+
+    @property
+    def middle(self) -> float:
+        return (self.low + self.high) / 2
 
 
 @dataclass

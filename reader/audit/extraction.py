@@ -27,6 +27,7 @@ from reader.text.relations import (
 )
 
 BLANK = "___"
+EXTRACTION = "extraction:"
 NONE = "NONE"
 
 
@@ -44,6 +45,12 @@ def _number_value(text: str) -> float | None:
     return float(m.group(0).replace(",", "")) if m else None
 
 
+def _stated(answer: str, evidence: str) -> bool:
+    """Is the answer's number written in the passage?"""
+    m = re.search(r"\d+(?:[.,]\d+)*", answer)
+    return bool(m) and re.search(rf"(?<![\d.]){re.escape(m.group(0))}(?![\d]|\.\d)", evidence) is not None
+
+
 def _evidence_numbers(evidence: str) -> set[str]:
     return {m.group(1) for m in NUMBER.finditer(evidence)}
 
@@ -54,7 +61,8 @@ def cloze_for(sentence: str, evidence: str) -> Cloze | None:
     of the excerpt: where a number can be put on the wrong quantity); else the first name of a
     comparison between two names; else the direction word of a comparison."""
     in_evidence = _evidence_numbers(evidence)
-    numbers = checkable_numbers(sentence)
+    # not a thousands group's tail ("4,113") nor a range's second end ("10%-15%")
+    numbers = [m for m in checkable_numbers(sentence) if sentence[max(0, m.start(1) - 1)] not in ",-–"]
     # a number the excerpt lacks first (it may be another quantity's), then one among others
     missing = [m for m in numbers if m.group(1) not in in_evidence]
     among = [m for m in numbers if m.group(1) in in_evidence and len(in_evidence) >= 2]
@@ -87,7 +95,7 @@ def cloze_for(sentence: str, evidence: str) -> Cloze | None:
 
 def build_messages(clozes: list[Cloze]) -> list[Message]:
     """The conversation for a batch of clozes (prompts/extract.j2): each blank under its passage."""
-    return messages("extract", items=clozes, blank=BLANK, none_word=NONE)
+    return messages("extract", items=clozes)  # prompts/extract.j2 writes BLANK and NONE as they are
 
 
 _ANSWER = re.compile(r"^\W*\[?\s*(\d{1,2})\s*[\])\].:：-]*\s*(.*)$")
@@ -110,8 +118,12 @@ def compare(cloze: Cloze, answer: str | None) -> str:
         return "unknown"
     if cloze.kind == "number":
         got, want = _number_value(answer), _number_value(cloze.expected)
-        if got is None or want is None:
-            return "unknown"
+        figure = re.match(r"[-−]?\d", answer.strip()) is not None
+        if not figure or want is None or len(answer.split()) > 3 or not _stated(answer, cloze.evidence):
+            return "unknown"  # not a figure of the passage: the model wrote something else
+        others = {_number_value(m.group(0)) for m in NUMBER.finditer(cloze.masked)}
+        if got != want and got in others:
+            return "unknown"  # copied from the sentence itself, not read from the passage
         # the sentence may round the passage's figure: 39.2 → 39, 0.8493 → 0.849
         decimals = len(cloze.expected.split(".")[1]) if "." in cloze.expected else 0
         return "agree" if abs(round(got, decimals) - want) <= 1e-9 * max(1.0, abs(want)) else "disagree"
@@ -125,11 +137,11 @@ def compare(cloze: Cloze, answer: str | None) -> str:
 def finding(cloze: Cloze, answer: str) -> str:
     """The reason stored with a sentence whose cloze the passage answers otherwise."""
     shown = cloze.masked if len(cloze.masked) <= 160 else cloze.masked[:157].rstrip() + "…"
-    return f"extraction: the passage gives “{answer}” for the blank in “{shown}”, not “{cloze.expected}”"
+    return f"{EXTRACTION} the passage gives “{answer}” for the blank in “{shown}”, not “{cloze.expected}”"
 
 
 def agreement(cloze: Cloze, answer: str) -> str:
-    return f"extraction: the passage gives “{answer}” for the blank, as the sentence does"
+    return f"{EXTRACTION} the passage gives “{answer}” for the blank, as the sentence does"
 
 
 def check_clozes(clozes: list[Cloze], llm, *, batch_size: int = 4, stage: str = "extract", paper_id=None):

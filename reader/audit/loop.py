@@ -62,6 +62,7 @@ from reader.audit.checking import CheckerBand, CheckerView, check_sentences
 from reader.audit.confidence import claim_probabilities
 from reader.audit.control import Control, control_claim, control_position
 from reader.audit.evidence import claim_evidence, excerpts
+from reader.audit.extraction import EXTRACTION, agreement, check_clozes, cloze_for, finding
 from reader.audit.guards import PaperFacts, check_sentence
 from reader.audit.restated import restated_source
 from reader.audit.specific import NOTHING_SPECIFIC, says_nothing_specific
@@ -95,6 +96,9 @@ UNREADABLE = f"the verifier's reply could not be read ({VERIFY_ATTEMPTS} attempt
 LEFT_OUT = "the verifier left this claim out twice: not checked"
 NO_PASSAGE = "no passage matched; checked against the paper's opening text"
 RESTATES = "restates a sentence of the paper in its words (no verifier call)"
+NO_WITHOUT_SECOND = (
+    "an explicit NO is not overruled without a second signal (claim checker or extraction) agreeing"
+)
 
 Search = Callable[[str, str | None], list]
 EvidenceFor = Callable[[list[str]], list[EvidenceRef]]
@@ -364,10 +368,13 @@ def _verdict(
     readable: bool = True,
     distrust: str = "",
     checker_says: tuple[str, str] | None = None,
+    confirmed: str = "",
 ) -> tuple[str, list[str]]:
     """`distrust`: why the reply that answered this claim is not trusted (it passed the control
     claim), or ""; then a YES counts for nothing, and `checker_says` (verdict, reason), the claim
-    checker's call, decides when there is one, else the claim is unchecked."""
+    checker's call, decides when there is one, else the claim is unchecked. An explicit NO whose
+    P(YES) reaches the threshold is accepted only with a second signal agreeing: the checker's
+    call, or `confirmed` (an extraction that gave the sentence's own number or side)."""
     reasons = list(guard_reasons)
     if not has_evidence:
         reasons.append("no evidence found in the paper")
@@ -386,7 +393,14 @@ def _verdict(
             return UNCHECKED, reasons + [said, distrust]
         verdict, why = checker_says
         return verdict, reasons + [said, distrust, why]
-    return SUPPORTED, reasons + [said]
+    if j.answer == "NO":  # accepted on its P(YES) against its word: a second signal must agree
+        said = said.removesuffix(": accepted")
+        if confirmed:
+            return SUPPORTED, reasons + [said, confirmed]
+        if checker_says is not None and checker_says[0] == SUPPORTED:
+            return SUPPORTED, reasons + [said, checker_says[1].replace("decided instead", "agrees")]
+        return UNSUPPORTED, reasons + [said, NO_WITHOUT_SECOND]
+    return SUPPORTED, reasons + [said] + ([confirmed] if confirmed else [])
 
 
 def _checker_says(view: CheckerView, band: CheckerBand | None) -> tuple[str, str] | None:
@@ -399,6 +413,25 @@ def _checker_says(view: CheckerView, band: CheckerBand | None) -> tuple[str, str
         (SUPPORTED, "supported (P {:.2f} ≥") if p >= middle else (UNSUPPORTED, "not supported (P {:.2f} <")
     )
     return verdict, f"claim checker decided instead: {said.format(p)} {middle:.2f}, its band's middle)"
+
+
+def _extraction_found(reasons: list[str]) -> bool:
+    return any(r.startswith(EXTRACTION) for r in reasons)
+
+
+def _extraction_checks(sentences, views, guard, verifier, paper_id) -> tuple[dict[str, str], int]:
+    """Each sentence's number or comparison asked of the verifier as a blank to fill from its best
+    excerpt (reader.audit.extraction): a contradiction is added to its guard reasons; returns
+    the confirmations (sentence: reason) and the calls made."""
+    clozes = [(s, c) for s in sentences if (c := cloze_for(without_label(s), views[s].evidence[0].text))]
+    results, calls = check_clozes([c for _, c in clozes], verifier, paper_id=paper_id)
+    confirmed = {}
+    for (sentence, cloze), (outcome, answer) in zip(clozes, results):
+        if outcome == "disagree":
+            guard[sentence].append(finding(cloze, answer))
+        elif outcome == "agree":
+            confirmed[sentence] = agreement(cloze, answer)
+    return confirmed, calls
 
 
 def _checker_verdict(view: CheckerView, guard_reasons: list[str], band: CheckerBand) -> tuple[str, list[str]]:
@@ -482,7 +515,39 @@ def audit_sentences(
         and views[s].decided is None
         and (source := restated_source(without_label(s), [e.text for e in views[s].evidence])) is not None
     }
-    asked = [s for s in todo if views[s].decided is None and s not in restated and s not in stated]
+    # a bold list label ("**Page Splitting**:") is a topic name, not part of the claim
+    guard = {s: check_sentence(without_label(s), facts) if facts is not None else [] for s in todo}
+    if objections is not None:
+        for s in todo:
+            guard[s] += objections(s)
+    if require_specific and facts is not None:
+        for s in todo:
+            # a restatement says what a sentence of the paper says; a lead-in ("… as follows:")
+            # introduces the list items that carry the content
+            lead_in = s.rstrip().endswith((":", "："))
+            if s not in restated and not lead_in and says_nothing_specific(without_label(s), facts):
+                guard[s].append(NOTHING_SPECIFIC)
+    confirmed, extraction_calls = {}, 0
+    if checker is not None and checker.extraction:
+        extracted = [
+            s
+            for s in todo
+            if s not in stated
+            and s not in restated
+            and passages[s]
+            and not guard[s]
+            and views[s].decided != UNSUPPORTED
+        ]
+        confirmed, extraction_calls = _extraction_checks(extracted, views, guard, verifier, paper_id)
+    # a sentence an extraction contradicts is decided: the verifier is not asked
+    asked = [
+        s
+        for s in todo
+        if views[s].decided is None
+        and s not in restated
+        and s not in stated
+        and not _extraction_found(guard[s])
+    ]
     batches = [asked[i : i + BATCH_SIZE] for i in range(0, len(asked), BATCH_SIZE)]
 
     def run(batch):
@@ -504,22 +569,16 @@ def audit_sentences(
         outcomes = [run(b) for b in batches]
 
     fresh: dict[str, SentenceResult] = {}
-    result = AuditResult(sentences=[])
-    # a bold list label ("**Page Splitting**:") is a topic name, not part of the claim
-    guard = {s: check_sentence(without_label(s), facts) if facts is not None else [] for s in todo}
-    if objections is not None:
-        for s in todo:
-            guard[s] += objections(s)
-    if require_specific and facts is not None:
-        for s in todo:
-            # a restatement says what a sentence of the paper says; a lead-in ("… as follows:")
-            # introduces the list items that carry the content
-            lead_in = s.rstrip().endswith((":", "："))
-            if s not in restated and not lead_in and says_nothing_specific(without_label(s), facts):
-                guard[s].append(NOTHING_SPECIFIC)
+    result = AuditResult(sentences=[], llm_calls=extraction_calls)
     for sentence in todo:
         view = views[sentence]
-        if view.decided is None and sentence not in restated and sentence not in stated:
+        extraction_decided = view.decided is None and _extraction_found(guard[sentence])
+        if (
+            view.decided is None
+            and sentence not in restated
+            and sentence not in stated
+            and not extraction_decided
+        ):
             continue
         evidence = view.evidence if passages[sentence] else fallback
         if sentence in stated:
@@ -529,8 +588,12 @@ def audit_sentences(
             source = restated[sentence]
             verdict, reasons = _restated_verdict(source, guard[sentence])
             evidence = sorted(view.evidence, key=lambda e: source not in e.text)
+        elif extraction_decided:
+            verdict, reasons = UNSUPPORTED, list(guard[sentence])
         else:
             verdict, reasons = _checker_verdict(view, guard[sentence], checker)
+            if verdict == SUPPORTED and sentence in confirmed:
+                reasons.append(confirmed[sentence])
         if notes[sentence]:
             reasons.append(notes[sentence])
         fresh[sentence] = SentenceResult(
@@ -550,6 +613,7 @@ def audit_sentences(
                 outcome.readable,
                 distrust,
                 _checker_says(view, checker),
+                confirmed.get(sentence, ""),
             )
             if checker is not None:
                 reasons.insert(len(guard[sentence]), view.reason(checker))

@@ -409,6 +409,17 @@ class Settings:
         parse=fraction(" (the claim checker's P(supported))"),
         help="at or above it the checker calls a sentence supported",
     )
+    extraction: bool = setting(
+        True,
+        parse=switch(
+            "use on (numbers and comparisons are also checked by extraction) or off (the checker "
+            "and the verifier alone)"
+        ),
+        help="with the claim checker on, a sentence's number or comparison is blanked over its best "
+        "excerpt and the verifier asked to fill the blank from the passage (reader.audit.extraction): "
+        "an answer that differs flags the sentence with the passage's answer quoted, one that agrees is "
+        "a second signal (docs/audit.md)",
+    )
     queue_lease_s: float = setting(
         60.0,
         name="queue_lease",

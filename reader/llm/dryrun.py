@@ -259,6 +259,33 @@ def answer_generate(prompt: str, per_heading: int = 2) -> str:
     return "\n\n".join(parts)
 
 
+_ITEM = re.compile(
+    r'<passage item="(\d+)">\n(.*?)\n</passage>\n\[\d+\] (.*?)\n(?:Options for \[\d+\]: (.*?)\n)?', re.S
+)
+
+
+def _fill(passage: str, masked: str, options: str | None) -> str:
+    """A blank filled from its passage: the option the passage uses, else the passage's number
+    whose neighbouring words the sentence shares most; NONE when the passage has neither."""
+    if options:
+        found = [o for o in options.split(" / ") if re.search(rf"\b{re.escape(o)}\b", passage, re.I)]
+        return found[0] if len(found) == 1 else "NONE"
+    around = words(masked.replace("___", " "))
+    best, best_score = "NONE", 0
+    for m in _NUMBERS.finditer(passage):
+        score = len(words(passage[max(0, m.start() - 60) : m.end() + 30]) & around)
+        if score > best_score:
+            best, best_score = m.group(0), score
+    return best
+
+
+def answer_extract(prompt: str) -> str:
+    """reader.audit.extraction: each blank filled from its own passage (prompts/extract.j2)."""
+    return "\n".join(
+        f"[{n}] {_fill(passage, masked, options)}" for n, passage, masked, options in _ITEM.findall(prompt)
+    )
+
+
 # The stages the pipeline passes to `complete(stage=...)`, and the kind of answer each gets.
 HANDLERS: dict[str, Callable[[str], str]] = {
     "critique": answer_generate,  # reader.writer: one stage per kind, one call per heading
@@ -268,6 +295,7 @@ HANDLERS: dict[str, Callable[[str], str]] = {
     "verify": answer_verify,  # reader.audit.loop: the deep read's audit
     "audit": answer_verify,  # `reader audit`: any text against a paper
     "crag-check": answer_verify,  # reader.crag.grounded: an answer against its passages
+    "extract": answer_extract,  # reader.audit.extraction: blanks filled from passages
     "crag-grade-batch": answer_grade_batch,  # reader.crag: the passages of a step in one call
     "crag-grade": answer_grade,  # ... and one passage, re-graded by the confidence routing
     "crag-refine-batch": answer_refine_batch,
