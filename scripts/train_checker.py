@@ -75,6 +75,12 @@ def choose_validation(pairs: list[dict], rng: random.Random, n: int) -> list[dic
     return sorted(order[:n], key=lambda p: len(p["claim"]) + len(p["evidence"]))
 
 
+def _provenance(data: Path) -> dict:
+    """What scripts/make_checker_mixture.py wrote beside its data: sources, licences, counts."""
+    card = Path(str(data) + ".card.json")
+    return json.loads(card.read_text(encoding="utf-8")) if card.is_file() else {}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=DATA)
@@ -133,6 +139,7 @@ def main() -> None:
             "init": str(args.init or "packaged MiniLM"),
             "loosen": args.loosen,
             "distractors": args.distractors,
+            **_provenance(args.data),
         },
     )
     size = sum(f.stat().st_size for f in args.out.iterdir()) / 1e6
