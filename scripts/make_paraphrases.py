@@ -13,6 +13,11 @@ the source's and enough of its words differ (reader.checker.paraphrase.keep_para
 Appends JSON lines to --out and skips sources already there, so it can be stopped and resumed:
 
     nice .venv/bin/python scripts/make_paraphrases.py --minutes 80 > /tmp/paraphrase.log 2>&1 &
+    xz -c /tmp/reader-paraphrases.jsonl > scripts/data/checker_paraphrases.jsonl.xz
+
+The shipped file holds 251 rewrites of 72 papers' sentences (151 pass at --min-changed 0.2),
+written in 33 minutes of generation on 2 cores shared with other work: about one call of three
+rewrites every 10-20 s, and two in three rewrites copy their source too closely to be kept.
 """
 
 from __future__ import annotations
