@@ -381,6 +381,8 @@ class DeepReadResult:
     paper_id: str
     analyses: list[KindResult] = field(default_factory=list)
     seconds: float = 0.0
+    # the follow-up questioner's answers (reader.crag.followup.FollowUps), when it ran
+    followups: object = None
 
     @property
     def llm_calls(self) -> int:
@@ -397,6 +399,7 @@ class DeepReadResult:
             "llm_calls": self.llm_calls,
             "tokens": self.tokens,
             "seconds": round(self.seconds, 2),
+            **({"followups": self.followups.to_json()} if self.followups is not None else {}),
         }
 
 

@@ -169,6 +169,49 @@ class Reader:
         hits = index.search(query, paper_id=paper_id, top_k_per_path=k)
         return SearchResults(query, hits, len(index))
 
+    def cites(self, paper: str):
+        """The paper's reference entries, each with the library paper it cites where the library
+        holds it (matched by DOI, else by title) -> CitationList (reader.ingest.links)."""
+        return self._citations(paper, "cites")
+
+    def cited_by(self, paper: str, *, external=None):
+        """The library's reference entries that cite the paper -> CitationList; with external
+        search on (READER_EXTERNAL_SEARCH or `external`, as for `ask`), also the works that
+        Semantic Scholar and OpenAlex know to cite it (by its DOI)."""
+        found = self._citations(paper, "cited_by")
+        with self.services.db() as session:
+            from reader.store.tables import Paper
+
+            doi = session.get(Paper, found.paper_id).doi
+        for adapter in self.external_searches(external):
+            if not hasattr(adapter, "citing"):
+                continue
+            if not doi:
+                found.notes.append(f"{adapter.name}: not asked, the paper has no DOI")
+                continue
+            try:
+                hits = adapter.citing(doi)
+            except ReaderError as exc:
+                found.notes.append(f"external search failed: {exc}")
+                continue
+            found.external += [
+                {"source": h.source, "title": h.title, "year": h.year, "url": h.url} for h in hits
+            ]
+        return found
+
+    def _citations(self, paper: str, direction: str):
+        from reader.ingest import links
+        from reader.store.db import transaction
+        from reader.store.queries import resolve_paper
+
+        with transaction(self.services.db) as session:
+            links.ensure_linked(session)
+            found = resolve_paper(session, str(paper))
+            entries = (
+                links.cites(session, found.id) if direction == "cites" else links.cited_by(session, found.id)
+            )
+            return links.CitationList(found.id, found.title or "", direction, entries)
+
     def reindex(self) -> int:
         """Rebuild the search index from the passages in the database; returns their number."""
         return self.services.search_index.rebuild()
@@ -182,16 +225,27 @@ class Reader:
         on_progress: Notice | None = None,
         context_tokens: int | None = None,
         words: int | None = None,
+        followup: bool | None = None,
     ):
         """Write and audit a paper's critique and synthesis, and store them -> DeepReadResult.
 
-        `paper` is a file (ingested first when new) or a stored paper's id, id prefix or title prefix."""
+        `paper` is a file (ingested first when new) or a stored paper's id, id prefix or title prefix.
+        When the audit passes, READER_FOLLOWUP follow-up questions are asked of the paper and
+        stored with the review (`result.followups`); `followup=False` skips them for this read."""
         return self.services.read_paper(
             self._ingested_id(paper, on_progress),
             on_progress=on_progress,
             context_tokens=context_tokens,
             words=words,
+            followup=followup,
         )
+
+    def followups(self, paper: str) -> list:
+        """The follow-up questions of a paper's review, answered -> list[FollowUpItem]."""
+        from reader.store.queries import followups_of
+
+        with self.services.db() as session:
+            return followups_of(session, self._paper_id(paper))
 
     def _ingested_id(self, paper: str | Path, on_progress: Notice | None = None) -> str:
         path = Path(paper).expanduser()

@@ -164,19 +164,21 @@ class Services:
         context_tokens: int | None = None,
         words: int | None = None,
         fresh: bool = False,
+        followup: bool | None = None,
     ):
         """Write and audit a stored paper's critique and synthesis -> DeepReadResult. Its commits
         go through `db` when given (a worker's, fenced by its claim on the paper); a paper stored
         by another process or machine is first added to this one's index. `fresh`: every
         prompt goes to the LLMs, none is answered from the cache (new answers still replace
-        the cached ones)."""
+        the cached ones). `followup` (None: READER_FOLLOWUP) asks the follow-up questions when
+        the audit passed (`follow_up`)."""
         from reader.deepread import deep_read
 
         self.search_index.ensure_paper(paper_id)
         generator, verifier = self.generator, self.verifier
         if fresh:
             generator, verifier = generator.uncached(), verifier.uncached()
-        return deep_read(
+        result = deep_read(
             paper_id,
             db=db or self.db,
             generator=generator,
@@ -190,6 +192,59 @@ class Services:
             yes_threshold=self.settings.verify_threshold,
             checker=self.checker,
         )
+        n = self.settings.followup if followup is not False else 0
+        result.followups = self.follow_up(
+            paper_id,
+            [k.loop.final_text for k in result.analyses],
+            [k.loop.final.flagged_ratio for k in result.analyses],
+            n=n,
+            db=db,
+            on_progress=on_progress,
+        )
+        return result
+
+    def follow_up(
+        self, paper_id: str, texts: list[str], ratios: list[float], *, n: int, db=None, on_progress=None
+    ):
+        """The follow-up questioner (reader.crag.followup): when the review passed its audit, `n`
+        questions from its open points, each answered over the paper, stored with the review in
+        place of the earlier review's -> FollowUps (`skipped` says why none was asked). A failure
+        here is a note, never a failed review."""
+        from reader.crag import followup
+        from reader.crag.pipeline import crag_config
+        from reader.crag.store import replace_followups
+        from reader.store.db import transaction
+        from reader.store.queries import library_titles
+
+        done = followup.FollowUps()
+        progress = on_progress or (lambda message: None)
+        try:
+            if n <= 0:
+                done.skipped = "the follow-up questioner is off (READER_FOLLOWUP, --no-followup)"
+            elif not followup.audit_passed(ratios):
+                done.skipped = "the review did not pass its audit (a text over the flagged ratio)"
+            else:
+                points = followup.open_points(texts)
+                with (db or self.db)() as session:
+                    titles = library_titles(session)
+                questions, done.by = followup.write_questions(
+                    titles.get(paper_id, ""), points, self.generator, n
+                )
+                if not questions:
+                    done.skipped = "the review names no open point to ask about"
+                for question in questions:
+                    progress(f"follow-up: {question}")
+                    done.answers.append(
+                        self.answer(question, paper_id, crag_config(self.settings.crag), titles=titles)
+                    )
+            with transaction(db or self.db) as session:
+                replace_followups(session, paper_id, done.answers)
+        except Exception as exc:  # noqa: BLE001 - the review stands without them
+            done.skipped = f"the follow-up questions failed: {type(exc).__name__}: {exc}"
+            self.notice(f"{done.skipped}; the review is stored without them")
+        if done.skipped:
+            progress(f"follow-up: none asked ({done.skipped})")
+        return done
 
     def audit_text(self, text: str, paper_id: str):
         """Check any text sentence by sentence against a stored paper -> AuditReport."""
@@ -243,14 +298,36 @@ class Services:
         external=None,
         on_stage: Notice | None = None,
     ):
-        """Corrective RAG over the library (or one paper) -> AskResult, not stored.
-        on_stage(stage) is told before each LLM call."""
-        from reader.crag.grounded import audit_grounded
-        from reader.crag.pipeline import ask
+        """Corrective RAG over the library (or one paper) -> AskResult, not stored; a question
+        about citations (reader.crag.intent) is answered from the citation graph instead
+        (reader.crag.graph). on_stage(stage) is told before each LLM call."""
+        from reader.crag.intent import CITATIONS, decide_intent
 
         generator, verifier = self.generator, self.verifier
         if on_stage is not None:
             generator, verifier = _StageSpy(generator, on_stage), _StageSpy(verifier, on_stage)
+        intent = decide_intent(question, generator)
+        if intent.route == CITATIONS:
+            from reader.crag.graph import graph_answer
+            from reader.store.db import transaction
+
+            with transaction(self.db) as session:
+                found = graph_answer(session, question.strip(), intent, paper_id, titles)
+            if found is not None:
+                found.intent, found.llm_calls = intent.to_json(), intent.calls
+                return found
+            intent.reason += "; it names no paper of the library, so the passages were searched"
+        result = self._passages(question, paper_id, config, (generator, verifier), titles, external)
+        result.intent = intent.to_json()
+        result.llm_calls += intent.calls
+        return result
+
+    def _passages(self, question, paper_id, config, roles, titles, external):
+        """The question pipeline over the passages (reader.crag.pipeline.ask)."""
+        from reader.crag.grounded import audit_grounded
+        from reader.crag.pipeline import ask
+
+        generator, verifier = roles
         return ask(
             question,
             paper_id=paper_id,
@@ -261,7 +338,7 @@ class Services:
             external=external,
             titles=titles,
             config=config,
-            relevance=self.relevance_grader,
+            relevance=self.relevance_grader if config.grader else None,  # loaded only when used
         )
 
 

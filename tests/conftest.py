@@ -27,6 +27,9 @@ os.environ.setdefault("READER_CHECKER", "off")
 # Likewise the trained relevance grader would grade passages before the scripted LLM grader;
 # tests of the grader turn it on (tests/test_grader*.py).
 os.environ.setdefault("READER_CRAG_GRADER", "off")
+# The follow-up questioner would ask the scripted LLMs more after every read whose audit passed;
+# its tests turn it on (tests/test_followup.py).
+os.environ.setdefault("READER_FOLLOWUP", "off")
 
 
 @pytest.fixture(scope="session")
@@ -51,6 +54,7 @@ def reader_env(tmp_path, monkeypatch):
             monkeypatch.delenv(key)
     monkeypatch.setenv("READER_CHECKER", "off")
     monkeypatch.setenv("READER_CRAG_GRADER", "off")
+    monkeypatch.setenv("READER_FOLLOWUP", "off")
     return home
 
 

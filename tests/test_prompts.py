@@ -78,6 +78,17 @@ _REGENERATION = {
 }
 
 SAMPLES: dict[str, list[dict]] = {
+    "intent": [
+        {"question": "Which of my papers build on SPECTER?"},
+        {"question": "哪些论文引用了这篇论文？"},
+    ],
+    "followup": [
+        {
+            "title": "Attention Is All You Need",
+            "points": ["The authors do not report the variance over random seeds.", "未报告训练时间。"],
+            "n": 3,
+        }
+    ],
     "answer": [
         {
             "question": "What BLEU does the big model reach?",

@@ -36,4 +36,7 @@ def ALL_COMMANDS():
     from reader.commands.table import table
 
     commands += [table]
+    from reader.commands.graph import cited_by, cites
+
+    commands += [cites, cited_by]
     return commands

@@ -54,9 +54,14 @@ def _summary_lines(result) -> list[str]:
     help="Target length of each analysis in words, shared evenly by its headings (default: what the "
     "generator can sustain: docs/llm.md, Budgets).",
 )
+@click.option(
+    "--no-followup",
+    is_flag=True,
+    help="Do not ask the follow-up questions after the read (default: READER_FOLLOWUP, 3 questions).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
 @click.pass_obj
-def read(app, paper, as_json, show_text, context_tokens, words, quiet):
+def read(app, paper, as_json, show_text, context_tokens, words, no_followup, quiet):
     """Deep-read a paper: write a critique and a synthesis and audit every sentence.
 
     PAPER is a file (ingested first if needed), a paper id or id prefix (6+ characters), or a
@@ -75,7 +80,13 @@ def read(app, paper, as_json, show_text, context_tokens, words, quiet):
         if not quiet:
             click.echo(f"[{time.strftime('%H:%M:%S')}] {message}", err=True)
 
-    result = app.read(paper, on_progress=echo, context_tokens=context_tokens, words=words)
+    result = app.read(
+        paper,
+        on_progress=echo,
+        context_tokens=context_tokens,
+        words=words,
+        followup=False if no_followup else None,
+    )
     paper_id = result.paper_id
     if as_json:
         echo_json(result.to_json())
@@ -85,7 +96,18 @@ def read(app, paper, as_json, show_text, context_tokens, words, quiet):
             click.echo(f"=== {k.kind} ===\n{for_terminal(k.loop.final_text)}\n")
     for line in _summary_lines(result):
         click.echo(line)
+    if result.followups is not None and result.followups.answers:
+        _print_followups([a for a in result.followups.to_json()["questions"]])
     click.echo(f"See the texts with marks: reader show {paper_id[:12]}")
+
+
+def _print_followups(items: list[dict]) -> None:
+    click.echo(f"=== Follow-up questions ({len(items)}) ===")
+    for item in items:
+        click.echo(for_terminal(f"Q: {item['question']}"))
+        click.echo(for_terminal(f"A: {item['answer']}"))
+        for source in item["sources"]:
+            click.echo(for_terminal(f"   - {source['label']}"))
 
 
 @click.command("show")
@@ -128,6 +150,9 @@ def show(app, paper, as_json, verdicts):
         _print_judgements(target.judgements)
     if target.highlights:
         _print_highlights(target.highlights)
+    followups = app.followups(target.paper_id)
+    if followups:
+        _print_followups([f.to_json() for f in followups])
 
 
 def _print_sentences(sentences: list[dict], *, evidence: bool) -> None:

@@ -40,6 +40,43 @@ EXTERNAL_SEARCHES = ("semantic-scholar", "arxiv", "openalex")
 REFERENCE_LOOKUPS = ("off", "crossref", "openalex", "semantic-scholar")
 
 
+# where `reader import` may fetch a paper by identifier (reader.ingest.fetch.SERVICES)
+IMPORT_SERVICES = ("arxiv", "openalex", "unpaywall", "crossref")
+
+
+def _followup(variable: str, raw) -> int:
+    value = str(raw).strip().lower()
+    if value in ("off", "no", "none", "0", "false"):
+        return 0
+    if value in ("on", "yes", "true"):
+        return 3
+    if value.isdigit() and 1 <= int(value) <= 5:
+        return int(value)
+    raise ConfigError(f"{variable}={value!r}: use a number of questions from 1 to 5 (default 3), or off")
+
+
+def _import_services(variable: str, raw) -> str:
+    names = [n.strip().lower() for n in str(raw).split(",") if n.strip()]
+    if names in ([], ["off"], ["none"]):
+        return ""
+    unknown = [n for n in names if n not in IMPORT_SERVICES]
+    if unknown:
+        raise ConfigError(
+            f"{variable}={raw!r}: unknown service {', '.join(unknown)}; use one or more of "
+            f"{', '.join(IMPORT_SERVICES)}, comma-separated, or off"
+        )
+    return ",".join(dict.fromkeys(names))
+
+
+def _zotero_library(variable: str, raw) -> str:
+    value = str(raw).strip().strip("/")
+    if not re.fullmatch(r"(users|groups)/\d+", value):
+        raise ConfigError(
+            f"{variable}={raw!r}: give users/ID or groups/ID (your user ID is on zotero.org/settings/keys)"
+        )
+    return value
+
+
 def default_home() -> Path:
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "reader"
@@ -483,6 +520,36 @@ class Settings:
     )
     openalex_mailto: str | None = setting(
         None, parse=text, unset="(none)", help="an address for OpenAlex's polite pool"
+    )
+    followup: int = setting(
+        3,
+        show=lambda n, _: "off" if not n else f"{n} questions",
+        parse=_followup,
+        help="after a deep read whose audit passed, this many follow-up questions (3 to 5) are written "
+        "from the review's open points and answered from the paper with sources (`off` or 0: none; "
+        "`reader read --no-followup` for one read)",
+    )
+    import_services: str = setting(
+        "",
+        parse=_import_services,
+        unset="off (nothing leaves the machine)",
+        help="where `reader import` may fetch a paper named by DOI or arXiv id: `arxiv`, `openalex`, "
+        "`unpaywall`, `crossref`, comma-separated (`reader import --services` for one import); the "
+        "identifier leaves the machine for each service named, and an open-access PDF is downloaded "
+        "from where they point",
+    )
+    zotero_library: str | None = setting(
+        None,
+        parse=_zotero_library,
+        unset="(none)",
+        help="the Zotero web library that `reader zotero-note` writes child notes into: `users/ID` "
+        "(your user ID, zotero.org/settings/keys) or `groups/ID`",
+    )
+    zotero_api_key: str | None = setting(
+        None,
+        parse=text,
+        secret=True,
+        help="a Zotero web API key with write access to that library (zotero.org/settings/keys)",
     )
     crag: CragSettings = group(CragSettings, "crag_")
 

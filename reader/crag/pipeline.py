@@ -154,6 +154,8 @@ class AskResult:
     fallback_used: bool
     notes: list[str] = field(default_factory=list)
     quoted: bool = False  # the answer quotes the evidence (the writer had refused)
+    # what the question asks for (reader.crag.intent.Intent.to_json()): passages or citations
+    intent: dict | None = None
 
     def to_json(self) -> dict:
         return {
@@ -201,6 +203,7 @@ class AskResult:
             "corrective_rounds": self.corrective_rounds,
             "fallback_used": self.fallback_used,
             "notes": self.notes,
+            "intent": self.intent,
         }
 
 

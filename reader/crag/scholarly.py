@@ -112,6 +112,28 @@ class SemanticScholar(_Service):
         ]
         return [h for h in hits if h is not None]
 
+    def citing(self, doi: str, limit: int = 20) -> list[ExternalHit]:
+        """Works that cite the paper with this DOI:
+        GET /graph/v1/paper/DOI:{doi}/citations -> {"data": [{"citingPaper": {...}}]}."""
+        headers = {"x-api-key": self.api_key} if self.api_key else {}
+        data = self._json(
+            self._get(
+                f"/graph/v1/paper/DOI:{doi}/citations",
+                {"fields": "title,abstract,year,url", "limit": limit},
+                headers,
+            )
+        )
+        rows = data.get("data", [])
+        if not isinstance(rows, list):
+            raise ExternalSearchError(f"{self.name}: the reply has no list of citations under 'data'")
+        papers = [r.get("citingPaper") for r in rows if isinstance(r, dict)]
+        hits = [
+            _hit(self.name, p.get("title"), p.get("abstract"), p.get("year"), p.get("url"))
+            for p in papers[:limit]
+            if isinstance(p, dict)
+        ]
+        return [h for h in hits if h is not None]
+
 
 @dataclass
 class Arxiv(_Service):
@@ -177,6 +199,31 @@ class OpenAlex(_Service):
                 w.get("doi") or w.get("id"),
             )
             for w in works[:limit]
+        ]
+        return [h for h in hits if h is not None]
+
+    def citing(self, doi: str, limit: int = 20) -> list[ExternalHit]:
+        """Works that cite the paper with this DOI: its OpenAlex id from GET /works/doi:{doi}, then
+        GET /works?filter=cites:{id} -> {"results": [...]}."""
+        polite = {"mailto": self.mailto} if self.mailto else {}
+        work = self._json(self._get(f"/works/doi:{doi}", polite))
+        ident = str(work.get("id") or "").rsplit("/", 1)[-1]
+        if not ident:
+            raise ExternalSearchError(f"{self.name}: the work for DOI {doi} has no id")
+        data = self._json(self._get("/works", {"filter": f"cites:{ident}", "per_page": limit, **polite}))
+        works = data.get("results")
+        if not isinstance(works, list):
+            raise ExternalSearchError(f"{self.name}: the reply has no list of works under 'results'")
+        hits = [
+            _hit(
+                self.name,
+                w.get("display_name") or w.get("title"),
+                abstract_from_inverted_index(w.get("abstract_inverted_index")),
+                w.get("publication_year"),
+                w.get("doi") or w.get("id"),
+            )
+            for w in works[:limit]
+            if isinstance(w, dict)
         ]
         return [h for h in hits if h is not None]
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from reader.crag.pipeline import AskResult
 
 
-def save_question(session, result: AskResult) -> int:
-    """Add the row to `session` (the caller commits); returns its id after a flush."""
+def save_question(session, result: AskResult, origin: str = "asked") -> int:
+    """Add the row to `session` (the caller commits); returns its id after a flush. `origin`:
+    "asked", or "followup" for the follow-up questioner's."""
     from reader.store.tables import Question
 
     details = result.to_json()
@@ -21,7 +22,19 @@ def save_question(session, result: AskResult) -> int:
         route=result.route,
         confidence=result.confidence,
         details=details,
+        origin=origin,
     )
     session.add(row)
     session.flush()
     return row.id
+
+
+def replace_followups(session, paper_id: str, answers: list[AskResult]) -> None:
+    """The paper's follow-up questions are these now: the earlier review's are deleted."""
+    from sqlalchemy import delete
+
+    from reader.store.tables import Question
+
+    session.execute(delete(Question).where(Question.paper_id == paper_id, Question.origin == "followup"))
+    for result in answers:
+        save_question(session, result, origin="followup")

@@ -29,6 +29,7 @@ from reader.audit.loop import MARK, UNANSWERED, UNCHECKED, UNSUPPORTED
 from reader.audit.record import KIND_ORDER, count_verdicts, newest_analyses
 from reader.export.bibtex import citekeys
 from reader.export.lookup import MISSING_WORK, says_missing
+from reader.store.queries import followups_of
 from reader.store.tables import AnalysisIteration, Paper, ReviewJob
 from reader.text.controls import clean_text
 from reader.text.pages import page_range
@@ -121,6 +122,8 @@ class Note:
     highlights: list[HighlightItem] = field(default_factory=list)  # the reader's own, on the PDF
     # the reader's judgements of sentences a review since no longer has: listed on their own
     gone_judgements: list[Judgement] = field(default_factory=list)
+    # the follow-up questioner's questions and answers (reader.store.queries.FollowUpItem)
+    followups: list = field(default_factory=list)
 
     @property
     def overruled(self) -> int:
@@ -468,6 +471,7 @@ def collect_note(
         judgements=shown,
         highlights=highlights_of(session, paper.id),
         gone_judgements=[j for j in judged.values() if id(j) not in {id(s) for s in shown}],
+        followups=followups_of(session, paper.id),
     )
 
 
@@ -531,6 +535,17 @@ def _highlight_callout(highlight: HighlightItem) -> str:
     return "\n".join(lines)
 
 
+def _followup_block(item) -> str:
+    """One follow-up question, its answer and its sources, as a question callout."""
+    lines = [f"> [!question] {escape_phrase(item.question)}", "> " + escape_flat(item.answer)]
+    if item.sources:
+        lines.append(">")
+        lines += [
+            f"> - {escape_phrase(s['label'])}: “{escape_phrase(quote(s['text'], 240))}”" for s in item.sources
+        ]
+    return "\n".join(lines)
+
+
 def _citation_line(cited) -> str:
     """- **[12]** the entry's text — and what is wrong with it, if anything."""
     line = f"- **{escape_title(cited.marker)}**"
@@ -591,6 +606,7 @@ def environment() -> Environment:
         percent=_percent,
         yaml=_yaml,
         citation=_citation_line,
+        followup=_followup_block,
     )
     return env
 

@@ -25,6 +25,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from reader.errors import DatabaseUnusable, DiskFull, IngestError, PaperNotFound, describe_error, is_disk_full
 from reader.ingest.chunk import chunk_paper
 from reader.ingest.limits import IngestLimits, read_source
+from reader.ingest.links import link_paper
 from reader.ingest.model import ChunkData, ParsedPaper
 from reader.ingest.text import parse_text
 from reader.store.db import database_away, transaction
@@ -187,6 +188,7 @@ def _store(db, parsed: ParsedPaper, chunks: list[ChunkData]) -> list[tuple[int, 
             ("paper_id", "ordinal", "marker", "page", "text"),
             [(paper_id, i, r.marker[:32], r.page, r.text) for i, r in enumerate(parsed.references)],
         )
+        link_paper(session, paper_id)  # the citation graph, both ways (reader.ingest.links)
         ids = _chunk_ids(session, paper_id)
         return list(zip(ids, (c.text for c in chunks)))
 
@@ -401,6 +403,7 @@ def _apply_zotero(db, paper_id: str, item) -> str | None:
         if item.doi:
             values["doi"] = item.doi
         session.execute(update(Paper).where(Paper.id == paper_id).values(**values))
+        link_paper(session, paper_id)  # a title or DOI from Zotero may match other entries now
     return note
 
 

@@ -186,6 +186,32 @@ def answer_rewrite(prompt: str) -> str:
     return "\n".join((variants * n)[:n])
 
 
+def answer_intent(prompt: str) -> str:
+    """reader.crag.intent: passages, unless the question speaks of citing (prompts/intent.j2)."""
+    question = _question(prompt).lower()
+    if re.search(r"\brelat|each other", question):
+        return "related"
+    if re.search(r"\b(?:any|some|many|all)\b.*\bcite\b", question):
+        return "cited_by"
+    if re.search(r"\b(?:does|do|did)\b.*\bcite\b|\breferences\b|cited by (?:this|the) paper", question):
+        return "cites"
+    if re.search(r"\bcit(?:e|es|ed|ing)\b|\bbuilds? (?:on|upon)\b|\bextends?\b", question):
+        return "cited_by"
+    return "passages"
+
+
+def answer_followup(prompt: str) -> str:
+    """reader.crag.followup: one question per open point (prompts/followup.j2), from its longest words."""
+    match = re.search(r"write (\d+) ", prompt, re.I)
+    n = int(match.group(1)) if match else 3
+    out = []
+    for point in _tagged(prompt, "point")[:n]:
+        terms = sorted(words(point), key=lambda w: (-len(w), w))[:4]
+        if terms:
+            out.append(f"What does the paper say about {' '.join(sorted(terms))}?")
+    return "\n".join(out)
+
+
 def answer_question(prompt: str) -> str:
     """The evidence sentence that best matches the question, cited; else the not-found sentinel."""
     question = _question(prompt)
@@ -301,6 +327,8 @@ HANDLERS: dict[str, Callable[[str], str]] = {
     "crag-refine-batch": answer_refine_batch,
     "crag-rewrite": answer_rewrite,
     "crag-answer": answer_question,
+    "crag-intent": answer_intent,  # reader.crag.intent: passages or the citation graph
+    "followup": answer_followup,  # reader.crag.followup: questions from a review's open points
 }
 FALLBACK = answer_generate  # any other stage, or none
 

@@ -164,4 +164,45 @@ def paper_keys(session: Session) -> dict[str, str]:
     return keys
 
 
-__all__ = ["resolve_paper", "list_papers", "library_titles", "paper_keys"]
+@dataclass
+class FollowUpItem:
+    """One follow-up question of a paper's review as stored (questions.origin "followup"): its
+    answer, whether the papers did not say, and its sources' labels, pages and quotes."""
+
+    question: str
+    answer: str
+    not_found: bool
+    grounded: bool
+    sources: list[dict] = field(default_factory=list)  # {"label", "pages", "text"}
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def followups_of(session: Session, paper_id: str) -> list[FollowUpItem]:
+    """The paper's follow-up questions in the order they were asked."""
+    from reader.store.tables import Question
+
+    rows = session.scalars(
+        select(Question)
+        .where(Question.paper_id == paper_id, Question.origin == "followup")
+        .order_by(Question.id)
+    )
+    items = []
+    for row in rows:
+        details = row.details or {}
+        sources = [
+            {
+                "label": s.get("label") or "",
+                "pages": s.get("pages") or "",
+                "text": " ".join(str(s.get("text") or "").split()),
+            }
+            for s in details.get("sources") or []
+            if isinstance(s, dict)
+        ]
+        not_found = not sources
+        items.append(FollowUpItem(row.question, row.answer, not_found, bool(row.grounded), sources))
+    return items
+
+
+__all__ = ["resolve_paper", "list_papers", "library_titles", "paper_keys", "followups_of", "FollowUpItem"]

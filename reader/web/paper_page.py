@@ -19,6 +19,7 @@ from reader.audit.highlights import NOTE_LIMIT, HighlightItem, highlights_of
 from reader.audit.judgements import COMMENT_LIMIT, judgements_of, sentence_id, sentence_key
 from reader.audit.loop import MARK, UNANSWERED, UNCHECKED
 from reader.audit.record import KIND_ORDER, count_verdicts, newest_analyses
+from reader.store.queries import followups_of
 from reader.store.tables import Analysis, AnalysisIteration, Paper, ReviewJob, SentenceVerdict
 from reader.text.pages import page_range
 from reader.text.split import first_sentence
@@ -124,6 +125,8 @@ class PaperPage:
     note_limit: int = NOTE_LIMIT
     # the reader's judgements of sentences a review since no longer has (reader.audit.judgements.Judgement)
     gone_judgements: list = field(default_factory=list)
+    # the follow-up questions of the review, answered (reader.store.queries.FollowUpItem)
+    followups: list = field(default_factory=list)
 
     @property
     def highlight_boxes(self) -> list[dict]:
@@ -323,6 +326,7 @@ def paper_of(session: Session, paper_id: str) -> PaperPage | None:
         reviewing=status.startswith(("pending", "running")),
         highlights=highlights_of(session, paper_id),
         gone_judgements=gone,
+        followups=followups_of(session, paper_id),
     )
 
 

@@ -1,0 +1,132 @@
+"""The follow-up questioner: after a deep read whose audit passed, the questions the reading leaves
+open are asked of the paper and answered with sources.
+
+    open_points(texts)                         -> the sentences under the note's gap headings
+    write_questions(title, points, llm, n)     -> (3-5 questions, "llm" or "rule")
+    audit_passed(ratios)                       -> every analysis at or below the audit's threshold
+
+The gaps are the sentences under "Open questions", "Missing experiments or baselines", "Threats to
+validity" and "Weaknesses" (their `[待验证]` marks taken off). The LLM turns them into questions
+the paper itself could answer (prompts/followup.j2, stage `followup`); a reply with fewer than the
+questions asked for is filled by rule from the gaps ("What does the paper report about …?").
+Each question then goes through the question pipeline over the paper (Services.follow_up), so an
+answer has sources and pages, and "Not found in the papers." is an answer too.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from reader.audit.citations import content_stems
+from reader.audit.loop import FLAG_THRESHOLD, MARK
+from reader.prompts import messages
+from reader.text.split import split_sentences
+from reader.text.words import words
+
+GAP_HEADINGS = ("Open questions", "Missing experiments or baselines", "Threats to validity", "Weaknesses")
+MAX_POINTS = 12
+MAX_QUESTION_CHARS = 200
+_HEADING = re.compile(r"^\s*#{1,6}\s*(.+?)\s*#*\s*$")
+_NUMBERING = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)]|Q\d+[.:)]?)\s*")
+
+
+def open_points(texts: list[str]) -> list[str]:
+    """The sentences under the gap headings of the final texts, in order, marks taken off."""
+    points: list[str] = []
+    for text in texts:
+        inside = False
+        for line in (text or "").splitlines():
+            heading = _HEADING.match(line)
+            if heading:
+                inside = heading.group(1).strip().rstrip(":").lower() in {h.lower() for h in GAP_HEADINGS}
+                continue
+            if inside and line.strip():
+                body = _NUMBERING.sub("", line.replace(MARK, "").replace(MARK.strip(), ""))
+                points += [s.strip() for s in split_sentences(body) if len(words(s)) >= 4]
+    return list(dict.fromkeys(points))[:MAX_POINTS]
+
+
+def questions_in(reply: str) -> list[str]:
+    """The questions of a reply: its lines that end with "?", numbering and bullets taken off."""
+    found = []
+    for line in (reply or "").splitlines():
+        line = _NUMBERING.sub("", line.strip()).strip(" *\"'")
+        if line.endswith(("?", "？")) and 12 <= len(line) <= MAX_QUESTION_CHARS:
+            found.append(line)
+    return list(dict.fromkeys(found))
+
+
+def rule_question(point: str) -> str:
+    """A question by rule from a gap: the gap itself when it asks one, else what the paper reports
+    about its content words."""
+    point = point.strip()
+    if point.endswith(("?", "？")):
+        return point[:MAX_QUESTION_CHARS]
+    stems = content_stems(point)
+    kept = [w for w in re.findall(r"[\w\-]+", point) if content_stems(w) & stems][:8]
+    return f"What does the paper report about {' '.join(kept)}?" if kept else ""
+
+
+def write_questions(title: str, points: list[str], llm, n: int) -> tuple[list[str], str]:
+    """Up to `n` follow-up questions from the gaps, and who wrote them ("llm", "rule", or
+    "llm+rule" when the rule filled up the LLM's)."""
+    if not points or n <= 0:
+        return [], "rule"
+    asked: list[str] = []
+    try:
+        completion = llm.complete(
+            messages("followup", title=title, points=points, n=n),
+            temperature=0.0,
+            max_tokens=60 * n,
+            stage="followup",
+        )
+        asked = questions_in(completion.text)[:n]
+    except Exception:  # noqa: BLE001 - the rule still asks
+        asked = []
+    known = {frozenset(content_stems(q)) for q in asked}
+    filled = list(asked)
+    for point in points:
+        if len(filled) >= n:
+            break
+        question = rule_question(point)
+        if question and frozenset(content_stems(question)) not in known:
+            known.add(frozenset(content_stems(question)))
+            filled.append(question)
+    by = "llm" if filled == asked else ("rule" if not asked else "llm+rule")
+    return filled, by
+
+
+def audit_passed(ratios: list[float]) -> bool:
+    """The review passed its audit: every analysis's final flagged ratio at or below the audit's
+    threshold (the one above which it rewrites, reader.audit.loop.FLAG_THRESHOLD)."""
+    return bool(ratios) and all(r <= FLAG_THRESHOLD for r in ratios)
+
+
+@dataclass
+class FollowUps:
+    """What the questioner did after a review: its questions' answers (AskResult), who wrote the
+    questions, or why none was asked."""
+
+    answers: list = field(default_factory=list)
+    by: str = ""
+    skipped: str = ""
+
+    def to_json(self) -> dict:
+        return {
+            "by": self.by,
+            "skipped": self.skipped,
+            "questions": [
+                {
+                    "question": a.question,
+                    "answer": a.answer,
+                    "not_found": a.not_found,
+                    "grounded": a.grounded,
+                    "sources": [
+                        {"label": s.source_label, "pages": s.pages, "text": (s.refined or s.text)[:400]}
+                        for s in a.sources
+                    ],
+                }
+                for a in self.answers
+            ],
+        }

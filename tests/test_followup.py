@@ -1,0 +1,118 @@
+"""The follow-up questioner: after a read whose audit passed, the review's open points are asked of
+the paper, answered with sources, stored with the review and shown in the note and on the page."""
+
+from __future__ import annotations
+
+import pytest
+
+from reader.crag.followup import audit_passed, open_points, questions_in, rule_question, write_questions
+from reader.llm.scripted import ScriptedLLM
+
+PAPER = """# SPARTA: Sparse Retrieval of Scientific Passages at Scale
+
+## Abstract
+
+We describe SPARTA, a sparse retriever for long scientific documents. It reaches a recall of 81.2% at ten passages on the LongDocs benchmark.
+
+## Method
+
+SPARTA indexes each passage with learned term weights. Training uses 40,000 question and passage pairs drawn from 1,200 papers.
+
+## Results
+
+SPARTA reaches a recall of 81.2% at ten passages, against 64.5% for BM25. The index takes 3.1 GB for one million passages.
+
+## Limitations
+
+The evaluation covers English papers only. We did not test SPARTA on papers longer than 40 pages.
+"""
+REVIEW = """## Key results
+SPARTA reaches a recall of 81.2%.
+
+## Open questions
+- [待验证] It is unclear how the index grows beyond one million passages.
+- Whether the method works for Chinese papers is not tested?
+
+## Weaknesses
+The abstract's figures are given without a standard deviation or confidence interval.
+"""
+
+
+def test_the_open_points_are_the_sentences_under_the_gap_headings():
+    assert open_points([REVIEW]) == [
+        "It is unclear how the index grows beyond one million passages.",
+        "Whether the method works for Chinese papers is not tested?",
+        "The abstract's figures are given without a standard deviation or confidence interval.",
+    ]
+    assert rule_question("Whether the method works for Chinese papers is not tested?").endswith("tested?")
+    assert rule_question("The index size beyond one million passages is unclear.").startswith(
+        "What does the paper report about index size"
+    )
+    assert questions_in("1. How large is the index?\n- Fine.\n**Which languages are covered?**") == [
+        "How large is the index?",
+        "Which languages are covered?",
+    ]
+    assert audit_passed([0.1, 0.3]) and not audit_passed([0.1, 0.31]) and not audit_passed([])
+
+
+def test_the_llm_writes_the_questions_and_the_rule_fills_what_it_left_out():
+    points = open_points([REVIEW])
+    llm = ScriptedLLM(lambda prompt, stage: "How large does the index grow?\nNothing else.", with_stage=True)
+    questions, by = write_questions("SPARTA", points, llm, 3)
+    assert by == "llm+rule" and questions[0] == "How large does the index grow?" and len(questions) == 3
+    assert llm.history[0]["stage"] == "followup"
+    failing = ScriptedLLM(lambda prompt: (_ for _ in ()).throw(RuntimeError("down")))
+    assert write_questions("SPARTA", points, failing, 2)[1] == "rule"
+
+
+@pytest.fixture
+def reviewed(reader_env, tmp_path, monkeypatch):
+    from reader.facade import Reader
+    from reader.index.dense import HashingEmbedder
+    from reader.llm.dryrun import DryRunLLM
+
+    monkeypatch.setenv("READER_FOLLOWUP", "3")
+    (tmp_path / "sparta.md").write_text(PAPER, encoding="utf-8")
+    app = Reader(llm=DryRunLLM(), embedder=HashingEmbedder(), use_cache=False)
+    return app, app.read(tmp_path / "sparta.md")
+
+
+def test_a_passed_read_asks_answers_and_stores_its_follow_up_questions(reviewed):
+    app, result = reviewed
+    assert all(k.loop.final.flagged_ratio <= 0.3 for k in result.analyses)
+    done = result.followups
+    assert done.skipped == "" and 1 <= len(done.answers) <= 3
+    answered = [a for a in done.answers if not a.not_found]
+    assert answered and all(a.sources and a.sources[0].paper_id == result.paper_id for a in answered)
+    assert result.to_json()["followups"]["questions"][0]["question"] == done.answers[0].question
+    stored = app.followups(result.paper_id)
+    assert [f.question for f in stored] == [a.question for a in done.answers]
+    _, note = app.note(result.paper_id)
+    assert "## Follow-up questions" in note and f"> [!question] {stored[0].question}" in note
+    # a new review replaces them; --no-followup asks none and keeps none of the old review's
+    again = app.read(result.paper_id, followup=False)
+    assert again.followups.skipped.startswith("the follow-up questioner is off")
+    assert app.followups(result.paper_id) == []
+
+
+def test_a_read_that_failed_its_audit_asks_nothing(reader_env, monkeypatch):
+    from reader.services import Services
+
+    monkeypatch.setenv("READER_FOLLOWUP", "3")
+    from reader.facade import Reader
+
+    services: Services = Reader().services
+    done = services.follow_up("ab" * 32, [REVIEW], [0.5, 0.1], n=3)
+    assert done.skipped == "the review did not pass its audit (a text over the flagged ratio)"
+    assert done.answers == []
+
+
+def test_the_paper_page_shows_them(reviewed):
+    from fastapi.testclient import TestClient
+
+    from reader.web.app import create_app
+
+    app, result = reviewed
+    with TestClient(create_app(app)) as client:
+        page = client.get(f"/paper/{result.paper_id}").text
+    assert 'id="followups"' in page and result.followups.answers[0].question.replace("'", "&#39;") in page
