@@ -204,7 +204,10 @@ def main() -> None:
     ap.add_argument(
         "--min-changed", type=float, default=0.2, help="share of a paraphrase's words not in its source"
     )
-    ap.add_argument("--halueval", type=int, default=3000)
+    ap.add_argument(
+        "--paraphrase-copies", type=int, default=3, help="times each paraphrase training pair is in"
+    )
+    ap.add_argument("--halueval", type=int, default=1500)
     ap.add_argument("--rules", type=int, default=3000)
     args = ap.parse_args()
     started = time.perf_counter()
@@ -214,7 +217,9 @@ def main() -> None:
     if "paraphrase" in sources:
         paraphrases = read_jsonl(args.paraphrases)
         val = val_papers(sorted({r["paper"] for r in paraphrases}), args.seed, args.val_papers)
-        rows += paraphrase_pairs(paraphrases, val, rng, args.twins, args.neighbours, args.min_changed)
+        made = list(paraphrase_pairs(paraphrases, val, rng, args.twins, args.neighbours, args.min_changed))
+        # the minimal pairs are few and the point of the mixture: their training pairs are repeated
+        rows += made + [r for r in made if r["split"] == "train"] * (args.paraphrase_copies - 1)
     if "halueval" in sources:
         rows += halueval_pairs(rng, args.halueval)
     if "rules" in sources:
