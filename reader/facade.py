@@ -125,6 +125,31 @@ class Reader:
             limits=self._ingest_limits(),
         )
 
+    def import_papers(
+        self, items: Iterable[str], *, services: str | None = None, base_urls: dict | None = None
+    ):
+        """Bring papers in by DOI, arXiv id or URL, or from RIS/BibTeX files -> ImportReport (one row
+        per paper). `services` ("arxiv,openalex,unpaywall,crossref"; "off"; None: READER_IMPORT_SERVICES,
+        off by default) may be asked for the metadata and the open-access PDF; an entry with a local
+        PDF, or with a title when nothing may be asked, is imported without them. `base_urls`
+        (service -> address) points the services elsewhere (tests: a loopback server)."""
+        from reader.config.settings import parse_import_services
+        from reader.ingest.fetch import Fetcher
+        from reader.ingest.identifiers import records_for
+        from reader.ingest.importing import import_records
+
+        names = self.settings.import_services if services is None else services
+        chosen = parse_import_services(
+            "--services" if services is not None else "READER_IMPORT_SERVICES", names
+        )
+        records = [record for item in _as_list(items) for record in records_for(str(item))]
+        fetcher = (
+            Fetcher(chosen.split(","), self.settings.openalex_mailto, base_urls or {}) if chosen else None
+        )
+        return import_records(
+            records, self.services.db, self.services.index_or_none(), fetcher, self._ingest_limits()
+        )
+
     def papers(self):
         """Every stored paper, newest first -> list[PaperInfo]."""
         from reader.store.queries import list_papers

@@ -39,4 +39,7 @@ def ALL_COMMANDS():
     from reader.commands.graph import cited_by, cites
 
     commands += [cites, cited_by]
+    from reader.commands.importing import import_cmd
+
+    commands += [import_cmd]
     return commands

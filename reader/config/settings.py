@@ -55,7 +55,7 @@ def _followup(variable: str, raw) -> int:
     raise ConfigError(f"{variable}={value!r}: use a number of questions from 1 to 5 (default 3), or off")
 
 
-def _import_services(variable: str, raw) -> str:
+def parse_import_services(variable: str, raw) -> str:
     names = [n.strip().lower() for n in str(raw).split(",") if n.strip()]
     if names in ([], ["off"], ["none"]):
         return ""
@@ -531,7 +531,7 @@ class Settings:
     )
     import_services: str = setting(
         "",
-        parse=_import_services,
+        parse=parse_import_services,
         unset="off (nothing leaves the machine)",
         help="where `reader import` may fetch a paper named by DOI or arXiv id: `arxiv`, `openalex`, "
         "`unpaywall`, `crossref`, comma-separated (`reader import --services` for one import); the "
