@@ -726,6 +726,25 @@ class Reader:
         paper_ids = None if papers is None else [self._paper_id(ref) for ref in _as_list(papers)]
         return export_bibtex(self.services.db, paper_ids, Path(out))
 
+    def zotero_note(self, papers: Iterable[str] | None = None, *, base_url: str | None = None):
+        """Write each paper's audited note, with the reader's judgements, follow-up questions and
+        highlights, as a child note of its Zotero item through Zotero's web API -> ZoteroNoteReport.
+        `papers` None: every paper from Zotero. Writing again updates the note written before,
+        unless it was edited in Zotero since (then a new note is written beside it). Needs
+        READER_ZOTERO_LIBRARY and READER_ZOTERO_API_KEY; `base_url` points elsewhere (tests)."""
+        from reader.export.zotero_note import BASE_URL, ZoteroNotes, write_notes
+
+        library, key = self.settings.zotero_library, self.settings.zotero_api_key
+        if not library or not key:
+            raise ConfigError(
+                "writing notes into Zotero needs READER_ZOTERO_LIBRARY (users/ID or groups/ID) and "
+                "READER_ZOTERO_API_KEY (a key with write access; zotero.org/settings/keys)"
+            )
+        paper_ids = None if papers is None else [self._paper_id(ref) for ref in _as_list(papers)]
+        return write_notes(
+            self.services.db, paper_ids, ZoteroNotes(library, key, base_url=base_url or BASE_URL)
+        )
+
     def note(self, paper_id: str) -> tuple[str, str]:
         """(file name, Markdown text) of one reviewed paper's note."""
         from reader.export.markdown import collect_note, note_file_name, render_note

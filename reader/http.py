@@ -213,3 +213,33 @@ def json_object(response: httpx.Response) -> dict:
     if not isinstance(data, dict):
         raise HttpFailure("not-json", "the reply is not a JSON object")
     return data
+
+
+def send(
+    method: str,
+    url: str,
+    body=None,
+    *,
+    headers: dict | None = None,
+    timeout_s: float = TIMEOUT_S,
+    accept: Collection[int] = (),
+) -> httpx.Response:
+    """One write (POST, PUT, PATCH) of a JSON `body`, never retried (a write may have been done);
+    statuses of 400 and above raise HttpFailure unless in `accept`, as `get` does."""
+    try:
+        with bounded(timeout_s), bounded_client(timeout=timeout_s) as client:
+            response = client.request(method, url, json=body, headers=headers)
+    except httpx.TimeoutException:
+        raise HttpFailure("timeout", f"no reply within {timeout_s:g} s") from None
+    except ReplyTooLarge as exc:
+        raise HttpFailure("too-large", str(exc)) from None
+    except httpx.HTTPError as exc:
+        name = type(exc).__name__
+        raise HttpFailure("unreachable", f"{name}: {exc}", exception=name) from None
+    if response.status_code in accept or response.status_code < 400:
+        return response
+    if response.status_code == 429:
+        wait = retry_after(response)
+        later = f"; it asks to retry after {wait:g} s" if wait is not None else ""
+        raise HttpFailure("rate-limited", f"rate limited (HTTP 429){later}", status=429, retry_after=wait)
+    raise HttpFailure("status", f"HTTP {response.status_code}", status=response.status_code)

@@ -42,4 +42,7 @@ def ALL_COMMANDS():
     from reader.commands.importing import import_cmd
 
     commands += [import_cmd]
+    from reader.commands.zotero import zotero_note
+
+    commands += [zotero_note]
     return commands
