@@ -242,6 +242,10 @@ def dev_report(items, max_asked: float) -> None:
         print(
             "\n".join(table(part, lambda i: flag_checker(i, t_checker), f"checker alone + guards, {title}"))
         )
+    if any("extraction" in i for i in items):
+        for part, title in ((a_en, "half A"), (b_en, "half B (report)")):
+            flag = lambda i: flag_checker(i, t_checker) or i.get("extraction") == "disagree"  # noqa: E731
+            print("\n".join(table(part, flag, f"checker + extraction + guards (no verifier), {title}")))
     print("\nthe curve, half B, English: checker alone + guards, flag below P")
     print(f"  {'P':>5} {'false':>7} " + " ".join(f"{k[:12]:>12}" for k in KINDS) + f" {'all':>6}")
     for t in (0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95):
