@@ -147,7 +147,12 @@ class Reader:
             Fetcher(chosen.split(","), self.settings.openalex_mailto, base_urls or {}) if chosen else None
         )
         return import_records(
-            records, self.services.db, self.services.index_or_none(), fetcher, self._ingest_limits()
+            records,
+            self.services.db,
+            self.services.index_or_none(),
+            fetcher,
+            self._ingest_limits(),
+            keep_dir=self.settings.home / "uploads",
         )
 
     def papers(self):

@@ -48,6 +48,8 @@ def test_an_arxiv_id_comes_in_with_its_pdf_and_metadata_and_is_reviewed(app, ser
     assert paper.title.startswith("SPECTER: Document-level Representation Learning")
     assert paper.year == 2020 and paper.authors[:2] == ["Arman Cohan", "Sergey Feldman"]
     assert server.requests[0] == ("/api/query", {"id_list": [ARXIV_ID], "max_results": ["1"]})
+    kept = list((app.settings.home / "uploads").rglob("*.pdf"))  # kept as an upload is: its pages show
+    assert [p.parent.name for p in kept] == [row.paper_id]
     reviewed = app.read(row.paper_id)  # end to end: from the identifier to a reviewed paper
     assert {k.kind for k in reviewed.analyses} == {"critique", "synthesis"}
     assert app.papers()[0].status == "analysed"

@@ -214,6 +214,10 @@ class CitedReference:
     missing: list[str]
     notes: list[str]
     checks: list[str] = field(default_factory=list)  # an outside lookup's word on each entry (export)
+    # the citation card (`with_library`): the cited papers the library holds ({"paper_id", "title",
+    # "abstract"}), and for an entry it does not, the identifiers to import it by (DOI, arXiv id)
+    library: list[dict] = field(default_factory=list)
+    add: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {
@@ -222,6 +226,8 @@ class CitedReference:
             "missing": self.missing,
             "notes": self.notes,
             "checks": self.checks,
+            "library": self.library,
+            "add": self.add,
         }
 
 
@@ -253,3 +259,33 @@ def _note_for(note: str, citation: Citation) -> bool:
             else False
         )
     return head == citation.marker
+
+
+def with_library(session, paper_id: str, citations: list[CitedReference]) -> list[CitedReference]:
+    """Each cited reference's card: the library paper its entries name (the citation graph,
+    reader.ingest.links), with its title and abstract; for an entry the library does not hold, its
+    DOI or arXiv id, to import it by."""
+    from sqlalchemy import select
+
+    from reader.ingest.identifiers import arxiv_id
+    from reader.ingest.links import cites, ensure_linked
+    from reader.ingest.pages import find_doi
+    from reader.store.tables import Paper
+
+    if not citations:
+        return citations
+    ensure_linked(session)
+    by_text = {" ".join(e.text.split()): e for e in cites(session, paper_id)}
+    for cited in citations:
+        for text in cited.entries:
+            entry = by_text.get(" ".join(text.split()))
+            if entry is not None and entry.cited_id:
+                abstract = session.scalar(select(Paper.abstract).where(Paper.id == entry.cited_id)) or ""
+                cited.library.append(
+                    {"paper_id": entry.cited_id, "title": entry.cited_title, "abstract": abstract}
+                )
+                continue
+            ident = find_doi([text]) or (f"arXiv:{arxiv_id(text)}" if arxiv_id(text) else "")
+            if ident:
+                cited.add.append(ident)
+    return citations

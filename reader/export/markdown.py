@@ -22,7 +22,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from reader.audit.citations import cited_references, markers_in, reference_list
+from reader.audit.citations import cited_references, markers_in, reference_list, with_library
 from reader.audit.highlights import HighlightItem, highlights_of
 from reader.audit.judgements import Judgement, judgements_of, sentence_key
 from reader.audit.loop import MARK, UNANSWERED, UNCHECKED, UNSUPPORTED
@@ -412,7 +412,7 @@ def collect_note(
         citations = []
         if any(markers_in(t) for t in sentences):
             refs = refs or reference_list(session, paper.id)
-            citations = cited_references(refs, sentences)
+            citations = with_library(session, paper.id, cited_references(refs, sentences))
             if lookup is not None:
                 for cited in citations:
                     cited.checks = [lookup(entry) for entry in cited.entries]
@@ -556,11 +556,30 @@ def _citation_line(cited) -> str:
             line += f" — ⚠ {escape_phrase(check)}: {MISSING_WORK}"
         else:
             line += f" ({escape_phrase(check)})"
+    for found in getattr(cited, "library", []):  # the citation card: the cited paper's own note
+        name = note_file_name(found["title"], found["paper_id"])[:-3]
+        line += f" — in your library: [[{name}|{escape_title(found['title'])}]]"
+        if found["abstract"]:
+            line += f" (“{escape_phrase(quote(found['abstract'], 200))}”)"
+    for ident in getattr(cited, "add", []):
+        line += f" — not in your library; add it: `reader import {ident}`"
     if cited.missing:
         line += f" — ⚠ {escape_phrase(', '.join(cited.missing))}: no entry in the paper's reference list"
     for note in cited.notes:
         line += f" — *note: {escape_phrase(note)}*"
     return line
+
+
+def _cite_links(text: str, citations: list, kind: str) -> str:
+    """Each numbered citation marker of escaped text made a link to its line under "References
+    cited above" (a block id, `^cite-<kind>-<n>`), so the marker opens the reference's card."""
+    for n, cited in sorted(enumerate(citations, 1), key=lambda nc: -len(nc[1].marker)):
+        marker = cited.marker
+        if not marker.startswith("["):
+            continue
+        link = "[\\" + marker[:-1] + "\\]](#^cite-" + kind + f"-{n})"
+        text = re.sub(r"(?<![\\\[])" + re.escape(marker) + r"(?!\()", lambda _m, w=link: w, text)
+    return text
 
 
 def _cleaned(value):
@@ -607,6 +626,7 @@ def environment() -> Environment:
         yaml=_yaml,
         citation=_citation_line,
         followup=_followup_block,
+        cite_links=_cite_links,
     )
     return env
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from sqlalchemy import update
 
@@ -22,6 +23,7 @@ from reader.ingest.links import link_paper
 from reader.ingest.pipeline import ingest_data, ingest_file
 from reader.store.db import transaction
 from reader.store.tables import Paper
+from reader.text.digest import sha256_bytes
 
 OFFLINE = (
     "fetching it needs the network, which is off: allow services with --services "
@@ -90,7 +92,25 @@ def apply_record(db, paper_id: str, record: Record) -> None:
         link_paper(session, paper_id)
 
 
-def import_record(record: Record, db, index, fetcher: Fetcher | None, limits: IngestLimits) -> ImportRow:
+def _kept(data: bytes, name: str, keep_dir: Path | None) -> Path | None:
+    """The downloaded PDF kept as an upload is (keep_dir/<sha256>/<name>), so that its pages can be
+    shown and it can be reviewed again; None without a folder or when it cannot be written."""
+    if keep_dir is None:
+        return None
+    folder = keep_dir / sha256_bytes(data)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / name
+        if not path.is_file():
+            path.write_bytes(data)
+        return path
+    except OSError:
+        return None
+
+
+def import_record(
+    record: Record, db, index, fetcher: Fetcher | None, limits: IngestLimits, keep_dir: Path | None = None
+) -> ImportRow:
     row = ImportRow(source=record.source)
     result = None
     if record.file is not None:
@@ -101,7 +121,11 @@ def import_record(record: Record, db, index, fetcher: Fetcher | None, limits: In
             if record.pdf_url:
                 try:
                     data = fetcher.download(record.pdf_url, limits.max_bytes)
-                    result = ingest_data(data, f"{_safe_name(record)}.pdf", db, index, limits=limits)
+                    path = _kept(data, f"{_safe_name(record)}.pdf", keep_dir)
+                    result = ingest_file(path, db, index, limits=limits) if path else None
+                    result = result or ingest_data(
+                        data, f"{_safe_name(record)}.pdf", db, index, limits=limits
+                    )
                     row.pdf = record.pdf_url
                 except FetchError as exc:
                     row.notes.append(str(exc))
@@ -126,7 +150,13 @@ def import_record(record: Record, db, index, fetcher: Fetcher | None, limits: In
 
 
 def import_records(
-    records: list[Record], db, index, fetcher: Fetcher | None, limits: IngestLimits
+    records: list[Record],
+    db,
+    index,
+    fetcher: Fetcher | None,
+    limits: IngestLimits,
+    keep_dir: Path | None = None,
 ) -> ImportReport:
-    """Each record imported in turn; one's failure is its row's error, never the others'."""
-    return ImportReport([import_record(r, db, index, fetcher, limits) for r in records])
+    """Each record imported in turn; one's failure is its row's error, never the others'. A
+    downloaded PDF is kept under `keep_dir` (READER_HOME/uploads), as an upload is."""
+    return ImportReport([import_record(r, db, index, fetcher, limits, keep_dir) for r in records])

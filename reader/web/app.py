@@ -20,7 +20,7 @@ from reader.web import pdf
 from reader.web.asking import AskRunner
 from reader.web.jobs import QueueRunner
 from reader.web.pages import HERE, page, wants_json
-from reader.web.routes import ask, highlights, judgements, library, papers, table, uploads, viewer
+from reader.web.routes import ask, highlights, importing, judgements, library, papers, table, uploads, viewer
 from reader.web.security import Guard
 
 
@@ -57,7 +57,7 @@ def create_app(ctx, *, allowed_hosts: list[str] | None = None) -> FastAPI:
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)
     app.mount("/static", StaticFiles(directory=HERE / "static", html=False), name="static")
     _handle_errors(app)
-    for routes in (uploads, library, papers, ask, viewer, table, judgements, highlights):
+    for routes in (uploads, library, papers, ask, viewer, table, judgements, highlights, importing):
         app.include_router(routes.router)
 
     @app.get("/favicon.ico", include_in_schema=False)

@@ -14,7 +14,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from reader.audit.citations import cited_references, markers_in, reference_list
+from reader.audit.citations import cited_references, markers_in, reference_list, with_library
 from reader.audit.highlights import NOTE_LIMIT, HighlightItem, highlights_of
 from reader.audit.judgements import COMMENT_LIMIT, judgements_of, sentence_id, sentence_key
 from reader.audit.loop import MARK, UNANSWERED, UNCHECKED
@@ -298,6 +298,7 @@ def paper_of(session: Session, paper_id: str) -> PaperPage | None:
         refs = reference_list(session, paper_id)
         for a in analyses:
             a.citations = cited_references(refs, [seg.sentence.text for seg in a.segments if seg.sentence])
+            with_library(session, paper_id, a.citations)  # the citation cards
     gone = []
     if judged := judgements_of(session, paper_id):
         shown = set()
