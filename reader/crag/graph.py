@@ -121,12 +121,18 @@ def _cites(session, question: str, target: Named, named: list[Named]):
         head = f"{target.title} has {len(entries)} entries in its reference list"
     else:
         contexts = _contexts(session, target.paper_id)
+        sentences = reference_list(session, target.paper_id).sentences
         chosen = []
         for e in entries:
-            if wanted & content_stems(e.text):
+            if wanted & content_stems(links.normalised(e.text)):
                 chosen.append((e, ""))
                 continue
-            near = [c for c in contexts.get(_bracketed(e.marker), []) if wanted & content_stems(c)]
+            citing = (
+                contexts.get(_bracketed(e.marker), [])
+                if e.marker
+                else _author_year_contexts(e.text, sentences)
+            )
+            near = [c for c in citing if wanted & content_stems(c)]
             if near:
                 chosen.append((e, near[0]))
         head = f"{target.title} cites {len(chosen)} work{'s' if len(chosen) != 1 else ''} for this"
@@ -137,6 +143,20 @@ def _cites(session, question: str, target: Named, named: list[Named]):
             [],
         )
     return head, chosen
+
+
+_YEAR = re.compile(r"\b(1[89]\d\d|20\d\d)[a-z]?\b")
+
+
+def _author_year_contexts(entry: str, sentences: list[str]) -> list[str]:
+    """The paper's sentences citing an author-year entry: its first author's surname and its year
+    ("Arman Cohan, … 2020." is cited as "Cohan et al., 2020")."""
+    year = _YEAR.search(entry)
+    first = re.split(r",| and ", entry, maxsplit=1)[0].strip().rstrip(".")
+    surname = first.split()[-1] if first.split() else ""
+    if not year or len(surname) < 2:
+        return []
+    return [s for s in sentences if surname in s and year.group(1) in s]
 
 
 def _bracketed(marker: str) -> str:
@@ -215,6 +235,11 @@ def graph_answer(
         others = [n for n in named if scope is None or n.paper_id != scope.paper_id]
         target = others[0] if others else (scope if not outside_name(question) else None)
         head, chosen = _cited_by(session, question, target)
+        if target is not None and target.how == "title words" and outside_name(question):
+            # two title words in a row are a weak sign: a work outside the library named in full wins
+            head_outside, outside = _cited_by(session, question, None)
+            if outside:
+                head, chosen = head_outside, outside
         if not head:
             return None
     else:

@@ -43,7 +43,7 @@ _CITED_BY = re.compile(
     r"\b(?:what|which|who|whose)\b[^?]*\b(?:cites?|citing|builds?\s+(?:on|upon)|extends?|follows?\s+up\s+on)\b"
     r"|\b(?:papers?|works?|articles?)\s+(?:that\s+|which\s+)?(?:cite|build\s+on|build\s+upon|extend)\b"
     r"|\bis\s+[^?]*\bcited\b|\bcited\s+by\s+(?:which|what|my|any|the\s+library)|\bciting\s+papers?\b"
-    r"|引用了?(?:它|这篇|该)|被引",
+    r"|引用了?(?:它|这篇|该)|被引|哪些(?:论文|文章)引用",
     re.I,
 )
 # "how are A and B related", "relationship between": the graph between papers

@@ -214,11 +214,7 @@ def entries_naming(session, name: str) -> list[Entry]:
     key = normalised(name)
     if not key:
         return []
-    found = []
-    for entry in _entries(session, Reference.text.ilike(f"%{name.split()[0]}%")):
-        if f" {key} " in f" {normalised(entry.text)} ":
-            found.append(entry)
-    return found
+    return [e for e in _entries(session, Reference.id.is_not(None)) if f" {key} " in f" {normalised(e.text)} "]
 
 
 @dataclass
