@@ -214,7 +214,9 @@ def entries_naming(session, name: str) -> list[Entry]:
     key = normalised(name)
     if not key:
         return []
-    return [e for e in _entries(session, Reference.id.is_not(None)) if f" {key} " in f" {normalised(e.text)} "]
+    return [
+        e for e in _entries(session, Reference.id.is_not(None)) if f" {key} " in f" {normalised(e.text)} "
+    ]
 
 
 @dataclass
