@@ -45,6 +45,10 @@ _PUBLIC = {
     "ExtractionTable": "reader.table",
     "BibtexResult": "reader.export.bibtex",
     "UsageReport": "reader.store.usage",
+    "FollowUpItem": "reader.store.queries",
+    "CitationList": "reader.ingest.links",
+    "ImportReport": "reader.ingest.importing",
+    "ZoteroNoteReport": "reader.export.zotero_note",
 }
 __all__ = list(_PUBLIC)
 
