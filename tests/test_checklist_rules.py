@@ -1,0 +1,143 @@
+"""The rigour checklist's rules (reader.text.rigour*): each item found in the sentence that states it,
+and not found in sentences that only look like it."""
+
+from __future__ import annotations
+
+import pytest
+
+from reader.text.rigour import ITEM_KEYS, Passage, paper_sentences
+from reader.text.rigour_experiments import data_sizes
+from reader.text.rigour_find import CUES, find_all, find_item
+
+
+def sentences(*texts: str, section: str = "4 Experiments", page: int = 3):
+    return paper_sentences([Passage(text, section, page, page) for text in texts])
+
+
+def found(key: str, *texts: str, section: str = "4 Experiments", title: str = ""):
+    return find_item(key, sentences(*texts, section=section), title)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Accuracy was 0.81 (95% CI 0.77-0.85) over the test set.",
+        "Mean reaction time was 412 ms (SD = 38).",
+        "Bars show the mean and the SEM across subjects.",
+        "The median was 12 days (IQR 8-19).",
+        "The model reaches 84.2 ± 0.6 F1 over five seeds.",
+        "The difference is statistically significant (p < 0.01, two-sampled t-test).",
+        "Error bars indicate one standard deviation.",
+        "Scores improve from 0.61 to 0.68, CI [0.59, 0.70].",
+    ],
+)
+def test_every_common_spelling_of_a_spread_or_a_test_is_a_variance(text):
+    result = found("variance", text)
+    assert result is not None and result.kind in ("spread", "test"), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The growing conditions were maintained at 20:15 ± 0.08 °C and a humidity of 60 ± 0.3%.",
+        "Evidence search needs the text in reading order [1, 2].",
+        "The headlines were crawled from https://std.stheadline.com and two forums.",
+        "A significant challenge to wheat production is high temperature stress.",
+    ],
+)
+def test_what_only_looks_like_a_variance_is_none(text):
+    assert found("variance", text) is None, text
+
+
+def test_significance_said_without_a_test_is_a_claim_not_a_spread():
+    result = found("variance", "cbow significantly outperforms count on the MEN data set.")
+    assert result is not None and result.kind == "claim"
+    spread = found(
+        "variance",
+        "cbow significantly outperforms count on the MEN data set.",
+        "All results are the mean ± standard deviation of 5 runs with different random seeds.",
+    )
+    assert spread.kind == "spread" and "5 runs" in spread.sentence.text  # a spread wins over a claim
+
+
+def test_dataset_sizes_need_a_count_of_data_in_a_sentence_about_data():
+    assert data_sizes("We sanity-check the spaces on MEN, a 3,000 items word similarity data set.") == [
+        "3,000 items"
+    ]
+    assert data_sizes("The resulting text corpus consisted of about three million sentences.")
+    assert data_sizes("Six wheat genotypes were used for the study.") == ["Six wheat genotypes"]
+    assert data_sizes("The model was trained for 24 hours on one machine.") == []  # no data
+    assert data_sizes("DI: 24 hours") == []
+    assert data_sizes("Each pot had 3 plants.") == []  # a count, not a study's sample
+
+
+def test_baselines_must_be_named():
+    assert found("baselines", "For completeness, additional baselines are also included.") is None
+    assert found("baselines", "We compare with the state-of-the-art models in three classes.") is None
+    named = found("baselines", "REALM outperforms the TEXTRUNNER and PL baselines for all relations.")
+    assert named is not None and "TEXTRUNNER" in named.value
+    assert found("baselines", "Our baseline model is a Maximum Entropy (MaxEnt) classifier over the tags.")
+    # a comparison told in the related work is someone else's
+    assert found("baselines", "Compared to DMCNN [3], GCN-ED uses syntax.", section="2 Related work") is None
+
+
+def test_metrics_ablations_runs_hyperparameters_compute():
+    assert found("metrics", "SPECTER achieves a MAP score of 83.8 on the co-view task.").value == "MAP"
+    assert found("metrics", "The method has the potential to improve type checking accuracy.") is None
+    assert found("ablations", "Ablation Study We remove each component in turn.")
+    assert found("ablations", "Removing the abstract from the input results in a large drop in performance.")
+    assert found("runs", "Results are a mean across 10 different seeds.")
+    assert found("runs", "Triplicate samples were collected for each genotype.")
+    assert found("runs", "The 10 most frequent extractions served as bootstrapped seeds.") is None
+    assert (
+        "batch size"
+        in found("hyperparameters", "We set the batch size to 32 and the learning rate to 1e-3.").value
+    )
+    assert found("hyperparameters", "Neural networks have gained rapid momentum in NLP.") is None
+    assert found("compute", "We train the model on a single Titan V GPU (12G memory) for 2 epochs.")
+
+
+def test_code_and_data_availability():
+    title = "SPECTER: Document-level Representation Learning using Citation-informed Transformers"
+    assert found("code", "1 https://github.com/allenai/specter", title=title)  # its own repository
+    assert found("code", "Available at https://code.google.com/p/word2vec/", title=title) is None  # a tool's
+    assert found("code", "Our software is freely available as a part of the cdec framework.")
+    assert found("data", "8This dataset is available at http://clic.cimec.unitn.it/composes")
+    assert found("data", "Data Availability Statement: All relevant data are within the paper.")
+    assert (
+        found("data", "We extract phrase pairs from subtitles available at http://opus.lingfil.uu.se/.")
+        is None
+    )
+
+
+def test_limitations_ethics_and_contributions():
+    limitations = found(
+        "limitations", "Captions are found only when they start a text block.", section="4 Limitations"
+    )
+    assert limitations is not None and "Limitations" in limitations.value
+    assert found("limitations", "We acknowledge the ERC grant n. 283554.", section="Acknowledgments") is None
+    assert found("ethics", "All experiments were exempt under institutional IRB review.", section="Ethics")
+    assert found("ethics", "Researchers at the Oregon Health & Science University scored the tests.") is None
+    contributions = find_item(
+        "contributions",
+        sentences("Author Contributions: Conceptualization: M. A. Babar.", section="Author Contributions")
+        + sentences("The contributions of the paper are as follows: a new model.", section="1 Introduction"),
+    )
+    assert contributions is not None and contributions.sentence.text.startswith("The contributions")
+
+
+def test_the_references_and_headings_are_not_read_and_a_sentence_keeps_a_single_page():
+    passages = [
+        Passage("3.3 Baselines and Ablations", "3 Experiments", 4, 4),
+        Passage("We compare against BERT [4]. The test set has 2,000 questions.", "3 Experiments", 4, 5),
+        Passage("We compare against BERT [4].", "3 Experiments", 5, 5),
+        Passage("[4] J. Devlin. BERT. 2019. We compare with ELMo [5].", "References", 9, 9),
+    ]
+    all_found = find_all(paper_sentences(passages))
+    assert set(all_found) == set(ITEM_KEYS) == set(CUES)
+    baselines = all_found["baselines"]
+    assert (
+        baselines.sentence.text == "We compare against BERT [4]."
+        and baselines.sentence.passage.page_start == 5
+    )
+    assert all_found["ablations"] is None  # the heading "3.3 Baselines and Ablations" is no sentence
