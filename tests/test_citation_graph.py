@@ -181,3 +181,17 @@ def test_citation_questions_are_answered_from_the_graph_with_the_entries_as_sour
         "by": "keywords",
         "reason": "no citation words in the question",
     }
+
+
+def test_the_question_page_says_the_answer_came_from_the_reference_lists(library):
+    from reader.web.questions import question_history, question_of
+
+    app, base, follow = library
+    asked = app.ask("Which of my papers build on SPARTA?")
+    with app.services.db() as session:
+        shown = question_of(session, asked.question_id)
+        assert shown.outcome.startswith("Answered from the library's reference lists")
+        assert shown.sources[0].label.startswith(
+            "Dense Passage Ranking Builds on Sparse Retrieval, reference"
+        )
+        assert [q.id for q in question_history(session)] == [asked.question_id]

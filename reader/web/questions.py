@@ -70,6 +70,10 @@ def answer_status(answer: str, grounded: bool, grounded_reason: str) -> str:
 
 def route_in_words(route: str, answer: str, n_sources: int) -> str:
     """What the Corrective RAG route means for the person who asked."""
+    if route == "citations":
+        if not n_sources:
+            return "The library's reference lists have no answer to this (the citation graph)."
+        return "Answered from the library's reference lists (the citation graph), not from passages."
     if is_not_found(answer) or not n_sources:
         return "No passage of the papers answers this question."
     if route == "correct":
@@ -150,6 +154,7 @@ def question_history(session: Session, limit: int = 30) -> list[QuestionLine]:
         )
         for qid, q, pid, answer, at in session.execute(
             select(Question.id, Question.question, Question.paper_id, Question.answer, Question.created_at)
+            .where(Question.origin == "asked")  # the follow-up questions are on their paper's page
             .order_by(Question.id.desc())
             .limit(limit)
         )
