@@ -40,6 +40,8 @@ EXTERNAL_SEARCHES = ("semantic-scholar", "arxiv", "openalex")
 REFERENCE_LOOKUPS = ("off", "crossref", "openalex", "semantic-scholar")
 
 
+# how ingest finds a PDF's tables (reader.ingest.tables.FINDERS)
+TABLE_FINDERS = ("auto", "words", "layout", "lines", "off")
 # where `reader import` may fetch a paper by identifier (reader.ingest.fetch.SERVICES)
 IMPORT_SERVICES = ("arxiv", "openalex", "unpaywall", "crossref")
 
@@ -412,6 +414,12 @@ class Settings:
         2000,
         parse=whole(lambda v: v >= 1, "must be 1 or more (pages of one PDF; default 2000)"),
         help="the most pages a PDF may have to be ingested",
+    )
+    tables: str = setting(
+        "auto",
+        parse=choice(TABLE_FINDERS, "use auto, words, layout, lines or off"),
+        help="how ingest finds a PDF's tables next to their captions (docs/tables.md): auto (word "
+        "positions, pymupdf's layout model for a caption they cannot place), words, layout, lines or off",
     )
     web_token: str | None = setting(
         None, parse=text, secret=True, help="a token required by every web request"

@@ -4,7 +4,7 @@ A small PDF can hold compressed streams that expand without bound: a 60 kB file 
 stream unpacks to 20 MB of shown text took 1.7 GB and 10 s to parse in place, one of 400 MB
 took 7 GB. So no process that does anything else parses a PDF: `python -m reader.ingest.child`
 imports pymupdf, limits its own address space to what it uses plus READER_INGEST_MEMORY_MB,
-and parses one PDF at a time (its pages, its passages and their places on the pages), sending
+and parses one PDF at a time (its pages, its passages and their places on the pages, its tables), sending
 back plain data as JSON (never a pickle: what it read was hostile). The caller waits at most
 READER_INGEST_TIMEOUT for the reply and then kills it; the child's CPU time is capped a little
 beyond that too, so a child whose caller died cannot spin on. A child that ran out of memory,
@@ -30,7 +30,7 @@ from pathlib import Path
 
 from reader.errors import IngestError, describe_error
 from reader.ingest.limits import IngestLimits
-from reader.ingest.model import Block, CaptionData, ChunkData, ParsedPaper, ReferenceData
+from reader.ingest.model import Block, CaptionData, ChunkData, ParsedPaper, ReferenceData, TableData
 
 STARTUP_S = 120.0  # imports on a cold disk; not the parse's time
 _KEEP_IDLE = 2
@@ -69,6 +69,7 @@ def parse_pdf_in_child(
                 "sha256": sha256,
                 "max_pages": limits.max_pages,
                 "timeout_s": limits.timeout_s,
+                "tables": limits.tables,
             },
             data,
         )
@@ -99,6 +100,7 @@ def _paper(fields: dict) -> ParsedPaper:
             "blocks": [Block(**b) for b in fields["blocks"]],
             "captions": [CaptionData(**c) for c in fields["captions"]],
             "references": [ReferenceData(**r) for r in fields["references"]],
+            "tables": [TableData(**t) for t in fields.get("tables", [])],
         }
     )
 
@@ -300,12 +302,14 @@ def _cap_cpu(seconds: float) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
 
 
-def _parse(path: Path, data: bytes, sha256: str, max_pages: int) -> dict:
+def _parse(path: Path, data: bytes, sha256: str, max_pages: int, tables: str = "auto") -> dict:
     from reader.ingest.chunk import chunk_paper
     from reader.ingest.pages import passage_rects
     from reader.ingest.pdf import parse_pdf
+    from reader.ingest.tables import find_tables
 
     parsed = parse_pdf(path, data, sha256, max_pages=max_pages)
+    parsed.tables = find_tables(data, parsed.captions, tables)
     chunks = chunk_paper(parsed)
     if chunks:
         places = passage_rects(data, [(c.page_start, c.page_end, c.text) for c in chunks])
@@ -324,7 +328,9 @@ def _serve(header: dict, data: bytes, cap: int | None) -> tuple[bytes, bool]:
     memory = json.dumps({"memory": True}).encode()
     _cap_cpu(header["timeout_s"])
     try:
-        reply = _parse(Path(header["name"]), data, header["sha256"], header["max_pages"])
+        reply = _parse(
+            Path(header["name"]), data, header["sha256"], header["max_pages"], header.get("tables", "auto")
+        )
         return json.dumps(reply).encode(), True
     except MemoryError:
         return memory, False

@@ -24,6 +24,7 @@ class IngestLimits:
     memory_mb: int = _DEFAULTS["ingest_memory_mb"]  # memory one PDF's parsing may take
     timeout_s: float = _DEFAULTS["ingest_timeout"]  # time one PDF's parsing may take
     max_pages: int = _DEFAULTS["ingest_max_pages"]
+    tables: str = _DEFAULTS["tables"]  # how a PDF's tables are found (reader.ingest.tables.FINDERS)
 
     @classmethod
     def of(cls, settings) -> IngestLimits:
@@ -32,6 +33,7 @@ class IngestLimits:
             settings.ingest_memory_mb,
             settings.ingest_timeout,
             settings.ingest_max_pages,
+            settings.tables,
         )
 
     @property

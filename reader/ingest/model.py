@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from reader.text.grid import Table as TableData  # a table as cells: plain data every layer reads
+
 
 @dataclass
 class Block:
@@ -46,6 +48,7 @@ class ParsedPaper:
     captions: list[CaptionData] = field(default_factory=list)
     references: list[ReferenceData] = field(default_factory=list)
     doi: str | None = None
+    tables: list[TableData] = field(default_factory=list)
 
 
 @dataclass

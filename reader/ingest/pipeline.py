@@ -29,7 +29,7 @@ from reader.ingest.links import link_paper
 from reader.ingest.model import ChunkData, ParsedPaper
 from reader.ingest.text import parse_text
 from reader.store.db import database_away, transaction
-from reader.store.tables import Caption, Chunk, Paper, PaperFile, Reference, utcnow
+from reader.store.tables import Caption, Chunk, Paper, PaperFile, PaperTable, Reference, utcnow
 from reader.text.digest import file_sha256, sha256_bytes
 from reader.text.paths import stored_path
 
@@ -187,6 +187,37 @@ def _store(db, parsed: ParsedPaper, chunks: list[ChunkData]) -> list[tuple[int, 
             Reference,
             ("paper_id", "ordinal", "marker", "page", "text"),
             [(paper_id, i, r.marker[:32], r.page, r.text) for i, r in enumerate(parsed.references)],
+        )
+        _insert_many(
+            session,
+            PaperTable,
+            (
+                "paper_id",
+                "ordinal",
+                "label",
+                "caption",
+                "page",
+                "rect",
+                "rows",
+                "header_rows",
+                "cell_rects",
+                "method",
+            ),
+            [
+                (
+                    paper_id,
+                    i,
+                    t.label[:32],
+                    t.caption,
+                    t.page,
+                    t.rect,
+                    t.rows,
+                    t.header_rows,
+                    t.cell_rects,
+                    t.method,
+                )
+                for i, t in enumerate(parsed.tables)
+            ],
         )
         link_paper(session, paper_id)  # the citation graph, both ways (reader.ingest.links)
         ids = _chunk_ids(session, paper_id)
@@ -350,7 +381,7 @@ def ingest_paths(
 
 def remove_paper(db, paper_id: str, index=None) -> None:
     """Delete a paper and everything derived from it (chunks and their vectors, captions,
-    references, analyses, questions, review jobs: FK cascades; its queued file's bytes),
+    tables, references, analyses, questions, review jobs: FK cascades; its queued file's bytes),
     then its index rows."""
     with transaction(db) as session:
         if session.scalar(select(Paper.id).where(Paper.id == paper_id)) is None:

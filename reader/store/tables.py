@@ -71,6 +71,11 @@ class Paper(Base):
         passive_deletes=True,
         order_by="Reference.ordinal",
     )
+    tables: Mapped[list[PaperTable]] = relationship(
+        cascade="all, delete-orphan",
+        passive_deletes=True,
+        order_by="PaperTable.ordinal",
+    )
 
 
 class Chunk(Base):
@@ -129,6 +134,27 @@ class Caption(Base):
     label: Mapped[str] = mapped_column(String(32), default="")  # e.g. "Figure 2"
     page: Mapped[int] = mapped_column(Integer)
     text: Mapped[str] = mapped_column(Text)
+
+
+class PaperTable(Base):
+    """A table of the paper as cells (migration 0012; reader/ingest/tables.py): its caption, page
+    and rectangle, its rows of cell texts, how many of them are column headers, and each cell's
+    rectangle ([x0, y0, x1, y1] as fractions of the page, as chunks.rects are; null for an empty
+    cell). `method`: grid (pymupdf's find_tables) or words (word positions)."""
+
+    __tablename__ = "paper_tables"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    paper_id: Mapped[str] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), index=True)
+    ordinal: Mapped[int] = mapped_column(Integer)
+    label: Mapped[str] = mapped_column(String(32), default="")  # e.g. "Table 2"
+    caption: Mapped[str] = mapped_column(Text, default="")
+    page: Mapped[int] = mapped_column(Integer)  # 1-based
+    rect: Mapped[list] = mapped_column(JSON, default=list)
+    rows: Mapped[list] = mapped_column(JSON, default=list)
+    header_rows: Mapped[int] = mapped_column(Integer, default=0)
+    cell_rects: Mapped[list] = mapped_column(JSON, default=list)
+    method: Mapped[str] = mapped_column(String(16), default="")
 
 
 class Reference(Base):
@@ -236,7 +262,9 @@ class SentenceVerdict(Base):
 
 
 class VerdictEvidence(Base):
-    """An evidence passage shown to the verifier; chunk_id is None for the first-3000-chars fallback."""
+    """An evidence passage shown to the verifier; chunk_id is None for the first-3000-chars fallback
+    and for what a table of the paper says of the sentence (its cell or the computation from its
+    cells, reader/audit/table_checks.py), stored first."""
 
     __tablename__ = "verdict_evidence"
 

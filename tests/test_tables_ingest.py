@@ -1,0 +1,80 @@
+"""A PDF's tables found next to their captions, stored with the paper and removed with it
+(reader/ingest/tables.py, paper_tables), on a PDF made here and on the shared papers."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import SHARED_PAPERS
+from sqlalchemy import func, select
+from table_pdf import CAPTION, HEADER, ROWS, make_table_pdf
+
+from reader.ingest.pdf import parse_pdf
+from reader.ingest.tables import FINDERS, find_tables
+from reader.store.paper_tables import paper_tables
+from reader.store.tables import PaperTable
+
+SPECTER = SHARED_PAPERS / "acl2020_specter_2020.acl-main.207.pdf"
+
+
+@pytest.fixture(scope="module")
+def table_pdf(tmp_path_factory):
+    return make_table_pdf(tmp_path_factory.mktemp("tables") / "tables.pdf")
+
+
+@pytest.mark.parametrize("finder", ["auto", "words", "lines"])
+def test_the_table_under_its_caption_is_read_as_cells(table_pdf, finder):
+    parsed = parse_pdf(table_pdf)
+    (table,) = find_tables(table_pdf.read_bytes(), parsed.captions, finder)
+    assert (table.label, table.caption, table.page) == ("Table 2", CAPTION, 1)
+    assert table.rows[1] == HEADER and table.rows[2:] == ROWS
+    assert table.header_rows == 2
+    assert table.rows[0][1:3] == ["Accuracy", "Accuracy"]  # over the two datasets, by its short rule
+    x0, y0, x1, y1 = table.rect
+    assert 0 < x0 < x1 < 1 and 0 < y0 < y1 < 1
+    x0, y0, x1, y1 = table.cell_rects[4][1]  # "85.1"
+    assert x0 <= 195 / 595 <= x1 and y0 <= 308 / 842 <= y1
+
+
+def test_off_finds_nothing_and_an_unknown_finder_is_named(table_pdf):
+    parsed = parse_pdf(table_pdf)
+    assert find_tables(table_pdf.read_bytes(), parsed.captions, "off") == []
+    with pytest.raises(ValueError, match="unknown table finder 'grid'"):
+        find_tables(table_pdf.read_bytes(), parsed.captions, "grid")
+    assert "auto" in FINDERS
+
+
+def test_ingest_stores_the_tables_and_removing_the_paper_removes_them(app, table_pdf):
+    (result,) = app.ingest([table_pdf])
+    assert result.status == "ingested", result.error
+    with app.services.db() as session:
+        (table,) = paper_tables(session, result.paper_id)
+    assert table.rows[2:] == ROWS and table.method == "words"
+    assert [c.value for c in table.cells() if c.row_header == "Ours"] == [85.1, 80.3, 0.94]
+    app.remove(result.paper_id)
+    with app.services.db() as session:
+        assert session.scalar(select(func.count()).select_from(PaperTable)) == 0
+
+
+def test_reader_tables_off_ingests_no_table(reader_env, monkeypatch, table_pdf):
+    from reader.facade import Reader
+
+    monkeypatch.setenv("READER_TABLES", "off")
+    app = Reader()
+    (result,) = app.ingest([table_pdf])
+    with app.services.db() as session:
+        assert paper_tables(session, result.paper_id) == []
+
+
+@pytest.mark.skipif(not SPECTER.exists(), reason="needs ../shared/papers")
+def test_a_shared_papers_ablation_table_keeps_every_cell_with_its_headers():
+    parsed = parse_pdf(SPECTER)
+    tables = {t.label: t for t in find_tables(SPECTER.read_bytes(), parsed.captions, "words")}
+    assert set(tables) == {"Table 1", "Table 2", "Table 3"}
+    cells = {(c.row_header, c.col_header): c.text for c in tables["Table 2"].cells()}
+    assert cells[("SPECTER", "CLS")] == "84.2"
+    assert cells[("−abstract", "USR")] == "72.2"
+    assert cells[("Start w/ BERT-Large", "Avg.")] == "77.5"
+    assert len(cells) == 30
+    # Table 1's decimal points are glyphs of their own: read from the words, "78.4" stays whole
+    sif = [c.text for c in tables["Table 1"].cells() if c.row_header.startswith("SIF")]
+    assert sif[:3] == ["78.4", "81.4", "79.4"]
