@@ -4,8 +4,8 @@ Words become lines (by their vertical overlap), lines become phrases (cut where 
 apart, between two plain numbers, and at a vertical rule), the fullest lines of numbers give the
 columns, lines become rows, and every word goes to the row and column its centre falls in:
 
-- columns: the phrases of the lines of numbers that have at least 0.8 of the most phrases any
-  line has (all such lines where no line has numbers), merged where they overlap and never
+- columns: the phrases of the lines of numbers that have at least 0.8 of the most phrases two
+  lines have (all such lines where fewer than two have numbers), merged where they overlap and never
   across a vertical rule; a centred "N/A" standing for four cells does not join two columns;
 - rows: a line carries on the row above it (a wrapped cell) when it has no number and fills
   fewer columns than that row, all of them ones the row fills; inside one ruled row of pymupdf's grid, lines join unless both
@@ -26,6 +26,8 @@ from reader.text.grid import cell_number, guess_header_rows
 
 # a gap between two words wider than this share of the line's height separates two phrases
 PHRASE_GAP = 0.55
+# a number stands apart from the words before it from a narrower gap ("SPECTER  84.2")
+NUMBER_GAP = 0.25
 MAX_TABLE_ROWS = 200
 MAX_TABLE_COLS = 40
 _PLAIN = re.compile(r"^[+\-−–]?\d[\d,]*(?:\.\d+)?%?[*†‡]*$")
@@ -88,14 +90,23 @@ class Line:
         return statistics.median(w.y1 - w.y0 for w in self.words) or 1.0
 
     def phrases(self) -> list[list[Word]]:
-        """The line cut where words stand apart, between two plain numbers ("83.4 84.0") and at
-        a vertical rule."""
+        """The line cut where words stand apart, between two plain numbers ("83.4 84.0"), before
+        a number a little apart from the words before it, and at a vertical rule."""
         out: list[list[Word]] = []
         gap = PHRASE_GAP * self.height
         for w in self.words:
             if out:
                 last = out[-1][-1]
-                apart = w.x0 - last.x1 > gap or (_PLAIN.match(w.text) and _PLAIN.match(last.text))
+                space = w.x0 - last.x1
+                apart = (
+                    space > gap
+                    or (_PLAIN.match(w.text) and _PLAIN.match(last.text))
+                    or (
+                        space > NUMBER_GAP * self.height
+                        and _PLAIN.match(w.text)
+                        and not _PLAIN.match(last.text)
+                    )
+                )
                 if not apart and not self.rules.between(last.x1 - 0.5, w.x0 + 0.5, self.y0, self.y1):
                     out[-1].append(w)
                     continue
@@ -132,9 +143,11 @@ def columns_of(lines: list[Line], rules: Rules | None = None) -> list[tuple[floa
     """Column spans (see the module's docstring)."""
     rules = rules or Rules()
     phrased = [ln.phrases() for ln in lines]
-    most = max((len(p) for p in phrased), default=0)
+    counts = sorted((len(p) for p in phrased), reverse=True)
+    most = counts[1] if len(counts) > 1 else (counts[0] if counts else 0)  # reached by two lines
     full = [(ln, p) for ln, p in zip(lines, phrased) if len(p) >= max(2, 0.8 * most)]
-    numeric = [(ln, p) for ln, p in full if numeric_line(p)] or full
+    numeric = [(ln, p) for ln, p in full if numeric_line(p)]
+    numeric = numeric if len(numeric) >= 2 else full
     spans = sorted((p[0].x0, p[-1].x1, ln.y0, ln.y1) for ln, ps in numeric for p in ps)
     columns: list[list[float]] = []
     for x0, x1, y0, y1 in spans:
@@ -192,10 +205,21 @@ def spanned(phrase: list[Word], columns, rules: Rules, others: list[list[Word]] 
 Cells = dict[int, list[Word]]
 
 
+def over_columns(phrase: list[Word], columns) -> list[list[Word]]:
+    """A phrase of one word per column it stands over ("CLS USR CITE REC" set close together)
+    as one phrase per word; any other phrase whole."""
+    centres = [(c0 + c1) / 2 for c0, c1 in columns]
+    under = [c for c in centres if phrase[0].x0 - 2 <= c <= phrase[-1].x1 + 2]
+    if len(phrase) >= 2 and len(under) == len(phrase):
+        return [[w] for w in phrase]
+    return [phrase]
+
+
 def line_cells(line: Line, columns) -> Cells:
     cells: Cells = {}
-    for phrase in line.phrases():
-        cells.setdefault(column_of(phrase[0].x0, phrase[-1].x1, columns), []).extend(phrase)
+    for whole in line.phrases():
+        for phrase in over_columns(whole, columns):
+            cells.setdefault(column_of(phrase[0].x0, phrase[-1].x1, columns), []).extend(phrase)
     return cells
 
 
@@ -274,7 +298,7 @@ def fill(
     for i in range(max(0, header - 1)):
         spread: dict[int, list[str]] = {}
         for line in rows[i][0]:
-            phrases = line.phrases()
+            phrases = [p for whole in line.phrases() for p in over_columns(whole, columns)]
             for phrase in phrases:
                 for j in spanned(phrase, columns, rules, phrases):
                     spread.setdefault(j, []).append(phrase_text(phrase))

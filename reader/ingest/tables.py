@@ -121,19 +121,22 @@ def _overlaps(a, b) -> bool:
     return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
 
 
-def _walk(lines, start: float, upward: bool, page_width: float, stops) -> list:
+def _walk(lines, start: float, upward: bool, page_width: float, stops) -> tuple[list, bool]:
+    """The lines of a table walking away from its caption, and whether the walk ran into
+    another caption or table (the lines may then be that one's)."""
     ordered = (
         sorted((ln for ln in lines if ln.y1 <= start + 1), key=lambda ln: -ln.y1)
         if upward
         else sorted((ln for ln in lines if ln.y0 >= start - 1), key=lambda ln: ln.y0)
     )
     taken: list = []
-    edge = start
+    edge, blocked = start, False
     for line in ordered:
         gap = edge - line.y1 if upward else line.y0 - edge
-        if gap > MAX_ROW_GAP or any(_overlaps((line.x0, line.y0, line.x1, line.y1), s) for s in stops):
+        if gap > MAX_ROW_GAP or _NOTE.match(line.words[0].text):
             break
-        if _NOTE.match(line.words[0].text):
+        if any(_overlaps((line.x0, line.y0, line.x1, line.y1), s) for s in stops):
+            blocked = True
             break
         if any(_running(p, page_width) for p in line.phrases()):
             # walking up, the last line of the paragraph above came first: it is no row
@@ -142,7 +145,7 @@ def _walk(lines, start: float, upward: bool, page_width: float, stops) -> list:
             break
         taken.append(line)
         edge = line.y0 if upward else line.y1
-    return sorted(taken, key=lambda ln: ln.y0)
+    return sorted(taken, key=lambda ln: ln.y0), blocked
 
 
 def _last_line_of(line, paragraph) -> bool:
@@ -177,9 +180,18 @@ def _words_table(words: list[Word], lines, caption, page_width: float, stops, ru
     own = lines_of([w for w in words if lo <= w.cx <= hi], rules)
     if not own:
         return None
-    above = _walk(own, caption[1], True, page_width, stops)
-    below = _walk(own, caption[3], False, page_width, stops)
-    chosen = above if _tabular(above) >= _tabular(below) else below
+    # the side not cut short by another caption, else the one with more lines of several phrases
+    (above, cut_above), (below, cut_below) = (
+        _walk(own, caption[1], True, page_width, stops),
+        _walk(own, caption[3], False, page_width, stops),
+    )
+    chosen = max(
+        (above, below),
+        key=lambda side: (
+            _tabular(side) >= 2 and not (cut_above if side is above else cut_below),
+            _tabular(side),
+        ),
+    )
     if _tabular(chosen) < 2:
         return None
     columns = columns_of(chosen, rules)
@@ -232,6 +244,7 @@ def _place(placed, grids, words, lines, rules, width, height, words_too: bool = 
     """A table for each placed caption: pymupdf's grid nearest to it, else the words finder's."""
     out: list[TableData] = []
     taken: set[int] = set()
+    found_rects: list = []  # the tables placed so far: no other caption's
     for caption, rect in placed:
         near = [
             (d, i)
@@ -244,7 +257,7 @@ def _place(placed, grids, words, lines, rules, width, height, words_too: bool = 
             (x0, y0, x1, y1), columns, bands = grids[i]
             method = "grid"
         elif words_too:
-            stops = [r for c, r in placed if c is not caption] + [g for g, _, _ in grids]
+            stops = [r for c, r in placed if c is not caption] + [g for g, _, _ in grids] + found_rects
             found = _words_table(words, lines, rect, width, stops, rules)
             if found is None:
                 continue
@@ -263,12 +276,13 @@ def _place(placed, grids, words, lines, rules, width, height, words_too: bool = 
         if filled is None:
             continue
         used = [b for row in filled.boxes for b in row if b]
+        found_rects.append(box([Word(*b, "") for b in used]))
         out.append(
             TableData(
                 label=caption.label,
                 caption=caption.text,
                 page=caption.page,
-                rect=_fraction(box([Word(*b, "") for b in used]), width, height),
+                rect=_fraction(found_rects[-1], width, height),
                 rows=filled.rows,
                 header_rows=filled.header_rows,
                 cell_rects=[
