@@ -61,6 +61,8 @@ from dataclasses import dataclass, field
 from reader.audit.checking import CheckerBand, CheckerView, check_sentences
 from reader.audit.confidence import claim_probabilities
 from reader.audit.control import Control, control_claim, control_position
+from reader.audit.decided import CHECKED, CHECKER, RESTATED, TOOL, VERIFIER, settle
+from reader.audit.decided import EXTRACTION as BY_EXTRACTION
 from reader.audit.evidence import claim_evidence, excerpts
 from reader.audit.extraction import EXTRACTION, agreement, check_clozes, cloze_for, finding
 from reader.audit.guards import PaperFacts, check_sentence
@@ -130,6 +132,8 @@ class SentenceResult:
     evidence: list[EvidenceRef] = field(default_factory=list)
     reused: bool = False  # carried over from an earlier pass, no call made
     judgement: Judgement | None = None  # everything the verifier said
+    decided_by: str = ""  # who decided (reader.audit.decided): verifier, checker, guard, restated, tool …
+    checklist_item: str = ""  # the checklist item a tool's finding states
 
     @property
     def p_yes(self) -> float | None:
@@ -153,6 +157,8 @@ class SentenceResult:
             "p_checker": self.p_checker,
             "reasons": list(self.reasons),
             "evidence": [e.to_json() for e in self.evidence],
+            "decided_by": self.decided_by,
+            "checklist_item": self.checklist_item,
         }
 
 
@@ -169,8 +175,14 @@ class AuditResult:
         return sum(1 for s in self.sentences if s.flagged)
 
     @property
+    def n_checked(self) -> int:
+        """The sentences a model or a guard checked: the flagged ratio's denominator (restated
+        sentences and the tool's findings are passed by rule and counted apart)."""
+        return sum(1 for s in self.sentences if s.decided_by in CHECKED or not s.decided_by)
+
+    @property
     def flagged_ratio(self) -> float:
-        return self.n_flagged / len(self.sentences) if self.sentences else 0.0
+        return self.n_flagged / self.n_checked if self.n_checked else 0.0
 
     @property
     def flagged(self) -> list[str]:
@@ -272,10 +284,15 @@ def answers_any(completion: Completion, n_claims: int, control_at: int | None = 
 
 def _distrust(control: Control | None, said: Judgement | None, threshold: float | None) -> str:
     """Why a reply is not trusted, or "" when it rejected the batch's control claim (or the batch
-    has none)."""
-    if control is None or said is None or said.accepted(threshold) is False:
+    has none). Its answer word decides where it gave one: a 1.5B verifier's P(YES) for a false
+    claim often reaches the low threshold real claims are accepted at (195 of 203 development
+    sentences sat in batches whose control reached it), while an obedient verifier writes YES."""
+    if control is None or said is None:
         return ""
-    how = "answered YES to" if said.accepted(threshold) else "did not answer"
+    rejected = said.answer == "NO" if said.answer is not None else said.accepted(threshold) is False
+    if rejected:
+        return ""
+    how = "answered YES to" if said.answer == "YES" or said.accepted(threshold) else "did not answer"
     shown = control.claim if len(control.claim) <= 160 else control.claim[:157].rstrip() + "…"
     return (
         f"the verifier {how} a control claim that is false by construction: its answers were not "
@@ -581,23 +598,36 @@ def audit_sentences(
         ):
             continue
         evidence = view.evidence if passages[sentence] else fallback
+        item = ""
         if sentence in stated:
+            how, finding = TOOL, stated[sentence]
+            item = getattr(finding, "item", "")
+            if hasattr(finding, "evidence"):  # the checklist item's own passage, or none: not a search's
+                evidence = list(finding.evidence)
             verdict = UNSUPPORTED if guard[sentence] else SUPPORTED
-            reasons = guard[sentence] + [f"{STATED}: {stated[sentence]}"]
+            reasons = guard[sentence] + [f"{STATED}: {getattr(finding, 'finding', finding)}"]
         elif sentence in restated:
-            source = restated[sentence]
+            how, source = RESTATED, restated[sentence]
             verdict, reasons = _restated_verdict(source, guard[sentence])
             evidence = sorted(view.evidence, key=lambda e: source not in e.text)
         elif extraction_decided:
-            verdict, reasons = UNSUPPORTED, list(guard[sentence])
+            how, verdict, reasons = BY_EXTRACTION, UNSUPPORTED, list(guard[sentence])
         else:
+            how = CHECKER
             verdict, reasons = _checker_verdict(view, guard[sentence], checker)
             if verdict == SUPPORTED and sentence in confirmed:
                 reasons.append(confirmed[sentence])
         if notes[sentence]:
             reasons.append(notes[sentence])
         fresh[sentence] = SentenceResult(
-            sentence, verdict, "", reasons, evidence, judgement=Judgement(None, p_checker=view.p_supported)
+            sentence,
+            verdict,
+            "",
+            reasons,
+            evidence,
+            judgement=Judgement(None, p_checker=view.p_supported),
+            decided_by=settle(how, verdict, guard[sentence], reasons),
+            checklist_item=item,
         )
     for batch, outcome in zip(batches, outcomes):
         result.llm_calls += outcome.calls
@@ -627,6 +657,7 @@ def audit_sentences(
                 reasons,
                 view.evidence if passages[sentence] else fallback,
                 judgement=j,
+                decided_by=settle(VERIFIER, verdict, guard[sentence], reasons),
             )
     for sentence in sentences:
         if sentence in fresh:
@@ -642,6 +673,8 @@ def audit_sentences(
                     list(old.evidence),
                     reused=True,
                     judgement=old.judgement,
+                    decided_by=old.decided_by,
+                    checklist_item=old.checklist_item,
                 )
             )
     result.seconds = time.perf_counter() - start

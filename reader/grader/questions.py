@@ -18,7 +18,8 @@ from __future__ import annotations
 import random
 import re
 
-from reader.checker.rewrites import NAME, _checkable_numbers, _invented, _names, synonyms
+from reader.checker.rewrites import NAME, _invented, _names, synonyms
+from reader.text.relations import checkable_numbers
 from reader.text.split import split_sentences
 
 WINDOW_WORDS = 110  # about 150 word pieces: with the question inside the grader's 192 tokens
@@ -63,7 +64,7 @@ def _context(sentence: str, answer: str, rng: random.Random, most: int | None = 
 
 
 def number_question(sentence: str, rng: random.Random) -> dict | None:
-    numbers = _checkable_numbers(sentence)
+    numbers = checkable_numbers(sentence)
     if not numbers:
         return None
     m = rng.choice(numbers)
