@@ -59,9 +59,11 @@ def test_an_unknown_stage_gets_the_fallback_prose():
     assert not YES_NO_LINES.match(FALLBACK(prompt))
 
 
-def test_every_stage_the_pipeline_uses_has_a_handler(reader_env, tmp_path):
+def test_every_stage_the_pipeline_uses_has_a_handler(reader_env, tmp_path, monkeypatch):
     """Read, audit and ask through the façade; every stage they call with has its handler, and
     every handler is for a stage they call with."""
+    from test_checker_audit import WordScorer
+
     from reader.facade import Reader
     from reader.index.dense import HashingEmbedder
 
@@ -82,6 +84,11 @@ def test_every_stage_the_pipeline_uses_has_a_handler(reader_env, tmp_path):
     result = reader.read(paper)
     assert all(k.loop.regenerations >= 1 for k in result.analyses)
     reader.audit(f"{CLAIMS[0]} {CLAIMS[1]}", result.paper_id)
+    # with the claim checker on, numbers and comparisons are also checked by extraction
+    monkeypatch.setenv("READER_CHECKER", "on")
+    Reader(
+        llm=writer, verifier=checker, embedder=HashingEmbedder(), checker=WordScorer(), use_cache=False
+    ).audit(f"{CLAIMS[0]} {CLAIMS[1]}", result.paper_id)
     answered = reader.ask("What recall does SPARTA reach on LongDocs?", result.paper_id)
     assert not answered.not_found
     reader.ask("Which wheat cultivars grew best in the drought years?", result.paper_id)
