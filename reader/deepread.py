@@ -36,6 +36,7 @@ from reader.audit.loop import (
 from reader.errors import PaperNotFound, ReaderError
 from reader.ingest.text import TEXT_SECTION
 from reader.prompts import writes_chinese
+from reader.store.paper_tables import paper_tables
 from reader.text.checked import contradicted_absence, paper_checks
 from reader.text.extract import select_sentences
 from reader.text.material import (
@@ -116,6 +117,7 @@ class PaperMaterial:
     language: str
     sections: list[Section]  # in paper order, captions last
     facts_texts: list[str]  # text, captions, references, title, abstract
+    tables: list = field(default_factory=list)  # the paper's tables as cells (reader.text.grid.Table)
 
     @property
     def full_text(self) -> str:
@@ -232,7 +234,8 @@ def load_material(session: Session, paper_id: str) -> PaperMaterial:
             f"paper {paper_id[:12]} ({paper.source_path}) has no text to read: "
             "re-ingest it from a PDF with a text layer"
         )
-    return PaperMaterial(paper.id, paper.title or "", paper.language or "en", sections, facts_texts)
+    tables = paper_tables(session, paper.id)
+    return PaperMaterial(paper.id, paper.title or "", paper.language or "en", sections, facts_texts, tables)
 
 
 def _front_matter_as_text(groups: list[tuple[str, list[str]]], abstract: str) -> Section | None:
@@ -438,7 +441,7 @@ def deep_read(
     progress = on_progress or (lambda message: None)
     with transaction(db) as session:
         material = load_material(session, paper_id)
-    facts = PaperFacts.from_texts(material.facts_texts)
+    facts = PaperFacts.from_texts(material.facts_texts, material.tables)
     checks = paper_checks(material.sections)
     context = build_context(material, context_tokens)
     if context.left_out:
@@ -596,7 +599,7 @@ def _against_paper(db, paper_id: str, verifier, max_workers, yes_threshold, chec
     return dict(
         paper_id=paper_id,
         verifier=verifier,
-        facts=PaperFacts.from_texts(material.facts_texts),
+        facts=PaperFacts.from_texts(material.facts_texts, material.tables),
         fallback_text=material.full_text,
         max_workers=max_workers,
         stage="audit",

@@ -78,3 +78,37 @@ def test_a_shared_papers_ablation_table_keeps_every_cell_with_its_headers():
     # Table 1's decimal points are glyphs of their own: read from the words, "78.4" stays whole
     sif = [c.text for c in tables["Table 1"].cells() if c.row_header.startswith("SIF")]
     assert sif[:3] == ["78.4", "81.4", "79.4"]
+
+
+def test_a_stored_analysis_keeps_the_tables_word_first_and_show_json_lists_the_tables(app, table_pdf):
+    from reader.audit.loop import AuditResult, Iteration, LoopResult, SentenceResult
+    from reader.audit.record import save_analysis
+    from reader.audit.verify import EvidenceRef
+    from reader.store.db import transaction
+
+    (result,) = app.ingest([table_pdf])
+    right = "The proposed model improves on BERT by 3.2 points on SQA."
+    wrong = "RoBERTa reaches 0.94 F1."
+    passage = EvidenceRef(None, 1, 1, "Our model reaches 85.1 on SQA.")
+    audit = AuditResult(
+        [
+            SentenceResult(right, "supported", "YES", [], [passage]),
+            SentenceResult(wrong, "unsupported", "", []),
+        ]
+    )
+    text = f"{right} {wrong}"
+    with transaction(app.services.db) as session:
+        save_analysis(
+            session,
+            paper_id=result.paper_id,
+            kind="synthesis",
+            loop=LoopResult([Iteration(text, audit)], text),
+        )
+    shown = app.analyses(result.paper_id).to_json()
+    sentences = {s["text"]: s for s in shown["analyses"][0]["sentences"]}
+    first, second = sentences[right]["evidence"]
+    assert first["text"] == "85.1 − 81.9 = 3.2 (Table 2, Accuracy / SQA, p. 1)" and first["pages"] == "1"
+    assert second["text"] == passage.text
+    assert sentences[wrong]["evidence"][0]["text"] == 'Table 2 (p. 1): "Ours" × "F1" = 0.94'
+    (table,) = shown["tables"]
+    assert table["label"] == "Table 2" and table["rows"][2:] == ROWS and table["header_rows"] == 2

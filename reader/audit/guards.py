@@ -24,6 +24,11 @@ abstract):
   "Smith and Jones (2019)": numbers must appear as markers in the paper, and an
   author-year citation needs the surname with the year close by.
 
+With the paper's tables (PaperFacts.tables), a number a table cell holds is also checked against
+the cell's row and column headers, and a difference, ratio or relative change the sentence states
+is recomputed from the cells it rests on (reader/audit/table_checks.py); a derived number so
+confirmed is not "a number not found in the paper".
+
 `check_sentence` returns one reason per missing detail; an empty list means
 the guards found nothing wrong.
 """
@@ -46,6 +51,7 @@ AUTHOR_YEAR = re.compile(
     r",?\s*\(?(?P<year>(?:19|20)\d\d)[a-z]?\)?"
 )
 _WORD = re.compile(r"[A-Za-z0-9]+")
+_PRINTED = re.compile(r"(?<![\w.])[\d,]*\.?\d+")
 
 # Generic acronyms a critique may use without the paper having to contain them.
 _GENERIC_NAMES = {
@@ -105,15 +111,20 @@ class Number:
     raw: str
 
 
-def parse_numbers(text: str) -> list[Number]:
+def numbers_at(text: str) -> list[tuple[int, Number]]:
+    """Each number of the text with where it starts."""
     out = []
     for m in _NUMBER.finditer(text):
         whole, frac, unit = m.group(1), m.group(2), m.group(3) or ""
         value = float(whole.replace(",", "") + ("." + frac if frac else ""))
         quantum = 10.0 ** -(len(frac) if frac else 0)
         scale = _SCALE.get(unit, 1.0)
-        out.append(Number(value * scale, quantum * scale, unit == "%", m.group(0).strip()))
+        out.append((m.start(), Number(value * scale, quantum * scale, unit == "%", m.group(0).strip())))
     return out
+
+
+def parse_numbers(text: str) -> list[Number]:
+    return [n for _, n in numbers_at(text)]
 
 
 def _is_name(token: str) -> bool:
@@ -163,16 +174,32 @@ def bracket_numbers(inner: str) -> set[int]:
 
 @dataclass
 class PaperFacts:
-    """What the paper contains, indexed for the guards."""
+    """What the paper contains, indexed for the guards; `tables`, the paper's tables as cells
+    (reader.text.grid.Table), for the checks of reader.audit.table_checks."""
 
     numbers: list[float] = field(default_factory=list)  # sorted
     tokens: set[str] = field(default_factory=set)  # normalised words and adjacent pairs
     citation_numbers: set[int] = field(default_factory=set)
     text_lower: str = ""
     words_joined: str = ""  # lower-case words separated by single spaces
+    tables: list = field(default_factory=list)
+    printed: set[str] = field(default_factory=set)  # numbers as the texts (not the tables) print them
+    _table_index: list | None = field(default=None, repr=False, compare=False)
+
+    def table_index(self) -> list:
+        """The tables indexed for reader.audit.table_checks, built once."""
+        if self._table_index is None:
+            from reader.audit.table_names import index_tables
+
+            self._table_index = index_tables(self.tables)
+        return self._table_index
 
     @classmethod
-    def from_texts(cls, texts: list[str]) -> PaperFacts:
+    def from_texts(cls, texts: list[str], tables: list | None = None) -> PaperFacts:
+        """The facts of these texts; `tables` (reader.text.grid.Table) adds their cells' texts too."""
+        tables = list(tables or [])
+        printed = {m.group(0) for t in texts if t for m in _PRINTED.finditer(t)}
+        texts = list(texts) + [" ".join(cell for row in t.rows for cell in row) for t in tables]
         joined = "\n".join(t for t in texts if t)
         numbers = sorted({n.value for n in parse_numbers(joined)})
         tokens: set[str] = set()
@@ -191,7 +218,7 @@ class PaperFacts:
             cites.add(int(m.group(1)))
         lower = joined.lower()
         words_joined = " " + " ".join(re.findall(r"[a-z0-9]+", lower)) + " "
-        return cls(numbers, tokens, cites, lower, words_joined)
+        return cls(numbers, tokens, cites, lower, words_joined, tables, printed)
 
     def has_number(self, n: Number) -> bool:
         candidates = [(n.value, n.quantum)]
@@ -325,19 +352,45 @@ def check_sentence(sentence: str, facts: PaperFacts) -> list[str]:
             facts.has_name(token) or facts.has_phrase(token)
         ):
             reasons.append(f"name '{token}' not found in the paper")
-    # digits glued to words are part of a name, not numbers ("GPT-4", "interleukin-2")
-    rest = _NAME.sub(
+    rest = _without_names(rest)
+    accounted: set[int] = set()
+    if facts.tables:
+        findings = _table_findings(sentence, rest, facts)
+        reasons += [f.reason for f in findings if f.reason]
+        accounted = {start for f in findings for start in f.numbers}
+    for start, n in numbers_at(rest):
+        if not _worth_checking(n) or start in accounted:
+            continue
+        if not facts.has_number(n):
+            reasons.append(f"number {n.raw} not found in the paper")
+    return reasons
+
+
+def _without_names(text: str) -> str:
+    """Names blanked out: digits glued to words are part of a name, not numbers ("GPT-4",
+    "interleukin-2")."""
+    return _NAME.sub(
         lambda m: (
             " " * len(m.group(0))
             if _is_name(m.group(0)) or any(c.isdigit() for c in m.group(0))
             else m.group(0)
         ),
-        rest,
+        text,
     )
 
-    for n in parse_numbers(rest):
-        if not _worth_checking(n):
-            continue
-        if not facts.has_number(n):
-            reasons.append(f"number {n.raw} not found in the paper")
-    return reasons
+
+def _table_findings(sentence: str, rest: str, facts: PaperFacts) -> list:
+    from reader.audit.table_checks import table_findings
+
+    numbers = [
+        (start, n.raw, n.value, n.quantum, n.percent) for start, n in numbers_at(rest) if _worth_checking(n)
+    ]
+    return table_findings(sentence, rest, numbers, facts.table_index(), facts.printed)
+
+
+def table_evidence(sentence: str, facts: PaperFacts) -> list:
+    """What the paper's tables say of the sentence (reader.audit.table_checks.Finding: a cell or a
+    computation, confirming it or not), as check_sentence reads it; [] without tables."""
+    if not facts.tables:
+        return []
+    return _table_findings(sentence, _without_names(split_citations(sentence)[2]), facts)

@@ -12,14 +12,17 @@ from dataclasses import dataclass, field
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, selectinload
 
+from reader.audit.guards import PaperFacts, table_evidence
 from reader.audit.loop import UNANSWERED, UNCHECKED, LoopResult
 from reader.audit.verify import EvidenceRef
+from reader.store.paper_tables import paper_tables
 from reader.store.tables import (
     Analysis,
     AnalysisIteration,
     SentenceVerdict,
     VerdictEvidence,
 )
+from reader.text.split import without_label
 
 
 def save_analysis(
@@ -33,7 +36,10 @@ def save_analysis(
     left_out_sections: list[str] | None = None,
 ) -> Analysis:
     """Add the analysis with all its iterations; earlier analyses of the same
-    kind for this paper are removed in the same session."""
+    kind for this paper are removed in the same session. A sentence the paper's tables bear on
+    (reader.audit.table_checks: its number's cell, its arithmetic recomputed) has that first in
+    its evidence, as a row without a passage whose text is the cell or the computation."""
+    tables = PaperFacts(tables=paper_tables(session, paper_id))
     session.execute(delete(Analysis).where(Analysis.paper_id == paper_id, Analysis.kind == kind))
     analysis = Analysis(
         paper_id=paper_id,
@@ -65,11 +71,15 @@ def save_analysis(
                 p_yes=s.p_yes,
                 p_checker=s.p_checker,
             )
+            from_tables = [
+                EvidenceRef(None, f.page, f.page, f.evidence)
+                for f in table_evidence(without_label(s.text), tables)
+            ]
             verdict.evidence = [
                 VerdictEvidence(
                     rank=rank, chunk_id=e.chunk_id, page_start=e.page_start, page_end=e.page_end, text=e.text
                 )
-                for rank, e in enumerate(s.evidence)
+                for rank, e in enumerate(from_tables + list(s.evidence))
             ]
             row.verdicts.append(verdict)
         analysis.iterations.append(row)
@@ -168,6 +178,7 @@ class StoredAnalyses:
     analyses: list[dict] = field(default_factory=list)
     judgements: list[dict] = field(default_factory=list)  # the reader's (reader.audit.judgements)
     highlights: list[dict] = field(default_factory=list)  # the reader's (reader.audit.highlights)
+    tables: list[dict] = field(default_factory=list)  # the paper's tables as cells (paper_tables)
 
     def to_json(self) -> dict:
         return {
@@ -176,8 +187,14 @@ class StoredAnalyses:
             "analyses": self.analyses,
             "judgements": self.judgements,
             "highlights": self.highlights,
+            "tables": self.tables,
         }
 
 
 def stored_analyses(session: Session, paper) -> StoredAnalyses:
-    return StoredAnalyses(paper.id, paper.title, [analysis_json(a) for a in load_analyses(session, paper.id)])
+    return StoredAnalyses(
+        paper.id,
+        paper.title,
+        [analysis_json(a) for a in load_analyses(session, paper.id)],
+        tables=[t.to_json() for t in paper_tables(session, paper.id)],
+    )

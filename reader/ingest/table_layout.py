@@ -290,7 +290,8 @@ def fill(
         return None
 
     def text(ws: list[Word]) -> str:
-        return " ".join(w.text for w in sorted(ws, key=lambda w: (round(w.cy / 4), w.x0)))
+        # line by line: a "±" set a little higher than its numbers stays between them
+        return " ".join(w.text for line in lines_of(ws) for w in line.words)
 
     texts = [[text(row.get(j, [])) for j in range(n)] for _, row in rows]
     header = guess_header_rows(texts)

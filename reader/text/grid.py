@@ -19,8 +19,10 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 
-# marks set beside a number in a table: significance, best result, footnotes
+# marks set beside a number in a table: significance, best result, footnotes; a footnote's raised
+# digits after a number's mark go with it ("27.19†134")
 _MARKS = re.compile(r"[*†‡§¶#♠♣♥♦✓✗^°]+|\\\w+")
+_FOOTNOTE = re.compile(r"(?<=\d)[*†‡§¶#^]+\d+")
 _CELL_NUMBER = re.compile(
     r"^\(?\s*(?P<sign>[+\-−–]?)\s*(?P<int>\d{1,3}(?:,\d{3})+|\d+)?(?:\.(?P<frac>\d+))?\s*(?P<pct>%)?\s*\)?"
     r"(?:\s*(?:±|\+/-|\+-)\s*[\d.]+%?|\s*\(\s*[±]?\s*[\d.]+%?\s*\)|\s*\[[\d., \-–]+\])?$"
@@ -72,7 +74,7 @@ class Cell:
 
 def cell_number(text: str) -> CellNumber | None:
     """The one number a cell holds, or None ("n/a", "BERT", "12 / 15", "")."""
-    cleaned = _MARKS.sub("", text or "").replace("\u2009", "").replace("\u00a0", " ").strip()
+    cleaned = _MARKS.sub("", _FOOTNOTE.sub("", text or "")).replace("\u2009", "").replace("\u00a0", " ").strip()
     if not cleaned or len(cleaned) > 40:
         return None
     m = _CELL_NUMBER.match(cleaned)
