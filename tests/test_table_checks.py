@@ -59,7 +59,10 @@ def test_a_number_put_on_the_wrong_column_is_a_finding(facts):
 
 def test_a_number_for_a_row_the_sentence_leaves_unnamed_passes(facts):
     # the named cell (the proposed model's SQA) is the sentence's other number
-    assert check_sentence("The proposed model leads on SQA with 85.1, against 84.0 for the runner-up.", facts) == []
+    assert (
+        check_sentence("The proposed model leads on SQA with 85.1, against 84.0 for the runner-up.", facts)
+        == []
+    )
 
 
 def test_wrong_arithmetic_is_unsupported_with_the_computation(facts):

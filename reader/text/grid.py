@@ -74,7 +74,9 @@ class Cell:
 
 def cell_number(text: str) -> CellNumber | None:
     """The one number a cell holds, or None ("n/a", "BERT", "12 / 15", "")."""
-    cleaned = _MARKS.sub("", _FOOTNOTE.sub("", text or "")).replace("\u2009", "").replace("\u00a0", " ").strip()
+    cleaned = (
+        _MARKS.sub("", _FOOTNOTE.sub("", text or "")).replace("\u2009", "").replace("\u00a0", " ").strip()
+    )
     if not cleaned or len(cleaned) > 40:
         return None
     m = _CELL_NUMBER.match(cleaned)
