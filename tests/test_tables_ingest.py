@@ -112,3 +112,34 @@ def test_a_stored_analysis_keeps_the_tables_word_first_and_show_json_lists_the_t
     assert sentences[wrong]["evidence"][0]["text"] == 'Table 2 (p. 1): "Ours" × "F1" = 0.94'
     (table,) = shown["tables"]
     assert table["label"] == "Table 2" and table["rows"][2:] == ROWS and table["header_rows"] == 2
+
+
+def test_the_export_writes_each_table_as_csv_beside_the_note_and_lists_it(app, table_pdf, tmp_path):
+    import csv
+
+    from reader.audit.loop import AuditResult, Iteration, LoopResult, SentenceResult
+    from reader.audit.record import save_analysis
+    from reader.store.db import transaction
+
+    (result,) = app.ingest([table_pdf])
+    text = "The proposed model improves on BERT by 3.2 points on SQA."
+    audit = AuditResult([SentenceResult(text, "supported", "YES", [])])
+    with transaction(app.services.db) as session:
+        save_analysis(
+            session,
+            paper_id=result.paper_id,
+            kind="synthesis",
+            loop=LoopResult([Iteration(text, audit)], text),
+        )
+    exported = app.export(tmp_path / "notes")
+    (note,) = exported.notes
+    (table_file,) = exported.tables
+    assert (
+        table_file.parent == note.parent and table_file.name == note.name.removesuffix(".md") + "-table-2.csv"
+    )
+    with open(table_file, encoding="utf-8", newline="") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[1] == HEADER and rows[2:] == ROWS
+    body = note.read_text(encoding="utf-8")
+    assert "## Tables" in body and f"[CSV]({table_file.name})" in body
+    assert "| Ours | 85\\.1 | 80\\.3 | 0\\.94 |" in body or "| Ours | 85.1 | 80.3 | 0.94 |" in body

@@ -1,7 +1,8 @@
 """Export stored reviews as Markdown notes: one per paper plus a collection index.
 
 `export_notes(db, paper_ids, out_dir)` writes `<slug>-<sha8>.md` for each
-reviewed paper and `index.md` linking every reader note present in the
+reviewed paper (with its tables listed, each also as `<slug>-<sha8>-table-N.csv` beside it,
+reader/export/tables.py) and `index.md` linking every reader note present in the
 folder. Writing is idempotent (same bytes for the same stored review) and
 atomic per file; a note whose title changed replaces its older file.
 """
@@ -27,6 +28,8 @@ from reader.export.markdown import (
     render_index,
     render_note,
 )
+from reader.export.tables import tables_section, write_tables
+from reader.store.paper_tables import paper_tables
 from reader.store.tables import Paper
 
 __all__ = ["BibtexResult", "ExportResult", "export_bibtex", "export_notes", "note_file_name"]
@@ -40,11 +43,13 @@ class ExportResult:
     notes: list[Path] = field(default_factory=list)
     index: Path | None = None
     not_reviewed: list[tuple[str, str]] = field(default_factory=list)  # (paper_id, title)
+    tables: list[Path] = field(default_factory=list)  # each table's CSV file, beside its note
 
     def to_json(self) -> dict:
         return {
             "out_dir": str(self.out_dir),
             "notes": [str(p) for p in self.notes],
+            "tables": [str(p) for p in self.tables],
             "index": str(self.index) if self.index else None,
             "not_reviewed": [{"paper_id": pid, "title": title} for pid, title in self.not_reviewed],
         }
@@ -92,8 +97,10 @@ def export_notes(
             notes[paper.id] = note
             _remove_renamed(out_dir, note)
             path = out_dir / note.file_name
-            write_atomically(path, render_note(note))
+            tables = paper_tables(session, paper.id)
+            write_atomically(path, render_note(note) + tables_section(note.file_name, tables))
             result.notes.append(path)
+            result.tables += write_tables(out_dir, note.file_name, tables, write_atomically)
 
         for prefix, path in _existing_notes(out_dir):
             if any(pid.startswith(prefix) for pid in notes):
