@@ -19,6 +19,7 @@ from reader.audit.highlights import NOTE_LIMIT, HighlightItem, highlights_of
 from reader.audit.judgements import COMMENT_LIMIT, judgements_of, sentence_id, sentence_key
 from reader.audit.loop import MARK, UNANSWERED, UNCHECKED
 from reader.audit.record import KIND_ORDER, count_verdicts, newest_analyses
+from reader.store.paper_tables import paper_tables
 from reader.store.queries import followups_of
 from reader.store.tables import Analysis, AnalysisIteration, Paper, ReviewJob, SentenceVerdict
 from reader.text.pages import page_range
@@ -122,6 +123,7 @@ class PaperPage:
     status: str = "ingested"  # as in the library; "pending: …" / "running: …" while reviewed
     reviewing: bool = False
     highlights: list[HighlightItem] = field(default_factory=list)  # the reader's own, in page order
+    tables: list = field(default_factory=list)  # the paper's tables as cells (reader.text.grid.Table)
     note_limit: int = NOTE_LIMIT
     # the reader's judgements of sentences a review since no longer has (reader.audit.judgements.Judgement)
     gone_judgements: list = field(default_factory=list)
@@ -326,6 +328,7 @@ def paper_of(session: Session, paper_id: str) -> PaperPage | None:
         status=status,
         reviewing=status.startswith(("pending", "running")),
         highlights=highlights_of(session, paper_id),
+        tables=paper_tables(session, paper_id),
         gone_judgements=gone,
         followups=followups_of(session, paper_id),
     )
