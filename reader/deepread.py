@@ -24,15 +24,18 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.orm import Session
 
+from reader.audit.decided import Stated
 from reader.audit.guards import PaperFacts
 from reader.audit.loop import (
     AuditResult,
+    EvidenceRef,
     LoopResult,
     audit_loop,
     audit_sentences,
     audit_text,
     mark_unsupported,
 )
+from reader.checklist import Checklist, build_checklist, paper_passages, save_checklist
 from reader.errors import PaperNotFound, ReaderError
 from reader.ingest.text import TEXT_SECTION
 from reader.prompts import writes_chinese
@@ -370,6 +373,8 @@ class KindResult:
             "regenerations": self.loop.regenerations,
             "flagged_per_iteration": [it.audit.n_flagged for it in self.loop.iterations],
             "sentences_per_iteration": [len(it.audit.sentences) for it in self.loop.iterations],
+            # the flagged ratio's denominator: the sentences a model or a guard checked
+            "checked_per_iteration": [it.audit.n_checked for it in self.loop.iterations],
             "ratio_per_iteration": [it.audit.flagged_ratio for it in self.loop.iterations],
             "n_unchecked": final.n_unchecked,
             "n_unanswered": final.n_unanswered,
@@ -386,10 +391,12 @@ class DeepReadResult:
     seconds: float = 0.0
     # the follow-up questioner's answers (reader.crag.followup.FollowUps), when it ran
     followups: object = None
+    checklist: Checklist | None = None  # the rigour checklist the critique rests on
 
     @property
     def llm_calls(self) -> int:
-        return sum(k.loop.llm_calls for k in self.analyses)
+        extraction = self.checklist.llm_calls if self.checklist is not None else 0
+        return sum(k.loop.llm_calls for k in self.analyses) + extraction
 
     @property
     def tokens(self) -> int:
@@ -403,6 +410,7 @@ class DeepReadResult:
             "tokens": self.tokens,
             "seconds": round(self.seconds, 2),
             **({"followups": self.followups.to_json()} if self.followups is not None else {}),
+            **({"checklist": self.checklist.to_json()} if self.checklist is not None else {}),
         }
 
 
@@ -441,8 +449,16 @@ def deep_read(
     progress = on_progress or (lambda message: None)
     with transaction(db) as session:
         material = load_material(session, paper_id)
+        passages = paper_passages(session, paper_id)
+    checklist = build_checklist(
+        paper_id, material.title, passages, search=search, llm=verifier, max_workers=max_workers
+    )
+    progress(
+        f"checklist: {checklist.n_found} of {len(checklist.items)} items found"
+        + (f" ({checklist.llm_calls} extraction calls)" if checklist.llm_calls else "")
+    )
     facts = PaperFacts.from_texts(material.facts_texts, material.tables)
-    checks = paper_checks(material.sections)
+    checks = paper_checks(material.sections, checklist.findings)
     context = build_context(material, context_tokens)
     if context.left_out:
         progress(f"context: {context.tokens} tokens; left out: {', '.join(context.left_out)}")
@@ -460,6 +476,7 @@ def deep_read(
             paper_id=paper_id,
             words_per_heading=max(20, target_words // len(headings(kind))),
             output_language=output_language,
+            checks=checks,
         )
 
         def gen(flagged, previous):
@@ -470,12 +487,16 @@ def deep_read(
                 progress(f"{kind}: writing, one heading at a time")
                 draft = write_document(generator, request)
             text = (
-                draft.text if writes_chinese(material.language, output_language) else third_person(draft.text)
+                draft.text
+                if writes_chinese(material.language, output_language)
+                else _third_person_but(draft.text, [f.sentence for f in request.checked])
             )
             tidied = tidy(text)
             if tidied.removed:
                 progress(f"{kind}: removed {_removals(tidied)}")
             return dataclasses.replace(draft, text=tidied.text)
+
+        own = {f.sentence for f in request.checked}  # the tool's own sentences: no objection to them
 
         def audit(text, known):
             progress(f"{kind}: verifying")
@@ -492,8 +513,11 @@ def deep_read(
                 known=known,
                 require_specific=kind == "synthesis",
                 accept_restatements=True,
-                stated={f.sentence: f.finding for f in request.checked},
-                objections=lambda sentence: contradicted_absence(sentence, checks),
+                stated={
+                    f.sentence: Stated(f.finding, f.item, _evidence(checklist, f.item))
+                    for f in request.checked
+                },
+                objections=lambda sentence: [] if sentence in own else contradicted_absence(sentence, checks),
             )
 
         def report(number, result):
@@ -513,6 +537,7 @@ def deep_read(
 
     progress("storing")
     with transaction(db) as session:
+        save_checklist(session, checklist)
         for r in results:
             save_analysis(
                 session,
@@ -523,7 +548,30 @@ def deep_read(
                 verifier_model=getattr(verifier, "model", ""),
                 left_out_sections=r.left_out,
             )
-    return DeepReadResult(paper_id, results, time.perf_counter() - started)
+    return DeepReadResult(paper_id, results, time.perf_counter() - started, checklist=checklist)
+
+
+def _third_person_but(text: str, kept: list[str]) -> str:
+    """`text` in the third person (reader.text.tidy.third_person), but for the tool's own sentences:
+    they quote the paper as it stands ("We compare with …")."""
+    held = {f"\x00{n}\x00": sentence for n, sentence in enumerate(kept) if sentence in text}
+    for mark, sentence in held.items():
+        text = text.replace(sentence, mark)
+    text = third_person(text)
+    for mark, sentence in held.items():
+        text = text.replace(mark, sentence)
+    return text
+
+
+def _evidence(checklist: Checklist, key: str) -> tuple[EvidenceRef, ...]:
+    """A tool's finding's evidence: the sentence and passage its checklist item rests on; none for
+    an item not found (its reason says what was searched), never a passage a search brought up."""
+    item = checklist.by_key.get(key)
+    if item is None or not item.found:
+        return ()
+    return (
+        EvidenceRef(item.chunk_id, item.page_start or 1, item.page_end or item.page_start or 1, item.quote),
+    )
 
 
 @dataclass

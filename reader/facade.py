@@ -291,16 +291,20 @@ class Reader:
         return result.paper_id
 
     def analyses(self, paper: str):
-        """A paper's stored critique and synthesis with their verdicts -> StoredAnalyses."""
+        """A paper's stored critique and synthesis with their verdicts, how each was decided, and its
+        rigour checklist (stored by the read, else by the rules alone) -> StoredAnalyses."""
         from reader.audit.highlights import with_highlights
         from reader.audit.judgements import with_judgements
         from reader.audit.record import stored_analyses
+        from reader.checklist import checklist_of
         from reader.store.queries import resolve_paper
 
         with self.services.db() as session:
             stored = stored_analyses(session, resolve_paper(session, str(paper)))
             with_judgements(session, stored)
             with_highlights(session, stored)
+            checklist = checklist_of(session, stored.paper_id)
+            stored.checklist = checklist.to_json() if checklist is not None else None
             return stored
 
     def highlight(self, paper: str, page: int, rects: list, text: str, note: str = ""):

@@ -82,11 +82,13 @@ class Services:
     @cached_property
     def checker(self):
         """The trained claim checker at its operating point (reader.audit.checking.CheckerBand),
-        or None when READER_CHECKER is off, or (with a warning) when its weights are missing or
-        damaged: the verifier then decides every sentence."""
-        if not self.settings.checker:
-            return None
+        without a scorer when READER_CHECKER is off (the extraction checks alone, READER_EXTRACTION),
+        or None when both are off, or (with a warning) when its weights are missing or damaged:
+        the verifier then decides every sentence."""
         from reader.audit.checking import CheckerBand
+
+        if not self.settings.checker:  # the band then carries the extraction checks alone
+            return CheckerBand(None, 0.0, 1.0, extraction=True) if self.settings.extraction else None
         from reader.checker.model import shared_checker
         from reader.errors import WeightsUnusable
 

@@ -21,7 +21,7 @@ from functools import cached_property
 
 from reader.llm.base import Completion, supports_sampling
 from reader.prompts import environment, language_instruction, messages, writes_chinese
-from reader.text.checked import CheckedFact, checked_facts, paper_checks
+from reader.text.checked import CheckedFact, PaperChecks, checked_facts, checklist_facts, paper_checks
 from reader.text.material import critique_facts, heading_material, missing_headlines
 from reader.text.split import sentence_spans
 from reader.text.tokens import estimate_tokens
@@ -56,18 +56,32 @@ class Request:
     words_per_heading: int
     output_language: str | None = None
     sampling: dict = field(default_factory=lambda: dict(WRITER_SAMPLING))
+    # the paper's rigour checklist (reader.checklist, as reader.text.checked.PaperChecks); None: the
+    # rules alone over `sections`
+    checks: PaperChecks | None = None
 
     @property
     def max_tokens(self) -> int:
         return int(self.words_per_heading * 2.2) + 60
 
     @cached_property
+    def paper_checks(self) -> PaperChecks:
+        return self.checks if self.checks is not None else paper_checks(self.sections)
+
+    @cached_property
     def checked(self) -> list[CheckedFact]:
-        """The sentences the tool states itself under the critique's headings (in English);
-        found once, asked for under each heading."""
+        """The sentences the tool states itself under the critique's headings (in English), from
+        the checklist; found once, asked for under each heading."""
         if self.kind != "critique" or writes_chinese(self.language, self.output_language):
             return []
-        return checked_facts(paper_checks(self.sections))
+        return checked_facts(self.paper_checks)
+
+    def facts(self, heading: str) -> list[str]:
+        """What the writer is shown under a critique heading as found by a check: the checklist's
+        found items (with their pages), else the rules' data sizes and variance sentence."""
+        if self.kind != "critique":
+            return []
+        return checklist_facts(heading, self.paper_checks) or critique_facts(heading, self.sections)
 
     @property
     def material_tokens(self) -> int:
@@ -187,7 +201,7 @@ def write_document(generator, request: Request) -> Completion:
     parts, replies = [], []
     for heading in headings(request.kind):
         material = heading_material(heading, request.sections, used, request.material_tokens)
-        reply = _ask(generator, request, heading, material, critique_facts(heading, request.sections))
+        reply = _ask(generator, request, heading, material, request.facts(heading))
         replies.append(reply)
         body = without_cut_off_end(heading_body(reply.text, heading))
         if heading == "Key results" and request.output_language in (None, request.language):
@@ -214,7 +228,7 @@ def rewrite_document(generator, request: Request, previous: str, flagged: list[s
             request,
             heading,
             material,
-            critique_facts(heading, request.sections),
+            request.facts(heading),
             flagged=own,
             previous=remove_sentences(body, own),
         )

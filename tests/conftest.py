@@ -30,6 +30,9 @@ os.environ.setdefault("READER_CRAG_GRADER", "off")
 # The follow-up questioner would ask the scripted LLMs more after every read whose audit passed;
 # its tests turn it on (tests/test_followup.py).
 os.environ.setdefault("READER_FOLLOWUP", "off")
+# The extraction checks would ask the scripted verifiers one more kind of question about every
+# sentence with a number or comparison; their tests turn them on (tests/test_cloze.py).
+os.environ.setdefault("READER_EXTRACTION", "off")
 
 
 @pytest.fixture(scope="session")
@@ -55,6 +58,7 @@ def reader_env(tmp_path, monkeypatch):
     monkeypatch.setenv("READER_CHECKER", "off")
     monkeypatch.setenv("READER_CRAG_GRADER", "off")
     monkeypatch.setenv("READER_FOLLOWUP", "off")
+    monkeypatch.setenv("READER_EXTRACTION", "off")
     return home
 
 

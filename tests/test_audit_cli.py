@@ -48,7 +48,8 @@ def test_read_prints_progress_and_summary_then_show(library):
     out = invoke("read", PAPER_ID[:10])
     assert out.exit_code == 0, out.output
     assert "critique: writing, one heading at a time" in out.output and "critique: verifying" in out.output
-    assert "flagged per iteration 2/4, 0/3" in out.output
+    assert "flagged per iteration 2/4, 0/3 checked" in out.output  # the tool's findings apart
+    assert "tool's findings 2" in out.output and "checklist  6 of 13 items found" in out.output
     assert "regenerations 1" in out.output and "LLM calls" in out.output
 
     shown = invoke("show", "Pruning Heads", "--verdicts")
@@ -66,7 +67,16 @@ def test_read_json_shape(library):
     assert {a["kind"] for a in data["analyses"]} == {"critique", "synthesis"}
     a = data["analyses"][0]
     assert {"kind", "final_text", "flagged_ratio", "iterations", "sentences"} <= set(a)
-    assert set(a["sentences"][0]) == {"text", "verdict", "p_yes", "p_checker", "reasons", "evidence"}
+    assert set(a["sentences"][0]) == {
+        "text",
+        "verdict",
+        "p_yes",
+        "p_checker",
+        "reasons",
+        "evidence",
+        "decided",
+    }
+    assert data["checklist"]["items"] and "checked_per_iteration" in a
     assert set(a["sentences"][0]["evidence"][0]) == {"chunk_id", "pages", "text"}
     assert data["llm_calls"] > 0 and data["tokens"] > 0
 

@@ -84,3 +84,37 @@ def test_an_answer_that_is_not_a_figure_of_the_passage_decides_nothing():
     assert compare(cloze, "macro F1") == "unknown"
     assert compare(cloze, "0.77") == "unknown"  # not written in the passage
     assert cloze_for("The test covers 4,113 clicks.", "There were 4,113 clicks and 12 users.") is None
+
+
+def test_the_audit_flags_a_number_its_passage_gives_otherwise_without_asking_the_verifier():
+    from reader.audit.checking import CheckerBand
+    from reader.audit.loop import audit_sentences
+    from reader.audit.verify import EvidenceRef
+
+    asked = []
+
+    class Verifier:
+        model = "scripted"
+
+        def complete(self, messages, stage="", **kwargs):
+            asked.append(stage)
+            user = messages[-1]["content"]
+            if stage == "extract":
+                return Completion(text="[1] 0.91\n[2] 0.91", model="scripted")
+            n = user.count("\n[")
+            return Completion(text="\n".join(f"[{i}] YES" for i in range(1, n + 2)), model="scripted")
+
+    sentences = ["BERT reaches a precision of 0.85 on SQA.", "BERT reaches a precision of 0.91 on SQA."]
+    result = audit_sentences(
+        sentences,
+        verifier=Verifier(),
+        evidence_for=lambda claims: [EvidenceRef(1, 2, 2, EVIDENCE)],
+        checker=CheckerBand(None, 0.0, 1.0, extraction=True),
+        control=False,
+    )
+    swapped, right = result.sentences
+    assert swapped.verdict == "unsupported" and "not “0.85”" in swapped.reasons[-1]
+    assert right.verdict == "supported" and right.reasons[-1].startswith(
+        "extraction: the passage gives “0.91”"
+    )
+    assert asked == ["extract", "verify"]  # one blank-filling call; only the confirmed one verified

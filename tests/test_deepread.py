@@ -35,7 +35,9 @@ SECTIONS = [
     (
         "4 Experiments",
         "On MNLI accuracy drops from 84.27 to 83.97 after pruning 40% of heads. " * 30
-        + "Scores are the mean of three seeds (± 0.1).",
+        + "Scores are the mean of three seeds (± 0.1). "
+        + "We compare with the magnitude baseline of Michel et al. [1]. "
+        + "Removing the gradient score results in lower accuracy.",
     ),
     ("5 Conclusion and limitations", "Head pruning is cheap and keeps accuracy. " * 20),
     ("References", "[1] Michel, P. 2019. Are sixteen heads really better than one?"),
@@ -271,21 +273,26 @@ def test_deep_read_end_to_end(db):
     assert data["llm_calls"] == generator.calls + verifier.calls
     assert data["tokens"] > 0
     sentence = data["analyses"][0]["sentences"][0]
-    assert set(sentence) == {"text", "verdict", "p_yes", "p_checker", "reasons", "evidence"}
+    assert set(sentence) == {"text", "verdict", "p_yes", "p_checker", "reasons", "evidence", "decided"}
+    assert set(sentence["decided"]) == {"kind", "by", "score", "page", "item", "label"}
     assert set(sentence["evidence"][0]) == {"chunk_id", "pages", "text"}
 
     with transaction(db) as s:
         stored = {a.kind: a for a in load_analyses(s, PAPER_ID)}
         c = stored["critique"]
         assert c.regenerations == 1 and c.generator_model == "gen" and c.verifier_model == "ver"
-        assert [it.text for it in c.iterations] == [as_written(CRITIQUE_1), as_written(CRITIQUE_2)]
+        # the writer's text, then what the rigour checklist found, stated by the tool under its headings
+        written = [it.text.split("\n\n## Quality of the evidence")[0] for it in c.iterations]
+        assert written == [as_written(CRITIQUE_1), as_written(CRITIQUE_2)]
+        assert "given as “Scores are the mean of three seeds (± 0.1)”." in c.iterations[0].text
+        assert "The comparison is stated as “We compare with the magnitude baseline" in c.iterations[0].text
         assert "2 Related Work (partly)" in c.left_out_sections
         first = c.iterations[0]
         nexus = [v for v in first.verdicts if "NEXUS" in v.text][0]
         assert nexus.verdict == "unsupported" and nexus.llm_answer == "YES"
         assert "name 'NEXUS' not found in the paper" in nexus.reasons
         assert nexus.evidence and nexus.evidence[0].chunk_id is not None
-        assert [v.reused for v in c.iterations[1].verdicts] == [True, False, True]
+        assert [v.reused for v in c.iterations[1].verdicts] == [True, False, True, True, True]
         assert analysis_json(c)["sentences"][1]["verdict"] == "supported"
         assert MARK not in c.final_text
 
@@ -301,8 +308,8 @@ def test_marks_after_cap_and_rereading_replaces(db):
         assert sorted(a.kind for a in analyses) == ["critique", "synthesis"]  # replaced, not duplicated
         critique = [a for a in analyses if a.kind == "critique"][0]
         assert critique.regenerations == 2
-        assert critique.final_text == (
-            f"## Weaknesses\n{MARK}It ignores speed. {MARK}It ignores memory. Heads were scored by gradient."
+        assert critique.final_text.startswith(  # then what the checklist found, under its headings
+            f"## Weaknesses\n{MARK}It ignores speed. {MARK}It ignores memory. Heads were scored by gradient.\n\n"
         )
 
 
@@ -395,13 +402,13 @@ def test_a_draft_is_tidied_before_its_audit_and_storing(db):
     events = []
     result = read_sample(db, generator, verifier, events)
     critique = {k.kind: k for k in result.analyses}["critique"]
-    audited = [s.text for s in critique.loop.iterations[0].audit.sentences]
+    audited = [s.text for s in critique.loop.iterations[0].audit.sentences if s.decided_by != "tool"]
     assert audited == [
         "Pruning 40% of heads keeps MNLI accuracy near 84.27.",
         "Heads were scored by gradient.",
     ]
     # the writer's reply to each heading was this whole draft: the three headings it lacks come back empty
-    assert "critique: removed 1 repeated sentence, 3 empty bullets, 4 empty headings" in events
+    assert any(e.startswith("critique: removed 1 repeated sentence, 3 empty bullets, ") for e in events)
     with transaction(db) as s:
         stored = {a.kind: a for a in load_analyses(s, PAPER_ID)}["critique"]
         assert "Weaknesses" not in stored.final_text and "\\-" not in stored.final_text
@@ -415,10 +422,11 @@ def test_a_heading_whose_rewrite_comes_back_empty_keeps_its_supported_sentences(
     read_sample(db, generator, verifier, events)
     with transaction(db) as s:
         stored = {a.kind: a for a in load_analyses(s, PAPER_ID)}["critique"]
-        assert stored.regenerations == 1 and stored.iterations[0].text == as_written(CRITIQUE_1)
-        assert stored.final_text == (
+        assert stored.regenerations == 1
+        assert stored.iterations[0].text.startswith(as_written(CRITIQUE_1) + "\n\n## Quality of the evidence")
+        assert stored.final_text.startswith(  # then what the checklist found, stated by the tool
             "## Strengths\nPruning 40% of heads keeps MNLI accuracy near 84.27.\n\n"
-            "## Weaknesses\nHeads were scored by gradient."
+            "## Weaknesses\nHeads were scored by gradient.\n\n## Quality of the evidence\n"
         )
 
 
@@ -439,7 +447,15 @@ def test_what_the_paper_lacks_is_stated_by_the_tool_and_passed_on_the_checks_fin
     assert {s.text[:30] for s in stated} == {
         "The abstract's figures (40% an",
         "No section or sentence of the ",
+        "The comparison is stated as “W",  # what the checklist found, quoted
     }
+    assert {s.checklist_item for s in stated} == {"variance", "limitations", "baselines"}
+    assert all(s.decided_by == "tool" for s in stated)
+    absent = next(s for s in stated if s.checklist_item == "variance")
+    assert absent.evidence == [], "an absence has no passage: its reason says what was searched"
+    quoted = next(s for s in stated if s.checklist_item == "baselines")
+    assert quoted.evidence[0].text.startswith("We compare with the magnitude baseline")
+    assert quoted.evidence[0].page_start == 4 and quoted.evidence[0].chunk_id is not None
     assert all(s.verdict == "supported" for s in stated)
     asked = " ".join(h["prompt"] for h in verifier.history)
     assert "abstract's figures" not in asked and "No section of the paper" not in asked

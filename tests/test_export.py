@@ -179,10 +179,13 @@ def test_note_has_yaml_front_matter_and_marks_every_flag_once(db, tmp_path, revi
     assert "a farther passage" not in text
     assert "> No evidence passage was found in the paper." in text
     assert "Why: number 0.3% not in the paper" in text
-    # supported sentences stay plain text, synthesis comes before critique
-    assert "\nThe method improves recall on long documents.\n" in text
+    # supported sentences stay plain text, each followed by how it was decided; synthesis comes before critique
+    assert "\nThe method improves recall on long documents. ⟨verifier⟩\n" in text
+    assert "> Decided by: verifier" in text  # a flagged sentence says it in its callout
     assert text.index("## Synthesis") < text.index("## Critique") < text.index("## Verification summary")
-    assert "| Critique | 4 | 2 | 50.0% | 1 | 0 |" in text
+    assert "| Critique | 4 | 3 | 1 | 0 | 0 | 2 | 50.0% | 1 | 0 |" in text  # model, guard, restated, tool
+    assert "How the 6 sentences were decided: 5 checked by a model" in text
+    assert "Every sentence was checked" not in text
     assert "iteration 0: 4 of 4 flagged (100.0%) → iteration 1: 2 of 4 flagged (50.0%)" in text
     assert "Appendix B" in text
 

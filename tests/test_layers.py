@@ -1,7 +1,8 @@
 """Imports run one way, down the data flow (docs/architecture.md):
 
     cli → commands → web → facade → services
-        → grader → {deepread, review, crag, export, checker, table, the web page's read models} → audit
+        → grader → {deepread, review, crag, export, checker, table, the web page's read models}
+        → {audit, writer, checklist}
         → {llm, ingest, index, prompts, queue} → store → {text, config, resources, http} → {errors, files}
 
 A module may import its own package and any package on a lower layer, never a
@@ -24,7 +25,7 @@ LAYERS = [
     {"text", "config", "resources", "http"},
     {"store"},
     {"llm", "ingest", "index", "prompts", "queue"},
-    {"audit", "writer"},
+    {"audit", "writer", "checklist"},
     {"deepread", "review", "crag", "export", "checker", "table", "web.read_models"},
     {"grader"},  # the relevance grader scores with the checker's cross-encoder code
     {"services"},

@@ -86,6 +86,7 @@ def test_every_stage_the_pipeline_uses_has_a_handler(reader_env, tmp_path, monke
     reader.audit(f"{CLAIMS[0]} {CLAIMS[1]}", result.paper_id)
     # with the claim checker on, numbers and comparisons are also checked by extraction
     monkeypatch.setenv("READER_CHECKER", "on")
+    monkeypatch.setenv("READER_EXTRACTION", "on")
     Reader(
         llm=writer, verifier=checker, embedder=HashingEmbedder(), checker=WordScorer(), use_cache=False
     ).audit(f"{CLAIMS[0]} {CLAIMS[1]}", result.paper_id)

@@ -143,6 +143,12 @@ SAMPLES: dict[str, list[dict]] = {
     "rewrite_queries": [
         {"question": "How long did training take?", "why_missed": "no passage mentions hardware", "n": 3},
     ],
+    "checklist": [
+        {  # one question of the rigour checklist, the passages the index found for it
+            "question": "Over how many runs or random seeds are the results obtained?",
+            "passages": [{"text": PAPER_EN, "pages": "8"}, {"text": PAPER_ZH, "pages": "3–4"}],
+        },
+    ],
     "extract": [
         {  # a number to copy, and a direction to choose
             "items": [

@@ -32,7 +32,7 @@ class CheckerBand:
     verifier (reader.audit.extraction): a contradiction flags the sentence, a confirmation is a
     second signal."""
 
-    scorer: Scorer
+    scorer: Scorer | None  # None: the checker is off, the band carries the extraction checks only
     low: float
     high: float
     extraction: bool = False
@@ -73,7 +73,7 @@ def check_sentences(
     Each view's excerpts come best first: the checker's best, else the one sharing the most
     rare words with the sentence (reader.audit.evidence.best_first)."""
     views = [CheckerView(None, None, best_first(s, e)) for s, e in zip(sentences, own)]
-    if band is None:
+    if band is None or band.scorer is None:
         return views
     todo = [i for i, (s, e) in enumerate(zip(sentences, own)) if e and readable(s)]
     scored = band.scorer.score([sentences[i] for i in todo], [[x.text for x in own[i]] for i in todo])

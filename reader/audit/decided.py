@@ -70,8 +70,9 @@ def settle(how: str, verdict: str, guard_reasons: list[str], reasons: list[str])
     return how
 
 
-def from_reasons(verdict: str, reasons: list[str], p_yes: float | None = None) -> str:
-    """Who decided a verdict stored before decided_by was kept, read from its reasons."""
+def from_reasons(verdict: str, reasons: list[str], p_yes: float | None = None, answer: str = "") -> str:
+    """Who decided a verdict stored before decided_by was kept, read from its reasons (and the
+    verifier's answer word and P(YES) where it gave them)."""
     reasons = [str(r) for r in reasons or []]
     if verdict == "unchecked":
         return UNCHECKED
@@ -82,14 +83,14 @@ def from_reasons(verdict: str, reasons: list[str], p_yes: float | None = None) -
         return TOOL if reasons[first].startswith(_STATED) else RESTATED
     if any(r.startswith(_CHECKER_INSTEAD) for r in reasons):
         return CHECKER
-    if any(r.startswith(_EXTRACTION) for r in reasons) and verdict == "unsupported":
+    if verdict == "unsupported" and any(r.startswith(_EXTRACTION) for r in reasons):
         return EXTRACTION
-    said = any(r.startswith("verifier") for r in reasons) or p_yes is not None
     if verdict == "unsupported" and reasons and not reasons[0].startswith(("verifier", "claim checker")):
         return GUARD
-    if said:
-        return VERIFIER
-    return CHECKER if any(r.startswith("claim checker") for r in reasons) else GUARD
+    asked = answer in ("YES", "NO") or p_yes is not None or any(r.startswith("verifier") for r in reasons)
+    if not asked and any(r.startswith("claim checker") for r in reasons):
+        return CHECKER
+    return VERIFIER
 
 
 def described(
@@ -119,3 +120,22 @@ def described(
         "item": item,
         "label": label,
     }
+
+
+def decision_of(sentence) -> dict:
+    """`described` for a verdict, fresh (reader.audit.loop.SentenceResult) or stored
+    (sentence_verdicts): its decided_by, else read from its reasons; the page of its first evidence
+    for a restated sentence or a tool's finding."""
+    p_yes, p_checker = getattr(sentence, "p_yes", None), getattr(sentence, "p_checker", None)
+    reasons = list(getattr(sentence, "reasons", None) or [])
+    by = getattr(sentence, "decided_by", None) or from_reasons(
+        sentence.verdict, reasons, p_yes, getattr(sentence, "llm_answer", "") or ""
+    )
+    evidence = getattr(sentence, "evidence", None) or []
+    first = evidence[0] if evidence else None
+    page = ""
+    if first is not None and by in (RESTATED, TOOL) and getattr(first, "page_start", None):
+        end = first.page_end or first.page_start
+        page = f"p. {first.page_start}" if end == first.page_start else f"pp. {first.page_start}–{end}"
+    item = getattr(sentence, "checklist_item", None) or ""
+    return described(by, p_yes=p_yes, p_checker=p_checker, page=page, item=item)

@@ -61,7 +61,7 @@ from dataclasses import dataclass, field
 from reader.audit.checking import CheckerBand, CheckerView, check_sentences
 from reader.audit.confidence import claim_probabilities
 from reader.audit.control import Control, control_claim, control_position
-from reader.audit.decided import CHECKED, CHECKER, RESTATED, TOOL, VERIFIER, settle
+from reader.audit.decided import CHECKED, CHECKER, RESTATED, TOOL, VERIFIER, decision_of, settle
 from reader.audit.decided import EXTRACTION as BY_EXTRACTION
 from reader.audit.evidence import claim_evidence, excerpts
 from reader.audit.extraction import EXTRACTION, agreement, check_clozes, cloze_for, finding
@@ -157,8 +157,7 @@ class SentenceResult:
             "p_checker": self.p_checker,
             "reasons": list(self.reasons),
             "evidence": [e.to_json() for e in self.evidence],
-            "decided_by": self.decided_by,
-            "checklist_item": self.checklist_item,
+            "decided": decision_of(self),
         }
 
 
@@ -389,9 +388,11 @@ def _verdict(
 ) -> tuple[str, list[str]]:
     """`distrust`: why the reply that answered this claim is not trusted (it passed the control
     claim), or ""; then a YES counts for nothing, and `checker_says` (verdict, reason), the claim
-    checker's call, decides when there is one, else the claim is unchecked. An explicit NO whose
-    P(YES) reaches the threshold is accepted only with a second signal agreeing: the checker's
-    call, or `confirmed` (an extraction that gave the sentence's own number or side)."""
+    checker's call, decides when there is one, else the claim is unchecked. With the checker on
+    (`checker_says` given), an explicit NO whose P(YES) reaches the threshold is accepted only
+    with a second signal agreeing: the checker's call, or `confirmed` (an extraction that gave
+    the sentence's own number or side). With it off, the threshold decides as before: refusing
+    every such NO flagged 30 of 104 faithful development sentences (docs/audit.md)."""
     reasons = list(guard_reasons)
     if not has_evidence:
         reasons.append("no evidence found in the paper")
@@ -410,8 +411,8 @@ def _verdict(
             return UNCHECKED, reasons + [said, distrust]
         verdict, why = checker_says
         return verdict, reasons + [said, distrust, why]
-    if j.answer == "NO":  # accepted on its P(YES) against its word: a second signal must agree
-        said = said.removesuffix(": accepted")
+    if j.answer == "NO" and checker_says is not None:  # accepted on its P(YES) against its word:
+        said = said.removesuffix(": accepted")  # with the checker on, a second signal must agree
         if confirmed:
             return SUPPORTED, reasons + [said, confirmed]
         if checker_says is not None and checker_says[0] == SUPPORTED:
@@ -645,7 +646,7 @@ def audit_sentences(
                 _checker_says(view, checker),
                 confirmed.get(sentence, ""),
             )
-            if checker is not None:
+            if checker is not None and checker.scorer is not None:
                 reasons.insert(len(guard[sentence]), view.reason(checker))
             if notes[sentence]:
                 reasons.append(notes[sentence])

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, selectinload
 
+from reader.audit.decided import KINDS, decision_of
 from reader.audit.guards import PaperFacts, table_evidence
 from reader.audit.loop import UNANSWERED, UNCHECKED, LoopResult
 from reader.audit.verify import EvidenceRef
@@ -70,6 +71,8 @@ def save_analysis(
                 reused=s.reused,
                 p_yes=s.p_yes,
                 p_checker=s.p_checker,
+                decided_by=s.decided_by or None,
+                checklist_item=s.checklist_item or None,
             )
             from_tables = [
                 EvidenceRef(None, f.page, f.page, f.evidence)
@@ -137,6 +140,13 @@ def count_verdicts(verdicts, verdict: str) -> int:
     return sum(1 for v in verdicts if v.verdict == verdict)
 
 
+def decided_of(v: SentenceVerdict) -> dict:
+    """How a stored verdict was reached (reader.audit.decided): who decided, with the verifier's or
+    the checker's score, the page a restated sentence restates, the checklist item a tool's finding
+    states; read from its reasons for verdicts stored before it was kept."""
+    return decision_of(v)
+
+
 def verdict_json(v: SentenceVerdict) -> dict:
     return {
         "text": v.text,
@@ -145,7 +155,19 @@ def verdict_json(v: SentenceVerdict) -> dict:
         "p_checker": v.p_checker,
         "reasons": list(v.reasons or []),
         "evidence": [EvidenceRef(e.chunk_id, e.page_start, e.page_end, e.text).to_json() for e in v.evidence],
+        "decided": decided_of(v),
     }
+
+
+def decided_counts(verdicts) -> dict[str, int]:
+    """How many sentences each kind of decision reached: model (verifier, checker, extraction),
+    guard, restated, tool, unchecked; and `checked`, those a model or a guard checked (the flagged
+    ratio's denominator)."""
+    counts = {kind: 0 for kind in KINDS}
+    for v in verdicts:
+        counts[decided_of(v)["kind"]] += 1
+    counts["checked"] = counts["model"] + counts["guard"]
+    return counts
 
 
 def analysis_json(a: Analysis) -> dict:
@@ -161,6 +183,7 @@ def analysis_json(a: Analysis) -> dict:
         "ratio_per_iteration": [it.flagged_ratio for it in a.iterations],
         "n_unchecked": count_verdicts(last.verdicts, UNCHECKED) if last else 0,
         "n_unanswered": count_verdicts(last.verdicts, UNANSWERED) if last else 0,
+        "decided": decided_counts(last.verdicts) if last else decided_counts([]),
         "left_out_sections": list(a.left_out_sections or []),
         "rewrite_notes": list(a.rewrite_notes or []),
         "generator_model": a.generator_model,
@@ -178,6 +201,7 @@ class StoredAnalyses:
     analyses: list[dict] = field(default_factory=list)
     judgements: list[dict] = field(default_factory=list)  # the reader's (reader.audit.judgements)
     highlights: list[dict] = field(default_factory=list)  # the reader's (reader.audit.highlights)
+    checklist: dict | None = None  # the rigour checklist (reader.checklist.Checklist.to_json())
     tables: list[dict] = field(default_factory=list)  # the paper's tables as cells (paper_tables)
 
     def to_json(self) -> dict:
@@ -187,6 +211,7 @@ class StoredAnalyses:
             "analyses": self.analyses,
             "judgements": self.judgements,
             "highlights": self.highlights,
+            "checklist": self.checklist,
             "tables": self.tables,
         }
 

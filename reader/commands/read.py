@@ -23,16 +23,25 @@ def _summary_lines(result) -> list[str]:
     for k in result.analyses:
         its = k.loop.iterations
         final = k.loop.final
-        flagged = ", ".join(f"{it.audit.n_flagged}/{len(it.audit.sentences)}" for it in its)
+        # flagged among the sentences a model or a guard checked; restated and the tool's findings apart
+        flagged = ", ".join(f"{it.audit.n_flagged}/{it.audit.n_checked}" for it in its)
+        by = [s.decided_by for s in final.sentences]
         lines.append(
             f"{k.kind:<10} sentences {len(its[-1].audit.sentences):>3} · flagged per iteration "
-            f"{flagged} · final ratio {final.flagged_ratio:.2f} · regenerations "
+            f"{flagged} checked · final ratio {final.flagged_ratio:.2f} · restated {by.count('restated')} · "
+            f"tool's findings {by.count('tool')} · regenerations "
             f"{k.loop.regenerations} · unchecked {final.n_unchecked} · unanswered {final.n_unanswered}"
         )
         if final.n_unchecked:
             lines.append(f"{'':<10} {final.n_unchecked} unchecked: {UNCHECKED_HINT}")
         if k.left_out:
             lines.append(f"{'':<10} left out for length: {', '.join(k.left_out)}")
+    if result.checklist is not None:
+        missing = [i.key for i in result.checklist.items if not i.found]
+        lines.append(
+            f"checklist  {result.checklist.n_found} of {len(result.checklist.items)} items found"
+            + (f" · not found: {', '.join(missing)}" if missing else "")
+        )
     lines.append(f"{result.llm_calls} LLM calls · {result.tokens:,} tokens · {result.seconds:.1f} s")
     return lines
 
@@ -146,6 +155,8 @@ def show(app, paper, as_json, verdicts):
         if verdicts:
             _print_sentences(a["sentences"], evidence=False)
             click.echo("")
+    if target.checklist:
+        _print_checklist(target.checklist)
     if target.judgements and not verdicts:
         _print_judgements(target.judgements)
     if target.highlights:
@@ -155,11 +166,26 @@ def show(app, paper, as_json, verdicts):
         _print_followups([f.to_json() for f in followups])
 
 
+def _print_checklist(checklist: dict) -> None:
+    items = checklist["items"]
+    made = "" if checklist["stored"] else " (by the rules alone: the paper was read before the checklist)"
+    click.echo(f"=== Rigour checklist: {checklist['found']} of {len(items)} found{made} ===")
+    for item in items:
+        if item["found"]:
+            where = f" (p. {item['pages']})" if item["pages"] else ""
+            click.echo(for_terminal(f"  {item['label']}: {item['value'] or 'found'}{where}"))
+        else:
+            click.echo(for_terminal(f"  {item['label']}: not found"))
+    click.echo("")
+
+
 def _print_sentences(sentences: list[dict], *, evidence: bool) -> None:
     for n, s in enumerate(sentences, 1):
         click.echo(
             f"{n:>3} {VERDICT_MARKS.get(s['verdict'], '?')} {s['verdict']:<11} {for_terminal(s['text'])}"
         )
+        if s.get("decided"):
+            click.echo(f"{'':16}decided by {for_terminal(s['decided']['label'])}")
         for reason in s["reasons"]:
             click.echo(f"{'':16}- {for_terminal(reason)}")
         if judged := s.get("judgement"):

@@ -460,10 +460,10 @@ class Settings:
             "use on (numbers and comparisons are also checked by extraction) or off (the checker "
             "and the verifier alone)"
         ),
-        help="with the claim checker on, a sentence's number or comparison is blanked over its best "
-        "excerpt and the verifier asked to fill the blank from the passage (reader.audit.extraction): "
-        "an answer that differs flags the sentence with the passage's answer quoted, one that agrees is "
-        "a second signal (docs/audit.md)",
+        help="a sentence's number or comparison is blanked over its best excerpt and the verifier asked "
+        "to fill the blank from the passage (reader.audit.extraction): an answer that differs flags the "
+        "sentence with the passage's answer quoted (no verifier call), one that agrees is a second "
+        "signal (docs/audit.md); with the claim checker on or off",
     )
     queue_lease_s: float = setting(
         60.0,

@@ -23,10 +23,12 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from reader.audit.citations import cited_references, markers_in, reference_list, with_library
+from reader.audit.decided import decision_of
 from reader.audit.highlights import HighlightItem, highlights_of
 from reader.audit.judgements import Judgement, judgements_of, sentence_key
 from reader.audit.loop import MARK, UNANSWERED, UNCHECKED, UNSUPPORTED
-from reader.audit.record import KIND_ORDER, count_verdicts, newest_analyses
+from reader.audit.record import KIND_ORDER, count_verdicts, decided_counts, newest_analyses
+from reader.checklist import checklist_of
 from reader.export.bibtex import citekeys
 from reader.export.lookup import MISSING_WORK, says_missing
 from reader.store.queries import followups_of
@@ -56,6 +58,7 @@ class Flag:
     page_end: int | None = None
     reasons: list[str] = field(default_factory=list)
     verdict: str = UNSUPPORTED
+    decided: str = ""  # how the verdict was reached (reader.audit.decided), in words
 
     @property
     def unchecked(self) -> bool:
@@ -98,6 +101,12 @@ class AnalysisNote:
     left_out_sections: list[str]
     unchecked: int = 0
     citations: list = field(default_factory=list)  # reader.audit.citations.CitedReference
+    # how the final text's sentences were decided (reader.audit.record.decided_counts): model,
+    # guard, restated, tool, unchecked, and checked (a model or a guard: the ratio's denominator)
+    decided: dict = field(default_factory=dict)
+
+    def count(self, kind: str) -> int:
+        return int(self.decided.get(kind, 0))
 
 
 @dataclass
@@ -124,6 +133,11 @@ class Note:
     gone_judgements: list[Judgement] = field(default_factory=list)
     # the follow-up questioner's questions and answers (reader.store.queries.FollowUpItem)
     followups: list = field(default_factory=list)
+    checklist: object = None  # the rigour checklist (reader.checklist.Checklist)
+
+    def decided(self, kind: str) -> int:
+        """How many sentences of both analyses a kind of decision reached (model, guard, …)."""
+        return sum(a.count(kind) for a in self.analyses)
 
     @property
     def overruled(self) -> int:
@@ -144,7 +158,10 @@ class Note:
 
     @property
     def ratio(self) -> float:
-        return self.flagged / self.sentences if self.sentences else 0.0
+        """Flagged among the sentences a model or a guard checked (all of them for a review stored
+        before the decisions were kept)."""
+        checked = self.decided("checked") if any(a.decided for a in self.analyses) else self.sentences
+        return self.flagged / checked if checked else 0.0
 
     @property
     def regenerations(self) -> int:
@@ -189,6 +206,10 @@ class Note:
                 "sentences": self.sentences,
                 "flagged": self.flagged,
                 "flagged_ratio": round(self.ratio, 4),
+                "checked_by_model": self.decided("model"),
+                "checked_by_guard": self.decided("guard"),
+                "restated": self.decided("restated"),
+                "tool_findings": self.decided("tool"),
                 "unchecked": self.unchecked,
                 "unanswered": self.unanswered,
                 "regenerations": self.regenerations,
@@ -203,6 +224,8 @@ class Note:
             data["reader_judgements_no_longer_in_review"] = len(self.gone_judgements)
         if self.highlights:
             data["reader_highlights"] = len(self.highlights)
+        if self.checklist is not None:
+            data["checklist_found"] = f"{self.checklist.n_found} of {len(self.checklist.items)}"
         data["tags"] = self.tags
         return data
 
@@ -384,6 +407,7 @@ def _flags(iteration: AnalysisIteration) -> tuple[list[Flag], int, int]:
                 page_end=nearest.page_end if nearest else None,
                 reasons=[str(r) for r in (verdict.reasons or [])],
                 verdict=verdict.verdict,
+                decided=decision_of(verdict)["label"],
             )
         )
     return flags, count_verdicts(verdicts, UNANSWERED), count_verdicts(verdicts, UNCHECKED)
@@ -420,7 +444,11 @@ def collect_note(
             AnalysisNote(
                 kind=kind,
                 title=KIND_TITLES[kind],
-                blocks=with_judgements(split_marked(analysis.final_text, flags), sentences, judged),
+                blocks=with_judgements(
+                    split_marked(with_decisions(analysis.final_text, last.verdicts if last else []), flags),
+                    sentences,
+                    judged,
+                ),
                 sentences=last.n_sentences if last else 0,
                 flagged=last.n_flagged if last else 0,
                 ratio=last.flagged_ratio if last else analysis.flagged_ratio,
@@ -433,6 +461,7 @@ def collect_note(
                 ],
                 left_out_sections=[str(s) for s in (analysis.left_out_sections or [])],
                 citations=citations,
+                decided=decided_counts(last.verdicts) if last else {},
             )
         )
     first = next(iter(analyses.values()))
@@ -472,7 +501,28 @@ def collect_note(
         highlights=highlights_of(session, paper.id),
         gone_judgements=[j for j in judged.values() if id(j) not in {id(s) for s in shown}],
         followups=followups_of(session, paper.id),
+        checklist=checklist_of(session, paper.id),
     )
+
+
+def with_decisions(final_text: str, verdicts) -> str:
+    """The final text with each audited sentence that carries no [待验证] mark followed by how it
+    was decided: " ⟨verifier P(YES) 0.83⟩", " ⟨restated, p. 3⟩", " ⟨tool's finding: variance, p. 5⟩".
+    A marked sentence says it in its callout. Each verdict's sentence is looked up after the
+    previous one, as the web page does (reader.web.paper_page.segment_text)."""
+    out, pos = [], 0
+    for verdict in sorted(verdicts, key=lambda v: v.ordinal):
+        sentence = verdict.text.strip()
+        at = final_text.find(sentence, pos) if sentence else -1
+        if at < 0:
+            continue
+        end = at + len(sentence)
+        out.append(final_text[pos:end])
+        if final_text[max(0, at - len(MARK)) : at] != MARK and verdict.verdict not in (UNSUPPORTED, UNCHECKED):
+            out.append(f" ⟨{decision_of(verdict)['label']}⟩")
+        pos = end
+    out.append(final_text[pos:])
+    return "".join(out)
 
 
 def _iso(moment: datetime) -> str:
@@ -493,6 +543,8 @@ def _callout(flag: Flag) -> str:
         else "> [!warning] 待验证 · no support found in the paper"
     )
     lines = [head, "> " + escape_flat(flag.sentence)]
+    if flag.decided:
+        lines += [">", "> Decided by: " + escape_phrase(flag.decided)]
     if flag.evidence:
         label = "Evidence it would have been checked against" if flag.unchecked else "Nearest evidence"
         lines += [">", f"> {label} ({flag.pages}): “{escape_phrase(flag.evidence)}”"]
@@ -544,6 +596,16 @@ def _followup_block(item) -> str:
             f"> - {escape_phrase(s['label'])}: “{escape_phrase(quote(s['text'], 240))}”" for s in item.sources
         ]
     return "\n".join(lines)
+
+
+def _checklist_row(item) -> str:
+    """| item | found | value | page | the sentence it rests on, or what was searched |"""
+    if item.found:
+        how = " (extraction)" if item.decided_by == "extraction" else ""
+        cells = [item.label, "yes" + how, item.value, item.pages, "“" + quote(item.quote, 240) + "”"]
+    else:
+        cells = [item.label, "not found", "", "", "searched: " + quote(item.searched, 240)]
+    return "| " + " | ".join(escape_cell(c) if c else " " for c in cells) + " |"
 
 
 def _citation_line(cited) -> str:
@@ -625,6 +687,7 @@ def environment() -> Environment:
         percent=_percent,
         yaml=_yaml,
         citation=_citation_line,
+        checklist_row=_checklist_row,
         followup=_followup_block,
         cite_links=_cite_links,
     )

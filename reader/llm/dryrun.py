@@ -312,6 +312,19 @@ def answer_extract(prompt: str) -> str:
     )
 
 
+def answer_checklist(prompt: str) -> str:
+    """reader.checklist: the passage sentence sharing the most of the question's words, copied as
+    it stands (prompts/checklist.j2), or NONE when none shares a fifth of them."""
+    question = _question(prompt)
+    best, best_score = "NONE", 0.2
+    for block in _tagged(prompt, "passage"):
+        for sentence in split_sentences(block):
+            score = overlap(question, sentence)
+            if score > best_score:
+                best, best_score = " ".join(sentence.split()), score
+    return best
+
+
 # The stages the pipeline passes to `complete(stage=...)`, and the kind of answer each gets.
 HANDLERS: dict[str, Callable[[str], str]] = {
     "critique": answer_generate,  # reader.writer: one stage per kind, one call per heading
@@ -322,6 +335,7 @@ HANDLERS: dict[str, Callable[[str], str]] = {
     "audit": answer_verify,  # `reader audit`: any text against a paper
     "crag-check": answer_verify,  # reader.crag.grounded: an answer against its passages
     "extract": answer_extract,  # reader.audit.extraction: blanks filled from passages
+    "checklist": answer_checklist,  # reader.checklist: one question, one span copied from its passages
     "crag-grade-batch": answer_grade_batch,  # reader.crag: the passages of a step in one call
     "crag-grade": answer_grade,  # ... and one passage, re-graded by the confidence routing
     "crag-refine-batch": answer_refine_batch,

@@ -186,6 +186,31 @@ class ReferenceLink(Base):
     matched_by: Mapped[str] = mapped_column(String(8), default="")  # doi | title | "" (none)
 
 
+class ChecklistEntry(Base):
+    """One item of a paper's rigour checklist (migration 0013; reader.checklist): found or not,
+    its short value, the sentence it rests on with its passage and pages, how it was decided
+    (rule, extraction or not found) and what was searched. One row per item, replaced by each
+    deep read; removed with the paper."""
+
+    __tablename__ = "checklist_items"
+    __table_args__ = (UniqueConstraint("paper_id", "item", name="uq_checklist_paper_item"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    paper_id: Mapped[str] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), index=True)
+    item: Mapped[str] = mapped_column(String(32))
+    found: Mapped[bool] = mapped_column(Boolean, default=False)
+    value: Mapped[str] = mapped_column(Text, default="")
+    quote: Mapped[str] = mapped_column(Text, default="")
+    chunk_id: Mapped[int | None] = mapped_column(ForeignKey("chunks.id", ondelete="SET NULL"), nullable=True)
+    page_start: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    page_end: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    section: Mapped[str] = mapped_column(Text, default="")
+    decided_by: Mapped[str] = mapped_column(String(16), default="")  # rule | extraction | not found
+    kind: Mapped[str] = mapped_column(String(16), default="")
+    searched: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
 class Analysis(Base):
     """A critique or synthesis of one paper; final_text carries the [待验证] marks.
 
@@ -253,6 +278,11 @@ class SentenceVerdict(Base):
     p_checker: Mapped[float | None] = mapped_column(
         Float, nullable=True
     )  # the claim checker's P(supported) (0007)
+    # how the verdict was reached (0013, reader.audit.decided): verifier, checker, extraction, guard,
+    # restated, tool or unchecked; and for the tool's own finding, the checklist item it states.
+    # None for verdicts stored before: read from their reasons
+    decided_by: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    checklist_item: Mapped[str | None] = mapped_column(String(32), nullable=True)
 
     evidence: Mapped[list[VerdictEvidence]] = relationship(
         cascade="all, delete-orphan",

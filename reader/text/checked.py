@@ -1,27 +1,43 @@
-"""Critique sentences the tool states itself, from a rule over the paper's text.
+"""Critique sentences the tool states itself, from the paper's rigour checklist.
 
-What a paper lacks (a variance for its results, a section on its limitations) is a reviewer's
-point, but a sentence saying so has no passage to support it: the verifier cannot confirm an
-absence, and the small writer's paraphrase of the finding was flagged or turned into something
-else. So the tool writes the sentence and the audit takes the rule's finding as its reason
-(reader.audit.loop, `stated`).
+What a paper lacks (a variance for its results, a baseline, a section on its limitations) is a
+reviewer's point, but a sentence saying so has no passage to support it: the verifier cannot
+confirm an absence, and the small writer's paraphrase of the finding was flagged or turned into
+something else. What the paper has (the data's size, the spread it reports) the small writer read
+from 2,400 tokens of the paper and misstated ("14 papers, each with 186 pages"). So the tool writes
+these sentences from the checklist (reader.checklist; here as plain `Finding`s), each tied to its
+item, and the audit takes the finding as its reason (reader.audit.loop, `stated`).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from reader.text.material import (
-    LIMITATIONS,
-    abstract_sentences,
-    ordered_figures,
-    section_sentences,
-    variance_sentence,
-)
+from reader.text.material import LIMITATIONS, abstract_sentences, ordered_figures, section_sentences
+from reader.text.rigour import Passage, paper_sentences
 
 STATED = "stated by the tool from a check of the paper's text (no verifier call)"
 RESULT_FIGURES = 3  # of the abstract's, named in the sentence on variance
+QUOTE_CHARS = 170
+_HUMAN = re.compile(
+    r"\b(?:participants|annotators|crowd ?workers|crowdsourc\w+|volunteers|respondents|patients|"
+    r"human subjects|interviewees|freelancers|Mechanical Turk)\b",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One checklist item as the critique uses it (reader.checklist.ChecklistItem.finding())."""
+
+    key: str
+    found: bool
+    quote: str = ""  # the paper's sentence that states it
+    value: str = ""
+    kind: str = ""  # variance: spread, test or claim
+    pages: str = ""  # "p. 5"
+    searched: str = ""  # what was read before "not found"
 
 
 @dataclass(frozen=True)
@@ -29,30 +45,75 @@ class CheckedFact:
     heading: str  # the critique heading it goes under
     sentence: str  # as the note gives it
     finding: str  # what the check found: the audit's reason
+    item: str = ""  # the checklist item it states (reader.text.rigour ITEMS)
 
 
 @dataclass(frozen=True)
 class PaperChecks:
-    """What the rules find in a paper's text, read once: an absence is claimed of the whole
-    paper, so every section read counts (references are not among them)."""
+    """What the checklist found in a paper, with what the sentences need beside it: an absence is
+    claimed of the whole paper, so every section read counts (references are not among them)."""
 
-    variance: str | None  # the first sentence giving a variance, an interval or a significance test
-    limitations: str | None  # the first sentence naming limitations ("" when only a title does)
+    findings: dict[str, Finding]
     result_figures: list[str]  # the abstract's decimals and percentages, in order
     n_sections: int
+    limitation_mention: str | None  # any sentence naming limitations ("" when only a title does)
+    human: bool = False  # the paper speaks of participants, annotators, patients …
+    extra: dict = field(default_factory=dict)
+
+    def has(self, key: str) -> bool:
+        finding = self.findings.get(key)
+        return finding is not None and finding.found
+
+    @property
+    def variance(self) -> str | None:
+        """The sentence giving a spread or a test; None when none does (a bare "significantly" is no spread)."""
+        v = self.findings.get("variance")
+        return v.quote if v is not None and v.found and v.kind != "claim" else None
+
+    @property
+    def limitations(self) -> str | None:
+        v = self.findings.get("limitations")
+        return v.quote if v is not None and v.found else self.limitation_mention
+
+    @property
+    def empirical(self) -> bool:
+        """Reports results in metrics: what baselines, ablations and runs are asked of."""
+        return self.has("metrics")
+
+    @property
+    def computational(self) -> bool:
+        """Trains or tunes a model: what hyperparameters, code and compute are asked of."""
+        return self.has("hyperparameters") or self.has("compute")
 
 
-def paper_checks(sections) -> PaperChecks:
+def rule_findings(sections) -> dict[str, Finding]:
+    """The checklist by the rules alone over the sections' text (no index, no model)."""
+    from reader.text.rigour_find import find_all
+
+    passages = [Passage(s.text, s.title) for s in sections]
+    found = find_all(paper_sentences(passages))
+    return {
+        key: Finding(
+            key, f is not None, f.sentence.text if f else "", f.value if f else "", f.kind if f else ""
+        )
+        for key, f in found.items()
+    }
+
+
+def paper_checks(sections, findings: dict[str, Finding] | None = None) -> PaperChecks:
+    """The checks of a paper: `findings` from its checklist (the deep read's), else the rules over
+    `sections` (each with .title, .text, .priority)."""
     sentences = section_sentences(sections)
     named = next((s for s in sentences if LIMITATIONS.search(s)), None)
     if named is None and any(LIMITATIONS.search(s.title) for s in sections):
         named = ""
     figures = ordered_figures(" ".join(abstract_sentences(sections)))
     return PaperChecks(
-        variance=variance_sentence(sentences),
-        limitations=named,
+        findings=findings if findings is not None else rule_findings(sections),
         result_figures=[n for n in figures if "%" in n or "." in n][:RESULT_FIGURES],
         n_sections=len(sections),
+        limitation_mention=named,
+        human=any(_HUMAN.search(s) for s in sentences),
     )
 
 
@@ -60,11 +121,23 @@ def _listed(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def checked_facts(checks: PaperChecks) -> list[CheckedFact]:
-    """The critique's sentences found by rule: no variance or significance reported anywhere
-    (naming the abstract's result figures); limitations discussed nowhere."""
-    facts = []
-    if checks.variance is None:
+def _quoted(sentence: str, limit: int = 160) -> str:
+    flat = " ".join(sentence.split()).rstrip(".")
+    return "“" + (flat if len(flat) <= limit else flat[: limit - 1].rsplit(" ", 1)[0] + "…") + "”"
+
+
+def _reason(f: Finding, said: str) -> str:
+    where = f" ({f.pages})" if f.pages else ""
+    if f.found:
+        return f"checklist item {f.key}: {said}{where}: {_quoted(f.quote)}"
+    return f"checklist item {f.key}: not found — {said}" + (f"; {f.searched}" if f.searched else "")
+
+
+def _absences(checks: PaperChecks) -> list[CheckedFact]:
+    f = checks.findings.get
+    out = []
+    variance = f("variance")
+    if variance is not None and not variance.found:
         shown = checks.result_figures
         sentence = (
             f"The abstract's figures ({_listed(shown)}) are given without a standard deviation, "
@@ -73,47 +146,157 @@ def checked_facts(checks: PaperChecks) -> list[CheckedFact]:
             else "No result of the paper is given with a standard deviation, confidence interval "
             "or significance test."
         )
+        said = "no sentence of the paper gives a standard deviation, confidence interval, test, error bar or ± range"
+        out.append(CheckedFact("Weaknesses", sentence, _reason(variance, said), "variance"))
+    elif variance is not None and variance.kind == "claim":
+        sentence = (
+            f"The paper calls a result significant ({_quoted(variance.quote, 120)}) but names no test, "
+            "p-value, standard deviation or confidence interval for it."
+        )
+        out.append(
+            CheckedFact("Weaknesses", sentence, _reason(variance, "significance said, no test"), "variance")
+        )
+    if checks.empirical:
+        absent = [
+            ("runs", "Weaknesses", "The paper does not say over how many runs or random seeds its results were obtained."),
+            ("baselines", "Missing experiments or baselines",
+             "The paper's text names no baseline or other method that its results are compared with."),
+            ("ablations", "Missing experiments or baselines",
+             "No ablation is reported: no part of the method is removed or varied to measure what it contributes."),
+        ]  # fmt: skip
+        for key, heading, sentence in absent:
+            item = f(key)
+            if item is not None and not item.found and (key != "runs" or checks.computational):
+                out.append(
+                    CheckedFact(
+                        heading, sentence, _reason(item, "the rules, the index and the extraction"), key
+                    )
+                )
+    if checks.computational:
+        for key, sentence in (
+            ("code", "The paper gives no link to its code and does not say that the code is available."),
+            ("hyperparameters", "The paper gives no hyperparameters such as a learning rate, batch size or number of epochs."),
+            ("compute", "The paper does not say on what hardware or with how much compute its experiments ran."),
+        ):  # fmt: skip
+            item = f(key)
+            if item is not None and not item.found:
+                out.append(
+                    CheckedFact(
+                        "Weaknesses", sentence, _reason(item, "the rules, the index and the extraction"), key
+                    )
+                )
+    limitations = f("limitations")
+    if checks.limitations is None and (limitations is None or not limitations.found):
         finding = (
-            "no sentence of the paper (references aside) gives a standard deviation, confidence "
-            "interval, significance test, error bar or ± range"
+            f"no section title or sentence of the paper's {checks.n_sections} sections names "
+            "limitations or threats to validity"
         )
-        facts.append(CheckedFact("Weaknesses", sentence, finding))
-    if checks.limitations is None:
-        facts.append(
-            CheckedFact(
-                "Threats to validity",
-                "No section or sentence of the paper discusses its limitations or threats to validity.",
-                f"no section title or sentence of the paper's {checks.n_sections} sections names "
-                "limitations or threats to validity",
-            )
+        sentence = "No section or sentence of the paper discusses its limitations or threats to validity."
+        out.append(CheckedFact("Threats to validity", sentence, finding if limitations is None else
+                               _reason(limitations, finding), "limitations"))  # fmt: skip
+    ethics = f("ethics")
+    if checks.human and ethics is not None and not ethics.found:
+        sentence = (
+            "The paper reports work with human participants or annotators but gives no ethics statement "
+            "(no review board approval, consent or ethics section)."
         )
-    return facts
+        out.append(
+            CheckedFact("Threats to validity", sentence, _reason(ethics, "no ethics statement"), "ethics")
+        )
+    return out
+
+
+def _presences(checks: PaperChecks) -> list[CheckedFact]:
+    """What the checklist found, quoted, under Quality of the evidence and Missing experiments."""
+    out = []
+    shown = [
+        ("datasets", "Quality of the evidence", "The data are described with their size as {q}."),
+        ("variance", "Quality of the evidence", "The spread or significance of the results is given as {q}."),
+        ("runs", "Quality of the evidence", "The number of runs or samples is given as {q}."),
+        ("baselines", "Missing experiments or baselines", "The comparison is stated as {q}."),
+    ]
+    quoted: set[str] = set()
+    for key, heading, template in shown:
+        item = checks.findings.get(key)
+        if item is None or not item.found or not item.quote or (key == "variance" and item.kind == "claim"):
+            continue
+        if item.quote in quoted:
+            continue  # one sentence of the paper quoted once
+        quoted.add(item.quote)
+        sentence = template.format(q=_quoted(item.quote, QUOTE_CHARS))
+        out.append(CheckedFact(heading, sentence, _reason(item, "found"), key))
+    return out
+
+
+def checked_facts(checks: PaperChecks) -> list[CheckedFact]:
+    """The critique's sentences from the checklist: what the paper lacks (under Weaknesses, Missing
+    experiments or baselines and Threats to validity) and what it states, quoted (under Quality of
+    the evidence and Missing experiments or baselines). Each names its checklist item."""
+    return _absences(checks) + _presences(checks)
+
+
+# What the writer is shown under each critique heading: the checklist's found items, with pages.
+# (What is missing the tool states itself: given as a fact, an absence was paraphrased and flagged.)
+FACT_ITEMS = {
+    "Weaknesses": ("variance", "runs", "baselines", "code", "data"),
+    "Quality of the evidence": ("datasets", "metrics", "variance", "runs", "baselines"),
+    "Missing experiments or baselines": ("baselines", "ablations", "datasets"),
+    "Threats to validity": ("datasets", "limitations", "ethics"),
+}
+
+
+def checklist_facts(heading: str, checks: PaperChecks) -> list[str]:
+    """The writer's facts under a critique heading: each found checklist item, its value, page and
+    sentence ("Datasets and sizes (p. 4): 620 ANs — “The dataset contains 620 ANs …”")."""
+    from reader.text.rigour import BY_KEY
+
+    out = []
+    for key in FACT_ITEMS.get(heading, ()):
+        item = checks.findings.get(key)
+        if item is None or not item.found or not item.quote:
+            continue
+        where = f" ({item.pages})" if item.pages else ""
+        value = f": {item.value}" if item.value and item.value not in item.quote else ""
+        out.append(f"{BY_KEY[key].label}{where}{value} — {_quoted(item.quote, 200)}")
+    return out
 
 
 _NEGATED = r"\b(?:not|no|never|nor|without|lacks?|lacking|fails? to|absence of|omits?)\b[^.;:]{0,60}?"
-_CLAIMS_NO_LIMITATIONS = re.compile(
-    _NEGATED + r"\b(?:limitations?|threats? to validity|shortcomings)\b", re.I
-)
-_CLAIMS_NO_VARIANCE = re.compile(
-    _NEGATED
-    + r"\b(?:standard deviations?|confidence intervals?|significance tests?|statistical significance|"
+_CLAIMS_NO = {
+    "limitations": r"\b(?:limitations?|threats? to validity|shortcomings)\b",
+    "variance": r"\b(?:standard deviations?|confidence intervals?|significance tests?|statistical significance|"
     r"variances?|error bars?|standard errors?)\b",
-    re.I,
-)
+    "datasets": r"\b(?:data(?:set)? sizes?|size of (?:the |its )?(?:data|dataset|corpus|sample)|how (?:large|big|many)|"
+    r"number of (?:examples|samples|participants|documents|sentences|instances))\b",
+    "baselines": r"\bbaselines?\b",
+    "ablations": r"\bablations?\b",
+    "runs": r"\b(?:random )?seeds?\b|\bnumber of runs\b|\b(?:multiple|repeated) runs\b",
+    "hyperparameters": r"\bhyper-?parameters?\b",
+    "code": r"\b(?:source )?code\b|\bimplementation is available\b",
+    "ethics": r"\bethic\w*|\binformed consent\b|\breview board\b",
+}
+_CLAIMS = {key: re.compile(_NEGATED + f"(?:{pattern})", re.I) for key, pattern in _CLAIMS_NO.items()}
 
 
-def _quoted(sentence: str) -> str:
+def _quote_of(sentence: str) -> str:
     return "“" + (sentence if len(sentence) <= 160 else sentence[:157].rstrip() + "…") + "”"
 
 
 def contradicted_absence(sentence: str, checks: PaperChecks) -> list[str]:
-    """Reasons a sentence's claim that the paper lacks something is false, by the same rules:
-    "does not mention any limitations" of a paper that discusses them, "no standard deviation"
-    of one that reports a variance ([] when neither)."""
+    """Reasons a sentence's claim that the paper lacks something is false, by the checklist: "does
+    not mention any limitations" of a paper that discusses them, "no standard deviation" of one
+    that reports a spread, "does not provide any information about data size" of one that gives
+    it ([] when none)."""
     reasons = []
-    if checks.limitations is not None and _CLAIMS_NO_LIMITATIONS.search(sentence):
-        where = f": {_quoted(checks.limitations)}" if checks.limitations else ""
+    if checks.limitations is not None and _CLAIMS["limitations"].search(sentence):
+        where = f": {_quote_of(checks.limitations)}" if checks.limitations else ""
         reasons.append(f"the paper does discuss limitations{where}")
-    if checks.variance is not None and _CLAIMS_NO_VARIANCE.search(sentence):
-        reasons.append(f"the paper does report a variance or significance test: {_quoted(checks.variance)}")
+    if checks.variance is not None and _CLAIMS["variance"].search(sentence):
+        reasons.append(f"the paper does report a variance or significance test: {_quote_of(checks.variance)}")
+    for key, claim in _CLAIMS.items():
+        item = checks.findings.get(key)
+        if key in ("limitations", "variance") or item is None or not item.found or not claim.search(sentence):
+            continue
+        where = f" ({item.pages})" if item.pages else ""
+        reasons.append(f"the paper does give its {key}{where}: {_quote_of(item.quote)}")
     return reasons

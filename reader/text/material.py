@@ -334,8 +334,12 @@ def abstract_sentences(sections) -> list[str]:
 
 
 def missing_headlines(body: str, sections, limit: int = 4) -> list[str]:
-    """The abstract's sentences whose figures (its headline results) `body` does not give, at
-    most `limit`: what a reader expects to find under Key results."""
+    """The abstract's sentences whose figures (its headline results) `body` does not give, then,
+    where neither gives a figure with the metric it is in, the results' sentences that do (a
+    metric's name and a decimal or a percentage, one naming its data first), at most `limit`:
+    what a reader expects to find under Key results, each figure with its metric and data."""
+    from reader.text.rigour_experiments import metric_names
+
     given = figures(body)
     out = []
     for sentence in abstract_sentences(sections):
@@ -343,7 +347,24 @@ def missing_headlines(body: str, sections, limit: int = 4) -> list[str]:
         if own and not own <= given:
             out.append(sentence)
             given |= own
+    measured = [s for s in [body, *out] if metric_names(s) and _RESULT_FIGURE.search(s)]
+    if not measured:
+        results = [
+            s
+            for _, _, s, _ in _sentences(sections, (RESULTS, CAPTIONS))
+            if metric_names(s) and _RESULT_FIGURE.search(s) and not figures(s) <= given
+        ]
+        results.sort(key=lambda s: not _DATA_NAMED.search(s))  # the ones naming their data first
+        out += results[:HEADLINE_RESULTS]
     return out[:limit]
+
+
+HEADLINE_RESULTS = 2  # results' sentences with a metric and its figure, when nothing else gives one
+_RESULT_FIGURE = re.compile(r"\d+\.\d+|\d+(?:\.\d+)?\s?%")
+_DATA_NAMED = re.compile(
+    r"\b(?:on|for|in) (?:the )?(?:[A-Z][\w-]*\d*|[A-Z]{2,}[\w-]*)(?: (?:[A-Z][\w-]*|data ?set|corpus|test set))*\b|"
+    r"\b(?:data ?set|corpus|test set|benchmark)\b",
+)
 
 
 _BODY = (RESULTS, METHOD, CAPTIONS, CONCLUSION, INTRODUCTION)  # the sections that report the work

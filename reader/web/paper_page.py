@@ -15,10 +15,12 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from reader.audit.citations import cited_references, markers_in, reference_list, with_library
+from reader.audit.decided import decision_of
 from reader.audit.highlights import NOTE_LIMIT, HighlightItem, highlights_of
 from reader.audit.judgements import COMMENT_LIMIT, judgements_of, sentence_id, sentence_key
 from reader.audit.loop import MARK, UNANSWERED, UNCHECKED
 from reader.audit.record import KIND_ORDER, count_verdicts, newest_analyses
+from reader.checklist import checklist_of
 from reader.store.paper_tables import paper_tables
 from reader.store.queries import followups_of
 from reader.store.tables import Analysis, AnalysisIteration, Paper, ReviewJob, SentenceVerdict
@@ -62,6 +64,13 @@ class SentenceItem:
     anchor: str = ""  # the element id on the paper page, e.g. "critique-3"
     sentence_id: str = ""  # as reader.audit.judgements names it; "" for a mark without a verdict
     judgement: object = None  # the reader's own (reader.audit.judgements.Judgement), if any
+    # how the verdict was reached (reader.audit.decided.described): kind, by, score, page, item, label
+    decided: dict = field(default_factory=dict)
+
+    @property
+    def tool(self) -> bool:
+        """The tool's own finding from the rigour checklist, stated without a model."""
+        return self.decided.get("kind") == "tool"
 
 
 @dataclass
@@ -129,6 +138,7 @@ class PaperPage:
     gone_judgements: list = field(default_factory=list)
     # the follow-up questions of the review, answered (reader.store.queries.FollowUpItem)
     followups: list = field(default_factory=list)
+    checklist: object = None  # the rigour checklist (reader.checklist.Checklist), None without passages
 
     @property
     def highlight_boxes(self) -> list[dict]:
@@ -188,6 +198,7 @@ def _sentence_of(verdict: SentenceVerdict, marked: bool) -> SentenceItem:
         reasons=[str(r) for r in (verdict.reasons or [])],
         reused=bool(verdict.reused),
         evidence=_evidence(verdict),
+        decided=decision_of(verdict),
     )
 
 
@@ -331,6 +342,7 @@ def paper_of(session: Session, paper_id: str) -> PaperPage | None:
         tables=paper_tables(session, paper_id),
         gone_judgements=gone,
         followups=followups_of(session, paper_id),
+        checklist=checklist_of(session, paper_id),
     )
 
 

@@ -19,7 +19,7 @@
   if (toggle && analyses) {
     toggle.addEventListener("change", function () {
       analyses.classList.toggle("show-all", toggle.checked);
-      analyses.querySelectorAll(".sent:not(.flagged)").forEach(function (s) {
+      analyses.querySelectorAll(".sent:not(.flagged):not(.tool-finding)").forEach(function (s) {
         s.tabIndex = toggle.checked ? 0 : -1;
         if (toggle.checked) {
           s.setAttribute("role", "button");
@@ -237,7 +237,9 @@
   function pin(sentence, keepOpen) {
     var wasOpen = sentence.classList.contains("open") && !keepOpen;
     closeAll();
-    var shown = sentence.classList.contains("flagged") || (analyses && analyses.classList.contains("show-all"));
+    // a flagged sentence and the tool's own finding open on their own; the others when every verdict is shown
+    var shown = sentence.classList.contains("flagged") || sentence.classList.contains("tool-finding") ||
+      (analyses && analyses.classList.contains("show-all"));
     if (!wasOpen && shown) {
       sentence.classList.add("open");
       if (sentence.hasAttribute("aria-expanded")) { sentence.setAttribute("aria-expanded", "true"); }
