@@ -386,15 +386,21 @@ class Reader:
             raise ReaderError("the text to audit is empty: pass --text-file FILE or pipe the text in")
         return self.services.audit_text(text, self._paper_id(paper))
 
-    def extraction_table(self, papers: Iterable[str], *, stored_only: bool = False):
+    def extraction_table(
+        self, papers: Iterable[str], *, stored_only: bool = False, columns=(), questions=()
+    ):
         """The extraction table of the chosen papers (ids, id prefixes or title prefixes) ->
         ExtractionTable: for each its task, datasets and sizes, method, baselines and headline
         result, from the stored synthesis and the paper's passages, each cell with its source
         passage and page and audited like any sentence ([待验证] without support); `to_csv()`.
         `stored_only`: only from answers the verifier gave before (the web page's GET), with no
-        model call; reader.errors.NotStored when the table was not built yet."""
+        model call; reader.errors.NotStored when the table was not built yet. `columns`: items of
+        the rigour checklist to add (metrics, variance, code …); `questions`: columns of the user's
+        own, each a question asked of every paper and answered with its sources, audited."""
         paper_ids = [self._paper_id(ref) for ref in _as_list(papers)]
-        return self.services.extraction_table(paper_ids, stored_only=stored_only)
+        return self.services.extraction_table(
+            paper_ids, stored_only=stored_only, columns=_as_list(columns), questions=_as_list(questions)
+        )
 
     # ------------------------------------------------------------ questions
 

@@ -263,11 +263,14 @@ class Services:
             checker=self.checker,
         )
 
-    def extraction_table(self, paper_ids: list[str], *, stored_only: bool = False):
+    def extraction_table(
+        self, paper_ids: list[str], *, stored_only: bool = False, columns=(), questions=()
+    ):
         """The extraction table of stored papers, every cell audited -> ExtractionTable
         (reader.table); a paper stored by another process is first added to this one's index.
-        `stored_only`: from the verifier's stored answers alone, with no model call and nothing
-        written (NotStored when one is missing): what a GET serves."""
+        `columns`: checklist items to add; `questions`: the user's own, each asked of every paper
+        with the question pipeline. `stored_only`: from the LLMs' stored answers alone, with no
+        model call and nothing written (NotStored when one is missing): what a GET serves."""
         from reader.deepread import audit_claims
         from reader.table import build_table
 
@@ -288,7 +291,30 @@ class Services:
                 checker=self.checker,
             )
 
-        return build_table(paper_ids, db=self.db, search=self.search_index.search, audit_claims=audit_cells)
+        return build_table(
+            paper_ids,
+            db=self.db,
+            search=self.search_index.search,
+            audit_claims=audit_cells,
+            columns=columns,
+            questions=questions,
+            ask=self._table_question(stored_only) if questions else None,
+        )
+
+    def _table_question(self, stored_only: bool):
+        """A user's column of the extraction table: its question through the question pipeline
+        over one paper (its answer checked there against its passages), from stored answers alone
+        when `stored_only`."""
+        from reader.crag.pipeline import crag_config
+        from reader.store.queries import library_titles
+
+        roles = (self.generator, self.verifier)
+        if stored_only:
+            roles = tuple(role.stored_only() for role in roles)
+        with self.db() as session:
+            titles = library_titles(session)
+        config = crag_config(self.settings.crag)
+        return lambda question, paper_id: self._passages(question, paper_id, config, roles, titles, None)
 
     def answer(
         self,

@@ -127,16 +127,16 @@ def test_each_cell_has_its_value_source_and_page_and_an_unsupported_one_is_marke
     assert method.value == SYNTHESIS["Method"] and method.verdict == "supported"
     assert method.source.page == 2 and "character BiLSTM" in method.source.text
 
-    datasets = cells["datasets"]  # by rule from the passages: a number with a unit of data
+    datasets = cells["datasets"]  # the rigour checklist's: a size of data in a sentence about data
     assert datasets.value == "WNUT-17: 5,690 annotated tweets"
-    assert datasets.origin == "passages: numbers with a unit of data"
+    assert datasets.origin == "checklist: Datasets and sizes (rule)"
     assert datasets.verdict == "supported" and datasets.source.page == 3
     assert "5,690 annotated tweets" in datasets.source.text
     assert datasets.quote == "The WNUT-17 corpus contains 5,690 annotated tweets for training and testing."
 
-    baselines = cells["baselines"]  # the passage the search finds for a comparison
+    baselines = cells["baselines"]  # the checklist's sentence that names the baselines compared
     assert baselines.value.startswith("We compare with two baselines: a CRF tagger")
-    assert baselines.origin == "passages: search for the baselines"
+    assert baselines.origin == "checklist: Baselines compared (rule)"
     assert baselines.verdict == "supported" and baselines.source.page == 3
 
     result = cells["result"]  # 97.9 is nowhere in the paper: unsupported though the verifier said YES

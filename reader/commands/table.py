@@ -22,16 +22,33 @@ from reader.commands.output import echo_json, for_terminal
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the table as JSON: columns, and per paper its cells."
 )
+@click.option(
+    "--column",
+    "columns",
+    multiple=True,
+    metavar="ITEM",
+    help="Add an item of the rigour checklist as a column (repeatable): metrics, ablations, variance, "
+    "runs, hyperparameters, compute, code, data, limitations, ethics, contributions.",
+)
+@click.option(
+    "--ask",
+    "questions",
+    multiple=True,
+    metavar="QUESTION",
+    help="Add a column of your own (repeatable, at most 5): the question is asked of every paper with "
+    "the question pipeline (`reader ask`), and its answer audited against the passages it cites.",
+)
 @click.pass_obj
-def table(app, papers, csv_file, as_json):
+def table(app, papers, csv_file, as_json, columns, questions):
     """An extraction table of the chosen papers: for each, the task, the datasets and their
-    sizes, the method, the baselines and the headline result.
+    sizes, the method, the baselines and the headline result, and the columns you add.
 
     Task, method and headline result come from the paper's stored synthesis (`reader read`
-    or `reader review` first); the datasets' sizes are the paper's own numbers with a unit of
-    data (sentences, images, pairs ...); the baselines are the sentence the search finds for
-    them. Every cell names the passage and page it rests on and is audited like any sentence
-    of an analysis: one the paper does not support is shown with [待验证].
+    or `reader review` first); the datasets' sizes and the baselines from the paper's rigour
+    checklist (stored by the read, else found by its rules: a size of data in a sentence about
+    data, a sentence that names the baselines compared). Every cell names the passage and page
+    it rests on and is audited like any sentence of an analysis: one the paper does not support
+    is shown with [待验证].
 
     PAPERS are paper ids, id prefixes (6+ characters) or title prefixes (`reader papers` lists them).
 
@@ -39,10 +56,11 @@ def table(app, papers, csv_file, as_json):
     Examples:
       reader table 3fa9c2 b71c0e --csv table.csv
       reader table "Attention Is All" --json
+      reader table 3fa9c2 b71c0e --column variance --column code --ask "Which languages are the data in?"
     """
     from reader.errors import ReaderError
 
-    result = app.extraction_table(papers)
+    result = app.extraction_table(papers, columns=columns, questions=questions)
     if csv_file is not None:
         try:
             csv_file.write_text(result.to_csv(), encoding="utf-8-sig", newline="")
@@ -56,7 +74,9 @@ def table(app, papers, csv_file, as_json):
     for row in result.rows:
         click.echo(for_terminal(f"{row.title or row.paper_id[:12]}  ({row.paper_id[:12]})"))
         for key, heading in result.columns:
-            cell = row.cells[key]
+            cell = row.cells.get(key)
+            if cell is None:
+                continue
             where = f"  ({cell.pages})" if cell.pages else ""
             click.echo(for_terminal(f"  {heading}: {cell.shown or '–'}{where}"))
         for note in row.notes:

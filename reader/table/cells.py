@@ -175,6 +175,26 @@ def dataset_sizes(passages: Iterable[tuple[str, Source]]) -> tuple[str, list[Sou
     return "; ".join(items), sources
 
 
+# --------------------------------------------------------------------- from the rigour checklist
+
+VALUE_ITEMS = ("metrics", "variance", "runs", "hyperparameters", "compute", "code", "data")
+
+
+def checklist_value(key: str, item) -> str:
+    """A cell's value from a checklist item (reader.checklist.ChecklistItem): the datasets as
+    "name: size", the short value of an item that has one (metrics, variance, runs …), else the
+    sentence that states it (baselines, ablations, limitations, ethics, contributions)."""
+    from reader.text.rigour_experiments import data_sizes
+
+    if key == "datasets":
+        sizes = data_sizes(item.quote) or [v.strip() for v in item.value.split(";") if v.strip()]
+        name = _dataset_name(item.quote)
+        return _trim("; ".join(f"{name}: {size}" if name else size for size in sizes[:MAX_DATASETS]))
+    if key in VALUE_ITEMS and item.value:
+        return _trim(item.value)
+    return _trim(item.quote or item.value)
+
+
 # --------------------------------------------------------------------- baselines
 
 _PROSE_START = re.compile(r"[A-Z\u4e00-\u9fff“\"]")

@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 from reader.audit.loop import MARK, UNCHECKED, UNSUPPORTED
 from reader.text.pages import page_range
 
-# (key, heading): the columns in the order the table, the page and the CSV show them
+# (key, heading): the columns every table has, in the order the table, the page and the CSV show
+# them; a table may add checklist items (reader.text.rigour ITEMS, by key) and questions of the
+# user's own (keys q1, q2 …, the question as heading) after them
 COLUMNS = [
     ("task", "Task"),
     ("datasets", "Datasets and sizes"),
@@ -99,14 +101,14 @@ class Cell:
 class TableRow:
     paper_id: str
     title: str
-    cells: dict[str, Cell]
+    cells: dict[str, Cell]  # in the table's column order
     notes: list[str] = field(default_factory=list)  # what could not be filled, and why
 
     def to_json(self) -> dict:
         return {
             "paper_id": self.paper_id,
             "title": self.title,
-            "cells": {key: self.cells[key].to_json() for key, _ in COLUMNS},
+            "cells": {key: cell.to_json() for key, cell in self.cells.items()},
             "notes": list(self.notes),
         }
 
@@ -117,11 +119,8 @@ class ExtractionTable:
 
     rows: list[TableRow]
     llm_calls: int = 0
-
-    @property
-    def columns(self) -> list[tuple[str, str]]:
-        """(key, heading) of each column, in order."""
-        return list(COLUMNS)
+    # (key, heading) of each column, in order: COLUMNS, then the checklist's and the user's
+    columns: list[tuple[str, str]] = field(default_factory=lambda: list(COLUMNS))
 
     @property
     def n_marked(self) -> int:
@@ -129,7 +128,7 @@ class ExtractionTable:
 
     def to_json(self) -> dict:
         return {
-            "columns": [{"key": key, "heading": heading} for key, heading in COLUMNS],
+            "columns": [{"key": key, "heading": heading} for key, heading in self.columns],
             "rows": [row.to_json() for row in self.rows],
             "llm_calls": self.llm_calls,
         }
@@ -141,13 +140,13 @@ class ExtractionTable:
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\r\n")
         header = ["paper_id", "title"]
-        for key, _ in COLUMNS:
+        for key, _ in self.columns:
             header += [key, f"{key}_verdict", f"{key}_pages", f"{key}_source"]
         writer.writerow(header)
         for row in self.rows:
             line = [row.paper_id, row.title]
-            for key, _ in COLUMNS:
-                cell = row.cells[key]
+            for key, _ in self.columns:
+                cell = row.cells.get(key) or Cell(key)
                 source = cell.source
                 line += [
                     cell.shown,
