@@ -386,9 +386,7 @@ class Reader:
             raise ReaderError("the text to audit is empty: pass --text-file FILE or pipe the text in")
         return self.services.audit_text(text, self._paper_id(paper))
 
-    def extraction_table(
-        self, papers: Iterable[str], *, stored_only: bool = False, columns=(), questions=()
-    ):
+    def extraction_table(self, papers: Iterable[str], *, stored_only: bool = False, columns=(), questions=()):
         """The extraction table of the chosen papers (ids, id prefixes or title prefixes) ->
         ExtractionTable: for each its task, datasets and sizes, method, baselines and headline
         result, from the stored synthesis and the paper's passages, each cell with its source

@@ -263,9 +263,7 @@ class Services:
             checker=self.checker,
         )
 
-    def extraction_table(
-        self, paper_ids: list[str], *, stored_only: bool = False, columns=(), questions=()
-    ):
+    def extraction_table(self, paper_ids: list[str], *, stored_only: bool = False, columns=(), questions=()):
         """The extraction table of stored papers, every cell audited -> ExtractionTable
         (reader.table); a paper stored by another process is first added to this one's index.
         `columns`: checklist items to add; `questions`: the user's own, each asked of every paper

@@ -518,7 +518,8 @@ def with_decisions(final_text: str, verdicts) -> str:
             continue
         end = at + len(sentence)
         out.append(final_text[pos:end])
-        if final_text[max(0, at - len(MARK)) : at] != MARK and verdict.verdict not in (UNSUPPORTED, UNCHECKED):
+        marked = final_text[max(0, at - len(MARK)) : at] == MARK
+        if not marked and verdict.verdict not in (UNSUPPORTED, UNCHECKED):
             out.append(f" ⟨{decision_of(verdict)['label']}⟩")
         pos = end
     out.append(final_text[pos:])

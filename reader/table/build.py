@@ -164,7 +164,9 @@ def _filled_row(paper_id: str, db, search: Search, columns) -> tuple[TableRow, d
             row.notes.append(f"{key}: not found in the paper ({why})")
             continue
         whole = by_id.get(item.chunk_id)
-        source = whole or Source(item.chunk_id, item.page_start or 1, item.page_end or 1, item.quote, item.section)
+        source = whole or Source(
+            item.chunk_id, item.page_start or 1, item.page_end or 1, item.quote, item.section
+        )
         origin = f"checklist: {BY_KEY[key].label} ({item.decided_by})"
         row.cells[key] = Cell(key, checklist_value(key, item), origin, [source])
     return row, by_id
