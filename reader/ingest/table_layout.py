@@ -7,8 +7,10 @@ columns, lines become rows, and every word goes to the row and column its centre
 - columns: the phrases of the lines of numbers that have at least 0.8 of the most phrases two
   lines have (all such lines where fewer than two have numbers), merged where they overlap and never
   across a vertical rule; a centred "N/A" standing for four cells does not join two columns;
-- rows: a line carries on the row above it (a wrapped cell) when it has no number and fills
-  fewer columns than that row, all of them ones the row fills; inside one ruled row of pymupdf's grid, lines join unless both
+- rows: a line carries on the row above it (a wrapped cell) when it has no number, fills
+  fewer columns than that row, all of them ones the row fills, and stands no further from it
+  than twice the table's usual gap between lines (a footnote under the table does not); a name
+  broken at a hyphen over two rows ("Un-" / "supervised") is made whole in the first; inside one ruled row of pymupdf's grid, lines join unless both
   carry numbers, or, above the first row of numbers, unless the line fills a column the row
   does not (a second level of column headers);
 - a phrase in a header row above the last one spans the columns under the horizontal rule just
@@ -235,12 +237,16 @@ def rows_of(lines: list[Line], columns, bands: list[tuple[float, float]]) -> lis
         middle = (line.y0 + line.y1) / 2
         return next((i for i, (b0, b1) in enumerate(bands) if b0 - 1 <= middle <= b1 + 1), -1)
 
+    gaps = sorted(b.y0 - a.y1 for a, b in zip(lines, lines[1:]))
+    pitch = gaps[len(gaps) // 2] if gaps else 0.0
     rows: list[tuple[list[Line], Cells]] = []
     last_band, numbers_seen = None, False
     for line in lines:
         cells = line_cells(line, columns)
         band = band_of(line)
-        if rows:
+        # a line set well apart from the one above (a footnote under the table) starts a row
+        apart = bool(rows) and line.y0 - rows[-1][0][-1].y1 > max(4.0, 2 * pitch)
+        if rows and not apart:
             row_lines, row = rows[-1]
             subset = all(j in row for j in cells)
             if band >= 0 and band == last_band:
@@ -256,6 +262,15 @@ def rows_of(lines: list[Line], columns, bands: list[tuple[float, float]]) -> lis
         rows.append(([line], cells))
         last_band = band
     return rows
+
+
+def _join_broken_words(texts: list[list[str]]) -> None:
+    """A name broken over two rows at a hyphen ("Un-" over "supervised", a group name set in
+    two lines) is made whole in the first row, the second left empty (its group goes on)."""
+    for upper, lower in zip(texts, texts[1:]):
+        for j, (a, b) in enumerate(zip(upper, lower)):
+            if a.endswith("-") and a[-2:-1].isalpha() and b[:1].islower() and " " not in b:
+                upper[j], lower[j] = a[:-1] + b, ""
 
 
 def box(words: list[Word]) -> Rect:
@@ -294,12 +309,13 @@ def fill(
         return " ".join(w.text for line in lines_of(ws) for w in line.words)
 
     texts = [[text(row.get(j, [])) for j in range(n)] for _, row in rows]
+    _join_broken_words(texts)
     header = guess_header_rows(texts)
     # the upper header rows again, a phrase standing over several columns put in each of them
     for i in range(max(0, header - 1)):
         spread: dict[int, list[str]] = {}
         for line in rows[i][0]:
-            phrases = [p for whole in line.phrases() for p in over_columns(whole, columns)]
+            phrases = line.phrases()  # whole: "HK Lit" over two columns is one header
             for phrase in phrases:
                 for j in spanned(phrase, columns, rules, phrases):
                     spread.setdefault(j, []).append(phrase_text(phrase))
