@@ -96,6 +96,9 @@ def train(
     model = AutoModelForSequenceClassification.from_pretrained(
         base, num_labels=1, local_files_only=True
     ).float()
+    # a lent GPU when there is one (the device tool); the same seeded run on the CPU otherwise
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model.to(device)
 
     def encode(batch):
         return tokenizer(
@@ -105,7 +108,7 @@ def train(
             max_length=config.max_tokens,
             padding=True,
             return_tensors="pt",
-        )
+        ).to(device)
 
     def evaluate() -> dict:
         model.eval()
@@ -137,7 +140,7 @@ def train(
     while not done:
         for batch in _batches(train_pairs, tokenizer, config.batch_size, rng):
             inputs = encode(batch)
-            labels = torch.tensor([float(p["label"]) for p in batch])
+            labels = torch.tensor([float(p["label"]) for p in batch], device=device)
             loss = loss_fn(model(**inputs).logits[:, 0], labels)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -180,7 +183,7 @@ def train(
     if best_state is not None:
         model.load_state_dict(best_state)
     out.mkdir(parents=True, exist_ok=True)
-    model.half().save_pretrained(out, safe_serialization=True)
+    model.to("cpu").half().save_pretrained(out, safe_serialization=True)
     tokenizer.save_pretrained(out)
     return result
 
