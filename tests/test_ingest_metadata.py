@@ -166,3 +166,29 @@ def test_known_papers_title_authors_and_year(path):
         pytest.skip(f"{path} is not here")
     parsed = parse_pdf(path)
     assert (parsed.title, parsed.authors, parsed.year) == KNOWN[path]
+
+
+def test_a_collective_author_is_read_from_the_first_page_where_no_name_line_or_metadata_gives_one(tmp_path):
+    """The sample paper's author is "The reader project contributors": no person's name, so the
+    name lines found none and its note had `authors: []` (issue 43, item 5)."""
+    lines = [
+        (80, "Reading Order and Coverage When Ingesting Two-Column Papers", 16, "helv"),
+        (110, "The reader project contributors", 11, "helv"),
+        (126, "reader, an open-source tool for deep reading of academic papers", 9, "helv"),
+        (160, "Abstract", 11, "hebo"),
+        (178, "Tools that answer questions about a paper first turn its PDF into text.", 10, "helv"),
+        (210, "1 Introduction", 11, "hebo"),
+        (228, "Evidence search only works when the stored text is complete and in order.", 10, "helv"),
+    ]
+    parsed = parse_pdf(first_page(tmp_path / "collective.pdf", lines))  # no author in the metadata
+    assert parsed.authors == ["The reader project contributors"]
+    people = [lines[0], (110, "Ada Lovelace and Alan Turing", 11, "helv"), *lines[2:]]
+    assert parse_pdf(first_page(tmp_path / "people.pdf", people)).authors == ["Ada Lovelace", "Alan Turing"]
+    nobody = [lines[0], *lines[3:]]  # no line between the title and the abstract: none made up
+    assert parse_pdf(first_page(tmp_path / "nobody.pdf", nobody)).authors == []
+
+
+def test_the_sample_papers_author_is_read():
+    from conftest import SAMPLE_PAPER
+
+    assert parse_pdf(SAMPLE_PAPER).authors == ["The reader project contributors"]

@@ -569,7 +569,36 @@ def _authors(front: list[_Box], meta_author: str, page_text: str) -> list[str]:
         surnames = {_norm(n.split()[-1]) for n in names}
         if len(names) <= len(meta) or not all(_norm(a.split()[-1]) in surnames for a in meta):
             return meta
-    return names
+    return names or _collective(front, meta_author, norm_page)
+
+
+_COLLECTIVE = re.compile(
+    r"\b(?:contributors|team|group|consortium|collaboration|committee|project|initiative|laboratory|lab|"
+    r"working group|task force|authors)\b",
+    re.I,
+)
+
+
+def _collective(front: list[_Box], meta_author: str, norm_page: str) -> list[str]:
+    """An author that is no person's name ("The reader project contributors", "The ATLAS
+    Collaboration"), when no line below the title gives names: the metadata's author when the
+    first page prints it, else the first such line before the abstract; [] when there is none."""
+    meta = " ".join((meta_author or "").split())
+    if meta and _COLLECTIVE.search(meta) and len(meta.split()) <= 8 and _norm(meta) in norm_page:
+        return [meta]
+    for box in front:
+        if _FRONT_END.match(box.text):
+            break
+        for line in box.lines:
+            text = " ".join(line.text.split())
+            if (
+                _COLLECTIVE.search(text)
+                and 2 <= len(text.split()) <= 8
+                and not _AFFILIATION.search(text)
+                and not re.search(r"@|https?://|www\.|\d", text)
+            ):
+                return [text]
+    return []
 
 
 def _name_lines(front: list[_Box]) -> list[str]:
