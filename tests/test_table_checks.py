@@ -139,3 +139,24 @@ def test_arithmetic_claims_are_read(sentence, kind, value):
 def test_a_range_and_the_best_baseline_claim_nothing():
     assert claims("Deviation rises by 30-40% on half the units.") == []
     assert claims("It beats the best baseline.") == []
+
+
+def test_1_best_output_claims_no_best_and_fewer_than_is_a_difference():
+    assert claims("It reaches 85.3 on 1-best output.") == []
+    (claim,) = claims("Linked entries are 8.3 fewer than bibliography entries.")
+    assert (claim.kind, claim.value) == (DIFFERENCE, 8.3)
+
+
+def test_a_sentence_naming_a_table_is_checked_against_that_table_only(facts):
+    other = Table(
+        "Table 3",
+        "Table 3: More.",
+        6,
+        [0, 0, 1, 1],
+        [["Model", "WikiQA"], ["BERT", "90.0"], ["RoBERTa", "80.0"], ["Ours", "70.0"]],
+        1,
+    )
+    both = PaperFacts.from_texts(TEXT, [TABLE, other])
+    assert check_sentence("BERT is the best model on WikiQA.", both) == []  # Table 3 has it so
+    (reason,) = check_sentence("BERT is the best model on WikiQA in Table 2.", both)
+    assert "'best' does not hold: Table 2" in reason

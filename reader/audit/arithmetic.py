@@ -139,10 +139,16 @@ _RULES = [
     (DIFFERENCE, rf"{_N}[- ](?:{_POINTS}|-?point)\s+(?:absolute\s+)?(?:{_MARGIN}|{_COMPARED})"),
     (DIFFERENCE, rf"\b(?:{_CHANGE})\s+(?:of\s+|by\s+)?{_ABOUT}{_N}\s?(?:points?|pp|percentage[- ]points?)\b"),
     (DIFFERENCE, rf"\(\s*[+−–-]\s*{_N}\s*(?:{_POINTS})?\s*\)"),
+    (
+        DIFFERENCE,
+        rf"{_N}\s+(?:\w+\s+){{0,2}}(?:fewer|more|less|lower|higher|smaller|larger|greater)\s+than\b",
+    ),
 ]
 _PATTERNS = [(kind, re.compile(pattern, re.I)) for kind, pattern in _RULES]
+# not "1-best" or "n-best" (a list of hypotheses), nor "top-5"
 _BEST = re.compile(
-    r"\b(?:best|highest|lowest|strongest|top|worst|largest|smallest|outperforms\s+all|beats\s+all)\b", re.I
+    r"(?<![\w-])(?:best|highest|lowest|strongest|top|worst|largest|smallest|outperforms\s+all|beats\s+all)\b(?!-\d)",
+    re.I,
 )
 # "the best baseline", "second best": the best of a part of the rows, or not the best
 _BEST_OF_A_PART = re.compile(

@@ -23,6 +23,8 @@ which rows and columns a sentence names is reader/audit/table_names.py's.
   "lowest" said of the one row the sentence names (not "Average" or "Total") holds when it is
   the column's extreme in some table the sentence names it in.
 
+A sentence that names a table ("in Table 5") is checked against that table only.
+
 Every finding is plain data: the reason (None for a confirmation), the evidence line, the page,
 and where the numbers it accounts for start in the sentence (a derived number confirmed here is
 not "a number not found in the paper").
@@ -53,6 +55,7 @@ _LOWER_BETTER = re.compile(
 )
 _SAYS_MIN = re.compile(r"\b(?:lowest|smallest|fewest|least)\b", re.I)
 _SAYS_MAX = re.compile(r"\b(?:highest|largest|most)\b", re.I)
+_TABLE_LABEL = re.compile(r"\bTable\s+\d{1,3}\b", re.I)
 _NO_SUBJECT = re.compile(r"^(?:average|avg\.?|mean|total|overall|all|sum)$", re.I)
 
 __all__ = ["Finding", "index_tables", "table_findings"]
@@ -76,10 +79,13 @@ class Number:
 
 
 def _holds(cell: Cell, n: Number) -> bool:
+    """The cell holds the sentence's number at its precision (its sign aside: the sentence's
+    numbers are read without one, "−0.45" as 0.45)."""
+    value = abs(cell.value)
     slack = n.quantum / 2 + 1e-9 * max(1.0, abs(n.value))
-    if abs(cell.value - n.value) <= slack:
+    if abs(value - n.value) <= slack:
         return True
-    return n.percent and abs(cell.value - n.value / 100) <= slack / 100
+    return n.percent and abs(value - n.value / 100) <= slack / 100
 
 
 def _exact(cell: Cell, n: Number) -> bool:
@@ -265,6 +271,9 @@ def table_findings(
     if not indexes:
         return []
     s = Sentence.of(sentence)
+    named = {m.group(0).lower() for m in _TABLE_LABEL.finditer(sentence)}
+    if named & {(i.table.label or "").lower() for i in indexes}:  # "in Table 5": that table only
+        indexes = [i for i in indexes if (i.table.label or "").lower() in named]
     numbers = [Number(*n) for n in numbers]
     stated = claims(rest)
     claimed = {c.start for c in stated}

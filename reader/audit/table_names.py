@@ -5,7 +5,7 @@ A header names itself in a sentence by its words, compared as lower-case words w
 "Citation prediction / Co-Cite / nDCG" has three parts), without marks, citations and years,
 with and without what stands in parentheses, each of its comma-separated pieces ("Trie
 dictionary based conversion, OpenCC" is named by "OpenCC"), abbreviations spelt out ("P", "R",
-"prec.", "Acc."; "overall" for "Total"), an acronym by the initials of the words it stands for ("SA" by "sentence
+"prec.", "Acc.", "bib."; "overall" for "Total"; "five" for "5"), an acronym by the initials of the words it stands for ("SA" by "sentence
 accuracy"), a row of "Ours" or "proposed" by "the proposed model", "the authors' model" and the
 like, by a word that only that header of its kind has in the table and that names a thing (a
 word with digits, a hyphen or an inner capital, or one rarer than Zipf 4.5: "multitask",
@@ -32,6 +32,10 @@ _ABBREVIATIONS = {
     "avg": "average",
     "p": "precision",
     "r": "recall",
+    "bib": "bibliography",
+}
+_NUMBER_WORDS = {
+    w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine ten".split())
 }
 # a header a sentence names in other words ("overall" for a "Total" column)
 _SAME = {"total": {"overall"}, "average": {"mean", "overall"}, "all": {"overall"}, "mean": {"average"}}
@@ -50,7 +54,7 @@ OWN_WORD_ZIPF = 4.5
 def words(text: str) -> str:
     """Lower-case words joined by single spaces (ligatures as their letters), a plural's "s"
     dropped."""
-    tokens = _WORDS.findall(unicodedata.normalize("NFKC", text).lower())
+    tokens = [_NUMBER_WORDS.get(w, w) for w in _WORDS.findall(unicodedata.normalize("NFKC", text).lower())]
     return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in tokens)
 
 
