@@ -54,6 +54,61 @@ def judge(key: dict, found) -> str:
     return "right" if pages & set(key["pages"]) else "wrong: page"
 
 
+def sections_of(pdf: Path):
+    """The paper's sections as the deep read gives them (title, text, priority), without the database."""
+    from types import SimpleNamespace
+
+    from reader.ingest.chunk import chunk_paper
+    from reader.ingest.pdf import parse_pdf
+
+    parsed = parse_pdf(pdf)
+    groups: dict[str, list[str]] = {}
+    if parsed.abstract:
+        groups["Abstract"] = [parsed.abstract]
+    for c in chunk_paper(parsed):
+        if c.section.lower().startswith(("abstract", "references")):
+            continue
+        groups.setdefault(c.section or "Body", []).append(c.text)
+    return [
+        SimpleNamespace(title=t, text=" ".join(x), priority=0 if t == "Abstract" else 3)
+        for t, x in groups.items()
+    ]
+
+
+def findings(keys: list[dict]) -> None:
+    """The critique's sentences the tool states from the checklist (rules only) on the keyed papers,
+    each judged against the key: an absence is true when the key has the item absent, a quote when
+    it is on a page the key names for its item."""
+    from reader.checklist import build_checklist
+    from reader.text.checked import checked_facts, paper_checks
+
+    by = {(k["paper"], k["item"]): k for k in keys}
+    verdicts: Counter = Counter()
+    for name in sorted({k["paper"] for k in keys}):
+        title, passages = passages_of(SHARED_PAPERS / name)
+        checklist = build_checklist("x", title, passages)
+        facts = checked_facts(paper_checks(sections_of(SHARED_PAPERS / name), checklist.findings))
+        for fact in facts:
+            key, item = by.get((name, fact.item)), checklist.by_key.get(fact.item)
+            if key is None:
+                verdict = "no key"
+            elif key["found"] is None:
+                verdict = "not applicable"
+            elif item is not None and item.found and key["found"]:
+                pages = set(range(item.page_start, (item.page_end or item.page_start) + 1))
+                verdict = "true" if pages & set(key["pages"]) else "wrong page"
+            elif fact.item == "variance" and item is not None and item.found and item.kind == "claim":
+                verdict = "true" if "claim only" in key["note"] else "false"
+            elif item is not None and not item.found:
+                verdict = "true" if key["found"] is False else "false"
+            else:
+                verdict = "false"
+            verdicts[verdict] += 1
+            print(f"  {verdict:<14} {name[:26]:<26} {fact.item:<12} {fact.sentence[:110]}")
+    total = sum(verdicts.values())
+    print(f"  tool's findings: {total}; " + ", ".join(f"{v} {n}" for v, n in verdicts.most_common()))
+
+
 def report(keys: list[dict], found_by_paper: dict, verbose: bool) -> None:
     outcomes: Counter = Counter()
     per_item: dict[str, Counter] = {}
@@ -98,6 +153,9 @@ def main() -> None:
         "--all", action="store_true", help="also list what the rules find on every shared paper"
     )
     parser.add_argument("--verbose", action="store_true", help="print every judgement with its evidence")
+    parser.add_argument(
+        "--findings", action="store_true", help="judge the critique's tool findings by the key"
+    )
     args = parser.parse_args()
     keys = [json.loads(line) for line in KEY.read_text(encoding="utf-8").splitlines() if line.strip()]
     found_by_paper = {name: found_in(SHARED_PAPERS / name) for name in sorted({k["paper"] for k in keys})}
@@ -108,6 +166,9 @@ def main() -> None:
         report([k for k in keys if k.get("split") == split], found_by_paper, args.verbose)
     print("all:")
     report(keys, found_by_paper, False)
+    if args.findings:
+        print("the critique's tool findings (rules only), judged by the key:")
+        findings(keys)
     if args.all:
         print()
         for pdf in sorted(SHARED_PAPERS.glob("*.pdf")):
