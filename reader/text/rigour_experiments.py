@@ -123,17 +123,37 @@ def baselines_rule(s: Sentence) -> Found | None:
     before = _NAMES_BEFORE.search(text)
     names: list[str] = named(before.group(0)) if before else []
     names += [m.group(1) or short(text[m.start() :], 60) for m in _DESCRIBED_BASELINE.finditer(text)]
+    strength = BASELINE if names else ""
     for m in list(_BASELINE.finditer(text)) + list(_COMPARED.finditer(text)):
         after = text[m.end() : m.end() + 120]
         if m.group(0).lower().startswith("outperform"):
             if not re.search(r"(?:difficult|hard|easy) to\s*$", text[: m.start()]):
-                names += named(after[:60])  # "outperforms SCIBERT": a name, not only a citation
+                found = named(after[:60])  # "outperforms SCIBERT": a name, not only a citation
+                names += found
+                strength = strength or (OUTPERFORMS if found else "")
             continue
-        names += named(after) + (["(cited)"] if CITATION.search(after) else [])
+        found = named(after) + (["(cited)"] if CITATION.search(after) else [])
+        names += found
+        if found:
+            strength = BASELINE if _BASELINE.fullmatch(m.group(0)) or strength == BASELINE else COMPARED
     names = [n for n in dict.fromkeys(names) if n.lower() not in {"table", "figure"}]
     if not names:
         return None  # "For completeness, additional baselines are also included": no baseline named
-    return Found(s, ", ".join(n for n in names if n != "(cited)")[:120] or "named by citation")
+    return Found(s, ", ".join(n for n in names if n != "(cited)")[:120] or "named by citation", strength)
+
+
+# How strongly a sentence states the baselines (Found.kind): named as baselines, compared with by
+# name, or only outperformed ("cbow outperforms count": often two settings of the paper's own)
+BASELINE, COMPARED, OUTPERFORMS = "baseline", "compared", "outperforms"
+STRENGTH = {BASELINE: 3, COMPARED: 2, OUTPERFORMS: 1}
+_EVALUATION = re.compile(r"result|experiment|evaluat|baseline|comparison|table \d+ caption", re.I)
+
+
+def baseline_weight(found: Found) -> int:
+    """A baselines sentence's weight: its strength, one more in the results or experiments (a
+    comparison told there is the evaluation's); 2 at least for the item to be found."""
+    bonus = 1 if _EVALUATION.search(found.sentence.passage.section or "") else 0
+    return STRENGTH.get(found.kind, 0) + bonus
 
 
 _METRIC_NAMES = [

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from reader.text.rigour import ITEM_KEYS, Found, Sentence
 from reader.text.rigour_experiments import (
     ablations_rule,
+    baseline_weight,
     baselines_rule,
     datasets_rule,
     metrics_rule,
@@ -72,6 +73,20 @@ def _best(sentences: list[Sentence], rule: SentenceRule) -> Found | None:
 _APPENDIX = re.compile(r"^\W*(?:[A-Z](?:\.\d+)*\.?\s|appendix)", re.I)
 
 
+def _baselines_found(sentences: list[Sentence]) -> Found | None:
+    """The sentence that states the baselines most strongly (named as baselines, then compared
+    with by name, told in the results first), the first of those; none below MIN_BASELINE."""
+    best, weight = None, MIN_BASELINE - 1
+    for s in sentences:
+        found = baselines_rule(s)
+        if found is not None and baseline_weight(found) > weight:
+            best, weight = found, baseline_weight(found)
+    return best
+
+
+MIN_BASELINE = 2  # "X outperforms Y" alone, outside the results, is no baseline
+
+
 def _variance_found(sentences: list[Sentence]) -> Found | None:
     """A spread or a test where the paper gives one; else a sentence that says "significantly"."""
     claim = None
@@ -102,6 +117,8 @@ def find_item(key: str, sentences: list[Sentence], title: str = "") -> Found | N
         return contributions_rule(sentences)
     if key in ("hyperparameters", "metrics"):
         return _best(sentences, _PER_SENTENCE[key])
+    if key == "baselines":
+        return _baselines_found(sentences)
     return _first(sentences, _PER_SENTENCE[key])
 
 
