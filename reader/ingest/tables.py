@@ -22,6 +22,7 @@ came out as "784\\n."). Rectangles are fractions of the page, as passage rectang
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 from reader.ingest.model import CaptionData, TableData
@@ -71,8 +72,26 @@ def _rules(page) -> Rules:
 # ------------------------------------------------------------------ the grid finder
 
 
+def _layout_model() -> bool:
+    """pymupdf's layout model loaded where it is installed, also where it was kept out (the
+    ingest child keeps it out of its start-up, ~1 s and 250 MB: only a caption the words could
+    not place needs it)."""
+    import pymupdf
+
+    if getattr(pymupdf, "_get_layout", None) is None:
+        if "pymupdf.layout" in sys.modules and sys.modules["pymupdf.layout"] is None:
+            del sys.modules["pymupdf.layout"]
+        try:
+            import pymupdf.layout  # noqa: F401 - it registers itself with pymupdf
+        except Exception:  # noqa: BLE001 - not installed, or it cannot load here: ruling lines only
+            return False
+    return getattr(pymupdf, "_get_layout", None) is not None
+
+
 def _grid_tables(page, finder: str) -> list[tuple[tuple, list, list]]:
     """(rectangle, column spans, ruled rows) of each table pymupdf's find_tables sees."""
+    if finder == "layout":
+        _layout_model()
     try:
         found = page.find_tables(use_layout=finder == "layout")
     except TypeError:  # a pymupdf without the layout model's switch
