@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 from reader.audit.citations import cited_references, markers_in, reference_list, with_library
 from reader.audit.decided import decision_of
 from reader.audit.highlights import HighlightItem, highlights_of
-from reader.audit.judgements import Judgement, judgements_of, sentence_key
+from reader.audit.judgements import Judgement, judgements_of, marked_change, sentence_key
 from reader.audit.loop import MARK, UNANSWERED, UNCHECKED, UNSUPPORTED
 from reader.audit.record import KIND_ORDER, count_verdicts, decided_counts, newest_analyses
 from reader.checklist import checklist_of
@@ -160,7 +160,7 @@ class Note:
     def ratio(self) -> float:
         """Flagged among the sentences a model or a guard checked (all of them for a review stored
         before the decisions were kept)."""
-        checked = self.decided("checked") if any(a.decided for a in self.analyses) else self.sentences
+        checked = _checked(self)
         return self.flagged / checked if checked else 0.0
 
     @property
@@ -178,7 +178,9 @@ class Note:
     @property
     def tags(self) -> list[str]:
         tags = ["paper", "reader/reviewed"]
-        if self.flagged or self.unchecked:
+        # the reader's decisions count: a flag judged supported is no longer unverified
+        change = marked_change(self.judgements)
+        if self.flagged + change["flagged"] > 0 or self.unchecked + change["unchecked"] > 0:
             tags.append("reader/has-unverified")
         if self.unchecked:
             tags.append("reader/has-unchecked")
@@ -702,6 +704,12 @@ def render_note(note: Note) -> str:
     return clean_text(environment().get_template("note.md.j2").render(note=note))
 
 
+def _checked(note: Note) -> int:
+    """The sentences of a note a model or a guard checked (all of them for a review stored before
+    the decisions were kept)."""
+    return note.decided("checked") if any(a.decided for a in note.analyses) else note.sentences
+
+
 def render_index(notes: list[Note]) -> str:
     sentences = sum(n.sentences for n in notes)
     flagged = sum(n.flagged for n in notes)
@@ -711,7 +719,8 @@ def render_index(notes: list[Note]) -> str:
         "papers": len(notes),
         "sentences": sentences,
         "flagged": flagged,
-        "flagged_ratio": round(flagged / sentences, 4) if sentences else 0.0,
+        # flagged among the sentences a model or a guard checked, as each note's ratio
+        "flagged_ratio": round(flagged / checked, 4) if (checked := sum(_checked(n) for n in notes)) else 0.0,
         "unchecked": unchecked,
         "unanswered": sum(n.unanswered for n in notes),
         "tags": ["reader/index"],
