@@ -309,7 +309,10 @@ def _parse(path: Path, data: bytes, sha256: str, max_pages: int, tables: str = "
     from reader.ingest.tables import find_tables
 
     parsed = parse_pdf(path, data, sha256, max_pages=max_pages)
-    parsed.tables = find_tables(data, parsed.captions, tables)
+    try:
+        parsed.tables = find_tables(data, parsed.captions, tables)
+    except (Exception, MemoryError):  # noqa: BLE001 - the tables are an extra: the paper stands without them
+        parsed.tables = []
     chunks = chunk_paper(parsed)
     if chunks:
         places = passage_rects(data, [(c.page_start, c.page_end, c.text) for c in chunks])
