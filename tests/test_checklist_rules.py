@@ -141,3 +141,30 @@ def test_the_references_and_headings_are_not_read_and_a_sentence_keeps_a_single_
         and baselines.sentence.passage.page_start == 5
     )
     assert all_found["ablations"] is None  # the heading "3.3 Baselines and Ablations" is no sentence
+
+
+def test_key_results_get_a_results_figure_with_its_metric_and_data_when_nothing_gives_one():
+    """The held-out paper's Key results carried none of its accuracy figures: its abstract has
+    none, so the results' sentences that give a figure with its metric are added, the one naming
+    its data first (reader.text.material.missing_headlines)."""
+    from types import SimpleNamespace
+
+    from reader.text.material import ABSTRACT, RESULTS, missing_headlines
+
+    sections = [
+        SimpleNamespace(
+            title="Abstract", text="We study tagging of tweets with a new model.", priority=ABSTRACT
+        ),
+        SimpleNamespace(
+            title="4 Results",
+            text="The model was trained for three days on the machine. "
+            "Accuracy rises to 91.4% when the character encoder is added to the tagger. "
+            "On the WNUT-17 test set the tagger reaches 84.2 F1 against 80.1 for the CRF.",
+            priority=RESULTS,
+        ),
+    ]
+    added = missing_headlines("The model tags tweets well.", sections)
+    assert added[0].startswith("On the WNUT-17 test set the tagger reaches 84.2 F1")  # names its data
+    assert any("91.4%" in s for s in added) and len(added) == 2
+    # a body that already gives a figure with its metric gets nothing more from the results
+    assert missing_headlines("It reaches 84.2 F1 on WNUT-17.", sections) == []
