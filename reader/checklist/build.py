@@ -20,6 +20,11 @@ from reader.text.rigour_find import CUES, find_all
 
 SEARCH_TOP = 3  # passages the index gives for an item's query
 CUED_SENTENCES = 3  # of each passage: the sentences with the item's words, shown to the LLM
+# At most this many extraction calls a paper (a call of the embedded model on two cores takes
+# several seconds): the items whose absence the critique would state are asked first.
+MAX_EXTRACTIONS = 6
+ASKED_FIRST = ("variance", "baselines", "limitations", "runs", "ablations", "code", "ethics",
+               "hyperparameters", "compute", "data", "datasets", "metrics", "contributions")  # fmt: skip
 
 Search = Callable[[str, str], list]
 
@@ -73,11 +78,12 @@ def _not_found(key: str, n_sentences: int, searched: str, asked: str) -> Checkli
     return ChecklistItem(key, False, decided_by=NOT_FOUND, searched="; ".join(said))
 
 
-def _extracted(key: str, paper_id: str, n_sentences: int, search, llm) -> tuple[ChecklistItem, int]:
+def _extracted(
+    key: str, paper_id: str, n_sentences: int, search, llm, cued_passages
+) -> tuple[ChecklistItem, int]:
     """An item the rules did not find: searched, and asked of the LLM where a passage found uses
-    its words. Returns the item and the LLM calls made."""
-    passages, searched = _searched(key, paper_id, search)
-    cued = _cued(key, passages)
+    its words (`llm` None: not asked). Returns the item and the LLM calls made."""
+    passages, searched, cued = cued_passages
     if not cued:
         asked = "no passage found uses the item's words" if passages else ""
         return _not_found(key, n_sentences, searched, asked), 0
@@ -121,9 +127,18 @@ def build_checklist(
     by_rule = find_all(sentences, title)
     items = {key: _from_rule(key, found) for key, found in by_rule.items() if found is not None}
     missing = [key for key in ITEM_KEYS if key not in items]
+    searched = {}
+    for key in missing:
+        passages, said = _searched(key, paper_id, search)
+        searched[key] = (passages, said, _cued(key, passages))
+    asking = [k for k in ASKED_FIRST if k in missing and searched[k][2]][:MAX_EXTRACTIONS]
 
     def one(key: str) -> tuple[ChecklistItem, int]:
-        return _extracted(key, paper_id, len(sentences), search, llm)
+        if llm is not None and searched[key][2] and key not in asking:
+            passages, said, _ = searched[key]
+            cap = f"not asked: at most {MAX_EXTRACTIONS} extraction calls a paper"
+            return _not_found(key, len(sentences), said, cap), 0
+        return _extracted(key, paper_id, len(sentences), search, llm, searched[key])
 
     if len(missing) > 1 and max_workers > 1:
         with ThreadPoolExecutor(max_workers=min(max_workers, len(missing))) as pool:
