@@ -49,6 +49,24 @@ def audit_flagged(audit_verdict: str) -> bool:
     return audit_verdict in (UNSUPPORTED, UNCHECKED)
 
 
+def marked_change(judgements) -> dict[str, int]:
+    """How the reader's judgements of sentences in the review change what is shown marked:
+    {"flagged": n, "unchecked": n}, each negative for a mark the reader overruled (judged
+    supported) and positive for a passed sentence the reader judged unsupported (counted
+    flagged). The library's flagged count and the note's reader/has-unverified tag follow it."""
+    change = {"flagged": 0, "unchecked": 0}
+    for j in judgements:
+        if not j.in_review:
+            continue
+        if j.verdict == SUPPORTED and j.audit_verdict == UNSUPPORTED:
+            change["flagged"] -= 1
+        elif j.verdict == SUPPORTED and j.audit_verdict == UNCHECKED:
+            change["unchecked"] -= 1
+        elif j.verdict == UNSUPPORTED and not audit_flagged(j.audit_verdict):
+            change["flagged"] += 1
+    return change
+
+
 def relation(reader_verdict: str, audit_verdict: str) -> str:
     """How the reader's verdict stands to the audit's, in words."""
     if audit_verdict == UNCHECKED:
