@@ -539,6 +539,10 @@ def _withhold(run: Run) -> None:
     run.grounded_reason = "nothing to check: the drafted answer was withheld as unsupported"
 
 
+def _withheld(run: Run) -> bool:
+    return any(note.startswith("a drafted answer was withheld") for note in run.notes)
+
+
 def _as_list(external) -> list[ExternalSearch]:
     """None, one adapter or several: the pipeline takes a list."""
     if external is None:
@@ -626,7 +630,8 @@ def ask(
         grounded_reason=run.grounded_reason,
         route=run.route,
         confidence=run.confidence,
-        sources=[] if answer.not_found else answer.evidence,
+        # a withheld draft's passages are kept: they were found, only the draft was refused
+        sources=answer.evidence if not answer.not_found or _withheld(run) else [],
         graded=run.graded,
         rewrites=run.rewrites,
         llm_calls=run.generator.calls + run.verifier.calls,

@@ -68,8 +68,14 @@ def answer_status(answer: str, grounded: bool, grounded_reason: str) -> str:
     return "answered" if grounded else "unsupported"
 
 
-def route_in_words(route: str, answer: str, n_sources: int) -> str:
+def route_in_words(route: str, answer: str, n_sources: int, withheld: bool = False) -> str:
     """What the Corrective RAG route means for the person who asked."""
+    if withheld:
+        found = "A passage was" if n_sources == 1 else f"{n_sources or 'Some'} passages were"
+        return (
+            f"{found} found and an answer drafted from {'it' if n_sources == 1 else 'them'}, but the check "
+            f"found the draft unsupported, so it is withheld; read {'it' if n_sources == 1 else 'them'} below yourself."
+        )
     if route == "citations":
         if not n_sources:
             return "The library's reference lists have no answer to this (the citation graph)."
@@ -111,6 +117,7 @@ def question_of(session: Session, question_id: int) -> QuestionPage | None:
                 page=_first_page(str(src.get("pages") or "")),
             )
         )
+    status = answer_status(row.answer or "", bool(row.grounded), row.grounded_reason or "")
     return QuestionPage(
         id=row.id,
         question=row.question,
@@ -118,8 +125,8 @@ def question_of(session: Session, question_id: int) -> QuestionPage | None:
         grounded=bool(row.grounded),
         grounded_reason=row.grounded_reason or "",
         route=row.route or "",
-        outcome=route_in_words(row.route or "", row.answer or "", len(sources)),
-        status=answer_status(row.answer or "", bool(row.grounded), row.grounded_reason or ""),
+        outcome=route_in_words(row.route or "", row.answer or "", len(sources), status == "withheld"),
+        status=status,
         confidence=row.confidence or 0.0,
         paper_id=row.paper_id,
         paper_title=titles.get(row.paper_id, "") if row.paper_id else "",
