@@ -28,6 +28,7 @@ def test_a_tool_finding_is_labelled_and_opens_its_evidence(served, page):  # noq
     assert "14 openly licensed papers" in tip.inner_text()  # the paper's sentence, not a search's
     page.wait_for_function(f"() => document.getElementById('pdf').dataset.highlighted === '{passage}'")
 
+    page.keyboard.press("Escape")  # the open tooltip covers the sentences around it
     absent = page.locator(".sent.tool-finding[data-item='variance']").first
     absent.click()
     row_link = absent.locator(".tip .tip-checklist")

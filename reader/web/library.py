@@ -36,6 +36,8 @@ class LibraryRow:
     authors: list[str] = field(default_factory=list)
     year: int | None = None
     match: str = ""  # for a full-text search: where the words were found
+    # for a row whose title another row has too: what tells them apart (file, pages, when added)
+    apart: str = ""
 
 
 def paper_file_name(paper: Paper) -> str:
@@ -145,7 +147,22 @@ def _audit_figures(session: Session, paper_ids: list[str]) -> dict[str, _Figures
         f.unchecked += verdicts.get(UNCHECKED, 0)
         f.unanswered += verdicts.get(UNANSWERED, 0)
         f.regenerations += regenerations
+    _follow_judgements(session, figures)
     return figures
+
+
+def _follow_judgements(session: Session, figures: dict[str, _Figures]) -> None:
+    """The flagged and unchecked counts as the reader decided (reader.audit.judgements.marked_change):
+    a flag the reader judged supported is not counted flagged."""
+    from reader.audit.judgements import judgements_of, marked_change
+    from reader.store.tables import SentenceJudgement
+
+    judged = set(session.scalars(select(SentenceJudgement.paper_id).distinct()))
+    for pid in judged & set(figures):
+        change = marked_change(judgements_of(session, pid).values())
+        f = figures[pid]
+        f.flagged = max(0, f.flagged + change["flagged"])
+        f.unchecked = max(0, f.unchecked + change["unchecked"])
 
 
 def library_rows(
@@ -187,6 +204,7 @@ def library_rows(
                 match=(only or {}).get(pid, ""),
             )
         )
+    _tell_apart(session, rows)
     if only is not None and sort == "relevance":
         order = {pid: i for i, pid in enumerate(only)}
         rows.sort(key=lambda r: order[r.id])
@@ -194,6 +212,27 @@ def library_rows(
     key = SORT_KEYS.get(sort, SORT_KEYS["added"])
     rows.sort(key=key, reverse=descending)
     return rows
+
+
+def _tell_apart(session: Session, rows: list[LibraryRow]) -> None:
+    """Rows of one title (a paper uploaded twice, two versions of it) get what tells them apart:
+    the file each came in as, its pages and when it was added."""
+    by_title: dict[str, list[LibraryRow]] = {}
+    for row in rows:
+        by_title.setdefault(_title_key(row.title) or row.id, []).append(row)
+    alike = {row.id: row for group in by_title.values() if len(group) > 1 for row in group}
+    if not alike:
+        return
+    for paper in session.scalars(select(Paper).where(Paper.id.in_(list(alike)))):
+        row = alike[paper.id]
+        added = f"added {row.ingested_at:%Y-%m-%d %H:%M}" if row.ingested_at else ""
+        parts = [
+            paper_file_name(paper),
+            f"{paper.pages} pages" if paper.pages else "",
+            added,
+            f"id {paper.id[:8]}",
+        ]
+        row.apart = " · ".join(p for p in parts if p)
 
 
 def paper_choices(session: Session) -> list[tuple[str, str]]:

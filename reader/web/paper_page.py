@@ -68,6 +68,19 @@ class SentenceItem:
     decided: dict = field(default_factory=dict)
 
     @property
+    def overruled(self) -> bool:
+        """Marked by the audit and judged supported by the reader: shown as the reader decided
+        (no [待验证] mark), the audit's verdict beside it."""
+        return bool(self.marked and self.judgement is not None and self.judgement.verdict == "supported")
+
+    @property
+    def reader_flagged(self) -> bool:
+        """Passed by the audit and judged unsupported by the reader: shown marked."""
+        return bool(
+            not self.marked and self.judgement is not None and self.judgement.verdict == "unsupported"
+        )
+
+    @property
     def tool(self) -> bool:
         """The tool's own finding from the rigour checklist, stated without a model."""
         return self.decided.get("kind") == "tool"
