@@ -8,6 +8,7 @@ import io
 from dataclasses import dataclass, field
 
 from reader.audit.loop import MARK, UNCHECKED, UNSUPPORTED
+from reader.text.copied import joined_lines
 from reader.text.pages import page_range
 
 # (key, heading): the columns every table has, in the order the table, the page and the CSV show
@@ -136,7 +137,8 @@ class ExtractionTable:
     def to_csv(self) -> str:
         """One line per paper: its id and title, then for each column its value ([待验证] first
         when the audit found no support), verdict, page(s) and source: the sentence of the
-        passage nearest to the value."""
+        passage nearest to the value. Ligatures are written as their letters and a word broken
+        at a line's end whole (reader.text.copied)."""
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\r\n")
         header = ["paper_id", "title"]
@@ -154,7 +156,7 @@ class ExtractionTable:
                     page_range(source.page_start, source.page_end) if source else "",
                     cell.quote or (" ".join(source.text.split()) if source else ""),
                 ]
-            writer.writerow([_inert(v) for v in line])
+            writer.writerow([_inert(joined_lines(v)) for v in line])
         return out.getvalue()
 
 

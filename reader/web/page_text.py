@@ -205,3 +205,65 @@ def search_paper(services, paper_id: str, query: str) -> dict:
         "matches": [m.to_json() for m in matches],
         "truncated": count > len(matches),
     }
+
+
+# ---- the evidence sentence inside a passage ------------------------------------------------------
+
+MAX_CLAIM_CHARS = 1000
+
+
+def _content(text: str) -> set[str]:
+    from reader.text.words import runs, stems
+
+    found = set(stems([w for w, cjk in runs(text) if not cjk and len(w) > 2]))
+    for run, cjk in runs(text):
+        if cjk:  # Chinese and Japanese: their character pairs
+            found |= {run[i : i + 2] for i in range(max(1, len(run) - 1))}
+    return found
+
+
+def evidence_sentence(passage: str, claim: str) -> str:
+    """The sentence of `passage` that shares the most content words with `claim` (a sentence of
+    the analysis); "" when none shares any."""
+    from reader.text.split import sentence_spans
+
+    wanted = _content(claim)
+    best, best_score = "", 0.0
+    for start, end in sentence_spans(passage):
+        sentence = passage[start:end]
+        have = _content(sentence)
+        score = len(wanted & have) / (len(have) ** 0.5 or 1.0)
+        if score > best_score:
+            best, best_score = sentence, score
+    return best
+
+
+def _located(pages: list[dict], texts: list, sentence: str, on: set[int]) -> list:
+    """Rectangles of `sentence` on the pages `on`: the whole sentence, else its longest start
+    of at least 4 words found there (a footnote mark or a formula may break it off)."""
+    from reader.text.copied import joined_lines
+
+    words = joined_lines(" ".join(sentence.split())).split(" ")
+    for n in [len(words)] + [n for n in (24, 16, 10, 6, 4) if n < len(words)]:
+        wanted = _pattern(" ".join(words[:n]))
+        for page_no in sorted(p for p in on if 1 <= p <= len(pages)):
+            text, where = texts[page_no - 1]
+            found = wanted.search(text) if wanted is not None else None
+            if found:
+                return _match_rects(page_no, pages[page_no - 1]["words"], where, found.start(), found.end())
+    return []
+
+
+def sentence_rects(services, paper_id: str, passage: str, passage_rects: list, claim: str) -> list:
+    """Where the evidence sentence for `claim` stands inside a passage ([[page, x0, y0, x1, y1],
+    ...], one a line), found on the passage's pages (and the page after, for a footnote set at a
+    page's foot); [] when it cannot be placed."""
+    sentence = evidence_sentence(passage, claim[:MAX_CLAIM_CHARS])
+    if not sentence:
+        return []
+    try:
+        kept = _kept_words(services, paper_id)
+    except ReaderError:
+        return []
+    on = {r[0] for r in passage_rects} or set()
+    return _located(_read_words(*kept), _texts(*kept), sentence, on | {p + 1 for p in on})

@@ -21,7 +21,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from reader.errors import PaperNotFound, ReaderError, describe_error
-from reader.ingest.pages import page_words, passage_rects, render_page
+from reader.ingest.pages import RENDER_ZOOM, page_words, passage_rects, render_page
 from reader.store.db import transaction
 from reader.store.tables import Chunk, Paper
 from reader.text.digest import sha256_bytes
@@ -152,12 +152,14 @@ def _render_pages(connection) -> None:
     connection.send(("ready", ""))
     while True:
         try:
-            what, pdf, page = connection.recv()
+            what, pdf, page, scale = connection.recv()
         except EOFError:
             return
         try:
             reply = (
-                ("words", page_words(Path(pdf))) if what == "words" else ("png", render_page(Path(pdf), page))
+                ("words", page_words(Path(pdf)))
+                if what == "words"
+                else ("png", render_page(Path(pdf), page, scale))
             )
         except IndexError:
             reply = ("no page", "")
@@ -167,7 +169,7 @@ def _render_pages(connection) -> None:
         connection.send(reply)
 
 
-def _in_child(what: str, pdf: Path, page: int):
+def _in_child(what: str, pdf: Path, page: int, scale: float = RENDER_ZOOM):
     """(kind, value) from a render worker for ("png" | "words", pdf, page); kind "slow" when it
     took over RENDER_TIMEOUT_S, "failed" when the worker did not start or stopped."""
     with _worker_slots:
@@ -178,7 +180,7 @@ def _in_child(what: str, pdf: Path, page: int):
             return "failed", "the renderer did not start; try again"
         process, connection = worker
         try:
-            connection.send((what, str(pdf), page))
+            connection.send((what, str(pdf), page, scale))
             kind, value = connection.recv() if connection.poll(RENDER_TIMEOUT_S) else ("slow", "")
         except (EOFError, OSError):  # the worker died: killed for memory, or MuPDF crashed
             kind, value = "failed", "the renderer stopped"
@@ -193,9 +195,10 @@ def _in_child(what: str, pdf: Path, page: int):
     return kind, value
 
 
-def render_in_child(pdf: Path, page: int) -> bytes:
-    """Page `page` of `pdf` as a PNG, rendered by a render worker (see the module docstring)."""
-    kind, value = _in_child("png", pdf, page)
+def render_in_child(pdf: Path, page: int, scale: float = RENDER_ZOOM) -> bytes:
+    """Page `page` of `pdf` as a PNG at `scale`, rendered by a render worker (see the module
+    docstring)."""
+    kind, value = _in_child("png", pdf, page, scale)
     if kind == "png":
         return value
     if kind == "no page":
@@ -222,19 +225,39 @@ def words_in_child(pdf: Path) -> list[dict]:
     raise ReaderError(f"the words of {pdf.name} could not be read ({value}); the pages show without them")
 
 
-def page_image(services, paper_id: str, page: int) -> Path:
-    """A PNG of one page of the paper's PDF, rendered once (in a child process) and kept in
-    READER_HOME/pages."""
-    cached = services.settings.home / "pages" / paper_id / f"{int(page)}.png"
+# the scales (times 72 dpi) a page is rendered at: the first for the page as it opens, the others
+# for a page zoomed in or shown on a screen of 2 or 3 device pixels a pixel (viewer.js asks for
+# the least that is sharp); reader.ingest.pages.render_zoom keeps each within MAX_RENDER_PIXELS
+RENDER_SCALES = (RENDER_ZOOM, 2.0, 3.0, 4.0)
+
+
+def render_scale(asked: float) -> float:
+    """The render scale for `asked`: the least of RENDER_SCALES at or above it (the largest
+    for more)."""
+    return next((s for s in RENDER_SCALES if s >= asked), RENDER_SCALES[-1])
+
+
+def page_image(services, paper_id: str, page: int, scale: float = RENDER_ZOOM) -> Path:
+    """A PNG of one page of the paper's PDF at `scale` (one of RENDER_SCALES), rendered once
+    (in a child process) and kept in READER_HOME/pages."""
+    scale = render_scale(scale)
+    name = f"{int(page)}.png" if scale == RENDER_ZOOM else f"{int(page)}@{scale:g}.png"
+    cached = services.settings.home / "pages" / paper_id / name
     if cached.is_file():
         return cached
     pdf, _ = paper_file(services, paper_id)
-    png = render_in_child(pdf, int(page))
+    png = render_in_child(pdf, int(page), scale)
     cached.parent.mkdir(parents=True, exist_ok=True)
     tmp = cached.with_suffix(f".{os.getpid()}.{threading.get_ident()}.part")
     tmp.write_bytes(png)
     tmp.replace(cached)
     return cached
+
+
+def passage_text(services, chunk_id: int) -> str:
+    with services.db() as session:
+        chunk = session.get(Chunk, chunk_id)
+        return chunk.text if chunk is not None else ""
 
 
 def passage_box(services, chunk_id: int) -> PassageBox | None:

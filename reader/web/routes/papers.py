@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from reader.errors import PaperNotFound
-from reader.web import library, paper_page, pdf
+from reader.web import library, page_text, paper_page, pdf
 from reader.web.pages import (
     checked_paper_id,
     content_disposition,
@@ -47,23 +47,33 @@ def paper_pdf(paper_id: str, ctx=Depends(reader_of)):
 
 
 @router.get("/paper/{paper_id}/page/{number:id}.png")
-def paper_page_image(paper_id: str, number: int, ctx=Depends(reader_of)):
+def paper_page_image(paper_id: str, number: int, scale: float = pdf.RENDER_SCALES[0], ctx=Depends(reader_of)):
+    """A page as a PNG at `scale` times 72 dpi, one of pdf.RENDER_SCALES (the nearest above
+    one that is not), within the render limits."""
     checked_paper_id(paper_id)
     if number < 1:
         raise PaperNotFound(f"the paper has no page {number}")
     return FileResponse(
-        pdf.page_image(ctx.services, paper_id, number),
+        pdf.page_image(ctx.services, paper_id, number, pdf.render_scale(scale)),
         media_type="image/png",
         headers={"cache-control": "private, max-age=86400"},
     )
 
 
 @router.get("/api/passage/{chunk_id:id}")
-def passage_api(chunk_id: int, ctx=Depends(reader_of)):
+def passage_api(chunk_id: int, sentence: str = "", ctx=Depends(reader_of)):
+    """Where a passage stands; with `sentence` (a sentence of the analysis) also where the
+    passage's sentence nearest to it stands ("sentence_rects", [] when it cannot be placed)."""
     box = pdf.passage_box(ctx.services, chunk_id)
     if box is None:
         return JSONResponse({"error": f"no passage {chunk_id}"}, status_code=404)
-    return box.to_json()
+    data = box.to_json()
+    if sentence.strip():
+        text = pdf.passage_text(ctx.services, chunk_id)
+        data["sentence_rects"] = page_text.sentence_rects(
+            ctx.services, box.paper_id, text, box.rects, sentence
+        )
+    return data
 
 
 @router.get("/api/paper/{paper_id}/status")

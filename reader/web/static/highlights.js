@@ -70,7 +70,9 @@
         if (x1 > x0 && y1 > y0) { rects.push([x0, y0, x1, y1]); }
       });
     });
-    var text = parts.join(" ").replace(/\s+/g, " ").trim();
+    // joined as the viewer copies it: a word broken at a line's end whole, ligatures as letters
+    var joined = window.readerViewer ? window.readerViewer.joinLines(parts) : parts.join(" ");
+    var text = joined.replace(/\s+/g, " ").trim();
     return text && rects.length ? { page: shownPage(), rects: rects.slice(0, 400), text: text } : null;
   }
 
@@ -128,6 +130,15 @@
     noteText.focus();
   });
   document.getElementById("highlight-save").addEventListener("click", function () { save(noteText.value); });
+  // from the keyboard: lines selected with Shift+↓ in the page (viewer.js), then H highlights
+  // them and N opens the note's box
+  document.addEventListener("keydown", function (event) {
+    if (!viewer.contains(event.target) || event.ctrlKey || event.metaKey || event.altKey || tools.hidden || !pending) { return; }
+    if (/^(INPUT|TEXTAREA|SELECT|BUTTON)$/.test(event.target.tagName)) { return; }
+    var key = event.key.toLowerCase();
+    if (key === "h") { event.preventDefault(); save(""); }
+    else if (key === "n") { event.preventDefault(); noteBox.hidden = false; noteText.focus(); }
+  });
   document.getElementById("highlight-cancel").addEventListener("click", function () {
     noteText.value = "";
     hide();

@@ -33,25 +33,30 @@
   }
 
   // ---- the PDF's pages ---------------------------------------------------------
-  var current = { page: 1, rects: [], passage: null };
+  // rects: the passage's; sentence: the evidence sentence's within it (drawn strongly, the
+  // passage then faintly)
+  var current = { page: 1, rects: [], sentence: [], passage: null };
   function pageCount() { return viewer ? parseInt(viewer.dataset.pages, 10) || 1 : 1; }
 
   function drawHighlights() {
     var frame = document.getElementById("page-frame");
     frame.querySelectorAll(".hl").forEach(function (h) { h.remove(); });
-    var first = null;
-    current.rects.forEach(function (r) {
+    var first = null, strong = null;
+    var faint = current.sentence.length > 0;
+    current.rects.concat(current.sentence).forEach(function (r, i) {
       if (r[0] !== current.page) { return; }
+      var isSentence = i >= current.rects.length;
       var box = document.createElement("div");
-      box.className = "hl";
+      box.className = isSentence ? "hl hl-sentence" : faint ? "hl hl-faint" : "hl";
       box.style.left = (r[1] * 100) + "%";
       box.style.top = (r[2] * 100) + "%";
       box.style.width = ((r[3] - r[1]) * 100) + "%";
       box.style.height = ((r[4] - r[2]) * 100) + "%";
       frame.appendChild(box);
       if (!first) { first = box; }
+      if (isSentence && !strong) { strong = box; }
     });
-    return first;
+    return strong || first;
   }
 
   // The page holding most of a passage (the largest area of its rectangles), so one that starts
@@ -89,18 +94,30 @@
     if (after.length) { turn("continues on p. ", after[0], "on"); }
   }
 
+  // The address keeps the page (viewer.js); a passage in it is dropped once its pages are left,
+  // so a reload opens the page that was read.
+  function forgetPassageAway() {
+    var url = new URL(window.location.href);
+    if (!url.searchParams.get("passage") || !current.rects.length) { return; }
+    if (current.rects.concat(current.sentence).some(function (r) { return r[0] === current.page; })) { return; }
+    url.searchParams.delete("passage");
+    history.replaceState(history.state, "", url.href);
+  }
+
   function showPage(n) {
     if (!viewer) { return null; }
     n = Math.max(1, Math.min(pageCount(), n));
     current.page = n;
     var img = document.getElementById("page-image");
-    var src = "/paper/" + encodeURIComponent(viewer.dataset.paper) + "/page/" + n + ".png";
+    // at the scale viewer.js asked for (the zoom and the screen's pixel ratio)
+    var src = "/paper/" + encodeURIComponent(viewer.dataset.paper) + "/page/" + n + ".png" + (viewer.dataset.scaleQuery || "");
     if (img.getAttribute("src") !== src) { img.setAttribute("src", src); }
     img.alt = "Page " + n + " of the paper";
     document.getElementById("page-label").textContent = "Page " + n + " of " + pageCount();
     viewer.dataset.page = String(n);
     var first = drawHighlights();
     describePassage();
+    forgetPassageAway();
     viewer.dispatchEvent(new CustomEvent("pageshown", { detail: { page: n } }));  // viewer.js
     return first;
   }
@@ -166,21 +183,27 @@
     showBack(from);
   }
 
-  function showPassage(passage, page, scroll, from) {
+  // `claim`: the analysis's sentence, whose evidence sentence in the passage is drawn strongly
+  function showPassage(passage, page, scroll, from, claim) {
     if (!viewer) { return false; }
     current.rects = [];
+    current.sentence = [];
     current.passage = passage;
     showPage(page || 1);
     var label = document.getElementById("passage-label");
     label.textContent = "";
-    fetch("/api/passage/" + encodeURIComponent(passage), { headers: { "Accept": "application/json" }, credentials: "same-origin" })
+    var url = "/api/passage/" + encodeURIComponent(passage) + (claim ? "?sentence=" + encodeURIComponent(claim.slice(0, 1000)) : "");
+    fetch(url, { headers: { "Accept": "application/json" }, credentials: "same-origin" })
       .then(function (r) { return r.ok ? r.json() : null; })
       .then(function (box) {
         if (!box || current.passage !== passage) { return; }
         current.rects = box.rects || [];
+        current.sentence = box.sentence_rects || [];
         if (!current.rects.length) { label.textContent = "passage not located on the page"; }
-        var first = showPage(mainPage(current.rects) || box.page || page || 1);
+        // the sentence's page first (a footnote opens on its own page), else the passage's
+        var first = showPage(mainPage(current.sentence) || mainPage(current.rects) || box.page || page || 1);
         viewer.dataset.highlighted = String(passage);
+        viewer.dataset.sentence = current.sentence.length ? "placed" : "";
         revealHighlight(first, from, scroll);
       })
       .catch(function () { label.textContent = "the passage could not be loaded"; });
@@ -225,14 +248,31 @@
     var sentence = event.target.closest ? event.target.closest(".sent") : null;
     if (sentence && (sentence === event.target || !event.target.closest(".tip"))) { place(sentence); }
   });
-  // A focused sentence also shows its tooltip (keyboard users), so closing one drops focus too.
+  // A focused sentence also shows its tooltip (keyboard users): Esc hides it and leaves the focus
+  // where it is, so Tab goes on to the next item.
   function closeAll() {
     document.querySelectorAll(".sent.open").forEach(function (s) {
       s.classList.remove("open");
       if (s.hasAttribute("aria-expanded")) { s.setAttribute("aria-expanded", "false"); }
     });
     var active = document.activeElement;
-    if (active && active.closest && active.closest(".sent")) { active.blur(); }
+    var focused = active && active.closest ? active.closest(".sent") : null;
+    if (focused) { focused.classList.add("tip-closed"); }  // hidden till it loses the focus
+  }
+  document.addEventListener("focusout", function (event) {
+    var sentence = event.target.closest ? event.target.closest(".sent") : null;
+    if (sentence && !sentence.contains(event.relatedTarget)) { sentence.classList.remove("tip-closed"); }
+  });
+  function pinnable(sentence) {
+    return sentence.classList.contains("flagged") || sentence.classList.contains("tool-finding") ||
+      (analyses && analyses.classList.contains("show-all"));
+  }
+  // whether `node` is the first thing of the sentence's text (its [待验证] mark aside)
+  function startsWith(sentence, node) {
+    var range = document.createRange();
+    range.setStart(sentence, 0);
+    range.setEndBefore(node);
+    return !range.toString().replace("[待验证]", "").trim();
   }
   function pin(sentence, keepOpen) {
     var wasOpen = sentence.classList.contains("open") && !keepOpen;
@@ -241,23 +281,33 @@
     var shown = sentence.classList.contains("flagged") || sentence.classList.contains("tool-finding") ||
       (analyses && analyses.classList.contains("show-all"));
     if (!wasOpen && shown) {
+      sentence.classList.remove("tip-closed");
       sentence.classList.add("open");
       if (sentence.hasAttribute("aria-expanded")) { sentence.setAttribute("aria-expanded", "true"); }
       place(sentence);
       sentence.focus();
       // a flagged sentence opens its closest passage, a supported one the passage that supports it
-      if (sentence.dataset.passage) { showPassage(sentence.dataset.passage, parseInt(sentence.dataset.page, 10), false, sentence); }
+      if (sentence.dataset.passage) { showPassage(sentence.dataset.passage, parseInt(sentence.dataset.page, 10), false, sentence, ownText(sentence)); }
     }
   }
   document.addEventListener("click", function (event) {
     var link = event.target.closest ? event.target.closest("a[data-passage]") : null;
     if (link && viewer) {
       event.preventDefault();
-      showPassage(link.dataset.passage, parseInt(link.dataset.page, 10), true, link);
+      var of = link.closest(".sent");
+      showPassage(link.dataset.passage, parseInt(link.dataset.page, 10), true, link, of ? ownText(of) : "");
       return;
     }
     // a citation marker goes to its row of the references cited (the list opened)
     var cite = event.target.closest ? event.target.closest("a.cite[href^='#']") : null;
+    // a pointer's click on the marker a sentence starts with opens the sentence (its passage),
+    // as a click on its words does; the keyboard's Enter on the marker still goes to the list
+    var opens = cite && event.detail > 0 ? cite.closest(".sent") : null;
+    if (opens && startsWith(opens, cite) && pinnable(opens)) {
+      event.preventDefault();
+      pin(opens);
+      return;
+    }
     if (cite) {
       var row = document.getElementById(cite.getAttribute("href").slice(1));
       var list = row && row.closest("details");

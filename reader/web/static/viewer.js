@@ -18,7 +18,11 @@
   var searchInput = document.getElementById("search-input");
   var countLabel = document.getElementById("search-count");
   var ZOOMS = [0.5, 0.75, 1, 1.25, 1.5, 2, 3];  // times the width that fits the viewer
+  // paper.js ran first (both deferred, paper.js is in the head) and may have shown a page already
   var state = { page: parseInt(viewer.dataset.page, 10) || 1, zoom: 1 };
+  // the page image is rendered at one of these scales (times 72 dpi; the server keeps it within
+  // its render limits): the least that gives a pixel of the screen at least one of the image
+  var RENDER_SCALES = [1.5, 2, 3, 4];
   var search = { query: "", matches: [], count: 0, index: -1, truncated: false };
   var words = {};  // page -> its words, or a pending promise
 
@@ -49,12 +53,49 @@
     zoomLabel.textContent = Math.round(zoom * 100) + "%";
     document.getElementById("zoom-out").disabled = zoom <= ZOOMS[0];
     document.getElementById("zoom-in").disabled = zoom >= ZOOMS[ZOOMS.length - 1];
+    remember("zoom", zoom === 1 ? null : String(Math.round(zoom * 100)));
+    sharpen();
     if (!keepPlace) { return; }
     scroller.scrollLeft = atX * scroller.scrollWidth - scroller.clientWidth / 2;
     var after = frame.getBoundingClientRect();
     var shift = after.top + Math.max(0, Math.min(1, atY)) * after.height - middleY;
     if (outer) { outer.scrollTop += shift; } else { window.scrollBy(0, shift); }
   }
+  // The page and zoom are kept in the address (replaced, not pushed), so a reload and Back keep them.
+  function remember(name, value) {
+    var url = new URL(window.location.href);
+    if (value === null) { url.searchParams.delete(name); } else { url.searchParams.set(name, value); }
+    if (url.href !== window.location.href) { history.replaceState(history.state, "", url.href); }
+  }
+
+  // The image's scale for the width shown and the screen's pixel ratio: a page shown at 200% is
+  // rendered again at twice the pixels, not stretched. paper.js asks for viewer.dataset.scale.
+  function neededScale() {
+    var img = document.getElementById("page-image");
+    var shown = frame.getBoundingClientRect().width * (window.devicePixelRatio || 1);
+    var base = parseFloat(viewer.dataset.baseWidth);  // the image's width at scale 1 (72 dpi)
+    if (!(base > 0) && img.complete && img.naturalWidth) {
+      base = img.naturalWidth / (parseFloat(viewer.dataset.scale) || RENDER_SCALES[0]);
+    }
+    if (!(base > 0) || !(shown > 0)) { return RENDER_SCALES[0]; }
+    viewer.dataset.baseWidth = String(base);
+    var wanted = shown / base;
+    for (var i = 0; i < RENDER_SCALES.length; i++) { if (RENDER_SCALES[i] >= wanted * 0.98) { return RENDER_SCALES[i]; } }
+    return RENDER_SCALES[RENDER_SCALES.length - 1];
+  }
+  function sharpen() {
+    var img = document.getElementById("page-image");
+    if (!img || !img.complete || !img.naturalWidth) { return; }
+    var scale = neededScale();
+    var now = parseFloat(viewer.dataset.scale) || RENDER_SCALES[0];
+    if (scale <= now && viewer.dataset.scale) { return; }  // never rendered smaller again
+    viewer.dataset.scale = String(scale);
+    viewer.dataset.scaleQuery = scale === RENDER_SCALES[0] ? "" : "?scale=" + scale;  // paper.js's next pages too
+    var wanted = img.getAttribute("src").replace(/\?.*$/, "") + viewer.dataset.scaleQuery;
+    if (img.getAttribute("src") !== wanted) { img.setAttribute("src", wanted); }
+  }
+  document.getElementById("page-image").addEventListener("load", function () { window.requestAnimationFrame(sharpen); });
+
   function zoomBy(step) {
     var i = ZOOMS.indexOf(state.zoom);
     setZoom(ZOOMS[Math.max(0, Math.min(ZOOMS.length - 1, i + step))], true);
@@ -233,8 +274,9 @@
   viewer.addEventListener("pageshown", function (event) {
     var changed = event.detail.page !== state.page || !layer.childNodes.length;
     state.page = event.detail.page;
-    pageInput.value = String(state.page);
-    if (changed) { loadText(state.page); }
+    sayPage();
+    remember("page", state.page === 1 ? null : String(state.page));
+    if (changed) { keyLines = null; loadText(state.page); }
     drawMatches();
   });
 
@@ -245,10 +287,16 @@
     if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "f") {
       event.preventDefault(); searchInput.focus(); searchInput.select(); return;
     }
-    if (event.ctrlKey || event.metaKey || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName)) { return; }
+    var editing = /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName);
+    if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "a" && !editing) {
+      event.preventDefault(); selectPage(); return;
+    }
+    if (event.ctrlKey || event.metaKey || editing || target.closest("#selection-tools")) { return; }
     var key = event.key, wide = scroller.scrollWidth > scroller.clientWidth + 1;
     var handled = true;
-    if (key === "+" || key === "=") { zoomBy(1); }
+    if (event.shiftKey && (key === "ArrowDown" || key === "ArrowUp")) { selectLines(key === "ArrowDown" ? 1 : -1); }
+    else if (event.shiftKey && (key === "PageDown" || key === "PageUp")) { moveLines(key === "PageDown" ? 1 : -1); }
+    else if (key === "+" || key === "=") { zoomBy(1); }
     else if (key === "-") { zoomBy(-1); }
     else if (key === "0") { setZoom(1, true); }
     else if (key === "/") { searchInput.focus(); }
@@ -258,6 +306,95 @@
     if (handled) { event.preventDefault(); }
   });
 
-  setZoom(1);
+  // ---- copying: the lines joined as text, not as the page's lines --------------------------
+  // A word broken at a line's end is made whole ("relat-" "edness" is "relatedness"), lines are
+  // joined by a space (none between two Chinese or Japanese characters), ligatures are their
+  // letters ("ﬁ" as "fi"). highlights.js takes the selection's text the same way.
+  function wide(ch) { return /[\u3000-\u9fff\uac00-\ud7af\uff00-\uffef]/.test(ch || ""); }
+  function joinLines(parts) {
+    var out = "";
+    parts.forEach(function (part) {
+      part = part.replace(/[\ufb00-\ufb06]/g, function (c) { return c.normalize("NFKC"); }).replace(/\s+/g, " ").trim();
+      if (!part) { return; }
+      if (!out) { out = part; return; }
+      var last = out.charAt(out.length - 1);
+      if (/[a-z]-$/.test(out) && /^[a-z]/.test(part) && !/^(and|or|to)\b/.test(part)) { out = out.slice(0, -1) + part; }
+      else if (wide(last) && wide(part.charAt(0))) { out += part; }
+      else { out += " " + part; }
+    });
+    return out;
+  }
+  // each line of the layer the selection takes in, cut to the selection
+  function selectedLines(range) {
+    var parts = [];
+    layer.querySelectorAll("span").forEach(function (span) {
+      var node = span.firstChild;
+      if (!node || !range.intersectsNode(node)) { return; }
+      var piece = document.createRange();
+      piece.selectNodeContents(node);
+      if (range.compareBoundaryPoints(Range.START_TO_START, piece) > 0) { piece.setStart(range.startContainer, range.startOffset); }
+      if (range.compareBoundaryPoints(Range.END_TO_END, piece) < 0) { piece.setEnd(range.endContainer, range.endOffset); }
+      if (!piece.collapsed) { parts.push({ span: span, range: piece, text: piece.toString() }); }
+    });
+    return parts;
+  }
+  window.readerViewer = { joinLines: joinLines, selectedLines: selectedLines };
+  document.addEventListener("copy", function (event) {
+    var selection = window.getSelection();
+    if (!selection.rangeCount || selection.isCollapsed || !selection.getRangeAt(0).intersectsNode(layer)) { return; }
+    var text = joinLines(selectedLines(selection.getRangeAt(0)).map(function (p) { return p.text; }));
+    if (!text || !event.clipboardData) { return; }
+    event.clipboardData.setData("text/plain", text);
+    event.preventDefault();
+  });
+  // Ctrl+A (⌘+A) in the viewer selects the page's text, not the whole web page
+  function selectPage() {
+    var range = document.createRange();
+    range.selectNodeContents(layer);
+    var selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+  }
+
+  // ---- selecting with the keyboard: Shift+↓ / Shift+↑ take in the next / previous line ----------
+  var keyLines = null;  // { from, to } indices of the layer's lines selected from the keyboard
+  function selectLines(step) {
+    var spans = layer.querySelectorAll("span");
+    if (!spans.length) { return; }
+    if (!keyLines) { keyLines = { from: 0, to: step > 0 ? -1 : 0 }; }
+    keyLines.to = Math.max(keyLines.from, Math.min(spans.length - 1, keyLines.to + step));
+    var range = document.createRange();
+    range.setStart(spans[keyLines.from].firstChild || spans[keyLines.from], 0);
+    var end = spans[keyLines.to];
+    range.setEnd(end.firstChild || end, (end.firstChild || end).length || 0);
+    var selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+    end.scrollIntoView({ block: "nearest" });
+  }
+  // Shift+Page Down moves the start of the lines selected to the line after them
+  function moveLines(step) {
+    var spans = layer.querySelectorAll("span");
+    if (!spans.length) { return; }
+    var at = keyLines ? (step > 0 ? keyLines.to + 1 : keyLines.from - 1) : 0;
+    at = Math.max(0, Math.min(spans.length - 1, at));
+    keyLines = { from: at, to: at - 1 };
+    selectLines(1);
+  }
+  document.addEventListener("selectionchange", function () {
+    var selection = window.getSelection();
+    if (!selection.rangeCount || selection.isCollapsed) { keyLines = null; }
+  });
+
+  pageInput.setAttribute("autocomplete", "off");  // Back and Forward: no box value left from before
+  function sayPage() { pageInput.value = String(state.page); }
+  window.addEventListener("pageshow", function () {
+    state.page = parseInt(viewer.dataset.page, 10) || state.page;
+    sayPage();
+  });
+
+  var asked = parseInt(new URLSearchParams(window.location.search).get("zoom"), 10) / 100;
+  setZoom(ZOOMS.indexOf(asked) >= 0 ? asked : 1);
+  sayPage();
   loadText(state.page);
 })();
