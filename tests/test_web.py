@@ -778,6 +778,8 @@ def test_time_left_is_the_finished_papers_mean_for_each_paper_left():
         "done": 3,
         "total": 5,
         "text": "3 of 5 reviewed · 68% · about 3 min left",
+        "head": "3 of 5 reviewed · 68%",
+        "left_s": 200.0,
     }
     # a failed paper counts as done on the bar, but its time is no review's time
     failed = a_job("error", started=NOW - 1000, finished=NOW - 999, job_id="e")

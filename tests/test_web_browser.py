@@ -140,7 +140,7 @@ def test_upload_review_read_and_ask(served, page, tmp_path):
     assert row.locator("progress").get_attribute("value") == "100"
     assert any(s.startswith(("ingest", "read")) for s in stages_seen), stages_seen
     assert any("reviewed ·" in t for t in overall_seen), overall_seen
-    page.locator("#overall-text", has_text="All 1 reviews finished.").wait_for()
+    page.locator("#overall-text", has_text="The review finished.").wait_for()
     assert page.locator(".message.error").count() == 0
 
     # The same file again: the page says it is in the library, links it, offers a new review.

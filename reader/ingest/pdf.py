@@ -552,8 +552,19 @@ def _title(first_page: list[_Box], height: float, meta_title: str, page_text: st
     if words >= 3 and not _TITLE_JUNK.search(meta) and _norm(meta) in _norm(page_text):
         wanted = _norm(meta)
         matching = [b for b in first_page if len(_norm(b.text)) > 3 and _norm(b.text) in wanted]
-        return meta, matching or boxes
-    return font_title, boxes
+        return _no_cjk_gaps(meta), matching or boxes
+    return _no_cjk_gaps(font_title), boxes
+
+
+# a space between two Chinese or Japanese characters (or their punctuation): a gap between two
+# spans of one line, or a metadata title typed with one; Chinese puts none there
+_CJK_GAP = re.compile(
+    r"(?<=[\u3000-\u303f\u3400-\u9fff\uff00-\uffef])\s+(?=[\u3000-\u303f\u3400-\u9fff\uff00-\uffef])"
+)
+
+
+def _no_cjk_gaps(title: str) -> str:
+    return _CJK_GAP.sub("", title)
 
 
 def _authors(front: list[_Box], meta_author: str, page_text: str) -> list[str]:

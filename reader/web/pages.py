@@ -96,13 +96,19 @@ def marked(text: str, words: str) -> Markup:
 
 
 def cited(answer: str, sources) -> Markup:
-    """The answer escaped, its [n] markers made links to source n (when there is one)."""
+    """The answer escaped, its [n] markers made links to source n (when there is one); a marker
+    with no source n is the paper's own citation copied from a passage, set apart from them."""
     numbers = {s.number for s in sources}
     html = str(escape(answer))
 
     def link(m: re.Match) -> str:
         n = int(m.group(1))
-        return f'<a class="cite" href="#source-{n}">[{n}]</a>' if n in numbers else m.group(0)
+        if n in numbers:
+            return f'<a class="cite" href="#source-{n}">[{n}]</a>'
+        return (
+            f'<span class="own-cite" title="The paper\'s own reference [{n}], quoted from a passage; '
+            f"not one of the sources below\">{m.group(0)}<small> (paper's ref.)</small></span>"
+        )
 
     return Markup(_CITATION.sub(link, html))
 

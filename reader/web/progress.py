@@ -115,9 +115,17 @@ def batch_summary(jobs: list, now: float, history: list = ()) -> dict:
     done = sum(1 for j in jobs if j.status in ("done", "error"))
     percent = round(sum(100 if j.status == "error" else j.percent for j in jobs) / total) if total else 0
     if done == total:
-        text = f"All {total} reviews finished."
-    else:
-        left = seconds_left(jobs, now, history)
-        when = "estimating the time left…" if left is None else f"about {duration(left)} left"
-        text = f"{done} of {total} reviewed · {percent}% · {when}"
-    return {"percent": percent, "done": done, "total": total, "text": text}
+        text = "The review finished." if total == 1 else f"All {total} reviews finished."
+        return {"percent": percent, "done": done, "total": total, "text": text, "head": "", "left_s": None}
+    left = seconds_left(jobs, now, history)
+    head = f"{done} of {total} reviewed · {percent}%"
+    when = "estimating the time left…" if left is None else f"about {duration(left)} left"
+    # head and left_s: the upload page steadies the time left itself (upload.js)
+    return {
+        "percent": percent,
+        "done": done,
+        "total": total,
+        "text": f"{head} · {when}",
+        "head": head,
+        "left_s": None if left is None else round(left, 1),
+    }

@@ -72,11 +72,12 @@
     row.querySelector(".job-percent").textContent = job.percent + "%";
     var status = row.querySelector(".job-status");
     status.textContent = job.status + (job.error ? ": " + job.error : "");
-    if (job.similar) { status.appendChild(similarNote(job.similar)); }
+    if (job.similar) { status.appendChild(similarNote(job.similar, job.paper_id)); }
   }
 
   // A finished upload that looks like a version of a stored paper (it is kept all the same).
-  function similarNote(similar) {
+  // It offers to remove this copy (the delete page asks first) or to compare the two.
+  function similarNote(similar, paperId) {
     var note = document.createElement("span");
     note.className = "job-similar hint";
     var link = document.createElement("a");
@@ -84,7 +85,21 @@
     link.textContent = similar.title;
     note.appendChild(document.createTextNode("Looks like a version of "));
     note.appendChild(link);
-    note.appendChild(document.createTextNode(" (" + similar.reason + "); kept as a paper of its own."));
+    note.appendChild(document.createTextNode(" (" + similar.reason + "); kept as a paper of its own. "));
+    if (paperId) {
+      var remove = document.createElement("a");
+      remove.className = "button secondary similar-remove";
+      remove.href = "/paper/" + encodeURIComponent(paperId) + "/delete";
+      remove.textContent = "Remove this copy…";
+      var compare = document.createElement("a");
+      compare.className = "similar-compare";
+      compare.href = "/table?paper=" + encodeURIComponent(similar.paper_id) + "&paper=" + encodeURIComponent(paperId);
+      compare.textContent = "compare the two";
+      note.appendChild(remove);
+      note.appendChild(document.createTextNode(" or "));
+      note.appendChild(compare);
+      note.appendChild(document.createTextNode("; the library tells them apart by file and date."));
+    }
     return note;
   }
 
@@ -98,11 +113,33 @@
 
   // One bar for the papers being reviewed: the server sums them up, time left included
   // (reader.web.progress.batch_summary).
+  // The time left is steadied here: the last one shown counts down, and a new estimate moves it
+  // a third of the way (a review's percent moves by stages, so each estimate alone swings).
+  var shownLeft = null;  // { seconds, at } of the time left shown last
+  function steady(previous, estimate, now) {
+    if (estimate === null || estimate === undefined) { return null; }
+    if (!previous) { return { seconds: estimate, at: now }; }
+    var counted = Math.max(0, previous.seconds - (now - previous.at) / 1000);
+    return { seconds: counted + (estimate - counted) / 3, at: now };
+  }
+  function duration(seconds) {  // as reader.web.progress.duration
+    if (seconds < 60) { return Math.max(5, Math.round(seconds / 5) * 5) + " s"; }
+    var minutes = Math.round(seconds / 60);
+    return minutes < 90 ? minutes + " min" : Math.round(minutes / 6) / 10 + " h";
+  }
+  window.readerUpload = { steady: steady, duration: duration };
   function summarize(summary) {
     if (!summary || !summary.total) { overall.hidden = true; return; }
     overall.hidden = false;
     overall.querySelector("progress").value = summary.percent;
-    document.getElementById("overall-text").textContent = summary.text;
+    var text = summary.text;
+    if (summary.head && summary.left_s !== null && summary.left_s !== undefined) {
+      shownLeft = steady(shownLeft, summary.left_s, Date.now());
+      text = summary.head + " · about " + duration(shownLeft.seconds) + " left";
+    } else if (summary.done === summary.total) {
+      shownLeft = null;
+    }
+    document.getElementById("overall-text").textContent = text;
   }
 
   function poll() {
@@ -152,15 +189,48 @@
     li.appendChild(button);
   }
 
+  // The file sent with its progress shown (a message with a bar: how much has gone, at what rate);
+  // the message goes once the server has answered.
+  function megabytes(n) { return (n / 1048576).toFixed(n < 10485760 ? 1 : 0) + " MB"; }
+  function post(file, body) {
+    var li = say(file.name + ": sending…", "info sending");
+    var bar = document.createElement("progress");
+    bar.max = 100;
+    bar.setAttribute("aria-label", "Sending " + file.name);
+    li.appendChild(document.createTextNode(" "));
+    li.appendChild(bar);
+    var started = Date.now();
+    return new Promise(function (resolve, reject) {
+      var xhr = new XMLHttpRequest();
+      xhr.open("POST", "/upload");
+      xhr.withCredentials = true;
+      xhr.setRequestHeader("Accept", "application/json");
+      xhr.upload.addEventListener("progress", function (event) {
+        if (!event.lengthComputable) { return; }
+        var percent = Math.round(event.loaded * 100 / event.total);
+        bar.value = percent;
+        var rate = event.loaded / Math.max(0.001, (Date.now() - started) / 1000);
+        var left = rate > 0 ? (event.total - event.loaded) / rate : 0;
+        li.firstChild.textContent = file.name + ": sending " + percent + "% (" + megabytes(event.loaded) + " of " +
+          megabytes(event.total) + (percent < 100 && left >= 1 ? ", about " + duration(left) + " left" : "") + ")";
+        if (percent >= 100) { li.firstChild.textContent = file.name + ": sent; the server is reading it…"; }
+      });
+      xhr.addEventListener("load", function () {
+        li.remove();
+        var data;
+        try { data = JSON.parse(xhr.responseText); } catch (e) { data = { errors: [file.name + ": upload failed (HTTP " + xhr.status + ")"] }; }
+        resolve(data);
+      });
+      xhr.addEventListener("error", function () { li.remove(); reject(new Error("network")); });
+      xhr.addEventListener("abort", function () { li.remove(); reject(new Error("aborted")); });
+      xhr.send(body);
+    });
+  }
+
   function send(file) {
     var body = new FormData();
     body.append("files", file, file.name);
-    return fetch("/upload", {
-      method: "POST", body: body, credentials: "same-origin",
-      headers: { "Accept": "application/json" }
-    }).then(function (r) {
-      return r.json().catch(function () { return { errors: [file.name + ": upload failed (HTTP " + r.status + ")"] }; });
-    }).then(function (data) {
+    return post(file, body).then(function (data) {
       (data.errors || []).forEach(function (e) { say(e, "error"); });
       if (data.error) { say(file.name + ": " + data.error, "error"); }
       (data.known || []).forEach(sayKnown);
