@@ -81,14 +81,18 @@ class Services:
 
     @cached_property
     def checker(self):
-        """The trained claim checker at its operating point (reader.audit.checking.CheckerBand),
-        without a scorer when READER_CHECKER is off (the extraction checks alone, READER_EXTRACTION),
-        or None when both are off, or (with a warning) when its weights are missing or damaged:
-        the verifier then decides every sentence."""
+        """The audit's parts beside the verifier (reader.audit.checking.CheckerBand): the trained
+        claim checker at its operating point, or no scorer when READER_CHECKER is off or (with a
+        warning) its weights are missing or damaged; the extraction checks (READER_EXTRACTION);
+        the control claim (READER_VERIFY_CONTROL)."""
         from reader.audit.checking import CheckerBand
 
-        if not self.settings.checker:  # the band then carries the extraction checks alone
-            return CheckerBand(None, 0.0, 1.0, extraction=True) if self.settings.extraction else None
+        control = self.settings.verify_control == "on" or (
+            self.settings.verify_control == "auto" and not self.settings.verifier.is_embedded
+        )
+        parts = {"extraction": self.settings.extraction, "control": control}
+        if not self.settings.checker:  # the band then carries the extraction checks and the control
+            return CheckerBand(None, 0.0, 1.0, **parts)
         from reader.checker.model import shared_checker
         from reader.errors import WeightsUnusable
 
@@ -98,10 +102,8 @@ class Services:
                 scorer.load()  # here, so damaged weights are one warning, not a failed audit
         except WeightsUnusable as exc:
             self.notice(f"{exc}; the claim checker is off meanwhile: the verifier decides every sentence")
-            return None
-        return CheckerBand(
-            scorer, self.settings.checker_low, self.settings.checker_high, extraction=self.settings.extraction
-        )
+            return CheckerBand(None, 0.0, 1.0, **parts)
+        return CheckerBand(scorer, self.settings.checker_low, self.settings.checker_high, **parts)
 
     @cached_property
     def relevance_grader(self):

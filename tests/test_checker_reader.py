@@ -89,7 +89,7 @@ def test_the_band_is_a_setting_and_off_sends_everything_to_the_verifier(
     paper.write_text(PAPER, encoding="utf-8")
     monkeypatch.setenv("READER_CHECKER", "off")
     app = Reader(checker=WordScorer())
-    assert app.services.checker is None
+    assert app.services.checker.scorer is None  # the band without a scorer: extraction and control only
     paper_id = app.ingest(paper)[0].paper_id
     report = app.audit(" ".join(CLAIMS), paper_id)
     assert len(verifier_server.chat_requests) == 1 and all(

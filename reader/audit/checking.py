@@ -30,12 +30,14 @@ class CheckerBand:
     (the defaults are settings: READER_CHECKER_LOW / _HIGH, reader.config). With `extraction`
     (READER_EXTRACTION), numbers and comparisons are also checked by extraction, asked of the
     verifier (reader.audit.extraction): a contradiction flags the sentence, a confirmation is a
-    second signal."""
+    second signal. `control`: whether each verify batch gets a control claim
+    (reader.audit.control)."""
 
     scorer: Scorer | None  # None: the checker is off, the band carries the extraction checks only
     low: float
     high: float
     extraction: bool = False
+    control: bool = True  # a control claim in each verify batch (READER_VERIFY_CONTROL)
 
     @property
     def middle(self) -> float:

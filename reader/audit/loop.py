@@ -514,6 +514,7 @@ def audit_sentences(
     reason, unless a guard objects. `objections(sentence)` gives more guard reasons (the deep
     read's: a claimed absence the paper's text contradicts, reader.text.checked)."""
     threshold = YES_THRESHOLD if yes_threshold is None else yes_threshold
+    control = control and (checker is None or checker.control)
     start = time.perf_counter()
     known = known or {}
     todo = [s for s in dict.fromkeys(sentences) if s not in known]

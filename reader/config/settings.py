@@ -454,6 +454,17 @@ class Settings:
         parse=fraction(" (the claim checker's P(supported))"),
         help="at or above it the checker calls a sentence supported",
     )
+    verify_control: str = setting(
+        "auto",
+        parse=choice(
+            ("auto", "on", "off"),
+            "use auto (on for an endpoint verifier, off for the embedded model), on or off",
+        ),
+        help="one claim false by construction in each verify batch; a reply that does not reject it is "
+        "not trusted (reader.audit.control). `auto`: on for an endpoint verifier, off for the embedded "
+        "1.5B model, which wrote YES to the control of batches holding 112 of 203 development sentences "
+        "and would leave them unchecked (docs/audit.md)",
+    )
     extraction: bool = setting(
         True,
         parse=switch(
