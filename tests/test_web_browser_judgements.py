@@ -59,8 +59,9 @@ def test_overruling_a_flag_in_the_page_reaches_the_exported_note(served, page, t
     badge.wait_for(state="visible")
     assert "Reader's judgement: supported" in badge.inner_text()
     assert "Checked by hand" in badge.inner_text()
-    # the audit's mark is still on the sentence; the reader's judgement is beside it
-    assert "[待验证]" in flagged.inner_text() and "flagged" in flagged.get_attribute("class")
+    # the reader's decision is the sentence's state: its [待验证] mark goes, the audit's flag stays
+    # beside it (the class, the tooltip) (issue 47, item 16)
+    assert "[待验证]" not in flagged.inner_text() and "flagged overruled" in flagged.get_attribute("class")
     assert page.locator("#judgements li").count() == 1
     assert page.evaluate("window.__pwned") is None
 

@@ -43,9 +43,10 @@
     frame.querySelectorAll(".hl").forEach(function (h) { h.remove(); });
     var first = null, strong = null;
     var faint = current.sentence.length > 0;
-    current.rects.concat(current.sentence).forEach(function (r, i) {
+    // the sentence's boxes first: the first box is the one brought on screen
+    current.sentence.concat(current.rects).forEach(function (r, i) {
       if (r[0] !== current.page) { return; }
-      var isSentence = i >= current.rects.length;
+      var isSentence = i < current.sentence.length;
       var box = document.createElement("div");
       box.className = isSentence ? "hl hl-sentence" : faint ? "hl hl-faint" : "hl";
       box.style.left = (r[1] * 100) + "%";
