@@ -105,8 +105,8 @@ def fake_local(tmp_path, monkeypatch):
 
     loads = []
 
-    def load(path, n_threads, n_ctx):
-        loads.append((path, n_threads, n_ctx))
+    def load(path, n_threads, n_ctx, drafting):
+        loads.append((path, n_threads, n_ctx, drafting))
         return FakeServer()
 
     monkeypatch.setattr(local, "_load_server", load)

@@ -40,6 +40,8 @@ EXTERNAL_SEARCHES = ("semantic-scholar", "arxiv", "openalex")
 REFERENCE_LOOKUPS = ("off", "crossref", "openalex", "semantic-scholar")
 
 
+# llama.cpp's n-gram speculative decoding in the embedded model (reader.llm.local.SPECULATIVE_TYPES)
+SPECULATIVE_MODES = ("off", "ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache")
 # how ingest finds a PDF's tables (reader.ingest.tables.FINDERS)
 TABLE_FINDERS = ("auto", "words", "layout", "lines", "off")
 # where `reader import` may fetch a paper by identifier (reader.ingest.fetch.SERVICES)
@@ -364,6 +366,13 @@ class Settings:
         4,
         parse=whole(lambda v: v >= 1, "must be 1 or more (concurrent calls per endpoint; default 4)"),
         help="concurrent calls per endpoint",
+    )
+    speculative: str = setting(
+        "off",
+        parse=choice(SPECULATIVE_MODES, "use off, " + ", ".join(SPECULATIVE_MODES[1:])),
+        help="the embedded model's speculative decoding: llama.cpp drafts from n-grams of the prompt "
+        "and the reply so far and checks each draft in one batch (lossless under greedy decoding); "
+        'measured per prompt kind in docs/llm.md, "Speculative decoding"',
     )
     embed_model: str | None = setting(
         None,

@@ -22,7 +22,7 @@ def build_inner_llm(settings: Settings, role: str):
     if llm_settings.is_embedded:
         from reader.llm.local import LocalLLM
 
-        return LocalLLM(settings.models_dir)
+        return LocalLLM(settings.models_dir, speculative=settings.speculative)
     from reader.llm.openai_compat import OpenAICompatLLM
 
     return OpenAICompatLLM(llm_settings, env_prefix=_ENV_PREFIX[role])

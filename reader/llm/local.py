@@ -12,13 +12,49 @@ import atexit
 import os
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from reader.config import EMBEDDED_MODEL_NAME
+from reader.config import EMBEDDED_MODEL_NAME, SPECULATIVE_MODES
 from reader.errors import LLMError
 from reader.llm.base import SMALL_LOCAL, Completion, Message, server_timings, token_logprobs
 
 DEFAULT_CONTEXT_TOKENS = 16384
+
+# llama.cpp's speculative decoding without a draft model (READER_SPECULATIVE, docs/llm.md
+# "Speculative decoding"): each mode's xllamacpp type. The drafts come from n-grams of the
+# prompt and the reply so far, and the model checks a draft in one batch, so a reply that copies
+# from its prompt costs fewer sequential steps; under greedy decoding the reply is the same.
+SPECULATIVE_TYPES = {
+    "ngram-simple": "COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE",
+    "ngram-map-k": "COMMON_SPECULATIVE_TYPE_NGRAM_MAP_K",
+    "ngram-map-k4v": "COMMON_SPECULATIVE_TYPE_NGRAM_MAP_K4V",
+    "ngram-mod": "COMMON_SPECULATIVE_TYPE_NGRAM_MOD",
+    "ngram-cache": "COMMON_SPECULATIVE_TYPE_NGRAM_CACHE",
+}
+DRAFT_LOOKUP = 12  # tokens of the n-gram looked up
+DRAFT_TOKENS = 48  # the longest draft
+assert set(SPECULATIVE_TYPES) == set(SPECULATIVE_MODES) - {"off"}
+
+
+@dataclass(frozen=True)
+class Drafting:
+    """How the n-gram modes draft: a lookup n-gram of `lookup` tokens, a draft of at most
+    `draft` tokens (llama.cpp's defaults, 12 and 48, are for rewriting code)."""
+
+    mode: str = "off"
+    lookup: int = 12
+    draft: int = 48
+    min_hits: int = 1
+
+
+def drafting_for(mode: str) -> Drafting:
+    """The drafting READER_SPECULATIVE's `mode` runs with: the sizes measured best on this
+    project's prompts (benchmarks/bench_speculative.py)."""
+    if mode != "off" and mode not in SPECULATIVE_TYPES:
+        raise ValueError(f"unknown speculative mode {mode!r}: use one of {', '.join(SPECULATIVE_MODES)}")
+    return Drafting(mode, lookup=DRAFT_LOOKUP, draft=DRAFT_TOKENS)
+
 
 _lock = threading.Lock()  # guards _servers and serializes generation
 _servers: dict[tuple, object] = {}
@@ -40,7 +76,22 @@ def _release_all() -> None:
         _servers.clear()
 
 
-def _load_server(model_path: Path, n_threads: int, n_ctx: int):
+def _set_speculative(params, drafting: Drafting, xllamacpp) -> None:
+    """Turn llama.cpp's n-gram drafting on in `params` (a CommonParams) as `drafting` says."""
+    if drafting.mode == "off":
+        return
+    spec = params.speculative
+    spec.types = [getattr(xllamacpp.common_speculative_type, SPECULATIVE_TYPES[drafting.mode])]
+    for name in ("ngram_simple", "ngram_map_k", "ngram_map_k4v"):
+        ngram = getattr(spec, name)
+        ngram.size_n, ngram.size_m, ngram.min_hits = drafting.lookup, drafting.draft, drafting.min_hits
+    spec.ngram_mod.n_match = drafting.lookup
+    spec.ngram_mod.n_max = drafting.draft
+    spec.ngram_mod.n_min = min(spec.ngram_mod.n_min, drafting.draft)
+    spec.draft.n_max = drafting.draft
+
+
+def _load_server(model_path: Path, n_threads: int, n_ctx: int, drafting: Drafting = Drafting()):
     global _atexit_registered
     try:
         import xllamacpp
@@ -58,6 +109,7 @@ def _load_server(model_path: Path, n_threads: int, n_ctx: int):
     params.cpuparams_batch.n_threads = n_threads
     params.warmup = False
     params.verbosity = -1  # llama.cpp logs nothing unless it fails
+    _set_speculative(params, drafting, xllamacpp)
     try:
         server = xllamacpp.Server(params)
     except Exception as exc:
@@ -78,6 +130,7 @@ class LocalLLM:
         model_path: Path | None = None,
         n_threads: int | None = None,
         n_ctx: int = DEFAULT_CONTEXT_TOKENS,
+        speculative: str | Drafting = "off",
     ):
         if models_dir is None and model_path is None:
             raise ValueError("LocalLLM needs models_dir or model_path")
@@ -85,6 +138,7 @@ class LocalLLM:
         self._model_path = Path(model_path) if model_path is not None else None
         self.n_threads = n_threads or default_threads()
         self.n_ctx = n_ctx
+        self.drafting = speculative if isinstance(speculative, Drafting) else drafting_for(speculative)
         self.model = EMBEDDED_MODEL_NAME
         self.supports_logprobs = True
         self.supports_sampling = True
@@ -98,7 +152,7 @@ class LocalLLM:
         return self._model_path
 
     def _key(self) -> tuple:
-        return (str(self.model_path()), self.n_threads, self.n_ctx)
+        return (str(self.model_path()), self.n_threads, self.n_ctx, self.drafting)
 
     def load(self) -> float:
         """Load the model now (if not yet loaded in this process); returns the load time in seconds."""
@@ -106,9 +160,15 @@ class LocalLLM:
         with _lock:
             if key not in _servers:
                 start = time.perf_counter()
-                _servers[key] = _load_server(Path(key[0]), self.n_threads, self.n_ctx)
+                _servers[key] = _load_server(Path(key[0]), self.n_threads, self.n_ctx, self.drafting)
                 _load_seconds[key] = time.perf_counter() - start
             return _load_seconds[key]
+
+    def unload(self) -> None:
+        """Release this model's server (a benchmark loads one setting after another)."""
+        with _lock:
+            _servers.pop(self._key(), None)
+            _load_seconds.pop(self._key(), None)
 
     def complete(
         self,
