@@ -22,6 +22,7 @@ from reader.store.tables import Chunk, Question, VerdictEvidence
 from reader.text.split import sentence_spans
 
 OVERRULED = "The method reads every paper twice before it writes."
+CITING = "[1] showed that language models assess sparse extractions without hand tagging."
 
 
 @pytest.fixture(scope="module")
@@ -53,10 +54,13 @@ def served(tmp_path_factory):
     evidence = " ".join(chunk.text[start:end].split())
     claim = evidence.rstrip(".") + ", as the paper says."
     fillers = [f"Sentence {i} says the method reads the paper carefully." for i in range(6)]
-    text = f"{paper_page.MARK}{claim} {paper_page.MARK}{OVERRULED} " + " ".join(fillers)
+    text = f"{paper_page.MARK}{claim} {paper_page.MARK}{OVERRULED} {paper_page.MARK}{CITING} " + " ".join(
+        fillers
+    )
     verdicts = [
         (claim, "unsupported", [(2, 2, chunk.text)]),
         (OVERRULED, "unsupported", [(2, 2, chunk.text)]),
+        (CITING, "unsupported", [(2, 2, chunk.text)]),
     ] + [(s, "supported", []) for s in fillers]
     add_analysis(ctx.services.db, pid, "synthesis", text, verdicts)
     with transaction(ctx.services.db) as session:
@@ -181,6 +185,19 @@ def test_a_click_highlights_the_evidence_sentence_within_its_passage(served, pag
     screenshots(page, tmp_path, "sentence_highlight")
 
 
+def test_a_click_on_a_sentence_s_leading_citation_marker_opens_the_sentence(served, page):
+    open_paper(page, served)
+    sentence = page.locator(".sent.flagged", has_text="showed that language models")
+    marker = sentence.locator("a.cite").first
+    assert marker.count() == 1, "the sentence starts with a citation marker"
+    marker.click()
+    assert "cite" not in page.url  # not the reference list
+    page.wait_for_function(
+        f"() => document.getElementById('pdf').dataset.highlighted === '{served.chunk.id}'"
+    )
+    assert "open" in sentence.get_attribute("class")
+
+
 # ---- item 13 ---------------------------------------------------------------------------------------
 
 
@@ -286,7 +303,7 @@ def test_an_overruled_flag_shows_the_reader_s_decision(served, page, tmp_path):
     assert sentence.get_attribute("data-state") == "supported"
     assert page.locator(".judged.judged-supported").count() == 1  # the reader's judgement beside it
     heading = page.locator("#flagged-heading").inner_text()
-    assert "(1; 1 more you judged supported)" in heading
+    assert "(2; 1 more you judged supported)" in heading
     sentence.scroll_into_view_if_needed()
     screenshots(page, tmp_path, "overruled")
 
@@ -318,6 +335,54 @@ def test_an_upload_shows_its_transfer_and_the_time_left_moves_steadily(served, p
                    return readerUpload.duration(next.seconds); }"""
     )
     assert said == "3 min"
+
+
+# ---- item 17 ---------------------------------------------------------------------------------------
+
+
+def test_a_near_duplicate_upload_offers_to_remove_the_copy_or_compare(served, page, tmp_path):
+    import json
+
+    copy = "c" * 64
+    job = {
+        "id": "7",
+        "name": PAPER.name,
+        "stage": "done",
+        "percent": 100,
+        "status": "done",
+        "paper_id": copy,
+        "error": "",
+        "notice": "",
+        "similar": {
+            "paper_id": served.paper_id,
+            "title": "The stored version",
+            "reason": "the same title and nearly the same text",
+        },
+    }
+    answer = json.dumps({"jobs": [job], "known": [], "errors": []})
+    page.route(
+        "**/upload",
+        lambda r: (
+            r.fulfill(status=200, content_type="application/json", body=answer)
+            if r.request.method == "POST"
+            else r.continue_()
+        ),
+    )
+    page.route(
+        "**/api/jobs*",
+        lambda r: r.fulfill(
+            status=200, content_type="application/json", body=json.dumps({"jobs": [job], "batch": None})
+        ),
+    )
+    page.goto(f"{served.url}/upload")
+    page.set_input_files("#file-input", str(PAPER))
+    note = page.locator(".job-similar")
+    note.wait_for()
+    assert "Looks like a version of The stored version" in note.inner_text()
+    assert note.locator("a.similar-remove").get_attribute("href") == f"/paper/{copy}/delete"
+    compare = note.locator("a.similar-compare").get_attribute("href")
+    assert compare == f"/table?paper={served.paper_id}&paper={copy}"
+    screenshots(page, tmp_path, "near_duplicate")
 
 
 # ---- item 19 ---------------------------------------------------------------------------------------
