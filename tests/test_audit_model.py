@@ -113,6 +113,7 @@ def test_injected_text_in_the_evidence_does_not_unflag_fabricated_sentences(embe
             facts=None,
             evidence_for=lambda batch: evidence,
             max_workers=1,
+            control=False,  # as the settings have it for the embedded verifier (READER_VERIFY_CONTROL=auto)
         )
         return result
 
