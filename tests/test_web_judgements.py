@@ -72,7 +72,9 @@ def test_overruling_a_flag_on_the_page_is_kept_shown_and_in_the_note_and_zip(db,
     # the reader's decision is the sentence's state: no [待验证] mark, the audit's flag kept
     # beside it (its tooltip, a dashed line) (issue 47, item 16)
     assert not re.search(r'<mark class="pending">\[待验证\]</mark> ' + re.escape(FLAGGED), page)
-    assert re.search(r'class="sent verdict-unsupported flagged overruled" id="s-[^"]+"[^>]* data-state="supported"', page)
+    assert re.search(
+        r'class="sent verdict-unsupported flagged overruled" id="s-[^"]+"[^>]* data-state="supported"', page
+    )
     assert "Your judgements (1)" in page
 
     note = client.get(f"/paper/{pid}/note.md").text
