@@ -224,7 +224,9 @@ def test_upload_review_read_and_ask(served, page, tmp_path):
     after = supported.evaluate("e => getComputedStyle(e).backgroundColor")
     assert before != after and supported.get_attribute("tabindex") == "0"
     supported.hover()
-    assert "Supported by the paper" in supported.locator(".tip").inner_text()
+    # it says how it was decided: by a model, restated by rule, or the tool's own finding
+    heads = ("Supported by the paper · checked by", "Restated from the paper", "The tool's own finding")
+    assert any(head in supported.locator(".tip").inner_text() for head in heads)
 
     # The Markdown note and the PDF download, the PDF under its original name.
     with page.expect_download() as download:
