@@ -12,6 +12,8 @@ Wilson 95% intervals.
     READER_VERIFIER_BASE_URL=http://host:8080/v1 .venv/bin/python -m benchmarks.bench_audit_dev --choose
     .venv/bin/python -m benchmarks.bench_audit_dev --from /tmp/dev_model.jsonl --threshold 0.5
 
+The audit runs with the parts the settings give it beside the verifier (the extraction checks,
+the claim checker, the control claim: `Services.checker`), as `reader audit` does.
 `--from` re-scores saved per-sentence results (the verifier's P(YES) and the guards' reasons)
 without calling the model again, so a threshold can be chosen on half A and read on half B.
 `--passages` shows the verifier the batch's top 3 whole passages (the batch's joined text as the
@@ -155,6 +157,7 @@ def run(args) -> list[dict]:
                 facts=facts,
                 fallback_text=material.full_text,
                 max_workers=1,
+                checker=app.services.checker,  # as the settings have it: the extraction checks, the checker
                 **evidence,
             )
             calls += result.llm_calls
