@@ -143,15 +143,20 @@ def summary(rows: list[dict]) -> dict:
     }
 
 
-def report(results: dict[str, dict[str, list[dict]]]) -> None:
+HEADER = (
+    f"{'kind':<7} {'setting':<22} {'gen tok':>7} {'tok/s':>6} {'gen s':>6} {'wall s':>7} "
+    f"{'tok/s ×':>7} {'wall ×':>6} {'drafted':>7} {'accepted':>8}  same text"
+)
+
+
+def report(results: dict[str, dict[str, list[dict]]], names: list[str] | None = None) -> None:
+    """One row per kind and setting (those named, else all), its ratios to `off`."""
     base = results["off"]
-    print(
-        f"\n{'kind':<7} {'setting':<22} {'gen tok':>7} {'tok/s':>6} {'gen s':>6} {'wall s':>7} "
-        f"{'tok/s ×':>7} {'wall ×':>6} {'drafted':>7} {'accepted':>8}  same text"
-    )
+    print("\n" + HEADER)
     for kind in base:
         b = summary(base[kind])
-        for name, result in results.items():
+        for name in names or list(results):
+            result = results[name]
             s = summary(result[kind])
             same = sum(r["text"] == o["text"] for r, o in zip(result[kind], base[kind]))
             print(
@@ -191,10 +196,11 @@ def main() -> None:
     loads = []
     for drafting in settings:
         loads.append(os.getloadavg()[0])
-        results["off" if drafting.mode == "off" else label(drafting)] = run_setting(
-            model_path, drafting, requests
-        )
+        results[label(drafting)] = run_setting(model_path, drafting, requests)
         print(f"{label(drafting)} done (load average {loads[-1]:.1f} at its start)", flush=True)
+        if drafting.mode != "off":  # each setting's rows as soon as it has run
+            report(results, [label(drafting)])
+    print("\nall settings:")
     report(results)
     print(
         f"\nload average {min(loads):.1f}–{max(loads):.1f} (median {statistics.median(loads):.1f}) on {os.cpu_count()} cores"
