@@ -199,6 +199,7 @@ EXPECTED_TAGS = {
     "You write search queries": r"question notes",
     "You work from evidence passages": r"(passage )+(question|claims)",  # an answer and its check
     "You are an expert": r"title (left_out )?paper( material)?( facts)?( draft flagged)?",
+    "You find where a research paper answers": r"question( passage)+",  # a checklist item's span
 }
 _TAG = re.compile(r'<(/?)([a-z_]+)((?: [a-z]+="[^"<>]*")*)>')
 

@@ -292,6 +292,7 @@ TRUSTED_PRINTS = {
     "language_instruction",
     "passage.pages",
     "claims|length",
+    "items|length",
     "'%.2f'|format(item.score)",
 }
 _PRINT = re.compile(r"\{\{\s*(.*?)\s*\}\}")

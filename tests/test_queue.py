@@ -21,7 +21,7 @@ from reader.config import load_settings
 from reader.facade import Reader
 from reader.index.dense import HashingEmbedder
 from reader.store.db import open_database, transaction
-from reader.store.tables import Analysis, ChunkVector, Paper, PaperFile, ReviewJob
+from reader.store.tables import Analysis, Chunk, ChunkVector, Paper, PaperFile, ReviewJob
 
 _names = itertools.count()
 
@@ -32,9 +32,11 @@ class CountingEmbedder(HashingEmbedder):
     def __init__(self):
         super().__init__()
         self.texts = 0
+        self.seen: list[str] = []
 
     def encode(self, texts):
         self.texts += len(texts)
+        self.seen += texts
         return super().encode(texts)
 
 
@@ -278,7 +280,9 @@ def test_a_worker_on_a_fresh_home_reads_a_paper_queued_elsewhere(pg, tmp_path):
     make_reader(tmp_path / "machine_a", pg).ingest(other)
     reader_c.enqueue(other)
     assert [p.status for p in reader_c.work(once=True).papers] == ["reviewed"]
-    assert reader_c.services._embedder.texts < 10  # queries, not passages
+    with reader_c.services.db() as s:  # queries only (the audit's, the checklist's), no passage
+        passages = {c.text for c in s.scalars(select(Chunk))}
+    assert passages and not passages & set(reader_c.services._embedder.seen)
 
 
 def test_a_takeover_after_the_analyses_were_stored_finishes_without_reading_again(pg, tmp_path):
