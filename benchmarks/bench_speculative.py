@@ -175,6 +175,7 @@ def main() -> None:
     parser.add_argument("--paper", type=Path, default=PAPER if PAPER.exists() else FALLBACK_PAPER)
     parser.add_argument("--requests", type=Path, help="keep the captured requests in this JSON file")
     parser.add_argument("--json", type=Path, help="write every reply's figures here")
+    parser.add_argument("--kinds", default=",".join(KINDS), help="the prompt kinds to send (default all)")
     args = parser.parse_args()
 
     from reader.config import load_settings
@@ -186,6 +187,7 @@ def main() -> None:
         requests = capture(args.paper)
         if args.requests:
             args.requests.write_text(json.dumps(requests, ensure_ascii=False), encoding="utf-8")
+    requests = {kind: requests[kind] for kind in args.kinds.split(",")}
     for kind, kind_requests in requests.items():
         print(f"{kind}: {len(kind_requests)} requests of {args.paper.name}")
     model_path = ensure_model_file(load_settings().models_dir)
