@@ -86,6 +86,8 @@ def env(tmp_path):
             "READER_LLM_BASE_URL": "scripted:latency_ms=80",
             "READER_EMBED_MODEL": "hashing",  # the name the swapped-in embedder is stored under
             "PYTHONPATH": str(ROOT),
+            # the follow-up questions run after a review is stored: a kill can stop them midway
+            "READER_FOLLOWUP": "off",
         }
     )
     if not USE_SHARED:
