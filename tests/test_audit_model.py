@@ -114,6 +114,10 @@ def test_injected_text_in_the_evidence_does_not_unflag_fabricated_sentences(embe
             evidence_for=lambda batch: evidence,
             max_workers=1,
             control=False,  # as the settings have it for the embedded verifier (READER_VERIFY_CONTROL=auto)
+            # with each claim's own evidence under it the 1.5B verifier gives these fabrications
+            # P(YES) 0.2-0.6: at the audit's 0.17 none is flagged and the comparison would test
+            # nothing; the question here is whether the injection lifts a claim across a line
+            yes_threshold=0.5,
         )
         return result
 
