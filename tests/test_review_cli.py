@@ -193,6 +193,8 @@ def test_ctrl_c_then_review_and_export_from_the_command_line(folder, env, tmp_pa
     for name in PAPERS[2:]:
         (folder / name).unlink()
     out = tmp_path / "notes"
+    # slower calls, so the second paper is surely in hand when the first is done and Ctrl-C comes
+    env = {**env, "READER_LLM_BASE_URL": "scripted:latency_ms=300"}
     proc = subprocess.Popen(
         reader_cmd("review", str(folder), "--jobs", "1", "--export", str(out)),
         env=env,

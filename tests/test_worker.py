@@ -48,6 +48,8 @@ def machine(
         {
             "READER_HOME": str(tmp_path / name),
             "READER_DATABASE_URL": url,
+            # after a review the follow-up questions would ask the LLM a dozen more times
+            "READER_FOLLOWUP": "off",
             **endpoint,
             "READER_EMBED_MODEL": "hashing",
             "READER_CACHE": "off",
