@@ -64,7 +64,7 @@ from reader.audit.control import Control, control_claim, control_position
 from reader.audit.decided import CHECKED, CHECKER, RESTATED, TOOL, VERIFIER, decision_of, settle
 from reader.audit.decided import EXTRACTION as BY_EXTRACTION
 from reader.audit.evidence import claim_evidence, excerpts
-from reader.audit.extraction import EXTRACTION, agreement, check_clozes, cloze_for, finding
+from reader.audit.extraction import agreement, check_clozes, cloze_for, finding
 from reader.audit.guards import PaperFacts, check_sentence
 from reader.audit.restated import restated_source
 from reader.audit.specific import NOTHING_SPECIFIC, says_nothing_specific
@@ -433,23 +433,20 @@ def _checker_says(view: CheckerView, band: CheckerBand | None) -> tuple[str, str
     return verdict, f"claim checker decided instead: {said.format(p)} {middle:.2f}, its band's middle)"
 
 
-def _extraction_found(reasons: list[str]) -> bool:
-    return any(r.startswith(EXTRACTION) for r in reasons)
-
-
-def _extraction_checks(sentences, views, guard, verifier, paper_id) -> tuple[dict[str, str], int]:
+def _extraction_checks(sentences, views, guard, verifier, paper_id) -> tuple[dict[str, str], set[str], int]:
     """Each sentence's number or comparison asked of the verifier as a blank to fill from its best
     excerpt (reader.audit.extraction): a contradiction is added to its guard reasons; returns
-    the confirmations (sentence: reason) and the calls made."""
+    the confirmations (sentence: reason), the contradicted sentences and the calls made."""
     clozes = [(s, c) for s in sentences if (c := cloze_for(without_label(s), views[s].evidence[0].text))]
     results, calls = check_clozes([c for _, c in clozes], verifier, paper_id=paper_id)
-    confirmed = {}
+    confirmed, contradicted = {}, set()
     for (sentence, cloze), (outcome, answer) in zip(clozes, results):
         if outcome == "disagree":
             guard[sentence].append(finding(cloze, answer))
+            contradicted.add(sentence)
         elif outcome == "agree":
             confirmed[sentence] = agreement(cloze, answer)
-    return confirmed, calls
+    return confirmed, contradicted, calls
 
 
 def _checker_verdict(view: CheckerView, guard_reasons: list[str], band: CheckerBand) -> tuple[str, list[str]]:
@@ -546,7 +543,7 @@ def audit_sentences(
             lead_in = s.rstrip().endswith((":", "："))
             if s not in restated and not lead_in and says_nothing_specific(without_label(s), facts):
                 guard[s].append(NOTHING_SPECIFIC)
-    confirmed, extraction_calls = {}, 0
+    confirmed, contradicted, extraction_calls = {}, set(), 0
     if checker is not None and checker.extraction:
         extracted = [
             s
@@ -557,15 +554,14 @@ def audit_sentences(
             and not guard[s]
             and views[s].decided != UNSUPPORTED
         ]
-        confirmed, extraction_calls = _extraction_checks(extracted, views, guard, verifier, paper_id)
+        confirmed, contradicted, extraction_calls = _extraction_checks(
+            extracted, views, guard, verifier, paper_id
+        )
     # a sentence an extraction contradicts is decided: the verifier is not asked
     asked = [
         s
         for s in todo
-        if views[s].decided is None
-        and s not in restated
-        and s not in stated
-        and not _extraction_found(guard[s])
+        if views[s].decided is None and s not in restated and s not in stated and s not in contradicted
     ]
     batches = [asked[i : i + BATCH_SIZE] for i in range(0, len(asked), BATCH_SIZE)]
 
@@ -591,7 +587,7 @@ def audit_sentences(
     result = AuditResult(sentences=[], llm_calls=extraction_calls)
     for sentence in todo:
         view = views[sentence]
-        extraction_decided = view.decided is None and _extraction_found(guard[sentence])
+        extraction_decided = view.decided is None and sentence in contradicted
         if (
             view.decided is None
             and sentence not in restated
