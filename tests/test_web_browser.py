@@ -402,9 +402,14 @@ def test_oversized_and_non_pdf_uploads_get_their_messages(served, page, tmp_path
     page.goto(f"{served.url}/upload")
     jobs_before = page.locator("#jobs tbody tr").count()
     page.set_input_files("#file-input", [str(big), str(fake)])
-    messages = page.locator("#upload-messages li")
-    messages.nth(1).wait_for()
-    text = " | ".join(messages.all_inner_texts())
+    # each file's line says "sending…" until the server has answered for it
+    page.wait_for_function(
+        """() => {
+            const items = [...document.querySelectorAll('#upload-messages li')];
+            return items.length >= 2 && items.every(li => !li.textContent.includes('sending'));
+        }"""
+    )
+    text = " | ".join(page.locator("#upload-messages li").all_inner_texts())
     assert f"huge.pdf: larger than the upload limit of {UPLOAD_LIMIT_MB} MB" in text
     assert "slides.pdf: not a PDF" in text
     assert page.locator("#jobs tbody tr").count() == jobs_before
