@@ -198,36 +198,80 @@ def read_library(data_dir, collection: str | None = None) -> ZoteroLibrary:
             conn.close()
 
 
+REQUIRED_TABLES = {
+    "items",
+    "itemTypes",
+    "itemData",
+    "itemDataValues",
+    "fields",
+    "creators",
+    "itemCreators",
+    "collections",
+    "collectionItems",
+    "itemAttachments",
+}
+
+
+@dataclass
+class _Rows:
+    """What `_read` uses of the Zotero tables, keyed by item id."""
+
+    items: dict[int, tuple[str, str]]  # item -> (key, type name), deleted items left out
+    values: dict[int, dict[str, str]]  # item -> field name -> value
+    authors: dict[int, list[str]]
+    collection_paths: dict[int, str]  # collection -> "Parent/Child"
+    in_collections: dict[int, list[int]]  # item -> its collections
+    attachments: dict[int, list[tuple[int, int, str, str]]]  # parent -> [(id, mode, type, path)]
+
+
 def _read(conn, data_dir: Path, collection: str | None) -> ZoteroLibrary:
     tables = _tables(conn)
     version = _schema_version(conn, tables)
     library = ZoteroLibrary(data_dir=data_dir, schema_version=version)
     if version is None or version not in KNOWN_SCHEMA:
-        shown = "none" if version is None else str(version)
-        why = (
-            f"unknown Zotero schema version {shown} (known: {KNOWN_SCHEMA.start}–"
-            f"{KNOWN_SCHEMA.stop - 1}, Zotero 5–7); reading it anyway, check the imported titles"
-        )
-        library.problems.append((str(data_dir / "zotero.sqlite"), why))
-    needed = {
-        "items",
-        "itemTypes",
-        "itemData",
-        "itemDataValues",
-        "fields",
-        "creators",
-        "itemCreators",
-        "collections",
-        "collectionItems",
-        "itemAttachments",
-    }
-    missing = sorted(needed - tables)
+        library.problems.append((str(data_dir / "zotero.sqlite"), _unknown_schema(version)))
+    missing = sorted(REQUIRED_TABLES - tables)
     if missing:
         raise ReaderError(
             f"{data_dir / 'zotero.sqlite'}: not a Zotero database this reader knows "
             f"(no table {', '.join(missing)})"
         )
+    rows = _read_rows(conn, tables)
+    selected = _selected_collections(conn, rows.collection_paths, collection) if collection else None
+    for item_id, (key, type_name) in sorted(rows.items.items(), key=lambda kv: kv[1][0]):
+        if type_name in NOT_PAPERS and not _standalone_attachment(rows, item_id, type_name):
+            continue
+        cids = rows.in_collections.get(item_id, [])
+        if selected is not None and not selected.intersection(cids):
+            continue
+        fields = rows.values.get(item_id, {})
+        title = " ".join(fields.get("title", "").split()) or key
+        label = f"Zotero item {key} {title[:60]!r}"
+        pdfs = [
+            a
+            for a in rows.attachments.get(item_id, [])
+            if a[2] == "application/pdf" or a[3].lower().endswith(".pdf")
+        ]
+        if not pdfs:
+            library.problems.append((label, "no PDF attachment; attach the PDF in Zotero to review it"))
+            continue
+        chosen, problem = _choose_pdf(data_dir, rows.items, pdfs)
+        if chosen is None:
+            library.problems.append((label, problem or "its PDF is a web link, not a file"))
+            continue
+        library.items.append(_zotero_item(rows, item_id, title, chosen))
+    return library
 
+
+def _unknown_schema(version: int | None) -> str:
+    shown = "none" if version is None else str(version)
+    return (
+        f"unknown Zotero schema version {shown} (known: {KNOWN_SCHEMA.start}–"
+        f"{KNOWN_SCHEMA.stop - 1}, Zotero 5–7); reading it anyway, check the imported titles"
+    )
+
+
+def _read_rows(conn, tables: set[str]) -> _Rows:
     deleted = (
         {r[0] for r in conn.execute("SELECT itemID FROM deletedItems")} if "deletedItems" in tables else set()
     )
@@ -239,12 +283,30 @@ def _read(conn, data_dir: Path, collection: str | None) -> ZoteroLibrary:
         for item_id, key, type_id in conn.execute("SELECT itemID, key, itemTypeID FROM items")
         if item_id not in deleted
     }
+    in_collections: dict[int, list[int]] = {}
+    for cid, item_id in conn.execute("SELECT collectionID, itemID FROM collectionItems"):
+        in_collections.setdefault(item_id, []).append(cid)
+    return _Rows(
+        items=items,
+        values=_field_values(conn),
+        authors=_authors(conn, tables),
+        collection_paths=_collection_paths(conn),
+        in_collections=in_collections,
+        attachments=_attachments(conn, items),
+    )
+
+
+def _field_values(conn) -> dict[int, dict[str, str]]:
     values: dict[int, dict[str, str]] = {}
     for item_id, name, value in conn.execute(
         "SELECT d.itemID, f.fieldName, v.value FROM itemData d "
         "JOIN fields f ON f.fieldID = d.fieldID JOIN itemDataValues v ON v.valueID = d.valueID"
     ):
         values.setdefault(item_id, {})[name] = _text(value)
+    return values
+
+
+def _authors(conn, tables: set[str]) -> dict[int, list[str]]:
     creator_type = (
         "JOIN creatorTypes t ON t.creatorTypeID = ic.creatorTypeID WHERE t.creatorType = 'author'"
         if "creatorTypes" in tables
@@ -260,13 +322,11 @@ def _read(conn, data_dir: Path, collection: str | None) -> ZoteroLibrary:
         name = last if mode == 1 else " ".join(p for p in (first, last) if p)
         if name.strip():
             authors.setdefault(item_id, []).append(" ".join(name.split()))
-    paths = _collection_paths(conn)
-    in_collections: dict[int, list[int]] = {}
-    for cid, item_id in conn.execute("SELECT collectionID, itemID FROM collectionItems"):
-        in_collections.setdefault(item_id, []).append(cid)
-    selected = _selected_collections(conn, paths, collection) if collection else None
+    return authors
 
-    attachments: dict[int, list[tuple[int, int, str, str]]] = {}  # parent -> [(id, mode, type, path)]
+
+def _attachments(conn, items: dict[int, tuple[str, str]]) -> dict[int, list[tuple[int, int, str, str]]]:
+    attachments: dict[int, list[tuple[int, int, str, str]]] = {}
     for att_id, parent, mode, content_type, path in conn.execute(
         "SELECT itemID, parentItemID, linkMode, contentType, path FROM itemAttachments ORDER BY itemID"
     ):
@@ -275,68 +335,61 @@ def _read(conn, data_dir: Path, collection: str | None) -> ZoteroLibrary:
             attachments.setdefault(parent if parent is not None else att_id, []).append(
                 (att_id, mode, content_type or "", path or "")
             )
+    return attachments
 
-    for item_id, (key, type_name) in sorted(items.items(), key=lambda kv: kv[1][0]):
-        standalone = (
-            type_name == "attachment"
-            and item_id in attachments
-            and any(a[0] == item_id for a in attachments[item_id])
-        )
-        if type_name in NOT_PAPERS and not standalone:
+
+def _standalone_attachment(rows: _Rows, item_id: int, type_name: str) -> bool:
+    return (
+        type_name == "attachment"
+        and item_id in rows.attachments
+        and any(a[0] == item_id for a in rows.attachments[item_id])
+    )
+
+
+def _choose_pdf(
+    data_dir: Path, items: dict[int, tuple[str, str]], pdfs: list[tuple[int, int, str, str]]
+) -> tuple[tuple[Path, str] | None, str]:
+    """The first PDF attachment whose file is there, as (file, attachment key), else None and
+    why the last one with a file could not be used."""
+    problem = ""
+    for att_id, mode, _, path in pdfs:
+        att_key = items[att_id][0]
+        file = _attachment_file(data_dir, att_key, mode, path)
+        if file is None:
             continue
-        cids = in_collections.get(item_id, [])
-        if selected is not None and not selected.intersection(cids):
-            continue
-        fields = values.get(item_id, {})
-        title = " ".join(fields.get("title", "").split()) or key
-        pdfs = [
-            a
-            for a in attachments.get(item_id, [])
-            if a[2] == "application/pdf" or a[3].lower().endswith(".pdf")
-        ]
-        label = f"Zotero item {key} {title[:60]!r}"
-        if not pdfs:
-            library.problems.append((label, "no PDF attachment; attach the PDF in Zotero to review it"))
-            continue
-        chosen, problem = None, ""
-        for att_id, mode, _, path in pdfs:
-            att_key = items[att_id][0]
-            file = _attachment_file(data_dir, att_key, mode, path)
-            if file is None:
-                continue
-            if path.startswith("attachments:"):
-                problem = (
-                    f"the PDF is linked relative to Zotero's base directory "
-                    f"({path}); ingest the file itself with `reader ingest`"
-                )
-                continue
-            if not file.is_file():
-                problem = (
-                    f"the PDF file is missing ({file}); let Zotero download or relink it, then run again"
-                )
-                continue
-            chosen = (file, att_key)
-            break
-        if chosen is None:
-            library.problems.append((label, problem or "its PDF is a web link, not a file"))
-            continue
-        extra = fields.get("extra", "")
-        library.items.append(
-            ZoteroItem(
-                key=key,
-                title=title,
-                authors=authors.get(item_id, []),
-                year=_year(fields.get("date", "")),
-                doi=(fields.get("DOI") or "").strip() or _doi_from_extra(extra),
-                collections=sorted({paths[c] for c in cids if c in paths}, key=str.lower),
-                item_type=type_name,
-                citekey=(fields.get("citationKey") or "").strip() or _citekey_from_extra(extra),
-                venue=fields.get("publicationTitle") or fields.get("proceedingsTitle") or "",
-                pdf=chosen[0],
-                attachment_key=chosen[1],
+        if path.startswith("attachments:"):
+            problem = (
+                f"the PDF is linked relative to Zotero's base directory "
+                f"({path}); ingest the file itself with `reader ingest`"
             )
-        )
-    return library
+            continue
+        if not file.is_file():
+            problem = f"the PDF file is missing ({file}); let Zotero download or relink it, then run again"
+            continue
+        return (file, att_key), problem
+    return None, problem
+
+
+def _zotero_item(rows: _Rows, item_id: int, title: str, chosen: tuple[Path, str]) -> ZoteroItem:
+    key, type_name = rows.items[item_id]
+    fields = rows.values.get(item_id, {})
+    extra = fields.get("extra", "")
+    paths = rows.collection_paths
+    return ZoteroItem(
+        key=key,
+        title=title,
+        authors=rows.authors.get(item_id, []),
+        year=_year(fields.get("date", "")),
+        doi=(fields.get("DOI") or "").strip() or _doi_from_extra(extra),
+        collections=sorted(
+            {paths[c] for c in rows.in_collections.get(item_id, []) if c in paths}, key=str.lower
+        ),
+        item_type=type_name,
+        citekey=(fields.get("citationKey") or "").strip() or _citekey_from_extra(extra),
+        venue=fields.get("publicationTitle") or fields.get("proceedingsTitle") or "",
+        pdf=chosen[0],
+        attachment_key=chosen[1],
+    )
 
 
 def _doi_from_extra(extra: str) -> str | None:
