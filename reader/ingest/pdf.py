@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from reader.errors import IngestError
@@ -663,6 +664,17 @@ def _name_line(text: str) -> list[str]:
 # ------------------------------------------------------------------- assembly
 
 
+@dataclass
+class _Parts:
+    """The blocks of a paper sorted by kind as they are read in order."""
+
+    blocks: list[Block] = field(default_factory=list)
+    sections: list[dict] = field(default_factory=list)
+    captions: list[CaptionData] = field(default_factory=list)
+    ref_boxes: list[_Box] = field(default_factory=list)
+    front: list[_Box] = field(default_factory=list)  # the boxes before the first heading
+
+
 def parse_pdf(
     path: Path, data: bytes | None = None, sha256: str | None = None, max_pages: int | None = None
 ) -> ParsedPaper:
@@ -675,6 +687,49 @@ def parse_pdf(
             data = path.read_bytes()
         except OSError as exc:
             raise IngestError(path, f"cannot read the file ({exc.strerror})") from None
+    meta, raw_pages, sizes = _read_pages(path, data, max_pages)
+    pages = _drop_running_lines(raw_pages, sizes)
+    body = _body_size(pages)
+    ordered = _ordered_boxes(pages, sizes, body)
+
+    first_page = [b for b in ordered if b.page == 1]
+    page1_text = "\n".join(b.text for b in first_page)
+    title, title_boxes = _title(first_page, sizes[0][1], meta.get("title", ""), page1_text)
+    parts = _sort_boxes(ordered, _heading_kinds(ordered, body), {id(b) for b in title_boxes})
+
+    references = split_references(_reference_lines(parts.ref_boxes, sizes))
+    blocks = parts.blocks + [
+        Block(f"{r.marker} {r.text}" if r.marker else r.text, r.page, "References", "reference")
+        for r in references
+    ]
+    title_y = max((b.y1 for b in title_boxes), default=0)
+    author_boxes = [b for b in parts.front if b.page == 1 and b.y0 >= title_y - 1]
+    full_text = "\n".join(b.text for b in blocks)
+    from reader.ingest.pages import find_doi
+
+    return ParsedPaper(
+        sha256=sha256 or sha256_bytes(data),
+        source_path=str(path),
+        source_kind="pdf",
+        title=title or title_from_file_name(path),
+        authors=_authors(author_boxes, meta.get("author", ""), page1_text),
+        year=_year(raw_pages[0], meta),
+        abstract=_abstract(blocks),
+        pages=len(raw_pages),
+        language=detect_language(full_text),
+        blocks=blocks,
+        sections=parts.sections,
+        captions=parts.captions,
+        references=references,
+        doi=find_doi([meta.get("doi", ""), meta.get("subject", ""), page1_text]),
+    )
+
+
+def _read_pages(
+    path: Path, data: bytes, max_pages: int | None
+) -> tuple[dict, list[list[_Box]], list[tuple[float, float]]]:
+    """The PDF's metadata, each page's boxes and each page's (width, height); IngestError when
+    the pages hold (almost) no text."""
     doc = _open(path, data, max_pages)
     try:
         meta = {
@@ -689,25 +744,21 @@ def parse_pdf(
             "no text layer (scanned images?); OCR it first, e.g. `ocrmypdf in.pdf out.pdf`, "
             "then ingest the OCR'd file",
         )
-    pages = _drop_running_lines(raw_pages, sizes)
-    body = _body_size(pages)
+    return meta, raw_pages, sizes
+
+
+def _ordered_boxes(pages: list[list[_Box]], sizes, body: float) -> list[_Box]:
     ordered: list[_Box] = []
     for boxes, (width, _) in zip(pages, sizes):
         for box in _reading_order(boxes, width):
             ordered.extend(_split_leading_heading(box, body))
+    return ordered
 
-    first_page = [b for b in ordered if b.page == 1]
-    page1_text = "\n".join(b.text for b in first_page)
-    title, title_boxes = _title(first_page, sizes[0][1], meta.get("title", ""), page1_text)
 
-    kinds = _heading_kinds(ordered, body)
-    title_ids = {id(b) for b in title_boxes}
-
-    blocks: list[Block] = []
-    sections: list[dict] = []
-    captions: list[CaptionData] = []
-    ref_boxes: list[_Box] = []
-    front: list[_Box] = []
+def _sort_boxes(ordered: list[_Box], kinds: list[str], title_ids: set[int]) -> _Parts:
+    """Each box in reading order as the title, a heading, a caption, a reference, front
+    matter, the abstract or body text."""
+    parts = _Parts()
     section = ""
     abstract_for = ("", False)  # (section, whether it is the abstract)
     in_refs = False
@@ -716,67 +767,44 @@ def parse_pdf(
         if not text:
             continue
         if id(box) in title_ids:
-            blocks.append(Block(text, box.page, "", "title"))
+            parts.blocks.append(Block(text, box.page, "", "title"))
             continue
         if kind and in_refs and not (AFTER_REFERENCES.match(text) and kind != "styled"):
             kind = ""
         if kind:
             section = text.rstrip(":").strip()
             in_refs = is_reference_heading(text)
-            sections.append(
-                {
-                    "title": section,
-                    "page": box.page,
-                    "level": section.split(" ")[0].count(".") + 1 if NUMBERED_HEADING.match(section) else 1,
-                }
-            )
-            blocks.append(Block(text, box.page, section, "heading"))
+            parts.sections.append(_section_entry(section, box.page))
+            parts.blocks.append(Block(text, box.page, section, "heading"))
             continue
         label = caption_label(text)
         if label:
-            captions.append(CaptionData(label[0], label[1], box.page, text))
-            blocks.append(Block(text, box.page, f"{label[1]} caption", "caption"))
+            parts.captions.append(CaptionData(label[0], label[1], box.page, text))
+            parts.blocks.append(Block(text, box.page, f"{label[1]} caption", "caption"))
             continue
         if in_refs:
-            ref_boxes.append(box)
+            parts.ref_boxes.append(box)
             continue
-        if not sections:
-            front.append(box)
-            blocks.append(Block(text, box.page, "Front matter", "body"))
+        if not parts.sections:
+            parts.front.append(box)
+            parts.blocks.append(Block(text, box.page, "Front matter", "body"))
             continue
         if section != abstract_for[0]:
             abstract_for = (section, normalize_heading(section) in ("abstract", "summary"))
-        blocks.append(Block(text, box.page, section, "abstract" if abstract_for[1] else "body"))
+        parts.blocks.append(Block(text, box.page, section, "abstract" if abstract_for[1] else "body"))
+    return parts
 
-    references = split_references(_reference_lines(ref_boxes, sizes))
-    blocks += [
-        Block(f"{r.marker} {r.text}" if r.marker else r.text, r.page, "References", "reference")
-        for r in references
-    ]
-    abstract = " ".join(b.text for b in blocks if b.kind == "abstract")
-    if not abstract:
-        abstract = _inline_abstract(blocks)
-    title_y = max((b.y1 for b in title_boxes), default=0)
-    author_boxes = [b for b in front if b.page == 1 and b.y0 >= title_y - 1]
-    full_text = "\n".join(b.text for b in blocks)
-    from reader.ingest.pages import find_doi
 
-    return ParsedPaper(
-        sha256=sha256 or sha256_bytes(data),
-        source_path=str(path),
-        source_kind="pdf",
-        title=title or title_from_file_name(path),
-        authors=_authors(author_boxes, meta.get("author", ""), page1_text),
-        year=_year(raw_pages[0], meta),
-        abstract=abstract,
-        pages=len(raw_pages),
-        language=detect_language(full_text),
-        blocks=blocks,
-        sections=sections,
-        captions=captions,
-        references=references,
-        doi=find_doi([meta.get("doi", ""), meta.get("subject", ""), page1_text]),
-    )
+def _section_entry(section: str, page: int) -> dict:
+    return {
+        "title": section,
+        "page": page,
+        "level": section.split(" ")[0].count(".") + 1 if NUMBERED_HEADING.match(section) else 1,
+    }
+
+
+def _abstract(blocks: list[Block]) -> str:
+    return " ".join(b.text for b in blocks if b.kind == "abstract") or _inline_abstract(blocks)
 
 
 def _inline_abstract(blocks: list[Block]) -> str:
