@@ -29,7 +29,7 @@ def test_the_shipped_weights_are_small_and_described():
 @pytest.mark.xfail(
     strict=True,
     reason="the shipped checker scores by wording, not facts: the swapped claim "
-    "0.91, the faithful one 0.92 (docs/audit.md, 'The claim checker')",
+    "0.91, the faithful one 0.92 (docs/design/audit.md, 'The claim checker')",
 )
 def test_a_swapped_number_scores_below_the_faithful_claim(checker):
     faithful, swapped, reversed_ = checker.score(

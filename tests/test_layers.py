@@ -1,4 +1,4 @@
-"""Imports run one way, down the data flow (docs/architecture.md):
+"""Imports run one way, down the data flow (docs/design/architecture.md):
 
     cli → commands → web → facade → services
         → grader → {deepread, review, crag, export, checker, table, the web page's read models}
@@ -139,8 +139,8 @@ def test_the_check_catches_imports_against_the_order(tmp_path):
 
 
 def test_the_architecture_doc_lists_the_layers():
-    """docs/architecture.md's layer block names the same layers, in the same order, as LAYERS."""
-    doc = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    """docs/design/architecture.md's layer block names the same layers, in the same order, as LAYERS."""
+    doc = (ROOT / "docs" / "design" / "architecture.md").read_text(encoding="utf-8")
     block = doc.split("## Layers", 1)[1].split("```", 2)[1]
     listed = [{name.strip() for name in line.split(",")} for line in block.strip().splitlines()]
     assert listed == LAYERS

@@ -230,7 +230,7 @@ def test_regeneration_branch_lists_the_flagged_sentences():
 
 def test_every_heading_of_both_documents_shares_everything_up_to_the_paper():
     """A server's prompt cache reads the paper once for all twelve headings only if their
-    prompts are the same tokens up to the end of the paper (docs/llm.md)."""
+    prompts are the same tokens up to the end of the paper (docs/design/llm.md)."""
     from reader.writer import headings
 
     for variables in (SAMPLES["heading"][0], SAMPLES["heading"][2]):

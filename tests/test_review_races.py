@@ -347,7 +347,7 @@ def assert_each_paper_read_once(results: list[dict], names: list[str]) -> None:
 
 @pytest.mark.xfail(
     reason="one of the two processes hung (no reply in 180 s) in one fresh-clone CI run "
-    "on a loaded machine; not reproduced in 16 runs; open defect, see docs/reliability.md",
+    "on a loaded machine; not reproduced in 16 runs; open defect, see docs/design/reliability.md",
     strict=False,
 )
 def test_two_review_processes_on_one_home_read_each_paper_once(tmp_path):

@@ -1,6 +1,6 @@
 """Cross-site writes and the access cookie (issue 15, item 7), over FastAPI's test client.
 
-The rule for POSTs (docs/web.md, "Writes"): an Origin, when sent, must be this
+The rule for POSTs (docs/guide/web.md, "Writes"): an Origin, when sent, must be this
 server; else a Referer, when sent, must be; and then the request must carry the
 access token itself (Bearer or ?token=), or the page's per-session form token,
 or — a script on a server without an access token — ask for JSON.

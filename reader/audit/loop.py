@@ -81,7 +81,7 @@ MAX_REGENERATIONS = 2
 MARK = "[待验证] "
 TOP_LOGPROBS = 5  # alternatives per answer token, enough to find both YES and NO
 # The verifier accepts a claim when its P(YES) reaches this: the highest threshold that kept false
-# flags within 0.05 on half A of eval/audit_dev.jsonl (docs/audit.md has the curve); without
+# flags within 0.05 on half A of eval/audit_dev.jsonl (docs/design/audit.md has the curve); without
 # log-probabilities its first word decides.
 YES_THRESHOLD = 0.17
 # Calls per batch while the reply answers none of its claims: the call and one retry.
@@ -392,7 +392,7 @@ def _verdict(
     (`checker_says` given), an explicit NO whose P(YES) reaches the threshold is accepted only
     with a second signal agreeing: the checker's call, or `confirmed` (an extraction that gave
     the sentence's own number or side). With it off, the threshold decides as before: refusing
-    every such NO flagged 30 of 104 faithful development sentences (docs/audit.md)."""
+    every such NO flagged 30 of 104 faithful development sentences (docs/design/audit.md)."""
     reasons = list(guard_reasons)
     if not has_evidence:
         reasons.append("no evidence found in the paper")

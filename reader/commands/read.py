@@ -54,14 +54,14 @@ def _summary_lines(result) -> list[str]:
     "--context-tokens",
     type=click.IntRange(500, 200_000),
     default=None,
-    help="Paper tokens given to the generator (default: what the generator takes: docs/llm.md, Budgets).",
+    help="Paper tokens given to the generator (default: what the generator takes: docs/design/llm.md, Budgets).",
 )
 @click.option(
     "--words",
     type=click.IntRange(100, 5000),
     default=None,
     help="Target length of each analysis in words, shared evenly by its headings (default: what the "
-    "generator can sustain: docs/llm.md, Budgets).",
+    "generator can sustain: docs/design/llm.md, Budgets).",
 )
 @click.option(
     "--no-followup",

@@ -141,7 +141,7 @@ def unchecked_warning(report) -> str | None:
     "to_queue",
     is_flag=True,
     help="Only put the papers on the queue (their bytes into the database) and return; "
-    "`reader worker` on any machine reviews them (docs/scale.md).",
+    "`reader worker` on any machine reviews them (docs/guide/scale.md).",
 )
 @click.pass_obj
 def review(app, paths, zotero, collection, force, jobs, export_dir, quiet, as_json, to_queue):

@@ -141,7 +141,7 @@ def worker(app, jobs, once, until_empty, poll, quiet, as_json):
     worker that dies loses its paper to another when the lease runs out; a paper
     that fails READER_QUEUE_ATTEMPTS times is marked failed. Ctrl-C (or SIGTERM)
     finishes the paper in hand and exits; a second Ctrl-C hands it back to the
-    queue at once. See docs/scale.md.
+    queue at once. See docs/guide/scale.md.
 
     \b
     Examples:

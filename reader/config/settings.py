@@ -116,7 +116,7 @@ class LLMSettings:
 
 @dataclass(frozen=True)
 class CragSettings:
-    """How `reader ask` routes, refuses and withholds (reader/crag/, docs/ask.md): the settings
+    """How `reader ask` routes, refuses and withholds (reader/crag/, docs/design/ask.md): the settings
     `reader calibrate` grids and `--write` stores. reader.crag.pipeline.CragConfig adds the
     pipeline's fixed parts."""
 
@@ -155,7 +155,7 @@ class CragSettings:
         "as `writer`), `writer` (the answer prompt offers it on every route) or `grader` (not on a "
         "correct route). The 1.5B grader's YES/NO verdict dropped passages that held the answer "
         "(18 -> 10 of 19 development questions) and refinement more (-> 7), and its writer refused "
-        "with the answer in hand (docs/ask.md)",
+        "with the answer in hand (docs/design/ask.md)",
     )
     ungrounded: str = setting(
         "refuse",
@@ -172,7 +172,7 @@ class CragSettings:
         parse=fraction(),
         help="with `p_yes`: the best P(YES) at which the writer must answer (below: not found, the writer "
         "not asked); 0.3 with the relevance grader (its P(relevant), blended with the LLM's P(YES) "
-        'where both graded), chosen on the 27 development questions (docs/ask.md, "The trained '
+        'where both graded), chosen on the 27 development questions (docs/design/ask.md, "The trained '
         "relevance grader\"); 0.5 was the LLM grader's",
     )
     evidence_p_yes: float = setting(
@@ -372,7 +372,7 @@ class Settings:
         parse=choice(SPECULATIVE_MODES, "use off, " + ", ".join(SPECULATIVE_MODES[1:])),
         help="the embedded model's speculative decoding: llama.cpp drafts from n-grams of the prompt "
         "and the reply so far and checks each draft in one batch (lossless under greedy decoding); "
-        'measured per prompt kind in docs/llm.md, "Speculative decoding"',
+        'measured per prompt kind in docs/design/llm.md, "Speculative decoding"',
     )
     embed_model: str | None = setting(
         None,
@@ -427,7 +427,7 @@ class Settings:
     tables: str = setting(
         "auto",
         parse=choice(TABLE_FINDERS, "use auto, words, layout, lines or off"),
-        help="how ingest finds a PDF's tables next to their captions (docs/tables.md): auto (word "
+        help="how ingest finds a PDF's tables next to their captions (docs/design/tables.md): auto (word "
         "positions, pymupdf's layout model for a caption they cannot place), words, layout, lines or off",
     )
     web_token: str | None = setting(
@@ -438,7 +438,7 @@ class Settings:
         parse=fraction(" (a probability; lower flags fewer sentences)"),
         unset="(default)",
         help="the verifier's P(YES) from which a claim counts as supported; unset: the audit's default "
-        "(docs/audit.md has the curve)",
+        "(docs/design/audit.md has the curve)",
     )
     checker: bool = setting(
         False,
@@ -449,7 +449,7 @@ class Settings:
         ),
         help="the trained claim checker (reader/checker/); on, it decides a sentence it scores at or below "
         "checker_low (unsupported) or at or above checker_high (supported), the verifier the rest. "
-        "Off by default: on half A of eval/audit_dev.jsonl no band beat the verifier (docs/audit.md, "
+        "Off by default: on half A of eval/audit_dev.jsonl no band beat the verifier (docs/design/audit.md, "
         '"The claim checker"), so deciding nothing it would only cost each process its load',
     )
     checker_low: float = setting(
@@ -472,7 +472,7 @@ class Settings:
         help="one claim false by construction in each verify batch; a reply that does not reject it is "
         "not trusted (reader.audit.control). `auto`: on for an endpoint verifier, off for the embedded "
         "1.5B model, which wrote YES to the control of batches holding 112 of 203 development sentences "
-        "and would leave them unchecked (docs/audit.md)",
+        "and would leave them unchecked (docs/design/audit.md)",
     )
     extraction: bool = setting(
         True,
@@ -483,7 +483,7 @@ class Settings:
         help="a sentence's number or comparison is blanked over its best excerpt and the verifier asked "
         "to fill the blank from the passage (reader.audit.extraction): an answer that differs flags the "
         "sentence with the passage's answer quoted (no verifier call), one that agrees is a second "
-        "signal (docs/audit.md); with the claim checker on or off",
+        "signal (docs/design/audit.md); with the claim checker on or off",
     )
     queue_lease_s: float = setting(
         60.0,
@@ -494,7 +494,7 @@ class Settings:
             "must be a positive number of seconds (how long a worker holds a "
             "paper without a heartbeat; default 60)",
         ),
-        help="the review queue (docs/scale.md): how long a worker's claim on a paper lasts unless its "
+        help="the review queue (docs/guide/scale.md): how long a worker's claim on a paper lasts unless its "
         "heartbeat renews it",
     )
     queue_attempts: int = setting(

@@ -96,7 +96,7 @@ class CragConfig(CragSettings):
     batch_passages: int = BATCH_PASSAGES
     batch_tokens: int = BATCH_TOKENS
     # Confidence routing re-grades the best `confirm_top` passages of each batched grading one
-    # by one and routes on those grades (docs/ask.md, "Routing on confidence").
+    # by one and routes on those grades (docs/design/ask.md, "Routing on confidence").
     confirm_top: int = 2
 
 

@@ -18,7 +18,7 @@ One call (`refine_in_batches`) refines all kept chunks, their sentences numbered
 The rules above hold per chunk: a reply (or a call) that cannot be read keeps every
 chunk of the call whole, a chunk the reply picks nothing from is treated as "none"
 for it, and a one-sentence chunk is kept without a call. (One call per chunk, the
-path before batching, was measured against it and removed: docs/ask.md.)
+path before batching, was measured against it and removed: docs/design/ask.md.)
 """
 
 from __future__ import annotations

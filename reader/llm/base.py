@@ -33,7 +33,7 @@ class Capabilities:
 # The embedded 1.5B model: a short context and short drafts, which it can fill
 # without drifting from the paper. On two cores it reads ~70 prompt tokens/s and writes
 # ~14-23 tokens/s, and every sentence it writes costs a share of a verification call, so
-# each word asked for costs about three times over (docs/llm.md, "Budgets").
+# each word asked for costs about three times over (docs/design/llm.md, "Budgets").
 SMALL_LOCAL = Capabilities(context_tokens=2400, target_words=600)
 # An OpenAI-compatible endpoint (and any LLM that does not say): more of the paper, longer drafts.
 ENDPOINT = Capabilities(context_tokens=12000, target_words=1200)

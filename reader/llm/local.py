@@ -21,7 +21,7 @@ from reader.llm.base import SMALL_LOCAL, Completion, Message, server_timings, to
 
 DEFAULT_CONTEXT_TOKENS = 16384
 
-# llama.cpp's speculative decoding without a draft model (READER_SPECULATIVE, docs/llm.md
+# llama.cpp's speculative decoding without a draft model (READER_SPECULATIVE, docs/design/llm.md
 # "Speculative decoding"): each mode's xllamacpp type. The drafts come from n-grams of the
 # prompt and the reply so far, and the model checks a draft in one batch, so a reply that copies
 # from its prompt costs fewer sequential steps; under greedy decoding the reply is the same.
