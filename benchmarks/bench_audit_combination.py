@@ -42,7 +42,7 @@ def main() -> None:
     from reader.audit.guards import PaperFacts
     from reader.audit.loop import audit_sentences
     from reader.checker.model import shared_checker
-    from reader.deepread import load_material
+    from reader.deepread.context import load_material
     from reader.facade import Reader
     from reader.llm.factory import build_inner_llm
 

@@ -114,7 +114,7 @@ def run(args) -> list[dict]:
     os.environ.setdefault("READER_HOME", args.home)
     from reader.audit import loop
     from reader.audit.guards import PaperFacts, check_sentence
-    from reader.deepread import load_material
+    from reader.deepread.context import load_material
     from reader.facade import Reader
 
     app = Reader(use_cache=False)

@@ -46,7 +46,7 @@ def score_dev(home: str, weights: Path | None = None) -> list[dict]:
     from reader.audit.guards import PaperFacts, check_sentence
     from reader.audit.loop import _hits_to_evidence
     from reader.checker.model import shared_checker
-    from reader.deepread import load_material
+    from reader.deepread.context import load_material
     from reader.facade import Reader
 
     app = Reader(use_cache=False)

@@ -80,7 +80,7 @@ def findings(keys: list[dict]) -> None:
     each judged against the key: an absence is true when the key has the item absent, a quote when
     it is on a page the key names for its item."""
     from reader.checklist import build_checklist
-    from reader.text.checked import checked_facts, paper_checks
+    from reader.deepread.checked import checked_facts, paper_checks
 
     by = {(k["paper"], k["item"]): k for k in keys}
     verdicts: Counter = Counter()

@@ -2,7 +2,7 @@
 contribute, of the abstract's numbers and of the results sections' numbers that reach the
 context: before, sections by priority and a section cut by its beginning; now, every section
 but the appendices first given room for its best sentences, and a section cut by its most
-telling sentences (reader.text.extract).
+telling sentences (reader.deepread.extract).
 
     python -m benchmarks.bench_context [--budget 2400] [PAPER.pdf ...]
 
@@ -17,11 +17,11 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.common import SHARED_PAPERS, wilson
-from reader.deepread import FLOOR_TOKENS, _truncate, build_context, load_material
+from reader.deepread.context import FLOOR_TOKENS, _truncate, build_context, load_material
+from reader.deepread.extract import select_sentences
 from reader.ingest.pipeline import ingest_file
 from reader.llm.base import SMALL_LOCAL
 from reader.store.db import open_database
-from reader.text.extract import select_sentences
 
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?%?")
 _RESULTS = re.compile(r"result|experiment|evaluation|ablation|实验|结果", re.I)

@@ -1,5 +1,5 @@
 """Which of llama.cpp's sampling controls help the embedded 1.5B writer: each setting writes the
-synthesis and the critique of the same papers (reader.writer, one heading at a time, no audit), and
+synthesis and the critique of the same papers (reader.deepread.writer, one heading at a time, no audit), and
 the documents are measured as benchmarks.notes_quality measures notes.
 
     .venv/bin/python -m benchmarks.bench_sampling --papers acl2014_P14-1059.pdf naacl2013_roark13.pdf
@@ -25,12 +25,12 @@ SETTINGS = {
 
 def main() -> None:
     from reader.config import load_settings
-    from reader.deepread import build_context, load_material
+    from reader.deepread.context import build_context, load_material
+    from reader.deepread.writer import Request, headings, write_document
     from reader.ingest.pipeline import ingest_file
     from reader.llm.base import SMALL_LOCAL
     from reader.llm.local import LocalLLM
     from reader.store.db import open_database
-    from reader.writer import Request, headings, write_document
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--papers", nargs="+", default=["acl2014_P14-1059.pdf", "naacl2013_roark13.pdf"])

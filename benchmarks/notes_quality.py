@@ -1,7 +1,7 @@
 """The figures of benchmarks.bench_notes: what a researcher would see in each document.
 
 Per document: words, sentences, the share of distinct sentences (none repeating an earlier
-one: reader.text.tidy's test), empty headings and bullets, the share of specific sentences
+one: reader.deepread.tidy's test), empty headings and bullets, the share of specific sentences
 (reader.audit.specific), sentences in the first person ("we", "our": the paper's own words),
 near-verbatim copies of one paper sentence (at least 80% of the words in the same order,
 difflib), statements that a heading has nothing ("does not provide any ..."); per paper: the
@@ -27,9 +27,9 @@ from benchmarks.common import SHARED_PAPERS, wilson
 from reader.audit.guards import PaperFacts
 from reader.audit.loop import MARK as LOOP_MARK
 from reader.audit.specific import says_nothing_specific
-from reader.text.material import abstract_sentences
+from reader.deepread.material import abstract_sentences
+from reader.deepread.tidy import BULLET_MARK, content_key, repeats_earlier
 from reader.text.split import split_sentences
-from reader.text.tidy import BULLET_MARK, content_key, repeats_earlier
 from reader.text.words import words
 
 MARK = LOOP_MARK.strip()
@@ -99,7 +99,7 @@ class PaperText:
 
 
 def load_paper(path: Path, tmp: str) -> PaperText:
-    from reader.deepread import load_material
+    from reader.deepread.context import load_material
     from reader.ingest.pipeline import ingest_file
     from reader.store.db import open_database
 

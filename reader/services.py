@@ -144,7 +144,7 @@ class Services:
         from wordfreq import zipf_frequency
 
         import reader.audit.record  # noqa: F401
-        import reader.deepread  # noqa: F401
+        import reader.deepread.read  # noqa: F401
         import reader.ingest.pdf  # noqa: F401
         from reader import prompts
         from reader.llm.openai_compat import OpenAICompatLLM
@@ -176,7 +176,7 @@ class Services:
         prompt goes to the LLMs, none is answered from the cache (new answers still replace
         the cached ones). `followup` (None: READER_FOLLOWUP) asks the follow-up questions when
         the audit passed (`follow_up`)."""
-        from reader.deepread import deep_read
+        from reader.deepread.read import deep_read
 
         self.search_index.ensure_paper(paper_id)
         generator, verifier = self.generator, self.verifier
@@ -252,7 +252,7 @@ class Services:
 
     def audit_text(self, text: str, paper_id: str):
         """Check any text sentence by sentence against a stored paper -> AuditReport."""
-        from reader.deepread import audit_against_paper
+        from reader.deepread.read import audit_against_paper
 
         return audit_against_paper(
             text,
@@ -271,7 +271,7 @@ class Services:
         `columns`: checklist items to add; `questions`: the user's own, each asked of every paper
         with the question pipeline. `stored_only`: from the LLMs' stored answers alone, with no
         model call and nothing written (NotStored when one is missing): what a GET serves."""
-        from reader.deepread import audit_claims
+        from reader.deepread.read import audit_claims
         from reader.table import build_table
 
         verifier = self.verifier.stored_only() if stored_only else self.verifier

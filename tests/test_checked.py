@@ -1,19 +1,20 @@
 """What a paper lacks, the tool states itself and the audit passes on the rule's finding
-(reader.text.checked, reader.audit.loop `stated`); the writer puts each sentence under its
+(reader.deepread.checked, reader.audit.loop `stated`); the writer puts each sentence under its
 heading and keeps it through a rewrite."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from reader.audit.decided import STATED
 from reader.audit.guards import PaperFacts
 from reader.audit.loop import audit_sentences
 from reader.audit.verify import EvidenceRef
+from reader.deepread.checked import checked_facts, contradicted_absence, paper_checks
+from reader.deepread.material import ABSTRACT, CONCLUSION, OTHER, RESULTS
+from reader.deepread.writer import Request, rewrite_document, split_document, write_document
 from reader.llm.dryrun import claims_with_evidence
 from reader.llm.scripted import ScriptedLLM
-from reader.text.checked import STATED, checked_facts, contradicted_absence, paper_checks
-from reader.text.material import ABSTRACT, CONCLUSION, OTHER, RESULTS
-from reader.writer import Request, rewrite_document, split_document, write_document
 
 
 @dataclass

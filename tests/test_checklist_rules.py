@@ -146,10 +146,10 @@ def test_the_references_and_headings_are_not_read_and_a_sentence_keeps_a_single_
 def test_key_results_get_a_results_figure_with_its_metric_and_data_when_nothing_gives_one():
     """The held-out paper's Key results carried none of its accuracy figures: its abstract has
     none, so the results' sentences that give a figure with its metric are added, the one naming
-    its data first (reader.text.material.missing_headlines)."""
+    its data first (reader.deepread.material.missing_headlines)."""
     from types import SimpleNamespace
 
-    from reader.text.material import ABSTRACT, RESULTS, missing_headlines
+    from reader.deepread.material import ABSTRACT, RESULTS, missing_headlines
 
     sections = [
         SimpleNamespace(

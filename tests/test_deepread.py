@@ -6,10 +6,12 @@ import pytest
 from controls import record_controls
 from sqlalchemy import func, select
 
+from reader.audit.decided import STATED
 from reader.audit.loop import MARK
 from reader.audit.record import analysis_json, load_analyses
 from reader.config import EMBEDDED_MODEL_NAME, LLMSettings
-from reader.deepread import build_context, deep_read, load_material
+from reader.deepread.context import build_context, load_material
+from reader.deepread.read import deep_read
 from reader.index.hits import SearchHit
 from reader.llm.base import ENDPOINT, SMALL_LOCAL, capabilities_of
 from reader.llm.dryrun import claims_with_evidence
@@ -25,7 +27,6 @@ from reader.store.tables import (
     SentenceVerdict,
     VerdictEvidence,
 )
-from reader.text.checked import STATED
 
 PAPER_ID = "a" * 64
 SECTIONS = [
@@ -146,7 +147,7 @@ SYNTHESIS = (
 
 
 def as_written(document):
-    """A scripted document as reader.writer joins its headings: a blank line between them."""
+    """A scripted document as reader.deepread.writer joins its headings: a blank line between them."""
     return document.replace("\n## ", "\n\n## ")
 
 
@@ -156,7 +157,7 @@ def asked_heading(prompt):
 
 def make_llms(critiques=(CRITIQUE_1, CRITIQUE_2)):
     """The writer answers each heading's call with a whole document (critiques[k] for the k-th
-    rewrite of that heading); reader.writer takes the text under the heading asked for."""
+    rewrite of that heading); reader.deepread.writer takes the text under the heading asked for."""
     rewrites = {}
 
     def write(prompt):
@@ -333,7 +334,7 @@ def test_unknown_paper_is_a_clear_error(db):
 
 
 def test_section_priorities_follow_parents_and_skip_appendices():
-    from reader.deepread import _priorities
+    from reader.deepread.context import section_priorities
 
     titles = [
         "1 Introduction",
@@ -346,7 +347,7 @@ def test_section_priorities_follow_parents_and_skip_appendices():
         "A Proofs",
         "B.1 More results",
     ]
-    assert _priorities(titles) == [1, 4, 4, 3, 3, 6, 2, 7, 7]
+    assert section_priorities(titles) == [1, 4, 4, 3, 3, 6, 2, 7, 7]
 
 
 def test_caption_chunks_are_not_repeated_as_sections(db):
@@ -359,7 +360,7 @@ def test_caption_chunks_are_not_repeated_as_sections(db):
 
 
 def test_rewrite_prompt_shows_the_draft_without_unsupported_sentences(db):
-    from reader.writer import remove_sentences
+    from reader.deepread.writer import remove_sentences
 
     assert (
         remove_sentences("## W\nBad one. Good one. Bad two.\nThird.", ["Bad one.", "Bad two."])

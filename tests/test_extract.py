@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reader.text.extract import GAP, select_sentences, sentence_score
+from reader.deepread.extract import GAP, select_sentences, sentence_score
 from reader.text.tokens import estimate_tokens
 
 SECTION = (

@@ -14,13 +14,14 @@ from click.testing import CliRunner
 from sqlalchemy import select
 from test_deepread import PAPER_ID, add_paper
 
+from reader.audit.decided import STATED
 from reader.cli import cli
-from reader.deepread import TEXT_SECTION, build_context, load_material
+from reader.deepread.context import build_context, load_material
+from reader.deepread.tidy import third_person
 from reader.ingest.pipeline import parse_file
+from reader.ingest.text import TEXT_SECTION
 from reader.store.db import transaction
 from reader.store.tables import Chunk
-from reader.text.checked import STATED
-from reader.text.tidy import third_person
 
 PARAGRAPHS = [
     "We introduce SPARTA, a sparse retriever for long scientific documents. On the LongDocs benchmark "
@@ -120,7 +121,7 @@ def read_and_audit(app, path, tmp_path):
             # verified against the evidence
             assert sentence["verdict"] == "supported", sentence
             if any(r.startswith(STATED) for r in sentence["reasons"]):
-                continue  # what the paper lacks, in the tool's words (reader.text.checked)
+                continue  # what the paper lacks, in the tool's words (reader.deepread.checked)
             assert sentence["evidence"] and any(
                 sentence["text"] in " ".join(third_person(e["text"]).split()) for e in sentence["evidence"]
             )

@@ -1,8 +1,8 @@
 """Imports run one way, down the data flow (docs/design/architecture.md):
 
     cli → commands → web → facade → services
-        → grader → {deepread, review, crag, export, checker, table, the web page's read models}
-        → {audit, writer, checklist}
+        → grader → {review, crag, export, checker, table, the web page's read models}
+        → deepread → {audit, checklist}
         → {llm, ingest, index, prompts, queue} → store → {text, config, resources, http} → {errors, files}
 
 A module may import its own package and any package on a lower layer, never a

@@ -231,7 +231,7 @@ def test_regeneration_branch_lists_the_flagged_sentences():
 def test_every_heading_of_both_documents_shares_everything_up_to_the_paper():
     """A server's prompt cache reads the paper once for all twelve headings only if their
     prompts are the same tokens up to the end of the paper (docs/design/llm.md)."""
-    from reader.writer import headings
+    from reader.deepread.writer import headings
 
     for variables in (SAMPLES["heading"][0], SAMPLES["heading"][2]):
         prompts = [
@@ -254,7 +254,7 @@ def test_every_heading_of_both_documents_shares_everything_up_to_the_paper():
 
 
 def test_each_heading_is_asked_for_with_its_own_guidance():
-    from reader.writer import headings
+    from reader.deepread.writer import headings
 
     guidance = environment().get_template("_headings.j2").module.guidance
     assert set(guidance) == set(headings("critique")) | set(headings("synthesis"))

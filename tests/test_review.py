@@ -291,7 +291,7 @@ SECTIONS = {
 
 def test_dry_run_deep_read_end_to_end_then_export(reader_env, monkeypatch, tmp_path):
     """The real deep_read with the dry-run LLM (call log and cache on), a real index, then export."""
-    from reader.deepread import deep_read
+    from reader.deepread.read import deep_read
     from reader.export import export_notes
     from reader.facade import Reader
     from reader.index.dense import HashingEmbedder

@@ -13,7 +13,7 @@ from reader.audit.guards import PaperFacts
 from reader.audit.loop import audit_sentences
 from reader.audit.verify import EvidenceRef
 from reader.checklist import build_checklist, stored_checklist
-from reader.deepread import deep_read
+from reader.deepread.read import deep_read
 from reader.index.hits import SearchHit
 from reader.llm.dryrun import claims_with_evidence
 from reader.llm.scripted import ScriptedLLM

@@ -3,7 +3,7 @@ empty go, and every removal says why."""
 
 from __future__ import annotations
 
-from reader.text.tidy import (
+from reader.deepread.tidy import (
     CAPTION,
     ECHOES_HEADING,
     EMPTY_BULLET,

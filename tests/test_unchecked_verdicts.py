@@ -315,8 +315,8 @@ def endpoint(reader_env, monkeypatch, tmp_path):
     # the dry-run writer copies its material, which the deep read would pass as restatements
     # (reader.audit.restated) without asking the verifier these tests are about,
     monkeypatch.setattr("reader.audit.loop.restated_source", lambda claim, texts: None)
-    # nor the sentences the tool states itself on a rule's finding (reader.text.checked)
-    monkeypatch.setattr("reader.writer.checked_facts", lambda checks: [])
+    # nor the sentences the tool states itself on a rule's finding (reader.deepread.checked)
+    monkeypatch.setattr("reader.deepread.writer.checked_facts", lambda checks: [])
     with LoopbackOpenAI(respond=garbage, models=(VERIFIER_MODEL,)) as server:
         monkeypatch.setenv("READER_LLM_BASE_URL", "scripted:")
         monkeypatch.setenv("READER_VERIFIER_BASE_URL", server.base_url)

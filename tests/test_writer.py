@@ -1,14 +1,11 @@
-"""The writer (reader.writer): one call per heading with its own material, rewrites per heading,
-the writer's sampling controls, and the material chosen by rule (reader.text.material)."""
+"""The writer (reader.deepread.writer): one call per heading with its own material, rewrites per heading,
+the writer's sampling controls, and the material chosen by rule (reader.deepread.material)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reader.llm.base import Completion
-from reader.llm.logged import cache_key
-from reader.llm.scripted import ScriptedLLM
-from reader.text.material import (
+from reader.deepread.material import (
     ABSTRACT,
     CONCLUSION,
     METHOD,
@@ -17,8 +14,8 @@ from reader.text.material import (
     critique_facts,
     heading_material,
 )
-from reader.text.tidy import third_person
-from reader.writer import (
+from reader.deepread.tidy import third_person
+from reader.deepread.writer import (
     WRITER_SAMPLING,
     Request,
     heading_body,
@@ -28,6 +25,9 @@ from reader.writer import (
     split_document,
     write_document,
 )
+from reader.llm.base import Completion
+from reader.llm.logged import cache_key
+from reader.llm.scripted import ScriptedLLM
 
 
 @dataclass
@@ -114,7 +114,7 @@ def test_each_heading_gets_its_own_material():
 def test_critique_facts_are_found_by_rule():
     facts = critique_facts("Quality of the evidence", SECTIONS)
     assert any("9,815 sentences" in f for f in facts)
-    # what the paper lacks the tool states itself (reader.text.checked), not the writer
+    # what the paper lacks the tool states itself (reader.deepread.checked), not the writer
     assert not any("standard deviation" in f or "limitations" in f for f in facts)
     assert critique_facts("Problem", SECTIONS) == []
     with_sd = SECTIONS + [S("4.2 Variance", "Scores are averaged over 5 seeds (± 0.3).", RESULTS)]

@@ -32,7 +32,10 @@ MODELS = (VERIFIER, CHECKER, EXTRACTION)
 CHECKED = (*MODELS, GUARD)  # the sentences the flagged ratio counts
 KINDS = ("model", GUARD, RESTATED, TOOL, UNCHECKED)  # as the notes count them
 
-# the words the reasons begin with (reader.audit.loop, reader.text.checked), for verdicts stored
+# the reason of a sentence the tool states itself (reader.deepread.checked), before its finding
+STATED = "stated by the tool from a check of the paper's text (no verifier call)"
+
+# the words the reasons begin with (reader.audit.loop, reader.deepread.checked), for verdicts stored
 # before decided_by was
 _STATED, _RESTATES, _CHECKER_INSTEAD, _EXTRACTION = (
     "stated by the tool",

@@ -61,7 +61,7 @@ from dataclasses import dataclass, field
 from reader.audit.checking import CheckerBand, CheckerView, check_sentences
 from reader.audit.confidence import claim_probabilities
 from reader.audit.control import Control, control_claim, control_position
-from reader.audit.decided import CHECKED, CHECKER, RESTATED, TOOL, VERIFIER, decision_of, settle
+from reader.audit.decided import CHECKED, CHECKER, RESTATED, STATED, TOOL, VERIFIER, decision_of, settle
 from reader.audit.decided import EXTRACTION as BY_EXTRACTION
 from reader.audit.evidence import claim_evidence, excerpts
 from reader.audit.extraction import agreement, check_clozes, cloze_for, finding
@@ -71,7 +71,6 @@ from reader.audit.specific import NOTHING_SPECIFIC, says_nothing_specific
 from reader.audit.verify import NO_EVIDENCE_CHARS, EvidenceRef, build_messages, parse_answers
 from reader.errors import ReaderError
 from reader.llm.base import Completion, Message, supports_accept, supports_logprobs
-from reader.text.checked import STATED
 from reader.text.split import sentence_spans, split_sentences, without_label
 
 BATCH_SIZE = 4
@@ -507,9 +506,9 @@ def audit_sentences(
     excepted); with `accept_restatements` (the deep read's own text),
     a sentence restating one sentence of its excerpts in the paper's words is supported without a
     verifier call (reader.audit.restated). A sentence in `stated` (sentence: what a rule found,
-    reader.text.checked) was written by the tool from that finding: supported, the finding its
+    reader.deepread.checked) was written by the tool from that finding: supported, the finding its
     reason, unless a guard objects. `objections(sentence)` gives more guard reasons (the deep
-    read's: a claimed absence the paper's text contradicts, reader.text.checked)."""
+    read's: a claimed absence the paper's text contradicts, reader.deepread.checked)."""
     threshold = YES_THRESHOLD if yes_threshold is None else yes_threshold
     control = control and (checker is None or checker.control)
     start = time.perf_counter()

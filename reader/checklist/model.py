@@ -5,13 +5,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from reader.text.checked import Finding
 from reader.text.pages import page_range
 from reader.text.rigour import BY_KEY, ITEM_KEYS
 
 # How an item was decided: the rules over every sentence; a quote the extraction prompt copied from
 # a passage the index found (checked to be in that passage); or not found after both.
 RULE, EXTRACTION, NOT_FOUND = "rule", "extraction", "not found"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One checklist item as the critique uses it (ChecklistItem.finding(); reader.deepread.checked)."""
+
+    key: str
+    found: bool
+    quote: str = ""  # the paper's sentence that states it
+    value: str = ""
+    kind: str = ""  # variance: spread, test or claim
+    pages: str = ""  # "p. 5"
+    searched: str = ""  # what was read before "not found"
 
 
 @dataclass
@@ -45,7 +57,7 @@ class ChecklistItem:
         return self.value or "found"
 
     def finding(self) -> Finding:
-        """The item as the critique's sentences use it (reader.text.checked)."""
+        """The item as the critique's sentences use it (reader.deepread.checked)."""
         return Finding(self.key, self.found, self.quote, self.value, self.kind, self.pages, self.searched)
 
     def to_json(self) -> dict:

@@ -29,6 +29,7 @@ from reader.audit.judgements import Judgement, judgements_of, marked_change, sen
 from reader.audit.loop import MARK, UNANSWERED, UNCHECKED, UNSUPPORTED
 from reader.audit.record import KIND_ORDER, count_verdicts, decided_counts, newest_analyses
 from reader.checklist import checklist_of
+from reader.deepread.tidy import BULLET_MARK
 from reader.export.bibtex import citekeys
 from reader.export.lookup import MISSING_WORK, says_missing
 from reader.store.queries import followups_of
@@ -36,7 +37,6 @@ from reader.store.tables import AnalysisIteration, Paper, ReviewJob
 from reader.text.controls import clean_text
 from reader.text.pages import page_range
 from reader.text.split import first_sentence
-from reader.text.tidy import BULLET_MARK
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 KIND_TITLES = {"synthesis": "Synthesis", "critique": "Critique"}

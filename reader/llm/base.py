@@ -57,7 +57,7 @@ class Completion:
     prompt_s: float | None = None
     generation_s: float | None = None
     cached_prompt_tokens: int | None = None
-    calls: int = 1  # the calls this completion stands for (reader.writer joins one per heading)
+    calls: int = 1  # the calls this completion stands for (reader.deepread.writer joins one per heading)
 
 
 Message = dict  # {"role": "system" | "user" | "assistant", "content": str}

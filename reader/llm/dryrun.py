@@ -327,7 +327,7 @@ def answer_checklist(prompt: str) -> str:
 
 # The stages the pipeline passes to `complete(stage=...)`, and the kind of answer each gets.
 HANDLERS: dict[str, Callable[[str], str]] = {
-    "critique": answer_generate,  # reader.writer: one stage per kind, one call per heading
+    "critique": answer_generate,  # reader.deepread.writer: one stage per kind, one call per heading
     "synthesis": answer_generate,
     "regenerate-critique": answer_regenerate,  # ... and "regenerate-<kind>" for a rewrite
     "regenerate-synthesis": answer_regenerate,

@@ -13,9 +13,9 @@ from collections.abc import Iterable
 from reader.audit.evidence import best_first
 from reader.audit.loop import MARK
 from reader.audit.verify import EvidenceRef
+from reader.deepread.writer import split_document
 from reader.table.model import Source
 from reader.text.split import split_sentences
-from reader.writer import split_document
 
 # synthesis heading -> column, as prompts/_headings.j2 names them
 SYNTHESIS_COLUMNS = {

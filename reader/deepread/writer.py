@@ -3,7 +3,7 @@
 A small model asked for six headings in one reply fills the later ones with the earlier ones'
 sentences, or with "The paper does not make any overclaims." Here each heading is one call:
 the same system message and paper for every heading (a server's prompt cache reads them once),
-then that heading's request with its own material (reader.text.material): the paper's
+then that heading's request with its own material (reader.deepread.material): the paper's
 sentences that carry what the heading is about and, for the critique, facts a reviewer would
 check. A rewrite asks again only for the headings that had unsupported sentences, and keeps
 the other headings as they were.
@@ -19,19 +19,19 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from reader.deepread.checked import CheckedFact, PaperChecks, checked_facts, checklist_facts, paper_checks
+from reader.deepread.material import critique_facts, heading_material, missing_headlines
 from reader.llm.base import Completion, supports_sampling
 from reader.prompts import environment, language_instruction, messages, writes_chinese
-from reader.text.checked import CheckedFact, PaperChecks, checked_facts, checklist_facts, paper_checks
-from reader.text.material import critique_facts, heading_material, missing_headlines
 from reader.text.split import sentence_spans
 from reader.text.tokens import estimate_tokens
 
-# llama.cpp's sampling controls for the writer (docs/deepread.md: what each did to the 1.5B model's notes).
+# llama.cpp's sampling controls for the writer (docs/design/deepread.md: what each did to the 1.5B model's notes).
 WRITER_SAMPLING = {"repeat_penalty": 1.1, "dry_multiplier": 0.8, "min_p": 0.05}
 WRITER_TEMPERATURE = 0.2
 # The synthesis's headings are shown the paper's sentences that carry them and asked for short
 # sentences of the writer's own; the critique's only the facts a check found: shown sentences,
-# the 1.5B writer set them under critique headings they did not fit (docs/deepread.md).
+# the 1.5B writer set them under critique headings they did not fit (docs/design/deepread.md).
 WITH_MATERIAL = ("synthesis",)
 MATERIAL_SHARE = 0.06  # of the paper context's tokens, for each heading's own sentences (80 to 400)
 _HEADING_LINE = re.compile(r"^[ \t]*(?:#{1,6}[ \t]*(.+?)|\*\*(.+?)\*\*:?)[ \t]*#*[ \t]*$", re.M)
@@ -56,7 +56,7 @@ class Request:
     words_per_heading: int
     output_language: str | None = None
     sampling: dict = field(default_factory=lambda: dict(WRITER_SAMPLING))
-    # the paper's rigour checklist (reader.checklist, as reader.text.checked.PaperChecks); None: the
+    # the paper's rigour checklist (reader.checklist, as reader.deepread.checked.PaperChecks); None: the
     # rules alone over `sections`
     checks: PaperChecks | None = None
 

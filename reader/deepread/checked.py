@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from reader.text.material import LIMITATIONS, abstract_sentences, ordered_figures, section_sentences
+from reader.checklist.model import Finding
+from reader.deepread.material import LIMITATIONS, abstract_sentences, ordered_figures, section_sentences
 from reader.text.rigour import Passage, paper_sentences
 
-STATED = "stated by the tool from a check of the paper's text (no verifier call)"
 RESULT_FIGURES = 3  # of the abstract's, named in the sentence on variance
 QUOTE_CHARS = 170
 _HUMAN = re.compile(
@@ -25,19 +25,6 @@ _HUMAN = re.compile(
     r"human subjects|interviewees|freelancers|Mechanical Turk)\b",
     re.I,
 )
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One checklist item as the critique uses it (reader.checklist.ChecklistItem.finding())."""
-
-    key: str
-    found: bool
-    quote: str = ""  # the paper's sentence that states it
-    value: str = ""
-    kind: str = ""  # variance: spread, test or claim
-    pages: str = ""  # "p. 5"
-    searched: str = ""  # what was read before "not found"
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Each heading's own material: the paper's sentences that carry what the heading is about.
 
-The writer is asked for one heading at a time (reader.writer); beside the paper it is shown a
+The writer is asked for one heading at a time (reader.deepread.writer); beside the paper it is shown a
 few sentences picked for that heading by rule — from the sections a heading draws on, those
 with its cue words (a limitation for Open questions, a citation for Relation to prior work),
 numbers first under Key results — and, for the critique, facts found by rule that a reviewer
@@ -277,7 +277,7 @@ def heading_material(heading: str, sections, used: set[str], max_tokens: int) ->
     `max_tokens`, in the paper's order; `used` (the sentences earlier headings were given) is
     updated. A heading without a rule gets the sentences that carry numbers or claims."""
     rule = RULES.get(heading, Rule((ABSTRACT, RESULTS, CONCLUSION), _cue("result", "show", "propos")))
-    if max_tokens <= 0:  # a document written without material (reader.writer.WITH_MATERIAL)
+    if max_tokens <= 0:  # a document written without material (reader.deepread.writer.WITH_MATERIAL)
         return []
     candidates = _sentences(sections, rule.kinds)
     scored = []
@@ -385,7 +385,7 @@ def critique_facts(heading: str, sections) -> list[str]:
     """What a reviewer would check, found by rule in the paper's text, for the critique headings
     that weigh the evidence: the data's sizes and, under Quality of the evidence, the variance or
     significance the paper reports. (What the paper lacks, the tool states itself:
-    reader.text.checked.)"""
+    reader.deepread.checked.)"""
     if heading not in _CRITIQUE_FACTS:
         return []
     sentences = section_sentences(sections, _BODY)
