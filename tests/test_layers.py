@@ -25,8 +25,9 @@ LAYERS = [
     {"text", "config", "resources", "http"},
     {"store"},
     {"llm", "ingest", "index", "prompts", "queue"},
-    {"audit", "writer", "checklist"},
-    {"deepread", "review", "crag", "export", "checker", "table", "web.read_models"},
+    {"audit", "checklist"},
+    {"deepread"},  # the writer, its material, the tool's own sentences, tidying, the read
+    {"review", "crag", "export", "checker", "table", "web.read_models"},
     {"grader"},  # the relevance grader scores with the checker's cross-encoder code
     {"services"},
     {"facade"},
