@@ -280,7 +280,7 @@ def test_a_huge_integer_or_json_nested_very_deep_is_a_clear_400(app, paper, clie
 
 def test_one_paper_keeps_at_most_500_highlights_and_250000_characters_of_them(app, paper, client_for):  # noqa: F811
     """1,500 highlights on one paper were all accepted (a 6.8 MB page, a 3 MB note)."""
-    from reader.audit.highlights import PAPER_CHARS_LIMIT, PAPER_LIMIT
+    from reader.annotations.highlights import PAPER_CHARS_LIMIT, PAPER_LIMIT
     from reader.store.db import transaction
 
     assert (PAPER_LIMIT, PAPER_CHARS_LIMIT) == (500, 250_000)

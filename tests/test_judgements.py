@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from sqlalchemy import select
 from test_export import add_analysis, add_paper, front_matter
 
-from reader.audit.judgements import sentence_key
+from reader.annotations.judgements import sentence_key
 from reader.errors import ReaderError
 from reader.export import export_notes
 from reader.store.db import transaction

@@ -26,7 +26,7 @@ LAYERS = [
     {"store"},
     {"llm", "ingest", "index", "prompts", "queue"},
     {"audit", "checklist"},
-    {"deepread"},  # the writer, its material, the tool's own sentences, tidying, the read
+    {"deepread", "annotations"},  # the deep read; the reader's judgements and highlights
     {"review", "crag", "export", "checker", "table", "web.read_models"},
     {"grader"},  # the relevance grader scores with the checker's cross-encoder code
     {"services"},

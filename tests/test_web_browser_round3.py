@@ -30,7 +30,7 @@ def served(tmp_path_factory):
     """PAPER ingested, with a synthesis whose first sentence is flagged with a passage of page 3
     as its closest (the claim is that passage's third sentence, reworded a little) and whose
     second is flagged and then judged supported by the reader."""
-    from reader.audit.judgements import judge
+    from reader.annotations.judgements import judge
     from reader.config import load_settings
     from reader.facade import Reader
     from reader.index.dense import HashingEmbedder

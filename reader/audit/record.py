@@ -199,8 +199,8 @@ class StoredAnalyses:
     paper_id: str
     title: str
     analyses: list[dict] = field(default_factory=list)
-    judgements: list[dict] = field(default_factory=list)  # the reader's (reader.audit.judgements)
-    highlights: list[dict] = field(default_factory=list)  # the reader's (reader.audit.highlights)
+    judgements: list[dict] = field(default_factory=list)  # the reader's (reader.annotations.judgements)
+    highlights: list[dict] = field(default_factory=list)  # the reader's (reader.annotations.highlights)
     checklist: dict | None = None  # the rigour checklist (reader.checklist.Checklist.to_json())
     tables: list[dict] = field(default_factory=list)  # the paper's tables as cells (paper_tables)
 

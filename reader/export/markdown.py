@@ -22,10 +22,10 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from reader.annotations.highlights import HighlightItem, highlights_of
+from reader.annotations.judgements import Judgement, judgements_of, marked_change, sentence_key
 from reader.audit.citations import cited_references, markers_in, reference_list, with_library
 from reader.audit.decided import decision_of
-from reader.audit.highlights import HighlightItem, highlights_of
-from reader.audit.judgements import Judgement, judgements_of, marked_change, sentence_key
 from reader.audit.loop import MARK, UNANSWERED, UNCHECKED, UNSUPPORTED
 from reader.audit.record import KIND_ORDER, count_verdicts, decided_counts, newest_analyses
 from reader.checklist import checklist_of

@@ -152,9 +152,9 @@ def _audit_figures(session: Session, paper_ids: list[str]) -> dict[str, _Figures
 
 
 def _follow_judgements(session: Session, figures: dict[str, _Figures]) -> None:
-    """The flagged and unchecked counts as the reader decided (reader.audit.judgements.marked_change):
+    """The flagged and unchecked counts as the reader decided (reader.annotations.judgements.marked_change):
     a flag the reader judged supported is not counted flagged."""
-    from reader.audit.judgements import judgements_of, marked_change
+    from reader.annotations.judgements import judgements_of, marked_change
     from reader.store.tables import SentenceJudgement
 
     judged = set(session.scalars(select(SentenceJudgement.paper_id).distinct()))

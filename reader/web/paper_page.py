@@ -14,10 +14,10 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from reader.annotations.highlights import NOTE_LIMIT, HighlightItem, highlights_of
+from reader.annotations.judgements import COMMENT_LIMIT, judgements_of, sentence_id, sentence_key
 from reader.audit.citations import cited_references, markers_in, reference_list, with_library
 from reader.audit.decided import decision_of
-from reader.audit.highlights import NOTE_LIMIT, HighlightItem, highlights_of
-from reader.audit.judgements import COMMENT_LIMIT, judgements_of, sentence_id, sentence_key
 from reader.audit.loop import MARK, UNANSWERED, UNCHECKED
 from reader.audit.record import KIND_ORDER, count_verdicts, newest_analyses
 from reader.checklist import checklist_of
@@ -62,8 +62,8 @@ class SentenceItem:
     reused: bool = False
     evidence: list[EvidenceItem] = field(default_factory=list)
     anchor: str = ""  # the element id on the paper page, e.g. "critique-3"
-    sentence_id: str = ""  # as reader.audit.judgements names it; "" for a mark without a verdict
-    judgement: object = None  # the reader's own (reader.audit.judgements.Judgement), if any
+    sentence_id: str = ""  # as reader.annotations.judgements names it; "" for a mark without a verdict
+    judgement: object = None  # the reader's own (reader.annotations.judgements.Judgement), if any
     # how the verdict was reached (reader.audit.decided.described): kind, by, score, page, item, label
     decided: dict = field(default_factory=dict)
 
@@ -147,7 +147,7 @@ class PaperPage:
     highlights: list[HighlightItem] = field(default_factory=list)  # the reader's own, in page order
     tables: list = field(default_factory=list)  # the paper's tables as cells (reader.text.grid.Table)
     note_limit: int = NOTE_LIMIT
-    # the reader's judgements of sentences a review since no longer has (reader.audit.judgements.Judgement)
+    # the reader's judgements of sentences a review since no longer has (reader.annotations.judgements.Judgement)
     gone_judgements: list = field(default_factory=list)
     # the follow-up questions of the review, answered (reader.store.queries.FollowUpItem)
     followups: list = field(default_factory=list)

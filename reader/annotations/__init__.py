@@ -1,0 +1,2 @@
+"""The reader's own annotations of a paper: a judgement of a sentence the audit gave a verdict
+(judgements.py) and highlights with notes on the PDF (highlights.py)."""
