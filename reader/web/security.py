@@ -29,6 +29,10 @@ TOKEN_COOKIE = "reader_token"
 SESSION_COOKIE = "reader_session"
 FORM_TOKEN_FIELD = "csrf_token"
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+NEEDS_TOKEN = (
+    "This reader server needs its access token: open it once with "
+    "?token=<READER_WEB_TOKEN> or send 'Authorization: Bearer <token>'."
+)
 _SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{43}$")
 PDF_MAGIC = b"%PDF-"
 # The PDF reference lets the header start anywhere in the first 1024 bytes.
@@ -239,48 +243,16 @@ class Guard:
             return await self.app(scope, receive, send)
         as_json = _wants_json(scope)
         secure = scope.get("scheme") == "https"
-        extra_headers = []
-        explicit_token = False
-
-        if self.token:
-            query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-            from_query = (query.get("token") or [None])[0]
-            auth = _header(scope, b"authorization") or ""
-            bearer = auth[7:] if auth.lower().startswith("bearer ") else None
-            if token_matches(from_query, self.token):
-                explicit_token = True
-                extra_headers.append(
-                    cookie_header(TOKEN_COOKIE, self.cookie_value, same_site="Strict", secure=secure)
-                )
-            elif token_matches(bearer, self.token):
-                explicit_token = True
-            elif not token_matches(_cookie(scope, TOKEN_COOKIE), self.cookie_value):
-                return await _send_text(
-                    send,
-                    401,
-                    "This reader server needs its access token: open it once with "
-                    "?token=<READER_WEB_TOKEN> or send 'Authorization: Bearer <token>'.",
-                    as_json=as_json,
-                )
-
+        access = self._access(scope, secure)
+        if access is None:
+            return await _send_text(send, 401, NEEDS_TOKEN, as_json=as_json)
+        explicit_token, extra_headers = access
         same_site_header = False
         if scope["method"] not in SAFE_METHODS:
-            host = _header(scope, b"host") or ""
-            origin = _header(scope, b"origin")
-            referer = _header(scope, b"referer")
-            sender = origin if origin is not None else referer
-            if sender is not None:
-                if not same_origin(sender, host):
-                    return await _send_text(
-                        send,
-                        403,
-                        f"Refused a request from another site ({site_of(sender)}).",
-                        as_json=as_json,
-                    )
-                same_site_header = True
-            length = _header(scope, b"content-length")
-            if length is not None and length.isdigit() and int(length) > self.max_body:
-                return await _send_text(send, 413, self.limit_message, as_json=as_json)
+            refusal, same_site_header = self._write_refusal(scope)
+            if refusal is not None:
+                status, message = refusal
+                return await _send_text(send, status, message, as_json=as_json)
 
         session_id = _cookie(scope, SESSION_COOKIE)
         session = FormSession(
@@ -291,45 +263,93 @@ class Guard:
             same_site_header=same_site_header,
         )
         scope.setdefault("state", {})["reader_session"] = session
-
-        received = 0
-        started = False
-        too_large = False
-
-        async def counted_receive():
-            nonlocal received, too_large
-            if too_large:
-                return {"type": "http.disconnect"}
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.max_body:
-                    too_large = True
-                    raise BodyTooLarge(self.limit_message)
-            return message
-
-        async def send_with_headers(message):
-            nonlocal started
-            if too_large:
-                return  # the app's answer to a body it could not finish (a parser's 400): ours below
-            if message["type"] == "http.response.start":
-                started = True
-                message = dict(message)
-                if session.new and session.issued:
-                    extra_headers.append(
-                        cookie_header(SESSION_COOKIE, session.session_id, same_site="Lax", secure=secure)
-                    )
-                message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS, *extra_headers]
-            await send(message)
-
+        exchange = _CappedExchange(
+            receive, send, self.max_body, self.limit_message, session, extra_headers, secure
+        )
         try:
-            await self.app(scope, counted_receive, send_with_headers)
+            await self.app(scope, exchange.receive, exchange.send)
         except BodyTooLarge:
             pass
-        if too_large and not started:
+        if exchange.too_large and not exchange.started:
             # a streamed (chunked) body went over the cap: whatever the app made of the error
             # (FastAPI turns it into "There was an error parsing the body"), this is the answer
             await _send_text(send, 413, self.limit_message, as_json=as_json, extra_headers=extra_headers)
+
+    def _access(self, scope, secure: bool) -> tuple[bool, list] | None:
+        """None when this server has an access token and the request shows none; else whether
+        the request carries the token itself, and the headers to add to its response (the
+        access cookie when the token came in the query)."""
+        if not self.token:
+            return False, []
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        from_query = (query.get("token") or [None])[0]
+        auth = _header(scope, b"authorization") or ""
+        bearer = auth[7:] if auth.lower().startswith("bearer ") else None
+        if token_matches(from_query, self.token):
+            return True, [cookie_header(TOKEN_COOKIE, self.cookie_value, same_site="Strict", secure=secure)]
+        if token_matches(bearer, self.token):
+            return True, []
+        if token_matches(_cookie(scope, TOKEN_COOKIE), self.cookie_value):
+            return False, []
+        return None
+
+    def _write_refusal(self, scope) -> tuple[tuple[int, str] | None, bool]:
+        """Steps 1-2 of the rule in this module's docstring and the Content-Length cap, for a
+        write: (status, message) when it is refused, else None; and whether it came with a
+        same-origin Origin or Referer."""
+        host = _header(scope, b"host") or ""
+        origin = _header(scope, b"origin")
+        sender = origin if origin is not None else _header(scope, b"referer")
+        if sender is not None and not same_origin(sender, host):
+            return (403, f"Refused a request from another site ({site_of(sender)})."), False
+        length = _header(scope, b"content-length")
+        if length is not None and length.isdigit() and int(length) > self.max_body:
+            return (413, self.limit_message), sender is not None
+        return None, sender is not None
+
+
+class _CappedExchange:
+    """One request's receive and send as the app sees them: the body counted as it streams in
+    (BodyTooLarge the moment it goes over `max_body`), and the security headers, the access
+    cookie and a new session's cookie added to the response."""
+
+    def __init__(self, receive, send, max_body: int, limit_message: str, session, extra_headers, secure):
+        self._receive = receive
+        self._send = send
+        self.max_body = max_body
+        self.limit_message = limit_message
+        self.session = session
+        self.extra_headers = extra_headers
+        self.secure = secure
+        self.received = 0
+        self.started = False
+        self.too_large = False
+
+    async def receive(self):
+        if self.too_large:
+            return {"type": "http.disconnect"}
+        message = await self._receive()
+        if message["type"] == "http.request":
+            self.received += len(message.get("body", b""))
+            if self.received > self.max_body:
+                self.too_large = True
+                raise BodyTooLarge(self.limit_message)
+        return message
+
+    async def send(self, message):
+        if self.too_large:
+            return  # the app's answer to a body it could not finish (a parser's 400): the Guard's instead
+        if message["type"] == "http.response.start":
+            self.started = True
+            message = dict(message)
+            if self.session.new and self.session.issued:
+                self.extra_headers.append(
+                    cookie_header(
+                        SESSION_COOKIE, self.session.session_id, same_site="Lax", secure=self.secure
+                    )
+                )
+            message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS, *self.extra_headers]
+        await self._send(message)
 
 
 class BodyTooLarge(Exception):
