@@ -213,7 +213,7 @@ def with_extraction(items, path: str) -> list[dict]:
 
 def auc_by_kind(items) -> str:
     """The checker's AUC, fabrications the guards miss against faithful sentences, per kind."""
-    from reader.checker.train import auc
+    from scripts.training.train import auc
 
     en = [i for i in items if i["p_checker"] is not None]
     faithful = [i for i in en if i["kind"] == "faithful"]
@@ -261,7 +261,7 @@ def dev_report(items, max_asked: float) -> None:
             + f" {sum(map(flag, fabricated)) / max(1, len(fabricated)):>6.2f}"
         )
     en = [i for i in items if i["p_checker"] is not None]
-    from reader.checker.train import auc
+    from scripts.training.train import auc
 
     fab = [i for i in en if i["kind"] != "faithful" and not i["guard_reasons"]]
     faithful = [i for i in en if i["kind"] == "faithful"]
@@ -349,7 +349,7 @@ def public_report(seed: int = 7, weights: Path | None = None) -> None:
         value, pos, neg = bacc(report, t)
         lo_p, hi_p = wilson(sum(pos), len(pos))
         lo_n, hi_n = wilson(sum(neg), len(neg))
-        from reader.checker.train import auc
+        from scripts.training.train import auc
 
         print(
             f"{name}: {len(rows)} items, {seconds:.1f} s; threshold {t:.2f} chosen on {len(choose)}, "

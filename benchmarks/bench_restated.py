@@ -3,7 +3,7 @@
     .venv/bin/python -m benchmarks.bench_restated            # 14 shared papers, ~1 minute
 
 From each shared paper (parsed, no index), up to 40 body sentences (references left out) are
-rewritten by the claim checker's rules (reader.checker.rewrites, seed 7): ways a writer copies a
+rewritten by the claim checker's rules (scripts.training.rewrites, seed 7): ways a writer copies a
 sentence faithfully (as it stands, third person, a reporting frame, a clause dropped, synonyms)
 and ways a copy turns false (a number changed or swapped, a name invented or moved, a relation
 reversed, a negation added or removed). Each claim is looked for in its source's window (the
@@ -23,10 +23,10 @@ from pathlib import Path
 
 from benchmarks.common import SHARED_PAPERS, wilson
 from reader.audit.restated import restated_source
-from reader.checker import rewrites as rw
-from reader.checker.data import SKIP_SECTION, usable_sentence
 from reader.ingest.pdf import parse_pdf
 from reader.text.split import split_sentences
+from scripts.training import rewrites as rw
+from scripts.training.claims import SKIP_SECTION, usable_sentence
 
 ROOT = Path(__file__).resolve().parents[1]
 PER_PAPER = 40

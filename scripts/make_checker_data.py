@@ -52,12 +52,12 @@ def main() -> None:
     from reader.audit.evidence import excerpts
     from reader.audit.loop import _hits_to_evidence
     from reader.audit.verify import EvidenceRef
-    from reader.checker import rewrites as rw
-    from reader.checker.data import SKIP_SECTION, claims_for, pairs_for, paper_terms, usable_sentence
     from reader.facade import Reader
     from reader.ingest.pipeline import ingest_paths
     from reader.store.tables import Chunk, Paper
     from reader.text.split import split_sentences
+    from scripts.training import rewrites as rw
+    from scripts.training.claims import SKIP_SECTION, claims_for, pairs_for, paper_terms, usable_sentence
 
     started = time.perf_counter()
     app = Reader(use_cache=False)

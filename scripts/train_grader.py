@@ -7,7 +7,7 @@ With its defaults it reproduces the shipped weights: 688 steps from the claim ch
 
 Reads scripts/data/grader_pairs.jsonl.xz (made by scripts/make_grader_data.py from
 ../shared/papers-train/), trains on the "train" papers' pairs with the claim checker's loop
-(reader.checker.train: the packaged MiniLM with a one-logit head, binary cross-entropy, early
+(scripts.training.train: the packaged MiniLM with a one-logit head, binary cross-entropy, early
 stopping on the "val" papers' pairs) and writes fp16 weights with a training card. Negatives are
 sampled to at most --negatives per positive. `--max-steps` makes a run end the same on any
 machine; prints its run time.
@@ -29,9 +29,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from reader.checker.model import WEIGHTS as CHECKER_WEIGHTS  # noqa: E402
-from reader.checker.train import TrainConfig, train, write_card  # noqa: E402
 from reader.grader.model import MAX_TOKENS, WEIGHTS  # noqa: E402
 from reader.index.dense import packaged_model_path  # noqa: E402
+from scripts.training.train import TrainConfig, train, write_card  # noqa: E402
 
 DATA = ROOT / "scripts" / "data" / "grader_pairs.jsonl.xz"
 

@@ -10,12 +10,12 @@ from reader.audit.evidence import excerpts
 from reader.audit.guards import PaperFacts, check_sentence
 from reader.audit.loop import audit_text
 from reader.audit.verify import EvidenceRef
-from reader.checker import rewrites as rw
 from reader.checker.model import Scored
 from reader.config import load_settings
 from reader.errors import ConfigError
 from reader.index.hits import SearchHit
 from reader.llm.scripted import ScriptedLLM
+from scripts.training import rewrites as rw
 
 CLAIM = re.compile(r"^\[(\d+)\] (.*)$", re.M)
 

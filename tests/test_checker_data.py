@@ -3,8 +3,8 @@
 import random
 
 from reader.audit.verify import EvidenceRef
-from reader.checker.data import claims_for, near_copy, pairs_for, usable_sentence
-from reader.checker.train import TrainConfig, auc, balanced_accuracy, train
+from scripts.training.claims import claims_for, near_copy, pairs_for, usable_sentence
+from scripts.training.train import TrainConfig, auc, balanced_accuracy, train
 
 SOURCE = "Our parser reaches an F1 of 91.2 on the test set, while the strongest baseline BiLSTM reaches 87.5."
 NEXT = "Training the parser takes four hours on one GPU with the default settings."

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from reader.checker.paraphrase import keep_paraphrase, paraphrase_messages, parse_variants, source_sentences
-from reader.checker.twins import (
+from scripts.training.paraphrase import keep_paraphrase, paraphrase_messages, parse_variants, source_sentences
+from scripts.training.twins import (
     moved_metric,
     moved_value,
     negated,

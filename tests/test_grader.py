@@ -12,8 +12,9 @@ from reader.crag.decompose import per_paper_quota, sub_queries
 from reader.crag.evidence import Candidate
 from reader.crag.grade import Grade, blend_model
 from reader.crag.pipeline import CragConfig, ask
-from reader.grader.questions import number_question, question_for, unanswerable, windows
+from reader.grader.model import windows
 from reader.llm.scripted import ScriptedLLM
+from scripts.training.questions import number_question, question_for, unanswerable
 
 SENTENCE = "SciBERT reaches 93.2% accuracy on the SQuAD development set, outperforming ELMo by 4 points."
 

@@ -1,2 +1,3 @@
-"""The claim checker trained for papers: its model (model.py), training data rules (rewrites.py,
-data.py) and training loop (train.py). The audit uses it through reader.audit.checking."""
+"""The claim checker trained for papers: its weights loaded on first use and scored (model.py).
+Its training data rules and loop are outside the runtime, in scripts/training/. The audit uses
+it through reader.audit.checking."""

@@ -1,9 +1,9 @@
 """The relevance grader: a cross-encoder (question, passage window) → P(relevant), trained here.
 
-The same MiniLM-L6 base and training loop as the claim checker (reader.checker.train), trained by
-scripts/train_grader.py on rule-made questions from the training papers
+The same MiniLM-L6 base and training loop as the claim checker (scripts/training/train.py), trained
+by scripts/train_grader.py on rule-made questions from the training papers
 (scripts/make_grader_data.py). A passage is scored in windows of whole sentences
-(reader.grader.questions.windows) and keeps its best window's score; that window is also the
+(`windows`) and keeps its best window's score; that window is also the
 part of the passage that bears on the question. The weights ship in reader/grader/weights/
 (fp16 safetensors) and load offline; torch is imported when the grader is first used.
 """
@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reader.checker.model import ClaimChecker
-from reader.grader.questions import windows
+from reader.text.split import split_sentences
 
 WEIGHTS = Path(__file__).resolve().parent / "weights"
 MAX_TOKENS = 192  # question and window together, in training and here
+WINDOW_WORDS = 110  # about 150 word pieces: with the question inside the grader's 192 tokens
 
 
 @dataclass
@@ -59,6 +60,24 @@ class RelevanceGrader:
             best = max(range(len(mine)), key=mine.__getitem__)
             out.append(Relevance(mine[best], ws[best]))
         return out
+
+
+def windows(text: str, most_words: int = WINDOW_WORDS) -> list[str]:
+    """The passage as consecutive runs of whole sentences of up to `most_words` words (a longer
+    sentence is a window of its own, cut at the model's input length)."""
+    out: list[str] = []
+    current: list[str] = []
+    size = 0
+    for sentence in split_sentences(text) or [text]:
+        n = len(sentence.split())
+        if current and size + n > most_words:
+            out.append(" ".join(current))
+            current, size = [], 0
+        current.append(sentence)
+        size += n
+    if current:
+        out.append(" ".join(current))
+    return out
 
 
 _SHARED: dict[Path, RelevanceGrader] = {}

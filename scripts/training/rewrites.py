@@ -389,32 +389,32 @@ def swapped_number(sentence: str, paper_numbers: list[str], rng: random.Random) 
     return None
 
 
-def _invented(rng: random.Random, like: str) -> str:
+def invented_word(rng: random.Random, like: str) -> str:
     if like.isupper():
         return "".join(rng.choice("ABCDEFGHKLMNPRSTVWXZ") for _ in range(max(3, min(len(like), 5))))
     word = "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 3)))
     return word[:1].upper() + word[1:] + rng.choice(("", "Net", "-2", "BERT", "Former", "X"))
 
 
-def _names(sentence: str) -> list[re.Match]:
+def name_matches(sentence: str) -> list[re.Match]:
     return [m for m in NAME.finditer(sentence) if m.start() > 0 and len(m.group(0)) >= 2]
 
 
 def invented_name(sentence: str, other_names: list[str], rng: random.Random) -> str | None:
     """A name of the sentence (a method, dataset, baseline) replaced by one the paper never uses:
     invented, or taken from another paper."""
-    names = _names(sentence)
+    names = name_matches(sentence)
     if not names:
         return None
     m = rng.choice(names)
-    new = rng.choice(other_names) if other_names and rng.random() < 0.5 else _invented(rng, m.group(0))
+    new = rng.choice(other_names) if other_names and rng.random() < 0.5 else invented_word(rng, m.group(0))
     return None if new == m.group(0) else sentence[: m.start()] + new + sentence[m.end() :]
 
 
 def moved_relation(sentence: str, paper_names: list[str], rng: random.Random) -> str | None:
     """The result moved to another name of the same paper (another dataset, baseline or method):
     every word is the paper's own, only the relation is false."""
-    names = _names(sentence)
+    names = name_matches(sentence)
     own = {m.group(0) for m in names}
     candidates = [n for n in paper_names if n not in own]
     if not names or not candidates:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import random
 import re
 
-from reader.checker import rewrites as rw
 from reader.text.relations import COMPARE, NAME, checkable_numbers, match_case
+from scripts.training import rewrites as rw
 
 KINDS = ("swapped_numbers", "moved_value", "swapped_sides", "moved_metric", "negated", "widened_scope")
 

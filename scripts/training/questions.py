@@ -1,16 +1,13 @@
-"""The relevance grader's training questions, made by rule from a paper's sentences, and the
-windows a passage is scored in.
+"""The relevance grader's training questions, made by rule from a paper's sentences.
 
 A question is made from one sentence of a passage and asks for something the sentence states:
 its number ("What is the accuracy of BERT on SQuAD?" from "BERT reaches 93.2% accuracy on
 SQuAD"), one of its names ("Which model … ?"), or its comparison ("How does X compare with
 Y … ?"). The question keeps the sentence's other content words, so it reads like a researcher's
 keyword question, and leaves out the answer itself; it keeps only a few of the sentence's words,
-and half the questions say some of them in other words (reader.checker.rewrites.synonyms). `unanswerable` turns a question into one the
-same passage does not answer: its subject becomes a name the paper never uses.
-
-A passage is scored in windows (`windows`: consecutive sentences up to `WINDOW_WORDS` words) so
-that question and window fit the model's input; a passage's grade is its best window's.
+and half the questions say some of them in other words (rewrites.synonyms). `unanswerable` turns
+a question into one the same passage does not answer: its subject becomes a name the paper never
+uses. The windows the questions are asked of are the grader's own (reader.grader.model.windows).
 """
 
 from __future__ import annotations
@@ -18,11 +15,8 @@ from __future__ import annotations
 import random
 import re
 
-from reader.checker.rewrites import NAME, _invented, _names, synonyms
 from reader.text.relations import checkable_numbers
-from reader.text.split import split_sentences
-
-WINDOW_WORDS = 110  # about 150 word pieces: with the question inside the grader's 192 tokens
+from scripts.training.rewrites import NAME, invented_word, name_matches, synonyms
 
 _STOP = set(
     "the a an of in on for to and or with by from at as is are was were be been this that these those "
@@ -84,7 +78,7 @@ def number_question(sentence: str, rng: random.Random) -> dict | None:
 
 
 def name_question(sentence: str, rng: random.Random) -> dict | None:
-    names = _names(sentence)
+    names = name_matches(sentence)
     if not names:
         return None
     m = rng.choice(names)
@@ -97,7 +91,7 @@ def name_question(sentence: str, rng: random.Random) -> dict | None:
 
 
 def subject_question(sentence: str, rng: random.Random) -> dict | None:
-    names = _names(sentence) or [m for m in NAME.finditer(sentence) if len(m.group(0)) >= 3]
+    names = name_matches(sentence) or [m for m in NAME.finditer(sentence) if len(m.group(0)) >= 3]
     if not names:
         return None
     subject = names[0].group(0)
@@ -141,27 +135,9 @@ def unanswerable(question: dict, foreign_names: list[str], rng: random.Random) -
     """The question about something the paper never names: its first name (or, without one, an
     added one) replaced by a name from another paper or an invented one."""
     text = question["question"]
-    new = rng.choice(foreign_names) if foreign_names and rng.random() < 0.5 else _invented(rng, "Xx")
+    new = rng.choice(foreign_names) if foreign_names and rng.random() < 0.5 else invented_word(rng, "Xx")
     names = [m for m in NAME.finditer(text) if m.start() > 0]
     if names:
         m = rng.choice(names)
         return text[: m.start()] + new + text[m.end() :]
     return text.rstrip("?") + f" in {new}?"
-
-
-def windows(text: str, most_words: int = WINDOW_WORDS) -> list[str]:
-    """The passage as consecutive runs of whole sentences of up to `most_words` words (a longer
-    sentence is a window of its own, cut at the model's input length)."""
-    out: list[str] = []
-    current: list[str] = []
-    size = 0
-    for sentence in split_sentences(text) or [text]:
-        n = len(sentence.split())
-        if current and size + n > most_words:
-            out.append(" ".join(current))
-            current, size = [], 0
-        current.append(sentence)
-        size += n
-    if current:
-        out.append(" ".join(current))
-    return out

@@ -10,9 +10,9 @@ import random
 import re
 from collections import Counter
 
-from reader.checker import rewrites as rw
 from reader.text.relations import checkable_numbers
 from reader.text.tokens import CJK_CHARS
+from scripts.training import rewrites as rw
 
 SKIP_SECTION = re.compile(
     r"^\W*(?:\d+\W*)?(?:references|bibliography|acknowledg|author contributions|front matter|"
@@ -20,7 +20,7 @@ SKIP_SECTION = re.compile(
     r"data availability|参考文献|致谢)",
     re.I,
 )
-_DIRECTION = re.compile(
+DIRECTION = re.compile(
     r"\b(?:higher|lower|more|less|better|worse|outperform\w*|improv\w*|increas\w*|"
     r"decreas\w*|larger|smaller|than|significant\w*|reduc\w*)\b",
     re.I,
@@ -52,7 +52,9 @@ def paper_terms(sentences: list[str], n: int = 30) -> list[str]:
 def claims_for(paper: dict, foreign: list[str], rng: random.Random, per_paper: int) -> list[dict]:
     sources = paper["sentences"]
     rich = [
-        i for i, (s, _) in enumerate(sources) if checkable_numbers(s) or rw._names(s) or _DIRECTION.search(s)
+        i
+        for i, (s, _) in enumerate(sources)
+        if checkable_numbers(s) or rw.name_matches(s) or DIRECTION.search(s)
     ]
     plain = [i for i in range(len(sources)) if i not in set(rich)]
     rng.shuffle(rich)

@@ -10,11 +10,11 @@ from __future__ import annotations
 import random
 import re
 
-from reader.checker import rewrites as rw
-from reader.checker.data import _DIRECTION, SKIP_SECTION, usable_sentence
 from reader.llm.base import Message
 from reader.text.relations import NAME, NUMBER, checkable_numbers
 from reader.text.split import split_sentences
+from scripts.training import rewrites as rw
+from scripts.training.claims import DIRECTION, SKIP_SECTION, usable_sentence
 
 _STYLES = (
     "Rewrite the sentence in the third person and in your own words, as a note about the paper.",
@@ -41,7 +41,7 @@ def source_sentences(chunks: list[tuple[str, str]], rng: random.Random, n: int) 
             if usable_sentence(s):
                 following = sentences[i + 1] if i + 1 < len(sentences) else ""
                 found.append((s, text, following if usable_sentence(following) else ""))
-    rich = [f for f in found if checkable_numbers(f[0]) or rw._names(f[0]) or _DIRECTION.search(f[0])]
+    rich = [f for f in found if checkable_numbers(f[0]) or rw.name_matches(f[0]) or DIRECTION.search(f[0])]
     plain = [f for f in found if f not in rich]
     rng.shuffle(rich)
     rng.shuffle(plain)
