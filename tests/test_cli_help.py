@@ -33,6 +33,45 @@ def test_every_command_has_help():
                 assert (param.help or "").strip(), f"{label} option {param.opts} has no help"
 
 
+def test_every_help_agrees_with_the_guide():
+    """`reader --help` and every command's `--help`, as a terminal of 100 columns or more shows
+    them, stand in docs/guide/commands.md, each under its own heading and in the guide's table
+    (scripts/generate_docs.py writes them there)."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    guide = (ROOT / "docs" / "guide" / "commands.md").read_text(encoding="utf-8")
+    commands = list(walk(cli))
+    titles = [" ".join(("reader", *path)) for path, _ in commands]
+    assert re.findall(r"^## (reader.*)$", guide, re.M) == titles
+
+    def in_guide(title: str, output: str) -> None:
+        section = guide.split(f"\n## {title}\n", 1)[1]
+        assert section.startswith(f"\n```\n{output}```\n"), (
+            f"`{title} --help` differs from docs/guide/commands.md: run python scripts/generate_docs.py"
+        )
+
+    # the command itself, in a wide terminal (click wraps at reader's max_content_width)
+    env = {**os.environ, "COLUMNS": "200"}
+    shown = subprocess.run(
+        [sys.executable, "-m", "reader", "--help"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert shown.returncode == 0, shown.stderr
+    in_guide("reader", shown.stdout)
+    # every command, at the same width (CliRunner would otherwise wrap at 80 columns)
+    runner = CliRunner()
+    for (path, _), title in zip(commands, titles, strict=True):
+        result = runner.invoke(cli, [*path, "--help"], prog_name="reader", terminal_width=98)
+        assert result.exit_code == 0, f"{title} --help failed: {result.output}"
+        in_guide(title, result.output)
+        if path:
+            assert f"| [`{title}`](#" in guide, f"{title} is missing from the guide's table"
+
+
 def test_id_prefixes_in_the_examples_are_long_enough_to_work():
     """`reader table 3fa9 b71c` cannot work: an id prefix needs MIN_PREFIX characters (a shorter
     one is read as a title). Every example in the commands' help, README and docs follows the
@@ -53,7 +92,7 @@ def test_id_prefixes_in_the_examples_are_long_enough_to_work():
         for line in (command.help or "").splitlines()
         if line.strip().startswith("reader ")
     ]
-    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
         examples += [
             (doc.name, line)
             for line in doc.read_text(encoding="utf-8").splitlines()

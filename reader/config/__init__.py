@@ -9,7 +9,8 @@ Each setting is declared once, as a field of `Settings` or of its group `CragSet
 (reader/config/settings.py): default, parser and check, help, secret. From those
 declarations (`SETTINGS`) come loading (`load_settings`), `reader config`'s rows
 (`describe`) and the config file's writing (`write_config_values`, for `reader calibrate
---write`); README's configuration table is checked against them (tests/test_settings_documented.py).
+--write`); the guide's settings table (docs/guide/configuration.md) is generated from them by
+scripts/generate_docs.py and checked (tests/test_settings_documented.py).
 
 READER_LLM_BASE_URL=scripted: (or scripted:latency_ms=200) selects the
 deterministic dry-run LLM (reader/llm/dryrun.py) instead of a model: for
