@@ -1,4 +1,5 @@
-"""The README's "Use from Python" example runs as written (scripted LLM, packaged embedder)."""
+"""The guide's "Use from Python" example (docs/guide/python.md) runs as written (scripted LLM,
+packaged embedder)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ pytestmark = pytest.mark.embedder
 
 
 def readme_example() -> str:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Use from Python", 1)[1].split("\n## ", 1)[0]
+    guide = (ROOT / "docs" / "guide" / "python.md").read_text(encoding="utf-8")
+    section = guide.split("# Use from Python", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```python\n(.*?)```", section, re.S)
     assert len(blocks) == 1, "the section has one runnable example"
     return blocks[0]
