@@ -431,52 +431,12 @@ def collect_note(
         analysis = analyses.get(kind)
         if analysis is None:
             continue
-        iterations = analysis.iterations  # in iteration order
-        flags, unanswered, unchecked = _flags(iterations[-1]) if iterations else ([], 0, 0)
-        last = iterations[-1] if iterations else None
+        last = analysis.iterations[-1] if analysis.iterations else None
         sentences = [v.text for v in last.verdicts] if last else []
-        citations = []
-        if any(markers_in(t) for t in sentences):
-            refs = refs or reference_list(session, paper.id)
-            citations = with_library(session, paper.id, cited_references(refs, sentences))
-            if lookup is not None:
-                for cited in citations:
-                    cited.checks = [lookup(entry) for entry in cited.entries]
-        views.append(
-            AnalysisNote(
-                kind=kind,
-                title=KIND_TITLES[kind],
-                blocks=with_judgements(
-                    split_marked(with_decisions(analysis.final_text, last.verdicts if last else []), flags),
-                    sentences,
-                    judged,
-                ),
-                sentences=last.n_sentences if last else 0,
-                flagged=last.n_flagged if last else 0,
-                ratio=last.flagged_ratio if last else analysis.flagged_ratio,
-                regenerations=analysis.regenerations,
-                unanswered=unanswered,
-                unchecked=unchecked,
-                iterations=[
-                    IterationFigures(i.iteration, i.n_sentences, i.n_flagged, i.flagged_ratio)
-                    for i in iterations
-                ],
-                left_out_sections=[str(s) for s in (analysis.left_out_sections or [])],
-                citations=citations,
-                decided=decided_counts(last.verdicts) if last else {},
-            )
-        )
+        citations, refs = _cited(session, paper.id, sentences, refs, lookup)
+        views.append(_analysis_note(kind, analysis, sentences, judged, citations))
     first = next(iter(analyses.values()))
     reviewed = max(a.created_at for a in analyses.values())
-    job = session.scalars(
-        select(ReviewJob)
-        .where(ReviewJob.paper_id == paper.id, ReviewJob.status == "done")
-        .order_by(ReviewJob.id.desc())
-        .limit(1)
-    ).first()
-    llm_calls = None
-    if job is not None and job.summary and "llm_calls" in job.summary:
-        llm_calls = int(job.summary["llm_calls"])
     title = " ".join((paper.title or "").split()) or Path(paper.source_path).stem
     shown = list({id(b.judgement): b.judgement for a in views for b in a.blocks if b.judgement}.values())
     return Note(
@@ -498,13 +458,67 @@ def collect_note(
         verifier_model=first.verifier_model,
         abstract=paper.abstract or "",
         analyses=views,
-        llm_calls=llm_calls,
+        llm_calls=_llm_calls(session, paper.id),
         judgements=shown,
         highlights=highlights_of(session, paper.id),
         gone_judgements=[j for j in judged.values() if id(j) not in {id(s) for s in shown}],
         followups=followups_of(session, paper.id),
         checklist=checklist_of(session, paper.id),
     )
+
+
+def _cited(session: Session, paper_id: str, sentences: list[str], refs, lookup) -> tuple[list, list | None]:
+    """The references the sentences cite, with the library's copies of them and, given
+    `lookup`, each entry checked; and the paper's reference list, read once per note and only
+    when a sentence cites."""
+    if not any(markers_in(t) for t in sentences):
+        return [], refs
+    refs = refs or reference_list(session, paper_id)
+    citations = with_library(session, paper_id, cited_references(refs, sentences))
+    if lookup is not None:
+        for cited in citations:
+            cited.checks = [lookup(entry) for entry in cited.entries]
+    return citations, refs
+
+
+def _analysis_note(kind: str, analysis, sentences: list[str], judged, citations: list) -> AnalysisNote:
+    iterations = analysis.iterations  # in iteration order
+    last = iterations[-1] if iterations else None
+    flags, unanswered, unchecked = _flags(last) if last else ([], 0, 0)
+    return AnalysisNote(
+        kind=kind,
+        title=KIND_TITLES[kind],
+        blocks=with_judgements(
+            split_marked(with_decisions(analysis.final_text, last.verdicts if last else []), flags),
+            sentences,
+            judged,
+        ),
+        sentences=last.n_sentences if last else 0,
+        flagged=last.n_flagged if last else 0,
+        ratio=last.flagged_ratio if last else analysis.flagged_ratio,
+        regenerations=analysis.regenerations,
+        unanswered=unanswered,
+        unchecked=unchecked,
+        iterations=[
+            IterationFigures(i.iteration, i.n_sentences, i.n_flagged, i.flagged_ratio) for i in iterations
+        ],
+        left_out_sections=[str(s) for s in (analysis.left_out_sections or [])],
+        citations=citations,
+        decided=decided_counts(last.verdicts) if last else {},
+    )
+
+
+def _llm_calls(session: Session, paper_id: str) -> int | None:
+    """The LLM calls of the paper's last finished review, when its job counted them."""
+    job = session.scalars(
+        select(ReviewJob)
+        .where(ReviewJob.paper_id == paper_id, ReviewJob.status == "done")
+        .order_by(ReviewJob.id.desc())
+        .limit(1)
+    ).first()
+    if job is not None and job.summary and "llm_calls" in job.summary:
+        return int(job.summary["llm_calls"])
+    return None
 
 
 def with_decisions(final_text: str, verdicts) -> str:
