@@ -5,6 +5,7 @@ heading, caption and reference patterns, line joining, language detection.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from reader.errors import IngestError
@@ -269,6 +270,17 @@ def decode_text(path: Path, data: bytes) -> str:
     raise IngestError(path, "not UTF-8 text; convert it to UTF-8 (e.g. iconv -t UTF-8) and ingest again")
 
 
+@dataclass
+class _TextParts:
+    """A text file's paragraphs sorted by kind as they are read in order."""
+
+    title: str = ""
+    blocks: list[Block] = field(default_factory=list)
+    sections: list[dict] = field(default_factory=list)
+    captions: list[CaptionData] = field(default_factory=list)
+    ref_lines: list[tuple[str, int, bool]] = field(default_factory=list)  # (line, page, starts a paragraph)
+
+
 def parse_text(path: Path, data: bytes | None = None, sha256: str | None = None) -> ParsedPaper:
     """A .txt or .md file as a paper: pages split on form feeds, Markdown
     headings (or plain-text headings like '2 Methods') start sections; without
@@ -280,74 +292,82 @@ def parse_text(path: Path, data: bytes | None = None, sha256: str | None = None)
             data = path.read_bytes()
         except OSError as exc:
             raise IngestError(path, f"cannot read the file ({exc.strerror})") from None
+    markdown = path.suffix.lower() in (".md", ".markdown")
+    pages = [clean_text(page) for page in _text_of(path, data).split("\f")]
+    parts = _sort_paragraphs(pages, markdown)
+    blocks = parts.blocks
+    if not parts.sections:  # no heading anywhere: what follows the title is the body, not front matter
+        for block in blocks:
+            if block.kind == "body" and not block.section:
+                block.section = TEXT_SECTION
+    references = split_references(parts.ref_lines)
+    blocks += [
+        Block(r.text if not r.marker else f"{r.marker} {r.text}", r.page, "References", "reference")
+        for r in references
+    ]
+    full = "\n".join(b.text for b in blocks)
+    return ParsedPaper(
+        sha256=sha256 or sha256_bytes(data),
+        source_path=str(path),
+        source_kind="md" if markdown else "txt",
+        title=parts.title or title_from_file_name(path),
+        authors=[],
+        year=guess_year(full[:3000]),
+        abstract=" ".join(b.text for b in blocks if b.kind == "abstract"),
+        pages=len(pages),
+        language=detect_language(full),
+        blocks=blocks,
+        sections=parts.sections,
+        captions=parts.captions,
+        references=references,
+    )
+
+
+def _text_of(path: Path, data: bytes) -> str:
+    """The file's text with Unix line ends; IngestError for binary data or an empty file."""
     if b"\x00" in data[:4096] and data[:2] not in (b"\xff\xfe", b"\xfe\xff"):
         raise IngestError(path, "binary data, not a text file")
     text = decode_text(path, data).replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
         raise IngestError(path, "empty text file (nothing to read)")
-    markdown = path.suffix.lower() in (".md", ".markdown")
-    pages = [clean_text(page) for page in text.split("\f")]
-    blocks: list[Block] = []
-    sections: list[dict] = []
-    captions: list[CaptionData] = []
-    ref_lines: list[tuple[str, int, bool]] = []
-    title = ""
+    return text
+
+
+def _sort_paragraphs(pages: list[str], markdown: bool) -> _TextParts:
+    """Each paragraph as the title, a heading, reference lines, a caption, the abstract or body
+    text."""
+    parts = _TextParts()
     section = ""
     in_refs = False
     for page_no, page_text in enumerate(pages, start=1):
         for para in _paragraphs(page_text):
             md = MD_HEADING.match(para.strip()) if markdown else None
             heading = md.group(2).strip() if md else _plain_heading(para)
-            if md and not title and len(md.group(1)) == 1:
-                title = heading
-                blocks.append(Block(heading, page_no, "", "title"))
+            if md and not parts.title and len(md.group(1)) == 1:
+                parts.title = heading
+                parts.blocks.append(Block(heading, page_no, "", "title"))
                 continue
             if heading:
                 section = heading
                 in_refs = is_reference_heading(heading) or (in_refs and not AFTER_REFERENCES.match(heading))
-                sections.append({"title": heading, "page": page_no})
-                blocks.append(Block(heading, page_no, section, "heading"))
+                parts.sections.append({"title": heading, "page": page_no})
+                parts.blocks.append(Block(heading, page_no, section, "heading"))
                 continue
             if in_refs:
                 lines = [ln for ln in para.split("\n") if ln.strip()]
-                ref_lines += [(ln.strip(), page_no, i == 0) for i, ln in enumerate(lines)]
+                parts.ref_lines += [(ln.strip(), page_no, i == 0) for i, ln in enumerate(lines)]
                 continue
             body = join_lines(para.split("\n"))
             label = caption_label(body)
             if label:
-                captions.append(CaptionData(label[0], label[1], page_no, body))
-                blocks.append(Block(body, page_no, f"{label[1]} caption", "caption"))
+                parts.captions.append(CaptionData(label[0], label[1], page_no, body))
+                parts.blocks.append(Block(body, page_no, f"{label[1]} caption", "caption"))
                 continue
-            if not title:
-                title = body[:200] if len(body) <= 200 else body[:120].rsplit(" ", 1)[0] + "…"
+            if not parts.title:
+                parts.title = body[:200] if len(body) <= 200 else body[:120].rsplit(" ", 1)[0] + "…"
                 if len(body) <= 200:
-                    blocks.append(Block(body, page_no, "", "title"))
+                    parts.blocks.append(Block(body, page_no, "", "title"))
                     continue
             kind = "abstract" if normalize_heading(section) == "abstract" else "body"
-            blocks.append(Block(body, page_no, section, kind))
-    if not sections:  # no heading anywhere: what follows the title is the body, not front matter
-        for block in blocks:
-            if block.kind == "body" and not block.section:
-                block.section = TEXT_SECTION
-    references = split_references(ref_lines)
-    blocks += [
-        Block(r.text if not r.marker else f"{r.marker} {r.text}", r.page, "References", "reference")
-        for r in references
-    ]
-    abstract = " ".join(b.text for b in blocks if b.kind == "abstract")
-    full = "\n".join(b.text for b in blocks)
-    return ParsedPaper(
-        sha256=sha256 or sha256_bytes(data),
-        source_path=str(path),
-        source_kind="md" if markdown else "txt",
-        title=title or title_from_file_name(path),
-        authors=[],
-        year=guess_year(full[:3000]),
-        abstract=abstract,
-        pages=len(pages),
-        language=detect_language(full),
-        blocks=blocks,
-        sections=sections,
-        captions=captions,
-        references=references,
-    )
+            parts.blocks.append(Block(body, page_no, section, kind))
+    return parts
