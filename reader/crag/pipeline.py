@@ -605,25 +605,38 @@ def ask(
         refusal=refusal_named(config.refusal),
         relevance=relevance if config.grader else None,
     )
+    trace, finished = _run_steps(run, on_step, stop_before)
+    if finished:
+        answer = run.answer or Answer(not_found_sentinel(question), not_found=True)
+    else:
+        answer = run.answer or Answer("")
+    return _result(run, answer, trace, start)
+
+
+def _run_steps(
+    run: Run, on_step: Callable[[str, Run], None] | None, stop_before: str | None
+) -> tuple[list[str], bool]:
+    """The state machine from RETRIEVE: the steps taken, and whether it reached DONE (not
+    stopped before `stop_before`)."""
     trace: list[str] = []
     state = RETRIEVE
     while state != DONE:
         if state == stop_before:
             run.notes.append(f"stopped before the {state} step")
-            break
+            return trace, False
         if len(trace) >= MAX_STEPS:
             raise RuntimeError(f"CRAG state machine did not finish: {' -> '.join(trace)}")
         trace.append(state)
         state = STEPS[state](run)
         if on_step is not None:
             on_step(trace[-1], run)
-    if state == DONE:
-        answer = run.answer or Answer(not_found_sentinel(question), not_found=True)
-    else:
-        answer = run.answer or Answer("")
+    return trace, True
+
+
+def _result(run: Run, answer: Answer, trace: list[str], start: float) -> AskResult:
     return AskResult(
-        question=question,
-        paper_id=paper_id,
+        question=run.question,
+        paper_id=run.paper_id,
         answer=answer.text,
         not_found=answer.not_found,
         grounded=run.grounded,
