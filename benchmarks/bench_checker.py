@@ -229,7 +229,7 @@ def auc_by_kind(items) -> str:
 
 
 def dev_report(items, max_asked: float) -> None:
-    from reader.audit.loop import YES_THRESHOLD
+    from reader.config.settings import VERIFY_THRESHOLD as YES_THRESHOLD
 
     a, b = halves(items)
     a_en, b_en = ([i for i in part if i["p_checker"] is not None] for part in (a, b))

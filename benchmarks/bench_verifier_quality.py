@@ -120,7 +120,7 @@ def main() -> None:
     parser.add_argument("--from", dest="source", help="re-score answers saved with --out")
     args = parser.parse_args()
 
-    from reader.audit.loop import YES_THRESHOLD
+    from reader.config.settings import VERIFY_THRESHOLD as YES_THRESHOLD
 
     threshold = YES_THRESHOLD if args.threshold is None else args.threshold
     saved: dict = json.loads(Path(args.source).read_text()) if args.source else {}

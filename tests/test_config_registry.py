@@ -134,7 +134,7 @@ def test_written_values_load_back(tmp_path):
         None,
     )
     assert (
-        settings.workers is True and settings.verify_threshold is None and settings.generator.model == "kept"
+        settings.workers is True and settings.verify_threshold == 0.17 and settings.generator.model == "kept"
     )
 
 

@@ -69,6 +69,7 @@ from reader.audit.guards import PaperFacts, check_sentence
 from reader.audit.restated import restated_source
 from reader.audit.specific import NOTHING_SPECIFIC, says_nothing_specific
 from reader.audit.verify import NO_EVIDENCE_CHARS, EvidenceRef, build_messages, parse_answers
+from reader.config.settings import VERIFY_THRESHOLD
 from reader.errors import ReaderError
 from reader.llm.base import Completion, Message, supports_accept, supports_logprobs
 from reader.text.split import sentence_spans, split_sentences, without_label
@@ -79,10 +80,6 @@ FLAG_THRESHOLD = 0.3
 MAX_REGENERATIONS = 2
 MARK = "[待验证] "
 TOP_LOGPROBS = 5  # alternatives per answer token, enough to find both YES and NO
-# The verifier accepts a claim when its P(YES) reaches this: the highest threshold that kept false
-# flags within 0.05 on half A of eval/audit_dev.jsonl (docs/design/audit.md has the curve); without
-# log-probabilities its first word decides.
-YES_THRESHOLD = 0.17
 # Calls per batch while the reply answers none of its claims: the call and one retry.
 VERIFY_ATTEMPTS = 2
 
@@ -497,7 +494,7 @@ def audit_sentences(
     (reader.audit.control): a reply that does not reject it is not trusted, its YES answers
     decided by the checker's score where there is one, else unchecked. With log-probabilities,
     the verifier accepts a claim when its P(YES) reaches `yes_threshold` (None:
-    YES_THRESHOLD); otherwise its first word decides. `prompt_for(claims, evidence)` writes a
+    READER_VERIFY_THRESHOLD, reader.config.settings.VERIFY_THRESHOLD); otherwise its first word decides. `prompt_for(claims, evidence)` writes a
     batch's conversation from the claims and each claim's own excerpts (prompts/verify.j2
     unless given).
     Each sentence keeps its own evidence, the excerpt that decided first. With
@@ -509,7 +506,7 @@ def audit_sentences(
     reader.deepread.checked) was written by the tool from that finding: supported, the finding its
     reason, unless a guard objects. `objections(sentence)` gives more guard reasons (the deep
     read's: a claimed absence the paper's text contradicts, reader.deepread.checked)."""
-    threshold = YES_THRESHOLD if yes_threshold is None else yes_threshold
+    threshold = VERIFY_THRESHOLD if yes_threshold is None else yes_threshold
     control = control and (checker is None or checker.control)
     start = time.perf_counter()
     known = known or {}

@@ -150,6 +150,7 @@ def choice(choices: tuple[str, ...], why: str) -> Parse:
             raise ConfigError(f"{variable}={value!r}: {why}")
         return value
 
+    parse.choices = choices  # what may be chosen, for a grid over the setting (reader.crag.calibrate)
     return parse
 
 

@@ -26,16 +26,19 @@ unanswerable one when the answer is the sentinel.
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import json
 import math
 import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
-from reader.config import CRAG_REFUSALS, CRAG_ROUTINGS, CRAG_UNGROUNDED, CragSettings
+from reader.config import CragSettings
+from reader.config.declare import registered
 from reader.crag.pipeline import CragConfig, crag_config
 from reader.errors import ReaderError
 
@@ -316,6 +319,27 @@ def score_outcome(q: LabelledQuestion, expected_id, result) -> dict:
 
 
 _DEFAULT = CragSettings()
+_DECLARED = {entry.path[-1]: entry.declaration for entry in registered(CragSettings)}
+# the grid's dimensions, as `grid` and `reader calibrate` name them, and the setting each varies,
+# in the order the grid nests them (the first setting of a tie is recommended)
+DIMENSIONS = {
+    "graders": "grader",
+    "theta_highs": "theta_high",
+    "theta_lows": "theta_low",
+    "refusals": "refusal",
+    "ungrounded": "ungrounded",
+    "quote_thresholds": "quote_threshold",
+    "answer_p_yes": "answer_p_yes",
+}
+# settings that apply only under another's value; otherwise they keep their default
+_APPLIES = {
+    "theta_high": ("routing", "confidence"),
+    "theta_low": ("routing", "confidence"),
+    "answer_p_yes": ("refusal", "p_yes"),
+    "evidence_p_yes": ("refusal", "p_yes"),
+    "grader_low": ("grader", True),
+    "grader_high": ("grader", True),
+}
 
 
 @dataclass(frozen=True)
@@ -323,6 +347,11 @@ class Setting(CragSettings):
     """One point of the grid: the question pipeline's settings (reader.config.CragSettings:
     routing, threshold, theta_high, theta_low, quote_threshold, who may refuse, what an
     unsupported answer becomes, the "p_yes" rule's thresholds), with its label and JSON."""
+
+    def applies(self, name: str) -> bool:
+        """Whether the setting `name` takes part here (the thetas only in confidence routing …)."""
+        condition = _APPLIES.get(name)
+        return condition is None or getattr(self, condition[0]) == condition[1]
 
     @property
     def label(self) -> str:
@@ -346,99 +375,64 @@ class Setting(CragSettings):
         return crag_config(self)
 
     def to_json(self) -> dict:
-        return {
-            "routing": self.routing,
-            "threshold": self.threshold,
-            **(
-                {"theta_high": self.theta_high, "theta_low": self.theta_low}
-                if self.routing == "confidence"
-                else {}
-            ),
-            "quote_threshold": self.quote_threshold,
-            "refusal": self.refusal,
-            **(
-                {"answer_p_yes": self.answer_p_yes, "evidence_p_yes": self.evidence_p_yes}
-                if self.refusal == "p_yes"
-                else {}
-            ),
-            "ungrounded": self.ungrounded,
-            "grader": self.grader,
-            **({"grader_low": self.grader_low, "grader_high": self.grader_high} if self.grader else {}),
-        }
+        """Every declared CRAG setting that takes part in this point, by name."""
+        return {f.name: getattr(self, f.name) for f in fields(CragSettings) if self.applies(f.name)}
+
+
+def _given(name: str, values) -> tuple:
+    """The values of one setting the grid varies: its default when none are given; a value its
+    declaration does not offer is refused."""
+    if values is None:
+        return (getattr(_DEFAULT, name),)
+    choices = getattr(_DECLARED[name].parse, "choices", None)
+    unknown = sorted(set(values) - set(choices)) if choices else []
+    if unknown:
+        raise ReaderError(f"unknown {name} {', '.join(unknown)}: use {', '.join(choices)} or several")
+    return tuple(values)
+
+
+def _point(routing: str, threshold: float, chosen: dict) -> Setting | None:
+    """The setting for one combination: a value that does not apply falls back to its default;
+    None when theta_low is not below theta_high."""
+    point = Setting(routing=routing, threshold=threshold, **chosen)
+    defaults = {name: getattr(_DEFAULT, name) for name in chosen if not point.applies(name)}
+    point = dataclasses.replace(point, **defaults)
+    return point if point.theta_low < point.theta_high or routing == "counts" else None
 
 
 def grid(
     thresholds: Sequence[float],
     *,
     routings: Sequence[str] | None = None,
-    theta_highs: Sequence[float] | None = None,
-    theta_lows: Sequence[float] | None = None,
-    quote_thresholds: Sequence[float | None] | None = None,
-    refusals: Sequence[str] | None = None,
     keep_thresholds: Sequence[float] | None = None,
-    ungrounded: Sequence[str] | None = None,
-    answer_p_yes: Sequence[float] | None = None,
-    graders: Sequence[bool] | None = None,
+    **dimensions: Sequence | None,
 ) -> list[Setting]:
-    """Every combination, theta_low below theta_high; the count rule ignores the thetas.
-    A dimension not given (None) takes the default setting's value (reader.config.CragSettings).
+    """Every combination of the values given for the CRAG settings (`DIMENSIONS`: graders,
+    theta_highs, theta_lows, refusals, ungrounded, quote_thresholds, answer_p_yes), theta_low
+    below theta_high; the count rule ignores the thetas and only the "p_yes" refusal rule takes
+    `answer_p_yes` (each above the configured evidence threshold). A dimension not given (None)
+    takes the default setting's value (reader.config.CragSettings).
     The confidence rule keeps passages by P(YES), on another scale than the count rule's parsed
     grades (0.8 / 0.4 / 0.2), so it takes its thresholds from `keep_thresholds` when given.
     The quote threshold changes no LLM call (it only decides what a refusal becomes), so with the
-    response cache on its values cost nothing beyond the first. `answer_p_yes` values apply to the
-    "p_yes" refusal rule only, each above the configured evidence threshold. `graders` (True, False)
-    compares the trained relevance grader with the LLM grading every passage."""
-
-    def or_default(values, name: str):
-        return (getattr(_DEFAULT, name),) if values is None else values
-
-    routings, refusals = or_default(routings, "routing"), or_default(refusals, "refusal")
-    theta_highs, theta_lows = or_default(theta_highs, "theta_high"), or_default(theta_lows, "theta_low")
-    quote_thresholds = or_default(quote_thresholds, "quote_threshold")
-    ungrounded, answer_p_yes = or_default(ungrounded, "ungrounded"), or_default(answer_p_yes, "answer_p_yes")
-    graders = or_default(graders, "grader")
-    for name, given, allowed in (
-        ("routing", routings, CRAG_ROUTINGS),
-        ("refusal", refusals, CRAG_REFUSALS),
-        ("--ungrounded", ungrounded, CRAG_UNGROUNDED),
-    ):
-        unknown = sorted(set(given) - set(allowed))
-        if unknown:
-            raise ReaderError(f"unknown {name} {', '.join(unknown)}: use {', '.join(allowed)} or several")
-    low = [a for a in answer_p_yes if not _DEFAULT.evidence_p_yes <= a <= 1.0]
+    response cache on its values cost nothing beyond the first."""
+    unknown = sorted(set(dimensions) - set(DIMENSIONS))
+    if unknown:
+        raise TypeError(f"grid() has no dimension {', '.join(unknown)}")
+    values = {name: _given(name, dimensions.get(dimension)) for dimension, name in DIMENSIONS.items()}
+    low = [a for a in values["answer_p_yes"] if not _DEFAULT.evidence_p_yes <= a <= 1.0]
     if low:
         raise ReaderError(
             f"--answer-p-yes {', '.join(f'{a:g}' for a in low)}: give probabilities between "
             f"the evidence threshold {_DEFAULT.evidence_p_yes:g} and 1"
         )
-    out: list[Setting] = []
-    for routing in routings:
-        own = keep_thresholds if routing == "confidence" and keep_thresholds else thresholds
-        for t in own:
-            pairs = (
-                [(_DEFAULT.theta_high, _DEFAULT.theta_low)]
-                if routing == "counts"
-                else [(high, low) for high in theta_highs for low in theta_lows if low < high]
-            )
-            out.extend(
-                Setting(
-                    routing=routing,
-                    threshold=t,
-                    theta_high=high,
-                    theta_low=low,
-                    quote_threshold=quote,
-                    refusal=refusal,
-                    ungrounded=withheld,
-                    answer_p_yes=answer_at,
-                    grader=grader,
-                )
-                for grader in graders
-                for high, low in pairs
-                for refusal in refusals
-                for withheld in ungrounded
-                for quote in quote_thresholds
-                for answer_at in (answer_p_yes if refusal == "p_yes" else (_DEFAULT.answer_p_yes,))
-            )
+    points = [
+        _point(routing, threshold, dict(zip(values, combination)))
+        for routing in _given("routing", routings)
+        for threshold in (keep_thresholds if routing == "confidence" and keep_thresholds else thresholds)
+        for combination in itertools.product(*values.values())
+    ]
+    out = list(dict.fromkeys(point for point in points if point is not None))  # in order, once each
     if not out:
         raise ReaderError("the grid is empty: give theta_low values below theta_high")
     return out
