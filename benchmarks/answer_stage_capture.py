@@ -1,6 +1,6 @@
 """Run the CRAG pipeline up to the writer for every labelled question and save what each stage held
 (retrieved, graded with P(YES), kept, refined, and each graded passage's source label), development
-questions first, one JSON line each; an existing file is continued. Used for docs/design/ask.md "The
+questions first, one JSON line each; an existing file is continued. Used for docs/measurements/ask.md "The
 grader's P(YES) decides".
 
 The pipeline runs through `ask(..., stop_before="generate", on_step=...)`, with the library's

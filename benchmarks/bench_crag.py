@@ -28,7 +28,7 @@ first, the default, against the LLM grading every passage) in the same run:
        .venv/bin/python -m benchmarks.bench_crag --questions eval/questions.jsonl --out /tmp/crag_paths.jsonl
 
 The path before batching (one grade and one refine call per passage, `old`) was removed in
-issue 30 after this benchmark measured it (docs/design/ask.md, "Measured with the scripted LLM").
+issue 30 after this benchmark measured it (docs/measurements/ask.md, "Measured with the scripted LLM").
 """
 
 from __future__ import annotations

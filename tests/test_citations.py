@@ -156,7 +156,7 @@ def test_cited_references_keep_first_use_order_and_one_row_per_marker():
 
 def test_attribution_check_on_faithful_sentences_of_the_shared_papers():
     """benchmarks/attribution_check.py's faithful set: at least 100 sentences, none flagged verbatim,
-    and the own-words-left-out rate stays the reported note's (docs/design/audit.md: 17.4%)."""
+    and the own-words-left-out rate stays the reported note's (docs/measurements/audit.md: 17.4%)."""
     import pytest
     from conftest import shared_pdfs
 

@@ -299,7 +299,7 @@ def _throughput(tmp_path, url: str, workers: int, n_papers: int, llm: LoopbackOp
 
 def test_three_workers_have_about_three_times_the_throughput_of_one(pg_url, tmp_path):  # noqa: F811
     """The loopback LLM server at 1 s per call (READER_BENCH_LATENCY_MS), 6 papers (READER_BENCH_PAPERS);
-    the figures are printed (docs/guide/scale.md has a run)."""
+    the figures are printed (docs/measurements/scale.md has a run)."""
     latency = int(os.environ.get("READER_BENCH_LATENCY_MS", "1000"))
     n = int(os.environ.get("READER_BENCH_PAPERS", "6"))
     with LoopbackOpenAI(dry_run_reply, delay_s=latency / 1000) as llm:
@@ -310,7 +310,7 @@ def test_three_workers_have_about_three_times_the_throughput_of_one(pg_url, tmp_
         f"3 workers {three:.1f} papers/min, ratio {three / one:.2f}"
     )
     # A benchmark, not a timed assertion: the issue's figure (>= 2.7) is read from the printed
-    # ratio on a quiet machine (docs/guide/scale.md); the test only fails when three workers do not
+    # ratio on a quiet machine (docs/measurements/scale.md); the test only fails when three workers do not
     # overlap their papers at all.
     assert three / one >= 1.5
 

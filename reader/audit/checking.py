@@ -6,7 +6,7 @@ At or above `high` the sentence is supported, at or below `low` it is not, and t
 is not asked; in between (and for a sentence the checker cannot read, such as a Chinese one:
 it was trained on English) the verifier's terse YES/NO in batches of 4 decides, as before. The
 deterministic guards apply to every sentence either way. `low` and `high` (READER_CHECKER_LOW /
-_HIGH) are chosen on half A of eval/audit_dev.jsonl (docs/design/audit.md has the curve); a stronger
+_HIGH) are chosen on half A of eval/audit_dev.jsonl (docs/measurements/audit.md has the curve); a stronger
 verifier warrants a wider band (more sentences sent to it), a weaker one a narrower band.
 """
 

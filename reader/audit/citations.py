@@ -16,7 +16,7 @@ says: it collects the paper's sentences that cite the reference (with the senten
 after) and looks for the claim's content words there. A claim sharing fewer than
 MIN_SHARED content words (stems, function words left out) with every such context is reported
 as "cited for something the paper does not attribute to it". Its false-flag rate on faithful
-sentences is measured by benchmarks/attribution_check.py (docs/design/audit.md);
+sentences is measured by benchmarks/attribution_check.py (docs/measurements/audit.md);
 it is shown as a note beside the sentence, it does not make the sentence unsupported.
 """
 

@@ -388,7 +388,7 @@ def _verdict(
     (`checker_says` given), an explicit NO whose P(YES) reaches the threshold is accepted only
     with a second signal agreeing: the checker's call, or `confirmed` (an extraction that gave
     the sentence's own number or side). With it off, the threshold decides as before: refusing
-    every such NO flagged 30 of 104 faithful development sentences (docs/design/audit.md)."""
+    every such NO flagged 30 of 104 faithful development sentences (docs/measurements/audit.md)."""
     reasons = list(guard_reasons)
     if not has_evidence:
         reasons.append("no evidence found in the paper")

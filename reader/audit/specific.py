@@ -6,7 +6,7 @@ equation or appendix, a name the paper uses (an acronym, a mixed-case or hyphena
 as BiLSTM-CRF), or a word of the paper that is rare in English (Zipf frequency below
 SPECIFIC_ZIPF, as wordfreq counts it). Text written without spaces is not judged.
 The threshold was chosen on half A of eval/audit_dev.jsonl's faithful sentences and checked
-on half B (benchmarks/bench_specific.py, docs/design/audit.md).
+on half B (benchmarks/bench_specific.py, docs/measurements/audit.md).
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ REFERENCE_LOOKUPS = ("off", "crossref", "openalex", "semantic-scholar")
 
 
 # The verifier accepts a claim when its P(YES) reaches this: the highest threshold that kept false
-# flags within 0.05 on half A of eval/audit_dev.jsonl (docs/design/audit.md has the curve).
+# flags within 0.05 on half A of eval/audit_dev.jsonl (docs/measurements/audit.md has the curve).
 VERIFY_THRESHOLD = 0.17
 # llama.cpp's n-gram speculative decoding in the embedded model (reader.llm.local.SPECULATIVE_TYPES)
 SPECULATIVE_MODES = ("off", "ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache")
@@ -158,7 +158,7 @@ class CragSettings:
         "as `writer`), `writer` (the answer prompt offers it on every route) or `grader` (not on a "
         "correct route). The 1.5B grader's YES/NO verdict dropped passages that held the answer "
         "(18 -> 10 of 19 development questions) and refinement more (-> 7), and its writer refused "
-        "with the answer in hand (docs/design/ask.md)",
+        "with the answer in hand (docs/measurements/ask.md)",
     )
     ungrounded: str = setting(
         "refuse",
@@ -375,7 +375,7 @@ class Settings:
         parse=choice(SPECULATIVE_MODES, "use off, " + ", ".join(SPECULATIVE_MODES[1:])),
         help="the embedded model's speculative decoding: llama.cpp drafts from n-grams of the prompt "
         "and the reply so far and checks each draft in one batch (lossless under greedy decoding); "
-        'measured per prompt kind in docs/design/llm.md, "Speculative decoding"',
+        'measured per prompt kind in docs/measurements/llm.md, "Speculative decoding"',
     )
     embed_model: str | None = setting(
         None,
@@ -441,7 +441,7 @@ class Settings:
         parse=fraction(" (a probability; lower flags fewer sentences)"),
         help="the verifier's P(YES) from which a claim counts as supported (without log-probabilities "
         "its first word decides); 0.17 kept false flags within 0.05 on half A of eval/audit_dev.jsonl "
-        "(docs/design/audit.md has the curve)",
+        "(docs/measurements/audit.md has the curve)",
     )
     checker: bool = setting(
         False,
@@ -475,7 +475,7 @@ class Settings:
         help="one claim false by construction in each verify batch; a reply that does not reject it is "
         "not trusted (reader.audit.control). `auto`: on for an endpoint verifier, off for the embedded "
         "1.5B model, which wrote YES to the control of batches holding 112 of 203 development sentences "
-        "and would leave them unchecked (docs/design/audit.md)",
+        "and would leave them unchecked (docs/measurements/audit.md)",
     )
     extraction: bool = setting(
         True,

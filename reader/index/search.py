@@ -4,7 +4,7 @@ RRF score of a chunk = Σ over paths of 1 / (RRF_K + rank on that path), rank
 1-based. The hits are the union of each path's top k; their fused scores use
 each path's ranks down to RANK_DEPTH, so a passage that is first by BM25 and
 fifth by cosine is not scored as if the dense path had missed it (on SciFact
-this lifts fused recall@3 from 0.923 to 0.938; see docs/design/retrieval.md).
+this lifts fused recall@3 from 0.923 to 0.938; see docs/measurements/retrieval.md).
 A chunk found by one path only still comes back; one found by both comes back
 once, with its rank and score on each path. Passages with the same
 text (e.g. a boilerplate paragraph in two papers) collapse to the best-fused one.
@@ -14,7 +14,7 @@ joined) is searched one sentence at a time, each sentence fused as above, and
 the per-sentence rankings are fused again by RRF: one embedding of four topics
 matches none of them well, so each claim gets its own evidence instead (on
 SciFact, 4 claims per query: 0.538 -> 0.620 of claims with their abstract in the
-top 3; see docs/design/retrieval.md).
+top 3; see docs/measurements/retrieval.md).
 """
 
 from __future__ import annotations
