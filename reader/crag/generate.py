@@ -154,16 +154,7 @@ def generate_answer(
     chosen = select_within_budget(evidence, budget_tokens)
     if not chosen:
         return Answer(sentinel, not_found=True)
-    items = [
-        {
-            "label": label(c),
-            "external": c.external,
-            "score": c.score,
-            "reasoning": c.grade.reasoning if c.grade else "",
-            "text": c.refined or c.text,
-        }
-        for c in chosen
-    ]
+    items = _evidence_items(chosen, label)
     language = language_instruction(question_language(question))
     from_elsewhere = any(c.external or (paper_id is not None and c.paper_id != paper_id) for c in chosen)
     conversation = messages(
@@ -176,6 +167,32 @@ def generate_answer(
         from_elsewhere=from_elsewhere,
         may_refuse=may_refuse,
     )
+    completion, retried = _write(llm, conversation, paper_id)
+    text = without_source_lines(completion.text, [item["label"] for item in items])
+    if text and not is_not_found(text) and not only_markers(text):
+        return Answer(text, evidence=chosen, completion=completion, retried=retried)
+    quote = quoted_answer(chosen, quote_threshold, question)
+    if quote:
+        return Answer(quote, evidence=chosen, completion=completion, quoted=True, retried=retried)
+    return Answer(sentinel, evidence=chosen, not_found=True, completion=completion, retried=retried)
+
+
+def _evidence_items(chosen: Sequence[Candidate], label: Callable[[Candidate], str]) -> list[dict]:
+    return [
+        {
+            "label": label(c),
+            "external": c.external,
+            "score": c.score,
+            "reasoning": c.grade.reasoning if c.grade else "",
+            "text": c.refined or c.text,
+        }
+        for c in chosen
+    ]
+
+
+def _write(llm: LLM, conversation, paper_id: str | None) -> tuple[Completion, bool]:
+    """The writer's reply, asked again (warmer) once when the first had nothing but citation
+    markers; and whether it was asked again."""
     completion = llm.complete(
         conversation, temperature=0.1, max_tokens=400, stage="crag-answer", paper_id=paper_id
     )
@@ -184,13 +201,7 @@ def generate_answer(
         completion = llm.complete(
             conversation, temperature=0.4, max_tokens=400, stage="crag-answer", paper_id=paper_id
         )
-    text = without_source_lines(completion.text, [item["label"] for item in items])
-    if text and not is_not_found(text) and not only_markers(text):
-        return Answer(text, evidence=chosen, completion=completion, retried=retried)
-    quote = quoted_answer(chosen, quote_threshold, question)
-    if quote:
-        return Answer(quote, evidence=chosen, completion=completion, quoted=True, retried=retried)
-    return Answer(sentinel, evidence=chosen, not_found=True, completion=completion, retried=retried)
+    return completion, retried
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,13 @@ def audit_grounded(
     """`evidence` is the answer's, in citation order: the check's prompt repeats the answer
     prompt's passages word for word. With a `checker` (reader.audit.checking.CheckerBand), the
     trained claim checker decides the sentences it is sure of, as in the audit."""
+    sentences = _audited_sentences(answer, evidence, verifier, max_workers, checker)
+    return _judged(sentences)
+
+
+def _audited_sentences(answer: str, evidence: Sequence[Candidate], verifier: LLM, max_workers: int, checker):
     from reader.audit.guards import PaperFacts
-    from reader.audit.loop import SUPPORTED, UNANSWERED, UNCHECKED, UNSUPPORTED, audit_text
+    from reader.audit.loop import audit_text
     from reader.audit.verify import EvidenceRef
 
     refs = [
@@ -49,13 +54,20 @@ def audit_grounded(
         # the answer prompt's passages word for word, not each claim's excerpts: one prompt cache
         prompt_for=lambda claims, _own: messages("check_answer", evidence=refs, claims=claims),
     )
-    total = len(result.sentences)
+    return result.sentences
+
+
+def _judged(sentences) -> tuple[bool, str]:
+    """Whether every audited sentence is supported, and why (or why not) in one line."""
+    from reader.audit.loop import SUPPORTED, UNANSWERED, UNCHECKED, UNSUPPORTED
+
+    total = len(sentences)
     if total == 0:
         return False, "the answer has no sentence to check"
-    unsupported = [s for s in result.sentences if s.verdict == UNSUPPORTED]
-    unanswered = [s for s in result.sentences if s.verdict == UNANSWERED]
-    unchecked = [s for s in result.sentences if s.verdict == UNCHECKED]
-    supported = sum(1 for s in result.sentences if s.verdict == SUPPORTED)
+    unsupported = [s for s in sentences if s.verdict == UNSUPPORTED]
+    unanswered = [s for s in sentences if s.verdict == UNANSWERED]
+    unchecked = [s for s in sentences if s.verdict == UNCHECKED]
+    supported = sum(1 for s in sentences if s.verdict == SUPPORTED)
     if supported == total:
         return True, (
             "its one sentence supported by the kept evidence"
