@@ -14,11 +14,11 @@ from reader.web import pdf
 
 
 @pytest.fixture
-def ingested(tmp_path):
+def ingested(tmp_path, migrated_home):
     from reader.facade import Reader
     from reader.index.dense import HashingEmbedder
 
-    ctx = Reader(home=tmp_path / "home", embedder=HashingEmbedder())
+    ctx = Reader(home=migrated_home(tmp_path / "home"), embedder=HashingEmbedder())
     [result] = ctx.ingest([SAMPLE_PAPER])
     assert result.status == "ingested", result
     return ctx, result.paper_id

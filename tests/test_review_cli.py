@@ -78,11 +78,11 @@ def folder(tmp_path):
 
 
 @pytest.fixture
-def env(tmp_path):
+def env(tmp_path, migrated_home):
     env = {k: v for k, v in os.environ.items() if not k.startswith("READER_")}
     env.update(
         {
-            "READER_HOME": str(tmp_path / "home"),
+            "READER_HOME": str(migrated_home(tmp_path / "home")),
             "READER_LLM_BASE_URL": "scripted:latency_ms=80",
             "READER_EMBED_MODEL": "hashing",  # the name the swapped-in embedder is stored under
             "PYTHONPATH": str(ROOT),

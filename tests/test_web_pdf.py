@@ -23,14 +23,14 @@ SAME_SITE = {"Origin": "http://testserver", **JSON}
 
 
 @pytest.fixture
-def web(tmp_path):
+def web(tmp_path, migrated_home):
     from fastapi.testclient import TestClient
 
     from reader.index.dense import HashingEmbedder
     from reader.web.app import create_app
 
     review = FakeReview()
-    ctx = with_stages(review, home=tmp_path / "home", embedder=HashingEmbedder())
+    ctx = with_stages(review, home=migrated_home(tmp_path / "home"), embedder=HashingEmbedder())
     client = TestClient(create_app(ctx))
     client.__enter__()
     client.ctx, client.review = ctx, review
