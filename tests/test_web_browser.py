@@ -22,15 +22,6 @@ from reader.web import library, paper_page, read
 from reader.web import pdf as pdf_pages
 from reader.web.jobs import upload_file_name
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 # a shared paper when ../shared is here, else the project's 2-page sample: the
 # page checks below hold for either
 PAPER = next((p for p in [SHARED_PAPERS / "acl2007_P07-1088.pdf"] if p.exists()), SAMPLE_PAPER)
@@ -39,13 +30,6 @@ HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned
 UPLOAD_LIMIT_MB = 1
 REVIEW_TIMEOUT_S = 240
 SCREENSHOT_COPY = Path("/tmp/reader_paper_page.png")
-
-
-def find_chromium() -> str | None:
-    for candidate in ("/usr/bin/chromium", shutil.which("chromium"), shutil.which("chromium-browser")):
-        if candidate and Path(candidate).exists():
-            return candidate
-    return None
 
 
 def scripted_answer(prompt: str, stage: str) -> str:
@@ -60,19 +44,7 @@ def scripted_answer(prompt: str, stage: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def chromium():
-    path = find_chromium()
-    if path is None:
-        pytest.skip("chromium not found (Debian: apt-get install chromium); .ci/run installs it")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=path, args=CHROMIUM_ARGS, headless=True)
-        yield browser
-        browser.close()
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
+def served(tmp_path_factory, migrated_home):
     """The web app on a free loopback port, over a private READER_HOME."""
 
     from reader.config import load_settings
@@ -81,7 +53,7 @@ def served(tmp_path_factory):
     from reader.llm.scripted import ScriptedLLM
     from reader.web.app import create_app
 
-    home = tmp_path_factory.mktemp("web_home")
+    home = migrated_home(tmp_path_factory.mktemp("web_home"))
     settings = dataclasses.replace(load_settings({"READER_HOME": str(home)}), upload_limit_mb=UPLOAD_LIMIT_MB)
     ctx = Reader(
         settings,

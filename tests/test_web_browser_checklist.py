@@ -6,7 +6,7 @@ checklist's row that says what was searched (issue 43, item 3)."""
 from __future__ import annotations
 
 from conftest import SAMPLE_PAPER
-from test_web_browser import chromium, page, served  # noqa: F401 - chromium, served and page are fixtures
+from test_web_browser import page, served  # noqa: F401 - served and page are fixtures
 
 
 def test_a_tool_finding_is_labelled_and_opens_its_evidence(served, page):  # noqa: F811

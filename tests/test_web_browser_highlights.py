@@ -14,10 +14,9 @@ import pymupdf
 import pytest
 from conftest import serving
 from test_web import add_analysis
-from test_web_viewer_browser import (  # noqa: F401 - the chromium fixture
+from test_web_viewer_browser import (
     NARROW,
     PAPER,
-    chromium,
     on_screen,
     open_paper,
     overlap,
@@ -49,7 +48,7 @@ def served(tmp_path_factory):
         yield SimpleNamespace(url=url, ctx=ctx, paper_id=result.paper_id)
 
 
-def new_page(chromium, width):  # noqa: F811
+def new_page(chromium, width):
     context = chromium.new_context(viewport={"width": width, "height": 900}, accept_downloads=True)
     page = context.new_page()
     errors = []
@@ -70,7 +69,7 @@ def delete_all_from_the_list(page) -> None:
     assert "Your highlights (0)" in page.locator("#highlights-heading").inner_text()
 
 
-def test_selected_text_highlighted_with_a_note_is_drawn_listed_and_in_the_note(served, chromium, tmp_path):  # noqa: F811
+def test_selected_text_highlighted_with_a_note_is_drawn_listed_and_in_the_note(served, chromium, tmp_path):
     context, page, errors = new_page(chromium, 1280)
     open_paper(page, served)
     assert page.locator("#selection-tools").is_hidden()
@@ -134,7 +133,7 @@ def test_selected_text_highlighted_with_a_note_is_drawn_listed_and_in_the_note(s
     context.close()
 
 
-def test_a_word_highlighted_on_a_phone_is_drawn_without_sideways_scrolling(served, chromium, tmp_path):  # noqa: F811
+def test_a_word_highlighted_on_a_phone_is_drawn_without_sideways_scrolling(served, chromium, tmp_path):
     context, page, errors = new_page(chromium, NARROW)
     open_paper(page, served, in_view=False)
     page.locator("#pdf").scroll_into_view_if_needed()

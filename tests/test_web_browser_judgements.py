@@ -8,11 +8,10 @@ import shutil
 from pathlib import Path
 
 from conftest import SAMPLE_PAPER
-from test_web_browser import (  # noqa: F401 - chromium, served and page are fixtures
+from test_web_browser import (  # noqa: F401 - served and page are fixtures
     EVIDENCE_PAPER,
     FABRICATED,
     NARROW,
-    chromium,
     page,
     sentence_id,
     sentences_with_their_passages,

@@ -12,10 +12,9 @@ from pathlib import Path
 import pymupdf
 import pytest
 from test_web import add_analysis, add_paper
-from test_web_browser import (  # noqa: F401 - chromium, served and page are fixtures
+from test_web_browser import (  # noqa: F401 - served and page are fixtures
     FABRICATED,
     NARROW,
-    chromium,
     page,
     sentence_id,
     served,

@@ -15,7 +15,7 @@ import pytest
 from conftest import serving
 from sqlalchemy import select
 from test_web import add_analysis
-from test_web_viewer_browser import NARROW, PAPER, chromium, open_paper  # noqa: F401 - the chromium fixture
+from test_web_viewer_browser import NARROW, PAPER, open_paper
 
 from reader.store.db import transaction
 from reader.store.tables import Chunk, Question, VerdictEvidence
@@ -73,7 +73,7 @@ def served(tmp_path_factory):
 
 
 @pytest.fixture
-def page(chromium):  # noqa: F811
+def page(chromium):
     context = chromium.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     errors = []
@@ -201,7 +201,7 @@ def test_a_click_on_a_sentence_s_leading_citation_marker_opens_the_sentence(serv
 # ---- item 13 ---------------------------------------------------------------------------------------
 
 
-def test_the_page_is_rendered_sharp_at_the_zoom_and_the_pixel_ratio(served, chromium):  # noqa: F811
+def test_the_page_is_rendered_sharp_at_the_zoom_and_the_pixel_ratio(served, chromium):
     context = chromium.new_context(viewport={"width": 1280, "height": 900}, device_scale_factor=2)
     page = context.new_page()
     try:
@@ -388,7 +388,7 @@ def test_a_near_duplicate_upload_offers_to_remove_the_copy_or_compare(served, pa
 # ---- item 19 ---------------------------------------------------------------------------------------
 
 
-def test_the_first_visit_says_what_to_do_and_what_comes_out(chromium, tmp_path):  # noqa: F811
+def test_the_first_visit_says_what_to_do_and_what_comes_out(chromium, tmp_path):
     from reader.config import load_settings
     from reader.facade import Reader
     from reader.index.dense import HashingEmbedder

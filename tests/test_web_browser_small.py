@@ -11,9 +11,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from sqlalchemy import delete
-from test_web_browser import (  # noqa: F401 - chromium, served and page are fixtures
+from test_web_browser import (  # noqa: F401 - served and page are fixtures
     NARROW,
-    chromium,
     page,
     served,
 )

@@ -263,32 +263,22 @@ def test_the_access_cookie_is_secure_over_https(web):
 
 
 @pytest.fixture
-def browser_and_server(app):
-    """Chromium, and the app on a loopback port (skipped without chromium, as
-    tests/test_web_browser.py is)."""
-    import shutil
-    from pathlib import Path
-
+def browser_and_server(app, chromium):
+    """The session's chromium, and the app on a loopback port (skipped without chromium, as
+    tests/test_web_browser.py is); the contexts the test opens are closed after it."""
     from conftest import serving
 
     from reader.web.app import create_app
 
-    chromium = next(
-        (c for c in ("/usr/bin/chromium", shutil.which("chromium")) if c and Path(c).exists()), None
-    )
-    if chromium is None:
-        pytest.skip("chromium not found (Debian: apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
     review = FakeReview()
     web_app = create_app(with_stages(review, app.settings), allowed_hosts=["127.0.0.1", "localhost"])
-    with serving(web_app) as url, sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=chromium, headless=True, args=["--no-sandbox", "--disable-gpu"]
-        )
+    before = set(chromium.contexts)
+    with serving(web_app) as url:
         try:
-            yield browser, url, web_app, review
+            yield chromium, url, web_app, review
         finally:
-            browser.close()
+            for context in set(chromium.contexts) - before:
+                context.close()
 
 
 def serving(html: str):

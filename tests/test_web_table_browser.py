@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from conftest import serving
 from test_extraction_table import PAPER_TEXT, SYNTHESIS, store_synthesis, yes_to_all
-from test_web_browser import CHROMIUM_ARGS, find_chromium
 
 NARROW = 390
 SECOND_TEXT = """Sparse Retrieval for Long Documents
@@ -55,18 +54,6 @@ SECOND_SYNTHESIS = {
     "Method": "The encoder predicts a weight for every vocabulary term and keeps the largest ones per passage.",
     "Key results": "The sparse model reaches 36.8 MRR@10 on the MS MARCO development queries.",
 }
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    path = find_chromium()
-    if path is None:
-        pytest.skip("chromium not found (Debian: apt-get install chromium); .ci/run installs it")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=path, args=CHROMIUM_ARGS, headless=True)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 from conftest import serving
 from table_pdf import make_table_pdf
-from test_web_viewer_browser import chromium, overlap  # noqa: F401 - the chromium fixture
+from test_web_viewer_browser import overlap
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,7 @@ def served(tmp_path_factory):
         yield SimpleNamespace(url=url, paper_id=result.paper_id)
 
 
-def test_a_selected_cell_is_highlighted_where_it_stands_on_the_page(served, chromium):  # noqa: F811
+def test_a_selected_cell_is_highlighted_where_it_stands_on_the_page(served, chromium):
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
     errors = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))

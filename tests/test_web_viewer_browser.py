@@ -20,20 +20,7 @@ from test_web import add_analysis
 
 # a shared paper when ../shared is here (8 pages), else the project's 2-page sample
 PAPER = next((p for p in [SHARED_PAPERS / "acl2007_P07-1088.pdf"] if p.exists()), SAMPLE_PAPER)
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 NARROW = 390
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    path = next((p for p in ("/usr/bin/chromium", shutil.which("chromium")) if p and Path(p).exists()), None)
-    if path is None:
-        pytest.skip("chromium not found (Debian: apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=path, args=CHROMIUM_ARGS, headless=True)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")
@@ -190,13 +177,13 @@ def search_word() -> tuple[str, list]:
 def search_count(served, word: str) -> int:
     from reader.web.page_text import search_paper
 
-    return search_paper(served.ctx.services, served.paper_id, word)["count"]
+    return search_paper(served.ctx.library, served.paper_id, word)["count"]
 
 
 def search_paper_matches(served, word: str) -> list[dict]:
     from reader.web.page_text import search_paper
 
-    return search_paper(served.ctx.services, served.paper_id, word)["matches"]
+    return search_paper(served.ctx.library, served.paper_id, word)["matches"]
 
 
 def current_hit_lies_on(page, hits) -> None:
