@@ -52,6 +52,11 @@ def test_the_open_points_are_the_sentences_under_the_gap_headings():
         "How large is the index?",
         "Which languages are covered?",
     ]
+    # the embedded model's reply of the README's sample: its questions on one line
+    assert questions_in(
+        "What is the standard deviation for the figures in the abstract? What baseline is used? "
+        "How do the results compare"
+    ) == ["What is the standard deviation for the figures in the abstract?", "What baseline is used?"]
     assert audit_passed([0.1, 0.3]) and not audit_passed([0.1, 0.31]) and not audit_passed([])
 
 
@@ -85,14 +90,14 @@ def test_a_passed_read_asks_answers_and_stores_its_follow_up_questions(reviewed)
     answered = [a for a in done.answers if not a.not_found]
     assert answered and all(a.sources and a.sources[0].paper_id == result.paper_id for a in answered)
     assert result.to_json()["followups"]["questions"][0]["question"] == done.answers[0].question
-    stored = app.followups(result.paper_id)
+    stored = app.paper(result.paper_id).followups()
     assert [f.question for f in stored] == [a.question for a in done.answers]
-    _, note = app.note(result.paper_id)
+    _, note = app.paper(result.paper_id).note()
     assert "## Follow-up questions" in note and f"> [!question] {stored[0].question}" in note
     # a new review replaces them; --no-followup asks none and keeps none of the old review's
     again = app.read(result.paper_id, followup=False)
     assert again.followups.skipped.startswith("the follow-up questioner is off")
-    assert app.followups(result.paper_id) == []
+    assert app.paper(result.paper_id).followups() == []
 
 
 def test_a_read_that_failed_its_audit_asks_nothing(reader_env, monkeypatch):

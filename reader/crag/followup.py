@@ -28,6 +28,7 @@ GAP_HEADINGS = ("Open questions", "Missing experiments or baselines", "Threats t
 MAX_POINTS = 12
 MAX_QUESTION_CHARS = 200
 _HEADING = re.compile(r"^\s*#{1,6}\s*(.+?)\s*#*\s*$")
+_AFTER_QUESTION_MARK = re.compile(r"(?<=[?？])[\"'*]*\s+")
 _NUMBERING = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)]|Q\d+[.:)]?)\s*")
 
 
@@ -48,12 +49,14 @@ def open_points(texts: list[str]) -> list[str]:
 
 
 def questions_in(reply: str) -> list[str]:
-    """The questions of a reply: its lines that end with "?", numbering and bullets taken off."""
+    """The questions of a reply: its lines that end with "?", numbering and bullets taken off; a
+    line holding several questions (small models write them run together) gives each."""
     found = []
     for line in (reply or "").splitlines():
-        line = _NUMBERING.sub("", line.strip()).strip(" *\"'")
-        if line.endswith(("?", "？")) and 12 <= len(line) <= MAX_QUESTION_CHARS:
-            found.append(line)
+        for part in _AFTER_QUESTION_MARK.split(line.strip()):
+            part = _NUMBERING.sub("", part.strip()).strip(" *\"'")
+            if part.endswith(("?", "？")) and 12 <= len(part) <= MAX_QUESTION_CHARS:
+                found.append(part)
     return list(dict.fromkeys(found))
 
 

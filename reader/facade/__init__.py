@@ -293,8 +293,8 @@ class Reader:
     def analyses(self, paper: str):
         """A paper's stored critique and synthesis with their verdicts, how each was decided, and its
         rigour checklist (stored by the read, else by the rules alone) -> StoredAnalyses."""
-        from reader.annotations.highlights import with_highlights
-        from reader.annotations.judgements import with_judgements
+        from reader.audit.highlights import with_highlights
+        from reader.audit.judgements import with_judgements
         from reader.audit.record import stored_analyses
         from reader.checklist import checklist_of
         from reader.store.queries import resolve_paper
@@ -312,7 +312,7 @@ class Reader:
 
         `rects`: where the text stands on the page, [[x0, y0, x1, y1], ...] as fractions of the
         page's width and height; `note` (at most 2,000 characters) is optional."""
-        from reader.annotations.highlights import add_highlight
+        from reader.audit.highlights import add_highlight
         from reader.store.db import transaction
         from reader.store.queries import resolve_paper
 
@@ -321,7 +321,7 @@ class Reader:
 
     def delete_highlight(self, paper: str, highlight_id: int) -> bool:
         """Remove one of a paper's highlights; False when it has none by that id."""
-        from reader.annotations.highlights import delete_highlight
+        from reader.audit.highlights import delete_highlight
         from reader.store.db import transaction
         from reader.store.queries import resolve_paper
 
@@ -344,13 +344,13 @@ class Reader:
         `sentence` is its id, `critique-3` or `synthesis-1` (as `reader show --verdicts` numbers
         them); `verdict` "supported" (overrules a [待验证] flag) or "unsupported" (confirms one,
         or flags a sentence the audit passed), None to withdraw it; `comment` and `by` (a name)
-        are optional. `expected` (the sentence's key, reader.annotations.judgements.sentence_key) makes
+        are optional. `expected` (the sentence's key, reader.audit.judgements.sentence_key) makes
         it refuse when the sentence there is another one now; `seen` (judgement_state, what the
         page showed) makes it refuse with Conflict when the judgement changed meanwhile. Without
         `seen`, judgements of one sentence at once are kept one after the other: the last stays."""
         from sqlalchemy.exc import IntegrityError
 
-        from reader.annotations.judgements import JUDGEMENT_LOCK, JudgementResult, changed_meanwhile, judge
+        from reader.audit.judgements import JUDGEMENT_LOCK, JudgementResult, changed_meanwhile, judge
         from reader.errors import Conflict
         from reader.store.db import transaction
         from reader.store.queries import resolve_paper
