@@ -53,6 +53,7 @@ unchecked one, gets the prefix `[待验证] ` (first occurrence only).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -295,44 +296,22 @@ def _distrust(control: Control | None, said: Judgement | None, threshold: float 
     )
 
 
-def _verify_batch(
-    batch, shown, *, paper_id, verifier, stage, prompt_for, threshold, control=True
-) -> _BatchOutcome:
+def _verify_batch(batch: list[str], shown: list[list[EvidenceRef]], request: AuditRequest) -> _BatchOutcome:
     """Ask the verifier about a batch: each claim with its own evidence (`shown`), and a control
     claim false by construction (reader.audit.control) among them. A claim with no evidence is NO
-    without a call."""
+    without a call. A reply that answers nothing is asked again (VERIFY_ATTEMPTS in all); the
+    claims a readable reply left out are asked once more, those only."""
     outcome = _BatchOutcome([Judgement("NO") for _ in batch], [""] * len(batch))
     todo = [i for i, own in enumerate(shown) if own]
     if not todo:  # nothing to check against: unsupported by definition, no call needed
         return outcome
     claims, evidence = [batch[i] for i in todo], [shown[i] for i in todo]
-    made = control_claim(claims, evidence) if control else None
+    control = control_claim(claims, evidence) if request.with_control else None
 
     def ask(which: list[int]) -> tuple[list[str | None], list[float | None], str]:
-        asked, asked_evidence, at = [claims[i] for i in which], [evidence[i] for i in which], None
-        if made is not None:
-            at = control_position(asked)
-            asked.insert(at, made.claim)
-            asked_evidence.insert(at, [made.evidence])
-        extra: dict = {"logprobs": TOP_LOGPROBS} if supports_logprobs(verifier) else {}
-        if supports_accept(verifier):  # the call log and cache: keep unusable replies out of the cache
-            extra["accept"] = lambda completion: answers_any(completion, len(asked), at)
-        completion = verifier.complete(
-            prompt_for(asked, asked_evidence),
-            temperature=0.0,
-            max_tokens=8 * len(asked) + 16,
-            stage=stage,
-            paper_id=paper_id,
-            **extra,
+        return _ask_verifier(
+            [claims[i] for i in which], [evidence[i] for i in which], control, request, outcome
         )
-        outcome.calls += 1
-        outcome.prompt_tokens += completion.prompt_tokens
-        outcome.completion_tokens += completion.completion_tokens
-        answers, p_values = _read_reply(completion, len(asked))
-        if at is None:
-            return answers, p_values, ""
-        said = Judgement(answers.pop(at), p_values.pop(at))
-        return answers, p_values, _distrust(made, said, threshold)
 
     everything = list(range(len(claims)))
     for _attempt in range(VERIFY_ATTEMPTS):
@@ -342,7 +321,7 @@ def _verify_batch(
             break
     distrusts = [distrust] * len(claims)
     missing = [i for i, (a, p) in enumerate(zip(answers, p_values)) if a is None and p is None]
-    if outcome.readable and missing:  # once more for the claims the reply left out, those only
+    if outcome.readable and missing:
         *again, distrust = ask(missing)
         for i, answer, p_yes in zip(missing, *again):
             answers[i], p_values[i], distrusts[i] = answer, p_yes, distrust
@@ -350,6 +329,42 @@ def _verify_batch(
         outcome.judgements[i] = Judgement(answers[k], p_values[k])
         outcome.distrust[i] = distrusts[k]
     return outcome
+
+
+def _ask_verifier(
+    claims: list[str],
+    evidence: list[list[EvidenceRef]],
+    control: Control | None,
+    request: AuditRequest,
+    outcome: _BatchOutcome,
+) -> tuple[list[str | None], list[float | None], str]:
+    """One verify call: each claim's answer and P(YES), and why the reply is not trusted ("" when
+    it rejected the control claim placed among the claims). The call is counted in `outcome`."""
+    asked, asked_evidence, at = list(claims), list(evidence), None
+    if control is not None:
+        at = control_position(asked)
+        asked.insert(at, control.claim)
+        asked_evidence.insert(at, [control.evidence])
+    verifier = request.verifier
+    extra: dict = {"logprobs": TOP_LOGPROBS} if supports_logprobs(verifier) else {}
+    if supports_accept(verifier):  # the call log and cache: keep unusable replies out of the cache
+        extra["accept"] = lambda completion: answers_any(completion, len(asked), at)
+    completion = verifier.complete(
+        request.prompt_for(asked, asked_evidence),
+        temperature=0.0,
+        max_tokens=8 * len(asked) + 16,
+        stage=request.stage,
+        paper_id=request.paper_id,
+        **extra,
+    )
+    outcome.calls += 1
+    outcome.prompt_tokens += completion.prompt_tokens
+    outcome.completion_tokens += completion.completion_tokens
+    answers, p_values = _read_reply(completion, len(asked))
+    if at is None:
+        return answers, p_values, ""
+    said = Judgement(answers.pop(at), p_values.pop(at))
+    return answers, p_values, _distrust(control, said, request.threshold)
 
 
 def _verifier_said(j: Judgement, threshold: float | None) -> str:
@@ -460,43 +475,93 @@ def _restated_verdict(source: str, guard_reasons: list[str]) -> tuple[str, list[
     return (UNSUPPORTED if guard_reasons else SUPPORTED), reasons
 
 
-def audit_text(text: str, **kwargs) -> AuditResult:
-    """One audit pass over `text` (see the module docstring); keyword arguments as `audit_sentences`."""
-    return audit_sentences(split_sentences(text), **kwargs)
+@dataclass(frozen=True)
+class AuditRequest:
+    """How one audit pass checks its sentences (`audit_sentences` has the whole story).
+
+    Evidence: each sentence is searched on its own (`search`, top 3 passages), or its passages
+    come from `evidence_for(sentences)`; without a passage it is checked against the first
+    characters of `fallback_text`. `paper_id` scopes the search and labels the calls.
+    The verifier: batches of 4 under `stage`, each written by `prompt_for(claims, evidence)`
+    (prompts/verify.j2), at most `max_workers` at once, with one control claim false by
+    construction when `control` (and the checker band's `control`) says so; a claim is accepted
+    when its P(YES) reaches `yes_threshold` (None: the declared default, READER_VERIFY_THRESHOLD).
+    `checker`: the claim checker's band and the extraction checks (reader.audit.checking).
+    The guards: `facts`, the paper's numbers, names and citations (reader.audit.guards), and
+    `objections(sentence)`, more guard reasons. The deep read's own text: `require_specific`,
+    `accept_restatements` and `stated` (sentence: the rule's finding it was written from).
+    `known`: verdicts of an earlier pass, kept without a call."""
+
+    verifier: object
+    paper_id: str | None = None
+    search: Search | None = None
+    evidence_for: EvidenceFor | None = None
+    fallback_text: str = ""
+    stage: str = "verify"
+    yes_threshold: float | None = None
+    prompt_for: PromptFor = build_messages
+    control: bool = True
+    max_workers: int = 4
+    checker: CheckerBand | None = None
+    facts: PaperFacts | None = None
+    objections: Callable[[str], list[str]] | None = None
+    require_specific: bool = False
+    accept_restatements: bool = False
+    stated: Mapping[str, str] | None = None
+    known: Mapping[str, SentenceResult] | None = None
+
+    @property
+    def threshold(self) -> float:
+        return VERIFY_THRESHOLD if self.yes_threshold is None else self.yes_threshold
+
+    @property
+    def with_control(self) -> bool:
+        return self.control and (self.checker is None or self.checker.control)
 
 
-def audit_sentences(
-    sentences: list[str],
-    *,
-    paper_id: str | None = None,
-    verifier,
-    search: Search | None = None,
-    facts: PaperFacts | None = None,
-    fallback_text: str = "",
-    max_workers: int = 4,
-    known: dict[str, SentenceResult] | None = None,
-    evidence_for: EvidenceFor | None = None,
-    stage: str = "verify",
-    yes_threshold: float | None = None,
-    prompt_for: PromptFor = build_messages,
-    checker: CheckerBand | None = None,
-    require_specific: bool = False,
-    accept_restatements: bool = False,
-    stated: Mapping[str, str] | None = None,
-    objections: Callable[[str], list[str]] | None = None,
-    control: bool = True,
-) -> AuditResult:
-    """Verify already split sentences. Each sentence is searched on its own (top 3 passages);
-    with a `checker` (reader.audit.checking), the trained claim checker scores it against each
-    of its passages' excerpts and decides where it is sure; the rest go to the verifier in
-    batches of 4, in this order. The verifier sees each claim with its own best excerpts under
-    it (reader.audit.evidence), and with `control` one more claim, false by construction
-    (reader.audit.control): a reply that does not reject it is not trusted, its YES answers
-    decided by the checker's score where there is one, else unchecked. With log-probabilities,
-    the verifier accepts a claim when its P(YES) reaches `yes_threshold` (None:
-    READER_VERIFY_THRESHOLD, reader.config.settings.VERIFY_THRESHOLD); otherwise its first word decides. `prompt_for(claims, evidence)` writes a
-    batch's conversation from the claims and each claim's own excerpts (prompts/verify.j2
-    unless given).
+@dataclass
+class _Pass:
+    """What a pass knows of its new sentences before the verifier is asked."""
+
+    todo: list[str]  # the sentences to check, each once
+    passages: dict[str, list[EvidenceRef]]  # each sentence's own passages (none: the fallback)
+    fallback: list[EvidenceRef]
+    notes: dict[str, str]  # a note for the reasons: the search failed, or no passage matched
+    views: dict[str, CheckerView]  # what the claim checker made of each, its excerpts best first
+    stated: dict[str, object] = field(default_factory=dict)  # written by the tool from a finding
+    restated: dict[str, str] = field(default_factory=dict)  # sentence: the paper's sentence
+    guard: dict[str, list[str]] = field(default_factory=dict)  # the guards' reasons
+    confirmed: dict[str, str] = field(default_factory=dict)  # an extraction agreed: its reason
+    contradicted: set[str] = field(default_factory=set)  # an extraction disagreed
+    extraction_calls: int = 0
+
+    def evidence(self, sentence: str) -> list[EvidenceRef]:
+        return self.views[sentence].evidence if self.passages[sentence] else self.fallback
+
+    def decided_without_verifier(self, sentence: str) -> bool:
+        return (
+            self.views[sentence].decided is not None
+            or sentence in self.restated
+            or sentence in self.stated
+            or sentence in self.contradicted
+        )
+
+
+def audit_text(text: str, **request) -> AuditResult:
+    """One audit pass over `text` (see the module docstring); keyword arguments as `AuditRequest`."""
+    return audit_sentences(split_sentences(text), **request)
+
+
+def audit_sentences(sentences: list[str], **request) -> AuditResult:
+    """Verify already split sentences; keyword arguments as `AuditRequest`. Each sentence is
+    searched on its own (top 3 passages); with a `checker` (reader.audit.checking), the trained
+    claim checker scores it against each of its passages' excerpts and decides where it is sure;
+    the rest go to the verifier in batches of 4, in this order. The verifier sees each claim with
+    its own best excerpts under it (reader.audit.evidence), and with `control` one more claim,
+    false by construction (reader.audit.control): a reply that does not reject it is not trusted,
+    its YES answers decided by the checker's score where there is one, else unchecked. With
+    log-probabilities, the verifier accepts a claim when its P(YES) reaches the threshold;
+    otherwise its first word decides.
     Each sentence keeps its own evidence, the excerpt that decided first. With
     `require_specific` (the deep read's own text), a sentence that names nothing of the paper
     is unsupported (reader.audit.specific; a restatement and a list's lead-in ending in a colon
@@ -506,173 +571,169 @@ def audit_sentences(
     reader.deepread.checked) was written by the tool from that finding: supported, the finding its
     reason, unless a guard objects. `objections(sentence)` gives more guard reasons (the deep
     read's: a claimed absence the paper's text contradicts, reader.deepread.checked)."""
-    threshold = VERIFY_THRESHOLD if yes_threshold is None else yes_threshold
-    control = control and (checker is None or checker.control)
+    return run_audit(sentences, AuditRequest(**request))
+
+
+def run_audit(sentences: list[str], request: AuditRequest) -> AuditResult:
+    """`audit_sentences` with its request made."""
     start = time.perf_counter()
-    known = known or {}
+    known = request.known or {}
     todo = [s for s in dict.fromkeys(sentences) if s not in known]
-    found = [_own_passages(s, paper_id, search, evidence_for) for s in todo]
-    passages = {s: p for s, (p, _) in zip(todo, found)}
-    fallback = [_fallback(fallback_text)] if fallback_text and fallback_text.strip() else []
-    notes = {s: note or (NO_PASSAGE if fallback and not p else "") for s, (p, note) in zip(todo, found)}
-    views = dict(
-        zip(todo, check_sentences(todo, [excerpts(s, passages[s] or fallback) for s in todo], checker))
-    )
-    stated = {s: finding for s, finding in (stated or {}).items() if s in views}
-    restated = {
-        s: source
-        for s in todo
-        if s not in stated
-        and accept_restatements
-        and views[s].decided is None
-        and (source := restated_source(without_label(s), [e.text for e in views[s].evidence])) is not None
-    }
-    # a bold list label ("**Page Splitting**:") is a topic name, not part of the claim
-    guard = {s: check_sentence(without_label(s), facts) if facts is not None else [] for s in todo}
-    if objections is not None:
-        for s in todo:
-            guard[s] += objections(s)
-    if require_specific and facts is not None:
-        for s in todo:
-            # a restatement says what a sentence of the paper says; a lead-in ("… as follows:")
-            # introduces the list items that carry the content
-            lead_in = s.rstrip().endswith((":", "："))
-            if s not in restated and not lead_in and says_nothing_specific(without_label(s), facts):
-                guard[s].append(NOTHING_SPECIFIC)
-    confirmed, contradicted, extraction_calls = {}, set(), 0
-    if checker is not None and checker.extraction:
-        extracted = [
-            s
-            for s in todo
-            if s not in stated
-            and s not in restated
-            and passages[s]
-            and not guard[s]
-            and views[s].decided != UNSUPPORTED
-        ]
-        confirmed, contradicted, extraction_calls = _extraction_checks(
-            extracted, views, guard, verifier, paper_id
-        )
-    # a sentence an extraction contradicts is decided: the verifier is not asked
-    asked = [
-        s
-        for s in todo
-        if views[s].decided is None and s not in restated and s not in stated and s not in contradicted
-    ]
+    checks = _first_checks(todo, request)
+    asked = [s for s in todo if not checks.decided_without_verifier(s)]
     batches = [asked[i : i + BATCH_SIZE] for i in range(0, len(asked), BATCH_SIZE)]
-
-    def run(batch):
-        return _verify_batch(
-            batch,
-            [claim_evidence(views[s].evidence) for s in batch],
-            paper_id=paper_id,
-            verifier=verifier,
-            stage=stage,
-            prompt_for=prompt_for,
-            threshold=threshold,
-            control=control,
-        )
-
-    if len(batches) > 1 and max_workers > 1:
-        with ThreadPoolExecutor(max_workers=min(max_workers, len(batches))) as pool:
-            outcomes = list(pool.map(run, batches))
-    else:
-        outcomes = [run(b) for b in batches]
-
-    fresh: dict[str, SentenceResult] = {}
-    result = AuditResult(sentences=[], llm_calls=extraction_calls)
-    for sentence in todo:
-        view = views[sentence]
-        extraction_decided = view.decided is None and sentence in contradicted
-        if (
-            view.decided is None
-            and sentence not in restated
-            and sentence not in stated
-            and not extraction_decided
-        ):
-            continue
-        evidence = view.evidence if passages[sentence] else fallback
-        item = ""
-        if sentence in stated:
-            how, finding = TOOL, stated[sentence]
-            item = getattr(finding, "item", "")
-            if hasattr(finding, "evidence"):  # the checklist item's own passage, or none: not a search's
-                evidence = list(finding.evidence)
-            verdict = UNSUPPORTED if guard[sentence] else SUPPORTED
-            reasons = guard[sentence] + [f"{STATED}: {getattr(finding, 'finding', finding)}"]
-        elif sentence in restated:
-            how, source = RESTATED, restated[sentence]
-            verdict, reasons = _restated_verdict(source, guard[sentence])
-            evidence = sorted(view.evidence, key=lambda e: source not in e.text)
-        elif extraction_decided:
-            how, verdict, reasons = BY_EXTRACTION, UNSUPPORTED, list(guard[sentence])
-        else:
-            how = CHECKER
-            verdict, reasons = _checker_verdict(view, guard[sentence], checker)
-            if verdict == SUPPORTED and sentence in confirmed:
-                reasons.append(confirmed[sentence])
-        if notes[sentence]:
-            reasons.append(notes[sentence])
-        fresh[sentence] = SentenceResult(
-            sentence,
-            verdict,
-            "",
-            reasons,
-            evidence,
-            judgement=Judgement(None, p_checker=view.p_supported),
-            decided_by=settle(how, verdict, guard[sentence], reasons),
-            checklist_item=item,
-        )
+    outcomes = _verify_batches(batches, checks, request)
+    result = AuditResult(sentences=[], llm_calls=checks.extraction_calls)
+    fresh = {s: _decided(s, checks, request.checker) for s in todo if s not in asked}
     for batch, outcome in zip(batches, outcomes):
         result.llm_calls += outcome.calls
         result.prompt_tokens += outcome.prompt_tokens
         result.completion_tokens += outcome.completion_tokens
         for sentence, j, distrust in zip(batch, outcome.judgements, outcome.distrust):
-            view = views[sentence]
-            verdict, reasons = _verdict(
-                j,
-                guard[sentence],
-                bool(view.evidence),
-                threshold,
-                outcome.readable,
-                distrust,
-                _checker_says(view, checker),
-                confirmed.get(sentence, ""),
-            )
-            if checker is not None and checker.scorer is not None:
-                reasons.insert(len(guard[sentence]), view.reason(checker))
-            if notes[sentence]:
-                reasons.append(notes[sentence])
-            j.p_checker = view.p_supported
-            fresh[sentence] = SentenceResult(
-                sentence,
-                verdict,
-                j.answer or "",
-                reasons,
-                view.evidence if passages[sentence] else fallback,
-                judgement=j,
-                decided_by=settle(VERIFIER, verdict, guard[sentence], reasons),
-            )
-    for sentence in sentences:
-        if sentence in fresh:
-            result.sentences.append(fresh[sentence])
-        else:
-            old = known[sentence]
-            result.sentences.append(
-                SentenceResult(
-                    old.text,
-                    old.verdict,
-                    old.llm_answer,
-                    list(old.reasons),
-                    list(old.evidence),
-                    reused=True,
-                    judgement=old.judgement,
-                    decided_by=old.decided_by,
-                    checklist_item=old.checklist_item,
-                )
-            )
+            fresh[sentence] = _verified(sentence, j, distrust, outcome.readable, checks, request)
+    result.sentences = [fresh[s] if s in fresh else _reused(known[s]) for s in sentences]
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _first_checks(todo: list[str], request: AuditRequest) -> _Pass:
+    """Each sentence's passages and the checker's view of them, then what is decided before the
+    verifier: the tool's own sentences, restatements, the guards and the extraction checks."""
+    found = [_own_passages(s, request.paper_id, request.search, request.evidence_for) for s in todo]
+    text = request.fallback_text
+    fallback = [_fallback(text)] if text and text.strip() else []
+    passages = {s: p for s, (p, _) in zip(todo, found)}
+    notes = {s: note or (NO_PASSAGE if fallback and not p else "") for s, (p, note) in zip(todo, found)}
+    own = [excerpts(s, passages[s] or fallback) for s in todo]
+    views = dict(zip(todo, check_sentences(todo, own, request.checker)))
+    checks = _Pass(todo, passages, fallback, notes, views)
+    checks.stated = {s: finding for s, finding in (request.stated or {}).items() if s in views}
+    if request.accept_restatements:
+        checks.restated = {
+            s: source
+            for s in todo
+            if s not in checks.stated
+            and views[s].decided is None
+            and (source := restated_source(without_label(s), [e.text for e in views[s].evidence])) is not None
+        }
+    checks.guard = {s: _guard_reasons(s, checks, request) for s in todo}
+    if request.checker is not None and request.checker.extraction:
+        extracted = [
+            s
+            for s in todo
+            if s not in checks.stated
+            and s not in checks.restated
+            and passages[s]
+            and not checks.guard[s]
+            and views[s].decided != UNSUPPORTED
+        ]
+        checks.confirmed, checks.contradicted, checks.extraction_calls = _extraction_checks(
+            extracted, views, checks.guard, request.verifier, request.paper_id
+        )
+    return checks
+
+
+def _guard_reasons(sentence: str, checks: _Pass, request: AuditRequest) -> list[str]:
+    """What the guards object to in a sentence: facts missing from the paper, the caller's
+    objections, and (`require_specific`) naming nothing of the paper."""
+    facts = request.facts
+    claim = without_label(sentence)  # a bold list label ("**Page Splitting**:") is a topic name
+    reasons = check_sentence(claim, facts) if facts is not None else []
+    if request.objections is not None:
+        reasons += request.objections(sentence)
+    # a restatement says what a sentence of the paper says; a lead-in ("… as follows:")
+    # introduces the list items that carry the content
+    lead_in = sentence.rstrip().endswith((":", "："))
+    if request.require_specific and facts is not None and sentence not in checks.restated and not lead_in:
+        if says_nothing_specific(claim, facts):
+            reasons.append(NOTHING_SPECIFIC)
+    return reasons
+
+
+def _verify_batches(batches: list[list[str]], checks: _Pass, request: AuditRequest) -> list[_BatchOutcome]:
+    """The verifier's outcome for each batch, at most `max_workers` batches at a time."""
+
+    def run(batch):
+        shown = [claim_evidence(checks.views[s].evidence) for s in batch]
+        return _verify_batch(batch, shown, request)
+
+    if len(batches) > 1 and request.max_workers > 1:
+        with ThreadPoolExecutor(max_workers=min(request.max_workers, len(batches))) as pool:
+            return list(pool.map(run, batches))
+    return [run(b) for b in batches]
+
+
+def _decided(sentence: str, checks: _Pass, band: CheckerBand | None) -> SentenceResult:
+    """The verdict of a sentence decided without the verifier: the tool's own, a restatement,
+    contradicted by an extraction, or the claim checker sure of it."""
+    view, guard = checks.views[sentence], checks.guard[sentence]
+    evidence, item = checks.evidence(sentence), ""
+    if sentence in checks.stated:
+        how, finding = TOOL, checks.stated[sentence]
+        item = getattr(finding, "item", "")
+        if hasattr(finding, "evidence"):  # the checklist item's own passage, or none: not a search's
+            evidence = list(finding.evidence)
+        verdict = UNSUPPORTED if guard else SUPPORTED
+        reasons = guard + [f"{STATED}: {getattr(finding, 'finding', finding)}"]
+    elif sentence in checks.restated:
+        how, source = RESTATED, checks.restated[sentence]
+        verdict, reasons = _restated_verdict(source, guard)
+        evidence = sorted(view.evidence, key=lambda e: source not in e.text)
+    elif view.decided is None:  # contradicted by an extraction
+        how, verdict, reasons = BY_EXTRACTION, UNSUPPORTED, list(guard)
+    else:
+        how = CHECKER
+        verdict, reasons = _checker_verdict(view, guard, band)
+        if verdict == SUPPORTED and sentence in checks.confirmed:
+            reasons.append(checks.confirmed[sentence])
+    if checks.notes[sentence]:
+        reasons.append(checks.notes[sentence])
+    return SentenceResult(
+        sentence,
+        verdict,
+        "",
+        reasons,
+        evidence,
+        judgement=Judgement(None, p_checker=view.p_supported),
+        decided_by=settle(how, verdict, guard, reasons),
+        checklist_item=item,
+    )
+
+
+def _verified(
+    sentence: str, j: Judgement, distrust: str, readable: bool, checks: _Pass, request: AuditRequest
+) -> SentenceResult:
+    """The verdict of a sentence the verifier was asked about."""
+    view, guard, band = checks.views[sentence], checks.guard[sentence], request.checker
+    verdict, reasons = _verdict(
+        j,
+        guard,
+        bool(view.evidence),
+        request.threshold,
+        readable,
+        distrust,
+        _checker_says(view, band),
+        checks.confirmed.get(sentence, ""),
+    )
+    if band is not None and band.scorer is not None:
+        reasons.insert(len(guard), view.reason(band))
+    if checks.notes[sentence]:
+        reasons.append(checks.notes[sentence])
+    j.p_checker = view.p_supported
+    return SentenceResult(
+        sentence,
+        verdict,
+        j.answer or "",
+        reasons,
+        checks.evidence(sentence),
+        judgement=j,
+        decided_by=settle(VERIFIER, verdict, guard, reasons),
+    )
+
+
+def _reused(old: SentenceResult) -> SentenceResult:
+    """A verdict of an earlier pass, carried over without a call."""
+    return dataclasses.replace(old, reasons=list(old.reasons), evidence=list(old.evidence), reused=True)
 
 
 def mark_unsupported(text: str, flagged: list[str]) -> str:
@@ -773,22 +834,9 @@ def audit_loop(
     previous: str | None = None
     while True:
         number = len(result.iterations) + len(result.rejected)
-        try:
-            out = generate(flagged, previous)
-        except ReaderError as exc:
-            if previous is None:
-                raise
-            result.failed += 1
-            result.rewrite_notes.append(f"rewrite {number} failed ({exc}): the text before it was kept")
+        it = _draft(generate, audit, flagged, previous, known, number, result)
+        if it is None:
             break
-        text = getattr(out, "text", out)
-        it = Iteration(
-            text=text,
-            audit=audit(text, known),
-            generation_prompt_tokens=getattr(out, "prompt_tokens", 0),
-            generation_completion_tokens=getattr(out, "completion_tokens", 0),
-            generation_calls=getattr(out, "calls", 1),
-        )
         if on_iteration:
             on_iteration(number, it.audit)
         why = worse_rewrite(it.audit, result.iterations[-1].audit) if result.iterations else None
@@ -802,7 +850,28 @@ def audit_loop(
                 known.setdefault(s.text, s)
         if it.audit.flagged_ratio <= threshold or number >= max_regenerations:
             break
-        flagged, previous = it.audit.flagged, text
+        flagged, previous = it.audit.flagged, it.text
     final = result.iterations[-1]
     result.final_text = mark_unsupported(final.text, final.audit.to_mark)
     return result
+
+
+def _draft(generate, audit, flagged, previous, known, number: int, result: LoopResult) -> Iteration | None:
+    """The next draft, audited; None when a rewrite failed (noted in `result`; a first draft's
+    failure is raised)."""
+    try:
+        out = generate(flagged, previous)
+    except ReaderError as exc:
+        if previous is None:
+            raise
+        result.failed += 1
+        result.rewrite_notes.append(f"rewrite {number} failed ({exc}): the text before it was kept")
+        return None
+    text = getattr(out, "text", out)
+    return Iteration(
+        text=text,
+        audit=audit(text, known),
+        generation_prompt_tokens=getattr(out, "prompt_tokens", 0),
+        generation_completion_tokens=getattr(out, "completion_tokens", 0),
+        generation_calls=getattr(out, "calls", 1),
+    )

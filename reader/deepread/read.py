@@ -18,17 +18,17 @@ from dataclasses import dataclass, field
 from reader.audit.decided import Stated
 from reader.audit.guards import PaperFacts
 from reader.audit.loop import (
+    AuditRequest,
     AuditResult,
     EvidenceRef,
     LoopResult,
     audit_loop,
-    audit_sentences,
-    audit_text,
     mark_unsupported,
+    run_audit,
 )
 from reader.checklist import Checklist, build_checklist, paper_passages, save_checklist
-from reader.deepread.checked import contradicted_absence, paper_checks
-from reader.deepread.context import build_context, load_material
+from reader.deepread.checked import PaperChecks, contradicted_absence, paper_checks
+from reader.deepread.context import PaperContext, PaperMaterial, build_context, load_material
 from reader.deepread.tidy import (
     CAPTION,
     ECHOES_HEADING,
@@ -41,6 +41,7 @@ from reader.deepread.tidy import (
 )
 from reader.deepread.writer import Request, headings, rewrite_document, write_document
 from reader.prompts import writes_chinese
+from reader.text.split import split_sentences
 
 KINDS = ("critique", "synthesis")
 
@@ -126,6 +127,23 @@ class DeepReadResult:
         }
 
 
+@dataclass
+class _Read:
+    """What the critique's and the synthesis's runs share: the paper, its checklist and context,
+    the generator, and the audit's request (verifier, search, checker, the paper's facts)."""
+
+    paper_id: str
+    material: PaperMaterial
+    checklist: Checklist
+    checks: PaperChecks
+    context: PaperContext
+    generator: object
+    audit: AuditRequest
+    target_words: int
+    output_language: str | None
+    progress: Callable[[str], None]
+
+
 def deep_read(
     paper_id: str,
     *,
@@ -150,15 +168,38 @@ def deep_read(
     small for the embedded model (2,400 paper tokens, ~600 words), larger for an endpoint
     or an LLM that does not say (12,000, ~1,200); the words are split evenly over the headings.
     """
-    from reader.audit.record import save_analysis
     from reader.llm.base import capabilities_of
-    from reader.store.db import transaction
 
     started = time.perf_counter()
     capabilities = capabilities_of(generator)
-    context_tokens = context_tokens or capabilities.context_tokens
-    target_words = target_words or capabilities.target_words
     progress = on_progress or (lambda message: None)
+    material, checklist = _material_and_checklist(db, paper_id, search, verifier, max_workers, progress)
+    audit = _paper_audit(material, paper_id, verifier, max_workers, yes_threshold, checker, search=search)
+    read = _Read(
+        paper_id,
+        material,
+        checklist,
+        paper_checks(material.sections, checklist.findings),
+        _context(material, context_tokens or capabilities.context_tokens, progress),
+        generator,
+        audit,
+        target_words or capabilities.target_words,
+        output_language,
+        progress,
+    )
+    with ThreadPoolExecutor(max_workers=len(kinds)) as pool:
+        results = list(pool.map(lambda kind: run_kind(kind, read), kinds))
+    _store(db, read, results)
+    return DeepReadResult(paper_id, results, time.perf_counter() - started, checklist=checklist)
+
+
+def _material_and_checklist(
+    db, paper_id: str, search, verifier, max_workers: int, progress: Callable[[str], None]
+) -> tuple[PaperMaterial, Checklist]:
+    """The paper from the database, and its rigour checklist (the rules, then the verifier's
+    extraction for what they miss)."""
+    from reader.store.db import transaction
+
     with transaction(db) as session:
         material = load_material(session, paper_id)
         passages = paper_passages(session, paper_id)
@@ -169,98 +210,102 @@ def deep_read(
         f"checklist: {checklist.n_found} of {len(checklist.items)} items found"
         + (f" ({checklist.llm_calls} extraction calls)" if checklist.llm_calls else "")
     )
-    facts = PaperFacts.from_texts(material.facts_texts, material.tables)
-    checks = paper_checks(material.sections, checklist.findings)
-    context = build_context(material, context_tokens)
+    return material, checklist
+
+
+def _context(material: PaperMaterial, tokens: int, progress: Callable[[str], None]) -> PaperContext:
+    context = build_context(material, tokens)
     if context.left_out:
         progress(f"context: {context.tokens} tokens; left out: {', '.join(context.left_out)}")
     else:
         progress(f"context: the whole paper, {context.tokens} tokens")
+    return context
 
-    def run_kind(kind: str) -> KindResult:
-        request = Request(
-            kind=kind,
-            title=material.title,
-            language=material.language,
-            context=context.text,
-            left_out=_shown(context.left_out),
-            sections=material.sections,
-            paper_id=paper_id,
-            words_per_heading=max(20, target_words // len(headings(kind))),
-            output_language=output_language,
-            checks=checks,
+
+def run_kind(kind: str, read: _Read) -> KindResult:
+    """One document written, audited and rewritten while too much of it is unsupported."""
+    material, progress = read.material, read.progress
+    request = Request(
+        kind=kind,
+        title=material.title,
+        language=material.language,
+        context=read.context.text,
+        left_out=_shown(read.context.left_out),
+        sections=material.sections,
+        paper_id=read.paper_id,
+        words_per_heading=max(20, read.target_words // len(headings(kind))),
+        output_language=read.output_language,
+        checks=read.checks,
+    )
+    own = {f.sentence for f in request.checked}  # the tool's own sentences: no objection to them
+    audit = dataclasses.replace(
+        read.audit,
+        require_specific=kind == "synthesis",
+        accept_restatements=True,
+        stated={
+            f.sentence: Stated(f.finding, f.item, _evidence(read.checklist, f.item)) for f in request.checked
+        },
+        objections=lambda sentence: [] if sentence in own else contradicted_absence(sentence, read.checks),
+    )
+
+    def verify(text: str, known: dict) -> AuditResult:
+        progress(f"{kind}: verifying")
+        return run_audit(split_sentences(text), dataclasses.replace(audit, known=known))
+
+    def report(number: int, result: AuditResult) -> None:
+        unread = f", {result.n_unchecked} unchecked" if result.n_unchecked else ""
+        progress(
+            f"{kind}: iteration {number}: {result.n_flagged}/{len(result.sentences)} "
+            f"sentences unsupported (ratio {result.flagged_ratio:.2f}){unread}"
         )
 
-        def gen(flagged, previous):
-            if flagged:
-                progress(f"{kind}: rewriting the headings of {len(flagged)} unsupported sentences")
-                draft = rewrite_document(generator, request, previous, flagged)
-            else:
-                progress(f"{kind}: writing, one heading at a time")
-                draft = write_document(generator, request)
-            text = (
-                draft.text
-                if writes_chinese(material.language, output_language)
-                else _third_person_but(draft.text, [f.sentence for f in request.checked])
-            )
-            tidied = tidy(text)
-            if tidied.removed:
-                progress(f"{kind}: removed {_removals(tidied)}")
-            return dataclasses.replace(draft, text=tidied.text)
+    loop = audit_loop(
+        lambda flagged, previous: _draft(request, read, flagged, previous), verify, on_iteration=report
+    )
+    for note in loop.rewrite_notes:
+        progress(f"{kind}: {note}")
+    return KindResult(kind, loop, read.context.left_out)
 
-        own = {f.sentence for f in request.checked}  # the tool's own sentences: no objection to them
 
-        def audit(text, known):
-            progress(f"{kind}: verifying")
-            return audit_text(
-                text,
-                paper_id=paper_id,
-                verifier=verifier,
-                search=search,
-                yes_threshold=yes_threshold,
-                checker=checker,
-                facts=facts,
-                fallback_text=material.full_text,
-                max_workers=max_workers,
-                known=known,
-                require_specific=kind == "synthesis",
-                accept_restatements=True,
-                stated={
-                    f.sentence: Stated(f.finding, f.item, _evidence(checklist, f.item))
-                    for f in request.checked
-                },
-                objections=lambda sentence: [] if sentence in own else contradicted_absence(sentence, checks),
-            )
+def _draft(request: Request, read: _Read, flagged: list[str], previous: str | None):
+    """The document written, or its flagged headings rewritten; in the third person but for the
+    tool's own sentences, and tidied."""
+    kind = request.kind
+    if flagged:
+        read.progress(f"{kind}: rewriting the headings of {len(flagged)} unsupported sentences")
+        draft = rewrite_document(read.generator, request, previous, flagged)
+    else:
+        read.progress(f"{kind}: writing, one heading at a time")
+        draft = write_document(read.generator, request)
+    text = (
+        draft.text
+        if writes_chinese(read.material.language, read.output_language)
+        else _third_person_but(draft.text, [f.sentence for f in request.checked])
+    )
+    tidied = tidy(text)
+    if tidied.removed:
+        read.progress(f"{kind}: removed {_removals(tidied)}")
+    return dataclasses.replace(draft, text=tidied.text)
 
-        def report(number, result):
-            unread = f", {result.n_unchecked} unchecked" if result.n_unchecked else ""
-            progress(
-                f"{kind}: iteration {number}: {result.n_flagged}/{len(result.sentences)} "
-                f"sentences unsupported (ratio {result.flagged_ratio:.2f}){unread}"
-            )
 
-        loop = audit_loop(gen, audit, on_iteration=report)
-        for note in loop.rewrite_notes:
-            progress(f"{kind}: {note}")
-        return KindResult(kind, loop, context.left_out)
+def _store(db, read: _Read, results: list[KindResult]) -> None:
+    """The checklist and both documents in one transaction."""
+    from reader.audit.record import save_analysis
+    from reader.store.db import transaction
 
-    with ThreadPoolExecutor(max_workers=len(kinds)) as pool:
-        results = list(pool.map(run_kind, kinds))
-
-    progress("storing")
+    read.progress("storing")
     with transaction(db) as session:
-        save_checklist(session, checklist)
+        save_checklist(session, read.checklist)
         for r in results:
             save_analysis(
                 session,
-                paper_id=paper_id,
+                paper_id=read.paper_id,
                 kind=r.kind,
                 loop=r.loop,
-                generator_model=getattr(generator, "model", ""),
-                verifier_model=getattr(verifier, "model", ""),
+                generator_model=getattr(read.generator, "model", ""),
+                verifier_model=getattr(read.audit.verifier, "model", ""),
                 left_out_sections=r.left_out,
             )
-    return DeepReadResult(paper_id, results, time.perf_counter() - started, checklist=checklist)
 
 
 def _third_person_but(text: str, kept: list[str]) -> str:
@@ -321,11 +366,8 @@ def audit_against_paper(
     checker=None,
 ) -> AuditReport:
     """Audit any text sentence by sentence against a stored paper, as the deep read audits its own."""
-    result = audit_text(
-        text,
-        search=search,
-        **_against_paper(db, paper_id, verifier, max_workers, yes_threshold, checker),
-    )
+    request = _against_paper(db, paper_id, verifier, max_workers, yes_threshold, checker)
+    result = run_audit(split_sentences(text), dataclasses.replace(request, search=search))
     return AuditReport(paper_id, result, mark_unsupported(text, result.to_mark))
 
 
@@ -344,25 +386,29 @@ def audit_claims(
     reader.audit.loop takes it) against a stored paper: the guards over the paper's facts, the
     claim checker and the verifier, as `audit_against_paper` checks a sentence (the extraction
     table's cells, reader.table)."""
-    return audit_sentences(
-        claims,
-        evidence_for=evidence_for,
-        **_against_paper(db, paper_id, verifier, max_workers, yes_threshold, checker),
-    )
+    request = _against_paper(db, paper_id, verifier, max_workers, yes_threshold, checker)
+    return run_audit(claims, dataclasses.replace(request, evidence_for=evidence_for))
 
 
-def _against_paper(db, paper_id: str, verifier, max_workers, yes_threshold, checker) -> dict:
-    """What an audit of outside text against a stored paper passes on: the paper's facts for
-    the guards, its full text as the fallback evidence, the parts and the stage 'audit'."""
+def _against_paper(db, paper_id: str, verifier, max_workers, yes_threshold, checker) -> AuditRequest:
+    """An audit of outside text against a stored paper, under the stage 'audit'."""
     with db() as session:
         material = load_material(session, paper_id)
-    return dict(
-        paper_id=paper_id,
+    return _paper_audit(material, paper_id, verifier, max_workers, yes_threshold, checker, stage="audit")
+
+
+def _paper_audit(
+    material: PaperMaterial, paper_id: str, verifier, max_workers, yes_threshold, checker, **more
+) -> AuditRequest:
+    """An audit against the paper: its facts for the guards, its full text as the fallback
+    evidence, the verifier and the parts beside it."""
+    return AuditRequest(
         verifier=verifier,
+        paper_id=paper_id,
         facts=PaperFacts.from_texts(material.facts_texts, material.tables),
         fallback_text=material.full_text,
         max_workers=max_workers,
-        stage="audit",
         yes_threshold=yes_threshold,
         checker=checker,
+        **more,
     )
