@@ -147,26 +147,7 @@ def _store(db, parsed: ParsedPaper, chunks: list[ChunkData]) -> list[tuple[int, 
     returns [(chunk_id, text)] for the index."""
     paper_id = parsed.sha256
     with transaction(db) as session:
-        # values as parameters (not .values()) so the compiled statement is cached
-        session.execute(
-            insert(Paper),
-            dict(
-                id=paper_id,
-                title=parsed.title,
-                authors=parsed.authors,
-                year=parsed.year,
-                abstract=parsed.abstract,
-                source_path=parsed.source_path,
-                source_kind=parsed.source_kind,
-                language=parsed.language,
-                pages=parsed.pages,
-                text_chars=sum(len(b.text) for b in parsed.blocks),
-                sections=parsed.sections,
-                ingested_at=utcnow(),
-                file_name=Path(parsed.source_path).name,
-                doi=parsed.doi,
-            ),
-        )
+        _insert_paper(session, parsed)
         _insert_many(
             session,
             Chunk,
@@ -188,40 +169,67 @@ def _store(db, parsed: ParsedPaper, chunks: list[ChunkData]) -> list[tuple[int, 
             ("paper_id", "ordinal", "marker", "page", "text"),
             [(paper_id, i, r.marker[:32], r.page, r.text) for i, r in enumerate(parsed.references)],
         )
-        _insert_many(
-            session,
-            PaperTable,
-            (
-                "paper_id",
-                "ordinal",
-                "label",
-                "caption",
-                "page",
-                "rect",
-                "rows",
-                "header_rows",
-                "cell_rects",
-                "method",
-            ),
-            [
-                (
-                    paper_id,
-                    i,
-                    t.label[:32],
-                    t.caption,
-                    t.page,
-                    t.rect,
-                    t.rows,
-                    t.header_rows,
-                    t.cell_rects,
-                    t.method,
-                )
-                for i, t in enumerate(parsed.tables)
-            ],
-        )
+        _insert_tables(session, paper_id, parsed.tables)
         link_paper(session, paper_id)  # the citation graph, both ways (reader.ingest.links)
         ids = _chunk_ids(session, paper_id)
         return list(zip(ids, (c.text for c in chunks)))
+
+
+def _insert_paper(session, parsed: ParsedPaper) -> None:
+    # values as parameters (not .values()) so the compiled statement is cached
+    session.execute(
+        insert(Paper),
+        dict(
+            id=parsed.sha256,
+            title=parsed.title,
+            authors=parsed.authors,
+            year=parsed.year,
+            abstract=parsed.abstract,
+            source_path=parsed.source_path,
+            source_kind=parsed.source_kind,
+            language=parsed.language,
+            pages=parsed.pages,
+            text_chars=sum(len(b.text) for b in parsed.blocks),
+            sections=parsed.sections,
+            ingested_at=utcnow(),
+            file_name=Path(parsed.source_path).name,
+            doi=parsed.doi,
+        ),
+    )
+
+
+def _insert_tables(session, paper_id: str, tables) -> None:
+    _insert_many(
+        session,
+        PaperTable,
+        (
+            "paper_id",
+            "ordinal",
+            "label",
+            "caption",
+            "page",
+            "rect",
+            "rows",
+            "header_rows",
+            "cell_rects",
+            "method",
+        ),
+        [
+            (
+                paper_id,
+                i,
+                t.label[:32],
+                t.caption,
+                t.page,
+                t.rect,
+                t.rows,
+                t.header_rows,
+                t.cell_rects,
+                t.method,
+            )
+            for i, t in enumerate(tables)
+        ],
+    )
 
 
 def _chunk_ids(session, paper_id: str) -> list[int]:
@@ -311,13 +319,11 @@ def ingest_data(
     result.paper_id = paper_id
     parsed, chunks = None, []
     try:
-        with db() as session:
-            # a plain select: loading the ORM object cost more than the rest of the check
-            stored = session.execute(select(Paper.title, Paper.pages).where(Paper.id == paper_id)).first()
-            if stored is not None:
-                result.status, result.title, result.pages = "unchanged", stored.title, stored.pages
-                result.chunks = session.scalar(select(func.count()).where(Chunk.paper_id == paper_id))
-                return result
+        stored = _stored_before(db, paper_id)
+        if stored is not None:
+            result.status = "unchanged"
+            result.title, result.pages, result.chunks = stored
+            return result
         parsed, chunks = parse_and_chunk(path, data, paper_id, limits)
         parsed.source_path = label if label is not None else str(path)
         if not chunks:
@@ -335,18 +341,28 @@ def ingest_data(
     except Exception as exc:  # noqa: BLE001 - one file's failure never stops the others
         result.error = _failure(exc, db, parsed, chunks, data)
         return result
-    result.status, result.title, result.pages, result.chunks = (
-        "ingested",
-        parsed.title,
-        parsed.pages,
-        len(rows),
-    )
+    result.status = "ingested"
+    result.title, result.pages, result.chunks = parsed.title, parsed.pages, len(rows)
     if index is not None:
         try:
             index.add_paper(paper_id, rows)
         except Exception as exc:  # the DB rows stand; the index is rebuilt from them
             result.error = _index_failure(exc)
     return result
+
+
+def _stored_before(db, paper_id: str) -> tuple[str, int, int] | None:
+    """The stored paper's title, pages and number of passages, or None when it is new."""
+    with db() as session:
+        # a plain select: loading the ORM object cost more than the rest of the check
+        stored = session.execute(select(Paper.title, Paper.pages).where(Paper.id == paper_id)).first()
+        if stored is None:
+            return None
+        return (
+            stored.title,
+            stored.pages,
+            session.scalar(select(func.count()).where(Chunk.paper_id == paper_id)),
+        )
 
 
 def ingest_paths(
