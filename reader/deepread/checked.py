@@ -121,9 +121,13 @@ def _reason(f: Finding, said: str) -> str:
 
 
 def _absences(checks: PaperChecks) -> list[CheckedFact]:
-    f = checks.findings.get
-    out = []
-    variance = f("variance")
+    """What the checklist did not find, said by the tool: no spread for the results, experiments
+    and details missing, no limitations, no ethics statement."""
+    return _variance_absence(checks) + _missing_experiments(checks) + _validity_absences(checks)
+
+
+def _variance_absence(checks: PaperChecks) -> list[CheckedFact]:
+    variance = checks.findings.get("variance")
     if variance is not None and not variance.found:
         shown = checks.result_figures
         sentence = (
@@ -134,46 +138,53 @@ def _absences(checks: PaperChecks) -> list[CheckedFact]:
             "or significance test."
         )
         said = "no sentence of the paper gives a standard deviation, confidence interval, test, error bar or ± range"
-        out.append(CheckedFact("Weaknesses", sentence, _reason(variance, said), "variance"))
-    elif variance is not None and variance.kind == "claim":
+        return [CheckedFact("Weaknesses", sentence, _reason(variance, said), "variance")]
+    if variance is not None and variance.kind == "claim":
         sentence = (
             f"The paper calls a result significant ({_quoted(variance.quote, 120)}) but names no test, "
             "p-value, standard deviation or confidence interval for it."
         )
-        out.append(
+        return [
             CheckedFact("Weaknesses", sentence, _reason(variance, "significance said, no test"), "variance")
-        )
+        ]
+    return []
+
+
+_EMPIRICAL_ABSENCES = [
+    ("runs", "Weaknesses", "The paper does not say over how many runs or random seeds its results were obtained."),
+    ("baselines", "Missing experiments or baselines",
+     "The paper's text names no baseline or other method that its results are compared with."),
+    ("ablations", "Missing experiments or baselines",
+     "No ablation is reported: no part of the method is removed or varied to measure what it contributes."),
+]  # fmt: skip
+_COMPUTATIONAL_ABSENCES = [
+    ("code", "Weaknesses", "The paper gives no link to its code and does not say that the code is available."),
+    ("hyperparameters", "Weaknesses",
+     "The paper gives no hyperparameters such as a learning rate, batch size or number of epochs."),
+    ("compute", "Weaknesses", "The paper does not say on what hardware or with how much compute its experiments ran."),
+]  # fmt: skip
+
+
+def _missing_experiments(checks: PaperChecks) -> list[CheckedFact]:
+    wanted = []
     if checks.empirical:
-        absent = [
-            ("runs", "Weaknesses", "The paper does not say over how many runs or random seeds its results were obtained."),
-            ("baselines", "Missing experiments or baselines",
-             "The paper's text names no baseline or other method that its results are compared with."),
-            ("ablations", "Missing experiments or baselines",
-             "No ablation is reported: no part of the method is removed or varied to measure what it contributes."),
-        ]  # fmt: skip
-        for key, heading, sentence in absent:
-            item = f(key)
-            # runs and ablations are asked of a model trained or tuned, not of a field study
-            if item is not None and not item.found and (key == "baselines" or checks.computational):
-                out.append(
-                    CheckedFact(
-                        heading, sentence, _reason(item, "the rules, the index and the extraction"), key
-                    )
-                )
+        # runs and ablations are asked of a model trained or tuned, not of a field study
+        wanted += [a for a in _EMPIRICAL_ABSENCES if a[0] == "baselines" or checks.computational]
     if checks.computational:
-        for key, sentence in (
-            ("code", "The paper gives no link to its code and does not say that the code is available."),
-            ("hyperparameters", "The paper gives no hyperparameters such as a learning rate, batch size or number of epochs."),
-            ("compute", "The paper does not say on what hardware or with how much compute its experiments ran."),
-        ):  # fmt: skip
-            item = f(key)
-            if item is not None and not item.found:
-                out.append(
-                    CheckedFact(
-                        "Weaknesses", sentence, _reason(item, "the rules, the index and the extraction"), key
-                    )
-                )
-    limitations = f("limitations")
+        wanted += _COMPUTATIONAL_ABSENCES
+    out = []
+    for key, heading, sentence in wanted:
+        item = checks.findings.get(key)
+        if item is not None and not item.found:
+            out.append(
+                CheckedFact(heading, sentence, _reason(item, "the rules, the index and the extraction"), key)
+            )
+    return out
+
+
+def _validity_absences(checks: PaperChecks) -> list[CheckedFact]:
+    out = []
+    limitations = checks.findings.get("limitations")
     if checks.limitations is None and (limitations is None or not limitations.found):
         finding = (
             f"no section title or sentence of the paper's {checks.n_sections} sections names "
@@ -182,7 +193,7 @@ def _absences(checks: PaperChecks) -> list[CheckedFact]:
         sentence = "No section or sentence of the paper discusses its limitations or threats to validity."
         out.append(CheckedFact("Threats to validity", sentence, finding if limitations is None else
                                _reason(limitations, finding), "limitations"))  # fmt: skip
-    ethics = f("ethics")
+    ethics = checks.findings.get("ethics")
     if checks.human and ethics is not None and not ethics.found:
         sentence = (
             "The paper reports work with human participants or annotators but gives no ethics statement "

@@ -141,6 +141,8 @@ def _join_chunks(texts: list[str]) -> str:
 
 
 def load_material(session: Session, paper_id: str) -> PaperMaterial:
+    """The paper's sections to read (abstract, text sections by priority, captions last), the
+    texts its facts come from, and its tables."""
     from reader.store.tables import Paper
 
     paper = session.get(Paper, paper_id)
@@ -153,56 +155,66 @@ def load_material(session: Session, paper_id: str) -> PaperMaterial:
             groups[-1][1].append(chunk.text)
         else:
             groups.append((title, [chunk.text]))
-    sections: list[Section] = []
     abstract = (paper.abstract or "").strip()
-    if abstract:
-        sections.append(Section("Abstract", abstract, 0))
-    all_groups = groups
-    front = _front_matter_as_text(groups, abstract)
-    groups = [(t, texts) for t, texts in groups if not _SKIP.match(t) and not _CAPTION_CHUNK.match(t)]
-    for (title, texts), priority in zip(groups, section_priorities([t for t, _ in groups])):
-        if abstract and priority == 0:
-            continue
-        sections.append(Section(title, _join_chunks(texts), priority))
-    if front is not None:
-        sections.insert(1 if abstract else 0, front)
     captions = [
         f"{c.label}: {c.text}" if c.label and not c.text.startswith(c.label) else c.text
         for c in paper.captions
     ]
-    if captions:
-        sections.append(Section(CAPTIONS_TITLE, "\n".join(captions), _CAPTION_PRIORITY))
+    sections = _sections(groups, abstract, captions)
+    if not any(s.text.strip() for s in sections if s.priority not in (0, _CAPTION_PRIORITY)):
+        _read_the_rest(sections, groups, abstract, [c.text for c in paper.chunks])
+    if not any(s.text.strip() for s in sections):
+        raise NotReadable(
+            f"paper {paper_id[:12]} ({paper.source_path}) has no text to read: "
+            "re-ingest it from a PDF with a text layer"
+        )
     facts_texts = (
         [paper.title or "", abstract]
         + [c.text for c in paper.chunks]
         + captions
         + [(r.marker + " " + r.text).strip() for r in paper.references]
     )
-    if not any(s.text.strip() for s in sections if s.priority not in (0, _CAPTION_PRIORITY)):
-        # Nothing but an abstract and captions, because the headings put the text into
-        # sections a read skips (a lone "Funding" heading on page 1, say): read the rest of
-        # the text rather than nothing, the references only as a last resort.
-        shown = {s.title for s in sections}
-        texts = [
-            t
-            for title, chunk_texts in all_groups
-            if title not in shown and not _CAPTION_CHUNK.match(title) and not _REFERENCES.match(title)
-            for t in chunk_texts
-        ]
-        if not texts and not any(s.text.strip() for s in sections):
-            texts = [c.text for c in paper.chunks]
-        text = _join_chunks([t for t in texts if t.strip()])
-        if abstract and abstract in text:
-            text = text.replace(abstract, "", 1).strip()
-        if text:
-            sections.insert(1 if abstract else 0, Section(TEXT_SECTION, text, 1))
-    if not any(s.text.strip() for s in sections):
-        raise NotReadable(
-            f"paper {paper_id[:12]} ({paper.source_path}) has no text to read: "
-            "re-ingest it from a PDF with a text layer"
-        )
     tables = paper_tables(session, paper.id)
     return PaperMaterial(paper.id, paper.title or "", paper.language or "en", sections, facts_texts, tables)
+
+
+def _sections(groups: list[tuple[str, list[str]]], abstract: str, captions: list[str]) -> list[Section]:
+    """The abstract, the text before the first heading when it is the main text, the sections a
+    read does not skip, and the captions."""
+    sections = [Section("Abstract", abstract, 0)] if abstract else []
+    front = _front_matter_as_text(groups, abstract)
+    kept = [(t, texts) for t, texts in groups if not _SKIP.match(t) and not _CAPTION_CHUNK.match(t)]
+    for (title, texts), priority in zip(kept, section_priorities([t for t, _ in kept])):
+        if abstract and priority == 0:
+            continue
+        sections.append(Section(title, _join_chunks(texts), priority))
+    if front is not None:
+        sections.insert(1 if abstract else 0, front)
+    if captions:
+        sections.append(Section(CAPTIONS_TITLE, "\n".join(captions), _CAPTION_PRIORITY))
+    return sections
+
+
+def _read_the_rest(
+    sections: list[Section], groups: list[tuple[str, list[str]]], abstract: str, chunk_texts: list[str]
+) -> None:
+    """Nothing but an abstract and captions, because the headings put the text into sections a
+    read skips (a lone "Funding" heading on page 1, say): read the rest of the text rather than
+    nothing, the references only as a last resort."""
+    shown = {s.title for s in sections}
+    texts = [
+        t
+        for title, group_texts in groups
+        if title not in shown and not _CAPTION_CHUNK.match(title) and not _REFERENCES.match(title)
+        for t in group_texts
+    ]
+    if not texts and not any(s.text.strip() for s in sections):
+        texts = chunk_texts
+    text = _join_chunks([t for t in texts if t.strip()])
+    if abstract and abstract in text:
+        text = text.replace(abstract, "", 1).strip()
+    if text:
+        sections.insert(1 if abstract else 0, Section(TEXT_SECTION, text, 1))
 
 
 def _front_matter_as_text(groups: list[tuple[str, list[str]]], abstract: str) -> Section | None:
@@ -251,32 +263,7 @@ def build_context(
     (reader.deepread.extract). Each section but the appendices first gets up to `floor_tokens`."""
     sections = material.sections
     sizes = [estimate_tokens(s.text) for s in sections]
-    if sum(sizes) <= token_budget:
-        granted = sizes[:]
-    else:
-        granted = [0] * len(sections)
-        order = sorted(range(len(sections)), key=lambda i: (sections[i].priority, i))
-        per_class: dict[int, int] = {}
-        for section in sections:
-            per_class[section.priority] = per_class.get(section.priority, 0) + 1
-        share = max(token_budget // 5, 150)  # first pass: a share per class, split among its sections
-        left = token_budget
-        # before that, every section but the appendices gets room for its best sentence or two,
-        # so that the writer hears from the whole paper (the method of a long paper included)
-        floor = min(floor_tokens, max(25, token_budget // (3 * len(sections))))
-        for i, section in enumerate(sections):
-            if floor_tokens and section.priority < _APPENDIX_PRIORITY and left > 0:
-                granted[i] = min(sizes[i], floor, left)
-                left -= granted[i]
-        for first_pass in (True, False):  # then extend in the same order
-            for i in order:
-                if left <= 0:
-                    break
-                cap = max(share // per_class[sections[i].priority], 80) if first_pass else sizes[i]
-                extra = min(min(sizes[i], cap) - granted[i], left)
-                if extra > 0 and (granted[i] or extra >= min(60, sizes[i])):  # no tiny scraps
-                    granted[i] += extra
-                    left -= extra
+    granted = sizes[:] if sum(sizes) <= token_budget else _grants(sections, sizes, token_budget, floor_tokens)
     parts, included, left_out = [], [], []
     for section, size, grant in zip(sections, sizes, granted):
         if grant <= 0:
@@ -295,3 +282,32 @@ def build_context(
         included, left_out = [s.title for s in sections], [f"{s.title} (partly)" for s in sections]
     text = "\n\n".join(parts)
     return PaperContext(text, included, left_out, estimate_tokens(text))
+
+
+def _grants(sections: list[Section], sizes: list[int], token_budget: int, floor_tokens: int) -> list[int]:
+    """The tokens each section is granted when the paper does not fit: a floor for every section
+    but the appendices, then a share per priority class, then the rest, in priority order."""
+    granted = [0] * len(sections)
+    order = sorted(range(len(sections)), key=lambda i: (sections[i].priority, i))
+    per_class: dict[int, int] = {}
+    for section in sections:
+        per_class[section.priority] = per_class.get(section.priority, 0) + 1
+    share = max(token_budget // 5, 150)  # first pass: a share per class, split among its sections
+    left = token_budget
+    # before that, every section but the appendices gets room for its best sentence or two,
+    # so that the writer hears from the whole paper (the method of a long paper included)
+    floor = min(floor_tokens, max(25, token_budget // (3 * len(sections))))
+    for i, section in enumerate(sections):
+        if floor_tokens and section.priority < _APPENDIX_PRIORITY and left > 0:
+            granted[i] = min(sizes[i], floor, left)
+            left -= granted[i]
+    for first_pass in (True, False):  # then extend in the same order
+        for i in order:
+            if left <= 0:
+                break
+            cap = max(share // per_class[sections[i].priority], 80) if first_pass else sizes[i]
+            extra = min(min(sizes[i], cap) - granted[i], left)
+            if extra > 0 and (granted[i] or extra >= min(60, sizes[i])):  # no tiny scraps
+                granted[i] += extra
+                left -= extra
+    return granted
