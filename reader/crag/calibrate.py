@@ -184,48 +184,16 @@ def _term_regex(term: str) -> str:
     kinds = [_kind(p) for p in pieces]
     out: list[str] = []
     for i, (piece, kind) in enumerate(zip(pieces, kinds)):
-        prev_kind = kinds[i - 1] if i else None
-        next_kind = kinds[i + 1] if i + 1 < len(kinds) else None
-        if i and kind != "sep" and prev_kind != "sep":
+        if i and kind != "sep" and kinds[i - 1] != "sep":
             out.append(r"\s?")  # "28.9M" also as "28.9 M", "ACE2005" as "ACE 2005"
         if kind == "sep":
-            before, after = kinds[i - 1], kinds[i + 1]
-            if before == after == "digit":  # inside a number: "27.2", "35:28", "40-90"
-                if piece.strip() == ".":
-                    continue  # the fraction adds its own point
-                mark = piece.strip()
-                if mark and all(c in _DASHES for c in mark):
-                    out.append(rf"\s*[{_DASHES}]\s*")
-                elif mark:
-                    out.append(r"\s*" + re.escape(mark) + r"\s*")
-                else:
-                    out.append(r"\s+")
-            else:  # between words: "Sent-BERT", "Sent BERT", "SentBERT"
-                out.append(r"[\W_]{0,3}")
+            out.append(_separator_regex(piece, kinds[i - 1], kinds[i + 1]))
         elif kind == "digit":
-            inside_number_before = prev_kind == "sep" and i >= 2 and kinds[i - 2] == "digit"
-            inside_number_after = next_kind == "sep" and i + 2 < len(kinds) and kinds[i + 2] == "digit"
-            if inside_number_before and pieces[i - 1].strip() == ".":  # a fraction: "0.80" ~ "0.8"
-                kept = piece.rstrip("0")
-                out.append(rf"\.{kept}0*" if kept else r"(?:\.0+)?")
-            elif (
-                piece == str(int(piece))
-                and int(piece) < len(_NUMBER_WORDS)
-                and not inside_number_before
-                and not inside_number_after
-                and prev_kind in (None, "sep")
-                and next_kind in (None, "sep")
-            ):
-                out.append(f"(?:{piece}|{_NUMBER_WORDS[int(piece)]})")  # "6" ~ "six"
-            else:
-                out.append(piece)
+            out.append(_digits_regex(pieces, kinds, i))
         elif kind == "latin":
-            if piece in _NUMBER_WORDS:
-                out.append(f"(?:{piece}|{_NUMBER_WORDS.index(piece)})")
-            elif piece in _SCALES and prev_kind == "digit" and next_kind is None:
-                out.append(f"(?:{piece}|{_SCALES[piece]})")
-            else:
-                out.append(re.escape(piece))
+            out.append(
+                _word_regex(piece, kinds[i - 1] if i else None, kinds[i + 1] if i + 1 < len(kinds) else None)
+            )
         else:
             out.append(re.escape(piece))
     lead = r"(?<![a-z0-9])" + (r"(?<!\d[.,])" if kinds[0] == "digit" else "")
@@ -236,6 +204,50 @@ def _term_regex(term: str) -> str:
     else:
         trail = ""
     return lead + "".join(out) + trail
+
+
+def _separator_regex(piece: str, before: str, after: str) -> str:
+    """Punctuation or space between two pieces of a term."""
+    if before == after == "digit":  # inside a number: "27.2", "35:28", "40-90"
+        mark = piece.strip()
+        if mark == ".":
+            return ""  # the fraction adds its own point
+        if mark and all(c in _DASHES for c in mark):
+            return rf"\s*[{_DASHES}]\s*"
+        return r"\s*" + re.escape(mark) + r"\s*" if mark else r"\s+"
+    return r"[\W_]{0,3}"  # between words: "Sent-BERT", "Sent BERT", "SentBERT"
+
+
+def _digits_regex(pieces: list[str], kinds: list[str], i: int) -> str:
+    """A run of digits: a fraction's digits with any trailing zeros, a small whole number also
+    as a word, anything else as it stands."""
+    piece = pieces[i]
+    prev_kind = kinds[i - 1] if i else None
+    next_kind = kinds[i + 1] if i + 1 < len(kinds) else None
+    inside_number_before = prev_kind == "sep" and i >= 2 and kinds[i - 2] == "digit"
+    inside_number_after = next_kind == "sep" and i + 2 < len(kinds) and kinds[i + 2] == "digit"
+    if inside_number_before and pieces[i - 1].strip() == ".":  # a fraction: "0.80" ~ "0.8"
+        kept = piece.rstrip("0")
+        return rf"\.{kept}0*" if kept else r"(?:\.0+)?"
+    if (
+        piece == str(int(piece))
+        and int(piece) < len(_NUMBER_WORDS)
+        and not inside_number_before
+        and not inside_number_after
+        and prev_kind in (None, "sep")
+        and next_kind in (None, "sep")
+    ):
+        return f"(?:{piece}|{_NUMBER_WORDS[int(piece)]})"  # "6" ~ "six"
+    return piece
+
+
+def _word_regex(piece: str, prev_kind: str | None, next_kind: str | None) -> str:
+    """A Latin word: a number word also as digits, a scale after a number also in full."""
+    if piece in _NUMBER_WORDS:
+        return f"(?:{piece}|{_NUMBER_WORDS.index(piece)})"
+    if piece in _SCALES and prev_kind == "digit" and next_kind is None:
+        return f"(?:{piece}|{_SCALES[piece]})"
+    return re.escape(piece)
 
 
 def term_found(term: str, answer: str) -> bool:
