@@ -14,7 +14,7 @@ without overlap and never cut in the middle.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from reader.ingest.model import Block, ChunkData, ParsedPaper
 from reader.ingest.text import is_reference_heading
@@ -134,32 +134,59 @@ def _pack(pieces: list[_Piece], target: int, overlap: int) -> list[list[_Piece]]
     return chunks
 
 
+@dataclass
+class _Sorted:
+    """A paper's blocks sorted for chunking."""
+
+    runs: list[_Run] = field(default_factory=list)  # the text of each section in turn
+    singles: list[tuple[int, str, list[_Piece]]] = field(default_factory=list)  # captions, packed alone
+    references: list[Block] = field(default_factory=list)  # the list's heading first, then its entries
+    ref_position: int = 0  # where the first reference stands among the blocks
+
+
 def chunk_paper(parsed: ParsedPaper, target_tokens: int = 300, overlap_tokens: int = 50) -> list[ChunkData]:
-    runs: list[_Run] = []
-    singles: list[tuple[int, str, list[_Piece]]] = []  # captions, reference groups
-    references: list[Block] = []
-    ref_position = 0
+    blocks = _sort_blocks(parsed.blocks, target_tokens)
+    groups: list[tuple[int, str, list[_Piece]]] = []
+    for run in _merge_short_runs(blocks.runs, target_tokens):
+        for pieces in _pack(run.pieces, target_tokens, overlap_tokens):
+            groups.append((run.position, run.section, pieces))
+    for pieces in _pack([p for b in blocks.references for p in _pieces(b, target_tokens)], target_tokens, 0):
+        groups.append((blocks.ref_position, "References", pieces))
+    groups += blocks.singles
+    groups.sort(key=lambda g: g[0])  # stable: passages of one run keep their order
+    return [_chunk(ordinal, section, pieces) for ordinal, (_, section, pieces) in enumerate(groups)]
+
+
+def _sort_blocks(blocks: list[Block], target_tokens: int) -> _Sorted:
+    result = _Sorted()
     ref_heading: Block | None = None
-    for position, block in enumerate(parsed.blocks):
+    for position, block in enumerate(blocks):
         if not block.text.strip():
             continue
         if block.kind == "caption":
             for pieces in _pack(_pieces(block, target_tokens), target_tokens, 0):
-                singles.append((position, block.section, pieces))
+                result.singles.append((position, block.section, pieces))
             continue
         if block.kind == "heading" and is_reference_heading(block.text):
             ref_heading = block
             continue
         if block.kind == "reference":
-            ref_position = ref_position or position
-            references.append(block)
+            result.ref_position = result.ref_position or position
+            result.references.append(block)
             continue
         label = block.section if block.kind != "title" and block.section else "Front matter"
-        if not runs or runs[-1].section != label:
-            runs.append(_Run(label, [], position))
-        runs[-1].pieces += _pieces(block, target_tokens)
-        runs[-1].has_text |= block.kind != "heading"
+        if not result.runs or result.runs[-1].section != label:
+            result.runs.append(_Run(label, [], position))
+        result.runs[-1].pieces += _pieces(block, target_tokens)
+        result.runs[-1].has_text |= block.kind != "heading"
+    if result.references and ref_heading is not None:
+        result.references.insert(0, ref_heading)
+    return result
 
+
+def _merge_short_runs(runs: list[_Run], target_tokens: int) -> list[_Run]:
+    """A run under a quarter of the target joins the next one when it holds nothing but its
+    heading or the next is one of its subsections."""
     merged: list[_Run] = []
     carry: _Run | None = None
     for i, run in enumerate(runs):
@@ -174,30 +201,17 @@ def chunk_paper(parsed: ParsedPaper, target_tokens: int = 300, overlap_tokens: i
         merged.append(run)
     if carry is not None:
         merged.append(carry)
+    return merged
 
-    groups: list[tuple[int, str, list[_Piece]]] = []
-    for run in merged:
-        for i, pieces in enumerate(_pack(run.pieces, target_tokens, overlap_tokens)):
-            groups.append((run.position, run.section, pieces))
-    if references and ref_heading is not None:
-        references.insert(0, ref_heading)
-    for pieces in _pack([p for b in references for p in _pieces(b, target_tokens)], target_tokens, 0):
-        groups.append((ref_position, "References", pieces))
-    groups += singles
-    groups.sort(key=lambda g: g[0])  # stable: passages of one run keep their order
 
-    chunks = []
-    for ordinal, (_, section, pieces) in enumerate(groups):
-        text = _join(pieces)
-        pages = [p.page for p in pieces]
-        chunks.append(
-            ChunkData(
-                ordinal=ordinal,
-                section=section,
-                page_start=min(pages),
-                page_end=max(pages),
-                text=text,
-                n_tokens=estimate_tokens(text),
-            )
-        )
-    return chunks
+def _chunk(ordinal: int, section: str, pieces: list[_Piece]) -> ChunkData:
+    text = _join(pieces)
+    pages = [p.page for p in pieces]
+    return ChunkData(
+        ordinal=ordinal,
+        section=section,
+        page_start=min(pages),
+        page_end=max(pages),
+        text=text,
+        n_tokens=estimate_tokens(text),
+    )
