@@ -28,20 +28,31 @@ def resolve_paper(session: Session, ref: str) -> Paper:
     ref = (ref or "").strip()
     if not ref:
         raise PaperNotFound("no paper given; pass an id, id prefix, file path or title (see `reader papers`)")
+    for find in (_by_id, _by_id_prefix, _by_path, _by_title):
+        paper = find(session, ref)
+        if paper is not None:
+            return paper
+    raise _not_found(session, ref)
+
+
+def _by_id(session: Session, ref: str) -> Paper | None:
+    return session.get(Paper, ref.lower())
+
+
+def _by_id_prefix(session: Session, ref: str) -> Paper | None:
     lowered = ref.lower()
-    paper = session.get(Paper, lowered)
-    if paper is not None:
-        return paper
+    if not (re.fullmatch(r"[0-9a-f]+", lowered) and len(lowered) >= MIN_PREFIX):
+        return None
+    matches = session.scalars(select(Paper).where(Paper.id.startswith(lowered)).limit(6)).all()
+    if len(matches) > 1:
+        raise PaperNotFound(
+            f"id prefix {ref!r} matches several papers: {_describe(matches)}; give more characters"
+        )
+    return matches[0] if matches else None
 
-    if re.fullmatch(r"[0-9a-f]+", lowered) and len(lowered) >= MIN_PREFIX:
-        matches = session.scalars(select(Paper).where(Paper.id.startswith(lowered)).limit(6)).all()
-        if len(matches) == 1:
-            return matches[0]
-        if matches:
-            raise PaperNotFound(
-                f"id prefix {ref!r} matches several papers: {_describe(matches)}; give more characters"
-            )
 
+def _by_path(session: Session, ref: str) -> Paper | None:
+    """The paper of a file: by its content's hash, else by the source path stored with it."""
     path = Path(ref).expanduser()
     if path.is_file():
         try:
@@ -51,30 +62,37 @@ def resolve_paper(session: Session, ref: str) -> Paper:
         paper = session.get(Paper, digest) if digest else None
         if paper is not None:
             return paper
-    if path.suffix or "/" in ref:
-        candidates = {str(path), str(path.resolve())} if path.exists() else {str(path)}
-        matches = session.scalars(select(Paper).where(Paper.source_path.in_(candidates))).all()
-        if len(matches) == 1:
-            return matches[0]
-        if not matches and path.is_file():
-            raise PaperNotFound(
-                f"{ref}: this file is not in the library; ingest it first with `reader ingest {ref}`"
-            )
+    if not (path.suffix or "/" in ref):
+        return None
+    candidates = {str(path), str(path.resolve())} if path.exists() else {str(path)}
+    matches = session.scalars(select(Paper).where(Paper.source_path.in_(candidates))).all()
+    if len(matches) == 1:
+        return matches[0]
+    if not matches and path.is_file():
+        raise PaperNotFound(
+            f"{ref}: this file is not in the library; ingest it first with `reader ingest {ref}`"
+        )
+    return None
 
+
+def _by_title(session: Session, ref: str) -> Paper | None:
+    """The one paper whose title starts with `ref` (any case), or whose title it is."""
+    lowered = ref.lower()
     escaped = lowered.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     matches = session.scalars(
         select(Paper).where(func.lower(Paper.title).like(escaped + "%", escape="\\")).limit(6)
     ).all()
-    if len(matches) == 1:
-        return matches[0]
-    if matches:
-        exact = [p for p in matches if p.title.lower() == lowered]
-        if len(exact) == 1:
-            return exact[0]
-        raise PaperNotFound(
-            f"{ref!r} matches several titles: {_describe(matches)}; give an id prefix instead"
-        )
+    if len(matches) <= 1:
+        return matches[0] if matches else None
+    exact = [p for p in matches if p.title.lower() == lowered]
+    if len(exact) == 1:
+        return exact[0]
+    raise PaperNotFound(f"{ref!r} matches several titles: {_describe(matches)}; give an id prefix instead")
 
+
+def _not_found(session: Session, ref: str) -> PaperNotFound:
+    """The error for a reference nothing matched, with the titles it comes close to."""
+    lowered = ref.lower()
     titles = {p.title: p for p in session.scalars(select(Paper)).all()}
     close = difflib.get_close_matches(ref, list(titles), n=3, cutoff=0.4)
     if not close:
@@ -82,7 +100,7 @@ def resolve_paper(session: Session, ref: str) -> Paper:
     hint = f"; did you mean: {_describe([titles[t] for t in close])}" if close else ""
     if re.fullmatch(r"[0-9a-f]+", lowered) and len(lowered) < MIN_PREFIX:
         hint += f"; an id prefix needs {MIN_PREFIX} or more characters"
-    raise PaperNotFound(f"no paper matches {ref!r}{hint}; see `reader papers` for ids and titles")
+    return PaperNotFound(f"no paper matches {ref!r}{hint}; see `reader papers` for ids and titles")
 
 
 def resolve_paper_id(db, ref: str) -> str:
