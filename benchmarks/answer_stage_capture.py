@@ -95,7 +95,7 @@ def main() -> None:
                 check_grounded=audit_grounded,
                 titles=titles,
                 config=config,
-                external=app.external_searches(),
+                external=app.questions.external_searches(),
                 stop_before=GENERATE,
                 on_step=lambda step, run: snap.update(snapshot(run)) if step == REFINE else None,
             )

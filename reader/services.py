@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import functools
 import logging
+import shutil
 from collections.abc import Callable
 from functools import cached_property
 
 from reader.config import Settings
-from reader.errors import ConfigError
+from reader.errors import ConfigError, ReaderError
 
 Notice = Callable[[str], None]
 
@@ -156,6 +157,158 @@ class Services:
             endpoint = getattr(role, "inner", role)
             if isinstance(endpoint, OpenAICompatLLM):
                 endpoint.client().chat.completions  # noqa: B018 - importing it took a second
+
+    # ------------------------------------------------------------ the library, wired once
+
+    @cached_property
+    def ingest_limits(self):
+        """What one file may cost ingest: the READER_INGEST_* settings (reader.ingest.limits)."""
+        from reader.ingest.limits import IngestLimits
+
+        return IngestLimits.of(self.settings)
+
+    def ingest_paths(self, paths: list[str], *, on_result=None, before_file=None):
+        """Parse files and folders into the library -> list[IngestResult] (reader.ingest.pipeline)."""
+        from reader.ingest.pipeline import ingest_paths
+
+        return ingest_paths(
+            paths,
+            self.db,
+            open_index=self.index_or_none,
+            on_progress=on_result,
+            before_file=before_file,
+            limits=self.ingest_limits,
+        )
+
+    def ingest_file(self, path):
+        """Ingest one file -> IngestResult."""
+        from reader.ingest.pipeline import ingest_file
+
+        return ingest_file(path, self.db, self.search_index, limits=self.ingest_limits)
+
+    def ingest_data(self, data: bytes, label: str):
+        """Ingest a file's bytes (a queued file read back from the database) -> IngestResult."""
+        from reader.ingest.pipeline import ingest_data
+
+        return ingest_data(
+            data, label, self.db, index=self.search_index, label=label, limits=self.ingest_limits
+        )
+
+    def ingest_zotero(self, library, *, on_result=None, on_note: Notice | None = None):
+        """Ingest a ZoteroLibrary's items with their metadata -> list[IngestResult]."""
+        from reader.ingest.pipeline import ingest_zotero
+
+        return ingest_zotero(
+            library,
+            self.db,
+            open_index=self.index_or_none,
+            on_progress=on_result,
+            on_note=on_note or self.notice,
+            limits=self.ingest_limits,
+        )
+
+    def import_records(self, records: list, services: str, base_urls: dict):
+        """Store bibliographic records (reader.ingest.identifiers) -> ImportReport; `services`
+        (comma-separated, "" for none) are asked for their metadata and open-access PDF."""
+        from reader.ingest.fetch import Fetcher
+        from reader.ingest.importing import import_records
+
+        fetcher = Fetcher(services.split(","), self.settings.openalex_mailto, base_urls) if services else None
+        return import_records(
+            records,
+            self.db,
+            self.index_or_none(),
+            fetcher,
+            self.ingest_limits,
+            keep_dir=self.settings.home / "uploads",
+        )
+
+    def remove_paper(self, paper_id: str) -> None:
+        """Delete a paper and everything derived from it: its rows (reader.ingest.pipeline), its
+        passages in the search index, its page images and its uploaded copy. The one delete of
+        `reader rm` and the web page's Delete."""
+        from reader.ingest.pipeline import remove_paper
+
+        index = self.index_or_none()
+        remove_paper(self.db, paper_id)
+        if index is not None:
+            try:
+                index.remove_paper(paper_id)
+            except Exception as exc:  # the database is the source of truth; the index catches up
+                self.notice(f"search index not updated ({exc}); it drops the paper on next use")
+        home = self.settings.home
+        shutil.rmtree(home / "pages" / paper_id, ignore_errors=True)
+        (home / "uploads" / f"{paper_id}.pdf").unlink(missing_ok=True)
+        shutil.rmtree(home / "uploads" / paper_id, ignore_errors=True)
+
+    def reference_lookup(self, service: str | None):
+        """The checker of cited references for the notes (reader.export.lookup), None when off;
+        `service` None: READER_REFERENCE_LOOKUP."""
+        service = self.settings.reference_lookup if service is None else service
+        if not service or service == "off":
+            return None
+        from reader.export.lookup import ReferenceLookup
+
+        return ReferenceLookup(
+            service, mailto=self.settings.openalex_mailto, api_key=self.settings.semantic_scholar_key
+        )
+
+    def external_searches(self, external=None) -> list:
+        """The scholarly search adapters for `external`: names ("arxiv,openalex"; "off" for
+        none), adapter objects, or None for READER_EXTERNAL_SEARCH; [] when none is enabled."""
+        from reader.crag.scholarly import scholarly_searches
+
+        if external is not None and not isinstance(external, str):
+            return list(external) if isinstance(external, (list, tuple)) else [external]
+        names = self.settings.external_search if external is None else external
+        try:
+            return scholarly_searches(
+                names,
+                semantic_scholar_key=self.settings.semantic_scholar_key,
+                mailto=self.settings.openalex_mailto,
+            )
+        except ReaderError as exc:
+            where = "READER_EXTERNAL_SEARCH" if external is None else "--external"
+            raise ConfigError(f"{where}={names!r}: {exc}") from None
+
+    def zotero_notes(self, base_url: str | None = None):
+        """The client that writes notes into Zotero through its web API (reader.export.zotero_note)."""
+        from reader.export.zotero_note import BASE_URL, ZoteroNotes
+
+        library, key = self.settings.zotero_library, self.settings.zotero_api_key
+        if not library or not key:
+            raise ConfigError(
+                "writing notes into Zotero needs READER_ZOTERO_LIBRARY (users/ID or groups/ID) and "
+                "READER_ZOTERO_API_KEY (a key with write access; zotero.org/settings/keys)"
+            )
+        return ZoteroNotes(library, key, base_url=base_url or BASE_URL)
+
+    # ------------------------------------------------------------ the review queue, wired once
+
+    def worker_stages(self, ingest_data=None):
+        """What the review engine's workers call (reader.review.worker.WorkerStages): this
+        database, ingest of a queued file's bytes (or `ingest_data`), the deep read, the warm-up."""
+        from reader.review import WorkerStages
+
+        return WorkerStages(
+            db=self.db,
+            ingest_data=ingest_data or self.ingest_data,
+            read_paper=self.read_paper,
+            warm_up=self.warm_up,
+            on_notice=self.notice,
+        )
+
+    def worker_options(self, **chosen):
+        """The review engine's options (reader.review.worker.WorkerOptions): the queue's lease,
+        attempts and patience from the settings, and what the caller chose."""
+        from reader.review import WorkerOptions
+
+        return WorkerOptions(
+            lease_s=self.settings.queue_lease_s,
+            max_attempts=self.settings.queue_attempts,
+            patience_s=self.settings.database_patience_s,
+            **chosen,
+        )
 
     # ------------------------------------------------------------ the stages, wired once
 

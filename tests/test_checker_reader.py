@@ -118,7 +118,7 @@ def test_the_stored_read_keeps_each_sentences_checker_score(verifier_server, tmp
     paper.write_text(PAPER, encoding="utf-8")
     app = Reader(checker=WordScorer())
     result = app.read(paper)
-    stored = app.analyses(result.paper_id).to_json()
+    stored = app.paper(result.paper_id).analyses().to_json()
     sentences = [s for a in stored["analyses"] for s in a["sentences"]]
     assert sentences and all("p_checker" in s for s in sentences)
     assert any(s["p_checker"] is not None for s in sentences)

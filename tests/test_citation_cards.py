@@ -38,7 +38,7 @@ def cards(reader_env, tmp_path):
 
 def test_the_note_links_each_marker_to_its_card(cards):
     app, base, follow = cards
-    _, note = app.note(follow)
+    _, note = app.paper(follow).note()
     assert "SPARTA [\\[1\\]](#^cite-synthesis-1) as its baseline" in note
     card = next(line for line in note.splitlines() if line.startswith("- **\\[1\\]**"))
     assert card.endswith("^cite-synthesis-1")

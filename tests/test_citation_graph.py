@@ -89,18 +89,18 @@ def test_links_are_stored_both_ways_and_follow_a_paper_added_later(reader_env, t
     (tmp_path / "follow.md").write_text(FOLLOW, encoding="utf-8")
     app = Reader(embedder=HashingEmbedder())
     [follow] = app.ingest([tmp_path / "follow.md"])  # the cited paper comes later
-    assert app.cites(follow.paper_id).in_library == []
+    assert app.paper(follow.paper_id).cites().in_library == []
     [base] = app.ingest([tmp_path / "base.md"])
-    cites = app.cites(follow.paper_id)
+    cites = app.paper(follow.paper_id).cites()
     assert [(e.marker, e.cited_id, e.matched_by) for e in cites.entries] == [
         ("[1]", base.paper_id, "title"),
         ("[2]", None, ""),
         ("[3]", None, ""),
     ]
-    cited_by = app.cited_by(base.paper_id)
+    cited_by = app.paper(base.paper_id).cited_by()
     assert [(e.citing_id, e.marker) for e in cited_by.entries] == [(follow.paper_id, "[1]")]
     app.remove(base.paper_id)
-    assert app.cites(follow.paper_id).in_library == []
+    assert app.paper(follow.paper_id).cites().in_library == []
 
 
 def test_reader_cites_and_cited_by_print_the_entries(library):

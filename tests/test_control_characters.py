@@ -119,7 +119,7 @@ def test_escapes_from_zotero_and_the_llm_reach_no_terminal_note_or_bibtex(
     _hostile_zotero(tmp_path / "Zotero")
     llm = hostile_llm()
     app = Reader(llm=llm, verifier=llm, embedder=dense.HashingEmbedder())
-    report = app.review([], jobs=1, zotero=app.zotero_library(tmp_path / "Zotero"))
+    report = app.review([], jobs=1, zotero=app.library.zotero_library(tmp_path / "Zotero"))
     assert len(report.by_status("reviewed")) == 1, report.to_json()
 
     with app.services.db() as session:
@@ -131,7 +131,7 @@ def test_escapes_from_zotero_and_the_llm_reach_no_terminal_note_or_bibtex(
     assert not any(CONTROL.search(t) for t in stored), stored
 
     exported = app.export(tmp_path / "notes")
-    app.bibtex(tmp_path / "papers.bib")
+    app.library.bibtex(tmp_path / "papers.bib")
     written = [p.read_text(encoding="utf-8") for p in (tmp_path / "notes").glob("*.md")]
     written.append((tmp_path / "papers.bib").read_text(encoding="utf-8"))
     assert len(exported.notes) == 1 and len(written) == 3
@@ -207,7 +207,7 @@ def test_bidi_overrides_and_escapes_in_a_zotero_attachment_name_reach_no_termina
     z.close()
     llm = ScriptedLLM(dry_run_answer, with_stage=True)
     app = Reader(llm=llm, verifier=llm, embedder=dense.HashingEmbedder())
-    report = app.review([], jobs=1, zotero=app.zotero_library(tmp_path / "Zotero"))
+    report = app.review([], jobs=1, zotero=app.library.zotero_library(tmp_path / "Zotero"))
     assert len(report.by_status("reviewed")) == 1, report.to_json()
     with app.services.db() as session:
         paper = session.scalars(select(Paper)).one()
@@ -215,7 +215,7 @@ def test_bidi_overrides_and_escapes_in_a_zotero_attachment_name_reach_no_termina
         assert "\x1b" in paper.file_name  # the file's real name, kept to find it again
 
     exported = app.export(tmp_path / "notes")
-    app.bibtex(tmp_path / "papers.bib")
+    app.library.bibtex(tmp_path / "papers.bib")
     [note] = exported.notes
     written = {p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "notes").glob("*.md")}
     written["papers.bib"] = (tmp_path / "papers.bib").read_text(encoding="utf-8")
@@ -258,7 +258,7 @@ def test_bidi_overrides_stored_by_an_earlier_version_are_cleaned_on_every_surfac
         paper_id = session.scalars(select(Paper.id)).one()
 
     exported = app.export(tmp_path / "notes")
-    app.bibtex(tmp_path / "papers.bib")
+    app.library.bibtex(tmp_path / "papers.bib")
     files = [*exported.notes, exported.index, tmp_path / "papers.bib"]
     for path in files:
         body = path.read_text(encoding="utf-8")

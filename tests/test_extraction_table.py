@@ -113,7 +113,7 @@ def store_synthesis(app, paper_id: str, sections: dict[str, str]) -> None:
 
 def test_each_cell_has_its_value_source_and_page_and_an_unsupported_one_is_marked(library):
     calls_before = library.verifier_llm.calls
-    table = library.extraction_table([library.paper_id[:12]])
+    table = library.library.extraction_table([library.paper_id[:12]])
     [row] = table.rows
     assert row.paper_id == library.paper_id and row.title == "Robust Tagging of Noisy Tweets"
     cells = row.cells
@@ -172,7 +172,7 @@ def test_a_paper_without_a_synthesis_gets_the_rule_cells_and_says_what_is_missin
         encoding="utf-8",
     )
     [stored] = library.ingest([other])
-    table = library.extraction_table([stored.paper_id, library.paper_id])
+    table = library.library.extraction_table([stored.paper_id, library.paper_id])
     assert [r.paper_id for r in table.rows] == [stored.paper_id, library.paper_id]  # the order given
     row = table.rows[0]
     assert (
@@ -188,7 +188,7 @@ def test_no_papers_or_too_many_is_one_line(library):
     from reader.table import MAX_PAPERS
 
     with pytest.raises(ReaderError, match="no papers chosen"):
-        library.extraction_table([])
+        library.library.extraction_table([])
     with pytest.raises(ReaderError, match=f"at most {MAX_PAPERS}"):
         library.services.extraction_table([f"{i:064x}" for i in range(MAX_PAPERS + 1)])
 

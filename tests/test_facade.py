@@ -79,7 +79,7 @@ def test_every_method_round_trip(reader, tmp_path):
 
     read = reader.read(pid)
     assert {a["kind"] for a in as_json(read)["analyses"]} == {"critique", "synthesis"}
-    assert [a["kind"] for a in as_json(reader.analyses(pid))["analyses"]]
+    assert [a["kind"] for a in as_json(reader.paper(pid).analyses())["analyses"]]
 
     report = reader.audit("SPARTA was tested on 40 hospital records from Brazil.", pid)
     assert as_json(report)["n_flagged"] == 1
@@ -112,3 +112,29 @@ def test_clear_errors(reader):
         reader.ask("Anything?")
     with pytest.raises(ReaderError, match="no .pdf, .txt or .md files"):
         reader.review([])
+
+
+def test_the_surface_stays_small():
+    """Reader keeps the everyday calls; the rest belongs on the objects it hands out."""
+    from reader import Reader
+
+    public = [name for name in vars(Reader) if not name.startswith("_")]
+    assert len(public) <= 20, public
+
+
+def test_removing_a_paper_takes_its_page_images_and_uploads(reader, tmp_path):
+    """One delete for `reader rm` and the web page's Delete: the rows, the page images and the
+    uploaded copy go together."""
+    paper = tmp_path / "sparta.md"
+    paper.write_text(PAPER, encoding="utf-8")
+    [ingested] = reader.ingest([paper])
+    pid = ingested.paper_id
+    home = reader.settings.home
+    pages, uploads = home / "pages" / pid, home / "uploads" / pid
+    for folder in (pages, uploads):
+        folder.mkdir(parents=True)
+    (pages / "1.png").write_bytes(b"png")
+    (uploads / "sparta.pdf").write_bytes(b"pdf")
+
+    assert reader.remove(pid).id == pid  # what `reader rm` and the web page's Delete call
+    assert reader.papers() == [] and not pages.exists() and not uploads.exists()

@@ -45,8 +45,8 @@ def note_text(db, tmp_path) -> str:
 
 
 def test_a_highlight_is_stored_with_its_page_rectangles_text_and_note(app, paper):
-    item = app.highlight(
-        PID[:10], 3, [[0.1, 0.2, 0.6, 0.2234567]], "  two-stage\nretrieval\x1b ", "Compare with §4."
+    item = app.paper(PID[:10]).highlight(
+        3, [[0.1, 0.2, 0.6, 0.2234567]], "  two-stage\nretrieval\x1b ", "Compare with §4."
     )
 
     [row] = rows(app.services.db)
@@ -65,18 +65,18 @@ def test_a_highlight_is_stored_with_its_page_rectangles_text_and_note(app, paper
 
 
 def test_highlights_are_listed_in_page_order_and_go_with_their_paper(app, paper):
-    app.highlight(PID, 5, LINE, "on page five")
-    app.highlight(PID, 2, [[0.1, 0.7, 0.5, 0.72]], "lower on page two")
-    app.highlight(PID, 2, [[0.1, 0.1, 0.5, 0.12]], "higher on page two")
+    app.paper(PID).highlight(5, LINE, "on page five")
+    app.paper(PID).highlight(2, [[0.1, 0.7, 0.5, 0.72]], "lower on page two")
+    app.paper(PID).highlight(2, [[0.1, 0.1, 0.5, 0.12]], "higher on page two")
 
-    shown = app.analyses(PID).to_json()["highlights"]
+    shown = app.paper(PID).analyses().to_json()["highlights"]
     assert [(h["page"], h["text"]) for h in shown] == [
         (2, "higher on page two"),
         (2, "lower on page two"),
         (5, "on page five"),
     ]
-    assert app.delete_highlight(PID, shown[0]["id"]) is True
-    assert app.delete_highlight(PID, shown[0]["id"]) is False
+    assert app.paper(PID).delete_highlight(shown[0]["id"]) is True
+    assert app.paper(PID).delete_highlight(shown[0]["id"]) is False
     assert len(rows(app.services.db)) == 2
 
     app.remove(PID)
@@ -101,7 +101,7 @@ def test_a_highlight_off_the_paper_s_pages_or_without_a_selection_is_refused_in_
     app, paper, page, rects, text, note, says
 ):
     with pytest.raises(ReaderError, match=says) as refused:
-        app.highlight(PID, page, rects, text, note)
+        app.paper(PID).highlight(page, rects, text, note)
     assert "\n" not in str(refused.value)
     assert rows(app.services.db) == []
 
@@ -109,8 +109,8 @@ def test_a_highlight_off_the_paper_s_pages_or_without_a_selection_is_refused_in_
 def test_the_note_has_a_your_highlights_section_with_text_page_and_note(app, paper, tmp_path):
     assert "## Your highlights" not in note_text(app.services.db, tmp_path)
 
-    app.highlight(PID, 4, LINE, "# not a heading [[link]]", "Check <b>this</b> against Table 2.")
-    app.highlight(PID, 2, LINE, "Retrieval is done in two stages.")
+    app.paper(PID).highlight(4, LINE, "# not a heading [[link]]", "Check <b>this</b> against Table 2.")
+    app.paper(PID).highlight(2, LINE, "Retrieval is done in two stages.")
     text = note_text(app.services.db, tmp_path)
 
     section = text.split("## Your highlights\n", 1)[1].split("\n## ", 1)[0]
@@ -130,7 +130,7 @@ def test_the_note_has_a_your_highlights_section_with_text_page_and_note(app, pap
 def test_reader_show_lists_the_highlights_and_reader_export_carries_them(app, paper, tmp_path):
     from reader.cli import cli
 
-    app.highlight(PID, 4, LINE, "two stages", "my note")
+    app.paper(PID).highlight(4, LINE, "two stages", "my note")
     result = CliRunner().invoke(cli, ["show", PID[:10]], obj=app, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "=== Your highlights (1) ===" in result.output
@@ -189,7 +189,7 @@ def test_a_posted_highlight_is_drawn_listed_and_in_the_downloaded_note(app, pape
 
 
 def test_the_list_s_delete_button_removes_the_highlight(app, paper, client_for):  # noqa: F811
-    item = app.highlight(PID, 2, LINE, "to be deleted")
+    item = app.paper(PID).highlight(2, LINE, "to be deleted")
     client = client_for()
     token = page_token(client, f"/paper/{PID}")
     gone = client.post(
@@ -202,7 +202,7 @@ def test_the_list_s_delete_button_removes_the_highlight(app, paper, client_for):
     assert rows(app.services.db) == []
     assert "Your highlights (0)" in client.get(f"/paper/{PID}").text
     # without the page's form token, nothing is deleted
-    kept = app.highlight(PID, 2, LINE, "kept")
+    kept = app.paper(PID).highlight(2, LINE, "kept")
     refused = client.post(f"/paper/{PID}/highlights/{kept.id}/delete", data={"csrf_token": "forged"})
     assert refused.status_code == 403 and len(rows(app.services.db)) == 1
 
@@ -308,6 +308,6 @@ def test_one_paper_keeps_at_most_500_highlights_and_250000_characters_of_them(ap
     with pytest.raises(
         ReaderError, match=r"hold 245,000 characters; with this one they would pass the 250,000"
     ):
-        app.highlight(PID, 2, LINE, "w" * 4000, "n" * 1001)
-    app.highlight(PID, 2, LINE, "w" * 4000, "n" * 1000)  # exactly at the limit
+        app.paper(PID).highlight(2, LINE, "w" * 4000, "n" * 1001)
+    app.paper(PID).highlight(2, LINE, "w" * 4000, "n" * 1000)  # exactly at the limit
     assert len(rows(app.services.db)) == 50

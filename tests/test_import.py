@@ -41,10 +41,10 @@ def test_identifiers_are_read_from_dois_arxiv_ids_and_urls():
 
 
 def test_an_arxiv_id_comes_in_with_its_pdf_and_metadata_and_is_reviewed(app, server):
-    report = app.import_papers([f"arXiv:{ARXIV_ID}"], services="arxiv", base_urls=server.base_urls())
+    report = app.library.import_papers([f"arXiv:{ARXIV_ID}"], services="arxiv", base_urls=server.base_urls())
     [row] = report.rows
     assert (row.status, row.pdf, row.error) == ("ingested", f"{server.url}/pdf/{ARXIV_ID}v4", "")
-    paper = app.paper(row.paper_id)
+    paper = app.paper(row.paper_id).info
     assert paper.title.startswith("SPECTER: Document-level Representation Learning")
     assert paper.year == 2020 and paper.authors[:2] == ["Arman Cohan", "Sergey Feldman"]
     assert server.requests[0] == ("/api/query", {"id_list": [ARXIV_ID], "max_results": ["1"]})
@@ -56,7 +56,7 @@ def test_an_arxiv_id_comes_in_with_its_pdf_and_metadata_and_is_reviewed(app, ser
 
 
 def test_a_doi_gets_its_open_access_pdf_from_unpaywall_when_openalex_has_none(app, server):
-    [row] = app.import_papers([DOI], services="openalex,unpaywall", base_urls=server.base_urls()).rows
+    [row] = app.library.import_papers([DOI], services="openalex,unpaywall", base_urls=server.base_urls()).rows
     assert row.pdf == f"{server.url}/pdf/specter.pdf" and row.status == "ingested"
     assert ("/v2/" + DOI, {"email": ["me@example.org"]}) in server.requests
     from reader.store.tables import Paper
@@ -66,21 +66,23 @@ def test_a_doi_gets_its_open_access_pdf_from_unpaywall_when_openalex_has_none(ap
 
 
 def test_without_a_pdf_the_title_and_abstract_are_stored_and_said_so(app, server):
-    [row] = app.import_papers([CLOSED_DOI], services="crossref", base_urls=server.base_urls()).rows
+    [row] = app.library.import_papers([CLOSED_DOI], services="crossref", base_urls=server.base_urls()).rows
     assert row.status == "ingested" and row.pdf == "metadata"
     assert "no open-access PDF was found" in row.notes[-1]
-    assert app.paper(row.paper_id).title == "A Closed Paper About Wheat Yields"
+    assert app.paper(row.paper_id).info.title == "A Closed Paper About Wheat Yields"
     server.pdf_is_html = True  # a landing page where a PDF was promised: the metadata all the same
-    [row] = app.import_papers([f"arXiv:{ARXIV_ID}"], services="arxiv", base_urls=server.base_urls()).rows
+    [row] = app.library.import_papers(
+        [f"arXiv:{ARXIV_ID}"], services="arxiv", base_urls=server.base_urls()
+    ).rows
     assert row.pdf == "metadata" and any("not a PDF" in n for n in row.notes)
-    [row] = app.import_papers(
+    [row] = app.library.import_papers(
         ["10.1000/nobody.knows"], services="crossref", base_urls=server.base_urls()
     ).rows
     assert row.status == "error" and "crossref: no work with the DOI 10.1000/nobody.knows" in row.error
 
 
 def test_off_the_network_by_default(app, server, tmp_path):
-    [row] = app.import_papers([DOI]).rows
+    [row] = app.library.import_papers([DOI]).rows
     assert row.status == "error" and "the network, which is off" in row.error
     assert server.requests == []
     shutil.copy(SAMPLE_PAPER, tmp_path / "sample.pdf")
@@ -101,9 +103,9 @@ def test_off_the_network_by_default(app, server, tmp_path):
 """,
         encoding="utf-8",
     )
-    rows = app.import_papers([tmp_path / "refs.bib"]).rows
+    rows = app.library.import_papers([tmp_path / "refs.bib"]).rows
     assert [(r.status, r.pdf) for r in rows] == [("ingested", "file"), ("ingested", "metadata")]
-    local = app.paper(rows[0].paper_id)
+    local = app.paper(rows[0].paper_id).info
     assert (local.title, local.year, local.authors) == (
         "A Sample Paper With a Local File",
         2024,

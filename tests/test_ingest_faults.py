@@ -388,7 +388,7 @@ def test_any_command_on_a_full_database_disk_says_so_in_one_line(cli_home, monke
 
 
 def test_review_reports_a_database_error_while_reading_in_one_line(tmp_path, db):
-    from reader.review import run_review
+    from reader.review import WorkerStages, run_review
 
     path = tmp_path / "a.pdf"
     shutil.copy(SAMPLE_PAPER, path)
@@ -396,9 +396,8 @@ def test_review_reports_a_database_error_while_reading_in_one_line(tmp_path, db)
     def read_paper(paper_id, on_progress=None, db=None):
         raise _long_database_error()
 
-    report = run_review(
-        [path], db=db, ingest_data=lambda data, label: ingest_data(data, label, db), read_paper=read_paper
-    )
+    stages = WorkerStages(db, lambda data, label: ingest_data(data, label, db), read_paper)
+    report = run_review([path], stages)
     [row] = report.papers
     assert row.status == "error" and one_line(row.error, 300), row.error
     assert row.error.startswith("DataError: PostgreSQL text fields cannot contain NUL")

@@ -196,15 +196,12 @@ def test_an_uploaded_bomb_fails_its_job_and_the_server_never_parses_it(tmp_path,
     real_parse = pdf_module.parse_pdf
     monkeypatch.setattr(pdf_module, "parse_pdf", lambda *a, **k: in_server.append(a) or real_parse(*a, **k))
 
-    class NoRead(Reader):
-        def _warm_up(self):
-            pass
-
-        def _read_queued(self, paper_id, *, on_progress=None, db=None):
-            return SimpleNamespace(paper_id=paper_id)
-
     settings = dataclasses.replace(Reader(home=tmp_path / "home").settings, ingest_memory_mb=64)
-    ctx = NoRead(settings, embedder=HashingEmbedder())
+    ctx = Reader(settings, embedder=HashingEmbedder())
+    ctx.services.warm_up = lambda: None
+    ctx.services.read_paper = lambda paper_id, *, on_progress=None, db=None: SimpleNamespace(
+        paper_id=paper_id
+    )
     data = text_bomb(tmp_path / "bomb.pdf", 8).read_bytes()
     with TestClient(create_app(ctx)) as client:
         sent = client.post(
@@ -270,7 +267,7 @@ def test_a_named_pipe_is_refused_by_review_and_the_queue(tmp_path, app):
     fifo = tmp_path / "pipe.pdf"
     os.mkfifo(fifo)
     try:
-        report = in_thread(lambda: app.enqueue([fifo]))
+        report = in_thread(lambda: app.queue.enqueue([fifo]))
     finally:
         unblock(fifo)
     assert report is not None, "queueing blocked on the named pipe"

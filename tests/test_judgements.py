@@ -45,7 +45,7 @@ def note_text(db, tmp_path) -> str:
 
 
 def test_a_judgement_is_stored_with_the_audit_verdict_it_overrules(app, reviewed):
-    result = app.judge(PID[:10], "critique-2", "supported", comment="Table 3 shows it.", by="Ada")
+    result = app.paper(PID[:10]).judge("critique-2", "supported", comment="Table 3 shows it.", by="Ada")
 
     assert result.sentence == SENTENCES[1][0]
     assert result.audit_verdict == "unsupported"
@@ -64,13 +64,13 @@ def test_a_judgement_is_stored_with_the_audit_verdict_it_overrules(app, reviewed
 
 
 def test_judging_again_replaces_the_judgement_and_withdrawing_removes_it(app, reviewed):
-    app.judge(PID, "critique-1", "unsupported", comment="first")
-    again = app.judge(PID, "critique-1", "supported", comment="  second thoughts\x1b[31m ")
+    app.paper(PID).judge("critique-1", "unsupported", comment="first")
+    again = app.paper(PID).judge("critique-1", "supported", comment="  second thoughts\x1b[31m ")
     assert not again.judgement.overrules  # the audit passed it too
     [row] = stored(app.services.db)
     assert (row.verdict, row.comment) == ("supported", "second thoughts[31m")
 
-    withdrawn = app.judge(PID, "critique-1", None)
+    withdrawn = app.paper(PID).judge("critique-1", None)
     assert withdrawn.judgement is None
     assert stored(app.services.db) == []
 
@@ -79,28 +79,28 @@ def test_a_sentence_that_does_not_exist_or_changed_is_refused_in_one_line(app, r
     with pytest.raises(
         ReaderError, match=r"'critique-9': no such sentence; give one of critique-1 … critique-3"
     ):
-        app.judge(PID, "critique-9", "supported")
+        app.paper(PID).judge("critique-9", "supported")
     with pytest.raises(ReaderError, match="no such sentence"):
-        app.judge(PID, "synthesis-1", "supported")
+        app.paper(PID).judge("synthesis-1", "supported")
     with pytest.raises(ReaderError, match="reload the page"):
-        app.judge(PID, "critique-2", "supported", expected=sentence_key("Another sentence."))
+        app.paper(PID).judge("critique-2", "supported", expected=sentence_key("Another sentence."))
     with pytest.raises(ReaderError, match="'maybe': a judgement is 'supported' or 'unsupported'"):
-        app.judge(PID, "critique-2", "maybe")
+        app.paper(PID).judge("critique-2", "maybe")
     with pytest.raises(ReaderError, match="comment is 2,001 characters long; keep it to 2,000"):
-        app.judge(PID, "critique-2", "supported", comment="x" * 2001)
+        app.paper(PID).judge("critique-2", "supported", comment="x" * 2001)
     assert stored(app.services.db) == []
 
 
 def test_a_judgement_stays_with_its_sentence_across_a_new_review_and_goes_with_the_paper(app, reviewed):
     db = app.services.db
-    app.judge(PID, "critique-2", "supported")
+    app.paper(PID).judge("critique-2", "supported")
     with transaction(db) as s:  # reviewed again: the sentence now comes first, and passes
         from reader.store.tables import Analysis
 
         s.delete(s.scalars(select(Analysis)).one())
     add_analysis(db, PID, "critique", [(SENTENCES[1][0], "supported"), ("A new sentence.", "supported")])
 
-    shown = app.analyses(PID).to_json()
+    shown = app.paper(PID).analyses().to_json()
     [first, second] = shown["analyses"][0]["sentences"]
     assert first["id"] == "critique-1" and first["judgement"]["verdict"] == "supported"
     assert first["judgement"]["audit_verdict"] == "supported" and not first["judgement"]["overrules_audit"]
@@ -115,7 +115,7 @@ def test_a_judgement_stays_with_its_sentence_across_a_new_review_and_goes_with_t
 
 
 def test_an_overruled_flag_is_a_readers_callout_under_the_audits_in_the_note(app, reviewed, tmp_path):
-    app.judge(PID, "critique-2", "supported", comment="Table 3 <b>shows</b> it.", by="Ada")
+    app.paper(PID).judge("critique-2", "supported", comment="Table 3 <b>shows</b> it.", by="Ada")
     text = note_text(app.services.db, tmp_path)
 
     warning = text.index("> [!warning] 待验证")
@@ -134,7 +134,7 @@ def test_an_overruled_flag_is_a_readers_callout_under_the_audits_in_the_note(app
 def test_a_sentence_the_audit_passed_flagged_by_the_reader_is_cut_out_into_its_callout(
     app, reviewed, tmp_path
 ):
-    app.judge(PID, "critique-3", "unsupported", comment="The paper says 20 GB.")
+    app.paper(PID).judge("critique-3", "unsupported", comment="The paper says 20 GB.")
     text = note_text(app.services.db, tmp_path)
 
     head = "> [!note] Reader's judgement: unsupported — overrules the audit, which passed it"
@@ -150,8 +150,8 @@ def test_a_sentence_the_audit_passed_flagged_by_the_reader_is_cut_out_into_its_c
 
 def test_a_note_without_judgements_is_unchanged(app, reviewed, tmp_path):
     before = note_text(app.services.db, tmp_path)
-    app.judge(PID, "critique-1", "supported")
-    app.judge(PID, "critique-1", None)
+    app.paper(PID).judge("critique-1", "supported")
+    app.paper(PID).judge("critique-1", None)
     assert note_text(app.services.db, tmp_path) == before
     assert "Reader's judgement" not in before and "reader_judgements" not in before
 
@@ -235,7 +235,7 @@ def test_first_judgements_of_one_sentence_at_the_same_moment_all_succeed_and_the
         for n in (1, 2, 3):
             sid = f"critique-{n}"
             results = _at_once(
-                6, lambda i: readers[i].judge(PID, sid, verdicts[i % 2], comment=f"run {round_}.{i}")
+                6, lambda i: readers[i].paper(PID).judge(sid, verdicts[i % 2], comment=f"run {round_}.{i}")
             )
             failed = [r for r in results if isinstance(r, Exception)]
             assert not failed, [f"{type(r).__name__}: {str(r)[:200]}" for r in failed]
@@ -245,7 +245,7 @@ def test_first_judgements_of_one_sentence_at_the_same_moment_all_succeed_and_the
             assert row.comment.startswith(f"run {round_}.")
             assert row.verdict == verdicts[int(row.comment[-1]) % 2]
         for n in (1, 2, 3):
-            app.judge(PID, f"critique-{n}", None)
+            app.paper(PID).judge(f"critique-{n}", None)
 
 
 def test_reader_judge_refuses_conflicting_verdicts_in_one_line(app, reviewed):
@@ -266,7 +266,7 @@ def test_withdrawing_what_was_never_judged_says_so(app, reviewed):
     assert nothing.exit_code == 0, nothing.output
     assert "withdrawn" not in nothing.output
     assert "critique-2: you had no judgement of it to withdraw; nothing changed" in nothing.output
-    assert app.judge(PID, "critique-2", None).withdrawn is False
+    assert app.paper(PID).judge("critique-2", None).withdrawn is False
 
     invoke(app, "judge", PID[:8], "critique-2", "--supported")
     done = invoke(app, "judge", PID[:8], "critique-2", "--withdraw")
@@ -281,8 +281,8 @@ def test_a_judgement_whose_sentence_a_new_review_dropped_stays_in_the_note(app, 
     from reader.store.tables import Analysis
 
     db = app.services.db
-    app.judge(PID, "critique-2", "supported", comment="Table 3 shows it.", by="Ada")
-    app.judge(PID, "critique-1", "unsupported")
+    app.paper(PID).judge("critique-2", "supported", comment="Table 3 shows it.", by="Ada")
+    app.paper(PID).judge("critique-1", "unsupported")
     with transaction(db) as s:
         s.delete(s.scalars(select(Analysis)).one())
     add_analysis(db, PID, "critique", [(SENTENCES[0][0], "supported"), ("A new sentence.", "supported")])

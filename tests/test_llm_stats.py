@@ -97,7 +97,7 @@ def test_no_cache_option_reaches_the_app(reader_env, monkeypatch):
         @click.command("probe-llm")
         @click.pass_obj
         def probe(app):
-            seen["use_cache"] = app.use_cache
+            seen["use_cache"] = app.services.use_cache
             app.services.generator.complete(user("q"), stage="probe")
 
         cli.add_command(probe)

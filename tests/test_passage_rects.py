@@ -67,7 +67,7 @@ def test_papers_stored_before_rectangles_get_them_from_their_pdf(ingested):
     with transaction(ctx.services.db) as s:  # as migration 0004 leaves an older paper
         s.execute(update(Chunk).where(Chunk.paper_id == pid).values(rects=None))
     first = next(iter(before))
-    box = pdf.passage_box(ctx.services, first)
+    box = pdf.passage_box(ctx.library, first)
     assert box.rects == before[first] and box.page == before[first][0][0]
     assert {cid: rects for cid, *_, rects in _chunks(ctx, pid)} == before
 
@@ -80,21 +80,21 @@ def test_a_moved_pdf_leaves_no_rectangles_and_says_where_it_was(ingested, tmp_pa
     from reader.errors import ReaderError
 
     with pytest.raises(ReaderError, match="no longer at"):
-        pdf.paper_file(ctx.services, pid)
-    assert pdf.derive_rects(ctx.services, pid) > 0
+        pdf.paper_file(ctx.library, pid)
+    assert pdf.derive_rects(ctx.library, pid) > 0
     assert all(rects == [] for *_, rects in _chunks(ctx, pid))
 
 
 def test_page_images_are_rendered_once_then_served_from_the_cache(ingested):
     ctx, pid = ingested
-    path = pdf.page_image(ctx.services, pid, 1)
+    path = pdf.page_image(ctx.library, pid, 1)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     mtime = path.stat().st_mtime_ns
-    assert pdf.page_image(ctx.services, pid, 1) == path and path.stat().st_mtime_ns == mtime
+    assert pdf.page_image(ctx.library, pid, 1) == path and path.stat().st_mtime_ns == mtime
     from reader.errors import PaperNotFound
 
     with pytest.raises(PaperNotFound):
-        pdf.page_image(ctx.services, pid, 99)
+        pdf.page_image(ctx.library, pid, 99)
 
 
 def test_text_files_have_no_rectangles(tmp_path):

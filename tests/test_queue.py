@@ -1,6 +1,6 @@
 """The review queue (reader/queue.py) on a real database: claims, leases, fencing, retries,
 PDF bytes and passage vectors in the database. PostgreSQL tests use a throwaway cluster
-(test_postgres.pg_url); each test gets its own empty database."""
+(conftest's pg_url); each test gets its own empty database."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from datetime import timedelta
 
 import pytest
 from conftest import SAMPLE_PAPER
+from postgres_cluster import empty_database
 from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
-from test_postgres import _empty_database, pg_cluster, pg_url  # noqa: F401 - the cluster fixture
 
 from reader import queue
 from reader.config import load_settings
@@ -44,12 +44,12 @@ class CountingEmbedder(HashingEmbedder):
 def url(request, tmp_path):
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'shared.db'}"
-    return _empty_database(request.getfixturevalue("pg_url"), f"queue_{next(_names)}")
+    return empty_database(request.getfixturevalue("pg_url"), f"queue_{next(_names)}")
 
 
 @pytest.fixture
-def pg(pg_url):  # noqa: F811
-    return _empty_database(pg_url, f"queue_{next(_names)}")
+def pg(pg_url):
+    return empty_database(pg_url, f"queue_{next(_names)}")
 
 
 def make_reader(home, url, **env) -> Reader:
@@ -102,7 +102,7 @@ def expire(db, job_id: int) -> None:
 
 def test_claims_give_each_job_to_one_worker_and_a_lost_lease_commits_nothing(url, tmp_path):
     reader = make_reader(tmp_path / "home", url)
-    reader.enqueue(write_papers(tmp_path / "papers", 2))
+    reader.queue.enqueue(write_papers(tmp_path / "papers", 2))
     db = reader.services.db
     first = queue.claim_next(db, "host-a:1", lease_s=30)
     second = queue.claim_next(db, "host-b:2", lease_s=30)
@@ -135,7 +135,7 @@ def test_claims_give_each_job_to_one_worker_and_a_lost_lease_commits_nothing(url
 
 def test_the_heartbeat_renews_leases_and_notices_a_takeover(url, tmp_path):
     reader = make_reader(tmp_path / "home", url)
-    reader.enqueue(write_papers(tmp_path / "papers", 1))
+    reader.queue.enqueue(write_papers(tmp_path / "papers", 1))
     db = reader.services.db
     claim = queue.claim_next(db, "me:1", lease_s=0.6)
     heartbeat = queue.Heartbeat(db, lease_s=0.6)
@@ -164,21 +164,21 @@ def test_a_failing_paper_is_retried_then_marked_failed_with_its_error(url, tmp_p
     folder.mkdir()
     (folder / "broken.pdf").write_bytes(b"%PDF-1.7\nthis file was cut off in transfer")
     reader = make_reader(tmp_path / "home", url, queue_attempts=2)
-    reader.enqueue([folder])
-    report = reader.work(until_empty=True, poll_s=0.05)
+    reader.queue.enqueue([folder])
+    report = reader.queue.work(until_empty=True, poll_s=0.05)
     assert [p.status for p in report.papers] == ["retry", "error"]
     (job,) = queue_rows(reader.services.db)
     assert (job.status, job.attempts) == ("error", 2)
     assert "PDF" in job.error and "attempt" not in job.error, job.error
-    rows = reader.jobs().to_json()["jobs"]
+    rows = reader.queue.jobs().to_json()["jobs"]
     assert [(r["status"], r["attempts"]) for r in rows] == [("failed", 2)]
     # queued again by hand: a fresh set of attempts
-    assert reader.enqueue([folder]).rows[0].status == "requeued"
+    assert reader.queue.enqueue([folder]).rows[0].status == "requeued"
 
 
 def test_a_job_whose_workers_keep_dying_is_marked_failed(url, tmp_path):
     reader = make_reader(tmp_path / "home", url)
-    reader.enqueue(write_papers(tmp_path / "papers", 1))
+    reader.queue.enqueue(write_papers(tmp_path / "papers", 1))
     db = reader.services.db
     for attempt in range(1, 4):
         claim = queue.claim_next(db, f"doomed:{attempt}", lease_s=30, max_attempts=3)
@@ -191,7 +191,7 @@ def test_a_job_whose_workers_keep_dying_is_marked_failed(url, tmp_path):
 
 def test_ctrl_c_twice_hands_the_paper_back_uncounted(url, tmp_path):
     reader = make_reader(tmp_path / "home", url)
-    reader.enqueue(write_papers(tmp_path / "papers", 1))
+    reader.queue.enqueue(write_papers(tmp_path / "papers", 1))
     db = reader.services.db
     claim = queue.claim_next(db, "me:1", lease_s=30)
     assert queue.hand_back(db, claim)
@@ -210,7 +210,7 @@ def test_overlapping_enqueues_queue_each_file_once(url, tmp_path):
     results = []
 
     def enqueue(paths):
-        results.append(make_reader(tmp_path / "home", url).enqueue(paths))
+        results.append(make_reader(tmp_path / "home", url).queue.enqueue(paths))
 
     threads = [
         threading.Thread(target=enqueue, args=([tmp_path / "papers"],)),
@@ -253,12 +253,12 @@ def test_a_worker_on_a_fresh_home_reads_a_paper_queued_elsewhere(pg, tmp_path):
     pdf = tmp_path / "inbox" / "paper.pdf"
     pdf.parent.mkdir()
     shutil.copy(SAMPLE_PAPER, pdf)
-    queued = make_reader(tmp_path / "machine_a", pg).enqueue([pdf])
+    queued = make_reader(tmp_path / "machine_a", pg).queue.enqueue([pdf])
     assert [r.status for r in queued.rows] == ["queued"]
     pdf.unlink()
 
     worker = make_reader(tmp_path / "machine_b", pg)
-    report = worker.work(once=True)
+    report = worker.queue.work(once=True)
     assert [(p.status, p.error) for p in report.papers] == [("reviewed", "")]
     paper_id = report.papers[0].paper_id
     with worker.services.db() as s:
@@ -278,8 +278,8 @@ def test_a_worker_on_a_fresh_home_reads_a_paper_queued_elsewhere(pg, tmp_path):
     # a worker whose index was loaded before another machine ingested a paper still finds it
     other = write_papers(tmp_path / "more", 1)
     make_reader(tmp_path / "machine_a", pg).ingest(other)
-    reader_c.enqueue(other)
-    assert [p.status for p in reader_c.work(once=True).papers] == ["reviewed"]
+    reader_c.queue.enqueue(other)
+    assert [p.status for p in reader_c.queue.work(once=True).papers] == ["reviewed"]
     with reader_c.services.db() as s:  # queries only (the audit's, the checklist's), no passage
         passages = {c.text for c in s.scalars(select(Chunk))}
     assert passages and not passages & set(reader_c.services._embedder.seen)
@@ -287,8 +287,8 @@ def test_a_worker_on_a_fresh_home_reads_a_paper_queued_elsewhere(pg, tmp_path):
 
 def test_a_takeover_after_the_analyses_were_stored_finishes_without_reading_again(pg, tmp_path):
     reader = make_reader(tmp_path / "home", pg)
-    reader.enqueue(write_papers(tmp_path / "papers", 1))
-    first = reader.work(once=True)
+    reader.queue.enqueue(write_papers(tmp_path / "papers", 1))
+    first = reader.queue.work(once=True)
     assert first.papers[0].status == "reviewed"
     db = reader.services.db
     # as if the worker had been killed right after deep_read committed
@@ -298,7 +298,7 @@ def test_a_takeover_after_the_analyses_were_stored_finishes_without_reading_agai
         job.lease_until = queue.db_now(s) - timedelta(seconds=1)
         job.summary = {**job.summary, "read_since": "2000-01-01T00:00:00+00:00"}
     calls_before = reader.stats().total.calls
-    again = reader.work(once=True)
+    again = reader.queue.work(once=True)
     assert [(p.status, p.error) for p in again.papers] == [("reviewed", "finished by an earlier attempt")]
     assert reader.stats().total.calls == calls_before
 
@@ -352,7 +352,7 @@ def test_a_review_on_another_host_is_busy_while_its_lease_runs(url, tmp_path):
     is left alone while its lease runs, and redone once it ran out (it used to be redone at once)."""
     from test_review import FakeWorld, make_files
 
-    from reader.review import file_sha256, run_review
+    from reader.review import WorkerStages, file_sha256, run_review
 
     a, b = make_files(tmp_path / "papers", ["a.pdf", "b.pdf"])
     db = open_database(url)
@@ -375,7 +375,7 @@ def test_a_review_on_another_host_is_busy_while_its_lease_runs(url, tmp_path):
                 )
             )
     here = FakeWorld(db)
-    report = run_review([a, b], db=db, ingest_data=here.ingest_data, read_paper=here.read_paper)
+    report = run_review([a, b], WorkerStages(db, here.ingest_data, here.read_paper))
     assert [(p.status, p.error) for p in report.papers] == [
         ("busy", "being reviewed by other-host:77"),
         ("reviewed", ""),

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import delete, func, select
 
-from reader.review import file_sha256, job_rows, run_review
+from reader.review import WorkerOptions, WorkerStages, file_sha256, job_rows, run_review
 from reader.store.db import transaction
 from reader.store.tables import Analysis, AnalysisIteration, LLMCall, Paper, ReviewJob, utcnow
 from reader.text.digest import sha256_bytes
@@ -119,7 +119,7 @@ def analyses_per_paper(db) -> dict[str, int]:
 def test_reviews_every_paper_and_reports_the_broken_one(db, tmp_path):
     files = make_files(tmp_path / "papers", ["a.pdf", "b.pdf", "bad.pdf", "c.pdf"], broken=("bad.pdf",))
     world = FakeWorld(db)
-    report = run_review(files, db=db, ingest_data=world.ingest_data, read_paper=world.read_paper)
+    report = run_review(files, WorkerStages(db, world.ingest_data, world.read_paper))
 
     statuses = {Path(p.source).name: p.status for p in report.papers}
     assert statuses == {"a.pdf": "reviewed", "b.pdf": "reviewed", "c.pdf": "reviewed", "bad.pdf": "error"}
@@ -138,11 +138,11 @@ def test_reviews_every_paper_and_reports_the_broken_one(db, tmp_path):
 def test_rerunning_a_finished_review_does_nothing(db, tmp_path):
     files = make_files(tmp_path, ["a.pdf", "b.pdf"])
     world = FakeWorld(db)
-    run_review(files, db=db, ingest_data=world.ingest_data, read_paper=world.read_paper)
+    run_review(files, WorkerStages(db, world.ingest_data, world.read_paper))
     calls_before = count(db, LLMCall)
 
     again = FakeWorld(db)
-    report = run_review(files, db=db, ingest_data=again.ingest_data, read_paper=again.read_paper)
+    report = run_review(files, WorkerStages(db, again.ingest_data, again.read_paper))
     assert [p.status for p in report.papers] == ["skipped", "skipped"]
     assert again.ingested == [] and again.read == []
     assert count(db, LLMCall) == calls_before
@@ -154,10 +154,10 @@ def test_rerunning_a_finished_review_does_nothing(db, tmp_path):
 def test_force_redoes_one_paper_without_duplicating(db, tmp_path):
     a, b = make_files(tmp_path, ["a.pdf", "b.pdf"])
     world = FakeWorld(db)
-    run_review([a, b], db=db, ingest_data=world.ingest_data, read_paper=world.read_paper)
+    run_review([a, b], WorkerStages(db, world.ingest_data, world.read_paper))
 
     again = FakeWorld(db)
-    report = run_review([a], db=db, ingest_data=again.ingest_data, read_paper=again.read_paper, force=True)
+    report = run_review([a], WorkerStages(db, again.ingest_data, again.read_paper), force=True)
     assert [p.status for p in report.papers] == ["reviewed"]
     assert again.read == ["a"]
     assert count(db, ReviewJob) == 2
@@ -167,7 +167,7 @@ def test_force_redoes_one_paper_without_duplicating(db, tmp_path):
     assert texts == {again.label}, "the forced paper keeps only its new analyses"
 
     # b's analyses are the newest rows: SQLite hands their ids to the replacements
-    report = run_review([b], db=db, ingest_data=again.ingest_data, read_paper=again.read_paper, force=True)
+    report = run_review([b], WorkerStages(db, again.ingest_data, again.read_paper), force=True)
     assert [p.status for p in report.papers] == ["reviewed"], report.papers[0].error
     assert analyses_per_paper(db) == {file_sha256(a): 2, file_sha256(b): 2}
 
@@ -175,14 +175,14 @@ def test_force_redoes_one_paper_without_duplicating(db, tmp_path):
 def test_a_failing_paper_is_reported_and_retried_next_run(db, tmp_path):
     files = make_files(tmp_path, ["a.pdf", "b.pdf", "c.pdf"])
     world = FakeWorld(db, fail_on={"b"})
-    report = run_review(files, db=db, ingest_data=world.ingest_data, read_paper=world.read_paper)
+    report = run_review(files, WorkerStages(db, world.ingest_data, world.read_paper))
     failed = report.failed
     assert [Path(p.source).name for p in failed] == ["b.pdf"]
     assert "model exploded on b" in failed[0].error
     assert analyses_per_paper(db) == {file_sha256(files[0]): 2, file_sha256(files[2]): 2}
 
     fixed = FakeWorld(db)
-    report = run_review(files, db=db, ingest_data=fixed.ingest_data, read_paper=fixed.read_paper)
+    report = run_review(files, WorkerStages(db, fixed.ingest_data, fixed.read_paper))
     assert fixed.read == ["b"]
     assert [p.status for p in report.papers] == ["skipped", "reviewed", "skipped"]
     assert count(db, ReviewJob) == 3
@@ -218,7 +218,7 @@ def test_a_job_left_running_by_a_killed_run_is_redone_once(db, tmp_path):
     store_review(db, file_sha256(b))
 
     resumed = FakeWorld(db)
-    report = run_review([a, b], db=db, ingest_data=resumed.ingest_data, read_paper=resumed.read_paper)
+    report = run_review([a, b], WorkerStages(db, resumed.ingest_data, resumed.read_paper))
     assert resumed.read == ["a"], "b's committed work is kept, not redone"
     assert [p.status for p in report.papers] == ["reviewed", "reviewed"]
     assert count(db, ReviewJob) == 2
@@ -231,7 +231,7 @@ def test_a_paper_reviewed_outside_a_batch_is_skipped(db, tmp_path):
     world = FakeWorld(db)
     world.ingest(a)
     store_review(db, file_sha256(a))  # e.g. by `reader read`
-    report = run_review([a], db=db, ingest_data=world.ingest_data, read_paper=world.read_paper)
+    report = run_review([a], WorkerStages(db, world.ingest_data, world.read_paper))
     assert report.papers[0].status == "skipped" and world.read == []
     assert job_rows(db)[0]["status"] == "done"
 
@@ -240,7 +240,7 @@ def test_same_content_under_two_names_is_one_job(db, tmp_path):
     a, b = make_files(tmp_path, ["a.pdf", "b.pdf"])
     b.write_bytes(a.read_bytes())
     world = FakeWorld(db)
-    report = run_review([a, b], db=db, ingest_data=world.ingest_data, read_paper=world.read_paper)
+    report = run_review([a, b], WorkerStages(db, world.ingest_data, world.read_paper))
     assert [p.status for p in report.papers] == ["reviewed", "skipped"]
     assert "same content as" in report.papers[1].error
     assert count(db, ReviewJob) == 1 and world.read == ["a"]
@@ -252,10 +252,8 @@ def test_papers_are_read_concurrently_up_to_the_bound(db, tmp_path):
     events = []
     run_review(
         files,
-        db=db,
-        ingest_data=world.ingest_data,
-        read_paper=world.read_paper,
-        jobs=3,
+        WorkerStages(db, world.ingest_data, world.read_paper),
+        options=WorkerOptions(jobs=3),
         on_event=events.append,
     )
     assert world.max_active == 3
@@ -337,7 +335,7 @@ def test_dry_run_deep_read_end_to_end_then_export(reader_env, monkeypatch, tmp_p
         )
 
     events = []
-    report = run_review([path], db=db, ingest_data=ingest_data, read_paper=read_paper, on_event=events.append)
+    report = run_review([path], WorkerStages(db, ingest_data, read_paper), on_event=events.append)
     (row,) = report.papers
     assert row.status == "reviewed", row.error
     assert row.sentences > 0 and row.llm_calls >= 4  # two generations and their verify batches
@@ -373,14 +371,14 @@ def test_a_job_held_by_a_live_run_is_left_alone(db, tmp_path):
                 summary={"pid": os.getppid(), "host": socket.gethostname()},
             )
         )
-    report = run_review([a], db=db, ingest_data=world.ingest_data, read_paper=world.read_paper)
+    report = run_review([a], WorkerStages(db, world.ingest_data, world.read_paper))
     assert report.papers[0].status == "busy" and "another run" in report.papers[0].error
     assert world.read == [] and job_rows(db)[0]["status"] == "running"
 
     with transaction(db) as s:  # the same pid, recycled by a process that started at another time
         job = s.scalars(select(ReviewJob)).one()
         job.summary = {**job.summary, "start": "1"}
-    report = run_review([a], db=db, ingest_data=world.ingest_data, read_paper=world.read_paper)
+    report = run_review([a], WorkerStages(db, world.ingest_data, world.read_paper))
     assert report.papers[0].status == "reviewed" and world.read == ["a"]
 
 

@@ -24,7 +24,7 @@ from sqlalchemy.exc import OperationalError
 from test_review import FakeWorld, analyses_per_paper, count, make_files, store_review
 
 from reader.ingest.pipeline import remove_paper
-from reader.review import file_sha256, job_rows, run_review
+from reader.review import WorkerOptions, WorkerStages, file_sha256, job_rows, run_review
 from reader.store.db import transaction
 from reader.store.tables import Paper, ReviewJob
 
@@ -48,7 +48,10 @@ def test_a_paper_removed_during_its_read_is_reported_removed_and_the_batch_goes_
 
     events = []
     report = run_review(
-        files, db=db, ingest_data=world.ingest_data, read_paper=read_paper, jobs=1, on_event=events.append
+        files,
+        WorkerStages(db, world.ingest_data, read_paper),
+        options=WorkerOptions(jobs=1),
+        on_event=events.append,
     )
     assert statuses(report) == {"a.pdf": "reviewed", "b.pdf": "removed", "c.pdf": "reviewed"}
     removed = report.papers[1]
@@ -70,7 +73,9 @@ def test_a_paper_removed_after_its_read_committed_is_reported_removed(db, tmp_pa
             remove_paper(db, paper_id)  # between deep_read's commit and the job's "done"
         return result
 
-    report = run_review([a, b], db=db, ingest_data=world.ingest_data, read_paper=read_paper, jobs=1)
+    report = run_review(
+        [a, b], WorkerStages(db, world.ingest_data, read_paper), options=WorkerOptions(jobs=1)
+    )
     assert statuses(report) == {"a.pdf": "removed", "b.pdf": "reviewed"}
     assert report.failed == []
     with db() as s:
@@ -90,7 +95,9 @@ def test_a_paper_removed_before_its_turn_to_ingest_is_not_ingested_again(db, tmp
             remove_paper(db, file_sha256(b))
         return world.ingest_data(data, label)
 
-    report = run_review([a, b], db=db, ingest_data=ingest_data, read_paper=world.read_paper, jobs=2)
+    report = run_review(
+        [a, b], WorkerStages(db, ingest_data, world.read_paper), options=WorkerOptions(jobs=2)
+    )
     assert statuses(report) == {"a.pdf": "reviewed", "b.pdf": "removed"}
     assert world.ingested == ["a.pdf"], "the removed paper is not put back into the library"
     with db() as s:
@@ -264,7 +271,7 @@ def test_two_reviews_of_one_folder_at_once_read_each_paper_once(db, tmp_path):
     def one_run(slot: int) -> None:
         start.wait()
         reports[slot] = run_review(
-            files, db=db, ingest_data=world.ingest_data, read_paper=world.read_paper, jobs=3
+            files, WorkerStages(db, world.ingest_data, world.read_paper), options=WorkerOptions(jobs=3)
         )
 
     threads = [threading.Thread(target=one_run, args=(slot,)) for slot in (0, 1)]
@@ -290,7 +297,7 @@ REVIEW_AT_ONCE = textwrap.dedent("""
     url, barrier, me, total, tests = sys.argv[1], Path(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5]
     sys.path.insert(0, tests)
     from test_review import FakeWorld
-    from reader.review import run_review
+    from reader.review import WorkerOptions, WorkerStages, run_review
     from reader.store.db import open_database
     files = [Path(name) for name in sys.argv[6:]]
     db = open_database(url)
@@ -298,7 +305,7 @@ REVIEW_AT_ONCE = textwrap.dedent("""
     (barrier / me).touch()
     while len(list(barrier.iterdir())) < total:
         time.sleep(0.002)
-    report = run_review(files, db=db, ingest_data=world.ingest_data, read_paper=world.read_paper, jobs=3)
+    report = run_review(files, WorkerStages(db, world.ingest_data, world.read_paper), options=WorkerOptions(jobs=3))
     print(json.dumps({"read": world.read,
                       "papers": {Path(p.source).name: [p.status, p.error] for p in report.papers}}))
 """)
@@ -381,5 +388,5 @@ def test_a_job_left_running_by_an_earlier_run_of_this_process_is_redone(db, tmp_
                 },
             )
         )
-    report = run_review([a], db=db, ingest_data=world.ingest_data, read_paper=world.read_paper)
+    report = run_review([a], WorkerStages(db, world.ingest_data, world.read_paper))
     assert statuses(report) == {"a.pdf": "reviewed"} and world.read == ["a"]

@@ -143,7 +143,7 @@ def test_show_json_the_note_and_the_paper_page_say_how_each_sentence_was_decided
     from reader.web.app import create_app
 
     _read(db)
-    shown = json.loads(json.dumps(app.analyses(PAPER_ID).to_json()))
+    shown = json.loads(json.dumps(app.paper(PAPER_ID).analyses().to_json()))
     assert shown["checklist"]["stored"] is True and len(shown["checklist"]["items"]) == 13
     critique = next(a for a in shown["analyses"] if a["kind"] == "critique")
     kinds = {s["decided"]["kind"] for s in critique["sentences"]}

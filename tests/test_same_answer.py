@@ -101,13 +101,15 @@ def test_the_three_ways_to_ask_read_the_same_crag_setting(library, monkeypatch):
 def test_the_web_page_asks_the_configured_external_searches(library, monkeypatch):
     """READER_EXTERNAL_SEARCH reaches the web page's Ask as it reaches Reader.ask."""
     asked = []
-    original = Reader.external_searches
+    from reader.services import Services
+
+    original = Services.external_searches
 
     def recorded(self, external=None):
         asked.append(self.settings.external_search if external is None else external)
         return original(self, "off")  # nothing leaves the machine in a test
 
-    monkeypatch.setattr(Reader, "external_searches", recorded)
+    monkeypatch.setattr(Services, "external_searches", recorded)
     monkeypatch.setenv("READER_EXTERNAL_SEARCH", "arxiv")
     web_answer(QUESTION, PAPER_A)
     assert asked == ["arxiv"]

@@ -16,7 +16,7 @@ UNANSWERED = "Which hospital recruited the patients of the trial?"
 
 
 def test_checklist_items_are_columns_with_their_sentence_and_page(library):  # noqa: F811
-    table = library.extraction_table([library.paper_id], columns=["metrics", "ethics"])
+    table = library.library.extraction_table([library.paper_id], columns=["metrics", "ethics"])
     assert [key for key, _ in table.columns][-2:] == ["metrics", "ethics"]
     [row] = table.rows
     metrics = row.cells["metrics"]
@@ -34,9 +34,9 @@ def test_an_unknown_column_or_too_many_questions_is_one_line(library):  # noqa: 
     from reader.errors import ReaderError
 
     with pytest.raises(ReaderError, match="no checklist column 'novelty': choose from metrics"):
-        library.extraction_table([library.paper_id], columns=["novelty"])
+        library.library.extraction_table([library.paper_id], columns=["novelty"])
     with pytest.raises(ReaderError, match="at most 5"):
-        library.extraction_table([library.paper_id], questions=[f"Question {n}?" for n in range(6)])
+        library.library.extraction_table([library.paper_id], questions=[f"Question {n}?" for n in range(6)])
 
 
 @pytest.fixture
@@ -55,7 +55,7 @@ def asking(library):  # noqa: F811
 
 
 def test_a_question_of_the_users_own_is_answered_audited_and_sourced_for_every_paper(asking):
-    table = asking.extraction_table([asking.paper_id], questions=[QUESTION, UNANSWERED])
+    table = asking.library.extraction_table([asking.paper_id], questions=[QUESTION, UNANSWERED])
     assert table.columns[-2:] == [("q1", QUESTION), ("q2", UNANSWERED)]
     [row] = table.rows
     cell = row.cells["q1"]

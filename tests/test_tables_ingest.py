@@ -104,7 +104,7 @@ def test_a_stored_analysis_keeps_the_tables_word_first_and_show_json_lists_the_t
             kind="synthesis",
             loop=LoopResult([Iteration(text, audit)], text),
         )
-    shown = app.analyses(result.paper_id).to_json()
+    shown = app.paper(result.paper_id).analyses().to_json()
     sentences = {s["text"]: s for s in shown["analyses"][0]["sentences"]}
     first, second = sentences[right]["evidence"]
     assert first["text"] == "85.1 − 81.9 = 3.2 (Table 2, Accuracy / SQA, p. 1)" and first["pages"] == "1"

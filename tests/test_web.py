@@ -35,18 +35,16 @@ def with_stages(review, *args, **kwargs):
     of the pipeline's: the web page's production runner, without PDF parsing or an LLM."""
     from reader.facade import Reader
 
-    class FakeStages(Reader):
-        def _warm_up(self):
-            pass
+    app = Reader(*args, **kwargs)
 
-        def _ingest_data(self, data, label):
-            return review.ingest_data(self, data, label)
+    def read_paper(paper_id, *, on_progress=None, db=None, fresh=False):
+        review.fresh.append(fresh)
+        return review.read_paper(db or app.services.db, paper_id, on_progress)
 
-        def _read_queued(self, paper_id, *, on_progress=None, db=None, fresh=False):
-            review.fresh.append(fresh)
-            return review.read_paper(db or self.db, paper_id, on_progress)
-
-    return FakeStages(*args, **kwargs)
+    app.services.warm_up = lambda: None
+    app.services.ingest_data = lambda data, label: review.ingest_data(app, data, label)
+    app.services.read_paper = read_paper
+    return app
 
 
 def _ctx(app, review=None, **changes):

@@ -18,7 +18,7 @@ from types import SimpleNamespace
 import pytest
 from conftest import SAMPLE_PAPER, SHARED_PAPERS, serving
 
-from reader.web import library, paper_page, read
+from reader.web import library, paper_page
 from reader.web import pdf as pdf_pages
 from reader.web.jobs import upload_file_name
 
@@ -176,7 +176,7 @@ def test_upload_review_read_and_ask(served, page, tmp_path):
     link.click()
     check_highlight(page, served.ctx, passage)
     # a page the passage is on (check_highlight: the one holding most of it, with "continued from")
-    assert page_no in {rect[0] for rect in pdf_pages.passage_box(served.ctx.services, passage).rects}
+    assert page_no in {rect[0] for rect in pdf_pages.passage_box(served.ctx.library, passage).rects}
     page.keyboard.press("Escape")  # the link had the focus, which keeps its tooltip open
 
     # A click pins the tooltip, so it stays when the pointer leaves; Escape closes it.
@@ -266,7 +266,7 @@ def check_highlight(page, ctx, passage: int) -> None:
     page.wait_for_function(f"() => document.getElementById('pdf').dataset.highlighted === '{passage}'")
     page.wait_for_function("() => document.getElementById('page-image').complete")
     shown_page = int(viewer.get_attribute("data-page"))
-    box = pdf_pages.passage_box(ctx.services, passage)
+    box = pdf_pages.passage_box(ctx.library, passage)
     area: dict[int, float] = {}
     for number, x0, y0, x1, y1 in box.rects:
         area[number] = area.get(number, 0.0) + (x1 - x0) * (y1 - y0)
@@ -277,7 +277,7 @@ def check_highlight(page, ctx, passage: int) -> None:
     image = page.locator("#page-image").bounding_box()
     highlights = [h.bounding_box() for h in page.locator("#page-frame .hl").all()]
     assert highlights, "no highlight drawn"
-    pdf, _ = pdf_pages.paper_file(ctx.services, box.paper_id)
+    pdf, _ = pdf_pages.paper_file(ctx.library, box.paper_id)
     with ctx.services.db() as session:
         from reader.store.tables import Chunk
 
@@ -396,16 +396,16 @@ def test_delete_asks_first_then_removes_the_paper(served, page, tmp_path):
     page.wait_for_url(f"**/paper/{pid}/delete")
     assert (
         page.locator("#delete-title").inner_text()
-        == read(served.ctx.services.db, paper_page.paper_of, pid).title
+        == served.ctx.library.view(paper_page.paper_of, pid).title
     )
     assert (
-        read(served.ctx.services.db, library.paper_status_of, pid) is not None
+        served.ctx.library.view(library.paper_status_of, pid) is not None
     )  # nothing removed before the confirmation
     page.click("#confirm-delete")
     page.wait_for_url(re.compile(r".*/library\?deleted=.+"))
     assert "Deleted" in page.locator("#deleted-notice").inner_text()
     assert page.locator(f'tr[data-paper="{pid}"]').count() == 0
-    assert read(served.ctx.services.db, library.paper_status_of, pid) is None
+    assert served.ctx.library.view(library.paper_status_of, pid) is None
     assert page.dialogs == []
 
 
@@ -428,7 +428,7 @@ def test_no_sideways_scrolling_on_a_phone_and_screenshots(served, chromium, tmp_
         "/library?q=column&text=1",
     ]
     reviewed = [
-        r.id for r in read(served.ctx.services.db, library.library_rows) if r.flagged_ratio is not None
+        r.id for r in served.ctx.library.view(library.library_rows) if r.flagged_ratio is not None
     ]
     paths += [f"/paper/{pid}" for pid in reviewed[:1]]
     widths = {}

@@ -16,7 +16,7 @@ from test_web import SYNTH, FakeReview, add_analysis, page_token, synth_text, wi
 
 from reader.store.db import transaction
 from reader.store.tables import Chunk, Question, ReviewJob
-from reader.web import library, paper_page, read
+from reader.web import library, paper_page
 
 JSON = {"Accept": "application/json"}
 SAME_SITE = {"Origin": "http://testserver", **JSON}
@@ -105,8 +105,8 @@ def test_passage_api_gives_rectangles_and_the_paper_page_links_evidence_to_them(
 
 def test_the_pdf_downloads_under_the_name_it_was_uploaded_with(web):
     pid = ingest_as_upload(web)
-    assert read(web.ctx.services.db, paper_page.paper_of, pid).file_name == f"{pid}.pdf"
-    library.name_paper(web.ctx.services.db, pid, "Smith et al. 2021 – final.pdf")
+    assert web.ctx.library.view(paper_page.paper_of, pid).file_name == f"{pid}.pdf"
+    library.name_paper(web.ctx.library, pid, "Smith et al. 2021 – final.pdf")
     response = web.get(f"/paper/{pid}/pdf")
     assert response.status_code == 200 and response.content == SAMPLE_PAPER.read_bytes()
     disposition = response.headers["content-disposition"]
@@ -114,8 +114,8 @@ def test_the_pdf_downloads_under_the_name_it_was_uploaded_with(web):
         "attachment" in disposition
         and "filename*=UTF-8''Smith%20et%20al.%202021%20%E2%80%93%20final.pdf" in disposition
     )
-    library.name_paper(web.ctx.services.db, pid, "another name.pdf")  # a real name is kept
-    assert read(web.ctx.services.db, paper_page.paper_of, pid).file_name == "Smith et al. 2021 – final.pdf"
+    library.name_paper(web.ctx.library, pid, "another name.pdf")  # a real name is kept
+    assert web.ctx.library.view(paper_page.paper_of, pid).file_name == "Smith et al. 2021 – final.pdf"
 
 
 def test_reupload_of_a_known_paper_says_so_and_review_again_forces_a_review(web):
@@ -155,14 +155,14 @@ def test_delete_needs_the_confirmation_form_and_removes_files(web):
     confirm = web.get(f"/paper/{pid}/delete")
     assert confirm.status_code == 200 and "cannot be undone" in confirm.text
     assert web.post(f"/paper/{pid}/delete").status_code == 403  # no form token
-    assert read(web.ctx.services.db, library.paper_status_of, pid) is not None
+    assert web.ctx.library.view(library.paper_status_of, pid) is not None
     response = web.post(
         f"/paper/{pid}/delete",
         data={"csrf_token": page_token(web, f"/paper/{pid}/delete")},
         follow_redirects=False,
     )
     assert response.status_code == 303 and response.headers["location"].startswith("/library?deleted=")
-    assert read(web.ctx.services.db, library.paper_status_of, pid) is None
+    assert web.ctx.library.view(library.paper_status_of, pid) is None
     assert not (web.ctx.settings.home / "pages" / pid).exists()
     assert "Deleted" in web.get(response.headers["location"]).text
 
@@ -172,7 +172,7 @@ def test_notes_zip_holds_every_reviewed_note(web):
     response = web.get("/library/notes.zip")
     assert response.status_code == 400 and "no paper has a review yet" in response.text
     add_analysis(web.ctx.services.db, pid, "synthesis", synth_text(), SYNTH)
-    library.name_paper(web.ctx.services.db, pid, "uploaded name.pdf")
+    library.name_paper(web.ctx.library, pid, "uploaded name.pdf")
     response = web.get("/library/notes.zip")
     assert response.status_code == 200 and response.headers["content-type"] == "application/zip"
     with zipfile.ZipFile(io.BytesIO(response.content)) as archive:
@@ -341,7 +341,7 @@ def test_upload_jobs_are_database_rows_that_survive_a_restart(tmp_path):
         assert done.status == "done" and done.percent == 100, done
         pid = hashlib.sha256(data).hexdigest()
         assert done.paper_id == pid
-        view = read(second.ctx.services.db, paper_page.paper_of, pid)
+        view = second.ctx.library.view(paper_page.paper_of, pid)
         assert view.analyses and view.file_name == "Reading order (2025).pdf"
         assert (
             second.get(f"/paper/{pid}/pdf")

@@ -97,15 +97,15 @@ def test_a_fresh_review_asks_the_model_again_where_review_again_reuses_its_answe
 
     llm = ScriptedLLM(dry_run_answer, with_stage=True)
     ctx = Reader(embedder=HashingEmbedder(), llm=llm, use_cache=True)
-    ctx.enqueue([SAMPLE_PAPER])
-    ctx.work(until_empty=True, poll_s=0.05)
+    ctx.queue.enqueue([SAMPLE_PAPER])
+    ctx.queue.work(until_empty=True, poll_s=0.05)
     first = llm.calls
     assert first > 0
-    ctx.enqueue([SAMPLE_PAPER], force=True)
-    ctx.work(until_empty=True, poll_s=0.05)
+    ctx.queue.enqueue([SAMPLE_PAPER], force=True)
+    ctx.queue.work(until_empty=True, poll_s=0.05)
     assert llm.calls == first  # every answer came from the cache
-    ctx.enqueue([SAMPLE_PAPER], force=True, fresh=True)
-    ctx.work(until_empty=True, poll_s=0.05)
+    ctx.queue.enqueue([SAMPLE_PAPER], force=True, fresh=True)
+    ctx.queue.work(until_empty=True, poll_s=0.05)
     assert llm.calls >= 2 * first  # every prompt was sent to the model again
     with ctx.services.db() as s:
         assert [j.status for j in s.scalars(select(ReviewJob))] == ["done"]

@@ -136,7 +136,7 @@ def test_not_a_zotero_folder_names_the_path(tmp_path):
 
 def test_ingest_keeps_zotero_metadata_and_reruns_pick_up_only_changes(dry_app, zotero_dir, tmp_path):
     notes: list[str] = []
-    results = dry_app.ingest_zotero(zotero_dir, on_note=notes.append)
+    results = dry_app.library.ingest_zotero(zotero_dir, on_note=notes.append)
     assert sorted(r.status for r in results) == ["ingested", "ingested", "skipped", "skipped", "skipped"]
     with dry_app.services.db() as session:
         papers = {p.zotero_key: p for p in session.scalars(select(Paper))}
@@ -146,12 +146,12 @@ def test_ingest_keeps_zotero_metadata_and_reruns_pick_up_only_changes(dry_app, z
         assert one.zotero_meta["collections"] == ["Thesis"] and one.zotero_meta["type"] == "journalArticle"
         assert papers["IJKL2345"].citekey == "dyer2012Fast"
         first_id = one.id
-    again = dry_app.ingest_zotero(zotero_dir)
+    again = dry_app.library.ingest_zotero(zotero_dir)
     assert sorted(r.status for r in again if r.status != "skipped") == ["unchanged", "unchanged"]
     if not THIRD.is_file():
         return
     (zotero_dir / "storage" / "EFGH6789" / "Downey - 2007 - Sparse.pdf").write_bytes(THIRD.read_bytes())
-    changed = dry_app.ingest_zotero(zotero_dir, on_note=notes.append)
+    changed = dry_app.library.ingest_zotero(zotero_dir, on_note=notes.append)
     assert sorted(r.status for r in changed if r.status != "skipped") == ["ingested", "unchanged"]
     assert len(notes) == 1 and first_id[:8] in notes[0] and "PDF changed" in notes[0]
     with dry_app.services.db() as session:
@@ -160,11 +160,11 @@ def test_ingest_keeps_zotero_metadata_and_reruns_pick_up_only_changes(dry_app, z
 
 
 def test_review_a_collection_then_export_notes_and_bibtex(dry_app, zotero_dir, tmp_path):
-    library = dry_app.zotero_library(zotero_dir, "Thesis")
+    library = dry_app.library.zotero_library(zotero_dir, "Thesis")
     report = dry_app.review([], jobs=1, zotero=library)
     assert len(report.by_status("reviewed")) == 2, report.to_json()
     assert len(report.notes) == 1 and "QRST2345" in report.notes[0]
-    rerun = dry_app.review([], jobs=1, zotero=dry_app.zotero_library(zotero_dir, "Thesis"))
+    rerun = dry_app.review([], jobs=1, zotero=dry_app.library.zotero_library(zotero_dir, "Thesis"))
     assert len(rerun.by_status("skipped")) == 2 and not rerun.by_status("reviewed")
 
     exported = dry_app.export(tmp_path / "notes")
@@ -179,7 +179,7 @@ def test_review_a_collection_then_export_notes_and_bibtex(dry_app, zotero_dir, t
     assert one["collections"] == ["Thesis"]
     assert fronts["zotero://select/library/items/IJKL2345"]["citekey"] == "dyer2012Fast"
 
-    bib = dry_app.bibtex(tmp_path / "papers.bib")
+    bib = dry_app.library.bibtex(tmp_path / "papers.bib")
     text = (tmp_path / "papers.bib").read_text(encoding="utf-8")
     assert [key for _, key in bib.entries] == ["downey2007Redundancy", "dyer2012Fast"]
     assert "@article{downey2007Redundancy," in text and "@inproceedings{dyer2012Fast," in text
@@ -269,7 +269,7 @@ def test_cli_review_a_zotero_collection_with_export(zotero_dir, tmp_path, reader
 
 
 def test_papers_reviewed_from_a_folder_get_the_zotero_link_when_reviewed_from_zotero(dry_app, zotero_dir):
-    library = dry_app.zotero_library(zotero_dir, "Chapter 2")
+    library = dry_app.library.zotero_library(zotero_dir, "Chapter 2")
     first = dry_app.review([library.items[0].pdf], jobs=1)
     assert len(first.by_status("reviewed")) == 1
     again = dry_app.review([], jobs=1, zotero=library)

@@ -98,12 +98,14 @@ def reviewed(reader_env, monkeypatch):
     )
     with transaction(app.services.db) as session:
         session.get(Paper, PID).zotero_key = "ITEMKEY1"
-    app.highlight(PID, 2, [[0.1, 0.1, 0.5, 0.12]], "grain yield fell by a third", "check the control plot")
+    app.paper(PID).highlight(
+        2, [[0.1, 0.1, 0.5, 0.12]], "grain yield fell by a third", "check the control plot"
+    )
     return app
 
 
 def test_the_note_is_written_as_a_child_note_then_updated(reviewed, server):
-    report = reviewed.zotero_note(base_url=server.url)
+    report = reviewed.library.zotero_note(base_url=server.url)
     [row] = report.rows
     assert (row.status, row.note_key) == ("created", "NOTE0001")
     sent = server.requests[0]
@@ -121,31 +123,31 @@ def test_the_note_is_written_as_a_child_note_then_updated(reviewed, server):
     assert "<strong>[待验证]</strong> The trial ran on the Moon." in item["note"]
     assert "p. 2: “grain yield fell by a third” — check the control plot" in item["note"]
 
-    [again] = reviewed.zotero_note([PID], base_url=server.url).rows
+    [again] = reviewed.library.zotero_note([PID], base_url=server.url).rows
     assert (again.status, again.note_key) == ("updated", "NOTE0001")
     put = server.requests[1]
     assert put["method"] == "PUT" and put["path"] == "/users/42/items/NOTE0001"
     assert {k.lower(): v for k, v in put["headers"].items()}["if-unmodified-since-version"] == "7"
 
     server.put_status = 412  # edited in Zotero since: left alone, a new note beside it
-    [edited] = reviewed.zotero_note([PID], base_url=server.url).rows
+    [edited] = reviewed.library.zotero_note([PID], base_url=server.url).rows
     assert edited.status == "created" and "edited in Zotero since" in edited.detail
     assert edited.note_key == "NOTE0004"
 
 
 def test_refusals_and_missing_settings_are_one_line(reviewed, server, monkeypatch):
     server.post_status = 403
-    [row] = reviewed.zotero_note(base_url=server.url).rows
+    [row] = reviewed.library.zotero_note(base_url=server.url).rows
     assert row.status == "error" and "a key with write access" in row.detail
     monkeypatch.delenv("READER_ZOTERO_API_KEY")
     from reader.facade import Reader
 
     with pytest.raises(ConfigError, match="READER_ZOTERO_API_KEY"):
-        Reader().zotero_note(base_url=server.url)
+        Reader().library.zotero_note(base_url=server.url)
 
 
 def test_a_paper_not_from_zotero_is_skipped(reviewed, server):
     other = "cd" * 32
     add_paper(reviewed.services.db, other, "Not From Zotero")
-    [row] = reviewed.zotero_note([other], base_url=server.url).rows
+    [row] = reviewed.library.zotero_note([other], base_url=server.url).rows
     assert row.status == "skipped" and "not from Zotero" in row.detail and server.requests == []

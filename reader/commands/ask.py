@@ -278,7 +278,7 @@ def calibrate_cmd(
             rows_out.flush()
 
     try:
-        report = app.calibrate(
+        report = app.questions.calibrate(
             questions_file,
             numbers("--thresholds", thresholds),
             ids=wanted,
@@ -303,6 +303,6 @@ def calibrate_cmd(
     else:
         click.echo(report.text())
     if write and report.to_json().get("recommended"):
-        path = app.write_routing(report.to_json()["recommended"])
+        path = app.questions.write_routing(report.to_json()["recommended"])
         click.echo(f"wrote the recommended setting to {path}", err=True)
     sys.stdout.flush()

@@ -49,7 +49,7 @@ def cites(app, paper, as_json):
       reader cites specter
       reader cites f4b6d4e5 --json
     """
-    found = app.cites(paper)
+    found = app.paper(paper).cites()
     if as_json:
         echo_json(found.to_json())
     else:
@@ -74,7 +74,7 @@ def cited_by(app, paper, external, as_json):
       reader cited-by "Construction of the Literature Graph"
       reader cited-by specter --external openalex --json
     """
-    found = app.cited_by(paper, external=external)
+    found = app.paper(paper).cited_by(external=external)
     if as_json:
         echo_json(found.to_json())
     else:

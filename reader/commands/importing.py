@@ -33,7 +33,7 @@ def import_cmd(app, items, services, as_json):
       reader import 10.18653/v1/2020.acl-main.207 --services openalex,unpaywall
       reader import https://arxiv.org/abs/1706.03762 --services arxiv
     """
-    report = app.import_papers(list(items), services=services)
+    report = app.library.import_papers(list(items), services=services)
     for row in report.rows:
         if as_json:
             echo_json(row.to_json(), indent=None)

@@ -50,7 +50,7 @@ def judge(app, paper, sentence, supported, unsupported, withdraw, comment, judge
     if len(given) > 1:
         raise ReaderError(f"give one of --supported, --unsupported or --withdraw, not {' and '.join(given)}")
     verdict = {"--supported": "supported", "--unsupported": "unsupported"}.get(given[0])
-    result = app.judge(paper, sentence, verdict, comment=comment, by=judged_by)
+    result = app.paper(paper).judge(sentence, verdict, comment=comment, by=judged_by)
     if as_json:
         echo_json(result.to_json())
         return

@@ -94,7 +94,7 @@ def ingest(app, paths, zotero, collection, as_json, quiet):
 
     try:
         if zotero is not None:
-            results = app.ingest_zotero(zotero or None, collection, on_result=report, on_note=note)
+            results = app.library.ingest_zotero(zotero or None, collection, on_result=report, on_note=note)
         else:
             results = app.ingest(paths, on_result=report, before_file=before_file)
     finally:
@@ -174,8 +174,9 @@ def rm(app, paper, yes):
     """
     found = app.paper(paper)
     if not yes:
+        title = found.info.title
         click.confirm(
-            f"Remove {found.id[:12]} {found.title!r} and everything derived from it?", abort=True, err=True
+            f"Remove {found.id[:12]} {title!r} and everything derived from it?", abort=True, err=True
         )
-    removed = app.remove(found.id)
+    removed = found.remove()
     click.echo(f"removed {removed.id[:12]} {removed.title!r}")

@@ -132,7 +132,7 @@ def show(app, paper, as_json, verdicts):
       reader show f4b6d4e5
       reader show "SPECTER" --verdicts
     """
-    target = app.analyses(paper)
+    target = app.paper(paper).analyses()
     analyses = target.analyses
     if as_json:
         echo_json(target.to_json())
@@ -161,7 +161,7 @@ def show(app, paper, as_json, verdicts):
         _print_judgements(target.judgements)
     if target.highlights:
         _print_highlights(target.highlights)
-    followups = app.followups(target.paper_id)
+    followups = app.paper(target.paper_id).followups()
     if followups:
         _print_followups([f.to_json() for f in followups])
 

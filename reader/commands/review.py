@@ -1,5 +1,6 @@
 """`reader review` (review a collection on this machine, resumable: queued, then worked off by
-in-process workers) and `reader export` (Markdown notes); the progress lines of review and worker."""
+in-process workers; or only queued for `reader worker` with --queue) and `reader export`
+(Markdown notes)."""
 
 from __future__ import annotations
 
@@ -11,51 +12,27 @@ from pathlib import Path
 import click
 
 from reader.commands.output import echo_json, for_terminal, printable, table_cell, zotero_options
+from reader.commands.progress import ProgressPrinter, duration
 from reader.errors import ReaderError
 
 
-def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "--"
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes}m{seconds:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
-
-
-class ProgressPrinter:
-    """One stderr line whenever a paper changes stage, for `reader review` and `reader worker`:
-    `[i/N] file · stage · elapsed · ETA`, or `[i] file · stage · elapsed` when the number of
-    papers is open (a worker takes whatever is queued)."""
-
-    def __init__(self, stream=None):
-        self.stream = stream or sys.stderr
-        self.last: dict[int, tuple[str, str]] = {}
-        self.lock = threading.Lock()
-
-    def __call__(self, event) -> None:
-        key = (event.stage, event.detail)
-        with self.lock:
-            if self.last.get(event.index) == key:
-                return
-            self.last[event.index] = key
-            detail = event.detail if len(event.detail) <= 90 else event.detail[:89] + "…"
-            stage = event.stage + (f": {detail}" if detail else "")
-            counter = (
-                f"{event.index:>{len(str(event.total))}}/{event.total}" if event.total else str(event.index)
-            )
-            parts = [
-                f"[{counter}] {printable(Path(event.source).name)}",
-                stage,
-                f"{_duration(event.elapsed_s)} elapsed",
-            ]
-            if event.total:
-                parts.append(f"ETA {_duration(event.eta_s)}")
-            print(" · ".join(parts), file=self.stream, flush=True)
+def print_enqueued(report) -> None:
+    """One line per file that was not simply queued, then the counts."""
+    for row in report.rows:
+        if row.status in ("queued", "requeued"):
+            continue
+        where = "error" if row.status == "error" else "skipped"
+        click.echo(
+            f"{where}: {printable(row.source)}: {row.status}{': ' + row.detail if row.detail else ''}",
+            err=True,
+        )
+    data = report.to_json()
+    click.echo(
+        f"Queued {data['queued']} paper{'s' * (data['queued'] != 1)} "
+        f"({data['already_queued']} already queued or running, {data['skipped']} skipped, "
+        f"{data['failed']} failed). Start `reader worker` on any machine sharing "
+        f"READER_DATABASE_URL; `reader jobs` shows the queue."
+    )
 
 
 _NO_FIGURES_STATUS = {"error": "[red]error[/red]", "removed": "[yellow]removed[/yellow]"}
@@ -69,7 +46,7 @@ def _print_table(report) -> None:
     table = Table(
         title=f"Review: {len(report.by_status('reviewed'))} reviewed, "
         f"{len(report.by_status('skipped'))} already done, "
-        f"{len(report.failed)} failed · {_duration(report.seconds)}"
+        f"{len(report.failed)} failed · {duration(report.seconds)}"
     )
     # 132 columns when piped: the paper's name gives way to the figures.
     table.add_column("Paper", overflow="ellipsis", no_wrap=True, max_width=34)
@@ -83,9 +60,7 @@ def _print_table(report) -> None:
         name = table_cell(row.title or printable(Path(row.source).name))
         if row.status in ("error", "removed", "busy"):  # nothing was read: no figures to show
             blank = [""] * (len(names) + 2)
-            table.add_row(
-                name, *blank, _duration(row.seconds), _NO_FIGURES_STATUS.get(row.status, row.status)
-            )
+            table.add_row(name, *blank, duration(row.seconds), _NO_FIGURES_STATUS.get(row.status, row.status))
             continue
         unchecked = f"[yellow]{row.unchecked}[/yellow]" if row.unchecked else "0"
         table.add_row(
@@ -96,7 +71,7 @@ def _print_table(report) -> None:
             *([str(row.unanswered)] if with_unanswered else []),
             str(row.regenerations),
             str(row.llm_calls),
-            _duration(row.seconds),
+            duration(row.seconds),
             row.status,
         )
     console.print(table)
@@ -176,9 +151,7 @@ def review(app, paths, zotero, collection, force, jobs, export_dir, quiet, as_js
                 "reviewed yet: run `reader export --all --out DIR` when "
                 "`reader jobs` shows the papers done"
             )
-        from reader.commands.worker import print_enqueued
-
-        enqueued = app.enqueue(paths, force=force)
+        enqueued = app.queue.enqueue(paths, force=force)
         if as_json:
             echo_json(enqueued.to_json())
         else:
@@ -188,7 +161,7 @@ def review(app, paths, zotero, collection, force, jobs, export_dir, quiet, as_js
         return
     stop = threading.Event()
     try:
-        library = app.zotero_library(zotero or None, collection) if zotero is not None else None
+        library = app.library.zotero_library(zotero or None, collection) if zotero is not None else None
         report = app.review(
             paths,
             jobs=jobs,
@@ -281,7 +254,9 @@ def export(app, papers, export_all, out_dir, bibtex_file, lookup, as_json):
         raise ReaderError("say where to write: --out FOLDER for the notes, --bibtex FILE for BibTeX, or both")
     if lookup and lookup != "off" and out_dir is None:
         raise ReaderError("--lookup checks the references cited in the notes: give --out FOLDER too")
-    bib = app.bibtex(bibtex_file, list(papers) if papers else None) if bibtex_file is not None else None
+    bib = (
+        app.library.bibtex(bibtex_file, list(papers) if papers else None) if bibtex_file is not None else None
+    )
     if out_dir is None:
         if as_json:
             echo_json({"bibtex": bib.to_json()})

@@ -82,7 +82,7 @@ def reindex(app):
       READER_EMBED_MODEL=/models/bge-small-en-v1.5 reader reindex
     """
     started = time.perf_counter()
-    n_chunks = app.reindex()
+    n_chunks = app.library.reindex()
     elapsed = time.perf_counter() - started
     info = app.services.search_index
     click.echo(

@@ -60,7 +60,7 @@ def table(app, papers, csv_file, as_json, columns, questions):
     """
     from reader.errors import ReaderError
 
-    result = app.extraction_table(papers, columns=columns, questions=questions)
+    result = app.library.extraction_table(papers, columns=columns, questions=questions)
     if csv_file is not None:
         try:
             csv_file.write_text(result.to_csv(), encoding="utf-8-sig", newline="")

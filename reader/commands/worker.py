@@ -1,5 +1,5 @@
-"""`reader worker` (review queued papers, on any number of machines), `reader jobs` (the queue's
-state) and the queue half of `reader review --queue`."""
+"""`reader worker` (review queued papers, on any number of machines) and `reader jobs` (the
+queue's state)."""
 
 from __future__ import annotations
 
@@ -13,26 +13,7 @@ from pathlib import Path
 import click
 
 from reader.commands.output import echo_json, printable, table_cell
-from reader.commands.review import ProgressPrinter
-
-
-def print_enqueued(report) -> None:
-    """One line per file that was not simply queued, then the counts."""
-    for row in report.rows:
-        if row.status in ("queued", "requeued"):
-            continue
-        where = "error" if row.status == "error" else "skipped"
-        click.echo(
-            f"{where}: {printable(row.source)}: {row.status}{': ' + row.detail if row.detail else ''}",
-            err=True,
-        )
-    data = report.to_json()
-    click.echo(
-        f"Queued {data['queued']} paper{'s' * (data['queued'] != 1)} "
-        f"({data['already_queued']} already queued or running, {data['skipped']} skipped, "
-        f"{data['failed']} failed). Start `reader worker` on any machine sharing "
-        f"READER_DATABASE_URL; `reader jobs` shows the queue."
-    )
+from reader.commands.progress import ProgressPrinter
 
 
 def _ago(moment: datetime | None) -> str:
@@ -66,7 +47,7 @@ def jobs(app, queued_only, as_json):
       reader jobs
       reader jobs --queued --json
     """
-    report = app.jobs(queued_only=queued_only)
+    report = app.queue.jobs(queued_only=queued_only)
     if as_json:
         echo_json(report.to_json())
         return
@@ -104,7 +85,7 @@ def _work_left(app, report, should_be_empty: bool) -> str:
         return f"worker stopped: {report.error}"
     if not should_be_empty:
         return ""
-    counts = app.jobs(queued_only=True).counts()
+    counts = app.queue.jobs(queued_only=True).counts()
     left = counts.get("queued", 0) + counts.get("running", 0) + counts.get("stale", 0)
     return f"{left} queued paper{'s' * (left != 1)} left undone" if left else ""
 
@@ -159,7 +140,7 @@ def worker(app, jobs, once, until_empty, poll, quiet, as_json):
         signal.signal(signal.SIGTERM, drain)
     except ValueError:  # not the main thread
         pass
-    report = app.work(
+    report = app.queue.work(
         jobs=jobs,
         once=once,
         until_empty=until_empty,

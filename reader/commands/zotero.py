@@ -27,7 +27,7 @@ def zotero_note(app, papers, as_json):
       reader zotero-note specter
       READER_ZOTERO_LIBRARY=users/123456 reader zotero-note --json
     """
-    report = app.zotero_note(list(papers) or None)
+    report = app.library.zotero_note(list(papers) or None)
     if as_json:
         echo_json(report.to_json())
     else:

@@ -16,7 +16,7 @@ from reader.review.records import (
     review_figures,
 )
 from reader.review.run import run_review
-from reader.review.worker import WorkerReport, run_worker
+from reader.review.worker import WorkerOptions, WorkerReport, WorkerStages, run_worker
 from reader.text.digest import file_sha256
 
 __all__ = [
@@ -27,7 +27,9 @@ __all__ = [
     "PaperReview",
     "ProgressEvent",
     "ReviewReport",
+    "WorkerOptions",
     "WorkerReport",
+    "WorkerStages",
     "analyses_of",
     "enqueue_sources",
     "file_sha256",

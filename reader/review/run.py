@@ -28,7 +28,7 @@ from reader.review.records import (
     fill,
     review_figures,
 )
-from reader.review.worker import DATABASE_PATIENCE_S, IngestDataFn, run_worker
+from reader.review.worker import WorkerOptions, WorkerStages, run_worker
 from reader.store.tables import Paper, ReviewJob
 
 MINE = ("queued", "requeued", "already queued")  # enqueue statuses of the jobs this run works off
@@ -37,45 +37,28 @@ LEFT_AT = ("retry", "lost")  # a last attempt here that did not settle the job
 
 def run_review(
     sources: list[Path],
+    stages: WorkerStages,
+    options: WorkerOptions = WorkerOptions(jobs=2),
     *,
-    db: sessionmaker,
-    ingest_data: IngestDataFn,
-    read_paper: Callable[..., object],
     read_limits=None,
     force: bool = False,
-    jobs: int = 2,
-    lease_s: float = queue.LEASE_S,
-    max_attempts: int = queue.MAX_ATTEMPTS,
-    patience_s: float = DATABASE_PATIENCE_S,
     on_event: Callable[[ProgressEvent], None] | None = None,
     stop: threading.Event | None = None,
-    warm_up: Callable[[], None] | None = None,
 ) -> ReviewReport:
-    """Review every source file; a failing paper is reported in its row (after `max_attempts`
-    attempts) and never stops the others. Ctrl-C hands the papers in hand back to the queue
-    and raises KeyboardInterrupt; `stop` lets them finish and claims no other. The files are
-    read within `read_limits` (reader.ingest.limits.IngestLimits; default: its defaults)."""
+    """Review every source file with `options.jobs` workers; a failing paper is reported in its
+    row (after `options.max_attempts` attempts) and never stops the others. Ctrl-C hands the
+    papers in hand back to the queue and raises KeyboardInterrupt; `stop` lets them finish and
+    claims no other. The files are read within `read_limits` (reader.ingest.limits.IngestLimits;
+    default: its defaults)."""
     started = time.perf_counter()
+    db = stages.db
     enqueued = enqueue_sources(db, sources, force=force, limits=read_limits).rows
     rows = [_first_row(db, row) for row in enqueued]
     mine = {row.job_id: n for n, row in enumerate(enqueued) if row.status in MINE}
     if not mine:
         return ReviewReport(rows, time.perf_counter() - started)
-    worked = run_worker(
-        db=db,
-        ingest_data=ingest_data,
-        read_paper=read_paper,
-        lease_s=lease_s,
-        max_attempts=max_attempts,
-        patience_s=patience_s,
-        jobs=jobs,
-        until_empty=True,
-        job_ids=list(mine),
-        stop=stop,
-        drain_on_interrupt=False,
-        on_event=_with_eta(on_event, len(mine)),
-        warm_up=warm_up,
-    )
+    own_jobs = dataclasses.replace(options, until_empty=True, job_ids=list(mine), drain_on_interrupt=False)
+    worked = run_worker(stages, own_jobs, stop=stop, on_event=_with_eta(on_event, len(mine)))
     stopped = stop is not None and stop.is_set()
     for job_id, n in mine.items():
         outcome = worked.last.get(job_id)

@@ -7,9 +7,9 @@ done. Every transaction of an attempt is fenced by its claim, so a worker whose 
 taken over commits nothing; a failure sends the paper back to the queue until it has failed
 `max_attempts` times, then it is marked failed with its error.
 
-The stages are injected (`ingest_data(data, label)`, `read_paper(paper_id, on_progress=...,
-db=...)`), so the engine is tested without PDFs or LLMs; reader.facade.Reader passes the
-real ones.
+The stages are injected (WorkerStages: `ingest_data(data, label)`, `read_paper(paper_id,
+on_progress=..., db=...)`), so the engine is tested without PDFs or LLMs; the composition root
+(reader.services.Services.worker_stages) passes the real ones.
 """
 
 from __future__ import annotations
@@ -84,160 +84,190 @@ def queue_busy(db: sessionmaker) -> bool:
         )
 
 
+@dataclass(frozen=True)
+class WorkerStages:
+    """What a worker calls: the database and the stages (the composition root, reader.services,
+    passes the real ones; tests pass stand-ins). `read_paper(paper_id, on_progress=..., db=...,
+    fresh=...)`; `warm_up()` runs before the first claim."""
+
+    db: sessionmaker
+    ingest_data: IngestDataFn
+    read_paper: Callable[..., object]
+    warm_up: Callable[[], None] | None = None
+    on_notice: Callable[[str], None] | None = None
+
+
+@dataclass(frozen=True)
+class WorkerOptions:
+    """How a worker works off the queue.
+
+    `jobs` papers at a time; `once`: one paper, then return; `until_empty`: return when no
+    queued paper is pending or running anywhere; with `job_ids` (a `reader review` run's own
+    jobs) only those are claimed, and it returns when none of them is left to claim.
+    `poll_s` between looks at an empty queue. Without `drain_on_interrupt` the first Ctrl-C
+    hands the papers in hand back and raises KeyboardInterrupt. A claim lasts `lease_s`
+    unless renewed; a paper fails for good after `max_attempts`; the database is waited for
+    up to `patience_s` seconds."""
+
+    jobs: int = 1
+    once: bool = False
+    until_empty: bool = False
+    job_ids: Collection[int] | None = None
+    poll_s: float = 2.0
+    drain_on_interrupt: bool = True
+    lease_s: float = queue.LEASE_S
+    max_attempts: int = queue.MAX_ATTEMPTS
+    patience_s: float = DATABASE_PATIENCE_S
+
+
 def run_worker(
+    stages: WorkerStages,
+    options: WorkerOptions = WorkerOptions(),
     *,
-    db: sessionmaker,
-    ingest_data: IngestDataFn,
-    read_paper: Callable[..., object],
-    lease_s: float = queue.LEASE_S,
-    max_attempts: int = queue.MAX_ATTEMPTS,
-    jobs: int = 1,
-    once: bool = False,
-    until_empty: bool = False,
-    job_ids: Collection[int] | None = None,
-    poll_s: float = 2.0,
-    patience_s: float = DATABASE_PATIENCE_S,
     stop: threading.Event | None = None,
     abandon: threading.Event | None = None,
-    drain_on_interrupt: bool = True,
     on_event: Callable[[ProgressEvent], None] | None = None,
-    on_notice: Callable[[str], None] | None = None,
-    warm_up: Callable[[], None] | None = None,
 ) -> WorkerReport:
-    """Process queued papers until `stop` (or Ctrl-C) — `jobs` papers at a time.
+    """Process queued papers until `stop` (or Ctrl-C), as `options` say.
 
-    `once`: one paper, then return. `until_empty`: return when no queued paper is pending
-    or running anywhere; with `job_ids` (a `reader review` run's own jobs) only those are
-    claimed, and it returns when none of them is left to claim. The first Ctrl-C
-    (KeyboardInterrupt in the calling thread) or `stop` lets the papers in hand finish; a
-    second Ctrl-C or `abandon` hands them back to the queue (not counted as an attempt) and
-    returns at once. Without `drain_on_interrupt` the first Ctrl-C hands them back and
-    raises KeyboardInterrupt. `warm_up()` runs first, before any claim.
+    The first Ctrl-C (KeyboardInterrupt in the calling thread) or `stop` lets the papers in
+    hand finish; a second Ctrl-C or `abandon` hands them back to the queue (not counted as an
+    attempt) and returns at once.
 
     A database server that goes away (a restart) is waited for: each step on the queue is
     tried again with back-off for up to `patience_s` seconds, and a paper whose read it broke
     is queued again. Still away after that, the worker stops taking papers and says why in
     `report.error`; what is left stays queued for the next worker."""
-    if warm_up is not None:
-        warm_up()
-    started = time.perf_counter()
-    run = uuid.uuid4().hex
-    worker = queue.worker_name()
-    report = WorkerReport(worker)
-    stop = stop or threading.Event()
-    abandon = abandon or threading.Event()
-    notice = on_notice or (lambda message: None)
-    heartbeat = queue.Heartbeat(db, lease_s)
-    ingest_lock = threading.Lock()
-    report_lock = threading.Lock()
-    indexes: dict[int, int] = {}  # job id -> its number in the progress lines
-    queue.live_runs.add(run)
-    away = threading.Event()  # set while the database is unreachable: said once per outage
+    if stages.warm_up is not None:
+        stages.warm_up()
+    run = _WorkerRun(stages, options, stop or threading.Event(), abandon or threading.Event(), on_event)
+    queue.live_runs.add(run.run)
+    try:
+        run.start_threads()
+        run.wait()
+    finally:
+        run.heartbeat.stop()
+        queue.live_runs.discard(run.run)
+    run.report.seconds = time.perf_counter() - run.started
+    return run.report
 
-    def waiting(exc: BaseException, delay: float) -> None:
-        if not away.is_set():
-            away.set()
-            notice(
+
+class _WorkerRun:
+    """One run_worker call: its threads, its report and what they share."""
+
+    def __init__(self, stages: WorkerStages, options: WorkerOptions, stop, abandon, on_event):
+        self.stages, self.options = stages, options
+        self.stop, self.abandon, self.on_event = stop, abandon, on_event
+        self.started = time.perf_counter()
+        self.run = uuid.uuid4().hex
+        self.worker = queue.worker_name()
+        self.report = WorkerReport(self.worker)
+        self.notice = stages.on_notice or (lambda message: None)
+        self.heartbeat = queue.Heartbeat(stages.db, options.lease_s)
+        self.ingest_lock = threading.Lock()
+        self.report_lock = threading.Lock()
+        self.indexes: dict[int, int] = {}  # job id -> its number in the progress lines
+        self.away = threading.Event()  # set while the database is unreachable: said once per outage
+        self.remaining = 1 if options.once else max(1, options.jobs)
+        self.all_done = threading.Event()
+
+    def waiting(self, exc: BaseException, delay: float) -> None:
+        if not self.away.is_set():
+            self.away.set()
+            self.notice(
                 f"the database is unreachable ({describe_error(exc)}); trying again with back-off "
-                f"for up to {patience_s:g} s"
+                f"for up to {self.options.patience_s:g} s"
             )
 
-    def patient(action: Callable[[], object]):
-        result = while_away(action, patience_s=patience_s, on_wait=waiting)
-        if away.is_set():
-            away.clear()
-            notice("the database is reachable again; going on")
+    def patient(self, action: Callable[[], object]):
+        result = while_away(action, patience_s=self.options.patience_s, on_wait=self.waiting)
+        if self.away.is_set():
+            self.away.clear()
+            self.notice("the database is reachable again; going on")
         return result
 
-    def loop() -> None:
-        while not stop.is_set():
-            claim = patient(
-                lambda: queue.claim_next(
-                    db,
-                    worker,
-                    lease_s=lease_s,
-                    max_attempts=max_attempts,
-                    summary=queue.owner(run),
-                    job_ids=job_ids,
-                )
+    def claim_next(self):
+        options, db = self.options, self.stages.db
+        return self.patient(
+            lambda: queue.claim_next(
+                db,
+                self.worker,
+                lease_s=options.lease_s,
+                max_attempts=options.max_attempts,
+                summary=queue.owner(self.run),
+                job_ids=options.job_ids,
             )
+        )
+
+    def nothing_left(self) -> bool:
+        """An empty look at the queue ends this loop (else it waits and looks again)."""
+        options = self.options
+        if options.once or options.job_ids is not None:
+            return True
+        return options.until_empty and not self.patient(lambda: queue_busy(self.stages.db))
+
+    def loop(self) -> None:
+        while not self.stop.is_set():
+            claim = self.claim_next()
             if claim is None:
-                if once or job_ids is not None or (until_empty and not patient(lambda: queue_busy(db))):
+                if self.nothing_left():
                     return
-                stop.wait(poll_s)
+                self.stop.wait(self.options.poll_s)
                 continue
-            if once:
-                stop.set()
-            with report_lock:
-                index = indexes.setdefault(claim.job_id, len(indexes) + 1)
-            outcome = _work_one(
-                claim,
-                run,
-                index,
-                db=db,
-                ingest_data=ingest_data,
-                read_paper=read_paper,
-                ingest_lock=ingest_lock,
-                heartbeat=heartbeat,
-                max_attempts=max_attempts,
-                on_event=on_event,
-                started=started,
-                patient=patient,
-            )
-            with report_lock:
-                report.papers.append(outcome)
-                report.last[claim.job_id] = outcome
+            if self.options.once:
+                self.stop.set()
+            with self.report_lock:
+                index = self.indexes.setdefault(claim.job_id, len(self.indexes) + 1)
+            outcome = _work_one(claim, index, self)
+            with self.report_lock:
+                self.report.papers.append(outcome)
+                self.report.last[claim.job_id] = outcome
 
-    n_threads = 1 if once else max(1, jobs)
-    remaining = [n_threads]
-    all_done = threading.Event()
-
-    def run_loop() -> None:
+    def run_loop(self) -> None:
         try:
-            loop()
+            self.loop()
         except Exception as exc:  # noqa: BLE001 - said in the report; the queue keeps the papers
             if database_away(exc):
                 why = (
-                    f"the database stayed unreachable for {patience_s:g} s ({describe_error(exc)}); "
-                    "the papers left stay queued"
+                    f"the database stayed unreachable for {self.options.patience_s:g} s "
+                    f"({describe_error(exc)}); the papers left stay queued"
                 )
             else:
                 why = reason_of(exc)
-            with report_lock:
-                report.error = report.error or why
-            stop.set()
+            with self.report_lock:
+                self.report.error = self.report.error or why
+            self.stop.set()
         finally:
-            with report_lock:
-                remaining[0] -= 1
-                if not remaining[0]:
-                    all_done.set()
+            with self.report_lock:
+                self.remaining -= 1
+                if not self.remaining:
+                    self.all_done.set()
 
-    threads = [threading.Thread(target=run_loop, name=f"worker-{n}", daemon=True) for n in range(n_threads)]
-    for thread in threads:
-        thread.start()
-    try:
-        # An Event, not Thread.join: a join interrupted by Ctrl-C can leave the thread
-        # looking finished while it still reads.
-        while not all_done.is_set() and not abandon.is_set():
+    def start_threads(self) -> None:
+        for n in range(self.remaining):
+            threading.Thread(target=self.run_loop, name=f"worker-{n}", daemon=True).start()
+
+    def wait(self) -> None:
+        """Until the threads are done, or the papers in hand are handed back (a second Ctrl-C,
+        `abandon`). An Event, not Thread.join: a join interrupted by Ctrl-C can leave the
+        thread looking finished while it still reads."""
+        while not self.all_done.is_set() and not self.abandon.is_set():
             try:
-                all_done.wait(0.2)
+                self.all_done.wait(0.2)
             except KeyboardInterrupt:
-                if not drain_on_interrupt:
-                    stop.set()
-                    _hand_back(db, heartbeat, report)
+                if not self.options.drain_on_interrupt:
+                    self.stop.set()
+                    _hand_back(self.stages.db, self.heartbeat, self.report)
                     raise
-                if stop.is_set():
-                    abandon.set()
+                if self.stop.is_set():
+                    self.abandon.set()
                 else:
-                    stop.set()
-                    notice("finishing the paper in hand; press Ctrl-C again to hand it back to the queue")
-        if abandon.is_set():
-            _hand_back(db, heartbeat, report)
-    finally:
-        heartbeat.stop()
-        queue.live_runs.discard(run)
-    report.seconds = time.perf_counter() - started
-    return report
+                    self.stop.set()
+                    self.notice(
+                        "finishing the paper in hand; press Ctrl-C again to hand it back to the queue"
+                    )
+        if self.abandon.is_set():
+            _hand_back(self.stages.db, self.heartbeat, self.report)
 
 
 def _hand_back(db: sessionmaker, heartbeat: queue.Heartbeat, report: WorkerReport) -> None:
@@ -246,88 +276,93 @@ def _hand_back(db: sessionmaker, heartbeat: queue.Heartbeat, report: WorkerRepor
             report.handed_back.append(claim.source)
 
 
-def _work_one(
-    claim: queue.Claim,
-    run: str,
-    index: int,
-    *,
-    db,
-    ingest_data,
-    read_paper,
-    ingest_lock,
-    heartbeat,
-    max_attempts,
-    on_event,
-    started,
-    patient,
-) -> PaperReview:
+def _work_one(claim: queue.Claim, index: int, run: _WorkerRun) -> PaperReview:
+    """One claimed paper, ingested when new, read and marked done -> its row; a failure is
+    recorded on the queue (retried or failed) and in the row, never raised."""
+    db = run.stages.db
     outcome = PaperReview(source=claim.source, paper_id=claim.paper_id or claim.file_sha256)
     began = time.perf_counter()
-
-    def emit(stage: str, detail: str = "") -> None:
-        if on_event is not None:
-            on_event(
-                ProgressEvent(
-                    index=index,
-                    total=0,
-                    source=claim.source,
-                    stage=stage,
-                    elapsed_s=time.perf_counter() - started,
-                    eta_s=None,
-                    detail=detail,
-                )
-            )
-
-    heartbeat.hold(claim)
+    emit = _emitter(claim, index, run)
+    run.heartbeat.hold(claim)
     try:
-        paper_id = _ingested(
-            claim, db=db, ingest_data=ingest_data, ingest_lock=ingest_lock, outcome=outcome, emit=emit
-        )
-        outcome.paper_id = paper_id
-        if _finished_before(db, claim, paper_id):
-            summary = queue.finish(db, claim, completion(paper_id, 0.0))
-            fill(outcome, summary, "reviewed")
-            outcome.error = "finished by an earlier attempt"
-            return outcome
-        start_read(db, claim, paper_id, run, claim.source)
-        emit("read")
-        read_started = time.perf_counter()
-        fresh = {"fresh": True} if claim.previous.get("fresh") else {}  # "Review again" afresh
-        read_paper(
-            paper_id, on_progress=lambda message: emit("read", message), db=queue.fenced(db, claim), **fresh
-        )
-        outcome.read_seconds = time.perf_counter() - read_started
-        check_stored(db, claim, paper_id)
-        summary = queue.finish(db, claim, completion(paper_id, time.perf_counter() - began))
-        fill(outcome, summary, "reviewed")
+        _review_claimed(claim, run, outcome, emit, began)
     except queue.LeaseLost as exc:
-        if patient(lambda: job_exists(db, claim.job_id)):
+        if run.patient(lambda: job_exists(db, claim.job_id)):
             outcome.status, outcome.error = "lost", str(exc)
         else:  # `reader rm` took the paper, and its job, away
             outcome.status, outcome.error = "removed", REMOVED
     except Exception as exc:  # noqa: BLE001 - one paper's failure never stops the worker
-        reason = reason_of(exc)
-        if database_away(exc):
-            reason = f"the database went away during it ({reason})"
-        outcome.status, outcome.error = "error", reason  # unless the failure is recorded below
-        status = patient(lambda: queue.fail(db, claim, reason, max_attempts=max_attempts))
-        outcome.status = {"pending": "retry", "error": "error"}.get(status, status)
-        outcome.error = {
-            "pending": f"attempt {claim.attempt} of {max_attempts} failed: {reason}; queued again",
-            "removed": REMOVED,
-        }.get(status, reason)
+        _record_failure(claim, run, outcome, exc)
     finally:
-        heartbeat.release(claim)
+        run.heartbeat.release(claim)
         outcome.seconds = time.perf_counter() - began
         emit(outcome.status, outcome.error)
     return outcome
 
 
-def _ingested(claim: queue.Claim, *, db, ingest_data, ingest_lock, outcome, emit) -> str:
+def _emitter(claim: queue.Claim, index: int, run: _WorkerRun) -> Callable[..., None]:
+    """emit(stage, detail) -> the run's on_event, as a ProgressEvent of this claim."""
+
+    def emit(stage: str, detail: str = "") -> None:
+        if run.on_event is not None:
+            run.on_event(
+                ProgressEvent(
+                    index=index,
+                    total=0,
+                    source=claim.source,
+                    stage=stage,
+                    elapsed_s=time.perf_counter() - run.started,
+                    eta_s=None,
+                    detail=detail,
+                )
+            )
+
+    return emit
+
+
+def _review_claimed(claim: queue.Claim, run: _WorkerRun, outcome: PaperReview, emit, began: float) -> None:
+    db = run.stages.db
+    paper_id = _ingested(claim, run, outcome=outcome, emit=emit)
+    outcome.paper_id = paper_id
+    if _finished_before(db, claim, paper_id):
+        summary = queue.finish(db, claim, completion(paper_id, 0.0))
+        fill(outcome, summary, "reviewed")
+        outcome.error = "finished by an earlier attempt"
+        return
+    start_read(db, claim, paper_id, run.run, claim.source)
+    emit("read")
+    read_started = time.perf_counter()
+    fresh = {"fresh": True} if claim.previous.get("fresh") else {}  # "Review again" afresh
+    run.stages.read_paper(
+        paper_id, on_progress=lambda message: emit("read", message), db=queue.fenced(db, claim), **fresh
+    )
+    outcome.read_seconds = time.perf_counter() - read_started
+    check_stored(db, claim, paper_id)
+    summary = queue.finish(db, claim, completion(paper_id, time.perf_counter() - began))
+    fill(outcome, summary, "reviewed")
+
+
+def _record_failure(claim: queue.Claim, run: _WorkerRun, outcome: PaperReview, exc: Exception) -> None:
+    """The paper goes back to the queue, or is failed after its last attempt."""
+    max_attempts = run.options.max_attempts
+    reason = reason_of(exc)
+    if database_away(exc):
+        reason = f"the database went away during it ({reason})"
+    outcome.status, outcome.error = "error", reason  # unless the failure is recorded below
+    status = run.patient(lambda: queue.fail(run.stages.db, claim, reason, max_attempts=max_attempts))
+    outcome.status = {"pending": "retry", "error": "error"}.get(status, status)
+    outcome.error = {
+        "pending": f"attempt {claim.attempt} of {max_attempts} failed: {reason}; queued again",
+        "removed": REMOVED,
+    }.get(status, reason)
+
+
+def _ingested(claim: queue.Claim, run: _WorkerRun, *, outcome, emit) -> str:
     """The claimed paper's id, ingesting it from its bytes in the database first if needed.
     Under the ingest lock (parsing and index writes are not thread-safe), so a paper removed
     while another one was being ingested is seen removed here, not ingested again."""
-    with ingest_lock:
+    db = run.stages.db
+    with run.ingest_lock:
         with db() as session:
             paper = session.get(Paper, claim.paper_id or claim.file_sha256 or "")
             if paper is not None:
@@ -342,7 +377,7 @@ def _ingested(claim: queue.Claim, *, db, ingest_data, ingest_lock, outcome, emit
         label, data = stored
         emit("ingest")
         ingest_started = time.perf_counter()
-        result = ingest_data(data, label)
+        result = run.stages.ingest_data(data, label)
         outcome.ingest_seconds = time.perf_counter() - ingest_started
     if result.status == "error" or not result.paper_id:
         raise PaperFailed(result.error or "ingest failed")

@@ -132,7 +132,9 @@ class QueueRunner:
 
     def _work(self) -> None:
         try:
-            self.ctx.work(jobs=1, poll_s=1.0, stop=self._stop, abandon=self._abandon, on_event=self._on_event)
+            self.ctx.queue.work(
+                jobs=1, poll_s=1.0, stop=self._stop, abandon=self._abandon, on_event=self._on_event
+            )
         except Exception:  # the pages still list the jobs; a restart resumes them
             traceback.print_exc()
 
@@ -179,7 +181,7 @@ class QueueRunner:
     # ---- jobs
     def submit(self, pdf_path: Path, name: str, *, force: bool = False, fresh: bool = False) -> JobProgress:
         """Queue a stored upload; `force` reviews it again, `fresh` without the LLM cache."""
-        report = self.ctx.enqueue([pdf_path], force=force, fresh=fresh)
+        report = self.ctx.queue.enqueue([pdf_path], force=force, fresh=fresh)
         [row] = report.rows
         if row.status == "error":
             raise ReaderError(f"{name}: {row.detail or 'could not be queued'}")
@@ -200,7 +202,7 @@ class QueueRunner:
         return None
 
     def _rows(self):
-        return self.ctx.jobs(queued_only=True).rows
+        return self.ctx.queue.jobs(queued_only=True).rows
 
     def _progress(self, row) -> JobProgress:
         status = _QUEUE_STATUS.get(row.status, row.status)
@@ -240,12 +242,12 @@ class QueueRunner:
 
     def _with_versions(self, jobs: list[JobProgress]) -> list[JobProgress]:
         """Each finished job with the paper it looks like a version of, worked out once per paper."""
-        from reader.web import library, read
+        from reader.web import library
 
         done = [j.paper_id for j in jobs if j.status == "done" and j.paper_id]
         new = [pid for pid in dict.fromkeys(done) if pid not in self._versions]
         if new:
-            self._versions.update(read(self.ctx.services.db, library.versions_of, new))
+            self._versions.update(self.ctx.library.view(library.versions_of, new))
         for job in jobs:
             if job.status == "done" and job.paper_id:
                 job.similar = self._versions.get(job.paper_id)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import re
-import shutil
 import tempfile
 import zipfile
 from dataclasses import dataclass, field
@@ -17,7 +16,6 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from reader.audit.loop import UNANSWERED, UNCHECKED
-from reader.store.db import transaction
 from reader.store.tables import Analysis, AnalysisIteration, Chunk, Paper, ReviewJob, SentenceVerdict
 
 
@@ -343,38 +341,29 @@ def versions_of(session: Session, paper_ids: list[str]) -> dict[str, dict | None
 # ------------------------------------------------------------ what the library page does
 
 
-def search_rows(services, words: str, sort: str = "relevance", descending: bool = True) -> list[LibraryRow]:
-    """Library rows of the papers whose passages (the search index) or analyses hold `words`."""
+def search_rows(library, words: str, sort: str = "relevance", descending: bool = True) -> list[LibraryRow]:
+    """Library rows of the papers whose passages (the search index) or analyses hold `words`;
+    `library` is the Reader's (reader.facade.library.Library)."""
     found: dict[str, str] = {}
     if words.strip():
-        for hit in services.search_index.search(words, top_k_per_path=20):
+        for hit in library.search(words, k=20):
             if hit.bm25_rank is None or not hit.bm25_score:
                 continue  # the dense path finds a nearest passage for any words: not a match
             found.setdefault(hit.paper_id, f"p. {hit.page_start}: " + snippet(hit.text, words.split()[0]))
-        with services.db() as session:
+        with library.reading() as session:
             for pid, where in analysis_matches(session, words).items():
                 found.setdefault(pid, where)
-    with services.db() as session:
+    with library.reading() as session:
         return library_rows(session, sort=sort, descending=descending, only=found)
 
 
-def name_paper(db, paper_id: str, file_name: str) -> None:
+def name_paper(library, paper_id: str, file_name: str) -> None:
     """Keep the name a paper's file came in with, unless it already has a real one (the
     web page stores uploads by their sha256: that internal name is replaced)."""
-    with transaction(db) as session:
+    with library.writing() as session:
         paper = session.get(Paper, paper_id)
         if paper is not None and (not paper.file_name or paper.file_name == f"{paper_id}.pdf"):
             paper.file_name = file_name
-
-
-def delete_paper(reader, paper_id: str):
-    """The Reader's `remove`, plus the paper's page images and its uploaded copy -> PaperInfo."""
-    home = reader.settings.home
-    info = reader.remove(paper_id)
-    shutil.rmtree(home / "pages" / info.id, ignore_errors=True)
-    (home / "uploads" / f"{info.id}.pdf").unlink(missing_ok=True)
-    shutil.rmtree(home / "uploads" / info.id, ignore_errors=True)
-    return info
 
 
 def notes_zip(reader) -> tuple[bytes, int]:

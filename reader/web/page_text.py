@@ -26,8 +26,8 @@ MAX_QUERY_CHARS = 200
 MAX_MATCHES = 1000  # counted all the same; only the first ones come with their rectangles
 
 
-def _words_file(services, paper_id: str) -> Path:
-    return services.settings.home / "pages" / paper_id / "words.json"
+def _words_file(library, paper_id: str) -> Path:
+    return library.home / "pages" / paper_id / "words.json"
 
 
 @lru_cache(maxsize=8)
@@ -35,15 +35,15 @@ def _read_words(path: str, _mtime_ns: int) -> list[dict]:
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
-def _kept_words(services, paper_id: str) -> tuple[str, int]:
+def _kept_words(library, paper_id: str) -> tuple[str, int]:
     """(the path of the paper's words.json, its mtime), read from the PDF (in a render worker)
     and written first if it is not there."""
-    cached = _words_file(services, paper_id)
+    cached = _words_file(library, paper_id)
     try:
         return str(cached), cached.stat().st_mtime_ns
     except OSError:
         pass
-    path, _ = pdf.paper_file(services, paper_id)
+    path, _ = pdf.paper_file(library, paper_id)
     pages = pdf.words_in_child(path)
     cached.parent.mkdir(parents=True, exist_ok=True)
     tmp = cached.with_suffix(f".{os.getpid()}.{threading.get_ident()}.part")
@@ -52,15 +52,15 @@ def _kept_words(services, paper_id: str) -> tuple[str, int]:
     return str(cached), cached.stat().st_mtime_ns
 
 
-def paper_words(services, paper_id: str) -> list[dict]:
+def paper_words(library, paper_id: str) -> list[dict]:
     """Every page's {"aspect", "words"} (reader.ingest.pages.page_words), page 1 first: read
     from the PDF once, in a render worker, then from READER_HOME/pages/<id>/words.json."""
-    return _read_words(*_kept_words(services, paper_id))
+    return _read_words(*_kept_words(library, paper_id))
 
 
-def page_words_of(services, paper_id: str, page: int) -> dict:
+def page_words_of(library, paper_id: str, page: int) -> dict:
     """One page's words: {"page", "pages", "aspect", "words": [[x0, y0, x1, y1, text, line], ...]}."""
-    pages = paper_words(services, paper_id)
+    pages = paper_words(library, paper_id)
     if not 1 <= page <= len(pages):
         raise PaperNotFound(f"the paper has no page {page} (it has {len(pages)})")
     return {"page": page, "pages": len(pages), **pages[page - 1]}
@@ -193,11 +193,11 @@ def checked_query(query: str) -> str:
     return query
 
 
-def search_paper(services, paper_id: str, query: str) -> dict:
+def search_paper(library, paper_id: str, query: str) -> dict:
     """{"query", "count", "matches": [{"page", "rects"}], "truncated"}: where `query` occurs in
     the paper, page by page in the PDF's order of words."""
     query = checked_query(query)
-    kept = _kept_words(services, paper_id)
+    kept = _kept_words(library, paper_id)
     count, matches = find_in_pages(_read_words(*kept), query, texts=_texts(*kept))
     return {
         "query": query,
@@ -254,7 +254,7 @@ def _located(pages: list[dict], texts: list, sentence: str, on: set[int]) -> lis
     return []
 
 
-def sentence_rects(services, paper_id: str, passage: str, passage_rects: list, claim: str) -> list:
+def sentence_rects(library, paper_id: str, passage: str, passage_rects: list, claim: str) -> list:
     """Where the evidence sentence for `claim` stands inside a passage ([[page, x0, y0, x1, y1],
     ...], one a line), found on the passage's pages (and the page after, for a footnote set at a
     page's foot); [] when it cannot be placed."""
@@ -262,7 +262,7 @@ def sentence_rects(services, paper_id: str, passage: str, passage_rects: list, c
     if not sentence:
         return []
     try:
-        kept = _kept_words(services, paper_id)
+        kept = _kept_words(library, paper_id)
     except ReaderError:
         return []
     on = {r[0] for r in passage_rects} or set()

@@ -201,7 +201,7 @@ def reader_of(request: Request):
 
 def db_session(request: Request):
     """One database session for the request."""
-    with request.app.state.ctx.services.db() as session:
+    with request.app.state.ctx.library.reading() as session:
         yield session
 
 

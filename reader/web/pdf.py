@@ -22,7 +22,6 @@ from sqlalchemy.orm import Session
 
 from reader.errors import PaperNotFound, ReaderError, describe_error
 from reader.ingest.pages import RENDER_ZOOM, page_words, passage_rects, render_page
-from reader.store.db import transaction
 from reader.store.tables import Chunk, Paper
 from reader.text.digest import sha256_bytes
 from reader.web.library import paper_file_name
@@ -70,16 +69,16 @@ def _stored_box(session: Session, chunk_id: int) -> PassageBox | None:
     )
 
 
-def paper_file(services, paper_id: str) -> tuple[Path, str]:
+def paper_file(library, paper_id: str) -> tuple[Path, str]:
     """(the stored PDF whose bytes are this paper, the name the file came in with)."""
-    with services.db() as session:
+    with library.reading() as session:
         paper = session.get(Paper, paper_id)
         if paper is None:
             raise PaperNotFound(f"no paper with id {paper_id!r}; pick one from the library")
         if paper.source_kind != "pdf":
             raise ReaderError(f"{paper.title!r} came from a text file: there are no pages to show")
         name, source = paper_file_name(paper), paper.source_path
-    uploads = services.settings.home / "uploads"
+    uploads = library.home / "uploads"
     for path in (Path(source), uploads / f"{paper_id}.pdf", *sorted((uploads / paper_id).glob("*.pdf"))):
         try:
             if path.is_file() and sha256_bytes(path.read_bytes()) == paper_id:
@@ -237,15 +236,15 @@ def render_scale(asked: float) -> float:
     return next((s for s in RENDER_SCALES if s >= asked), RENDER_SCALES[-1])
 
 
-def page_image(services, paper_id: str, page: int, scale: float = RENDER_ZOOM) -> Path:
+def page_image(library, paper_id: str, page: int, scale: float = RENDER_ZOOM) -> Path:
     """A PNG of one page of the paper's PDF at `scale` (one of RENDER_SCALES), rendered once
     (in a child process) and kept in READER_HOME/pages."""
     scale = render_scale(scale)
     name = f"{int(page)}.png" if scale == RENDER_ZOOM else f"{int(page)}@{scale:g}.png"
-    cached = services.settings.home / "pages" / paper_id / name
+    cached = library.home / "pages" / paper_id / name
     if cached.is_file():
         return cached
-    pdf, _ = paper_file(services, paper_id)
+    pdf, _ = paper_file(library, paper_id)
     png = render_in_child(pdf, int(page), scale)
     cached.parent.mkdir(parents=True, exist_ok=True)
     tmp = cached.with_suffix(f".{os.getpid()}.{threading.get_ident()}.part")
@@ -254,38 +253,38 @@ def page_image(services, paper_id: str, page: int, scale: float = RENDER_ZOOM) -
     return cached
 
 
-def passage_text(services, chunk_id: int) -> str:
-    with services.db() as session:
+def passage_text(library, chunk_id: int) -> str:
+    with library.reading() as session:
         chunk = session.get(Chunk, chunk_id)
         return chunk.text if chunk is not None else ""
 
 
-def passage_box(services, chunk_id: int) -> PassageBox | None:
+def passage_box(library, chunk_id: int) -> PassageBox | None:
     """Where one passage stands on its pages (None: no such passage). A paper stored before
     rectangles were kept gets them derived from its PDF first."""
-    with services.db() as session:
+    with library.reading() as session:
         box = _stored_box(session, chunk_id)
         missing = box is not None and passages_without_rects(session, box.paper_id)
     if missing:
-        derive_rects(services, box.paper_id)
-        with services.db() as session:
+        derive_rects(library, box.paper_id)
+        with library.reading() as session:
             box = _stored_box(session, chunk_id)
     return box
 
 
-def derive_rects(services, paper_id: str) -> int:
+def derive_rects(library, paper_id: str) -> int:
     """Store the rectangles of a paper's passages that have none, from its stored PDF
     (papers ingested before they were kept); returns how many passages got them."""
-    with services.db() as session:
+    with library.reading() as session:
         missing = passages_without_rects(session, paper_id)
     if not missing:
         return 0
     try:
-        pdf, _ = paper_file(services, paper_id)
+        pdf, _ = paper_file(library, paper_id)
         found = passage_rects(pdf, [(start, end, text) for _, start, end, text in missing])
     except ReaderError:
         found = [[] for _ in missing]  # no PDF (text file, moved): stored as none
-    with transaction(services.db) as session:
+    with library.writing() as session:
         for (chunk_id, *_), rects in zip(missing, found):
             session.execute(update(Chunk).where(Chunk.id == chunk_id).values(rects=rects))
     return len(missing)

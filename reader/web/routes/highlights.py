@@ -29,14 +29,13 @@ async def add_highlight(request: Request, paper_id: str, ctx=Depends(reader_of))
     if (refusal := forged(request, str(body.get("csrf_token") or ""))) is not None:
         return refusal
     checked_paper_id(paper_id)
-    item = await run_in_threadpool(
-        ctx.highlight,
-        paper_id,
-        body.get("page"),
-        body.get("rects"),
-        body.get("text", ""),
-        body.get("note") or "",
-    )
+
+    def keep():
+        return ctx.paper(paper_id).highlight(
+            body.get("page"), body.get("rects"), body.get("text", ""), body.get("note") or ""
+        )
+
+    item = await run_in_threadpool(keep)
     return JSONResponse(item.to_json(), status_code=201)
 
 
@@ -46,7 +45,7 @@ def delete_highlight(
 ):
     if (refusal := forged(request, csrf_token)) is not None:
         return refusal
-    if not ctx.delete_highlight(checked_paper_id(paper_id), highlight_id):
+    if not ctx.paper(checked_paper_id(paper_id)).delete_highlight(highlight_id):
         raise PaperNotFound(f"this paper has no highlight {highlight_id}; it may have been deleted already")
     if wants_json(request):
         return {"deleted": highlight_id}

@@ -44,7 +44,7 @@ def import_identifiers(
     if not wanted:
         return shown(400, [], ["No identifier received: give a DOI or an arXiv id, one per line."])
     try:
-        rows = ctx.import_papers(wanted).rows
+        rows = ctx.library.import_papers(wanted).rows
     except ReaderError as exc:
         if wants_json(request):
             return JSONResponse({"error": str(exc)}, status_code=400)
@@ -66,13 +66,12 @@ def zotero_note(request: Request, paper_id: str, csrf_token: str = Form(""), ctx
     """Write the paper's audited note into Zotero as a child note of its item."""
 
     def shown(status: int, notice: str):
-        with ctx.services.db() as session:
-            found = paper_page.paper_of(session, checked_paper_id(paper_id))
+        found = ctx.library.view(paper_page.paper_of, checked_paper_id(paper_id))
         return page(request, "paper.html", status, paper=found, nav="library", notice=notice)
 
     if (refusal := forged(request, csrf_token, lambda message: shown(403, message))) is not None:
         return refusal
-    [row] = ctx.zotero_note([checked_paper_id(paper_id)]).rows
+    [row] = ctx.library.zotero_note([checked_paper_id(paper_id)]).rows
     if wants_json(request):
         return JSONResponse(row.to_json(), status_code=400 if row.status == "error" else 200)
     words = {"created": "The note was written into Zotero", "updated": "The note in Zotero was updated"}

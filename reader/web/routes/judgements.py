@@ -53,8 +53,7 @@ def save_judgement(
     checked_paper_id(paper_id)
     if not withdraw and verdict not in ("supported", "unsupported"):
         raise ReaderError("choose whether the paper supports the sentence (supported or unsupported)")
-    result = ctx.judge(
-        paper_id,
+    result = ctx.paper(paper_id).judge(
         sentence,
         None if withdraw else verdict,
         comment=comment,

@@ -28,7 +28,7 @@ def library(
     sort = sort if sort in sorts else ("relevance" if full else "added")
     descending = order != "asc"
     if full:
-        found = rows.search_rows(ctx.services, q, sort=sort, descending=descending)
+        found = rows.search_rows(ctx.library, q, sort=sort, descending=descending)
     else:
         found = rows.library_rows(session, title_filter=q, sort=sort, descending=descending)
     return page(

@@ -38,7 +38,7 @@ def paper(request: Request, paper_id: str, session=Depends(db_session)):
 
 @router.get("/paper/{paper_id}/pdf")
 def paper_pdf(paper_id: str, ctx=Depends(reader_of)):
-    path, name = pdf.paper_file(ctx.services, checked_paper_id(paper_id))
+    path, name = pdf.paper_file(ctx.library, checked_paper_id(paper_id))
     return FileResponse(
         path,
         media_type="application/pdf",
@@ -54,7 +54,7 @@ def paper_page_image(paper_id: str, number: int, scale: float = pdf.RENDER_SCALE
     if number < 1:
         raise PaperNotFound(f"the paper has no page {number}")
     return FileResponse(
-        pdf.page_image(ctx.services, paper_id, number, pdf.render_scale(scale)),
+        pdf.page_image(ctx.library, paper_id, number, pdf.render_scale(scale)),
         media_type="image/png",
         headers={"cache-control": "private, max-age=86400"},
     )
@@ -64,14 +64,14 @@ def paper_page_image(paper_id: str, number: int, scale: float = pdf.RENDER_SCALE
 def passage_api(chunk_id: int, sentence: str = "", ctx=Depends(reader_of)):
     """Where a passage stands; with `sentence` (a sentence of the analysis) also where the
     passage's sentence nearest to it stands ("sentence_rects", [] when it cannot be placed)."""
-    box = pdf.passage_box(ctx.services, chunk_id)
+    box = pdf.passage_box(ctx.library, chunk_id)
     if box is None:
         return JSONResponse({"error": f"no passage {chunk_id}"}, status_code=404)
     data = box.to_json()
     if sentence.strip():
-        text = pdf.passage_text(ctx.services, chunk_id)
+        text = pdf.passage_text(ctx.library, chunk_id)
         data["sentence_rects"] = page_text.sentence_rects(
-            ctx.services, box.paper_id, text, box.rects, sentence
+            ctx.library, box.paper_id, text, box.rects, sentence
         )
     return data
 
@@ -92,13 +92,12 @@ def confirm_delete(request: Request, paper_id: str, session=Depends(db_session))
 @router.post("/paper/{paper_id}/delete")
 def delete_paper(request: Request, paper_id: str, csrf_token: str = Form(""), ctx=Depends(reader_of)):
     def again(message: str):
-        with ctx.services.db() as session:
-            shown = shown_paper(session, paper_id)
+        shown = ctx.library.view(shown_paper, paper_id)
         return page(request, "delete.html", 403, paper=shown, nav="library", message=message)
 
     if (refusal := forged(request, csrf_token, again)) is not None:
         return refusal
-    info = library.delete_paper(ctx, checked_paper_id(paper_id))
+    info = ctx.remove(checked_paper_id(paper_id))
     if wants_json(request):
         return {"deleted": info.id, "title": info.title}
     return RedirectResponse(f"/library?deleted={quote(info.title or info.id, safe='')}", status_code=303)
@@ -126,8 +125,7 @@ def review_again(
     default for a script) or "fresh" (none); a page's form without it is shown the choice."""
 
     def again(message: str):
-        with ctx.services.db() as session:
-            shown = shown_paper(session, paper_id)
+        shown = ctx.library.view(shown_paper, paper_id)
         return page(request, "review_again.html", 403, paper=shown, nav="library", message=message)
 
     if (refusal := forged(request, csrf_token, again)) is not None:
@@ -135,7 +133,7 @@ def review_again(
     if cache not in CACHE_CHOICES and not wants_json(request):
         return RedirectResponse(f"/paper/{checked_paper_id(paper_id)}/review", status_code=303)
     fresh = cache == "fresh"
-    path, name = pdf.paper_file(ctx.services, checked_paper_id(paper_id))
+    path, name = pdf.paper_file(ctx.library, checked_paper_id(paper_id))
     active = runner.active_for(path)
     job = active or runner.submit(path, name, force=True, fresh=fresh)
     if active:
@@ -152,7 +150,7 @@ def review_again(
 
 @router.get("/paper/{paper_id}/note.md")
 def paper_note(paper_id: str, ctx=Depends(reader_of)):
-    file_name, text = ctx.note(checked_paper_id(paper_id))
+    file_name, text = ctx.paper(checked_paper_id(paper_id)).note()
     return Response(
         text.encode("utf-8"),
         media_type="text/markdown; charset=utf-8",

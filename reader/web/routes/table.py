@@ -67,7 +67,7 @@ def table_page(
     table, unbuilt = None, False
     if chosen:
         try:
-            table = ctx.extraction_table(chosen, stored_only=True, columns=column, questions=asked)
+            table = ctx.library.extraction_table(chosen, stored_only=True, columns=column, questions=asked)
         except NotStored:
             unbuilt = True
     return page(
@@ -97,7 +97,9 @@ def build_table(
     if (refusal := forged(request, csrf_token)) is not None:
         return refusal
     chosen, asked = _chosen(paper), _questions(ask)
-    table = ctx.extraction_table(chosen, columns=column, questions=asked)  # none chosen: an error page
+    table = ctx.library.extraction_table(
+        chosen, columns=column, questions=asked
+    )  # none chosen: an error page
     if wants_json(request):
         return table.to_json()
     return RedirectResponse(f"/table?{_query(chosen, column, asked)}", status_code=303)
@@ -112,7 +114,7 @@ def table_csv(
 ):
     chosen, asked = _chosen(paper), _questions(ask)
     try:  # none chosen: a one-line error page
-        table = ctx.extraction_table(chosen, stored_only=True, columns=column, questions=asked)
+        table = ctx.library.extraction_table(chosen, stored_only=True, columns=column, questions=asked)
     except NotStored:
         raise Conflict(
             f"{NOT_BUILT} Open /table?{_query(chosen, column, asked)} and press “Build the table” first."

@@ -7,7 +7,7 @@ import time
 from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
 from fastapi.responses import HTMLResponse, JSONResponse
 
-from reader.web import library, progress, read
+from reader.web import library, progress
 from reader.web.jobs import store_named_upload
 from reader.web.pages import forged, page, reader_of, runner_of, wants_json
 from reader.web.security import display_name, looks_like_pdf
@@ -82,10 +82,10 @@ def accept_upload(upload: UploadFile, *, ctx, runner, limit_mb: int) -> tuple[di
     active = runner.active_for(path)
     if active is not None:
         return {**active.to_json(), "notice": f"{name} is already being reviewed."}, None
-    known = read(ctx.services.db, library.paper_status_of, digest)
+    known = ctx.library.view(library.paper_status_of, digest)
     if known is not None and not known.startswith("error"):
         # in the library already (or being reviewed by `reader review`): say so, no new job
-        title = next((r.title for r in read(ctx.services.db, library.library_rows) if r.id == digest), name)
+        title = next((r.title for r in ctx.library.view(library.library_rows) if r.id == digest), name)
         return {
             "known": True,
             "name": name,

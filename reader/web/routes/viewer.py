@@ -20,7 +20,7 @@ def _error(exc: ReaderError) -> JSONResponse:
 @router.get("/api/paper/{paper_id}/page/{number:id}/words")
 def page_words(paper_id: str, number: int, ctx=Depends(reader_of)):
     try:
-        words = page_text.page_words_of(ctx.services, checked_paper_id(paper_id), number)
+        words = page_text.page_words_of(ctx.library, checked_paper_id(paper_id), number)
     except ReaderError as exc:
         return _error(exc)
     return JSONResponse(words, headers={"cache-control": "private, max-age=86400"})
@@ -29,6 +29,6 @@ def page_words(paper_id: str, number: int, ctx=Depends(reader_of)):
 @router.get("/api/paper/{paper_id}/search")
 def search(paper_id: str, q: str = "", ctx=Depends(reader_of)):
     try:
-        return page_text.search_paper(ctx.services, checked_paper_id(paper_id), q)
+        return page_text.search_paper(ctx.library, checked_paper_id(paper_id), q)
     except ReaderError as exc:
         return _error(exc)
