@@ -50,7 +50,30 @@ def paper_terms(sentences: list[str], n: int = 30) -> list[str]:
 
 
 def claims_for(paper: dict, foreign: list[str], rng: random.Random, per_paper: int) -> list[dict]:
+    """Claims made by rule from a paper's sentences: each chosen sentence restated (supported) and
+    changed (unsupported), and claims invented from its names and terms."""
     sources = paper["sentences"]
+    out: list[dict] = []
+    for i in _chosen(sources, rng, per_paper):
+        s, chunk = sources[i]
+        src = [(s, chunk)]
+        _add(out, rw.third_person(s, rng) or s, 1, "verbatim", src)
+        for kind in rng.sample(
+            ["reported", "compressed", "reformatted", "rounded", "synonyms", "paraphrased"], 3
+        ):
+            _add(out, getattr(rw, kind)(s, rng), 1, kind, src)
+        if rng.random() < 0.3 and i + 1 < len(sources) and sources[i + 1][1] == chunk:
+            _add(out, rw.fused(s, sources[i + 1][0], rng), 1, "fused", src + [sources[i + 1]])
+        _add_changed(out, s, src, paper, rng)
+    names, terms = paper["names"], paper["terms"]
+    for _ in range(max(4, per_paper // 4)):
+        claim = rw.invented_claim(names, terms, rng.choice(foreign) if foreign else None, rng)
+        _add(out, claim, 0, "invented_claim", [])
+    return out
+
+
+def _chosen(sources: list, rng: random.Random, per_paper: int) -> list[int]:
+    """The sentences to make claims from: three in four with a number, a name or a direction."""
     rich = [
         i
         for i, (s, _) in enumerate(sources)
@@ -59,50 +82,36 @@ def claims_for(paper: dict, foreign: list[str], rng: random.Random, per_paper: i
     plain = [i for i in range(len(sources)) if i not in set(rich)]
     rng.shuffle(rich)
     rng.shuffle(plain)
-    chosen = sorted((rich[: int(per_paper * 0.75)] + plain)[:per_paper])
-    numbers, names, terms = paper["numbers"], paper["names"], paper["terms"]
-    out = []
+    return sorted((rich[: int(per_paper * 0.75)] + plain)[:per_paper])
 
-    def add(claim, label, kind, src):
-        if claim and claim not in {c["claim"] for c in out}:
-            out.append({"claim": claim, "label": label, "kind": kind, "sources": src})
 
-    for i in chosen:
-        s, chunk = sources[i]
-        src = [(s, chunk)]
-        add(rw.third_person(s, rng) or s, 1, "verbatim", src)
-        for kind in rng.sample(
-            ["reported", "compressed", "reformatted", "rounded", "synonyms", "paraphrased"], 3
-        ):
-            add(getattr(rw, kind)(s, rng), 1, kind, src)
-        if rng.random() < 0.3 and i + 1 < len(sources) and sources[i + 1][1] == chunk:
-            add(rw.fused(s, sources[i + 1][0], rng), 1, "fused", src + [sources[i + 1]])
-        makers = {
-            "changed_number": lambda: rw.changed_number(s, rng),
-            "swapped_number": lambda: rw.swapped_number(s, numbers, rng),
-            "invented_name": lambda: rw.invented_name(s, paper["foreign_names"], rng),
-            "moved_relation": lambda: rw.moved_relation(s, names, rng),
-            "reversed_relation": lambda: rw.reversed_relation(s, rng),
-            "negation": lambda: rw.negation(s, rng),
-        }
-        kinds = [k for k in makers]
-        rng.shuffle(kinds)
-        made = 0
-        for kind in kinds:
-            if made == 3:
-                break
-            claim = makers[kind]()
-            if claim and claim != s:
-                add(rw.surface(claim, rng) if rng.random() < 0.5 else claim, 0, kind, src)
-                made += 1
-    for _ in range(max(4, per_paper // 4)):
-        add(
-            rw.invented_claim(names, terms, rng.choice(foreign) if foreign else None, rng),
-            0,
-            "invented_claim",
-            [],
-        )
-    return out
+def _add(out: list[dict], claim: str | None, label: int, kind: str, sources: list) -> None:
+    if claim and claim not in {c["claim"] for c in out}:
+        out.append({"claim": claim, "label": label, "kind": kind, "sources": sources})
+
+
+def _add_changed(out: list[dict], s: str, src: list, paper: dict, rng: random.Random) -> None:
+    """Up to three unsupported claims from sentence `s`, each by another change, half of them
+    reworded on the surface too."""
+    numbers, names = paper["numbers"], paper["names"]
+    makers = {
+        "changed_number": lambda: rw.changed_number(s, rng),
+        "swapped_number": lambda: rw.swapped_number(s, numbers, rng),
+        "invented_name": lambda: rw.invented_name(s, paper["foreign_names"], rng),
+        "moved_relation": lambda: rw.moved_relation(s, names, rng),
+        "reversed_relation": lambda: rw.reversed_relation(s, rng),
+        "negation": lambda: rw.negation(s, rng),
+    }
+    kinds = list(makers)
+    rng.shuffle(kinds)
+    made = 0
+    for kind in kinds:
+        if made == 3:
+            break
+        claim = makers[kind]()
+        if claim and claim != s:
+            _add(out, rw.surface(claim, rng) if rng.random() < 0.5 else claim, 0, kind, src)
+            made += 1
 
 
 def _words(text: str) -> set[str]:

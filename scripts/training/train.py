@@ -82,110 +82,146 @@ def _batches(pairs: list[dict], tokenizer, size: int, rng: random.Random) -> lis
     return out
 
 
-def train(
-    train_pairs: list[dict], val_pairs: list[dict], base: Path, out: Path, config: TrainConfig, log=print
-) -> TrainResult:
-    import torch
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+class _Model:
+    """The cross-encoder being trained, its tokenizer and device, and its validation pairs."""
 
-    random.seed(config.seed)
-    torch.manual_seed(config.seed)
-    torch.set_num_threads(config.threads)
-    rng = random.Random(config.seed)
-    tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
-    model = AutoModelForSequenceClassification.from_pretrained(
-        base, num_labels=1, local_files_only=True
-    ).float()
-    # a lent GPU when there is one (the device tool); the same seeded run on the CPU otherwise
-    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    model.to(device)
+    def __init__(self, base: Path, config: TrainConfig, val_pairs: list[dict]):
+        import torch
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    def encode(batch):
-        return tokenizer(
+        random.seed(config.seed)
+        torch.manual_seed(config.seed)
+        torch.set_num_threads(config.threads)
+        self.config, self.val_pairs = config, val_pairs
+        self.tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
+        self.model = AutoModelForSequenceClassification.from_pretrained(
+            base, num_labels=1, local_files_only=True
+        ).float()
+        # a lent GPU when there is one (the device tool); the same seeded run on the CPU otherwise
+        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        self.model.to(self.device)
+
+    def encode(self, batch: list[dict]):
+        return self.tokenizer(
             [p["claim"] for p in batch],
             [p["evidence"] for p in batch],
             truncation="only_second",
-            max_length=config.max_tokens,
+            max_length=self.config.max_tokens,
             padding=True,
             return_tensors="pt",
-        ).to(device)
+        ).to(self.device)
 
-    def evaluate() -> dict:
-        model.eval()
+    def evaluate(self) -> dict:
+        import torch
+
+        self.model.eval()
         scores: list[float] = []
         with torch.inference_mode():
-            for i in range(0, len(val_pairs), 64):
-                scores += torch.sigmoid(model(**encode(val_pairs[i : i + 64])).logits[:, 0]).tolist()
-        model.train()
-        labels = [p["label"] for p in val_pairs]
+            for i in range(0, len(self.val_pairs), 64):
+                batch = self.encode(self.val_pairs[i : i + 64])
+                scores += torch.sigmoid(self.model(**batch).logits[:, 0]).tolist()
+        self.model.train()
+        labels = [p["label"] for p in self.val_pairs]
         return {
             "auc": round(auc(labels, scores), 4),
             "balanced_accuracy": round(balanced_accuracy(labels, scores), 4),
         }
 
-    steps_total = math.ceil(config.max_pairs / config.batch_size)
+    def save(self, out: Path) -> None:
+        """The weights in fp16 safetensors, with the tokenizer."""
+        out.mkdir(parents=True, exist_ok=True)
+        self.model.to("cpu").half().save_pretrained(out, safe_serialization=True)
+        self.tokenizer.save_pretrained(out)
+
+
+def _optimizer(model, config: TrainConfig, steps_total: int):
+    """AdamW with a linear warm-up and a linear decay to zero at `steps_total`."""
+    import torch
+
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=0.01)
     warmup = max(1, int(steps_total * config.warmup))
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: min((s + 1) / warmup, max(0.0, (steps_total - s) / max(1, steps_total - warmup)))
     )
+    return optimizer, scheduler
+
+
+def _every_batch(pairs: list[dict], tokenizer, size: int, rng: random.Random):
+    """The training batches, epoch after epoch."""
+    while True:
+        yield from _batches(pairs, tokenizer, size, rng)
+
+
+def train(
+    train_pairs: list[dict], val_pairs: list[dict], base: Path, out: Path, config: TrainConfig, log=print
+) -> TrainResult:
+    """Fine-tune `base` with one logit and binary cross-entropy until `max_pairs`, `max_minutes`,
+    `max_steps` or `patience` evaluations without a better validation AUC; the best evaluated
+    weights are saved to `out`."""
+    import torch
+
+    trained = _Model(base, config, val_pairs)
+    rng = random.Random(config.seed)
+    model, steps_total = trained.model, math.ceil(config.max_pairs / config.batch_size)
+    optimizer, scheduler = _optimizer(model, config, steps_total)
     loss_fn = torch.nn.BCEWithLogitsLoss()
-    result = TrainResult()
-    best_state = None
-    best_score = -1.0
-    waited = 0
+    result, best = TrainResult(), _Best()
     started = time.perf_counter()
     model.train()
-    done = False
-    while not done:
-        for batch in _batches(train_pairs, tokenizer, config.batch_size, rng):
-            inputs = encode(batch)
-            labels = torch.tensor([float(p["label"]) for p in batch], device=device)
-            loss = loss_fn(model(**inputs).logits[:, 0], labels)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad()
-            result.steps += 1
-            result.pairs_seen += len(batch)
-            minutes = (time.perf_counter() - started) / 60
-            if result.steps % 50 == 0:
-                log(
-                    f"step {result.steps}/{steps_total} loss {loss.item():.4f} "
-                    f"{result.pairs_seen / (minutes * 60):.1f} pairs/s {minutes:.1f} min"
-                )
-            last = (
-                result.steps >= steps_total
-                or minutes >= config.max_minutes
-                or result.steps == config.max_steps
+    for batch in _every_batch(train_pairs, trained.tokenizer, config.batch_size, rng):
+        labels = torch.tensor([float(p["label"]) for p in batch], device=trained.device)
+        loss = loss_fn(model(**trained.encode(batch)).logits[:, 0], labels)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad()
+        result.steps += 1
+        result.pairs_seen += len(batch)
+        minutes = (time.perf_counter() - started) / 60
+        if result.steps % 50 == 0:
+            log(
+                f"step {result.steps}/{steps_total} loss {loss.item():.4f} "
+                f"{result.pairs_seen / (minutes * 60):.1f} pairs/s {minutes:.1f} min"
             )
-            if result.steps % config.eval_every == 0 or last:
-                scores = evaluate()
-                result.history.append({"step": result.steps, **scores})
-                log(f"eval step {result.steps}: {scores}")
-                if scores["auc"] > best_score:
-                    best_score, best_state, waited = (
-                        scores["auc"],
-                        {k: v.clone() for k, v in model.state_dict().items()},
-                        0,
-                    )
-                    result.best_step, result.best_val = result.steps, scores
-                else:
-                    waited += 1
-                if waited >= config.patience:
-                    log(f"no better for {waited} evaluations: stopping")
-                    last = True
-            if last:
-                done = True
-                break
+        last = (
+            result.steps >= steps_total or minutes >= config.max_minutes or result.steps == config.max_steps
+        )
+        if result.steps % config.eval_every == 0 or last:
+            last = best.evaluated(trained, result, config.patience, log) or last
+        if last:
+            break
     result.seconds = round(time.perf_counter() - started, 1)
-    if best_state is not None:
-        model.load_state_dict(best_state)
-    out.mkdir(parents=True, exist_ok=True)
-    model.to("cpu").half().save_pretrained(out, safe_serialization=True)
-    tokenizer.save_pretrained(out)
+    if best.state is not None:
+        model.load_state_dict(best.state)
+    trained.save(out)
     return result
+
+
+@dataclass
+class _Best:
+    """The best evaluation so far: its AUC and weights, and the evaluations since."""
+
+    score: float = -1.0
+    state: dict | None = None
+    waited: int = 0
+
+    def evaluated(self, trained: _Model, result: TrainResult, patience: int, log) -> bool:
+        """Evaluate, keep the weights when better; True when `patience` evaluations went by
+        without a better one."""
+        scores = trained.evaluate()
+        result.history.append({"step": result.steps, **scores})
+        log(f"eval step {result.steps}: {scores}")
+        if scores["auc"] > self.score:
+            self.score, self.waited = scores["auc"], 0
+            self.state = {k: v.clone() for k, v in trained.model.state_dict().items()}
+            result.best_step, result.best_val = result.steps, scores
+        else:
+            self.waited += 1
+        if self.waited >= patience:
+            log(f"no better for {self.waited} evaluations: stopping")
+            return True
+        return False
 
 
 def write_card(out: Path, config: TrainConfig, result: TrainResult, data: dict) -> None:
