@@ -54,40 +54,49 @@ def save_analysis(
         rewrite_notes=list(loop.rewrite_notes),
     )
     for number, it in enumerate(loop.iterations):
-        row = AnalysisIteration(
-            iteration=number,
-            text=it.text,
-            n_sentences=len(it.audit.sentences),
-            n_flagged=it.audit.n_flagged,
-            flagged_ratio=it.audit.flagged_ratio,
-        )
-        for ordinal, s in enumerate(it.audit.sentences):
-            verdict = SentenceVerdict(
-                ordinal=ordinal,
-                text=s.text,
-                verdict=s.verdict,
-                llm_answer=s.llm_answer,
-                reasons=list(s.reasons),
-                reused=s.reused,
-                p_yes=s.p_yes,
-                p_checker=s.p_checker,
-                decided_by=s.decided_by or None,
-                checklist_item=s.checklist_item or None,
-            )
-            from_tables = [
-                EvidenceRef(None, f.page, f.page, f.evidence)
-                for f in table_evidence(without_label(s.text), tables)
-            ]
-            verdict.evidence = [
-                VerdictEvidence(
-                    rank=rank, chunk_id=e.chunk_id, page_start=e.page_start, page_end=e.page_end, text=e.text
-                )
-                for rank, e in enumerate(from_tables + list(s.evidence))
-            ]
-            row.verdicts.append(verdict)
-        analysis.iterations.append(row)
+        analysis.iterations.append(_iteration_row(number, it, tables))
     session.add(analysis)
     return analysis
+
+
+def _iteration_row(number: int, it, tables: PaperFacts) -> AnalysisIteration:
+    row = AnalysisIteration(
+        iteration=number,
+        text=it.text,
+        n_sentences=len(it.audit.sentences),
+        n_flagged=it.audit.n_flagged,
+        flagged_ratio=it.audit.flagged_ratio,
+    )
+    for ordinal, s in enumerate(it.audit.sentences):
+        row.verdicts.append(_verdict_row(ordinal, s, tables))
+    return row
+
+
+def _verdict_row(ordinal: int, s, tables: PaperFacts) -> SentenceVerdict:
+    """The sentence's verdict with its evidence: what the paper's tables say of it first, then
+    its passages."""
+    verdict = SentenceVerdict(
+        ordinal=ordinal,
+        text=s.text,
+        verdict=s.verdict,
+        llm_answer=s.llm_answer,
+        reasons=list(s.reasons),
+        reused=s.reused,
+        p_yes=s.p_yes,
+        p_checker=s.p_checker,
+        decided_by=s.decided_by or None,
+        checklist_item=s.checklist_item or None,
+    )
+    from_tables = [
+        EvidenceRef(None, f.page, f.page, f.evidence) for f in table_evidence(without_label(s.text), tables)
+    ]
+    verdict.evidence = [
+        VerdictEvidence(
+            rank=rank, chunk_id=e.chunk_id, page_start=e.page_start, page_end=e.page_end, text=e.text
+        )
+        for rank, e in enumerate(from_tables + list(s.evidence))
+    ]
+    return verdict
 
 
 KIND_ORDER = ("synthesis", "critique")  # the order the web page and the notes show the kinds in
