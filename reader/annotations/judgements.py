@@ -310,11 +310,7 @@ def judge(
         )
     comment = _checked_comment(comment, COMMENT_LIMIT, "comment")
     judged_by = _checked_comment(judged_by, NAME_LIMIT, "name")
-    row = session.scalars(
-        select(SentenceJudgement).where(
-            SentenceJudgement.paper_id == paper_id, SentenceJudgement.sentence_sha256 == key
-        )
-    ).first()
+    row = _judgement_row(session, paper_id, key)
     if seen is not None and seen != judgement_state(row):
         raise Conflict(changed_meanwhile(sid))
     if verdict is None:
@@ -324,16 +320,20 @@ def judge(
     if row is None:
         row = SentenceJudgement(paper_id=paper_id, sentence_sha256=key)
         session.add(row)
-    kind, _, _ = sid.strip().lower().rpartition("-")
-    row.sentence = audited.text
-    row.kind = kind
-    row.verdict = verdict
-    row.comment = comment
-    row.judged_by = judged_by
-    row.audit_verdict = audited.verdict
-    row.updated_at = utcnow()
+    row.sentence, row.kind = audited.text, sid.strip().lower().rpartition("-")[0]
+    row.verdict, row.comment, row.judged_by = verdict, comment, judged_by
+    row.audit_verdict, row.updated_at = audited.verdict, utcnow()
     session.flush()
     return audited, _plain(row, sid.strip().lower(), audited), False
+
+
+def _judgement_row(session: Session, paper_id: str, key: str) -> SentenceJudgement | None:
+    """The stored judgement of the sentence with this key, if any."""
+    return session.scalars(
+        select(SentenceJudgement).where(
+            SentenceJudgement.paper_id == paper_id, SentenceJudgement.sentence_sha256 == key
+        )
+    ).first()
 
 
 JUDGEMENT_LOCK = "reader:judgements"  # judge() runs alone among writers of judgements

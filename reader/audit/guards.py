@@ -315,8 +315,25 @@ def _negated(sentence: str, position: int) -> bool:
 
 def check_sentence(sentence: str, facts: PaperFacts) -> list[str]:
     """Reasons this sentence names something the paper does not contain ([] when none)."""
-    reasons: list[str] = []
     author_years, brackets, rest = split_citations(sentence)
+    reasons = _citation_reasons(author_years, brackets, facts) + _name_reasons(sentence, rest, facts)
+    rest = _without_names(rest)
+    accounted: set[int] = set()
+    if facts.tables:
+        findings = _table_findings(sentence, rest, facts)
+        reasons += [f.reason for f in findings if f.reason]
+        accounted = {start for f in findings for start in f.numbers}
+    for start, n in numbers_at(rest):
+        if not _worth_checking(n) or start in accounted:
+            continue
+        if not facts.has_number(n):
+            reasons.append(f"number {n.raw} not found in the paper")
+    return reasons
+
+
+def _citation_reasons(author_years, brackets, facts: PaperFacts) -> list[str]:
+    """A bracketed number or an author and year the paper's references do not have."""
+    reasons = []
     for marker in brackets:
         missing = sorted(n for n in bracket_numbers(marker[1:-1]) if n not in facts.citation_numbers)
         if missing:
@@ -329,10 +346,16 @@ def check_sentence(sentence: str, facts: PaperFacts) -> list[str]:
             if shown.count("(") > shown.count(")"):
                 shown += ")"
             reasons.append(f"citation '{shown}' not found in the paper")
+    return reasons
 
-    # A sentence saying something is absent ("no comparison with XLNet") may name
-    # what the paper lacks: a name shortly after a negation is not checked.
-    # An acronym the sentence defines is found when its expansion is in the paper.
+
+def _name_reasons(sentence: str, rest: str, facts: PaperFacts) -> list[str]:
+    """A name in `rest` (the sentence without its citations) the paper does not use.
+
+    A sentence saying something is absent ("no comparison with XLNet") may name what the paper
+    lacks: a name shortly after a negation is not checked. An acronym the sentence defines is
+    found when its expansion is in the paper."""
+    reasons = []
     defined = _defined_acronyms(sentence)
     names_seen: set[str] = set()
     for m in _NAME.finditer(rest):
@@ -352,17 +375,6 @@ def check_sentence(sentence: str, facts: PaperFacts) -> list[str]:
             facts.has_name(token) or facts.has_phrase(token)
         ):
             reasons.append(f"name '{token}' not found in the paper")
-    rest = _without_names(rest)
-    accounted: set[int] = set()
-    if facts.tables:
-        findings = _table_findings(sentence, rest, facts)
-        reasons += [f.reason for f in findings if f.reason]
-        accounted = {start for f in findings for start in f.numbers}
-    for start, n in numbers_at(rest):
-        if not _worth_checking(n) or start in accounted:
-            continue
-        if not facts.has_number(n):
-            reasons.append(f"number {n.raw} not found in the paper")
     return reasons
 
 
