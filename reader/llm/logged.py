@@ -124,22 +124,13 @@ class LoggedLLM:
         logprobs = logprobs if self.supports_logprobs else 0
         sampling = sampling if self.supports_sampling else None
         key = cache_key(self.model, messages, temperature, max_tokens, logprobs, sampling)
-        if self.only_stored:
-            hit = self._cached(key)
-            if hit is None or (accept is not None and not accept(hit)):
-                raise NotStored(f"no stored answer for this {stage or 'call'}; it would take a model call")
-            hit.latency_s = time.perf_counter() - start
+        hit = self._stored_answer(key, stage, paper_id, accept, start)
+        if hit is not None:
             return hit
-        if self.use_cache:
-            hit = self._cached(key)
-            if hit is not None and (accept is None or accept(hit)):
-                hit.latency_s = time.perf_counter() - start
-                self._log(stage, paper_id, hit, cached=True)
-                return hit
+        extra = {"logprobs": logprobs} if logprobs else {}
+        if sampling:
+            extra["sampling"] = sampling
         try:
-            extra = {"logprobs": logprobs} if logprobs else {}
-            if sampling:
-                extra["sampling"] = sampling
             completion = self.inner.complete(
                 messages,
                 temperature=temperature,
@@ -161,6 +152,26 @@ class LoggedLLM:
             self._store(key, completion)
         self._log(stage, paper_id, completion, cached=False, error="" if usable else REJECTED)
         return completion
+
+    def _stored_answer(
+        self, key: str, stage: str, paper_id: str | None, accept: Accept | None, start: float
+    ) -> Completion | None:
+        """The stored answer for `key` that `accept` takes, or None when the model is to be
+        called; NotStored when only stored answers may be used and there is none."""
+        if self.only_stored:
+            hit = self._cached(key)
+            if hit is None or (accept is not None and not accept(hit)):
+                raise NotStored(f"no stored answer for this {stage or 'call'}; it would take a model call")
+            hit.latency_s = time.perf_counter() - start
+            return hit
+        if not self.use_cache:
+            return None
+        hit = self._cached(key)
+        if hit is None or (accept is not None and not accept(hit)):
+            return None
+        hit.latency_s = time.perf_counter() - start
+        self._log(stage, paper_id, hit, cached=True)
+        return hit
 
     def _cached(self, key: str) -> Completion | None:
         answer = self.calls.cached(key)

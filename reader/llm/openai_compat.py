@@ -129,11 +129,17 @@ class OpenAICompatLLM:
         logprobs: int = 0,
         sampling: dict | None = None,
     ) -> Completion:
-        import openai
-
         extra = {"logprobs": True, "top_logprobs": logprobs} if logprobs else {}
         # only the OpenAI API's own penalties: an endpoint may refuse llama.cpp's other controls
         extra.update({k: v for k, v in (sampling or {}).items() if k in OPENAI_SAMPLING})
+        response = self._request(messages, temperature, max_tokens, extra)
+        return self._completion(response)
+
+    def _request(self, messages: list[Message], temperature: float, max_tokens: int, extra: dict):
+        """The endpoint's reply; _Transient for what another attempt may cure, LLMError for
+        what it would not."""
+        import openai
+
         client = self.client()  # made (and openai imported) before the deadline starts
         try:
             with http.bounded(self.settings.timeout_s, http.MAX_REPLY_BYTES):
@@ -158,7 +164,9 @@ class OpenAICompatLLM:
             raise self._permanent_error(exc) from exc
         except ValueError as exc:  # the body was not JSON
             raise _Transient(f"malformed reply ({exc})") from exc
+        return response
 
+    def _completion(self, response) -> Completion:
         choices = getattr(response, "choices", None)
         if not choices or getattr(choices[0], "message", None) is None:
             raise _Transient("malformed reply (no choices[0].message)")
