@@ -161,12 +161,17 @@ def multi_search(
         fused = _fuse_sentences(index, sentences, paper_id, top_k_per_path)
     else:
         fused = _fuse_one(index, query, paper_id, top_k_per_path, query_vector)
-    details = index.chunk_details([f.chunk_id for f in fused])
+    return _distinct_hits(fused, index.chunk_details([f.chunk_id for f in fused]))
+
+
+def _distinct_hits(fused: list[Fused], details: dict[int, dict]) -> list[SearchHit]:
+    """The fused chunks in order as hits, each text once; a chunk deleted since the index was
+    loaded (no details) left out."""
     hits: list[SearchHit] = []
     seen_texts: set[str] = set()
     for f in fused:
         row = details.get(f.chunk_id)
-        if row is None:  # deleted since the index was loaded
+        if row is None:
             continue
         key = _text_key(row["text"])
         if key in seen_texts:
