@@ -265,32 +265,21 @@ def _place(placed, grids, words, lines, rules, width, height, words_too: bool = 
     taken: set[int] = set()
     found_rects: list = []  # the tables placed so far: no other caption's
     for caption, rect in placed:
-        near = [
-            (d, i)
-            for i, (g, _, _) in enumerate(grids)
-            if i not in taken and (d := _distance(rect, g)) is not None and d <= CAPTION_REACH * height
-        ]
-        if near:
-            i = min(near)[1]
+        i = _nearest_grid(rect, grids, taken, height)
+        if i is not None:
             taken.add(i)
-            (x0, y0, x1, y1), columns, bands = grids[i]
+            table_rect, columns, bands = grids[i]
             method = "grid"
         elif words_too:
             stops = [r for c, r in placed if c is not caption] + [g for g, _, _ in grids] + found_rects
             found = _words_table(words, lines, rect, width, stops, rules)
             if found is None:
                 continue
-            (x0, y0, x1, y1), columns = found
+            table_rect, columns = found
             bands, method = [], "words"
         else:
             continue
-        inside = [
-            w
-            for w in words
-            if x0 - 2 <= w.cx <= x1 + 2
-            and y0 - 2 <= w.cy <= y1 + 2
-            and not (rect[0] <= w.cx <= rect[2] and rect[1] <= w.cy <= rect[3])
-        ]
+        inside = _words_inside(words, table_rect, rect)
         filled = fill(inside, columns, bands, rules) if inside else None
         if filled is None:
             continue
@@ -311,6 +300,28 @@ def _place(placed, grids, words, lines, rules, width, height, words_too: bool = 
             )
         )
     return out
+
+
+def _nearest_grid(caption_rect, grids, taken: set[int], height: float) -> int | None:
+    """The grid not yet taken nearest to the caption, within CAPTION_REACH of the page's height."""
+    near = [
+        (d, i)
+        for i, (g, _, _) in enumerate(grids)
+        if i not in taken and (d := _distance(caption_rect, g)) is not None and d <= CAPTION_REACH * height
+    ]
+    return min(near)[1] if near else None
+
+
+def _words_inside(words: list[Word], table_rect, caption_rect) -> list[Word]:
+    """The words within the table's rectangle (2 points of slack), the caption's left out."""
+    x0, y0, x1, y1 = table_rect
+    return [
+        w
+        for w in words
+        if x0 - 2 <= w.cx <= x1 + 2
+        and y0 - 2 <= w.cy <= y1 + 2
+        and not (caption_rect[0] <= w.cx <= caption_rect[2] and caption_rect[1] <= w.cy <= caption_rect[3])
+    ]
 
 
 def find_tables(source: Path | bytes, captions: list[CaptionData], finder: str = "auto") -> list[TableData]:
