@@ -11,9 +11,9 @@ under it (the sentence alone: fewer tokens than its whole excerpt), at a place a
 claims drawn from their text. A reply that says YES to it, or leaves it out, is
 not trusted: none of its YES answers count as support (reader.audit.loop).
 
-The rules are those of the claim checker's training data (reader/checker/rewrites.py), restated
-here because the audit sits below the checker; only the kinds whose falsity a reader sees at once
-next to the excerpt are used. The same batch always gets the same control claim at the same place.
+The rules are those of the claim checker's training data (scripts/training/rewrites.py), over
+the same words (reader.text.relations); only the kinds whose falsity a reader sees at once next
+to the excerpt are used. The same batch always gets the same control claim at the same place.
 """
 
 from __future__ import annotations
@@ -26,41 +26,14 @@ from dataclasses import dataclass
 from reader.audit.guards import parse_numbers
 from reader.audit.verify import EvidenceRef
 from reader.prompts import data
+from reader.text.relations import AT_A_GLANCE, RESULT_NUMBER, opposite_words
 from reader.text.split import split_sentences
 from reader.text.tokens import CJK_CHARS
 
 CHANGED_NUMBER, REVERSED, NEGATED = "changed number", "reversed comparison", "negation added"
 
-# A result's number: a decimal, a percentage or a whole number of 10 or more; not inside a name
-# ("GPT-4", "ResNet-50"), a citation ("[12]") or a thousands group ("1,200").
-_NUMBER = re.compile(
-    r"(?<![A-Za-z0-9_.,\-\[])(\d+(?:\.\d+)?)(\s?%)?(?![A-Za-z0-9_.]*[A-Za-z])(?!\.\d|[\d,\]])"
-)
 _FACTORS = (0.5, 0.6, 0.7, 1.3, 1.4, 1.5)  # far enough from the value to be seen at once
-_OPPOSITES = [
-    ("higher", "lower"),
-    ("highest", "lowest"),
-    ("increase", "decrease"),
-    ("increases", "decreases"),
-    ("increased", "decreased"),
-    ("more", "less"),
-    ("larger", "smaller"),
-    ("better", "worse"),
-    ("best", "worst"),
-    ("outperforms", "underperforms"),
-    ("outperform", "underperform"),
-    ("outperformed", "underperformed"),
-    ("improves", "degrades"),
-    ("improved", "degraded"),
-    ("faster", "slower"),
-    ("above", "below"),
-    ("maximum", "minimum"),
-    ("stronger", "weaker"),
-    ("longer", "shorter"),
-    ("superior", "inferior"),
-]
-_OPPOSITE = {a: b for a, b in _OPPOSITES} | {b: a for a, b in _OPPOSITES}
-_OPPOSITE_WORD = re.compile(r"\b(" + "|".join(sorted(_OPPOSITE, key=len, reverse=True)) + r")\b", re.I)
+_OPPOSITE, _OPPOSITE_WORD = opposite_words(AT_A_GLANCE)
 _AUXILIARY = re.compile(r"\b(is|are|was|were|can|does|do|did|has|have|will)\b")
 _NEGATION = re.compile(r"\b(?:not|no|never|cannot|neither|nor|without)\b|n't\b", re.I)
 
@@ -99,7 +72,7 @@ def _changed_numbers(sentence: str, batch_text: str, rng: random.Random) -> list
     evidence does not hold (neither written so nor equal to any of its numbers)."""
     values = [n.value for n in parse_numbers(batch_text)]
     out = []
-    for m in _NUMBER.finditer(sentence):
+    for m in RESULT_NUMBER.finditer(sentence):
         raw, percent = m.group(1), m.group(2)
         value = float(raw)
         decimals = len(raw.partition(".")[2])

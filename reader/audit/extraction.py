@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from reader.audit.verify import numbered_lines
 from reader.llm.base import Message
 from reader.prompts import messages
 from reader.text.relations import (
@@ -41,6 +42,8 @@ class Cloze:
 
 
 def _number_value(text: str) -> float | None:
+    """The first number of `text`, with its sign (reader.audit.guards reads numbers without one:
+    a sentence's "0.3" for the passage's "-0.3" is a wrong answer here, a rounding there)."""
     m = re.search(r"-?\d+(?:,\d{3})*(?:\.\d+)?", text)
     return float(m.group(0).replace(",", "")) if m else None
 
@@ -98,17 +101,14 @@ def build_messages(clozes: list[Cloze]) -> list[Message]:
     return messages("extract", items=clozes)  # prompts/extract.j2 writes BLANK and NONE as they are
 
 
-_ANSWER = re.compile(r"^\W*\[?\s*(\d{1,2})\s*[\])\].:：-]*\s*(.*)$")
-
-
 def parse_answers(text: str, n: int) -> list[str | None]:
-    """Each item's answer (`[n] answer` lines), None where a line for it is missing."""
+    """Each item's answer (`[n] answer` lines, read as the verifier's are: reader.audit.verify),
+    None where a line for it is missing."""
     out: list[str | None] = [None] * n
-    for line in text.splitlines():
-        m = _ANSWER.match(line.strip().replace("**", ""))
-        if m and 1 <= int(m.group(1)) <= n and out[int(m.group(1)) - 1] is None:
-            answer = m.group(2).strip().strip("\"'“”.").strip()
-            out[int(m.group(1)) - 1] = answer or None
+    for number, rest, _line in numbered_lines(text, label="item"):
+        if number is not None and number.isdigit() and 1 <= int(number) <= n and out[int(number) - 1] is None:
+            answer = rest.strip().strip("\"'“”.").strip()
+            out[int(number) - 1] = answer or None
     return out
 
 

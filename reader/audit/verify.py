@@ -63,10 +63,10 @@ _MARKUP = re.compile(r"\*\*|__|`")
 _LEAD = re.compile(r"^[\s>#*•·+\-–—]*")
 # The item number a line starts with: [1], (1), 1. / 1) / 1:, "Claim 1:", "Claim [1]" (another
 # item word for other lists, e.g. "Passage 2:"); or the prompt's placeholder "[n]", which the
-# embedded model copies literally.
+# embedded model copies literally. A "-" before a digit is the answer's sign, not a separator.
 _NUMBERED_FORM = (
     r"(?:{label}\s*)?(?:\[\s*(\d{{1,3}}|n)\s*\]|\(\s*(\d{{1,3}}|n)\s*\)|(\d{{1,3}})(?!\d)(?![.,]\d))"
-    r"\s*[.):：=\-–—]?\s*"
+    r"\s*(?:[.):：=–—]|-(?!\s*\d))?\s*"
 )
 
 

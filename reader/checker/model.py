@@ -35,6 +35,16 @@ def how_to_restore(directory: Path) -> str:
     return f"in a git clone: git checkout -- {shown}; otherwise pip install --force-reinstall audited-reader"
 
 
+def _loaded(load, damaged: str, restore: str):
+    """`load()`, or WeightsUnusable: what is damaged, why, and how to restore it."""
+    try:
+        return load()
+    except Exception as exc:
+        raise WeightsUnusable(
+            f"{damaged} ({describe_error(exc)}); reinstall reader to restore them ({restore})"
+        ) from None
+
+
 @dataclass
 class Scored:
     """A claim's best score over its excerpts, and which excerpt gave it (None: no excerpt)."""
@@ -89,20 +99,16 @@ class ClaimChecker:
 
         if self.threads:
             torch.set_num_threads(self.threads)
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(self.directory, local_files_only=True)
-        except Exception as exc:
-            raise WeightsUnusable(
-                f"{self.directory}: the {self.what}'s tokenizer files are damaged or missing "
-                f"({describe_error(exc)}); reinstall reader to restore them ({restore})"
-            ) from None
-        try:
-            model = AutoModelForSequenceClassification.from_pretrained(self.directory, local_files_only=True)
-        except Exception as exc:
-            raise WeightsUnusable(
-                f"{weights}: the {self.what}'s weights are damaged ({describe_error(exc)}); "
-                f"reinstall reader to restore them ({restore})"
-            ) from None
+        tokenizer = _loaded(
+            lambda: AutoTokenizer.from_pretrained(self.directory, local_files_only=True),
+            f"{self.directory}: the {self.what}'s tokenizer files are damaged or missing",
+            restore,
+        )
+        model = _loaded(
+            lambda: AutoModelForSequenceClassification.from_pretrained(self.directory, local_files_only=True),
+            f"{weights}: the {self.what}'s weights are damaged",
+            restore,
+        )
         model = model.float().eval()
         broken = sum(int((~torch.isfinite(p)).sum()) for p in model.parameters())
         if broken:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from reader.text.split import split_sentences
@@ -146,6 +146,16 @@ class Found:
     sentence: Sentence
     value: str
     kind: str = ""  # variance: "spread", "test" or "claim" (significance said, no test or spread)
+
+
+def matched_by(pattern: re.Pattern[str]) -> Callable[[Sentence], Found | None]:
+    """The rule that finds an item in a sentence `pattern` matches, with what it matched."""
+
+    def rule(s: Sentence) -> Found | None:
+        m = pattern.search(s.plain)
+        return Found(s, m.group(0)) if m else None
+
+    return rule
 
 
 def matchable(text: str) -> str:

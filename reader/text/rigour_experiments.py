@@ -13,6 +13,7 @@ from reader.text.rigour import (
     RELATED_SECTION,
     Found,
     Sentence,
+    matched_by,
     named,
     short,
 )
@@ -306,6 +307,4 @@ _RUNS = re.compile(
 )
 
 
-def runs_rule(s: Sentence) -> Found | None:
-    m = _RUNS.search(s.plain)
-    return Found(s, m.group(0)) if m else None
+runs_rule = matched_by(_RUNS)

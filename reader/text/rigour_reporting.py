@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import re
 
-from reader.text.rigour import AUTHOR_CONTRIBUTIONS, OTHERS_DATA, RELATED_SECTION, Found, Sentence, short
+from reader.text.rigour import (
+    AUTHOR_CONTRIBUTIONS,
+    OTHERS_DATA,
+    RELATED_SECTION,
+    Found,
+    Sentence,
+    matched_by,
+    short,
+)
 
 # ------------------------------------------------------------------ hyperparameters and compute
 
@@ -35,9 +43,7 @@ _COMPUTE = re.compile(
 )
 
 
-def compute_rule(s: Sentence) -> Found | None:
-    m = _COMPUTE.search(s.plain)
-    return Found(s, m.group(0)) if m else None
+compute_rule = matched_by(_COMPUTE)
 
 
 # ------------------------------------------------------------------ availability
@@ -89,9 +95,7 @@ _DATA_SAID = re.compile(
 )
 
 
-def data_rule(s: Sentence) -> Found | None:
-    m = _DATA_SAID.search(s.plain)
-    return Found(s, m.group(0)) if m else None
+data_rule = matched_by(_DATA_SAID)
 
 
 # ------------------------------------------------------------------ sections: limitations, ethics
