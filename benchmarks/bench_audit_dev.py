@@ -105,7 +105,7 @@ def _results_for(sentences, result_sentences) -> list:
 
 def whole_passages(search, paper_id):
     """Evidence as before focused evidence: the batch's joined text as the query, its top 3 whole passages."""
-    from reader.audit.loop import _hits_to_evidence
+    from reader.audit.loop import hits_to_evidence as _hits_to_evidence
 
     return lambda batch: _hits_to_evidence(search(" ".join(batch), paper_id))
 

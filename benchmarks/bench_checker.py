@@ -44,7 +44,7 @@ def score_dev(home: str, weights: Path | None = None) -> list[dict]:
     os.environ.setdefault("READER_HOME", home)
     from reader.audit.evidence import excerpts
     from reader.audit.guards import PaperFacts, check_sentence
-    from reader.audit.loop import _hits_to_evidence
+    from reader.audit.loop import hits_to_evidence as _hits_to_evidence
     from reader.checker.model import shared_checker
     from reader.deepread.context import load_material
     from reader.facade import Reader

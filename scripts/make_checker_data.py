@@ -47,47 +47,26 @@ def main() -> None:
         sys.exit(f"{args.papers}: the checker trains on ../shared/papers-train only")
     os.environ["READER_HOME"] = args.home
     sys.path.insert(0, str(ROOT))
-    from sqlalchemy import select
-
     from reader.audit.evidence import excerpts
-    from reader.audit.loop import _hits_to_evidence
+    from reader.audit.loop import hits_to_evidence
     from reader.audit.verify import EvidenceRef
     from reader.facade import Reader
-    from reader.ingest.pipeline import ingest_paths
-    from reader.store.tables import Chunk, Paper
-    from reader.text.split import split_sentences
     from scripts.training import rewrites as rw
-    from scripts.training.claims import SKIP_SECTION, claims_for, pairs_for, paper_terms, usable_sentence
+    from scripts.training.claims import claims_for, pairs_for, paper_terms
+    from scripts.training.papers import passages, source_sentences, training_papers
 
     started = time.perf_counter()
     app = Reader(use_cache=False)
-    files = sorted(args.papers.glob("*.pdf"))
-    with app.db() as session:
-        stored = {Path(p.source_path or "").name: p.id for p in session.scalars(select(Paper))}
-    missing = [f for f in files if f.name not in stored]
-    if missing:
-        print(f"ingesting {len(missing)} papers …", file=sys.stderr, flush=True)
-        for r in ingest_paths(missing, app.db, open_index=lambda: app.search_index):
-            if r.paper_id:
-                stored[Path(r.file).name] = r.paper_id
-    names = sorted(n for n in stored if n in {f.name for f in files})
+    services = app.services
+    stored = training_papers(services, args.papers)
+    names = list(stored)
     rng = random.Random(args.seed)
     val = set(rng.sample(names, args.val_papers))
     papers = {}
     for name in names:
-        with app.db() as session:
-            chunks = list(
-                session.scalars(select(Chunk).where(Chunk.paper_id == stored[name]).order_by(Chunk.ordinal))
-            )
-            rows = [(c.id, c.section or "", c.page_start, c.page_end, c.text) for c in chunks]
+        rows = passages(services, stored[name])
         texts = [r[4] for r in rows]
-        sentences = [
-            (s, r[0])
-            for r in rows
-            if not SKIP_SECTION.match(r[1])
-            for s in split_sentences(r[4])
-            if usable_sentence(s)
-        ]
+        sentences = source_sentences(rows)
         papers[name] = {
             "id": stored[name],
             "chunks": {r[0]: r for r in rows},
@@ -110,10 +89,10 @@ def main() -> None:
             claims = claims_for(paper, rng.sample(foreign, min(200, len(foreign))), rng, args.per_paper)
             if not claims:
                 continue
-            vectors = app.search_index.embed_queries([c["claim"] for c in claims])
+            vectors = services.search_index.embed_queries([c["claim"] for c in claims])
             for claim, vector in zip(claims, vectors):
-                hits = app.search_index.search(claim["claim"], paper["id"], query_vector=vector)
-                found = excerpts(claim["claim"], _hits_to_evidence(hits))
+                hits = services.search_index.search(claim["claim"], paper["id"], query_vector=vector)
+                found = excerpts(claim["claim"], hits_to_evidence(hits))
                 own = [
                     EvidenceRef(cid, *paper["chunks"][cid][2:4], paper["chunks"][cid][4])
                     for cid in {c for _, c in claim["sources"]}

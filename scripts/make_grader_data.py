@@ -57,47 +57,26 @@ def main() -> None:
         sys.exit(f"{args.papers}: the grader trains on ../shared/papers-train only")
     os.environ["READER_HOME"] = args.home
     sys.path.insert(0, str(ROOT))
-    from sqlalchemy import select
-
     from reader.facade import Reader
     from reader.grader.model import windows
-    from reader.ingest.pipeline import ingest_paths
-    from reader.store.tables import Chunk, Paper
     from reader.text.relations import checkable_numbers
-    from reader.text.split import split_sentences
     from scripts.training import rewrites as rw
-    from scripts.training.claims import SKIP_SECTION, usable_sentence
+    from scripts.training.papers import passages, source_sentences, training_papers
     from scripts.training.questions import question_for, unanswerable
 
     started = time.perf_counter()
     app = Reader(use_cache=False)
-    index = app.services.search_index
-    files = sorted(args.papers.glob("*.pdf"))
-    with app.services.db() as session:
-        stored = {Path(p.source_path or "").name: p.id for p in session.scalars(select(Paper))}
-    missing = [f for f in files if f.name not in stored]
-    if missing:
-        print(f"ingesting {len(missing)} papers …", file=sys.stderr, flush=True)
-        for r in ingest_paths(missing, app.services.db, open_index=lambda: index):
-            if r.paper_id:
-                stored[Path(r.file).name] = r.paper_id
-    names = sorted(n for n in stored if n in {f.name for f in files})
+    services = app.services
+    index = services.search_index
+    stored = training_papers(services, args.papers)
+    names = list(stored)
     rng = random.Random(args.seed)
     val = set(rng.sample(names, args.val_papers))
     papers = {}
     for name in names:
-        with app.services.db() as session:
-            chunks = list(
-                session.scalars(select(Chunk).where(Chunk.paper_id == stored[name]).order_by(Chunk.ordinal))
-            )
-            rows = {c.id: (c.section or "", c.text) for c in chunks}
-        sentences = [
-            (s, cid)
-            for cid, (section, text) in rows.items()
-            if not SKIP_SECTION.match(section)
-            for s in split_sentences(text)
-            if usable_sentence(s)
-        ]
+        own = passages(services, stored[name])
+        rows = {cid: (section, text) for cid, section, _, _, text in own}
+        sentences = source_sentences(own)
         rich = [x for x in sentences if checkable_numbers(x[0]) or rw.name_matches(x[0])]
         plain = [x for x in sentences if x not in set(rich)]
         rng.shuffle(rich)

@@ -27,7 +27,6 @@ import lzma
 import random
 import sys
 import time
-from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,7 +35,15 @@ sys.path.insert(0, str(ROOT))
 from reader.checker.model import WEIGHTS
 from reader.index.dense import packaged_model_path
 from scripts.training.rewrites import SUPPORTED_KINDS, loosened
-from scripts.training.train import TrainConfig, train, write_card
+from scripts.training.train import (
+    TrainConfig,
+    add_config_options,
+    config_from,
+    show_pairs,
+    show_result,
+    train,
+    write_card,
+)
 
 DATA = ROOT / "scripts" / "data" / "checker_pairs.jsonl.xz"
 
@@ -100,10 +107,9 @@ def main() -> None:
         help="share of claims (of both labels) rewritten further from their source (rewrites.loosened)",
     )
     defaults = TrainConfig()
-    for name, value in vars(defaults).items():
-        ap.add_argument("--" + name.replace("_", "-"), type=type(value), default=value)
+    add_config_options(ap, defaults)
     args = ap.parse_args()
-    config = TrainConfig(**{k: getattr(args, k) for k in vars(defaults)})
+    config = config_from(args, defaults)
     started = time.perf_counter()
     rng = random.Random(config.seed)
     pairs = load_pairs(args.data)
@@ -112,12 +118,7 @@ def main() -> None:
         if rng.random() < args.loosen:
             p["claim"] = loosened(p["claim"], rng)
     val_pairs = choose_validation([p for p in pairs if p["split"] == "val"], rng, args.val_pairs)
-    counts = Counter((p["kind"], p["label"]) for p in train_pairs)
-    print(
-        f"{len(train_pairs)} training pairs ({sum(p['label'] for p in train_pairs)} supported), "
-        f"{len(val_pairs)} validation pairs; by kind: {dict(sorted(counts.items()))}",
-        flush=True,
-    )
+    show_pairs(train_pairs, val_pairs, "supported")
     result = train(
         train_pairs,
         val_pairs,
@@ -142,9 +143,7 @@ def main() -> None:
             **_provenance(args.data),
         },
     )
-    size = sum(f.stat().st_size for f in args.out.iterdir()) / 1e6
-    print(f"best step {result.best_step}: {result.best_val}; weights {size:.1f} MB in {args.out}")
-    print(f"run time {time.perf_counter() - started:.0f} s")
+    show_result(result, args.out, started)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ import lzma
 import random
 import sys
 import time
-from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,7 +30,15 @@ sys.path.insert(0, str(ROOT))
 from reader.checker.model import WEIGHTS as CHECKER_WEIGHTS  # noqa: E402
 from reader.grader.model import MAX_TOKENS, WEIGHTS  # noqa: E402
 from reader.index.dense import packaged_model_path  # noqa: E402
-from scripts.training.train import TrainConfig, train, write_card  # noqa: E402
+from scripts.training.train import (  # noqa: E402
+    TrainConfig,
+    add_config_options,
+    config_from,
+    show_pairs,
+    show_result,
+    train,
+    write_card,
+)
 
 DATA = ROOT / "scripts" / "data" / "grader_pairs.jsonl.xz"
 
@@ -63,10 +70,9 @@ def main() -> None:
     defaults = TrainConfig(
         seed=32, max_tokens=MAX_TOKENS, max_pairs=11000, eval_every=150, patience=4, max_minutes=75.0
     )
-    for name, value in vars(defaults).items():
-        ap.add_argument("--" + name.replace("_", "-"), type=type(value), default=value)
+    add_config_options(ap, defaults)
     args = ap.parse_args()
-    config = TrainConfig(**{k: getattr(args, k) for k in vars(defaults)})
+    config = config_from(args, defaults)
     started = time.perf_counter()
     rng = random.Random(config.seed)
     pairs = load_pairs(args.data)
@@ -74,12 +80,7 @@ def main() -> None:
     val_all = choose([p for p in pairs if p["split"] == "val"], rng, args.negatives)
     rng.shuffle(val_all)
     val_pairs = sorted(val_all[: args.val_pairs], key=lambda p: len(p["claim"]) + len(p["evidence"]))
-    counts = Counter((p["kind"], p["label"]) for p in train_pairs)
-    print(
-        f"{len(train_pairs)} training pairs ({sum(p['label'] for p in train_pairs)} relevant), "
-        f"{len(val_pairs)} validation pairs; by kind: {dict(sorted(counts.items()))}",
-        flush=True,
-    )
+    show_pairs(train_pairs, val_pairs, "relevant")
     result = train(
         train_pairs,
         val_pairs,
@@ -101,9 +102,7 @@ def main() -> None:
             "init": "packaged MiniLM" if str(args.init) == "none" else str(args.init),
         },
     )
-    size = sum(f.stat().st_size for f in args.out.iterdir()) / 1e6
-    print(f"best step {result.best_step}: {result.best_val}; weights {size:.1f} MB in {args.out}")
-    print(f"run time {time.perf_counter() - started:.0f} s")
+    show_result(result, args.out, started)
 
 
 if __name__ == "__main__":

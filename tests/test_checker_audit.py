@@ -133,24 +133,26 @@ def test_without_a_checker_every_sentence_goes_to_the_verifier():
 
 
 def test_the_reason_never_calls_a_no_a_yes_and_a_no_needs_a_second_signal():
-    from reader.audit.loop import NO_WITHOUT_SECOND, Judgement, _verdict
+    from reader.audit.loop import NO_WITHOUT_SECOND, Judgement, verifier_verdict
 
     # the checker off: the threshold decides, and the reason says the word was NO
-    verdict, reasons = _verdict(Judgement("NO", 0.20), [], True, 0.17)
+    verdict, reasons = verifier_verdict(Judgement("NO", 0.20), [], True, 0.17)
     assert verdict == "supported"
     assert reasons == ["verifier answered NO, but P(YES) 0.20 ≥ threshold 0.17: accepted"]
     # the checker on: a second signal must agree with a NO's P(YES)
     doubt = ("unsupported", "claim checker decided instead: not supported (P 0.10 < 0.50, its band's middle)")
-    verdict, reasons = _verdict(Judgement("NO", 0.20), [], True, 0.17, checker_says=doubt)
+    verdict, reasons = verifier_verdict(Judgement("NO", 0.20), [], True, 0.17, checker_says=doubt)
     assert verdict == "unsupported"
     assert reasons == ["verifier answered NO, but P(YES) 0.20 ≥ threshold 0.17", NO_WITHOUT_SECOND]
     agreed = "extraction: the passage gives “0.91” for the blank, as the sentence does"
-    verdict, reasons = _verdict(Judgement("NO", 0.20), [], True, 0.17, checker_says=doubt, confirmed=agreed)
+    verdict, reasons = verifier_verdict(
+        Judgement("NO", 0.20), [], True, 0.17, checker_says=doubt, confirmed=agreed
+    )
     assert verdict == "supported" and reasons[-1] == agreed
     checker = ("supported", "claim checker decided instead: supported (P 0.80 ≥ 0.50, its band's middle)")
-    verdict, reasons = _verdict(Judgement("NO", 0.20), [], True, 0.17, checker_says=checker)
+    verdict, reasons = verifier_verdict(Judgement("NO", 0.20), [], True, 0.17, checker_says=checker)
     assert verdict == "supported" and reasons[-1].startswith("claim checker agrees")
-    verdict, reasons = _verdict(Judgement("NO", 0.10), [], True, 0.17)
+    verdict, reasons = verifier_verdict(Judgement("NO", 0.10), [], True, 0.17)
     assert verdict == "unsupported" and reasons == ["verifier: NO (P(YES) 0.10 < threshold 0.17)"]
 
 

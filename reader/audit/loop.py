@@ -204,7 +204,8 @@ class AuditResult:
         return list(dict.fromkeys(s.text for s in self.sentences if s.verdict in (UNSUPPORTED, UNCHECKED)))
 
 
-def _hits_to_evidence(hits: list) -> list[EvidenceRef]:
+def hits_to_evidence(hits: list) -> list[EvidenceRef]:
+    """A search's best hits (EVIDENCE_PER_BATCH of them) as evidence, the best first."""
     ranked = sorted(hits, key=lambda h: h.score, reverse=True)[:EVIDENCE_PER_BATCH]
     return [EvidenceRef(h.chunk_id, h.page_start, h.page_end, h.text) for h in ranked]
 
@@ -216,7 +217,7 @@ def _own_passages(claim, paper_id, search, evidence_for) -> tuple[list[EvidenceR
         if evidence_for is not None:
             return list(evidence_for([claim])), ""
         if search is not None:
-            return _hits_to_evidence(search(claim, paper_id)), ""
+            return hits_to_evidence(search(claim, paper_id)), ""
         return [], ""
     except Exception as exc:  # a broken index must not lose the read: check against the opening text
         return [], f"search failed ({type(exc).__name__}: {exc}); checked against the paper's opening text"
@@ -387,7 +388,7 @@ def _verifier_said(j: Judgement, threshold: float | None) -> str:
     )
 
 
-def _verdict(
+def verifier_verdict(
     j: Judgement,
     guard_reasons: list[str],
     has_evidence: bool,
@@ -705,7 +706,7 @@ def _verified(
 ) -> SentenceResult:
     """The verdict of a sentence the verifier was asked about."""
     view, guard, band = checks.views[sentence], checks.guard[sentence], request.checker
-    verdict, reasons = _verdict(
+    verdict, reasons = verifier_verdict(
         j,
         guard,
         bool(view.evidence),

@@ -14,6 +14,7 @@ import json
 import math
 import random
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -222,6 +223,32 @@ class _Best:
             log(f"no better for {self.waited} evaluations: stopping")
             return True
         return False
+
+
+def add_config_options(ap, defaults: TrainConfig) -> None:
+    """An option for each field of TrainConfig (`--max-pairs` …), defaulting to `defaults`."""
+    for name, value in vars(defaults).items():
+        ap.add_argument("--" + name.replace("_", "-"), type=type(value), default=value)
+
+
+def config_from(args, defaults: TrainConfig) -> TrainConfig:
+    return TrainConfig(**{k: getattr(args, k) for k in vars(defaults)})
+
+
+def show_pairs(train_pairs: list[dict], val_pairs: list[dict], positive: str) -> None:
+    """How many pairs of each kind and label training sees, and how many are held apart."""
+    counts = Counter((p["kind"], p["label"]) for p in train_pairs)
+    print(
+        f"{len(train_pairs)} training pairs ({sum(p['label'] for p in train_pairs)} {positive}), "
+        f"{len(val_pairs)} validation pairs; by kind: {dict(sorted(counts.items()))}",
+        flush=True,
+    )
+
+
+def show_result(result: TrainResult, out: Path, started: float) -> None:
+    size = sum(f.stat().st_size for f in out.iterdir()) / 1e6
+    print(f"best step {result.best_step}: {result.best_val}; weights {size:.1f} MB in {out}")
+    print(f"run time {time.perf_counter() - started:.0f} s")
 
 
 def write_card(out: Path, config: TrainConfig, result: TrainResult, data: dict) -> None:
