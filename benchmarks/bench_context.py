@@ -17,7 +17,8 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.common import SHARED_PAPERS, wilson
-from reader.deepread.context import FLOOR_TOKENS, _truncate, build_context, load_material
+from reader.deepread.context import FLOOR_TOKENS, build_context, load_material
+from reader.deepread.context import truncate as _truncate
 from reader.deepread.extract import select_sentences
 from reader.ingest.pipeline import ingest_file
 from reader.llm.base import SMALL_LOCAL

@@ -85,8 +85,10 @@ def coverage_and_cost(items: list[dict], facts: dict) -> None:
     per sentence with the tables and without (best of 3)."""
     import time
 
-    from reader.audit.guards import _worth_checking, check_sentence, numbers_at
-    from reader.audit.table_checks import Number, _holds
+    from reader.audit.guards import check_sentence, numbers_at
+    from reader.audit.guards import worth_checking as _worth_checking
+    from reader.audit.table_checks import Number
+    from reader.audit.table_checks import holds as _holds
 
     numbers = held = 0
     for item in items:

@@ -303,7 +303,7 @@ def _looks_like_plain_name(token: str, *, sentence_initial: bool) -> bool:
     return token.islower() and len(token) >= 4 and zipf_en(token) == 0.0
 
 
-def _worth_checking(n: Number) -> bool:
+def worth_checking(n: Number) -> bool:
     """Small bare integers are counts and section numbers; everything else is checked."""
     has_unit = n.raw[-1:] in "%×xX" or n.raw.endswith("times") or n.raw[-1:] in _SCALE
     return has_unit or "." in n.raw or n.value >= _MIN_UNMARKED_INT
@@ -324,7 +324,7 @@ def check_sentence(sentence: str, facts: PaperFacts) -> list[str]:
         reasons += [f.reason for f in findings if f.reason]
         accounted = {start for f in findings for start in f.numbers}
     for start, n in numbers_at(rest):
-        if not _worth_checking(n) or start in accounted:
+        if not worth_checking(n) or start in accounted:
             continue
         if not facts.has_number(n):
             reasons.append(f"number {n.raw} not found in the paper")
@@ -395,7 +395,7 @@ def _table_findings(sentence: str, rest: str, facts: PaperFacts) -> list:
     from reader.audit.table_checks import table_findings
 
     numbers = [
-        (start, n.raw, n.value, n.quantum, n.percent) for start, n in numbers_at(rest) if _worth_checking(n)
+        (start, n.raw, n.value, n.quantum, n.percent) for start, n in numbers_at(rest) if worth_checking(n)
     ]
     return table_findings(sentence, rest, numbers, facts.table_index(), facts.printed)
 

@@ -78,7 +78,7 @@ class Number:
     percent: bool
 
 
-def _holds(cell: Cell, n: Number) -> bool:
+def holds(cell: Cell, n: Number) -> bool:
     """The cell holds the sentence's number at its precision (its sign aside: the sentence's
     numbers are read without one, "−0.45" as 0.45)."""
     value = abs(cell.value)
@@ -126,7 +126,7 @@ def bound_number(
     others = [m for m in numbers if m.start != n.start]
     wrong: list[tuple[TableIndex, Cell, set[str], set[str]]] = []
     for index in indexes:
-        holding = [c for c in index.numbers if _holds(c, n)]
+        holding = [c for c in index.numbers if holds(c, n)]
         if _core(n.raw) in printed:
             holding = [c for c in holding if _exact(c, n)]
         if not holding:
@@ -147,7 +147,7 @@ def bound_number(
             )
         for cell in holding:
             meant = _meant(index, cell, rows, cols)
-            if not meant or all(any(_holds(c, m) for m in others) for c in meant):
+            if not meant or all(any(holds(c, m) for m in others) for c in meant):
                 return None  # the named cells are the sentence's other numbers: this one is unnamed
         wrong.append((index, holding[0], rows, cols))
     if not wrong:
@@ -278,7 +278,7 @@ def table_findings(
     stated = claims(rest)
     claimed = {c.start for c in stated}
     plain = [n for n in numbers if n.start not in claimed]
-    matched = {id(index): [c for c in index.numbers for n in plain if _holds(c, n)] for index in indexes}
+    matched = {id(index): [c for c in index.numbers for n in plain if holds(c, n)] for index in indexes}
     found: list[Finding] = []
     for claim in stated:
         finding = (

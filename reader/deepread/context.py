@@ -240,7 +240,9 @@ def _front_matter_as_text(groups: list[tuple[str, list[str]]], abstract: str) ->
     return Section(TEXT_SECTION, text, 1)
 
 
-def _truncate(text: str, max_tokens: int) -> str:
+def truncate(text: str, max_tokens: int) -> str:
+    """The longest beginning of `text` within `max_tokens`, cut after a sentence where one ends
+    in its second half."""
     if estimate_tokens(text) <= max_tokens:
         return text
     lo, hi = 0, len(text)
@@ -278,7 +280,7 @@ def build_context(
         if grant < size:
             left_out.append(f"{section.title} (partly)")
     if not parts and material.full_text.strip():  # the budget chose nothing: the text's beginning
-        parts = [_truncate(material.full_text, max(token_budget, 1))]
+        parts = [truncate(material.full_text, max(token_budget, 1))]
         included, left_out = [s.title for s in sections], [f"{s.title} (partly)" for s in sections]
     text = "\n\n".join(parts)
     return PaperContext(text, included, left_out, estimate_tokens(text))
