@@ -139,6 +139,29 @@ def chromium():
             browser.close()
 
 
+@pytest.fixture(scope="session")
+def pg_cluster():
+    """One throwaway PostgreSQL server on 127.0.0.1 for the whole session
+    (tests/postgres_cluster.py); a test or module makes its own database in it. Skipped (with
+    the reason) where no PostgreSQL server binaries are installed."""
+    pytest.importorskip("psycopg")
+    from postgres_cluster import new_cluster, remove_cluster, server_binaries
+
+    bin_dir = server_binaries()
+    if not bin_dir:
+        pytest.skip("no PostgreSQL server binaries (/usr/lib/postgresql/*/bin)")
+    cluster = new_cluster(bin_dir)
+    try:
+        yield cluster
+    finally:
+        remove_cluster(cluster)
+
+
+@pytest.fixture(scope="session")
+def pg_url(pg_cluster):
+    return pg_cluster.url
+
+
 @contextmanager
 def serving(web_app):
     """The ASGI app served by uvicorn on a free loopback port, in a thread; yields its base URL."""

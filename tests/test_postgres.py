@@ -3,19 +3,15 @@
 Skipped (with the reason) where no PostgreSQL server binaries are installed.
 """
 
-import glob
 import os
-import shutil
-import socket
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from conftest import ROOT, SAMPLE_PAPER, shared_pdfs
+from postgres_cluster import empty_database
 from sqlalchemy import create_engine, func, select, text
 
 from reader.store.tables import Base, Caption, Chunk, Paper, Reference
@@ -24,80 +20,6 @@ from reader.store.tables import Base, Caption, Chunk, Paper, Reference
 # refuses those), others with other C0 controls.
 WITH_NUL = {"acl2020_specter_2020.acl-main.207.pdf", "naacl2018_litgraph_N18-3011.pdf"}
 CONTROL = "[\x00-\x08\x0b-\x1f\x7f]"
-
-
-def _pg_bin() -> str | None:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
-    return os.path.dirname(found[-1]) if found else None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Cluster:
-    """A throwaway PostgreSQL server: its URL, and a way to stop and start it again."""
-
-    def __init__(self, bin_dir: str, base: Path, run_as: list[str], port: int):
-        self.bin_dir, self.base, self.run_as, self.port = bin_dir, base, run_as, port
-        self.data = base / "data"
-        self.url = f"postgresql+psycopg://reader@127.0.0.1:{port}/postgres"
-
-    def pg_ctl(self, *args: str) -> None:
-        subprocess.run(
-            [*self.run_as, f"{self.bin_dir}/pg_ctl", "-D", str(self.data), *args],
-            check=True,
-            capture_output=True,
-        )
-
-    def start(self) -> None:
-        self.pg_ctl(
-            "-w",
-            "-l",
-            str(self.base / "log"),
-            "-o",
-            f"-p {self.port} -k {self.base} -c listen_addresses=127.0.0.1",
-            "start",
-        )
-
-    def stop(self, mode: str = "fast") -> None:
-        self.pg_ctl("-w", "-m", mode, "stop")
-
-
-@pytest.fixture(scope="module")
-def pg_cluster():
-    pytest.importorskip("psycopg")
-    bin_dir = _pg_bin()
-    if not bin_dir:
-        pytest.skip("no PostgreSQL server binaries (/usr/lib/postgresql/*/bin)")
-    # Not under pytest's tmp dir: that is private to root, and the server runs as postgres.
-    base = Path(tempfile.mkdtemp(prefix="reader-pg-"))
-    run_as = []
-    if os.geteuid() == 0:  # initdb refuses to run as root
-        shutil.chown(base, "postgres")
-        run_as = ["runuser", "-u", "postgres", "--"]
-    cluster = Cluster(bin_dir, base, run_as, _free_port())
-    subprocess.run(
-        [*run_as, f"{bin_dir}/initdb", "-D", str(cluster.data), "-A", "trust", "-U", "reader"],
-        check=True,
-        capture_output=True,
-    )
-    cluster.start()
-    try:
-        yield cluster
-    finally:
-        subprocess.run(
-            [*run_as, f"{bin_dir}/pg_ctl", "-D", str(cluster.data), "-m", "immediate", "stop"],
-            capture_output=True,
-        )
-        shutil.rmtree(base, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
-def pg_url(pg_cluster):
-    return pg_cluster.url
 
 
 def test_migrations_match_the_orm_on_postgresql(pg_url):
@@ -133,22 +55,13 @@ def test_review_and_rm_on_postgresql(pg_url, tmp_path):
         assert conn.execute(select(func.count()).select_from(Chunk)).scalar_one() == 0
 
 
-def _empty_database(pg_url: str, name: str) -> str:
-    engine = create_engine(pg_url, isolation_level="AUTOCOMMIT")
-    with engine.connect() as conn:
-        conn.execute(text(f"DROP DATABASE IF EXISTS {name}"))
-        conn.execute(text(f"CREATE DATABASE {name}"))
-    engine.dispose()
-    return pg_url.rsplit("/", 1)[0] + f"/{name}"
-
-
 def test_processes_migrating_an_empty_postgresql_database_at_once_all_succeed(pg_url, tmp_path):
     """Without the advisory lock one of them dies with UniqueViolation (pg_type_typname_nsp_index)."""
     from test_review_races import migrate_at_once
 
     from reader.store.db import HEAD_REVISION
 
-    url = _empty_database(pg_url, "race_migrate")
+    url = empty_database(pg_url, "race_migrate")
     results = migrate_at_once(url, tmp_path)
     failures = [
         [line for line in r.stderr.splitlines() if "Error" in line][-1:] for r in results if r.returncode != 0
@@ -169,7 +82,7 @@ def test_call_timings_on_a_0002_postgresql_database(pg_url):
     from reader.store.db import alembic_config, open_database
     from reader.store.usage import usage_report
 
-    url = _empty_database(pg_url, "timings_0002")
+    url = empty_database(pg_url, "timings_0002")
     command.upgrade(alembic_config(url), "0002")
     engine = create_engine(url)
     with engine.begin() as conn:
@@ -221,7 +134,7 @@ def test_two_review_processes_on_one_postgresql_database_read_each_paper_once(pg
     from test_review_races import assert_each_paper_read_once, review_at_once
 
     files = make_files(tmp_path / "papers", ["a.pdf", "b.pdf", "c.pdf"])
-    results = review_at_once(_empty_database(pg_url, "race_review"), files, tmp_path)
+    results = review_at_once(empty_database(pg_url, "race_review"), files, tmp_path)
     assert_each_paper_read_once(results, [f.name for f in files])
 
 
@@ -280,7 +193,7 @@ def test_llm_replies_with_nul_and_escapes_are_stored_on_postgresql(pg_url, tmp_p
     from reader.index.dense import HashingEmbedder
     from reader.store.tables import Analysis, LLMCacheEntry, LLMCall
 
-    url = _empty_database(pg_url, "reply_controls")
+    url = empty_database(pg_url, "reply_controls")
     writer, verifier = hostile_llm("hostile-writer"), hostile_llm("hostile-verifier")
     reader = Reader(
         home=tmp_path / "home", database_url=url, llm=writer, verifier=verifier, embedder=HashingEmbedder()
@@ -324,7 +237,7 @@ def test_review_zotero_on_postgresql_reviews_what_it_cannot_link_and_says_why(pg
             ("Redundancy\x00 in Sparse Extraction",),
         )
         conn.execute("UPDATE items SET key = 'IJKL2345IJKL2345IJKL' WHERE key = 'IJKL2345'")
-    url = _empty_database(pg_url, "review_zotero")
+    url = empty_database(pg_url, "review_zotero")
     env = {
         **os.environ,
         "READER_HOME": str(tmp_path / "home"),

@@ -3,7 +3,8 @@ its own READER_HOME and the hashing embedder, the LLM a loopback OpenAI-compatib
 fixed latency (tests/loopback_openai.py answering as the dry-run LLM does) or the scripted LLM
 in-process where the test needs one machine to be slow: every
 paper reviewed once, a worker killed with kill -9 replaced after its lease, overlapping
-`reader review --queue` runs, and the throughput of 1 against 3 workers."""
+`reader review --queue` runs, and three workers reading their papers at the same time (how much
+faster than one: benchmarks/bench_workers.py)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ import time
 import pytest
 from conftest import ROOT
 from loopback_openai import LoopbackOpenAI
+from postgres_cluster import empty_database
 from sqlalchemy import create_engine, text
-from test_postgres import _empty_database, pg_cluster, pg_url  # noqa: F401 - the cluster fixture
 from test_queue import write_papers
 from test_review_cli import reader_cmd
 
@@ -29,8 +30,8 @@ _names = itertools.count()
 
 
 @pytest.fixture
-def shared(pg_url):  # noqa: F811
-    return _empty_database(pg_url, f"workers_{next(_names)}")
+def shared(pg_url):
+    return empty_database(pg_url, f"workers_{next(_names)}")
 
 
 def machine(
@@ -227,7 +228,7 @@ def _wait_until_idle(procs: list[subprocess.Popen], deadline: float, window_s: f
             return
 
 
-def _throughput(tmp_path, url: str, workers: int, n_papers: int, llm: LoopbackOpenAI) -> float:
+def throughput(tmp_path, url: str, workers: int, n_papers: int, llm: LoopbackOpenAI) -> float:
     """Papers per minute from the first claim to the last finish. The workers are started,
     connected and warmed up before anything is queued, and paused while it is, so neither
     their start-up nor the queueing is counted."""
@@ -297,22 +298,18 @@ def _throughput(tmp_path, url: str, workers: int, n_papers: int, llm: LoopbackOp
     return n_papers / (last - first).total_seconds() * 60
 
 
-def test_three_workers_have_about_three_times_the_throughput_of_one(pg_url, tmp_path):  # noqa: F811
-    """The loopback LLM server at 1 s per call (READER_BENCH_LATENCY_MS), 6 papers (READER_BENCH_PAPERS);
-    the figures are printed (docs/measurements/scale.md has a run)."""
-    latency = int(os.environ.get("READER_BENCH_LATENCY_MS", "1000"))
-    n = int(os.environ.get("READER_BENCH_PAPERS", "6"))
-    with LoopbackOpenAI(dry_run_reply, delay_s=latency / 1000) as llm:
-        one = _throughput(tmp_path, _empty_database(pg_url, f"bench_one_{next(_names)}"), 1, n, llm)
-        three = _throughput(tmp_path, _empty_database(pg_url, f"bench_three_{next(_names)}"), 3, n, llm)
-    print(
-        f"\nLLM {latency} ms per call, {n} papers: 1 worker {one:.1f} papers/min, "
-        f"3 workers {three:.1f} papers/min, ratio {three / one:.2f}"
-    )
-    # A benchmark, not a timed assertion: the issue's figure (>= 2.7) is read from the printed
-    # ratio on a quiet machine (docs/measurements/scale.md); the test only fails when three workers do not
-    # overlap their papers at all.
-    assert three / one >= 1.5
+def test_three_workers_read_their_papers_at_the_same_time(pg_url, tmp_path):
+    """Three papers queued while three warmed-up workers wait: the workers' papers overlap in
+    time. By how much one worker's rate is beaten is measured by benchmarks/bench_workers.py, out
+    of the suite (a timed assertion fails whenever the machine is shared)."""
+    with LoopbackOpenAI(dry_run_reply, delay_s=0.5) as llm:
+        url = empty_database(pg_url, f"overlap_{next(_names)}")
+        throughput(tmp_path, url, 3, 3, llm)
+    spans = query(url, "SELECT worker, started_at, finished_at FROM review_jobs WHERE status = 'done'")
+    overlapping = [
+        (a, b) for a, b in itertools.combinations(spans, 2) if a[0] != b[0] and a[1] < b[2] and b[1] < a[2]
+    ]
+    assert overlapping, spans
 
 
 def _wait_for_read(url: str, proc: subprocess.Popen) -> None:
@@ -352,12 +349,12 @@ def test_ctrl_c_finishes_the_paper_in_hand_and_twice_hands_it_back(shared, tmp_p
 
 
 def test_a_database_restart_under_until_empty_is_waited_out_and_the_queue_finished(
-    pg_cluster,  # noqa: F811
+    pg_cluster,
     tmp_path,
 ):
     """PostgreSQL stopped for 2 s while the worker reads: it reconnects with back-off,
     every queued paper is reviewed, nothing is left running, no traceback, exit 0."""
-    url = _empty_database(pg_cluster.url, f"restart_{next(_names)}")
+    url = empty_database(pg_cluster.url, f"restart_{next(_names)}")
     write_papers(tmp_path / "inbox", 6)
     queued = run(machine(tmp_path, url, "laptop"), "review", str(tmp_path / "inbox"), "--queue")
     assert queued.returncode == 0, queued.stderr
@@ -384,12 +381,12 @@ def test_a_database_restart_under_until_empty_is_waited_out_and_the_queue_finish
 
 
 def test_a_database_that_stays_away_ends_the_worker_with_work_left_and_exit_1(
-    pg_cluster,  # noqa: F811
+    pg_cluster,
     tmp_path,
 ):
     """Down for longer than READER_DATABASE_PATIENCE: one line saying the database is away and
     how many papers are left, exit 1; the queue is finished by the next worker."""
-    url = _empty_database(pg_cluster.url, f"away_{next(_names)}")
+    url = empty_database(pg_cluster.url, f"away_{next(_names)}")
     write_papers(tmp_path / "inbox", 3)
     assert run(machine(tmp_path, url, "laptop"), "review", str(tmp_path / "inbox"), "--queue").returncode == 0
     env = machine(tmp_path, url, "node1", latency_ms=150, database_patience=2)
