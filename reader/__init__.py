@@ -6,8 +6,9 @@
     reader.ingest(["papers/"])
     result = reader.read("sample")       # a DeepReadResult
 
-`Reader` (reader/facade.py) is the public surface; the names below are what its methods
-take and return. Imports are lazy so that `reader --help` stays instant.
+`Reader` (reader/facade/) is the public surface, with the Paper, Library, ReviewQueue and
+Questions it hands out; the names below are what their methods take and return. Imports are
+lazy so that `reader --help` stays instant.
 """
 
 import importlib
@@ -17,6 +18,10 @@ __version__ = "0.1.0"
 # name -> the module that defines it
 _PUBLIC = {
     "Reader": "reader.facade",
+    "Paper": "reader.facade.paper",
+    "Library": "reader.facade.library",
+    "ReviewQueue": "reader.facade.review_queue",
+    "Questions": "reader.facade.questions",
     "Services": "reader.services",
     "Settings": "reader.config",
     "load_settings": "reader.config",
@@ -40,7 +45,7 @@ _PUBLIC = {
     "PaperReview": "reader.review",
     "EnqueueReport": "reader.review",
     "WorkerReport": "reader.review",
-    "JobsReport": "reader.facade",
+    "JobsReport": "reader.facade.review_queue",
     "ExportResult": "reader.export",
     "ExtractionTable": "reader.table",
     "BibtexResult": "reader.export.bibtex",

@@ -197,15 +197,19 @@ def enqueue_file(
         .limit(1)
     ).first()
     has_file = session.get(PaperFile, sha256) is not None
-    if job is not None:
+    if job is None:
+        job = ReviewJob(
+            source_path=name,
+            paper_id=sha256 if paper_exists else None,
+            file_sha256=sha256 if has_file else None,
+        )
+        session.add(job)
+        status, kept = "queued", {}
+    else:
         if job.file_sha256 is None and has_file:
             job.file_sha256 = sha256
-        if job.status == "pending" and job.queued_at is not None:
-            return Queued(job.id, "already queued")
-        if job.status == "running" and holder_alive(session, job):
-            return Queued(job.id, "running", holder_of(job))
-        if job.status == "done" and not force:
-            return Queued(job.id, "done", "reviewed already (--force queues it again)")
+        if (left_alone := _left_alone(session, job, force)) is not None:
+            return left_alone
         status = "requeued" if job.status in ("error", "done") else "queued"
         # A holder that died mid-read: when its read started, so that the next attempt
         # finishes the job without reading again if the analyses were stored.
@@ -214,16 +218,15 @@ def enqueue_file(
             if job.status == "running"
             else {}
         )
-    else:
-        job = ReviewJob(
-            source_path=name,
-            paper_id=sha256 if paper_exists else None,
-            file_sha256=sha256 if has_file else None,
-        )
-        session.add(job)
-        status, kept = "queued", {}
-    job.status, job.stage, job.error, job.summary = "pending", "", "", kept
     job.source_path = name
+    _make_pending(session, job, kept, force=force, fresh=fresh)
+    return Queued(job.id, status)
+
+
+def _make_pending(session: Session, job: ReviewJob, kept: dict, *, force: bool, fresh: bool) -> None:
+    """The job pending on the queue, unclaimed, with no attempt yet; its summary `kept`, and
+    whether it was queued with `force` or to be read `fresh`."""
+    job.status, job.stage, job.error, job.summary = "pending", "", "", kept
     job.queued_at, job.started_at, job.finished_at = db_now(session), None, None
     job.claim, job.worker, job.lease_until, job.heartbeat_at, job.attempts = None, "", None, None, 0
     if force:
@@ -231,7 +234,18 @@ def enqueue_file(
     if fresh:
         job.summary = {**job.summary, "fresh": True}
     session.flush()
-    return Queued(job.id, status)
+
+
+def _left_alone(session: Session, job: ReviewJob, force: bool) -> Queued | None:
+    """What enqueue_file says of a job it does not queue again (pending, running, or done
+    without `force`); None when it queues it."""
+    if job.status == "pending" and job.queued_at is not None:
+        return Queued(job.id, "already queued")
+    if job.status == "running" and holder_alive(session, job):
+        return Queued(job.id, "running", holder_of(job))
+    if job.status == "done" and not force:
+        return Queued(job.id, "done", "reviewed already (--force queues it again)")
+    return None
 
 
 def file_bytes(db: sessionmaker, sha256: str) -> tuple[str, bytes] | None:

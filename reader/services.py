@@ -4,9 +4,13 @@
     services.read_paper(paper_id)          # the deep read, wired once for every caller
 
 A Services holds the database, the search index, the two LLM roles (the generator writes,
-the verifier checks) wrapped with the call log and response cache, and the claim checker.
-Each is built on first use. The stages get these passed in; this is the only module that
-wires them. `reader.Reader` (the public surface), the commands and the web page use it.
+the verifier checks) wrapped with the call log and response cache, the claim checker and the
+relevance grader. Each is built on first use. It wires every stage once: ingest and removal
+(with the paper's page images and uploads), the deep read, the audit of any text, the question
+pipeline, the extraction table, the review queue's workers (WorkerStages, WorkerOptions), the
+notes' reference lookup and the Zotero client. The stages get these passed in; this is the only
+module that builds them. `reader.Reader` and the objects it hands out (reader/facade/) are the
+public surface over it.
 """
 
 from __future__ import annotations

@@ -230,7 +230,8 @@ def test_external_search_is_off_unless_named(library, monkeypatch):
         monkeypatch.setitem(scholarly.ADAPTERS, "arxiv", partial(scholarly.Arxiv, base_url=server.url))
         result = invoke("ask", "What GPU was used?", "--paper", PAPER_A[:8], "--json")
         assert json.loads(result.output)["answer"] == "Not found in the papers." and server.requests == []
-        library.settings = replace(library.settings, external_search="arxiv")  # READER_EXTERNAL_SEARCH=arxiv
+        # READER_EXTERNAL_SEARCH=arxiv
+        library.services.settings = replace(library.settings, external_search="arxiv")
         invoke("ask", "What GPU was used?", "--paper", PAPER_A[:8], "--json")
         assert [r["service"] for r in server.requests] == ["arxiv"]
         invoke("ask", "What GPU was used?", "--paper", PAPER_A[:8], "--external", "off")
@@ -243,7 +244,7 @@ def test_an_unknown_external_search_names_the_setting(library):
     result = CliRunner().invoke(cli, ["ask", "Which baselines?", "--external", "scholar"])
     assert result.exit_code != 0
     assert "--external='scholar': unknown external search scholar: use one or more of" in result.output
-    library.settings = replace(library.settings, external_search="arxiv,bing")
+    library.services.settings = replace(library.settings, external_search="arxiv,bing")
     result = CliRunner().invoke(cli, ["ask", "Which baselines?"])
     assert "READER_EXTERNAL_SEARCH='arxiv,bing': unknown external search bing" in result.output
 

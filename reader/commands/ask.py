@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 
@@ -208,25 +209,7 @@ _QUOTE_DEFAULT = "off" if _DEFAULT.quote_threshold is None else f"{_DEFAULT.quot
 @click.option("--ids", default=None, help="Only these question ids (comma-separated), e.g. a01,n05.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_obj
-def calibrate_cmd(
-    app,
-    questions_file,
-    thresholds,
-    routing,
-    theta_high,
-    theta_low,
-    keep,
-    quote,
-    refusal,
-    answer_p_yes,
-    ungrounded,
-    grader,
-    rows_file,
-    write,
-    limit,
-    ids,
-    as_json,
-):
+def calibrate_cmd(app, questions_file, rows_file, write, limit, ids, as_json, **grid):
     """Run a labelled question set through `ask` for a grid of settings and recommend one.
 
     For each setting (routing rule, grade threshold, for confidence routing theta_high
@@ -243,30 +226,76 @@ def calibrate_cmd(
       reader calibrate --questions eval/questions.jsonl --ids a01,a14,n01,n05 --json
     """
 
-    def numbers(option: str, text: str) -> list[float]:
-        try:
-            return [float(t) for t in text.split(",") if t.strip()]
-        except ValueError:
-            raise ReaderError(f"{option} {text!r}: give numbers like 0.5,0.6,0.7") from None
-
-    def words(text: str) -> list[str]:
-        return [t.strip().lower() for t in text.split(",") if t.strip()]
-
-    def switches(option: str, text: str) -> list[bool]:
-        values = words(text)
-        unknown = [v for v in values if v not in ("on", "off")]
-        if unknown or not values:
-            raise ReaderError(f"{option} {text!r}: give on, off or on,off")
-        return [v == "on" for v in values]
-
-    def quote_values(text: str) -> list[float | None]:
-        values = words(text)
-        out = [None if v in ("off", "none") else numbers("--quote", v)[0] for v in values]
-        if any(v is not None and not 0.0 <= v <= 1.0 for v in out):
-            raise ReaderError(f"--quote {text!r}: give probabilities between 0 and 1, or off")
-        return out or [None]
-
     wanted = [i.strip() for i in ids.split(",") if i.strip()] if ids else None  # ids keep their case
+    thresholds, dimensions = _grid(**grid)
+    with _rows_writer(rows_file) as save_row:
+        report = app.questions.calibrate(
+            questions_file,
+            thresholds,
+            ids=wanted,
+            limit=limit,
+            on_progress=lambda msg: click.echo(msg, err=True),
+            on_row=save_row,
+            **dimensions,
+        )
+    if as_json:
+        echo_json(report.to_json())
+    else:
+        click.echo(report.text())
+    if write and report.to_json().get("recommended"):
+        path = app.questions.write_routing(report.to_json()["recommended"])
+        click.echo(f"wrote the recommended setting to {path}", err=True)
+    sys.stdout.flush()
+
+
+def _numbers(option: str, text: str) -> list[float]:
+    try:
+        return [float(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise ReaderError(f"{option} {text!r}: give numbers like 0.5,0.6,0.7") from None
+
+
+def _words(text: str) -> list[str]:
+    return [t.strip().lower() for t in text.split(",") if t.strip()]
+
+
+def _switches(option: str, text: str) -> list[bool]:
+    values = _words(text)
+    unknown = [v for v in values if v not in ("on", "off")]
+    if unknown or not values:
+        raise ReaderError(f"{option} {text!r}: give on, off or on,off")
+    return [v == "on" for v in values]
+
+
+def _quote_values(text: str) -> list[float | None]:
+    values = _words(text)
+    out = [None if v in ("off", "none") else _numbers("--quote", v)[0] for v in values]
+    if any(v is not None and not 0.0 <= v <= 1.0 for v in out):
+        raise ReaderError(f"--quote {text!r}: give probabilities between 0 and 1, or off")
+    return out or [None]
+
+
+def _grid(
+    thresholds, routing, theta_high, theta_low, keep, quote, refusal, answer_p_yes, ungrounded, grader
+) -> tuple[list[float], dict]:
+    """The calibration grid's options as (the grade thresholds, the other dimensions, as
+    Questions.calibrate takes them)."""
+    return _numbers("--thresholds", thresholds), {
+        "routings": _words(routing),
+        "theta_highs": _numbers("--theta-high", theta_high),
+        "theta_lows": _numbers("--theta-low", theta_low),
+        "quote_thresholds": _quote_values(quote),
+        "refusals": _words(refusal),
+        "keep_thresholds": _numbers("--keep", keep) if keep else None,
+        "ungrounded": _words(ungrounded),
+        "answer_p_yes": _numbers("--answer-p-yes", answer_p_yes),
+        "graders": _switches("--grader", grader) if grader else None,
+    }
+
+
+@contextlib.contextmanager
+def _rows_writer(rows_file: str | None):
+    """save_row(setting, row): each answer appended to the --rows JSONL file as it comes."""
     try:
         rows_out = open(rows_file, "a", encoding="utf-8") if rows_file else None
     except OSError as exc:
@@ -278,31 +307,7 @@ def calibrate_cmd(
             rows_out.flush()
 
     try:
-        report = app.questions.calibrate(
-            questions_file,
-            numbers("--thresholds", thresholds),
-            ids=wanted,
-            limit=limit,
-            routings=words(routing),
-            theta_highs=numbers("--theta-high", theta_high),
-            theta_lows=numbers("--theta-low", theta_low),
-            quote_thresholds=quote_values(quote),
-            refusals=words(refusal),
-            keep_thresholds=numbers("--keep", keep) if keep else None,
-            ungrounded=words(ungrounded),
-            answer_p_yes=numbers("--answer-p-yes", answer_p_yes),
-            graders=switches("--grader", grader) if grader else None,
-            on_progress=lambda msg: click.echo(msg, err=True),
-            on_row=save_row,
-        )
+        yield save_row
     finally:
         if rows_out is not None:
             rows_out.close()
-    if as_json:
-        echo_json(report.to_json())
-    else:
-        click.echo(report.text())
-    if write and report.to_json().get("recommended"):
-        path = app.questions.write_routing(report.to_json()["recommended"])
-        click.echo(f"wrote the recommended setting to {path}", err=True)
-    sys.stdout.flush()

@@ -58,49 +58,16 @@ def ingest(app, paths, zotero, collection, as_json, quiet):
         raise ReaderError("give PATHS or --zotero, not both (the Zotero folder goes after --zotero)")
     if zotero is None and not paths:
         raise ReaderError("give files or folders to ingest, or --zotero for a Zotero library")
-    bar = None  # a rich progress bar, shown while two or more files are ingested
-
-    def before_file(source, n_files) -> None:
-        nonlocal bar
-        if bar is None and n_files > 1 and not as_json and not quiet:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            columns = [
-                TextColumn("ingest"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                TextColumn("{task.description}"),
-            ]
-            bar = Progress(*columns, console=Console(stderr=True), transient=True)
-            bar.start()
-            bar.add_task("", total=n_files)
-        if bar is not None:
-            bar.update(bar.task_ids[0], description=printable(source.name)[:40])
-
-    def report(result, done, total) -> None:
-        if as_json:
-            echo_json(result.to_json(), indent=None)
-        elif result.status in ("error", "skipped"):
-            click.echo(_result_line(result), err=True)
-        elif not quiet:
-            click.echo(_result_line(result))
-        if bar is not None:
-            bar.advance(bar.task_ids[0])
-
-    def note(line: str) -> None:
-        click.echo(f"note: {line}", err=True)
-
+    lines = _IngestLines(as_json, quiet)
     try:
         if zotero is not None:
-            results = app.library.ingest_zotero(zotero or None, collection, on_result=report, on_note=note)
+            results = app.library.ingest_zotero(
+                zotero or None, collection, on_result=lines.report, on_note=lines.note
+            )
         else:
-            results = app.ingest(paths, on_result=report, before_file=before_file)
+            results = app.ingest(paths, on_result=lines.report, before_file=lines.before_file)
     finally:
-        if bar is not None:
-            bar.stop()
-
+        lines.stop()
     failed = sum(1 for r in results if r.status == "error")
     if not as_json and not quiet and len(results) > 1:
         counts = {s: sum(1 for r in results if r.status == s) for s in ("ingested", "unchanged", "skipped")}
@@ -114,6 +81,50 @@ def ingest(app, paths, zotero, collection, as_json, quiet):
         sys.exit(1)
     if failed:
         sys.exit(1)
+
+
+class _IngestLines:
+    """What `reader ingest` prints as it goes: a line (or JSON line) per file, and a rich
+    progress bar while two or more files are ingested."""
+
+    def __init__(self, as_json: bool, quiet: bool):
+        self.as_json, self.quiet = as_json, quiet
+        self.bar = None
+
+    def before_file(self, source, n_files) -> None:
+        if self.bar is None and n_files > 1 and not self.as_json and not self.quiet:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            columns = [
+                TextColumn("ingest"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("{task.description}"),
+            ]
+            self.bar = Progress(*columns, console=Console(stderr=True), transient=True)
+            self.bar.start()
+            self.bar.add_task("", total=n_files)
+        if self.bar is not None:
+            self.bar.update(self.bar.task_ids[0], description=printable(source.name)[:40])
+
+    def report(self, result, done, total) -> None:
+        if self.as_json:
+            echo_json(result.to_json(), indent=None)
+        elif result.status in ("error", "skipped"):
+            click.echo(_result_line(result), err=True)
+        elif not self.quiet:
+            click.echo(_result_line(result))
+        if self.bar is not None:
+            self.bar.advance(self.bar.task_ids[0])
+
+    def note(self, line: str) -> None:
+        click.echo(f"note: {line}", err=True)
+
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
 
 
 @click.command("papers")

@@ -138,31 +138,62 @@ def review(app, paths, zotero, collection, force, jobs, export_dir, quiet, as_js
       reader review papers/ --queue               # for `reader worker`s; returns at once
       reader review --zotero --collection Thesis --export ~/vault/papers
     """
+    _check_review_options(paths, zotero, collection, to_queue, export_dir)
+    if to_queue:
+        _queue_only(app, paths, force, as_json)
+        return
+    library = app.library.zotero_library(zotero or None, collection) if zotero is not None else None
+    report = _review_or_exit(app, paths, jobs, force, quiet, library)
+    exported = app.export(export_dir) if export_dir is not None else None
+    if as_json:
+        data = report.to_json()
+        if exported is not None:
+            data["export"] = exported.to_json()
+        echo_json(data)
+    else:
+        _print_table(report)
+        if exported is not None:
+            count = len(exported.notes)
+            click.echo(
+                f"Notes: {exported.out_dir.resolve()} ({count} paper{'s' * (count != 1)}, "
+                f"index: {exported.index.name if exported.index else 'none'})"
+            )
+    _print_review_notes(report)
+    if report.failed:
+        sys.exit(1)
+
+
+def _check_review_options(paths, zotero, collection, to_queue, export_dir) -> None:
     if zotero is None and collection:
         raise ReaderError("--collection chooses a Zotero collection: use it with --zotero")
     if zotero is not None and (paths or to_queue):
         raise ReaderError("--zotero reviews a Zotero library: give it without PATHS or --queue")
     if zotero is None and not paths:
         raise ReaderError("give files or folders to review, or --zotero for a Zotero library")
-    if to_queue:
-        if export_dir is not None:
-            raise ReaderError(
-                "--export writes notes after a review; with --queue nothing is "
-                "reviewed yet: run `reader export --all --out DIR` when "
-                "`reader jobs` shows the papers done"
-            )
-        enqueued = app.queue.enqueue(paths, force=force)
-        if as_json:
-            echo_json(enqueued.to_json())
-        else:
-            print_enqueued(enqueued)
-        if enqueued.failed:
-            sys.exit(1)
-        return
+    if to_queue and export_dir is not None:
+        raise ReaderError(
+            "--export writes notes after a review; with --queue nothing is "
+            "reviewed yet: run `reader export --all --out DIR` when "
+            "`reader jobs` shows the papers done"
+        )
+
+
+def _queue_only(app, paths, force: bool, as_json: bool) -> None:
+    """`reader review --queue`: the files on the queue for `reader worker`s; exit 1 if one failed."""
+    enqueued = app.queue.enqueue(paths, force=force)
+    if as_json:
+        echo_json(enqueued.to_json())
+    else:
+        print_enqueued(enqueued)
+    if enqueued.failed:
+        sys.exit(1)
+
+
+def _review_or_exit(app, paths, jobs: int, force: bool, quiet: bool, library):
+    """The review's report; Ctrl-C exits at once with status 130."""
     stop = threading.Event()
     try:
-        library = app.library.zotero_library(zotero or None, collection) if zotero is not None else None
-        report = app.review(
+        return app.review(
             paths,
             jobs=jobs,
             force=force,
@@ -179,21 +210,9 @@ def review(app, paths, zotero, collection, force, jobs, export_dir, quiet, as_js
         # queue, their reads commit nothing, and the next run redoes them.
         os._exit(130)
 
-    exported = app.export(export_dir) if export_dir is not None else None
 
-    if as_json:
-        data = report.to_json()
-        if exported is not None:
-            data["export"] = exported.to_json()
-        echo_json(data)
-    else:
-        _print_table(report)
-        if exported is not None:
-            count = len(exported.notes)
-            click.echo(
-                f"Notes: {exported.out_dir.resolve()} ({count} paper{'s' * (count != 1)}, "
-                f"index: {exported.index.name if exported.index else 'none'})"
-            )
+def _print_review_notes(report) -> None:
+    """The review's notes, the unchecked warning, and one line per paper not reviewed."""
     for line in report.notes:
         click.echo(f"note: {printable(line)}", err=True)
     warning = unchecked_warning(report)
@@ -205,8 +224,6 @@ def review(app, paths, zotero, collection, force, jobs, export_dir, quiet, as_js
         click.echo(f"skipped: {printable(row.source)}: {row.error}", err=True)
     for row in report.by_status("removed"):  # the user's own `reader rm`: not a failure
         click.echo(f"removed: {printable(row.source)}: {row.error}", err=True)
-    if report.failed:
-        sys.exit(1)
 
 
 @click.command("export")
@@ -254,37 +271,40 @@ def export(app, papers, export_all, out_dir, bibtex_file, lookup, as_json):
         raise ReaderError("say where to write: --out FOLDER for the notes, --bibtex FILE for BibTeX, or both")
     if lookup and lookup != "off" and out_dir is None:
         raise ReaderError("--lookup checks the references cited in the notes: give --out FOLDER too")
-    bib = (
-        app.library.bibtex(bibtex_file, list(papers) if papers else None) if bibtex_file is not None else None
-    )
+    chosen = list(papers) if papers else None
+    bib = app.library.bibtex(bibtex_file, chosen) if bibtex_file is not None else None
     if out_dir is None:
         if as_json:
             echo_json({"bibtex": bib.to_json()})
         else:
-            click.echo(
-                f"{len(bib.entries)} BibTeX entr{'ies' if len(bib.entries) != 1 else 'y'} in {bib.path}"
-            )
+            click.echo(_bibtex_line(bib))
         return
-    result = app.export(out_dir, list(papers) if papers else None, lookup=lookup)
+    result = app.export(out_dir, chosen, lookup=lookup)
     if papers and not result.notes:
         titles = "; ".join(title for _, title in result.not_reviewed)
         raise ReaderError(f"nothing to export: not reviewed yet ({titles}); run `reader review` first")
     if as_json:
         echo_json({**result.to_json(), **({"bibtex": bib.to_json()} if bib is not None else {})})
     else:
-        if bib is not None:
-            click.echo(
-                f"{len(bib.entries)} BibTeX entr{'ies' if len(bib.entries) != 1 else 'y'} in {bib.path}"
-            )
-        for path in result.notes:
-            click.echo(str(path))
-        if result.index is not None:
-            click.echo(f"Index: {result.index}")
-        count = len(result.notes)
-        click.echo(f"{count} note{'s' * (count != 1)} in {result.out_dir.resolve()}")
+        _print_exported(result, bib)
     for paper_id, title in result.not_reviewed:
         if papers:
             click.echo(
                 for_terminal(f"warning: {title} ({paper_id[:8]}): not reviewed yet, no note written"),
                 err=True,
             )
+
+
+def _bibtex_line(bib) -> str:
+    return f"{len(bib.entries)} BibTeX entr{'ies' if len(bib.entries) != 1 else 'y'} in {bib.path}"
+
+
+def _print_exported(result, bib) -> None:
+    if bib is not None:
+        click.echo(_bibtex_line(bib))
+    for path in result.notes:
+        click.echo(str(path))
+    if result.index is not None:
+        click.echo(f"Index: {result.index}")
+    count = len(result.notes)
+    click.echo(f"{count} note{'s' * (count != 1)} in {result.out_dir.resolve()}")

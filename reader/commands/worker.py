@@ -149,6 +149,22 @@ def worker(app, jobs, once, until_empty, poll, quiet, as_json):
         abandon=abandon,
         on_event=None if quiet else ProgressPrinter(),
     )
+    _print_worked(report, as_json)
+    if not abandon.is_set():
+        left = _work_left(app, report, until_empty and not stop.is_set())
+        if left:
+            click.echo(f"error: {left}", err=True)
+            sys.exit(1)
+    if abandon.is_set():
+        # The papers were handed back; their reads may still be inside an LLM call, and
+        # whatever they would commit now is refused (their claims are gone).
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+
+
+def _print_worked(report, as_json: bool) -> None:
+    """What the worker did (JSON, or one summary line), then one line per paper not reviewed."""
     if as_json:
         echo_json(report.to_json())
     else:
@@ -163,14 +179,3 @@ def worker(app, jobs, once, until_empty, poll, quiet, as_json):
     for row in report.papers:
         if row.status in ("error", "retry", "lost"):
             click.echo(f"{row.status}: {printable(row.source)}: {row.error}", err=True)
-    if not abandon.is_set():
-        left = _work_left(app, report, until_empty and not stop.is_set())
-        if left:
-            click.echo(f"error: {left}", err=True)
-            sys.exit(1)
-    if abandon.is_set():
-        # The papers were handed back; their reads may still be inside an LLM call, and
-        # whatever they would commit now is refused (their claims are gone).
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(130)

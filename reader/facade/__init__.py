@@ -72,7 +72,6 @@ class Reader:
             settings = dataclasses.replace(settings, home=home)
         if database_url is not None:
             settings = dataclasses.replace(settings, database_url=database_url)
-        self.settings = settings
         self.services = Services(
             settings,
             llm=llm,
@@ -86,6 +85,11 @@ class Reader:
         self.library = Library(self.services)
         self.queue = ReviewQueue(self.services)
         self.questions = Questions(self.services)
+
+    @property
+    def settings(self) -> Settings:
+        """The settings every part works with (those of the composition root)."""
+        return self.services.settings
 
     # ------------------------------------------------------------ the library
 

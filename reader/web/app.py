@@ -1,8 +1,10 @@
 """The web app: upload PDFs, follow their reviews, read audited analyses, ask questions.
 
 `create_app(ctx)` takes a reader.facade.Reader (tests build one with a scripted LLM and a
-fake embedder). The routes (reader/web/routes/) get the Reader, a database session and the
-runners as dependencies (reader/web/pages.py) and show the read models of reader/web.
+fake embedder). The routes (reader/web/routes/) get the Reader, a database session of its
+Library (`Library.reading`) and the runners as dependencies (reader/web/pages.py) and show the
+read models of reader/web; what they change goes through the Reader and the Paper, Library and
+ReviewQueue it hands out.
 Pages are rendered on the server with autoescaping Jinja2; the little JavaScript there is
 (upload progress, tooltips) only ever sets textContent.
 """

@@ -108,7 +108,7 @@ class QueueRunner:
     """Uploads as rows of the database's review queue (reader.queue): the list is read from
     the database, so it survives a restart of the server, and a job left pending or running
     by a stopped server is picked up again. Reviews run in a worker thread of this server
-    (`Reader.work`, the engine of `reader worker`), unless READER_WORKERS is set: then
+    (`reader.queue.work`, the engine of `reader worker`), unless READER_WORKERS is set: then
     `reader worker` processes do them. The worker thread's events give the live stage and
     percent."""
 

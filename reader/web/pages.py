@@ -200,7 +200,7 @@ def reader_of(request: Request):
 
 
 def db_session(request: Request):
-    """One database session for the request."""
+    """One database session for the request's read models (the Reader's Library.reading)."""
     with request.app.state.ctx.library.reading() as session:
         yield session
 

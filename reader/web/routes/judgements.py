@@ -1,6 +1,6 @@
 """The reader's own judgement of a sentence: the page where it is made (the sentence, the
 audit's verdict and passages, the form) and the form's post, which keeps it through
-Reader.judge. The post passes the same checks as every form (reader/web/security.py)."""
+Paper.judge (reader.facade.paper). The post passes the same checks as every form (reader/web/security.py)."""
 
 from __future__ import annotations
 

@@ -98,6 +98,22 @@ def accept_upload(upload: UploadFile, *, ctx, runner, limit_mb: int) -> tuple[di
     return runner.submit(path, name).to_json(), None
 
 
+def accept_uploads(files: list[UploadFile], *, ctx, runner, limit_mb: int) -> tuple[list[dict], list[str]]:
+    """(the jobs queued or papers known, one per file accepted; the errors, one per file refused)."""
+    if not files:
+        return [], ["No file received: choose one or more PDF files."]
+    if len(files) > MAX_FILES_PER_REQUEST:
+        return [], [f"{len(files)} files in one upload; send at most {MAX_FILES_PER_REQUEST} at a time."]
+    accepted, errors = [], []
+    for upload_file in files:
+        job, error = accept_upload(upload_file, ctx=ctx, runner=runner, limit_mb=limit_mb)
+        if job:
+            accepted.append(job)
+        if error:
+            errors.append(error)
+    return accepted, errors
+
+
 @router.post("/upload")
 def upload(
     request: Request,
@@ -121,20 +137,7 @@ def upload(
 
     if (refusal := forged(request, csrf_token, again)) is not None:
         return refusal
-    if not files:
-        errors = ["No file received: choose one or more PDF files."]
-        accepted = []
-    elif len(files) > MAX_FILES_PER_REQUEST:
-        errors = [f"{len(files)} files in one upload; send at most {MAX_FILES_PER_REQUEST} at a time."]
-        accepted = []
-    else:
-        accepted, errors = [], []
-        for upload_file in files:
-            job, error = accept_upload(upload_file, ctx=ctx, runner=runner, limit_mb=limit_mb)
-            if job:
-                accepted.append(job)
-            if error:
-                errors.append(error)
+    accepted, errors = accept_uploads(files, ctx=ctx, runner=runner, limit_mb=limit_mb)
     known = [j for j in accepted if j.get("known")]
     accepted = [j for j in accepted if not j.get("known")]
     status = (
