@@ -48,6 +48,7 @@ _PUBLIC = {
     "JobsReport": "reader.facade.review_queue",
     "ExportResult": "reader.export",
     "ExtractionTable": "reader.table",
+    "TableRow": "reader.table",
     "BibtexResult": "reader.export.bibtex",
     "UsageReport": "reader.store.usage",
     "FollowUpItem": "reader.store.queries",

@@ -311,3 +311,10 @@ def test_the_rules_find_sizes_of_data_and_the_baseline_sentence_not_years_ratios
         "",
         [],
     )
+
+
+def test_a_paper_s_own_row_is_its_row_of_the_table(library):
+    """`reader.paper(ref).table_row()`: the paper's row, as the table across papers has it."""
+    row = library.paper(library.paper_id).table_row()
+    [same] = library.library.extraction_table([library.paper_id]).rows
+    assert row.to_json() == same.to_json()

@@ -6,6 +6,7 @@
     paper.judge("critique-3", "supported", comment="Table 3 shows it.")
     paper.highlight(2, [[0.1, 0.1, 0.5, 0.12]], "grain yield fell", "check the control plot")
     name, text = paper.note()
+    paper.table_row().cells["task"]        # its row of the extraction table, audited
 
 Each method works on the stored paper through the composition root (reader.services).
 """
@@ -142,6 +143,14 @@ class Paper:
 
         with transaction(self._services.db) as session:
             return delete_highlight(session, self.id, highlight_id)
+
+    def table_row(self, *, stored_only: bool = False, columns=(), questions=()):
+        """Its row of the extraction table, every cell audited -> TableRow (see
+        Library.extraction_table for the options)."""
+        table = self._services.extraction_table(
+            [self.id], stored_only=stored_only, columns=list(columns), questions=list(questions)
+        )
+        return table.rows[0]
 
     def cites(self):
         """Its reference entries, each with the library paper it cites where the library holds
