@@ -35,46 +35,20 @@ TRAIN_PAPERS = ROOT.parent / "shared" / "papers-train"
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--papers", type=Path, default=TRAIN_PAPERS)
-    ap.add_argument("--home", default="/tmp/reader-checker-data-home")
-    ap.add_argument("--out", type=Path, default=ROOT / "scripts" / "data" / "checker_pairs.jsonl.xz")
-    ap.add_argument("--seed", type=int, default=13)
-    ap.add_argument("--per-paper", type=int, default=60)
-    ap.add_argument("--val-papers", type=int, default=8)
-    args = ap.parse_args()
-    if args.papers.resolve() != TRAIN_PAPERS.resolve() and "papers-train" not in str(args.papers):
-        sys.exit(f"{args.papers}: the checker trains on ../shared/papers-train only")
+    args = _arguments()
     os.environ["READER_HOME"] = args.home
     sys.path.insert(0, str(ROOT))
-    from reader.audit.evidence import excerpts
-    from reader.audit.loop import hits_to_evidence
-    from reader.audit.verify import EvidenceRef
     from reader.facade import Reader
-    from scripts.training import rewrites as rw
-    from scripts.training.claims import claims_for, pairs_for, paper_terms
-    from scripts.training.papers import passages, source_sentences, training_papers
+    from scripts.training.claims import claims_for
+    from scripts.training.papers import training_papers
 
     started = time.perf_counter()
-    app = Reader(use_cache=False)
-    services = app.services
+    services = Reader(use_cache=False).services
     stored = training_papers(services, args.papers)
     names = list(stored)
     rng = random.Random(args.seed)
     val = set(rng.sample(names, args.val_papers))
-    papers = {}
-    for name in names:
-        rows = passages(services, stored[name])
-        texts = [r[4] for r in rows]
-        sentences = source_sentences(rows)
-        papers[name] = {
-            "id": stored[name],
-            "chunks": {r[0]: r for r in rows},
-            "sentences": sentences,
-            "numbers": rw.paper_numbers(texts),
-            "names": rw.paper_names(texts),
-            "terms": paper_terms([s for s, _ in sentences]),
-        }
+    papers = {name: _paper(services, stored[name]) for name in names}
     for name, paper in papers.items():
         own = set(paper["names"])
         paper["foreign_names"] = sorted(
@@ -89,36 +63,80 @@ def main() -> None:
             claims = claims_for(paper, rng.sample(foreign, min(200, len(foreign))), rng, args.per_paper)
             if not claims:
                 continue
-            vectors = services.search_index.embed_queries([c["claim"] for c in claims])
-            for claim, vector in zip(claims, vectors):
-                hits = services.search_index.search(claim["claim"], paper["id"], query_vector=vector)
-                found = excerpts(claim["claim"], hits_to_evidence(hits))
-                own = [
-                    EvidenceRef(cid, *paper["chunks"][cid][2:4], paper["chunks"][cid][4])
-                    for cid in {c for _, c in claim["sources"]}
-                ]
-                for pair in pairs_for(claim, found, excerpts(claim["claim"], own)):
-                    row = {
-                        "paper": name,
-                        "split": "val" if name in val else "train",
-                        "kind": claim["kind"],
-                        "claim": claim["claim"],
-                        **pair,
-                    }
-                    fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-                    counts[(row["split"], row["kind"], row["label"])] += 1
+            split = "val" if name in val else "train"
+            for row in _pairs(services.search_index, paper, claims):
+                fh.write(json.dumps({"paper": name, "split": split, **row}, ensure_ascii=False) + "\n")
+                counts[(split, row["kind"], row["label"])] += 1
             print(
                 f"  {name}: {len(claims)} claims, {time.perf_counter() - started:.0f} s",
                 file=sys.stderr,
                 flush=True,
             )
+    _show_counts(counts)
+    print(f"{sum(counts.values())} pairs in {time.perf_counter() - started:.0f} s -> {args.out}")
+
+
+def _arguments() -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--papers", type=Path, default=TRAIN_PAPERS)
+    ap.add_argument("--home", default="/tmp/reader-checker-data-home")
+    ap.add_argument("--out", type=Path, default=ROOT / "scripts" / "data" / "checker_pairs.jsonl.xz")
+    ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--per-paper", type=int, default=60)
+    ap.add_argument("--val-papers", type=int, default=8)
+    args = ap.parse_args()
+    if args.papers.resolve() != TRAIN_PAPERS.resolve() and "papers-train" not in str(args.papers):
+        sys.exit(f"{args.papers}: the checker trains on ../shared/papers-train only")
+    return args
+
+
+def _paper(services, paper_id: str) -> dict:
+    """A paper's passages, the sentences claims are made from, and its numbers, names and terms."""
+    from scripts.training import rewrites as rw
+    from scripts.training.claims import paper_terms
+    from scripts.training.papers import passages, usable_sentences
+
+    rows = passages(services, paper_id)
+    texts = [r[4] for r in rows]
+    sentences = usable_sentences(rows)
+    return {
+        "id": paper_id,
+        "chunks": {r[0]: r for r in rows},
+        "sentences": sentences,
+        "numbers": rw.paper_numbers(texts),
+        "names": rw.paper_names(texts),
+        "terms": paper_terms([s for s, _ in sentences]),
+    }
+
+
+def _pairs(index, paper: dict, claims: list[dict]):
+    """Each claim's pairs: against the excerpts its search in the paper finds, and its own."""
+    from reader.audit.evidence import excerpts
+    from reader.audit.loop import hits_to_evidence
+    from reader.audit.verify import EvidenceRef
+    from scripts.training.claims import pairs_for
+
+    vectors = index.embed_queries([c["claim"] for c in claims])
+    for claim, vector in zip(claims, vectors):
+        hits = index.search(claim["claim"], paper["id"], query_vector=vector)
+        found = excerpts(claim["claim"], hits_to_evidence(hits))
+        own = [
+            EvidenceRef(cid, *paper["chunks"][cid][2:4], paper["chunks"][cid][4])
+            for cid in {c for _, c in claim["sources"]}
+        ]
+        for pair in pairs_for(claim, found, excerpts(claim["claim"], own)):
+            yield {"kind": claim["kind"], "claim": claim["claim"], **pair}
+
+
+def _show_counts(counts: Counter) -> None:
+    from scripts.training import rewrites as rw
+
     for split in ("train", "val"):
         print(f"{split}:")
         for kind in rw.SUPPORTED_KINDS + rw.UNSUPPORTED_KINDS:
             print(
                 f"  {kind:<18} label 1: {counts[(split, kind, 1)]:>6}   label 0: {counts[(split, kind, 0)]:>6}"
             )
-    print(f"{sum(counts.values())} pairs in {time.perf_counter() - started:.0f} s -> {args.out}")
 
 
 if __name__ == "__main__":

@@ -44,6 +44,39 @@ def best_window(question: str, text: str) -> str:
 
 
 def main() -> None:
+    args = _arguments()
+    os.environ["READER_HOME"] = args.home
+    sys.path.insert(0, str(ROOT))
+    from reader.facade import Reader
+    from scripts.training.papers import training_papers
+
+    started = time.perf_counter()
+    services = Reader(use_cache=False).services
+    stored = training_papers(services, args.papers)
+    names = list(stored)
+    rng = random.Random(args.seed)
+    val = set(rng.sample(names, args.val_papers))
+    papers = {name: _paper(services, stored[name], rng, args.per_paper) for name in names}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with lzma.open(args.out, "wt", encoding="utf-8") as fh:
+        pairs = _Pairs(fh, val)
+        for name in names:
+            paper = papers[name]
+            if not paper["questions"]:
+                continue
+            _write_paper(pairs, name, papers, services.search_index, rng, args.top)
+            print(
+                f"  {name}: {len(paper['questions'])} questions, {time.perf_counter() - started:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+    for split in ("train", "val"):
+        counts = sorted(pairs.counts.items())
+        print(f"{split}: " + ", ".join(f"{k}/{lab}: {n}" for (s, k, lab), n in counts if s == split))
+    print(f"{sum(pairs.counts.values())} pairs in {time.perf_counter() - started:.0f} s -> {args.out}")
+
+
+def _arguments() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--papers", type=Path, default=TRAIN_PAPERS)
     ap.add_argument("--home", default="/tmp/reader-grader-data-home")
@@ -55,107 +88,88 @@ def main() -> None:
     args = ap.parse_args()
     if "papers-train" not in str(args.papers.resolve()):
         sys.exit(f"{args.papers}: the grader trains on ../shared/papers-train only")
-    os.environ["READER_HOME"] = args.home
-    sys.path.insert(0, str(ROOT))
-    from reader.facade import Reader
-    from reader.grader.model import windows
+    return args
+
+
+def _paper(services, paper_id: str, rng: random.Random, per_paper: int) -> dict:
+    """A paper's passages, names and questions: one from each of up to `per_paper` sentences,
+    those with numbers or names first."""
     from reader.text.relations import checkable_numbers
     from scripts.training import rewrites as rw
-    from scripts.training.papers import passages, source_sentences, training_papers
-    from scripts.training.questions import question_for, unanswerable
+    from scripts.training.papers import passages, usable_sentences
+    from scripts.training.questions import question_for
 
-    started = time.perf_counter()
-    app = Reader(use_cache=False)
-    services = app.services
-    index = services.search_index
-    stored = training_papers(services, args.papers)
-    names = list(stored)
-    rng = random.Random(args.seed)
-    val = set(rng.sample(names, args.val_papers))
-    papers = {}
-    for name in names:
-        own = passages(services, stored[name])
-        rows = {cid: (section, text) for cid, section, _, _, text in own}
-        sentences = source_sentences(own)
-        rich = [x for x in sentences if checkable_numbers(x[0]) or rw.name_matches(x[0])]
-        plain = [x for x in sentences if x not in set(rich)]
-        rng.shuffle(rich)
-        rng.shuffle(plain)
-        chosen = (rich[: int(args.per_paper * 0.8)] + plain)[: args.per_paper]
-        questions = []
-        for s, cid in chosen:
-            q = question_for(s, rng)
-            if q:
-                questions.append({**q, "sentence": s, "chunk": cid})
-        papers[name] = {
-            "id": stored[name],
-            "chunks": rows,
-            "questions": questions,
-            "names": rw.paper_names([t for _, t in rows.values()]),
+    own = passages(services, paper_id)
+    rows = {cid: (section, text) for cid, section, _, _, text in own}
+    sentences = usable_sentences(own)
+    rich = [x for x in sentences if checkable_numbers(x[0]) or rw.name_matches(x[0])]
+    plain = [x for x in sentences if x not in set(rich)]
+    rng.shuffle(rich)
+    rng.shuffle(plain)
+    questions = []
+    for s, cid in (rich[: int(per_paper * 0.8)] + plain)[:per_paper]:
+        q = question_for(s, rng)
+        if q:
+            questions.append({**q, "sentence": s, "chunk": cid})
+    names = rw.paper_names([t for _, t in rows.values()])
+    return {"id": paper_id, "chunks": rows, "questions": questions, "names": names}
+
+
+class _Pairs:
+    """The JSON lines written, counted by split, kind and label."""
+
+    def __init__(self, fh, val: set[str]):
+        self.fh, self.val, self.counts = fh, val, Counter()
+
+    def write(self, name: str, kind: str, question: str, window: str, label: int) -> None:
+        split = "val" if name in self.val else "train"
+        row = {
+            "paper": name,
+            "split": split,
+            "kind": kind,
+            "claim": question,
+            "evidence": window,
+            "label": label,
         }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    counts: Counter = Counter()
-    with lzma.open(args.out, "wt", encoding="utf-8") as fh:
+        self.fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        self.counts[(split, kind, label)] += 1
 
-        def write(name, kind, question, window, label):
-            split = "val" if name in val else "train"
-            row = {
-                "paper": name,
-                "split": split,
-                "kind": kind,
-                "claim": question,
-                "evidence": window,
-                "label": label,
-            }
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-            counts[(split, kind, label)] += 1
 
-        for name in names:
-            paper = papers[name]
-            if not paper["questions"]:
-                continue
-            own_names = set(paper["names"])
-            foreign_names = sorted(
-                {n for other, p in papers.items() if other != name for n in p["names"][:30]} - own_names
-            )
-            foreign_qs = [q for other in names if other != name for q in papers[other]["questions"][:6]]
-            texts = [q["question"] for q in paper["questions"]]
-            vectors = index.embed_queries(texts)
-            for q, vector in zip(paper["questions"], vectors):
-                own_text = paper["chunks"][q["chunk"]][1]
-                own_window = next((w for w in windows(own_text) if q["sentence"] in w), None)
-                if own_window is None:
-                    continue
-                write(name, q["kind"], q["question"], own_window, 1)
-                hits = index.search(q["question"], paper["id"], query_vector=vector)[: args.top]
-                misses = [
-                    h
-                    for h in hits
-                    if h.chunk_id != q["chunk"]
-                    and q["sentence"] not in h.text
-                    and not (q["answer"] and q["answer"] in h.text)
-                ]
-                for h in misses[:2]:
-                    write(name, "near_miss", q["question"], best_window(q["question"], h.text), 0)
-                if rng.random() < 0.5:
-                    made = unanswerable(q, foreign_names, rng)
-                    if made:
-                        write(name, "unanswerable", made, own_window, 0)
-            for q in rng.sample(foreign_qs, min(len(foreign_qs), len(paper["questions"]) // 3)):
-                hits = index.search(q["question"], paper["id"])[:1]
-                if hits:
-                    write(name, "other_paper", q["question"], best_window(q["question"], hits[0].text), 0)
-            print(
-                f"  {name}: {len(paper['questions'])} questions, {time.perf_counter() - started:.0f} s",
-                file=sys.stderr,
-                flush=True,
-            )
-    for split in ("train", "val"):
-        print(
-            f"{split}: "
-            + ", ".join(f"{k}/{lab}: {n}" for (s, k, lab), n in sorted(counts.items()) if s == split)
-        )
-    print(f"{sum(counts.values())} pairs in {time.perf_counter() - started:.0f} s -> {args.out}")
+def _write_paper(pairs: _Pairs, name: str, papers: dict, index, rng: random.Random, top: int) -> None:
+    """A paper's pairs: each question with its own window, its near misses and, at times, made
+    unanswerable; then questions of other papers with this paper's best hit."""
+    from reader.grader.model import windows
+    from scripts.training.questions import unanswerable
+
+    paper = papers[name]
+    foreign_names = sorted(
+        {n for other, p in papers.items() if other != name for n in p["names"][:30]} - set(paper["names"])
+    )
+    foreign_qs = [q for other in papers if other != name for q in papers[other]["questions"][:6]]
+    vectors = index.embed_queries([q["question"] for q in paper["questions"]])
+    for q, vector in zip(paper["questions"], vectors):
+        own_window = next((w for w in windows(paper["chunks"][q["chunk"]][1]) if q["sentence"] in w), None)
+        if own_window is None:
+            continue
+        pairs.write(name, q["kind"], q["question"], own_window, 1)
+        hits = index.search(q["question"], paper["id"], query_vector=vector)[:top]
+        misses = [
+            h
+            for h in hits
+            if h.chunk_id != q["chunk"]
+            and q["sentence"] not in h.text
+            and not (q["answer"] and q["answer"] in h.text)
+        ]
+        for h in misses[:2]:
+            pairs.write(name, "near_miss", q["question"], best_window(q["question"], h.text), 0)
+        if rng.random() < 0.5:
+            made = unanswerable(q, foreign_names, rng)
+            if made:
+                pairs.write(name, "unanswerable", made, own_window, 0)
+    for q in rng.sample(foreign_qs, min(len(foreign_qs), len(paper["questions"]) // 3)):
+        hits = index.search(q["question"], paper["id"])[:1]
+        if hits:
+            pairs.write(name, "other_paper", q["question"], best_window(q["question"], hits[0].text), 0)
 
 
 if __name__ == "__main__":

@@ -35,27 +35,11 @@ TRAIN_PAPERS = ROOT.parent / "shared" / "papers-train"
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--papers", type=Path, default=TRAIN_PAPERS)
-    ap.add_argument("--out", type=Path, default=Path("/tmp/reader-paraphrases.jsonl"))
-    ap.add_argument("--seed", type=int, default=13)
-    ap.add_argument("--per-paper", type=int, default=60)
-    ap.add_argument("--minutes", type=float, default=180.0)
-    args = ap.parse_args()
-    if "papers-train" not in str(args.papers.resolve()):
-        sys.exit(f"{args.papers}: paraphrases are made from ../shared/papers-train only")
+    args = _arguments()
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("READER_HOME", "/tmp/reader-paraphrase-home")
     from reader.config import load_settings
-    from reader.ingest.chunk import chunk_paper
-    from reader.ingest.pipeline import parse_file
     from reader.llm.local import LocalLLM
-    from scripts.training.paraphrase import (
-        keep_paraphrase,
-        paraphrase_messages,
-        parse_variants,
-        source_sentences,
-    )
 
     done = set()
     if args.out.exists():
@@ -64,19 +48,8 @@ def main() -> None:
     llm = LocalLLM(load_settings().models_dir)
     rng = random.Random(args.seed)
     started = time.perf_counter()
-    files = sorted(args.papers.glob("*.pdf"))
-    queue = []
-    for f in files:
-        try:
-            parsed = parse_file(f, f.read_bytes())
-        except Exception as exc:  # a training paper that does not parse is left out, said once
-            print(f"{f.name}: not parsed ({exc})", file=sys.stderr)
-            continue
-        chunks = [(c.section, c.text) for c in chunk_paper(parsed)]
-        picked = source_sentences(chunks, rng, args.per_paper)
-        queue.append([(f.name, *p) for p in picked])
     # round robin over papers, so a stopped run still covers every paper
-    order = _interleave(queue)
+    order = _interleave(_picked(sorted(args.papers.glob("*.pdf")), rng, args.per_paper))
     kept = tried = 0
     with args.out.open("a", encoding="utf-8") as fh:
         for name, source, passage, fuse_with in order:
@@ -86,21 +59,7 @@ def main() -> None:
             if key in done:
                 continue
             tried += 1
-            style = rng.randrange(4)
-            reply = llm.complete(paraphrase_messages(source, fuse_with, style), max_tokens=300).text
-            for text in parse_variants(reply)[:3]:
-                # every rewrite is written, with whether it passes: the mixture filters again
-                kept += keep_paraphrase(key, text)
-                row = {
-                    "paper": name,
-                    "source": key,
-                    "paraphrase": text,
-                    "passage": passage,
-                    "fused": bool(fuse_with),
-                    "kept": keep_paraphrase(key, text),
-                }
-                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-            fh.flush()
+            kept += _paraphrase(llm, fh, name, key, source, passage, fuse_with, rng.randrange(4))
             if tried % 20 == 0:
                 print(
                     f"{kept} kept of {tried}, {time.perf_counter() - started:.0f} s",
@@ -108,6 +67,59 @@ def main() -> None:
                     flush=True,
                 )
     print(f"{kept} kept of {tried} in {time.perf_counter() - started:.0f} s -> {args.out}")
+
+
+def _arguments() -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--papers", type=Path, default=TRAIN_PAPERS)
+    ap.add_argument("--out", type=Path, default=Path("/tmp/reader-paraphrases.jsonl"))
+    ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--per-paper", type=int, default=60)
+    ap.add_argument("--minutes", type=float, default=180.0)
+    args = ap.parse_args()
+    if "papers-train" not in str(args.papers.resolve()):
+        sys.exit(f"{args.papers}: paraphrases are made from ../shared/papers-train only")
+    return args
+
+
+def _picked(files: list[Path], rng: random.Random, per_paper: int) -> list[list[tuple]]:
+    """For each paper that parses, the (paper, sentence, passage, sentence to fuse with) to rewrite."""
+    from reader.ingest.chunk import chunk_paper
+    from reader.ingest.pipeline import parse_file
+    from scripts.training.paraphrase import source_sentences
+
+    queue = []
+    for f in files:
+        try:
+            parsed = parse_file(f, f.read_bytes())
+        except Exception as exc:  # a training paper that does not parse is left out, said once
+            print(f"{f.name}: not parsed ({exc})", file=sys.stderr)
+            continue
+        chunks = [(c.section, c.text) for c in chunk_paper(parsed)]
+        queue.append([(f.name, *p) for p in source_sentences(chunks, rng, per_paper)])
+    return queue
+
+
+def _paraphrase(llm, fh, name: str, key: str, source: str, passage: str, fuse_with: str, style: int) -> int:
+    """The LLM's rewrites of one sentence, each written with whether it passes (the mixture
+    filters again); how many passed."""
+    from scripts.training.paraphrase import keep_paraphrase, paraphrase_messages, parse_variants
+
+    reply = llm.complete(paraphrase_messages(source, fuse_with, style), max_tokens=300).text
+    kept = 0
+    for text in parse_variants(reply)[:3]:
+        kept += keep_paraphrase(key, text)
+        row = {
+            "paper": name,
+            "source": key,
+            "paraphrase": text,
+            "passage": passage,
+            "fused": bool(fuse_with),
+            "kept": keep_paraphrase(key, text),
+        }
+        fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    fh.flush()
+    return kept
 
 
 def _interleave(groups: list[list]) -> list:

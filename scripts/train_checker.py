@@ -88,7 +88,7 @@ def _provenance(data: Path) -> dict:
     return json.loads(card.read_text(encoding="utf-8")) if card.is_file() else {}
 
 
-def main() -> None:
+def _arguments() -> tuple[argparse.Namespace, TrainConfig]:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--out", type=Path, default=WEIGHTS)
@@ -110,6 +110,11 @@ def main() -> None:
     add_config_options(ap, defaults)
     args = ap.parse_args()
     config = config_from(args, defaults)
+    return args, config
+
+
+def main() -> None:
+    args, config = _arguments()
     started = time.perf_counter()
     rng = random.Random(config.seed)
     pairs = load_pairs(args.data)

@@ -38,7 +38,7 @@ def passages(services, paper_id: str) -> list[tuple[int, str, int, int, str]]:
         return [(c.id, c.section or "", c.page_start, c.page_end, c.text) for c in chunks]
 
 
-def source_sentences(rows: list[tuple[int, str, int, int, str]]) -> list[tuple[str, int]]:
+def usable_sentences(rows: list[tuple[int, str, int, int, str]]) -> list[tuple[str, int]]:
     """Each sentence of the passages (`passages`) fit to make a claim or a question from, with its
     passage's id: prose, outside the sections a read skips (reader.deepread: references …)."""
     from reader.text.split import split_sentences
