@@ -141,13 +141,13 @@ def run_worker(
     if stages.warm_up is not None:
         stages.warm_up()
     run = _WorkerRun(stages, options, stop or threading.Event(), abandon or threading.Event(), on_event)
-    queue.live_runs.add(run.run)
+    queue.live_runs.add(run.run_id)
     try:
         run.start_threads()
         run.wait()
     finally:
         run.heartbeat.stop()
-        queue.live_runs.discard(run.run)
+        queue.live_runs.discard(run.run_id)
     run.report.seconds = time.perf_counter() - run.started
     return run.report
 
@@ -159,7 +159,7 @@ class _WorkerRun:
         self.stages, self.options = stages, options
         self.stop, self.abandon, self.on_event = stop, abandon, on_event
         self.started = time.perf_counter()
-        self.run = uuid.uuid4().hex
+        self.run_id = uuid.uuid4().hex
         self.worker = queue.worker_name()
         self.report = WorkerReport(self.worker)
         self.notice = stages.on_notice or (lambda message: None)
@@ -194,7 +194,7 @@ class _WorkerRun:
                 self.worker,
                 lease_s=options.lease_s,
                 max_attempts=options.max_attempts,
-                summary=queue.owner(self.run),
+                summary=queue.owner(self.run_id),
                 job_ids=options.job_ids,
             )
         )
@@ -329,7 +329,7 @@ def _review_claimed(claim: queue.Claim, run: _WorkerRun, outcome: PaperReview, e
         fill(outcome, summary, "reviewed")
         outcome.error = "finished by an earlier attempt"
         return
-    start_read(db, claim, paper_id, run.run, claim.source)
+    start_read(db, claim, paper_id, run.run_id, claim.source)
     emit("read")
     read_started = time.perf_counter()
     fresh = {"fresh": True} if claim.previous.get("fresh") else {}  # "Review again" afresh
