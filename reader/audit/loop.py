@@ -104,6 +104,7 @@ EvidenceFor = Callable[[list[str]], list[EvidenceRef]]
 PromptFor = Callable[[list[str], list[EvidenceRef]], list[Message]]
 
 __all__ = [
+    "AuditRequest",
     "AuditResult",
     "EvidenceRef",
     "LoopResult",
@@ -111,6 +112,7 @@ __all__ = [
     "audit_loop",
     "audit_text",
     "audit_sentences",
+    "run_audit",
     "mark_unsupported",
     "MARK",
     "SUPPORTED",
