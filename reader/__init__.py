@@ -46,6 +46,7 @@ _PUBLIC = {
     "EnqueueReport": "reader.review",
     "WorkerReport": "reader.review",
     "JobsReport": "reader.facade.review_queue",
+    "Reindexed": "reader.facade.library",
     "ExportResult": "reader.export",
     "ExtractionTable": "reader.table",
     "TableRow": "reader.table",

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import click
 
 from reader.commands.output import echo_json, for_terminal
@@ -81,11 +79,8 @@ def reindex(app):
     Example:
       READER_EMBED_MODEL=/models/bge-small-en-v1.5 reader reindex
     """
-    started = time.perf_counter()
-    n_chunks = app.library.reindex()
-    elapsed = time.perf_counter() - started
-    info = app.services.search_index
+    done = app.library.reindex()
     click.echo(
-        f"Indexed {n_chunks} chunks from {len(info.paper_ids())} papers in {elapsed:.1f} s "
-        f"(embedding model: {info.embedder_name})."
+        f"Indexed {done.chunks} chunks from {done.papers} papers in {done.seconds:.1f} s "
+        f"(embedding model: {done.embedder})."
     )

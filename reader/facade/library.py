@@ -10,6 +10,8 @@ models' view of the database (reader.web's pages).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -96,9 +98,12 @@ class Library:
         records = [record for item in as_list(items) for record in records_for(str(item))]
         return self._services.import_records(records, chosen, base_urls or {})
 
-    def reindex(self) -> int:
-        """Rebuild the search index from the passages in the database; returns their number."""
-        return self._services.search_index.rebuild()
+    def reindex(self):
+        """Rebuild the search index from the passages in the database -> Reindexed."""
+        index = self._services.search_index
+        started = time.perf_counter()
+        chunks = index.rebuild()
+        return Reindexed(chunks, len(index.paper_ids()), index.embedder_name, time.perf_counter() - started)
 
     def extraction_table(self, papers: Iterable[str], *, stored_only: bool = False, columns=(), questions=()):
         """The extraction table of the chosen papers (ids, id prefixes or title prefixes) ->
@@ -142,6 +147,19 @@ class Library:
 
     def _paper_ids(self, papers: Iterable[str] | None) -> list[str] | None:
         return None if papers is None else [self.paper_id(ref) for ref in as_list(papers)]
+
+
+@dataclasses.dataclass
+class Reindexed:
+    """`reader reindex`: the passages indexed, from how many papers, with which embedding model."""
+
+    chunks: int
+    papers: int
+    embedder: str
+    seconds: float
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
 
 
 def as_list(items) -> list:
