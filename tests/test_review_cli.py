@@ -115,6 +115,12 @@ def done_papers(env) -> list[str]:
         return []
 
 
+def one_done_and_the_next_in_its_read(env) -> bool:
+    """The moment for Ctrl-C: a paper is reviewed and the next one is in hand, inside its read."""
+    jobs = query(env, "SELECT status, stage FROM review_jobs")
+    return ("done", "done") in jobs and ("running", "read") in jobs
+
+
 def run(env, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     return subprocess.run(
         reader_cmd(*args), env=env, capture_output=True, text=True, timeout=timeout, cwd=ROOT
@@ -193,20 +199,20 @@ def test_ctrl_c_then_review_and_export_from_the_command_line(folder, env, tmp_pa
     for name in PAPERS[2:]:
         (folder / name).unlink()
     out = tmp_path / "notes"
-    # slower calls, so the second paper is surely in hand when the first is done and Ctrl-C comes
-    env = {**env, "READER_LLM_BASE_URL": "scripted:latency_ms=300"}
+    # slower calls while Ctrl-C comes, so the second paper's read lasts a while after it is seen
+    slow = {**env, "READER_LLM_BASE_URL": "scripted:latency_ms=300"}
     proc = subprocess.Popen(
         reader_cmd("review", str(folder), "--jobs", "1", "--export", str(out)),
-        env=env,
+        env=slow,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         cwd=ROOT,
     )
     deadline = time.monotonic() + 240
-    while not done_papers(env):
+    while not one_done_and_the_next_in_its_read(env):
         assert proc.poll() is None and time.monotonic() < deadline
-        time.sleep(0.1)
+        time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -319,6 +320,19 @@ def _wait_for_read(url: str, proc: subprocess.Popen) -> None:
         time.sleep(0.05)
 
 
+def _wait_for_notice(proc: subprocess.Popen, words: str, timeout_s: float = 60) -> None:
+    """Until the process has written `words` to its stderr (read straight from the pipe, so
+    nothing is left buffered for communicate): the signal before has been handled."""
+    deadline = time.monotonic() + timeout_s
+    fd, seen = proc.stderr.fileno(), b""
+    while words.encode() not in seen:
+        left = deadline - time.monotonic()
+        assert left > 0 and select.select([fd], [], [], left)[0], seen
+        chunk = os.read(fd, 4096)
+        assert chunk, seen  # the process ended first
+        seen += chunk
+
+
 def test_ctrl_c_finishes_the_paper_in_hand_and_twice_hands_it_back(shared, tmp_path):
     write_papers(tmp_path / "inbox", 2)
     run(machine(tmp_path, shared, "laptop"), "review", str(tmp_path / "inbox"), "--queue")
@@ -335,6 +349,10 @@ def test_ctrl_c_finishes_the_paper_in_hand_and_twice_hands_it_back(shared, tmp_p
     twice = start(env, "worker", "--quiet", "--json")
     _wait_for_read(shared, twice)
     twice.send_signal(signal.SIGINT)
+    _wait_for_notice(twice, "press Ctrl-C again")  # two signals at once would count as one
+    # The worker writes the notice inside its handler of the first Ctrl-C; a second one before
+    # it is back in its wait escapes that handler (click's "Aborted!", exit 1), as a person's
+    # second press never does: a moment for it to get back.
     time.sleep(0.3)
     twice.send_signal(signal.SIGINT)  # hand it back now
     out, err = twice.communicate(timeout=60)
