@@ -4,11 +4,10 @@ each (in each API's documented shape), and serving its open-access PDF; every re
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlparse
 
 from conftest import SAMPLE_PAPER
+from loopback_http import LoopbackHTTP, QuietHandler
 
 ARXIV_ID = "2004.07180"
 DOI = "10.18653/v1/2020.acl-main.207"
@@ -34,17 +33,14 @@ def arxiv_feed(base: str) -> str:
 </feed>"""
 
 
-class ImportServer:
+class ImportServer(LoopbackHTTP):
     def __init__(self):
         self.requests: list[tuple[str, dict]] = []
         self.pdf = SAMPLE_PAPER.read_bytes()
         self.pdf_is_html = False
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
+        class Handler(QuietHandler):
             def do_GET(self):
                 url = urlparse(self.path)
                 path, query = unquote(url.path), parse_qs(url.query)
@@ -108,14 +104,7 @@ class ImportServer:
                 self.end_headers()
                 self.wfile.write(body)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+        super().__init__(Handler)
 
     def base_urls(self) -> dict[str, str]:
         return {name: self.url for name in ("arxiv", "openalex", "unpaywall", "crossref")}
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()

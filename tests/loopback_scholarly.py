@@ -5,10 +5,10 @@ a reply sent a byte at a time, a reply of `huge_bytes`)."""
 from __future__ import annotations
 
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
+
+from loopback_http import LoopbackHTTP, QuietHandler
 
 S2_BODY = {
     "total": 2,
@@ -68,7 +68,7 @@ OPENALEX_BODY = {
 }
 
 
-class ScholarlyServer:
+class ScholarlyServer(LoopbackHTTP):
     """`mode` per service: "ok", "429" (Retry-After `retry_after`, then ok once `throttle` runs
     out), "500", "malformed", "slow" (sleeps `delay_s` before answering), "trickle" (sends its
     reply a byte every `trickle_s`, headers included, until the client leaves or `trickle_for_s`
@@ -85,10 +85,7 @@ class ScholarlyServer:
         self.requests: list[dict] = []
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
+        class Handler(QuietHandler):
             def do_GET(self):
                 url = urlparse(self.path)
                 service = {"/graph/v1/paper/search": "s2", "/api/query": "arxiv", "/works": "openalex"}.get(
@@ -145,15 +142,4 @@ class ScholarlyServer:
                 self.end_headers()
                 self.wfile.write(body)
 
-        class QuietServer(ThreadingHTTPServer):
-            def handle_error(self, request, client_address):
-                pass  # a client that timed out and left: a broken pipe, not a test failure
-
-        self.httpd = QuietServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(Handler)

@@ -16,9 +16,8 @@ from reader.ingest.identifiers import parse_identifier, read_bibfile
 
 @pytest.fixture
 def server():
-    s = ImportServer()
-    yield s
-    s.close()
+    with ImportServer() as server:
+        yield server
 
 
 @pytest.fixture

@@ -21,9 +21,8 @@ from reader.llm.scripted import ScriptedLLM
 
 @pytest.fixture
 def server():
-    s = ScholarlyServer()
-    yield s
-    s.close()
+    with ScholarlyServer() as server:
+        yield server
 
 
 def adapters(server, **kw):

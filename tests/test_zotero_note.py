@@ -5,10 +5,9 @@ deleted in Zotero, and refusals in one line."""
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from loopback_http import LoopbackHTTP, QuietHandler
 from test_export import add_analysis, add_paper
 
 from reader.errors import ConfigError
@@ -18,7 +17,7 @@ from reader.store.tables import Paper
 PID = "ab" * 32
 
 
-class ZoteroServer:
+class ZoteroServer(LoopbackHTTP):
     """POST /users/42/items and PUT /users/42/items/KEY as the Zotero web API answers them."""
 
     def __init__(self):
@@ -27,10 +26,7 @@ class ZoteroServer:
         self.post_status = 200
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
+        class Handler(QuietHandler):
             def _body(self):
                 return json.loads(self.rfile.read(int(self.headers["Content-Length"])))
 
@@ -65,21 +61,13 @@ class ZoteroServer:
                 self.end_headers()
                 self.wfile.write(body)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(Handler)
 
 
 @pytest.fixture
 def server():
-    s = ZoteroServer()
-    yield s
-    s.close()
+    with ZoteroServer() as server:
+        yield server
 
 
 @pytest.fixture
