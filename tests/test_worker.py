@@ -407,7 +407,9 @@ def test_a_database_that_stays_away_ends_the_worker_with_work_left_and_exit_1(
     url = empty_database(pg_cluster.url, f"away_{next(_names)}")
     write_papers(tmp_path / "inbox", 3)
     assert run(machine(tmp_path, url, "laptop"), "review", str(tmp_path / "inbox"), "--queue").returncode == 0
-    env = machine(tmp_path, url, "node1", latency_ms=150, database_patience=2)
+    # a short lease: the paper in hand when the worker gave up stays claimed until it runs out,
+    # and the next worker takes it over then (at the default 60 s the test waited most of that)
+    env = machine(tmp_path, url, "node1", latency_ms=150, database_patience=2, queue_lease=5)
     worker = start(env, "worker", "--until-empty", "--poll", "0.1", "--quiet")
     deadline = time.monotonic() + 90
     while not query(url, "SELECT id FROM review_jobs WHERE status = 'done'"):
