@@ -61,6 +61,18 @@ def test_fabricated_details_are_flagged(facts, sentence, reason):
     assert any(r.startswith(reason) for r in reasons), reasons
 
 
+def test_a_training_claim_about_a_paper_that_trains_nothing_is_flagged(facts):
+    rules = PaperFacts.from_texts(
+        ["Each page is extracted once. A block that crosses the middle of the page splits it into bands."]
+    )
+    reasons = check_sentence("The method is trained on a set of shared papers.", rules)
+    assert reasons == ["says something is trained, but the paper never speaks of training or learning"]
+    assert check_sentence("The rules are not trained on any data.", rules) == []  # an absence may be said
+    assert check_sentence("Each page is extracted once.", rules) == []
+    # a paper that fine-tunes (the fixture's) may be said to train
+    assert check_sentence("The model is pre-trained and then fine-tuned.", facts) == []
+
+
 def test_number_normalisation():
     values = {n.raw: (n.value, n.percent) for n in parse_numbers("0.3% 0.30 % 1,200 1.2k 3× 2M")}
     assert values["0.3%"] == (0.3, True)

@@ -23,6 +23,10 @@ abstract):
 - citation markers: "[12]", "[3, 5-7]", "(Smith et al., 2020)",
   "Smith and Jones (2019)": numbers must appear as markers in the paper, and an
   author-year citation needs the surname with the year close by.
+- training: a sentence that has something trained, pre-trained or fine-tuned,
+  about a paper whose text never speaks of training, tuning, learning or
+  supervision (the README's sample: "The method is trained on a set of 14
+  shared papers" of a rule-based ingest step).
 
 With the paper's tables (PaperFacts.tables), a number a table cell holds is also checked against
 the cell's row and column headers, and a difference, ratio or relative change the sentence states
@@ -93,6 +97,8 @@ _GENERIC_NAMES = {
     "os",
     "io",
 }
+_TRAINING_CLAIM = re.compile(r"\b(?:(?:pre|re)-?)?train(?:ed|ing|s)?\b|\bfine-?tun(?:ed|ing|es|e)\b", re.I)
+_PAPER_TRAINS = re.compile(r"train|fine-?tun|learn|supervis")  # over the paper's lower-cased text
 _NEGATION = re.compile(
     r"\b(?:not|no|never|neither|nor|lacks?|lacking|missing|absent|without|omits?|omitted|"
     r"fails?\s+to|\w+n't)\b|未|没有|缺少|缺乏|忽略|忽视|并无",
@@ -317,6 +323,7 @@ def check_sentence(sentence: str, facts: PaperFacts) -> list[str]:
     """Reasons this sentence names something the paper does not contain ([] when none)."""
     author_years, brackets, rest = split_citations(sentence)
     reasons = _citation_reasons(author_years, brackets, facts) + _name_reasons(sentence, rest, facts)
+    reasons += _training_reasons(sentence, rest, facts)
     rest = _without_names(rest)
     accounted: set[int] = set()
     if facts.tables:
@@ -376,6 +383,15 @@ def _name_reasons(sentence: str, rest: str, facts: PaperFacts) -> list[str]:
         ):
             reasons.append(f"name '{token}' not found in the paper")
     return reasons
+
+
+def _training_reasons(sentence: str, rest: str, facts: PaperFacts) -> list[str]:
+    """A sentence that has something trained or fine-tuned, about a paper that never speaks of
+    training or learning anything (a small writer lends every method a training set)."""
+    m = _TRAINING_CLAIM.search(rest)
+    if not m or _negated(sentence, m.start()) or _PAPER_TRAINS.search(facts.text_lower):
+        return []
+    return [f"says something is {m.group(0).lower()}, but the paper never speaks of training or learning"]
 
 
 def _without_names(text: str) -> str:
