@@ -395,8 +395,7 @@ def test_delete_asks_first_then_removes_the_paper(served, page, tmp_path):
     page.click("#delete-paper")
     page.wait_for_url(f"**/paper/{pid}/delete")
     assert (
-        page.locator("#delete-title").inner_text()
-        == served.ctx.library.view(paper_page.paper_of, pid).title
+        page.locator("#delete-title").inner_text() == served.ctx.library.view(paper_page.paper_of, pid).title
     )
     assert (
         served.ctx.library.view(library.paper_status_of, pid) is not None
@@ -427,9 +426,7 @@ def test_no_sideways_scrolling_on_a_phone_and_screenshots(served, chromium, tmp_
         f"/paper/{result.paper_id}",
         "/library?q=column&text=1",
     ]
-    reviewed = [
-        r.id for r in served.ctx.library.view(library.library_rows) if r.flagged_ratio is not None
-    ]
+    reviewed = [r.id for r in served.ctx.library.view(library.library_rows) if r.flagged_ratio is not None]
     paths += [f"/paper/{pid}" for pid in reviewed[:1]]
     widths = {}
     for width in (NARROW, 1280):
