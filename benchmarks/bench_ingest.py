@@ -70,7 +70,7 @@ def our_round(files: list[Path], workdir: Path, n: int) -> tuple[int, float, flo
 def stage_times(files: list[Path], workdir: Path) -> dict[str, float]:
     from reader.ingest.chunk import chunk_paper
     from reader.ingest.pdf import parse_pdf
-    from reader.ingest.pipeline import _store
+    from reader.ingest.pipeline import store_paper
     from reader.store.db import open_database
 
     db = open_database(f"sqlite:///{workdir / 'stages.db'}")
@@ -81,7 +81,7 @@ def stage_times(files: list[Path], workdir: Path) -> dict[str, float]:
         t1 = time.perf_counter()
         chunks = chunk_paper(parsed)
         t2 = time.perf_counter()
-        _store(db, parsed, chunks)
+        store_paper(db, parsed, chunks)
         t3 = time.perf_counter()
         times["parse"] += t1 - t0
         times["chunk"] += t2 - t1

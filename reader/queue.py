@@ -80,7 +80,7 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def _process_start(pid: int) -> str | None:
+def process_start(pid: int) -> str | None:
     """The kernel's start time of a process (with the pid, it names the process uniquely)."""
     try:
         with open(f"/proc/{pid}/stat") as fh:
@@ -101,7 +101,7 @@ def owner(run: str) -> dict:
     return {
         "pid": os.getpid(),
         "host": socket.gethostname(),
-        "start": _process_start(os.getpid()),
+        "start": process_start(os.getpid()),
         "run": run,
     }
 
@@ -119,7 +119,7 @@ def _pid_alive(summary: dict) -> bool:
         return False
     if not os.path.isdir("/proc"):
         return True
-    start = _process_start(int(pid))
+    start = process_start(int(pid))
     # A recycled pid belongs to another process: its start time differs.
     return start is not None and summary.get("start") in (None, start)
 

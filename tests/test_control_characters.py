@@ -111,7 +111,7 @@ def test_escapes_from_zotero_and_the_llm_reach_no_terminal_note_or_bibtex(
     reader_env, tmp_path, monkeypatch, capsys
 ):
     import reader.index.dense as dense
-    from reader.commands.review import _print_table
+    from reader.commands.review import print_table
     from reader.facade import Reader
 
     monkeypatch.setattr(dense, "load_embedder", lambda settings: dense.HashingEmbedder())
@@ -137,7 +137,7 @@ def test_escapes_from_zotero_and_the_llm_reach_no_terminal_note_or_bibtex(
     assert len(exported.notes) == 1 and len(written) == 3
     assert all("pwned" in t and not CONTROL.search(t) for t in written)
 
-    _print_table(report)
+    print_table(report)
     assert not CONTROL.search(capsys.readouterr().out)
     for args in (["papers"], ["show", paper.id, "--verdicts"], ["jobs"]):
         output = _cli(args)
@@ -150,7 +150,7 @@ def test_controls_stored_by_an_earlier_version_are_escaped_on_the_terminal(
     """What reaches a terminal is escaped even when the database holds raw escapes (written
     before they were cleaned, or by hand); rich's markup in a title is shown as written."""
     import reader.index.dense as dense
-    from reader.commands.review import _print_table
+    from reader.commands.review import print_table
     from reader.facade import Reader
 
     monkeypatch.setattr(dense, "load_embedder", lambda settings: dense.HashingEmbedder())
@@ -168,7 +168,7 @@ def test_controls_stored_by_an_earlier_version_are_escaped_on_the_terminal(
         paper_id = session.scalars(select(Paper.id)).one()
     report.papers[0].title = raw
 
-    _print_table(report)
+    print_table(report)
     outputs = [capsys.readouterr().out]
     outputs += [_cli(args) for args in (["papers"], ["show", paper_id, "--verdicts"], ["jobs"])]
     for output in outputs:

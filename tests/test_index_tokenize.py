@@ -27,7 +27,7 @@ def test_empty_and_symbol_only_text_has_no_tokens():
 
 def test_the_shared_word_tokenizer_is_what_search_attribution_and_lookup_read():
     from reader.audit.citations import content_stems
-    from reader.export.lookup import _words
+    from reader.export.lookup import title_words
     from reader.text.words import runs, stems, words
 
     assert words("Self-Attention, ＢＥＲＴ and Müller's 2020 模型") == [
@@ -42,4 +42,4 @@ def test_the_shared_word_tokenizer_is_what_search_attribution_and_lookup_read():
     assert runs("BERT模型") == [("bert", False), ("模型", True)]
     assert stems(["networks", "running"]) == ["network", "run"] and stems([]) == []
     assert content_stems("The networks outperform 2020 baselines") == {"network", "outperform", "baselin"}
-    assert _words("Long Short-Term Memory of LSTM") == ["long", "short", "term", "memory", "lstm"]
+    assert title_words("Long Short-Term Memory of LSTM") == ["long", "short", "term", "memory", "lstm"]

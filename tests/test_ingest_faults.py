@@ -131,14 +131,14 @@ def _long_database_error():
 
 def fail_store_for(monkeypatch, name: str, error) -> None:
     """The database raises `error` while storing the file called `name`."""
-    real = pipeline._store
+    real = pipeline.store_paper
 
     def store(db, parsed, chunks):
         if Path(parsed.source_path).name == name:
             raise error
         return real(db, parsed, chunks)
 
-    monkeypatch.setattr(pipeline, "_store", store)
+    monkeypatch.setattr(pipeline, "store_paper", store)
 
 
 def test_a_database_error_is_that_files_one_line_error_and_the_rest_go_on(tmp_path, db, monkeypatch):

@@ -153,10 +153,10 @@ def test_an_answer_sets_the_paper_s_own_citation_apart_from_its_source_markers()
 
 
 def test_a_chinese_title_has_no_space_between_its_characters():
-    from reader.ingest.pdf import _no_cjk_gaps
+    from reader.ingest.pdf import no_cjk_gaps
 
-    assert _no_cjk_gaps("基于深度 学习的文本分类") == "基于深度学习的文本分类"
-    assert _no_cjk_gaps("BERT 模型 for 中文") == "BERT 模型 for 中文"
+    assert no_cjk_gaps("基于深度 学习的文本分类") == "基于深度学习的文本分类"
+    assert no_cjk_gaps("BERT 模型 for 中文") == "BERT 模型 for 中文"
 
 
 def test_the_library_names_its_columns_in_words_and_a_first_visit_says_what_comes_out(db, client_for):  # noqa: F811

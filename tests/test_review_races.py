@@ -368,7 +368,7 @@ def test_a_job_left_running_by_an_earlier_run_of_this_process_is_redone(db, tmp_
     only the runs still going in the process hold their jobs."""
     import socket
 
-    from reader.queue import _process_start
+    from reader.queue import process_start
 
     (a,) = make_files(tmp_path, ["a.pdf"])
     world = FakeWorld(db)
@@ -383,7 +383,7 @@ def test_a_job_left_running_by_an_earlier_run_of_this_process_is_redone(db, tmp_
                 summary={
                     "pid": os.getpid(),
                     "host": socket.gethostname(),
-                    "start": _process_start(os.getpid()),
+                    "start": process_start(os.getpid()),
                     "run": "finished-long-ago",
                 },
             )

@@ -42,7 +42,8 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+
+from reader.text.words import zipf_en
 
 _NUMBER = re.compile(
     r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?:\s?(%|×|x\b|X\b|times\b|[kK]\b|M\b|B\b))?",
@@ -283,13 +284,6 @@ _PLAIN_WORD = re.compile(r"(?<![\w-])[A-Za-z][A-Za-z_]*[A-Za-z](?![\w-])")
 # Below this Zipf frequency (wordfreq: 3 = once per million words) a capitalised word in mid-sentence
 # is taken for a name; ordinary words (and common names such as Google or English) are above it.
 PLAIN_NAME_ZIPF = 4.5
-
-
-@lru_cache(maxsize=8192)
-def zipf_en(word: str) -> float:
-    from wordfreq import zipf_frequency
-
-    return zipf_frequency(word, "en")
 
 
 def _starts_sentence(text: str, position: int) -> bool:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from reader.audit.guards import PaperFacts, norm_token, parse_numbers, zipf_en
-from reader.text.words import CJK_RANGES
+from reader.audit.guards import PaperFacts, norm_token, parse_numbers
+from reader.text.words import CJK_RANGES, zipf_en
 
 NOTHING_SPECIFIC = (
     "says nothing specific of the paper (no number, name, table, figure, section or term of it)"

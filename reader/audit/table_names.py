@@ -21,6 +21,7 @@ import unicodedata
 from dataclasses import dataclass, field
 
 from reader.text.grid import SEPARATOR, Cell, Table
+from reader.text.words import zipf_en
 
 _MARKS = re.compile(r"[*†‡§¶#♠♣♥♦✓✗]+|\[[\d,\s–-]+\]|\((?:19|20)\d\d[a-z]?\)")
 _PARENS = re.compile(r"\([^)]*\)")
@@ -73,8 +74,6 @@ def label_forms(label: str) -> set[str]:
 
 
 def _names_a_thing(token: str) -> bool:
-    from reader.audit.guards import zipf_en
-
     if len(token) < 3:
         return False
     if "-" in token or any(c.isdigit() for c in token) or any(c.isupper() for c in token[1:]):

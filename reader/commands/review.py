@@ -38,7 +38,7 @@ def print_enqueued(report) -> None:
 _NO_FIGURES_STATUS = {"error": "[red]error[/red]", "removed": "[yellow]removed[/yellow]"}
 
 
-def _print_table(report) -> None:
+def print_table(report) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -151,7 +151,7 @@ def review(app, paths, zotero, collection, force, jobs, export_dir, quiet, as_js
             data["export"] = exported.to_json()
         echo_json(data)
     else:
-        _print_table(report)
+        print_table(report)
         if exported is not None:
             count = len(exported.notes)
             click.echo(

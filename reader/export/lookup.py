@@ -39,16 +39,16 @@ TITLE_MATCH = 0.8  # share of the hit's title words that must be in the entry
 _FAILURE_PHRASES = {"timeout": "timeout", "rate-limited": "HTTP 429", "not-json": "unreadable reply"}
 
 
-def _words(text: str) -> list[str]:
+def title_words(text: str) -> list[str]:
     """The words of more than two characters (reader.text.words) that decide a title match."""
     return [w for w in words(text) if len(w) > 2]
 
 
 def _title_matches(title: str, entry: str) -> bool:
-    words = _words(title)
+    words = title_words(title)
     if not words:
         return False
-    have = set(_words(entry))
+    have = set(title_words(entry))
     return sum(w in have for w in words) / len(words) >= TITLE_MATCH
 
 

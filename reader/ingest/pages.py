@@ -40,7 +40,8 @@ def normalize(text: str) -> str:
     return _NOT_WORD.sub("", clean_text(text).lower())
 
 
-def _open(source: Path | bytes):
+def open_document(source: Path | bytes):
+    """The PDF from its path or its bytes, with MuPDF's own messages silenced."""
     import pymupdf
 
     pymupdf.TOOLS.mupdf_display_errors(False)
@@ -116,7 +117,7 @@ def _rects_on_page(
 def passage_rects(source: Path | bytes, passages: Iterable[tuple[int, int, str]]) -> list[list[list[float]]]:
     """For each (page_start, page_end, text): its rectangles on those pages, in the order given.
     Each page's lines are read once, however many passages share it."""
-    doc = _open(source)
+    doc = open_document(source)
     try:
         cache: dict[int, tuple[list[_Line], float, float]] = {}
 
@@ -148,7 +149,7 @@ def page_words(source: Path | bytes) -> list[dict]:
     import pymupdf
 
     flags = pymupdf.TEXTFLAGS_WORDS & ~pymupdf.TEXT_PRESERVE_LIGATURES
-    doc = _open(source)
+    doc = open_document(source)
     try:
         pages = []
         for page in doc:
@@ -190,7 +191,7 @@ def find_doi(texts: Sequence[str]) -> str | None:
 
 
 def page_count(source: Path | bytes) -> int:
-    doc = _open(source)
+    doc = open_document(source)
     try:
         return doc.page_count
     finally:
@@ -213,7 +214,7 @@ def render_page(source: Path | bytes, page_no: int, zoom: float = RENDER_ZOOM) -
     has no such page."""
     import pymupdf
 
-    doc = _open(source)
+    doc = open_document(source)
     try:
         if not 1 <= page_no <= doc.page_count:
             raise IndexError(f"page {page_no} of {doc.page_count}")

@@ -553,8 +553,8 @@ def _title(first_page: list[_Box], height: float, meta_title: str, page_text: st
     if words >= 3 and not _TITLE_JUNK.search(meta) and _norm(meta) in _norm(page_text):
         wanted = _norm(meta)
         matching = [b for b in first_page if len(_norm(b.text)) > 3 and _norm(b.text) in wanted]
-        return _no_cjk_gaps(meta), matching or boxes
-    return _no_cjk_gaps(font_title), boxes
+        return no_cjk_gaps(meta), matching or boxes
+    return no_cjk_gaps(font_title), boxes
 
 
 # a space between two Chinese or Japanese characters (or their punctuation): a gap between two
@@ -564,7 +564,7 @@ _CJK_GAP = re.compile(
 )
 
 
-def _no_cjk_gaps(title: str) -> str:
+def no_cjk_gaps(title: str) -> str:
     return _CJK_GAP.sub("", title)
 
 

@@ -142,7 +142,7 @@ def _insert_many(session, table, columns: tuple[str, ...], rows: list[tuple]) ->
         session.execute(insert(table), [dict(zip(columns, row)) for row in rows])
 
 
-def _store(db, parsed: ParsedPaper, chunks: list[ChunkData]) -> list[tuple[int, str]]:
+def store_paper(db, parsed: ParsedPaper, chunks: list[ChunkData]) -> list[tuple[int, str]]:
     """Write the paper and everything parsed from it in one transaction;
     returns [(chunk_id, text)] for the index."""
     paper_id = parsed.sha256
@@ -328,7 +328,7 @@ def ingest_data(
         parsed.source_path = label if label is not None else str(path)
         if not chunks:
             raise IngestError(path, "no text to index after parsing")
-        rows = _store(db, parsed, chunks)
+        rows = store_paper(db, parsed, chunks)
     except IngestError as exc:
         result.error = exc.reason
         return result

@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 from reader.ingest.model import CaptionData, TableData
-from reader.ingest.pages import _open
+from reader.ingest.pages import open_document
 from reader.ingest.table_layout import Rules, Word, box, columns_of, fill, lines_of
 from reader.text.controls import clean_text
 
@@ -339,7 +339,7 @@ def find_tables(source: Path | bytes, captions: list[CaptionData], finder: str =
             wanted.setdefault(c.page, []).append(c)
     if not wanted:
         return []
-    doc = _open(source)
+    doc = open_document(source)
     try:
         out: list[TableData] = []
         for page_no in sorted(wanted):

@@ -40,3 +40,12 @@ def _stemmer():
 def stems(words: Sequence[str]) -> list[str]:
     """The English (Snowball) stems of `words`, in order."""
     return _stemmer().stemWords(list(words)) if words else []
+
+
+@lru_cache(maxsize=8192)
+def zipf_en(word: str) -> float:
+    """How common an English word is (wordfreq's Zipf scale: 3 = once per million words, 0 =
+    unknown)."""
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency(word, "en")
