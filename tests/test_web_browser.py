@@ -60,8 +60,9 @@ def served(tmp_path_factory, migrated_home):
         embedder=HashingEmbedder(),
         use_cache=False,
         # a writer that takes a moment, as a real one does: the upload page polls
-        # once a second, and a review over in under a second shows only its end
-        llm=ScriptedLLM(scripted_answer, model="scripted-writer", latency_s=1.5, with_stage=True),
+        # once a second, and a review over in under a second shows only its end (a call per
+        # heading: the shared paper's review takes about 20 s at 0.5 s a call)
+        llm=ScriptedLLM(scripted_answer, model="scripted-writer", latency_s=0.5, with_stage=True),
         verifier=ScriptedLLM(scripted_answer, model="scripted-checker", with_stage=True),
     )
     web = create_app(ctx, allowed_hosts=["127.0.0.1", "localhost"])
