@@ -62,13 +62,25 @@ def migrated_database(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def migrated_home(migrated_database):
+def migrated_copy(migrated_database):
+    """A function: `migrated_copy(path)` puts a copy of the migrated database at `path` (its
+    folder made) and returns the copy's database URL."""
+
+    def copy(path: Path) -> str:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(migrated_database, path)
+        return f"sqlite:///{path}"
+
+    return copy
+
+
+@pytest.fixture(scope="session")
+def migrated_home(migrated_copy):
     """A function: `migrated_home(folder)` makes `folder` a READER_HOME whose reader.db is a copy
     of the migrated database, and returns it."""
 
     def make(home: Path) -> Path:
-        home.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(migrated_database, home / "reader.db")
+        migrated_copy(home / "reader.db")
         return home
 
     return make

@@ -41,12 +41,12 @@ class OwnLLM:
 
 
 @pytest.fixture
-def reader(tmp_path, reader_env):
+def reader(tmp_path, reader_env, migrated_copy):
     from reader import Reader
 
     return Reader(
         home=tmp_path / "home",
-        database_url=f"sqlite:///{tmp_path / 'lib.db'}",
+        database_url=migrated_copy(tmp_path / "lib.db"),
         llm=OwnLLM(),
         embedder=HashingEmbedder(),
         use_cache=True,

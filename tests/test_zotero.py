@@ -47,14 +47,14 @@ def zotero_dir(tmp_path):
 
 
 @pytest.fixture
-def dry_app(tmp_path):
+def dry_app(tmp_path, migrated_copy):
     from reader.facade import Reader
     from reader.index.dense import HashingEmbedder
     from reader.llm.dryrun import DryRunLLM
 
     return Reader(
         home=tmp_path / "home",
-        database_url=f"sqlite:///{tmp_path / 'lib.db'}",
+        database_url=migrated_copy(tmp_path / "lib.db"),
         llm=DryRunLLM(),
         embedder=HashingEmbedder(),
         use_cache=False,
