@@ -36,6 +36,19 @@ os.environ.setdefault("READER_FOLLOWUP", "off")
 os.environ.setdefault("READER_EXTRACTION", "off")
 
 
+def pytest_collection_modifyitems(items):
+    """The tiers: a test on the session's chromium is marked `browser`, one on its PostgreSQL
+    cluster `postgres` (directly, or as the "postgresql" case of a parametrized database), so
+    `-m "not browser and not postgres"` runs the quick tier; a plain run runs them all."""
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if "chromium" in fixtures:
+            item.add_marker(pytest.mark.browser)
+        if "pg_cluster" in fixtures or "postgresql" in params.values():
+            item.add_marker(pytest.mark.postgres)
+
+
 @pytest.fixture(scope="session")
 def embedded_llm():
     """The embedded model (reader.llm.local.LocalLLM), loaded once for the whole test session."""
