@@ -14,10 +14,12 @@ on_progress=..., db=...)`), so the engine is tested without PDFs or LLMs; the co
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 import uuid
 from collections.abc import Callable, Collection
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from sqlalchemy import func, select
@@ -250,24 +252,43 @@ class _WorkerRun:
     def wait(self) -> None:
         """Until the threads are done, or the papers in hand are handed back (a second Ctrl-C,
         `abandon`). An Event, not Thread.join: a join interrupted by Ctrl-C can leave the
-        thread looking finished while it still reads."""
-        while not self.all_done.is_set() and not self.abandon.is_set():
-            try:
+        thread looking finished while it still reads. Ctrl-C is counted by a signal handler
+        rather than caught as KeyboardInterrupt, so a second press that comes while the first is
+        being answered is counted too instead of escaping."""
+        pressed: list[int] = []
+        answered = 0
+        with _counting_ctrl_c(pressed):
+            while not self.all_done.is_set() and not self.abandon.is_set():
                 self.all_done.wait(0.2)
-            except KeyboardInterrupt:
-                if not self.options.drain_on_interrupt:
+                if pressed and not self.options.drain_on_interrupt:
                     self.stop.set()
                     _hand_back(self.stages.db, self.heartbeat, self.report)
-                    raise
-                if self.stop.is_set():
-                    self.abandon.set()
-                else:
-                    self.stop.set()
-                    self.notice(
-                        "finishing the paper in hand; press Ctrl-C again to hand it back to the queue"
-                    )
+                    raise KeyboardInterrupt
+                while answered < len(pressed):
+                    answered += 1
+                    self._answer_ctrl_c()
         if self.abandon.is_set():
             _hand_back(self.stages.db, self.heartbeat, self.report)
+
+    def _answer_ctrl_c(self) -> None:
+        if self.stop.is_set():
+            self.abandon.set()
+        else:
+            self.stop.set()
+            self.notice("finishing the paper in hand; press Ctrl-C again to hand it back to the queue")
+
+
+@contextmanager
+def _counting_ctrl_c(pressed: list[int]):
+    """SIGINT appends to `pressed` while inside (in the main thread, where signals arrive)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _hand_back(db: sessionmaker, heartbeat: queue.Heartbeat, report: WorkerReport) -> None:
