@@ -15,6 +15,7 @@ next (starting one costs about a second of imports). The children end with the c
 from __future__ import annotations
 
 import atexit
+import base64
 import json
 import os
 import re
@@ -30,7 +31,15 @@ from pathlib import Path
 
 from reader.errors import IngestError, describe_error
 from reader.ingest.limits import IngestLimits
-from reader.ingest.model import Block, CaptionData, ChunkData, ParsedPaper, ReferenceData, TableData
+from reader.ingest.model import (
+    Block,
+    CaptionData,
+    ChunkData,
+    FigureData,
+    ParsedPaper,
+    ReferenceData,
+    TableData,
+)
 
 STARTUP_S = 120.0  # imports on a cold disk; not the parse's time
 _KEEP_IDLE = 2
@@ -101,6 +110,9 @@ def _paper(fields: dict) -> ParsedPaper:
             "captions": [CaptionData(**c) for c in fields["captions"]],
             "references": [ReferenceData(**r) for r in fields["references"]],
             "tables": [TableData(**t) for t in fields.get("tables", [])],
+            "figures": [
+                FigureData(**{**f, "png": base64.b64decode(f["png"])}) for f in fields.get("figures", [])
+            ],
         }
     )
 
@@ -318,7 +330,20 @@ def _parse(path: Path, data: bytes, sha256: str, max_pages: int, tables: str = "
         places = passage_rects(data, [(c.page_start, c.page_end, c.text) for c in chunks])
         for chunk, rects in zip(chunks, places):
             chunk.rects = rects
-    return {"paper": asdict(parsed), "chunks": [asdict(c) for c in chunks]}
+    paper = asdict(parsed)
+    paper["figures"] = _figures(data, parsed.captions)
+    return {"paper": paper, "chunks": [asdict(c) for c in chunks]}
+
+
+def _figures(data: bytes, captions) -> list[dict]:
+    """The figures with their pictures as base64 text (the reply is JSON); [] where they fail."""
+    from reader.ingest.figures import find_figures
+
+    try:
+        figures = find_figures(data, captions)
+    except (Exception, MemoryError):  # noqa: BLE001 - the figures are an extra: the paper stands without them
+        return []
+    return [{**asdict(f), "png": base64.b64encode(f.png).decode("ascii")} for f in figures]
 
 
 def _out_of_memory(message: str, cap: int | None) -> bool:

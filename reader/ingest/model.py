@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from reader.text.figures import Figure as FigureData  # a figure and its picture: plain data
 from reader.text.grid import Table as TableData  # a table as cells: plain data every layer reads
 
 
@@ -49,6 +50,7 @@ class ParsedPaper:
     references: list[ReferenceData] = field(default_factory=list)
     doi: str | None = None
     tables: list[TableData] = field(default_factory=list)
+    figures: list[FigureData] = field(default_factory=list)
 
 
 @dataclass

@@ -29,7 +29,7 @@ from reader.ingest.links import link_paper
 from reader.ingest.model import ChunkData, ParsedPaper
 from reader.ingest.text import parse_text
 from reader.store.db import database_away, transaction
-from reader.store.tables import Caption, Chunk, Paper, PaperFile, PaperTable, Reference, utcnow
+from reader.store.tables import Caption, Chunk, Paper, PaperFigure, PaperFile, PaperTable, Reference, utcnow
 from reader.text.digest import file_sha256, sha256_bytes
 from reader.text.paths import stored_path
 
@@ -170,6 +170,15 @@ def store_paper(db, parsed: ParsedPaper, chunks: list[ChunkData]) -> list[tuple[
             [(paper_id, i, r.marker[:32], r.page, r.text) for i, r in enumerate(parsed.references)],
         )
         _insert_tables(session, paper_id, parsed.tables)
+        _insert_many(
+            session,
+            PaperFigure,
+            ("paper_id", "ordinal", "label", "caption", "page", "rect", "method", "png"),
+            [
+                (paper_id, i, f.label[:32], f.caption, f.page, f.rect, f.method, f.png)
+                for i, f in enumerate(parsed.figures)
+            ],
+        )
         link_paper(session, paper_id)  # the citation graph, both ways (reader.ingest.links)
         ids = _chunk_ids(session, paper_id)
         return list(zip(ids, (c.text for c in chunks)))

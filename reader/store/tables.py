@@ -157,6 +157,24 @@ class PaperTable(Base):
     method: Mapped[str] = mapped_column(String(16), default="")
 
 
+class PaperFigure(Base):
+    """A figure of the paper (migration 0014; reader/ingest/figures.py): its label, caption, page
+    and rectangle ([x0, y0, x1, y1] as fractions of the page), how its picture was found (image,
+    drawing, text or region) and the picture as PNG bytes."""
+
+    __tablename__ = "paper_figures"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    paper_id: Mapped[str] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), index=True)
+    ordinal: Mapped[int] = mapped_column(Integer)
+    label: Mapped[str] = mapped_column(String(32), default="")  # e.g. "Figure 3"
+    caption: Mapped[str] = mapped_column(Text, default="")
+    page: Mapped[int] = mapped_column(Integer)  # 1-based
+    rect: Mapped[list] = mapped_column(JSON, default=list)
+    method: Mapped[str] = mapped_column(String(16), default="")
+    png: Mapped[bytes] = mapped_column(LargeBinary, default=b"")
+
+
 class Reference(Base):
     __tablename__ = "paper_references"
 

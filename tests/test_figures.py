@@ -1,0 +1,106 @@
+"""A PDF's figures found next to their captions with their pictures, stored with the paper and
+removed with it (reader/ingest/figures.py, paper_figures), on a PDF made here."""
+
+from __future__ import annotations
+
+import pytest
+from figure_pdf import CAPTION_1, CAPTION_2, CHART, PICTURE, make_figure_pdf
+from sqlalchemy import func, select
+
+from reader.ingest.figures import find_figures
+from reader.ingest.pdf import parse_pdf
+from reader.store.paper_figures import paper_figures
+from reader.store.tables import PaperFigure
+from reader.text.figures import cited_figures
+
+
+@pytest.fixture(scope="module")
+def figure_pdf(tmp_path_factory):
+    return make_figure_pdf(tmp_path_factory.mktemp("figures") / "figures.pdf")
+
+
+def _picture_size(png: bytes) -> tuple[int, int]:
+    import pymupdf
+
+    pix = pymupdf.Pixmap(png)
+    return pix.width, pix.height
+
+
+def _within(rect, box_pt, page=(595, 842), slack=12) -> bool:
+    x0, y0, x1, y1 = (v * page[i % 2] for i, v in enumerate(rect))
+    return (
+        abs(x0 - box_pt[0]) <= slack
+        and abs(y0 - box_pt[1]) <= slack
+        and abs(x1 - box_pt[2]) <= slack
+        and abs(y1 - box_pt[3]) <= slack + 20  # the words under a chart (its axis labels) count
+    )
+
+
+def test_an_embedded_image_and_a_drawn_chart_are_found_above_their_captions(figure_pdf):
+    parsed = parse_pdf(figure_pdf)
+    first, second = find_figures(figure_pdf.read_bytes(), parsed.captions)
+    assert (first.label, first.caption, first.page, first.method) == ("Figure 1", CAPTION_1, 1, "image")
+    assert _within(first.rect, PICTURE)
+    assert first.png.startswith(b"\x89PNG")
+    width, height = _picture_size(first.png)
+    assert abs(width / height - 308 / 188) < 0.1  # the picture's box, padded, at its own shape
+    assert (second.label, second.caption, second.page, second.method) == ("Figure 2", CAPTION_2, 2, "drawing")
+    assert _within(second.rect, CHART)
+    assert second.rect[3] * 842 >= CHART[3] + 8  # the bars' names under the axis are in it
+
+
+def test_a_text_figure_without_a_picture_is_rendered_from_the_region_above_its_caption(tmp_path):
+    import pymupdf
+
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_textbox(pymupdf.Rect(72, 72, 520, 140), "A paper about rules. " * 12, fontsize=10)
+    page.insert_text((120, 200), "(1) X -> X1 hat X2 versprochen", fontsize=10)
+    page.insert_text((120, 214), "(2) X -> X1 versprach X2", fontsize=10)
+    page.insert_text((120, 240), "Figure 1: Two rules of a grammar.", fontsize=9)
+    doc.save(tmp_path / "text.pdf")
+    parsed = parse_pdf(tmp_path / "text.pdf")
+    (figure,) = find_figures((tmp_path / "text.pdf").read_bytes(), parsed.captions)
+    assert figure.method == "text"
+    x0, y0, x1, y1 = (v * s for v, s in zip(figure.rect, (595, 842, 595, 842)))
+    assert 180 < y0 < 195 and 214 < y1 < 232  # the two rules, not the paragraph above or the caption
+
+
+def test_ingest_stores_the_figures_and_removing_the_paper_removes_them(app, figure_pdf):
+    (result,) = app.ingest([figure_pdf])
+    assert result.status == "ingested", result.error
+    with app.services.db() as session:
+        stored = paper_figures(session, result.paper_id)
+        listed = paper_figures(session, result.paper_id, with_png=False)
+    assert [(f.label, f.page, f.method) for f in stored] == [
+        ("Figure 1", 1, "image"),
+        ("Figure 2", 2, "drawing"),
+    ]
+    assert all(f.png.startswith(b"\x89PNG") for f in stored) and [f.png for f in listed] == [b"", b""]
+    assert listed[0].to_json()["png_bytes"] == 0 and stored[0].to_json()["png_bytes"] == len(stored[0].png)
+    app.remove(result.paper_id)
+    with app.services.db() as session:
+        assert session.scalar(select(func.count()).select_from(PaperFigure)) == 0
+
+
+def test_the_migration_adds_paper_figures_after_0013(tmp_path):
+    import sqlalchemy as sa
+    from alembic import command
+
+    from reader.store.db import HEAD_REVISION, alembic_config, upgrade
+
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    command.upgrade(alembic_config(url), "0013")
+    engine = sa.create_engine(url)
+    assert "paper_figures" not in sa.inspect(engine).get_table_names()
+    upgrade(url)
+    columns = {c["name"] for c in sa.inspect(engine).get_columns("paper_figures")}
+    assert {"paper_id", "label", "caption", "page", "rect", "method", "png"} <= columns
+    assert HEAD_REVISION == "0014"
+    engine.dispose()
+
+
+def test_the_figures_a_sentence_cites():
+    assert cited_figures("As Figure 3 shows, and Fig. 4b too.") == ["3", "4"]
+    assert cited_figures("Figs. 2 and 3 compare them (Figures 5–7).") == ["2", "3", "5", "6", "7"]
+    assert cited_figures("The figure shows a trend; see Table 3.") == []
