@@ -63,10 +63,13 @@ def test_fabricated_details_are_flagged(facts, sentence, reason):
 
 def test_a_training_claim_about_a_paper_that_trains_nothing_is_flagged(facts):
     rules = PaperFacts.from_texts(
-        ["Each page is extracted once. A block that crosses the middle of the page splits it into bands."]
+        [
+            "Each page is extracted once. A block that crosses the middle of the page splits it into bands.",
+            "[1] Akari Asai et al. 2024. Self-RAG: Learning to retrieve, generate, and critique.",
+        ]
     )
     reasons = check_sentence("The method is trained on a set of shared papers.", rules)
-    assert reasons == ["says something is trained, but the paper never speaks of training or learning"]
+    assert reasons == ["says something is trained, but the paper never speaks of training"]
     assert check_sentence("The rules are not trained on any data.", rules) == []  # an absence may be said
     assert check_sentence("Each page is extracted once.", rules) == []
     # a paper that fine-tunes (the fixture's) may be said to train
