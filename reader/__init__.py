@@ -51,6 +51,7 @@ _PUBLIC = {
     "ExtractionTable": "reader.table",
     "TableRow": "reader.table",
     "BibtexResult": "reader.export.bibtex",
+    "FigureFiles": "reader.export.figures",
     "UsageReport": "reader.store.usage",
     "FollowUpItem": "reader.store.queries",
     "CitationList": "reader.ingest.links",

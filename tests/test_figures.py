@@ -104,3 +104,63 @@ def test_the_figures_a_sentence_cites():
     assert cited_figures("As Figure 3 shows, and Fig. 4b too.") == ["3", "4"]
     assert cited_figures("Figs. 2 and 3 compare them (Figures 5–7).") == ["2", "3", "5", "6", "7"]
     assert cited_figures("The figure shows a trend; see Table 3.") == []
+
+
+def _reviewed(app, figure_pdf) -> str:
+    """The figures' PDF ingested, with a stored synthesis (a note needs one)."""
+    from reader.audit.loop import AuditResult, Iteration, LoopResult, SentenceResult
+    from reader.audit.record import save_analysis
+    from reader.store.db import transaction
+
+    (result,) = app.ingest([figure_pdf])
+    text = "Figure 2 compares three models on SQA."
+    audit = AuditResult([SentenceResult(text, "supported", "YES", [])])
+    with transaction(app.services.db) as session:
+        save_analysis(
+            session,
+            paper_id=result.paper_id,
+            kind="synthesis",
+            loop=LoopResult([Iteration(text, audit)], text),
+        )
+    return result.paper_id
+
+
+def test_the_export_writes_each_figure_beside_the_note_and_shows_it(app, figure_pdf, tmp_path):
+    paper_id = _reviewed(app, figure_pdf)
+    exported = app.export(tmp_path / "notes")
+    (note,) = exported.notes
+    first, second = exported.figures
+    stem = note.name.removesuffix(".md")
+    assert (first.name, second.name) == (f"{stem}-figure-1.png", f"{stem}-figure-2.png")
+    assert first.parent == note.parent and first.read_bytes().startswith(b"\x89PNG")
+    body = note.read_text(encoding="utf-8")
+    assert "## Figures" in body and f"![Figure 2]({second.name})" in body and "(p. 2)" in body
+    assert exported.to_json()["figures"] == [str(first), str(second)]
+    shown = app.paper(paper_id).analyses().to_json()
+    assert [(f["label"], f["page"], f["method"]) for f in shown["figures"]] == [
+        ("Figure 1", 1, "image"),
+        ("Figure 2", 2, "drawing"),
+    ]
+
+
+def test_reader_figures_writes_the_pngs_and_lists_them(app, figure_pdf, tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from reader.cli import cli
+
+    (result,) = app.ingest([figure_pdf])
+    out = tmp_path / "figs"
+    run = CliRunner().invoke(cli, ["figures", result.paper_id[:12], "--out", str(out)], obj=app)
+    assert run.exit_code == 0, run.output
+    files = sorted(out.glob("*.png"))
+    assert [p.name.rsplit("-", 2)[-2:] for p in files] == [["figure", "1.png"], ["figure", "2.png"]]
+    assert "Figure 2" in run.output and "p. 2" in run.output and "2 figures written" in run.output
+    listed = json.loads(
+        CliRunner()
+        .invoke(cli, ["figures", result.paper_id[:12], "--out", str(out), "--json"], obj=app)
+        .output
+    )
+    assert [f["file"] for f in listed["figures"]] == [str(p) for p in files]
+    assert listed["figures"][1]["caption"] == CAPTION_2

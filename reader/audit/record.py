@@ -16,6 +16,7 @@ from reader.audit.decided import KINDS, decision_of
 from reader.audit.guards import PaperFacts, table_evidence
 from reader.audit.loop import UNANSWERED, UNCHECKED, LoopResult
 from reader.audit.verify import EvidenceRef
+from reader.store.paper_figures import paper_figures
 from reader.store.paper_tables import paper_tables
 from reader.store.tables import (
     Analysis,
@@ -212,6 +213,7 @@ class StoredAnalyses:
     highlights: list[dict] = field(default_factory=list)  # the reader's (reader.annotations.highlights)
     checklist: dict | None = None  # the rigour checklist (reader.checklist.Checklist.to_json())
     tables: list[dict] = field(default_factory=list)  # the paper's tables as cells (paper_tables)
+    figures: list[dict] = field(default_factory=list)  # its figures, without their pictures (paper_figures)
 
     def to_json(self) -> dict:
         return {
@@ -222,6 +224,7 @@ class StoredAnalyses:
             "highlights": self.highlights,
             "checklist": self.checklist,
             "tables": self.tables,
+            "figures": self.figures,
         }
 
 
@@ -231,4 +234,5 @@ def stored_analyses(session: Session, paper) -> StoredAnalyses:
         paper.title,
         [analysis_json(a) for a in load_analyses(session, paper.id)],
         tables=[t.to_json() for t in paper_tables(session, paper.id)],
+        figures=[f.to_json() for f in paper_figures(session, paper.id, with_png=False)],
     )

@@ -36,6 +36,9 @@ def ALL_COMMANDS():
     from reader.commands.table import table
 
     commands += [table]
+    from reader.commands.figures import figures
+
+    commands += [figures]
     from reader.commands.graph import cited_by, cites
 
     commands += [cites, cited_by]

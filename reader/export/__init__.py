@@ -2,7 +2,8 @@
 
 `export_notes(db, paper_ids, out_dir)` writes `<slug>-<sha8>.md` for each
 reviewed paper (with its tables listed, each also as `<slug>-<sha8>-table-N.csv` beside it,
-reader/export/tables.py) and `index.md` linking every reader note present in the
+reader/export/tables.py, and its figures shown, each as `<slug>-<sha8>-figure-N.png` beside it,
+reader/export/figures.py) and `index.md` linking every reader note present in the
 folder. Writing is idempotent (same bytes for the same stored review) and
 atomic per file; a note whose title changed replaces its older file.
 """
@@ -20,6 +21,7 @@ from sqlalchemy.orm import sessionmaker
 
 from reader.errors import ReaderError
 from reader.export.bibtex import BibtexResult, bibtex_text, citekeys
+from reader.export.figures import figures_section, write_figures
 from reader.export.markdown import (
     INDEX_NAME,
     Note,
@@ -29,6 +31,7 @@ from reader.export.markdown import (
     render_note,
 )
 from reader.export.tables import tables_section, write_tables
+from reader.store.paper_figures import paper_figures
 from reader.store.paper_tables import paper_tables
 from reader.store.tables import Paper
 
@@ -44,12 +47,14 @@ class ExportResult:
     index: Path | None = None
     not_reviewed: list[tuple[str, str]] = field(default_factory=list)  # (paper_id, title)
     tables: list[Path] = field(default_factory=list)  # each table's CSV file, beside its note
+    figures: list[Path] = field(default_factory=list)  # each figure's PNG file, beside its note
 
     def to_json(self) -> dict:
         return {
             "out_dir": str(self.out_dir),
             "notes": [str(p) for p in self.notes],
             "tables": [str(p) for p in self.tables],
+            "figures": [str(p) for p in self.figures],
             "index": str(self.index) if self.index else None,
             "not_reviewed": [{"paper_id": pid, "title": title} for pid, title in self.not_reviewed],
         }
@@ -98,9 +103,12 @@ def export_notes(
             _remove_renamed(out_dir, note)
             path = out_dir / note.file_name
             tables = paper_tables(session, paper.id)
-            write_atomically(path, render_note(note) + tables_section(note.file_name, tables))
+            figures = paper_figures(session, paper.id)
+            sections = tables_section(note.file_name, tables) + figures_section(note.file_name, figures)
+            write_atomically(path, render_note(note) + sections)
             result.notes.append(path)
             result.tables += write_tables(out_dir, note.file_name, tables, write_atomically)
+            result.figures += write_figures(out_dir, note.file_name, figures)
 
         for prefix, path in _existing_notes(out_dir):
             if any(pid.startswith(prefix) for pid in notes):

@@ -7,6 +7,7 @@
     paper.highlight(2, [[0.1, 0.1, 0.5, 0.12]], "grain yield fell", "check the control plot")
     name, text = paper.note()
     paper.table_row().cells["task"]        # its row of the extraction table, audited
+    paper.figures("figs/")                  # its figures' pictures as PNG files
 
 Each method works on the stored paper through the composition root (reader.services).
 """
@@ -143,6 +144,20 @@ class Paper:
 
         with transaction(self._services.db) as session:
             return delete_highlight(session, self.id, highlight_id)
+
+    def figures(self, out_dir=None):
+        """Write its figures' pictures as PNG files into `out_dir` (the current folder when None),
+        under the names its exported note uses -> FigureFiles (each figure with its file)."""
+        from pathlib import Path
+
+        from reader.export.figures import export_figures
+        from reader.store.paper_figures import paper_figures
+        from reader.store.tables import Paper as PaperRow
+
+        with self._services.db() as session:
+            title = session.get(PaperRow, self.id).title or ""
+            figures = paper_figures(session, self.id)
+        return export_figures(self.id, title, figures, Path(out_dir) if out_dir is not None else Path.cwd())
 
     def table_row(self, *, stored_only: bool = False, columns=(), questions=()):
         """Its row of the extraction table, every cell audited -> TableRow (see
