@@ -16,6 +16,10 @@ them. Two conditions:
 And, to see whether it catches anything: a numbered marker swapped for another reference the
 paper cites (misattributed by construction; it should fire).
 
+Each condition is counted twice: the note (`attribution`) and the guard (`unattributed`: no
+content word shared with the entry or the contexts), which makes a deep-read sentence
+unsupported.
+
 Prints n, flags and the Wilson 95% interval per condition, and the papers used.
 """
 
@@ -69,6 +73,9 @@ def main() -> None:
                     count = counts.setdefault((kind, name), [0, 0])
                     count[0] += 1
                     count[1] += bool(refs.attribution(sentence, exclude=exclude))
+                    guard = counts.setdefault((kind, f"{name}, guard"), [0, 0])
+                    guard[0] += 1
+                    guard[1] += bool(refs.unattributed(sentence, exclude=exclude))
         # the other side: a numbered marker swapped for another reference the paper cites
         # (half the list away) should fire
         cited = sorted(n for n in refs.numbered if refs.contexts.get(n))
@@ -84,8 +91,11 @@ def main() -> None:
             count = counts.setdefault(("numbered", "marker swapped (should fire)"), [0, 0])
             count[0] += 1
             count[1] += bool(refs.attribution(swapped))
+            guard = counts.setdefault(("numbered", "marker swapped (should fire), guard"), [0, 0])
+            guard[0] += 1
+            guard[1] += bool(refs.unattributed(swapped))
     print("papers:", "; ".join(used))
-    for name in ("verbatim", "own sentence left out"):
+    for name in ("verbatim", "own sentence left out", "verbatim, guard", "own sentence left out, guard"):
         n = sum(v[0] for (_, c), v in counts.items() if c == name)
         k = sum(v[1] for (_, c), v in counts.items() if c == name)
         lo, hi = wilson(k, n)

@@ -65,6 +65,20 @@ def test_attribution_check_notes_a_reference_cited_for_something_else():
     assert "the paper cites it nowhere in its text" in never[0]
 
 
+def test_a_claim_sharing_no_word_with_the_entry_or_the_citing_sentences_is_unattributed():
+    r = refs()
+    assert r.unattributed("Heat stress after anthesis lowers wheat grain yield [2].") == []
+    # the entry's title carries the claim's words though no citing sentence does: a note, no guard
+    assert r.attribution("Plant science was surveyed broadly [2].")
+    assert r.unattributed("Plant science was surveyed broadly [2].") == []
+    assert r.unattributed("Deep convolutional networks recognise images well [2].") == [
+        "citation [2]: the claim shares no word with the reference's entry or with what the paper "
+        "says where it cites it"
+    ]
+    assert r.unattributed("Urban green areas with trees cool cities [5].")[0].startswith("citation [5]")
+    assert r.unattributed("It helps [2].") == []  # too few words to judge
+
+
 def test_a_marker_without_an_entry_makes_the_sentence_unsupported():
     facts = PaperFacts.from_texts(BODY + [f"{m} {t}" for m, t in REFERENCES])
     assert check_sentence("Heat lowers wheat yield [2].", facts) == []

@@ -474,3 +474,16 @@ def test_a_critique_claiming_what_the_paper_has_is_missing_is_flagged_though_the
     verdict = next(s for s in critique.loop.iterations[0].audit.sentences if s.text == claim)
     assert verdict.verdict == "unsupported" and verdict.llm_answer == "YES"
     assert any(r.startswith("the paper does discuss limitations") for r in verdict.reasons)
+
+
+def test_a_citation_for_what_neither_the_entry_nor_its_citing_sentences_say_is_flagged(db):
+    add_paper(db)  # [1] is Michel et al.'s magnitude baseline
+    claim = "The method for extracting text from PDF files follows [1]."
+    faithful = "The magnitude baseline comes from Michel et al. [1]."
+    generator, verifier = make_llms(critiques=(f"## Weaknesses\n{claim} {faithful}",))
+    result = read_sample(db, generator, verifier, [])
+    critique = {k.kind: k for k in result.analyses}["critique"]
+    verdicts = {s.text: s for s in critique.loop.iterations[0].audit.sentences}
+    assert verdicts[claim].verdict == "unsupported" and verdicts[claim].llm_answer == "YES"
+    assert any(r.startswith("citation [1]: the claim shares no word") for r in verdicts[claim].reasons)
+    assert not any(r.startswith("citation [1]") for r in verdicts[faithful].reasons)

@@ -18,6 +18,9 @@ MIN_SHARED content words (stems, function words left out) with every such contex
 as "cited for something the paper does not attribute to it". Its false-flag rate on faithful
 sentences is measured by benchmarks/attribution_check.py (docs/measurements/audit.md);
 it is shown as a note beside the sentence, it does not make the sentence unsupported.
+`unattributed` is the strict form that does: the claim shares not one content word with the
+reference's own entry or with anything the paper says where it cites it (the deep read's audit
+takes it as a guard reason).
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ from reader.text.words import stems, words
 
 # a claim must share at least this many content stems with some context citing the reference
 MIN_SHARED = 2
+# a claim of at least this many content stems that shares none with the reference's entry and
+# contexts is unsupported (the guard; docs/design/audit.md has its false-flag rate)
+MIN_UNATTRIBUTED_WORDS = 3
 _ENTRY_NUMBER = re.compile(r"^\s*\[?(\d{1,3})[\].]?\s*$")
 _NOT_NAMES = {"in", "table", "figure", "section", "since", "until", "from", "fig", "eq", "see"}
 _FUNCTION = set(
@@ -127,16 +133,18 @@ class ReferenceList:
 
     # ------------------------------------------------------------ attribution
 
-    def _contexts_for(self, sentence: str) -> list[tuple[str, list[str]]]:
-        """(marker, the paper's contexts citing it) for each resolvable marker of the sentence."""
+    def _contexts_for(self, sentence: str) -> list[tuple[str, list[str], str]]:
+        """(marker, the paper's contexts citing it, its entry's text) for each resolvable marker
+        of the sentence."""
         author_years, brackets, _ = split_citations(sentence)
-        out: list[tuple[str, list[str]]] = []
+        out: list[tuple[str, list[str], str]] = []
         for marker in brackets:
             for n in sorted(bracket_numbers(marker[1:-1])):
                 if n in self.numbered:
-                    out.append((f"[{n}]", self.contexts.get(n, [])))
+                    out.append((f"[{n}]", self.contexts.get(n, []), self.numbered[n][1]))
         for raw, surname, year in author_years:
-            if _not_a_citation(raw, surname) or not self._author_year_entries(surname, year):
+            entries = [] if _not_a_citation(raw, surname) else self._author_year_entries(surname, year)
+            if not entries:
                 continue
             name = surname.lower()
             contexts = [
@@ -144,7 +152,7 @@ class ReferenceList:
                 for i, s in enumerate(self.sentences)
                 if name in s.lower() and year in s and not _looks_like_entry(s)
             ]
-            out.append((raw.strip(" ,()"), contexts))
+            out.append((raw.strip(" ,()"), contexts, entries[0]))
         return out
 
     def attribution(self, sentence: str, *, exclude: str | None = None) -> list[str]:
@@ -156,7 +164,7 @@ class ReferenceList:
             return []
         need = min(MIN_SHARED, len(claim))
         notes = []
-        for marker, contexts in self._contexts_for(sentence):
+        for marker, contexts, _ in self._contexts_for(sentence):
             if exclude is not None:
                 contexts = [c.replace(exclude, " ") for c in contexts]
             best = max((len(claim & content_stems(c)) for c in contexts), default=0)
@@ -168,6 +176,26 @@ class ReferenceList:
                 )
                 notes.append(f"{marker}: cited for something the paper does not attribute to it ({where})")
         return notes
+
+    def unattributed(self, sentence: str, *, exclude: str | None = None) -> list[str]:
+        """Guard reasons for the markers the claim shares not one content word with: neither
+        with the paper's sentences citing the reference (and their neighbours) nor with the
+        reference's own entry. Claims of fewer than MIN_UNATTRIBUTED_WORDS content words are
+        not judged. `exclude` as in `attribution`."""
+        _, _, rest = split_citations(sentence)
+        claim = content_stems(rest)
+        if len(claim) < MIN_UNATTRIBUTED_WORDS:
+            return []
+        reasons = []
+        for marker, contexts, entry in self._contexts_for(sentence):
+            if exclude is not None:
+                contexts = [c.replace(exclude, " ") for c in contexts]
+            if not any(claim & content_stems(text) for text in contexts + [entry]):
+                reasons.append(
+                    f"citation {marker}: the claim shares no word with the reference's entry or "
+                    "with what the paper says where it cites it"
+                )
+        return reasons
 
 
 def _not_a_citation(raw: str, surname: str) -> bool:
