@@ -21,6 +21,8 @@ from reader.audit.decided import decision_of
 from reader.audit.loop import MARK, UNANSWERED, UNCHECKED
 from reader.audit.record import KIND_ORDER, count_verdicts, newest_analyses
 from reader.checklist import checklist_of
+from reader.errors import PaperNotFound
+from reader.store.paper_figures import figure_png, paper_figures
 from reader.store.paper_tables import paper_tables
 from reader.store.queries import followups_of
 from reader.store.tables import Analysis, AnalysisIteration, Paper, ReviewJob, SentenceVerdict
@@ -146,6 +148,9 @@ class PaperPage:
     reviewing: bool = False
     highlights: list[HighlightItem] = field(default_factory=list)  # the reader's own, in page order
     tables: list = field(default_factory=list)  # the paper's tables as cells (reader.text.grid.Table)
+    figures: list = field(
+        default_factory=list
+    )  # its figures without their pictures (reader.text.figures.Figure)
     note_limit: int = NOTE_LIMIT
     # the reader's judgements of sentences a review since no longer has (reader.annotations.judgements.Judgement)
     gone_judgements: list = field(default_factory=list)
@@ -353,10 +358,19 @@ def paper_of(session: Session, paper_id: str) -> PaperPage | None:
         reviewing=status.startswith(("pending", "running")),
         highlights=highlights_of(session, paper_id),
         tables=paper_tables(session, paper_id),
+        figures=paper_figures(session, paper_id, with_png=False),
         gone_judgements=gone,
         followups=followups_of(session, paper_id),
         checklist=checklist_of(session, paper_id),
     )
+
+
+def figure_image(session, paper_id: str, ordinal: int) -> bytes:
+    """The PNG of the paper's figure at `ordinal` (0 for its first); PaperNotFound without it."""
+    png = figure_png(session, paper_id, ordinal)
+    if not png:
+        raise PaperNotFound(f"the paper has no figure {ordinal + 1}")
+    return png
 
 
 @dataclass

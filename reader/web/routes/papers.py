@@ -60,6 +60,13 @@ def paper_page_image(paper_id: str, number: int, scale: float = pdf.RENDER_SCALE
     )
 
 
+@router.get("/paper/{paper_id}/figure/{number:id}.png")
+def paper_figure_image(paper_id: str, number: int, ctx=Depends(reader_of)):
+    """The picture of the paper's figure at `number` (1 for its first, in page order)."""
+    png = ctx.library.view(paper_page.figure_image, checked_paper_id(paper_id), number - 1)
+    return Response(png, media_type="image/png", headers={"cache-control": "private, max-age=86400"})
+
+
 @router.get("/api/passage/{chunk_id:id}")
 def passage_api(chunk_id: int, sentence: str = "", ctx=Depends(reader_of)):
     """Where a passage stands; with `sentence` (a sentence of the analysis) also where the
