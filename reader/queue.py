@@ -45,6 +45,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from reader.errors import describe_error
 from reader.store.db import transaction
 from reader.store.tables import Paper, PaperFile, ReviewJob, utcnow
+from reader.store.versions import NEAR_DUPLICATE, near_duplicate_line
 
 LEASE_S = 60.0
 MAX_ATTEMPTS = 3
@@ -210,7 +211,7 @@ def enqueue_file(
             job.file_sha256 = sha256
         if (left_alone := _left_alone(session, job, force)) is not None:
             return left_alone
-        status = "requeued" if job.status in ("error", "done") else "queued"
+        status = "requeued" if job.status in ("error", "done", NEAR_DUPLICATE) else "queued"
         # A holder that died mid-read: when its read started, so that the next attempt
         # finishes the job without reading again if the analyses were stored.
         kept = (
@@ -367,14 +368,15 @@ def update_job(db: sessionmaker, claim: Claim, **values) -> None:
             setattr(job, key, value)
 
 
-def finish(db: sessionmaker, claim: Claim, complete) -> dict:
-    """Mark the held job done in one transaction with `complete(session, job) -> summary`
-    (which may delete older analyses); LeaseLost when the claim no longer holds it."""
+def finish(db: sessionmaker, claim: Claim, complete, status: str = "done") -> dict:
+    """Mark the held job done (or `status`: "near-duplicate", its review skipped) in one
+    transaction with `complete(session, job) -> summary` (which may delete older analyses);
+    LeaseLost when the claim no longer holds it."""
     with transaction(db) as session:
         job = held_job(session, claim)
         summary = complete(session, job)
         job.summary = summary
-        job.status, job.stage, job.error = "done", "done", ""
+        job.status, job.stage, job.error = status, status, ""
         job.finished_at = db_now(session)
         job.claim, job.lease_until = None, None
         return summary
@@ -511,6 +513,10 @@ class JobRow:
     attempts: int
     error: str
     started: datetime | None = None  # claimed at (running, done, failed): a review's duration
+    # near-duplicate: the reviewed paper it is a version of ({"paper_id", "title", "reason"}),
+    # and that in words
+    near_duplicate: dict | None = None
+    note: str = ""
 
     def to_json(self) -> dict:
         data = {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -519,7 +525,19 @@ class JobRow:
         return data
 
 
-STATUS_NAMES = {"pending": "queued", "running": "running", "done": "done", "error": "failed"}
+STATUS_NAMES = {
+    "pending": "queued",
+    "running": "running",
+    "done": "done",
+    "error": "failed",
+    NEAR_DUPLICATE: NEAR_DUPLICATE,  # its review skipped: a version of a reviewed paper
+}
+
+
+def _near_duplicate_of(job: ReviewJob) -> dict:
+    """A near-duplicate job's twin and its line, as JobRow's fields."""
+    twin = (job.summary or {}).get("near_duplicate") if job.status == NEAR_DUPLICATE else None
+    return {"near_duplicate": twin, "note": near_duplicate_line(twin)} if isinstance(twin, dict) else {}
 
 
 def job_status(db: sessionmaker, *, queued_only: bool = False) -> list[JobRow]:
@@ -550,6 +568,7 @@ def job_status(db: sessionmaker, *, queued_only: bool = False) -> list[JobRow]:
                     attempts=job.attempts or 0,
                     error=job.error or "",
                     started=_aware(job.started_at) if job.started_at else None,
+                    **_near_duplicate_of(job),
                 )
             )
         return rows

@@ -133,11 +133,16 @@ class _IngestLines:
     "as_json",
     is_flag=True,
     help="Print a JSON array of {id, title, authors, year, pages, chunks, language, source_path, "
-    "ingested_at, status}.",
+    "ingested_at, status, apart}; apart: what tells a paper from others of its title.",
 )
 @click.pass_obj
 def papers(app, as_json):
     """List the papers in the library with their review status.
+
+    Papers of one title (two versions, the same paper downloaded twice) and a
+    near-duplicate whose review was skipped say under the title what tells
+    them apart: file name, pages, year, date added, where the text first
+    differs, "near-duplicate of …" and the id.
 
     \b
     Example:
@@ -164,9 +169,10 @@ def papers(app, as_json):
     ):
         table.add_column(name, justify=justify, overflow="fold" if name == "title" else "ellipsis")
     for row in rows:
-        table.add_row(
-            row["id"][:12], table_cell(row["title"]), str(row["pages"]), str(row["chunks"]), row["status"]
+        title = table_cell(row["title"]) + (
+            f"\n  [dim]{table_cell(row['apart'])}[/dim]" if row["apart"] else ""
         )
+        table.add_row(row["id"][:12], title, str(row["pages"]), str(row["chunks"]), row["status"])
     Console(width=max(100, Console().width), soft_wrap=False).print(table)
 
 

@@ -35,7 +35,12 @@ def print_enqueued(report) -> None:
     )
 
 
-_NO_FIGURES_STATUS = {"error": "[red]error[/red]", "removed": "[yellow]removed[/yellow]"}
+NEAR_DUPLICATE = "near-duplicate"  # a version of a reviewed paper: its review skipped
+_NO_FIGURES_STATUS = {
+    "error": "[red]error[/red]",
+    "removed": "[yellow]removed[/yellow]",
+    NEAR_DUPLICATE: "[cyan]near-duplicate[/cyan]",
+}
 
 
 def print_table(report) -> None:
@@ -43,10 +48,12 @@ def print_table(report) -> None:
     from rich.table import Table
 
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 132)
+    twins = len(report.by_status(NEAR_DUPLICATE))
     table = Table(
         title=f"Review: {len(report.by_status('reviewed'))} reviewed, "
         f"{len(report.by_status('skipped'))} already done, "
-        f"{len(report.failed)} failed · {duration(report.seconds)}"
+        + (f"{twins} near-duplicate{'s' * (twins != 1)} not reviewed, " if twins else "")
+        + f"{len(report.failed)} failed · {duration(report.seconds)}"
     )
     # 132 columns when piped: the paper's name gives way to the figures.
     table.add_column("Paper", overflow="ellipsis", no_wrap=True, max_width=34)
@@ -58,7 +65,7 @@ def print_table(report) -> None:
     table.add_column("Status", no_wrap=True, min_width=8)
     for row in report.papers:
         name = table_cell(row.title or printable(Path(row.source).name))
-        if row.status in ("error", "removed", "busy"):  # nothing was read: no figures to show
+        if row.status in ("error", "removed", "busy", NEAR_DUPLICATE):  # nothing read: no figures
             blank = [""] * (len(names) + 2)
             table.add_row(name, *blank, duration(row.seconds), _NO_FIGURES_STATUS.get(row.status, row.status))
             continue
@@ -126,7 +133,10 @@ def review(app, paths, zotero, collection, force, jobs, export_dir, quiet, as_js
     --jobs workers in this process, the engine of `reader worker`. The run is
     resumable: after Ctrl-C or a crash, run the same command again and it
     continues where it stopped. Papers already reviewed are skipped unless
-    --force. A paper that fails READER_QUEUE_ATTEMPTS times is reported and
+    --force, and so is a near-duplicate: another file of a paper already
+    reviewed (the same DOI, or the same title and nearly the same text) is
+    ingested but not reviewed, and its row names the twin; --force reviews
+    it, `reader rm` removes the copy. A paper that fails READER_QUEUE_ATTEMPTS times is reported and
     skipped; the exit status is 1 if any failed. A paper removed with
     `reader rm` while it is reviewed is reported as removed, not as a failure.
 
@@ -224,6 +234,19 @@ def _print_review_notes(report) -> None:
         click.echo(f"skipped: {printable(row.source)}: {row.error}", err=True)
     for row in report.by_status("removed"):  # the user's own `reader rm`: not a failure
         click.echo(f"removed: {printable(row.source)}: {row.error}", err=True)
+    for row in report.by_status(NEAR_DUPLICATE):
+        click.echo(for_terminal(near_duplicate_advice(row)), err=True)
+
+
+def near_duplicate_advice(row) -> str:
+    """The line of a paper whose review was skipped for its reviewed twin: what it is a version
+    of, how to review it all the same, and how to keep one of the two."""
+    copy = (row.paper_id or "")[:8]
+    return (
+        f"near-duplicate: {printable(row.source)}: {row.error}; "
+        f"`reader review {printable(row.source)} --force` reviews it, "
+        f"`reader rm {copy}` removes this copy (the twin's review stays)"
+    )
 
 
 @click.command("export")

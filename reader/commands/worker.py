@@ -73,7 +73,7 @@ def jobs(app, queued_only, as_json):
             table_cell(row.worker) if row.status in ("running", "stale") else "",
             _ago(row.since),
             str(row.attempts),
-            table_cell(row.error),
+            table_cell(row.error or row.note),  # note: a near-duplicate's twin
         )
     console.print(table)
 

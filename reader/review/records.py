@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, distinct, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from reader import queue
@@ -27,6 +27,7 @@ from reader.store.tables import (
     ReviewJob,
     utcnow,
 )
+from reader.store.versions import NEAR_DUPLICATE, version_among
 
 ANALYSIS_KINDS = ("critique", "synthesis")
 REMOVED = "removed from the library while it was being reviewed (reader rm); not reviewed"
@@ -39,7 +40,8 @@ class PaperReview:
     source: str
     paper_id: str | None = None
     title: str = ""
-    status: str = "pending"  # reviewed | skipped | error | busy | removed (workers: retry | lost)
+    # reviewed | skipped | error | busy | removed | near-duplicate (workers: retry | lost)
+    status: str = "pending"
     error: str = ""
     sentences: int = 0
     flagged: int = 0
@@ -52,6 +54,8 @@ class PaperReview:
     seconds: float = 0.0
     ingest_seconds: float = 0.0
     read_seconds: float = 0.0
+    # near-duplicate: the reviewed paper it is a version of ({"paper_id", "title", "reason"})
+    near_duplicate: dict | None = None
 
     def to_json(self) -> dict:
         data = asdict(self)
@@ -92,6 +96,7 @@ class ReviewReport:
             "skipped": len(self.by_status("skipped")),
             "failed": len(self.failed),
             "removed": len(self.by_status("removed")),
+            "near_duplicates": len(self.by_status(NEAR_DUPLICATE)),
             "unchecked": self.unchecked,
             "unanswered": self.unanswered,
             "seconds": round(self.seconds, 2),
@@ -125,6 +130,21 @@ def analyses_of(session: Session, paper_id: str, since: datetime | None = None) 
 def is_reviewed(session: Session, paper_id: str, since: datetime | None = None) -> bool:
     kinds = {a.kind for a in analyses_of(session, paper_id, since)}
     return kinds >= set(ANALYSIS_KINDS)
+
+
+def reviewed_twin(session: Session, paper_id: str) -> dict | None:
+    """The reviewed paper (a critique and a synthesis stored) that `paper_id` looks like a
+    version of, the first added first ({"paper_id", "title", "reason"}); None when none."""
+    reviewed = (
+        select(Analysis.paper_id)
+        .where(Analysis.kind.in_(ANALYSIS_KINDS), Analysis.paper_id != paper_id)
+        .group_by(Analysis.paper_id)
+        .having(func.count(distinct(Analysis.kind)) == len(ANALYSIS_KINDS))
+    )
+    candidates = session.scalars(
+        select(Paper.id).where(Paper.id.in_(reviewed)).order_by(Paper.ingested_at, Paper.id)
+    ).all()
+    return version_among(session, paper_id, candidates) if candidates else None
 
 
 def review_figures(session: Session, paper_id: str, calls_above_id: int = 0) -> dict:

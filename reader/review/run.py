@@ -30,6 +30,7 @@ from reader.review.records import (
 )
 from reader.review.worker import WorkerOptions, WorkerStages, run_worker
 from reader.store.tables import Paper, ReviewJob
+from reader.store.versions import NEAR_DUPLICATE, near_duplicate_line
 
 MINE = ("queued", "requeued", "already queued")  # enqueue statuses of the jobs this run works off
 LEFT_AT = ("retry", "lost")  # a last attempt here that did not settle the job
@@ -104,6 +105,9 @@ def _row_from_job(
             row.error = "reviewed by another run meanwhile" if after_run else ""
         elif job.status == "error":
             row.status, row.error = "error", f"failed in another run: {job.error}"
+        elif job.status == NEAR_DUPLICATE:
+            row.near_duplicate = (job.summary or {}).get("near_duplicate") or {}
+            row.status, row.error = NEAR_DUPLICATE, near_duplicate_line(row.near_duplicate)
         elif job.status == "running":
             row.status, row.error = "busy", queue.holder_of(job)
         elif stopped:

@@ -38,11 +38,13 @@ from reader.review.records import (
     is_reviewed,
     job_exists,
     reason_of,
+    reviewed_twin,
     since_of,
     start_read,
 )
 from reader.store.db import database_away, while_away
 from reader.store.tables import Paper, ReviewJob
+from reader.store.versions import NEAR_DUPLICATE, near_duplicate_line
 
 IngestDataFn = Callable[[bytes, str], object]  # -> reader.ingest.pipeline.IngestResult
 DATABASE_PATIENCE_S = 300.0
@@ -68,6 +70,7 @@ class WorkerReport:
             "retrying": len(self.by_status("retry")),
             "failed": len(self.by_status("error")),
             "lost": len(self.by_status("lost")),
+            "near_duplicates": len(self.by_status(NEAR_DUPLICATE)),
             "handed_back": self.handed_back,
             "seconds": round(self.seconds, 2),
             "error": self.error,
@@ -350,6 +353,8 @@ def _review_claimed(claim: queue.Claim, run: _WorkerRun, outcome: PaperReview, e
         fill(outcome, summary, "reviewed")
         outcome.error = "finished by an earlier attempt"
         return
+    if not claim.previous.get("force") and _set_aside_as_near_duplicate(db, claim, paper_id, outcome):
+        return
     start_read(db, claim, paper_id, run.run_id, claim.source)
     emit("read")
     read_started = time.perf_counter()
@@ -361,6 +366,24 @@ def _review_claimed(claim: queue.Claim, run: _WorkerRun, outcome: PaperReview, e
     check_stored(db, claim, paper_id)
     summary = queue.finish(db, claim, completion(paper_id, time.perf_counter() - began))
     fill(outcome, summary, "reviewed")
+
+
+def _set_aside_as_near_duplicate(db, claim: queue.Claim, paper_id: str, outcome: PaperReview) -> bool:
+    """A paper that looks like a version of one already reviewed is not reviewed again: its job
+    ends as a near-duplicate naming the twin (`--force`, or the web page's "Review anyway",
+    reviews it). Whether it was set aside."""
+    with db() as session:
+        twin = reviewed_twin(session, paper_id)
+    if twin is None:
+        return False
+
+    def complete(session, job) -> dict:
+        job.paper_id = paper_id
+        return {"near_duplicate": twin}
+
+    queue.finish(db, claim, complete, status=NEAR_DUPLICATE)
+    outcome.status, outcome.error, outcome.near_duplicate = NEAR_DUPLICATE, near_duplicate_line(twin), twin
+    return True
 
 
 def _record_failure(claim: queue.Claim, run: _WorkerRun, outcome: PaperReview, exc: Exception) -> None:

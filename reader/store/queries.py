@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from reader.errors import PaperNotFound
 from reader.store.tables import Analysis, Chunk, Paper, ReviewJob
+from reader.store.versions import told_apart
 from reader.text.digest import file_sha256
 
 MIN_PREFIX = 6
@@ -123,6 +124,9 @@ class PaperInfo:
     source_path: str = ""
     ingested_at: str | None = None
     status: str = "ingested"  # the latest review job's status, else 'analysed' or 'ingested'
+    # for a paper whose title another has too (or a near-duplicate): what tells them apart
+    # (reader.store.versions.told_apart); "" otherwise
+    apart: str = ""
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -147,10 +151,12 @@ def list_papers(session: Session, paper_id: str | None = None) -> list[PaperInfo
         .order_by(ReviewJob.id)
     ).all():
         latest_job[pid] = status
-    rows = []
-    for paper in session.scalars(
+    papers = session.scalars(
         only(select(Paper), Paper.id).order_by(Paper.ingested_at.desc(), Paper.title)
-    ).all():
+    ).all()
+    apart = told_apart(session, [p.id for p in papers]) if paper_id is None else {}
+    rows = []
+    for paper in papers:
         rows.append(
             PaperInfo(
                 id=paper.id,
@@ -163,6 +169,7 @@ def list_papers(session: Session, paper_id: str | None = None) -> list[PaperInfo
                 source_path=paper.source_path,
                 ingested_at=paper.ingested_at.isoformat() if paper.ingested_at else None,
                 status=latest_job.get(paper.id) or ("analysed" if paper.id in analysed else "ingested"),
+                apart=apart.get(paper.id, ""),
             )
         )
     return rows

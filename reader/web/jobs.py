@@ -28,7 +28,7 @@ from reader.errors import ReaderError
 class JobProgress:
     id: str
     name: str  # display only
-    status: str = "queued"  # queued | running | done | error
+    status: str = "queued"  # queued | running | done | error | near-duplicate (not reviewed)
     stage: str = "queued"
     percent: int = 0
     paper_id: str | None = None
@@ -38,15 +38,21 @@ class JobProgress:
     finished_at: float | None = None  # done or failed: when (with `started`, how long it took)
     force: bool = False  # "Review again": reviewed even if it was before
     # done: the stored paper it looks like a version of ({"paper_id", "title", "reason"},
-    # reader.web.library.versions_of), None when it looks like none
+    # reader.web.library.versions_of), None when it looks like none; near-duplicate: the
+    # reviewed paper whose version it is, which is why it was not reviewed (`note` says so)
     similar: dict | None = None
+    note: str = ""
 
     @property
     def finished(self) -> bool:
-        return self.status in ("done", "error")
+        return self.status in FINISHED
 
     def to_json(self) -> dict:
         return asdict(self)
+
+
+NEAR_DUPLICATE = "near-duplicate"
+FINISHED = ("done", "error", NEAR_DUPLICATE)
 
 
 def wait_for(
@@ -101,6 +107,7 @@ _QUEUE_STATUS = {
     "stale": "running",
     "done": "done",
     "failed": "error",
+    NEAR_DUPLICATE: NEAR_DUPLICATE,
 }
 
 
@@ -210,6 +217,8 @@ class QueueRunner:
             live = dict(self._live.get(row.source, {}))
         if status == "done":
             percent, stage = 100, "done"
+        elif status == NEAR_DUPLICATE:
+            percent, stage = 100, "not reviewed"
         elif status == "running":
             percent, stage = live.get("percent", 1), live.get("stage") or row.stage or "running"
         elif status == "error":
@@ -227,7 +236,9 @@ class QueueRunner:
             error=row.error if status == "error" else "",
             created_at=since,
             started=live.get("started") or (row.started.timestamp() if row.started else None),
-            finished_at=row.since.timestamp() if status in ("done", "error") and row.since else None,
+            finished_at=row.since.timestamp() if status in FINISHED and row.since else None,
+            similar=row.near_duplicate if status == NEAR_DUPLICATE else None,
+            note=row.note if status == NEAR_DUPLICATE else "",
         )
 
     def get(self, job_id: str) -> JobProgress | None:

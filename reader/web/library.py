@@ -5,7 +5,6 @@ library page does besides reading: deleting a paper with its files, zipping the 
 from __future__ import annotations
 
 import io
-import re
 import tempfile
 import zipfile
 from dataclasses import dataclass, field
@@ -16,7 +15,9 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from reader.audit.loop import UNANSWERED, UNCHECKED
-from reader.store.tables import Analysis, AnalysisIteration, Chunk, Paper, ReviewJob, SentenceVerdict
+from reader.store.tables import Analysis, AnalysisIteration, Paper, ReviewJob, SentenceVerdict
+from reader.store.versions import NEAR_DUPLICATE, told_apart
+from reader.store.versions import versions_of as versions_of  # the upload page's jobs (web/jobs.py)
 
 
 @dataclass
@@ -70,8 +71,8 @@ def _latest_jobs(session: Session) -> dict[str, ReviewJob]:
 def paper_status(job: ReviewJob | None, has_analysis: bool) -> str:
     if job is not None and job.status in ("pending", "running"):
         return f"{job.status}: {job.stage}" if job.stage else job.status
-    if job is not None and job.status == "error":
-        return "error"
+    if job is not None and job.status in ("error", NEAR_DUPLICATE):
+        return job.status
     return "reviewed" if has_analysis else "ingested"
 
 
@@ -213,24 +214,12 @@ def library_rows(
 
 
 def _tell_apart(session: Session, rows: list[LibraryRow]) -> None:
-    """Rows of one title (a paper uploaded twice, two versions of it) get what tells them apart:
-    the file each came in as, its pages and when it was added."""
-    by_title: dict[str, list[LibraryRow]] = {}
+    """Rows of one paper (uploaded twice, two versions of it, a near-duplicate not reviewed)
+    get what tells them apart: what differs of file, pages, year and date added, where the
+    text first differs, "near-duplicate of …", and the id (reader.store.versions.told_apart)."""
+    apart = told_apart(session, [row.id for row in rows])
     for row in rows:
-        by_title.setdefault(_title_key(row.title) or row.id, []).append(row)
-    alike = {row.id: row for group in by_title.values() if len(group) > 1 for row in group}
-    if not alike:
-        return
-    for paper in session.scalars(select(Paper).where(Paper.id.in_(list(alike)))):
-        row = alike[paper.id]
-        added = f"added {row.ingested_at:%Y-%m-%d %H:%M}" if row.ingested_at else ""
-        parts = [
-            paper_file_name(paper),
-            f"{paper.pages} pages" if paper.pages else "",
-            added,
-            f"id {paper.id[:8]}",
-        ]
-        row.apart = " · ".join(p for p in parts if p)
+        row.apart = apart.get(row.id, "")
 
 
 def paper_choices(session: Session) -> list[tuple[str, str]]:
@@ -268,74 +257,6 @@ def snippet(text: str, term: str, width: int = 160) -> str:
     start = max(0, at - width // 3)
     out = flat[start : start + width]
     return ("…" if start else "") + out + ("…" if start + width < len(flat) else "")
-
-
-# ------------------------------------------------------------ versions of a paper
-
-SHINGLE_WORDS = 5  # a shingle: five words in a row (a CJK character counts as a word)
-NEARLY_THE_SAME = 0.9  # of the shorter text's shingles found in the other
-_WORD = re.compile(r"[\u3400-\u9fff]|\w+")
-
-
-def shingles(text: str) -> set[int]:
-    words = _WORD.findall(text.lower())
-    return {hash(tuple(words[i : i + SHINGLE_WORDS])) for i in range(max(1, len(words) - SHINGLE_WORDS + 1))}
-
-
-def _title_key(title: str | None) -> str:
-    key = " ".join(re.findall(r"\w+", (title or "").lower()))
-    return "" if key in ("", "untitled") else key
-
-
-def _doi_key(doi: str | None) -> str:
-    return re.sub(r"^(https?://(dx\.)?doi\.org/|doi:)", "", (doi or "").strip().lower())
-
-
-def _paper_shingles(session: Session, paper_id: str) -> set[int]:
-    """The shingles of each passage (none across two: where passages begin differs by version)."""
-    found: set[int] = set()
-    for text in session.scalars(select(Chunk.text).where(Chunk.paper_id == paper_id)):
-        found |= shingles(text)
-    return found
-
-
-def versions_of(session: Session, paper_ids: list[str]) -> dict[str, dict | None]:
-    """paper id -> the paper stored before it that it looks like a version of, as {"paper_id",
-    "title", "reason"}, or None: the same DOI, or the same title and nearly the same text (90%
-    of the shorter one's shingles in the other). The new paper is kept all the same."""
-    papers = {
-        pid: (title, doi, at)
-        for pid, title, doi, at in session.execute(
-            select(Paper.id, Paper.title, Paper.doi, Paper.ingested_at)
-        )
-    }
-    found: dict[str, dict | None] = {}
-    for pid in paper_ids:
-        found[pid] = None
-        if pid not in papers:
-            continue
-        title, doi, at = papers[pid]
-        earlier = sorted(
-            (other_at.timestamp() if other_at else 0.0, other, other_title, other_doi)
-            for other, (other_title, other_doi, other_at) in papers.items()
-            if other != pid and (other_at is None or at is None or other_at <= at)
-        )
-        same_doi = [e for e in earlier if _doi_key(doi) and _doi_key(e[3]) == _doi_key(doi)]
-        if same_doi:
-            found[pid] = {"paper_id": same_doi[0][1], "title": same_doi[0][2], "reason": "the same DOI"}
-            continue
-        same_title = [e for e in earlier if _title_key(title) and _title_key(e[2]) == _title_key(title)]
-        mine = _paper_shingles(session, pid) if same_title else set()
-        for _, other, other_title, _ in same_title:
-            theirs = _paper_shingles(session, other)
-            if mine and theirs and len(mine & theirs) >= NEARLY_THE_SAME * min(len(mine), len(theirs)):
-                found[pid] = {
-                    "paper_id": other,
-                    "title": other_title,
-                    "reason": "the same title and nearly the same text",
-                }
-                break
-    return found
 
 
 # ------------------------------------------------------------ what the library page does

@@ -112,7 +112,9 @@ def batch_summary(jobs: list, now: float, history: list = ()) -> dict:
     """The bar over the papers the upload page follows: {"percent", "done", "total", "text"};
     `history`: every job on the queue, for the time left before one of these is done."""
     total = len(jobs)
-    done = sum(1 for j in jobs if j.status in ("done", "error"))
+    done = sum(
+        1 for j in jobs if j.status in ("done", "error", "near-duplicate")
+    )  # near-duplicate: not reviewed
     percent = round(sum(100 if j.status == "error" else j.percent for j in jobs) / total) if total else 0
     if done == total:
         text = "The review finished." if total == 1 else f"All {total} reviews finished."

@@ -72,7 +72,48 @@
     row.querySelector(".job-percent").textContent = job.percent + "%";
     var status = row.querySelector(".job-status");
     status.textContent = job.status + (job.error ? ": " + job.error : "");
-    if (job.similar) { status.appendChild(similarNote(job.similar, job.paper_id)); }
+    if (job.status === "near-duplicate" && job.similar && job.paper_id) {
+      status.appendChild(nearDuplicateNote(job.similar, job.paper_id));
+    } else if (job.similar) {
+      status.appendChild(similarNote(job.similar, job.paper_id));
+    }
+  }
+
+  // An upload not reviewed because it is a version of a reviewed paper: a link to that paper's
+  // review, "Review anyway" (queues it again, as the paper page's "Review again" does) and
+  // "Remove this copy…" (the delete page asks first).
+  function nearDuplicateNote(similar, paperId) {
+    var note = document.createElement("span");
+    note.className = "job-similar job-near-duplicate hint";
+    var link = document.createElement("a");
+    link.href = "/paper/" + encodeURIComponent(similar.paper_id);
+    link.textContent = similar.title;
+    note.appendChild(document.createTextNode("A version of "));
+    note.appendChild(link);
+    note.appendChild(document.createTextNode(" (" + similar.reason + "), whose review is there: this copy was not reviewed. "));
+    var again = document.createElement("form");
+    again.method = "post";
+    again.action = "/paper/" + encodeURIComponent(paperId) + "/review";
+    again.className = "inline";
+    [["csrf_token", form.querySelector('input[name="csrf_token"]').value], ["cache", "reuse"]].forEach(function (pair) {
+      var field = document.createElement("input");
+      field.type = "hidden";
+      field.name = pair[0];
+      field.value = pair[1];
+      again.appendChild(field);
+    });
+    var button = document.createElement("button");
+    button.type = "submit";
+    button.className = "secondary review-anyway";
+    button.textContent = "Review anyway";
+    again.appendChild(button);
+    note.appendChild(again);
+    var remove = document.createElement("a");
+    remove.className = "button secondary similar-remove";
+    remove.href = "/paper/" + encodeURIComponent(paperId) + "/delete";
+    remove.textContent = "Remove this copy…";
+    note.appendChild(remove);
+    return note;
   }
 
   // A finished upload that looks like a version of a stored paper (it is kept all the same).
@@ -159,7 +200,7 @@
         var running = false;
         (data.jobs || []).forEach(function (job) {
           render(job);
-          if (job.status !== "done" && job.status !== "error") { running = true; batch[job.id] = true; }
+          if (["done", "error", "near-duplicate"].indexOf(job.status) < 0) { running = true; batch[job.id] = true; }
         });
         summarize(data.batch);
         if (!running && polling) { clearInterval(polling); polling = null; }
