@@ -164,3 +164,30 @@ def test_reader_figures_writes_the_pngs_and_lists_them(app, figure_pdf, tmp_path
     )
     assert [f["file"] for f in listed["figures"]] == [str(p) for p in files]
     assert listed["figures"][1]["caption"] == CAPTION_2
+
+
+def test_a_sentence_citing_a_figure_the_paper_does_not_have_is_flagged():
+    from reader.audit.guards import PaperFacts, check_sentence
+
+    text = "We compare three models on SQA in two figures."
+    facts = PaperFacts.from_texts([text], figures={"1": (1, CAPTION_1), "2": (2, CAPTION_2)})
+    assert check_sentence("Figure 2 compares three models on SQA.", facts) == []
+    assert check_sentence("As Fig. 7 shows, three models are compared.", facts) == [
+        "Figure 7 not found in the paper (its figures: 1, 2)"
+    ]
+    # a paper whose figure captions are not known has no say
+    assert check_sentence("As Fig. 7 shows, three models are compared.", PaperFacts.from_texts([text])) == []
+
+
+def test_the_deep_read_knows_the_figures_and_a_stored_sentence_has_its_figures_caption_as_evidence(
+    app, figure_pdf
+):
+    from reader.deepread.context import load_material
+
+    paper_id = _reviewed(app, figure_pdf)
+    with app.services.db() as session:
+        material = load_material(session, paper_id)
+    assert material.figures == {"1": (1, CAPTION_1), "2": (2, CAPTION_2)}
+    shown = app.paper(paper_id).analyses().to_json()
+    (sentence,) = shown["analyses"][0]["sentences"]
+    assert sentence["evidence"][0]["text"] == CAPTION_2 and sentence["evidence"][0]["pages"] == "2"

@@ -43,6 +43,7 @@ import bisect
 import re
 from dataclasses import dataclass, field
 
+from reader.text.figures import cited_figures
 from reader.text.words import zipf_en
 
 _NUMBER = re.compile(
@@ -193,6 +194,8 @@ class PaperFacts:
     words_joined: str = ""  # lower-case words separated by single spaces
     tables: list = field(default_factory=list)
     printed: set[str] = field(default_factory=set)  # numbers as the texts (not the tables) print them
+    # the paper's figures by number ("3"): (page, caption), from its figure captions
+    figures: dict[str, tuple[int, str]] = field(default_factory=dict)
     _table_index: list | None = field(default=None, repr=False, compare=False)
 
     def table_index(self) -> list:
@@ -204,8 +207,11 @@ class PaperFacts:
         return self._table_index
 
     @classmethod
-    def from_texts(cls, texts: list[str], tables: list | None = None) -> PaperFacts:
-        """The facts of these texts; `tables` (reader.text.grid.Table) adds their cells' texts too."""
+    def from_texts(
+        cls, texts: list[str], tables: list | None = None, figures: dict | None = None
+    ) -> PaperFacts:
+        """The facts of these texts; `tables` (reader.text.grid.Table) adds their cells' texts too;
+        `figures` ({"3": (page, caption)}) are the paper's figures a sentence may cite."""
         tables = list(tables or [])
         printed = {m.group(0) for t in texts if t for m in _PRINTED.finditer(t)}
         texts = list(texts) + [" ".join(cell for row in t.rows for cell in row) for t in tables]
@@ -227,7 +233,7 @@ class PaperFacts:
             cites.add(int(m.group(1)))
         lower = joined.lower()
         words_joined = " " + " ".join(re.findall(r"[a-z0-9]+", lower)) + " "
-        return cls(numbers, tokens, cites, lower, words_joined, tables, printed)
+        return cls(numbers, tokens, cites, lower, words_joined, tables, printed, dict(figures or {}))
 
     def has_number(self, n: Number) -> bool:
         candidates = [(n.value, n.quantum)]
@@ -319,7 +325,7 @@ def check_sentence(sentence: str, facts: PaperFacts) -> list[str]:
     """Reasons this sentence names something the paper does not contain ([] when none)."""
     author_years, brackets, rest = split_citations(sentence)
     reasons = _citation_reasons(author_years, brackets, facts) + _name_reasons(sentence, rest, facts)
-    reasons += _training_reasons(sentence, rest, facts)
+    reasons += _figure_reasons(sentence, facts) + _training_reasons(sentence, rest, facts)
     rest = _without_names(rest)
     accounted: set[int] = set()
     if facts.tables:
@@ -350,6 +356,24 @@ def _citation_reasons(author_years, brackets, facts: PaperFacts) -> list[str]:
                 shown += ")"
             reasons.append(f"citation '{shown}' not found in the paper")
     return reasons
+
+
+def _figure_reasons(sentence: str, facts: PaperFacts) -> list[str]:
+    """A figure the sentence cites that the paper does not have ("Figure 7" of a paper with
+    Figures 1-4). Only where the paper's figure captions are known: a paper without any has no
+    say (its captions may not have been found)."""
+    if not facts.figures:
+        return []
+    return [
+        f"Figure {number} not found in the paper (its figures: {', '.join(facts.figures)})"
+        for number in cited_figures(sentence)
+        if number not in facts.figures
+    ]
+
+
+def figure_evidence(sentence: str, facts: PaperFacts) -> list[tuple[int, str]]:
+    """The captions of the figures the sentence cites that the paper has: [(page, caption)]."""
+    return [facts.figures[n] for n in cited_figures(sentence) if n in facts.figures]
 
 
 def _name_reasons(sentence: str, rest: str, facts: PaperFacts) -> list[str]:

@@ -13,10 +13,10 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, selectinload
 
 from reader.audit.decided import KINDS, decision_of
-from reader.audit.guards import PaperFacts, table_evidence
+from reader.audit.guards import PaperFacts, figure_evidence, table_evidence
 from reader.audit.loop import UNANSWERED, UNCHECKED, LoopResult
 from reader.audit.verify import EvidenceRef
-from reader.store.paper_figures import paper_figures
+from reader.store.paper_figures import figure_captions, paper_figures
 from reader.store.paper_tables import paper_tables
 from reader.store.tables import (
     Analysis,
@@ -40,8 +40,9 @@ def save_analysis(
     """Add the analysis with all its iterations; earlier analyses of the same
     kind for this paper are removed in the same session. A sentence the paper's tables bear on
     (reader.audit.table_checks: its number's cell, its arithmetic recomputed) has that first in
-    its evidence, as a row without a passage whose text is the cell or the computation."""
-    tables = PaperFacts(tables=paper_tables(session, paper_id))
+    its evidence, as a row without a passage whose text is the cell or the computation; a
+    sentence citing a figure the paper has ("Figure 3") has that figure's caption next."""
+    tables = PaperFacts(tables=paper_tables(session, paper_id), figures=figure_captions(session, paper_id))
     session.execute(delete(Analysis).where(Analysis.paper_id == paper_id, Analysis.kind == kind))
     analysis = Analysis(
         paper_id=paper_id,
@@ -90,7 +91,7 @@ def _verdict_row(ordinal: int, s, tables: PaperFacts) -> SentenceVerdict:
     )
     from_tables = [
         EvidenceRef(None, f.page, f.page, f.evidence) for f in table_evidence(without_label(s.text), tables)
-    ]
+    ] + [EvidenceRef(None, page, page, caption) for page, caption in figure_evidence(s.text, tables)]
     verdict.evidence = [
         VerdictEvidence(
             rank=rank, chunk_id=e.chunk_id, page_start=e.page_start, page_end=e.page_end, text=e.text

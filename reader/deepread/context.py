@@ -27,6 +27,7 @@ from reader.deepread.material import (
 )
 from reader.errors import PaperNotFound, ReaderError
 from reader.ingest.text import TEXT_SECTION
+from reader.store.paper_figures import figure_captions
 from reader.store.paper_tables import paper_tables
 from reader.text.tokens import estimate_tokens
 
@@ -85,6 +86,7 @@ class PaperMaterial:
     sections: list[Section]  # in paper order, captions last
     facts_texts: list[str]  # text, captions, references, title, abstract
     tables: list = field(default_factory=list)  # the paper's tables as cells (reader.text.grid.Table)
+    figures: dict = field(default_factory=dict)  # its figures by number: (page, caption)
 
     @property
     def full_text(self) -> str:
@@ -175,7 +177,15 @@ def load_material(session: Session, paper_id: str) -> PaperMaterial:
         + [(r.marker + " " + r.text).strip() for r in paper.references]
     )
     tables = paper_tables(session, paper.id)
-    return PaperMaterial(paper.id, paper.title or "", paper.language or "en", sections, facts_texts, tables)
+    return PaperMaterial(
+        paper.id,
+        paper.title or "",
+        paper.language or "en",
+        sections,
+        facts_texts,
+        tables,
+        figure_captions(session, paper.id),
+    )
 
 
 def _sections(groups: list[tuple[str, list[str]]], abstract: str, captions: list[str]) -> list[Section]:

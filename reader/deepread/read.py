@@ -417,7 +417,7 @@ def _paper_audit(
     return AuditRequest(
         verifier=verifier,
         paper_id=paper_id,
-        facts=PaperFacts.from_texts(material.facts_texts, material.tables),
+        facts=PaperFacts.from_texts(material.facts_texts, material.tables, material.figures),
         fallback_text=material.full_text,
         max_workers=max_workers,
         yes_threshold=yes_threshold,

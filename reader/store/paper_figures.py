@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from reader.store.tables import PaperFigure
+from reader.store.tables import Caption, PaperFigure
 from reader.text.figures import Figure
 
 
@@ -36,3 +36,20 @@ def figure_png(session: Session, paper_id: str, ordinal: int) -> bytes | None:
     return session.scalar(
         select(PaperFigure.png).where(PaperFigure.paper_id == paper_id, PaperFigure.ordinal == ordinal)
     )
+
+
+def figure_captions(session: Session, paper_id: str) -> dict[str, tuple[int, str]]:
+    """The paper's figures by number ("3" of "Figure 3"): (page, caption), from its captions as
+    ingest found them (every paper ingested from a PDF has them, figures read or not); the first
+    caption of each label."""
+    rows = session.execute(
+        select(Caption.label, Caption.page, Caption.text)
+        .where(Caption.paper_id == paper_id, Caption.kind == "figure")
+        .order_by(Caption.ordinal)
+    )
+    found: dict[str, tuple[int, str]] = {}
+    for label, page, text in rows:
+        number = (label or "").split()[-1] if label else ""
+        if number and number not in found:
+            found[number] = (page, text)
+    return found

@@ -148,9 +148,7 @@ class PaperPage:
     reviewing: bool = False
     highlights: list[HighlightItem] = field(default_factory=list)  # the reader's own, in page order
     tables: list = field(default_factory=list)  # the paper's tables as cells (reader.text.grid.Table)
-    figures: list = field(
-        default_factory=list
-    )  # its figures without their pictures (reader.text.figures.Figure)
+    figures: list = field(default_factory=list)  # reader.text.figures.Figure, pictures left out
     note_limit: int = NOTE_LIMIT
     # the reader's judgements of sentences a review since no longer has (reader.annotations.judgements.Judgement)
     gone_judgements: list = field(default_factory=list)
