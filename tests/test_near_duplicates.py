@@ -74,6 +74,19 @@ def test_a_near_duplicate_queued_after_its_twin_is_reviewed_is_not_reviewed_unti
     assert f"near-duplicate of {reviewed.title}" in listed[row.paper_id].apart
     assert f"the same text as {twin[:8]}" in listed[row.paper_id].apart
 
+    # the command line says it too: `reader review` how to review it or keep one, `reader jobs` whose twin
+    from click.testing import CliRunner
+
+    from reader.cli import cli
+
+    said = CliRunner().invoke(cli, ["review", str(second), "--quiet"], obj=app, catch_exceptions=False)
+    flat = " ".join(said.output.split())
+    assert said.exit_code == 0 and "1 near-duplicate not reviewed" in flat
+    assert f"--force` reviews it, `reader rm {row.paper_id[:8]}` removes this copy" in flat
+    jobs = CliRunner().invoke(cli, ["jobs"], obj=app, catch_exceptions=False).output
+    assert "near-duplicate" in jobs and f"({twin[:8]})" in " ".join(jobs.split())
+    assert len(llm.history) == calls
+
     forced = app.review([second], force=True).papers[0]
     assert forced.status == "reviewed", forced.error
     assert writing_calls(app, row.paper_id) > 0 and len(llm.history) > calls

@@ -108,6 +108,7 @@
     button.textContent = "Review anyway";
     again.appendChild(button);
     note.appendChild(again);
+    note.appendChild(document.createTextNode(" "));
     var remove = document.createElement("a");
     remove.className = "button secondary similar-remove";
     remove.href = "/paper/" + encodeURIComponent(paperId) + "/delete";
