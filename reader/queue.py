@@ -8,6 +8,10 @@ The database is the only coordinator (no broker, no extra server). A job is
        └───hand back──────┤                          (Ctrl-C twice: not counted as an attempt)
                           └──lease ran out──▶ claimed again by any worker (counted; after N: error)
 
+and `finish` ends a job as near-duplicate instead of done when its paper is a version of one
+already reviewed: ingested but not reviewed (reader/review/worker.py). Queued again, even
+without `force`, it is pending again and its worker looks for the twin again.
+
 Claiming picks the oldest claimable job with `SELECT … FOR UPDATE SKIP LOCKED` on
 PostgreSQL (workers never wait on each other's rows) and inside `BEGIN IMMEDIATE` on
 SQLite, then gives it a new claim token, the holder's name ("host:pid") and a lease
