@@ -175,6 +175,9 @@ def test_a_sentence_citing_a_figure_the_paper_does_not_have_is_flagged():
     assert check_sentence("As Fig. 7 shows, three models are compared.", facts) == [
         "Figure 7 not found in the paper (its figures: 1, 2)"
     ]
+    # a figure whose caption was not found but which the paper's text names is no finding
+    named = PaperFacts.from_texts([text + " Figure 7 plots the losses."], figures={"1": (1, CAPTION_1)})
+    assert check_sentence("As Fig. 7 shows, three models are compared.", named) == []
     # a paper whose figure captions are not known has no say
     assert check_sentence("As Fig. 7 shows, three models are compared.", PaperFacts.from_texts([text])) == []
 

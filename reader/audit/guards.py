@@ -196,6 +196,7 @@ class PaperFacts:
     printed: set[str] = field(default_factory=set)  # numbers as the texts (not the tables) print them
     # the paper's figures by number ("3"): (page, caption), from its figure captions
     figures: dict[str, tuple[int, str]] = field(default_factory=dict)
+    figures_named: set[str] = field(default_factory=set)  # "Figure 3" in the paper's own texts
     _table_index: list | None = field(default=None, repr=False, compare=False)
 
     def table_index(self) -> list:
@@ -233,7 +234,8 @@ class PaperFacts:
             cites.add(int(m.group(1)))
         lower = joined.lower()
         words_joined = " " + " ".join(re.findall(r"[a-z0-9]+", lower)) + " "
-        return cls(numbers, tokens, cites, lower, words_joined, tables, printed, dict(figures or {}))
+        named = set(cited_figures(joined)) if figures else set()
+        return cls(numbers, tokens, cites, lower, words_joined, tables, printed, dict(figures or {}), named)
 
     def has_number(self, n: Number) -> bool:
         candidates = [(n.value, n.quantum)]
@@ -360,14 +362,15 @@ def _citation_reasons(author_years, brackets, facts: PaperFacts) -> list[str]:
 
 def _figure_reasons(sentence: str, facts: PaperFacts) -> list[str]:
     """A figure the sentence cites that the paper does not have ("Figure 7" of a paper with
-    Figures 1-4). Only where the paper's figure captions are known: a paper without any has no
-    say (its captions may not have been found)."""
+    Figures 1-4): no caption of it, and the paper's text never names it (a caption the parser
+    missed is still named in the text). Only where the paper's figure captions are known: a
+    paper without any has no say."""
     if not facts.figures:
         return []
     return [
         f"Figure {number} not found in the paper (its figures: {', '.join(facts.figures)})"
         for number in cited_figures(sentence)
-        if number not in facts.figures
+        if number not in facts.figures and number not in facts.figures_named
     ]
 
 
