@@ -311,6 +311,7 @@ class Services:
             lease_s=self.settings.queue_lease_s,
             max_attempts=self.settings.queue_attempts,
             patience_s=self.settings.database_patience_s,
+            skip_near_duplicates=not self.settings.review_near_duplicates,
             **chosen,
         )
 

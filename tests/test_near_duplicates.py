@@ -92,6 +92,21 @@ def test_a_near_duplicate_queued_after_its_twin_is_reviewed_is_not_reviewed_unti
     assert writing_calls(app, row.paper_id) > 0 and len(llm.history) > calls
 
 
+def test_with_review_near_duplicates_on_a_version_is_reviewed_in_full(reader_env, monkeypatch, tmp_path):
+    from reader.facade import Reader
+    from reader.index.dense import HashingEmbedder
+    from reader.llm.dryrun import DryRunLLM
+
+    monkeypatch.setenv("READER_REVIEW_NEAR_DUPLICATES", "on")
+    llm = DryRunLLM()
+    app = Reader(llm=llm, verifier=llm, embedder=HashingEmbedder(), use_cache=False)
+    for n in (1, 2):
+        write_sample_copy(tmp_path / f"copy{n}.pdf", n)
+    rows = app.review([tmp_path / "copy1.pdf"]).papers + app.review([tmp_path / "copy2.pdf"]).papers
+    assert [r.status for r in rows] == ["reviewed", "reviewed"]
+    assert writing_calls(app, rows[1].paper_id) > 0
+
+
 def add_version(
     db, pid: str, title: str, words: list[str], *, file_name: str, pages=2, year=None, added=None
 ):

@@ -92,6 +92,7 @@ def env(tmp_path, migrated_home):
     )
     if not USE_SHARED:
         env["READER_CACHE"] = "off"  # the sample copies share their prompts; each must cost its calls
+        env["READER_REVIEW_NEAR_DUPLICATES"] = "on"  # the copies stand for four papers: each reviewed
     return env
 
 

@@ -520,6 +520,16 @@ class Settings:
         help="how long review workers wait, retrying with back-off, for a database server that went "
         "away (a restart) before they stop with the papers left in the queue",
     )
+    review_near_duplicates: bool = setting(
+        False,
+        parse=switch(
+            "use off (a version of a paper already reviewed is ingested but not reviewed) or on "
+            "(it is reviewed in full like any other paper)"
+        ),
+        help="review a near-duplicate in full: another file of a paper already reviewed (the same DOI, "
+        "or the same title and nearly the same text), which is otherwise ingested but not reviewed, its "
+        "job ending as near-duplicate (`reader review --force` reviews one; docs/guide/review.md)",
+    )
     workers: bool = setting(
         False,
         show=lambda on, _: "on (uploads go to the queue)" if on else "off",

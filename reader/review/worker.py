@@ -112,7 +112,8 @@ class WorkerOptions:
     `poll_s` between looks at an empty queue. Without `drain_on_interrupt` the first Ctrl-C
     hands the papers in hand back and raises KeyboardInterrupt. A claim lasts `lease_s`
     unless renewed; a paper fails for good after `max_attempts`; the database is waited for
-    up to `patience_s` seconds."""
+    up to `patience_s` seconds. With `skip_near_duplicates` a paper that looks like a version of
+    one already reviewed is not reviewed unless it was queued with `force`."""
 
     jobs: int = 1
     once: bool = False
@@ -123,6 +124,7 @@ class WorkerOptions:
     lease_s: float = queue.LEASE_S
     max_attempts: int = queue.MAX_ATTEMPTS
     patience_s: float = DATABASE_PATIENCE_S
+    skip_near_duplicates: bool = True
 
 
 def run_worker(
@@ -353,7 +355,8 @@ def _review_claimed(claim: queue.Claim, run: _WorkerRun, outcome: PaperReview, e
         fill(outcome, summary, "reviewed")
         outcome.error = "finished by an earlier attempt"
         return
-    if not claim.previous.get("force") and _set_aside_as_near_duplicate(db, claim, paper_id, outcome):
+    skip = run.options.skip_near_duplicates and not claim.previous.get("force")
+    if skip and _set_aside_as_near_duplicate(db, claim, paper_id, outcome):
         return
     start_read(db, claim, paper_id, run.run_id, claim.source)
     emit("read")
