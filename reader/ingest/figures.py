@@ -149,18 +149,39 @@ def _figure_rect(page, caption, stops, graphics, blocks, words) -> tuple[tuple, 
     images, drawings = graphics
     shown = [r for r in images + drawings if not _contains(r, caption)]
     picture = _picture([r for r in shown if _in_column(r, lo, hi)], caption, stops)
-    span = (lo, hi)
+    span, beside = (lo, hi), False
     if not picture and (lo, hi) != (0.0, width):
-        picture = _beside(shown, caption, lo, hi)
+        picture, beside = _beside(shown, caption, lo, hi), True
         span = (0.0, caption[0] - 2) if lo > 0 else (caption[2] + 2, width)
     if picture:
         method = "image" if any(r in images for r in picture) else "drawing"
-        return _padded(_with_words(_union(picture), words, caption, *span), page.rect), method
+        rect = _padded(_with_words(_union(picture), words, caption, *span), page.rect)
+        return (rect if beside else _trimmed(rect, caption, blocks)), method
     text = _text_figure(blocks, caption, lo, hi, stops)
     if text:
         return _padded(text, page.rect), "text"
     region = _region(blocks, caption, lo, hi, height, stops)
     return (_padded(region, page.rect), "region") if region else None
+
+
+def _trimmed(rect, caption, blocks) -> tuple:
+    """The rectangle kept off its caption and off running text it reaches into (a picture whose
+    box takes in white space over the paragraph above it)."""
+    x0, y0, x1, y1 = rect
+    if y1 <= caption[3] and y0 < caption[1]:
+        y1 = min(y1, caption[1] - 0.5)
+    elif y0 >= caption[1] and y1 > caption[3]:
+        y0 = max(y0, caption[3] + 0.5)
+    for b in blocks:
+        across = min(b[2], x1) - max(b[0], x0) >= 0.5 * (x1 - x0)
+        if len(b[4]) < PARAGRAPH_CHARS or not across or not _overlap(b[:4], (x0, y0, x1, y1)):
+            continue
+        middle = (b[1] + b[3]) / 2
+        if b[1] < y0 < b[3] and middle < y0:
+            y0 = b[3]
+        elif b[1] < y1 < b[3] and middle > y1:
+            y1 = b[1]
+    return (x0, y0, x1, y1) if y1 - y0 >= MIN_SIDE else rect
 
 
 def _beside(shown, caption, lo: float, hi: float) -> list:
