@@ -47,10 +47,13 @@ def zotero_dir(tmp_path):
 
 
 @pytest.fixture
-def dry_app(tmp_path, migrated_copy):
+def dry_app(tmp_path, migrated_copy, monkeypatch):
     from reader.facade import Reader
     from reader.index.dense import HashingEmbedder
     from reader.llm.dryrun import DryRunLLM
+
+    if not (ONE.is_file() and TWO.is_file()):  # the sample paper and its copy stand for two papers
+        monkeypatch.setenv("READER_REVIEW_NEAR_DUPLICATES", "on")
 
     return Reader(
         home=tmp_path / "home",
