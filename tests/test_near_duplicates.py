@@ -92,6 +92,27 @@ def test_a_near_duplicate_queued_after_its_twin_is_reviewed_is_not_reviewed_unti
     assert writing_calls(app, row.paper_id) > 0 and len(llm.history) > calls
 
 
+def test_reader_worker_sets_a_queued_near_duplicate_aside_and_says_so(reviewer, tmp_path):
+    from click.testing import CliRunner
+
+    from reader.cli import cli
+
+    app, llm = reviewer
+    for n in (1, 2):
+        write_sample_copy(tmp_path / f"copy{n}.pdf", n)
+    (twin,) = app.review([tmp_path / "copy1.pdf"]).papers
+    calls = len(llm.history)
+    assert app.queue.enqueue([tmp_path / "copy2.pdf"]).rows[0].status == "queued"
+    out = CliRunner().invoke(cli, ["worker", "--until-empty", "--quiet"], obj=app, catch_exceptions=False)
+    flat = " ".join(out.output.split())
+    assert out.exit_code == 0 and "0 reviewed" in flat and "1 near-duplicate not reviewed" in flat
+    assert (
+        f"near-duplicate: {tmp_path / 'copy2.pdf'}: near-duplicate of {twin.title} ({twin.paper_id[:8]})"
+        in flat
+    )
+    assert len(llm.history) == calls
+
+
 def test_with_review_near_duplicates_on_a_version_is_reviewed_in_full(reader_env, monkeypatch, tmp_path):
     from reader.facade import Reader
     from reader.index.dense import HashingEmbedder

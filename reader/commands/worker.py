@@ -172,10 +172,12 @@ def _print_worked(report, as_json: bool) -> None:
         click.echo(
             f"Worker {report.worker}: {data['reviewed']} reviewed, {data['retrying']} "
             f"queued again after a failure, {data['failed']} failed, {data['lost']} lost "
-            f"to another worker, {len(report.handed_back)} handed back "
+            f"to another worker, {data['near_duplicates']} near-duplicate"
+            f"{'s' * (data['near_duplicates'] != 1)} not reviewed, "
+            f"{len(report.handed_back)} handed back "
             f"({report.seconds:.0f} s).",
             err=True,
         )
     for row in report.papers:
-        if row.status in ("error", "retry", "lost"):
+        if row.status in ("error", "retry", "lost", "near-duplicate"):  # near-duplicate: not reviewed
             click.echo(f"{row.status}: {printable(row.source)}: {row.error}", err=True)
