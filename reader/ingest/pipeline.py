@@ -257,7 +257,10 @@ def _stored_bytes(parsed: ParsedPaper | None, chunks: list[ChunkData], data: byt
     if parsed is None:
         return 2 * len(data)
     texts = [c.text for c in chunks] + [c.text for c in parsed.captions] + [r.text for r in parsed.references]
-    return 2 * (sum(len(t.encode("utf-8", "replace")) for t in texts) + len(parsed.abstract) + 4096)
+    pictures = sum(len(f.png) for f in parsed.figures)
+    return 2 * (
+        sum(len(t.encode("utf-8", "replace")) for t in texts) + len(parsed.abstract) + pictures + 4096
+    )
 
 
 def _database_place(db) -> str:
