@@ -3,8 +3,9 @@
 The writer is asked for one heading at a time (reader.deepread.writer); beside the paper it is shown a
 few sentences picked for that heading by rule — from the sections a heading draws on, those
 with its cue words (a limitation for Open questions, a citation for Relation to prior work),
-numbers first under Key results — and, for the critique, facts found by rule that a reviewer
-would check (is any variance reported, how large are the datasets, is there a limitations
+numbers first under Key results, after the main results table's headline row with its
+data and metric where the paper has tables (`table_results`) — and, for the critique, facts
+found by rule that a reviewer would check (is any variance reported, how large are the datasets, is there a limitations
 section). No model is involved. A sentence already given to an earlier heading of the same
 document is passed over while others are left, so the headings do not all draw on one
 sentence, and a section's sentences count less for each one it has given already, so the
@@ -394,3 +395,88 @@ def critique_facts(heading: str, sections) -> list[str]:
     if variance is not None and heading == "Quality of the evidence":
         facts.append(f"Variance or significance is mentioned: {variance}")
     return facts + [f"Data size: {s}" for s in [s for s in sentences if _is_data_size(s)][:2]]
+
+
+# ------------------------------------------------------------------ Key results from the tables
+
+# a caption that speaks of results; a column whose lowest value is its best; the paper's own row
+_RESULTS_CAPTION = re.compile(
+    r"result|performance|accura|compar|evaluat|score|\bf1\b|bleu|rouge|precision|recall|test set", re.I
+)
+_LOWER_BETTER = re.compile(
+    r"error|loss|perplex|\bppl\b|\b[wc]er\b|\brank|time|latency|\bmae\b|\brmse\b|\bmse\b|distance|\bs\b", re.I
+)
+_OURS = re.compile(r"\bours\b|\bproposed\b|\bour\b", re.I)
+HEADLINE_COLUMNS = 4  # of the headline row's cells, given to the writer
+
+
+def _numeric_body(table) -> list:
+    return [c for c in table.cells() if c.row >= table.header_rows and c.value is not None and c.col_header]
+
+
+def main_results_table(tables):
+    """The paper's main results table: among the tables with numbers, one whose caption speaks of
+    results (the first such where several do equally), else the one with the most numbers; None
+    without tables of numbers."""
+    scored = [
+        (bool(_RESULTS_CAPTION.search(t.caption or "")), min(len(cells), 12), -i, t)
+        for i, t in enumerate(tables)
+        if len(cells := _numeric_body(t)) >= 2
+    ]
+    return max(scored, key=lambda s: s[:3])[3] if scored else None
+
+
+def _best_per_column(cells) -> dict[str, set[int]]:
+    """For each column header, the rows holding its best value (the lowest for an error or a time)."""
+    columns: dict[str, list] = {}
+    for cell in cells:
+        columns.setdefault(cell.col_header, []).append(cell)
+    best: dict[str, set[int]] = {}
+    for header, column in columns.items():
+        if len(column) < 2:
+            continue
+        pick = min if _LOWER_BETTER.search(header) else max
+        top = pick(c.value for c in column)
+        best[header] = {c.row for c in column if c.value == top}
+    return best
+
+
+def headline_row(table) -> list:
+    """The cells of the table's headline row: the row best in the most columns (the paper's own,
+    "Ours" or "proposed", among equals; the later among equals), [] without one."""
+    cells = _numeric_body(table)
+    best = _best_per_column(cells)
+    rows: dict[int, list] = {}
+    for cell in cells:
+        rows.setdefault(cell.row, []).append(cell)
+    if not rows or not best:
+        return []
+
+    def score(row: int) -> tuple:
+        wins = sum(1 for winners in best.values() if row in winners)
+        return wins, bool(_OURS.search(rows[row][0].row_header)), row
+
+    return rows[max(rows, key=score)]
+
+
+def table_results(tables) -> list[str]:
+    """What the Key results heading is given from the tables: the main results table's headline row
+    with its data and metric (its column headers) and its caption, as one line; [] without one.
+    "Table 2 (p. 5, Accuracy of three models on SQA and WikiQA): Ours has SQA / Accuracy 85.1
+    (the best of 3), WikiQA / Accuracy 80.3 (the best of 3), F1 0.94 (the best of 3)." """
+    table = main_results_table(tables)
+    row = headline_row(table) if table is not None else []
+    if not row:
+        return []
+    best = _best_per_column(_numeric_body(table))
+    counts = Counter(c.col_header for c in _numeric_body(table))
+    parts = []
+    for cell in row[:HEADLINE_COLUMNS]:
+        mark = (
+            f" (the best of {counts[cell.col_header]})" if cell.row in best.get(cell.col_header, ()) else ""
+        )
+        parts.append(f"{cell.col_header} {cell.text}{mark}")
+    caption = " ".join((table.caption or "").split())
+    caption = re.sub(r"^(?:Table|TABLE|Tab\.)\s*\S+?[.:|]?\s+", "", caption)[:160]
+    where = f"{table.label} (p. {table.page}, {caption})" if caption else f"{table.label} (p. {table.page})"
+    return [f"{where}: {row[0].row_header} has {', '.join(parts)}."]

@@ -248,6 +248,7 @@ def run_kind(kind: str, read: _Read) -> KindResult:
         words_per_heading=max(20, read.target_words // len(headings(kind))),
         output_language=read.output_language,
         checks=read.checks,
+        tables=material.tables,
     )
     own = {f.sentence for f in request.checked}  # the tool's own sentences: no objection to them
     audit = dataclasses.replace(

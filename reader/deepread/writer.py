@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from reader.deepread.checked import CheckedFact, PaperChecks, checked_facts, checklist_facts, paper_checks
-from reader.deepread.material import critique_facts, heading_material, missing_headlines
+from reader.deepread.material import critique_facts, heading_material, missing_headlines, table_results
 from reader.llm.base import Completion, supports_sampling
 from reader.prompts import environment, language_instruction, messages, writes_chinese
 from reader.text.split import sentence_spans
@@ -59,6 +59,7 @@ class Request:
     # the paper's rigour checklist (reader.checklist, as reader.deepread.checked.PaperChecks); None: the
     # rules alone over `sections`
     checks: PaperChecks | None = None
+    tables: list = field(default_factory=list)  # the paper's tables as cells (reader.text.grid.Table)
 
     @property
     def max_tokens(self) -> int:
@@ -195,12 +196,21 @@ def _total(parts: list[tuple[str, str]], replies: list[Completion]) -> Completio
     )
 
 
+def _material(heading: str, request: Request, used: set[str]) -> list[str]:
+    """The heading's sentences of the paper; under Key results, the main results table's headline
+    row first (reader.deepread.material.table_results), where the paper has tables."""
+    material = heading_material(heading, request.sections, used, request.material_tokens)
+    if heading == "Key results" and request.material_tokens > 0:
+        return table_results(request.tables) + material
+    return material
+
+
 def write_document(generator, request: Request) -> Completion:
     """The whole document, one call per heading."""
     used: set[str] = set()
     parts, replies = [], []
     for heading in headings(request.kind):
-        material = heading_material(heading, request.sections, used, request.material_tokens)
+        material = _material(heading, request, used)
         reply = _ask(generator, request, heading, material, request.facts(heading))
         replies.append(reply)
         body = without_cut_off_end(heading_body(reply.text, heading))
@@ -219,7 +229,7 @@ def rewrite_document(generator, request: Request, previous: str, flagged: list[s
     parts, replies = [], []
     for heading, body in split_document(previous):
         own = [s for s in flagged if s in body]
-        material = heading_material(heading, request.sections, used, request.material_tokens)
+        material = _material(heading, request, used)
         if not own or not heading:
             parts.append((heading, body))
             continue
