@@ -71,9 +71,11 @@ def _latest_jobs(session: Session) -> dict[str, ReviewJob]:
 def paper_status(job: ReviewJob | None, has_analysis: bool) -> str:
     if job is not None and job.status in ("pending", "running"):
         return f"{job.status}: {job.stage}" if job.stage else job.status
-    if job is not None and job.status in ("error", NEAR_DUPLICATE):
-        return job.status
-    return "reviewed" if has_analysis else "ingested"
+    if job is not None and job.status == "error":
+        return "error"
+    if has_analysis:
+        return "reviewed"
+    return NEAR_DUPLICATE if job is not None and job.status == NEAR_DUPLICATE else "ingested"
 
 
 SORT_KEYS = {
