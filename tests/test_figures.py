@@ -194,3 +194,31 @@ def test_the_deep_read_knows_the_figures_and_a_stored_sentence_has_its_figures_c
     shown = app.paper(paper_id).analyses().to_json()
     (sentence,) = shown["analyses"][0]["sentences"]
     assert sentence["evidence"][0]["text"] == CAPTION_2 and sentence["evidence"][0]["pages"] == "2"
+
+
+def test_a_caption_the_parser_missed_inside_a_text_block_is_found_at_its_line(tmp_path):
+    import pymupdf
+
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_textbox(pymupdf.Rect(72, 72, 520, 130), "A paper about pictures. " * 12, fontsize=10)
+    page.draw_rect(pymupdf.Rect(100, 160, 300, 300), color=(0, 0, 0), fill=(0.9, 0.2, 0.2))
+    # the figure's title and its caption in one text block, as Neuron sets them
+    page.insert_textbox(
+        pymupdf.Rect(72, 310, 520, 360),
+        "The model at a glance\nFigure 1. The whole model, drawn.",
+        fontsize=9,
+    )
+    page.draw_rect(pymupdf.Rect(100, 420, 300, 560), color=(0, 0, 0), fill=(0.2, 0.2, 0.9))
+    page.insert_text((72, 580), "Figure 2: The second figure.", fontsize=9)
+    doc.save(tmp_path / "missed.pdf")
+    parsed = parse_pdf(tmp_path / "missed.pdf")
+    assert {c.label for c in parsed.captions if c.kind == "figure"} == {"Figure 2"}
+    first, second = find_figures((tmp_path / "missed.pdf").read_bytes(), parsed.captions)
+    assert (first.label, first.caption, first.method) == (
+        "Figure 1",
+        "Figure 1. The whole model, drawn.",
+        "drawing",
+    )
+    assert 150 < first.rect[1] * 842 < 165 and 295 < first.rect[3] * 842 < 325
+    assert second.label == "Figure 2"

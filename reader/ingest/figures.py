@@ -25,6 +25,7 @@ from pathlib import Path
 
 from reader.ingest.model import CaptionData
 from reader.ingest.pages import open_document
+from reader.ingest.text import caption_label
 from reader.text.controls import clean_text
 from reader.text.figures import Figure
 
@@ -244,10 +245,15 @@ def _fraction(rect, width: float, height: float) -> list[float]:
     return [round(x0 / width, 4), round(y0 / height, 4), round(x1 / width, 4), round(y1 / height, 4)]
 
 
-def _page_figures(page, captions: list[CaptionData], all_captions: list[CaptionData]) -> list[Figure]:
+def _page_figures(
+    page, captions: list[CaptionData], all_captions: list[CaptionData], extra=()
+) -> list[Figure]:
+    """The page's figures: one for each of `captions` found on it and each (caption, rectangle) of
+    `extra` (captions the parser missed)."""
     blocks = page.get_text("blocks", sort=False)
-    placed = [(c, _caption_rect(blocks, c)) for c in captions]
+    placed = [(c, _caption_rect(blocks, c)) for c in captions] + list(extra)
     stops_all = [r for c in all_captions if (r := _caption_rect(blocks, c)) is not None]
+    stops_all += [r for _, r in extra]
     graphics = _graphics(page)
     words = [w[:4] for w in page.get_text("words", sort=False)]
     width, height = page.rect.width or 1.0, page.rect.height or 1.0
@@ -260,21 +266,51 @@ def _page_figures(page, captions: list[CaptionData], all_captions: list[CaptionD
         if found is None:
             continue
         box, method = found
+        png = _png(page, box)
         out.append(
-            Figure(
-                caption.label,
-                caption.text,
-                caption.page,
-                _fraction(box, width, height),
-                method,
-                _png(page, box),
-            )
+            Figure(caption.label, caption.text, caption.page, _fraction(box, width, height), method, png)
         )
     return out
 
 
+def _missing_numbers(labels: set[str]) -> set[str]:
+    """The figure numbers below the highest the parser found that it did not find ("1" of 2-8)."""
+    numbers = {int(label.split()[-1]) for label in labels if label.split()[-1].isdigit()}
+    return {str(n) for n in range(1, max(numbers, default=0)) if n not in numbers}
+
+
+def _missed_captions(doc, missing: set[str]) -> dict[int, list]:
+    """Captions of the missing figure numbers that start a line inside a text block (Neuron sets
+    a figure's title and its caption in one block): {page: [(CaptionData, rectangle)]}, the
+    caption being its line and the lines under it that start where it does."""
+    found: dict[int, list] = {}
+    for page_no, page in enumerate(doc, 1):
+        for block in page.get_text("dict", sort=False)["blocks"]:
+            lines = block.get("lines", [])
+            for i, line in enumerate(lines):
+                text = clean_text("".join(span["text"] for span in line["spans"])).strip()
+                label = caption_label(text)
+                if not label or label[0] != "figure" or label[1].split()[-1] not in missing:
+                    continue
+                own = [line]
+                for below in lines[i + 1 :]:
+                    if (
+                        abs(below["bbox"][0] - line["bbox"][0]) > 3
+                        or below["bbox"][1] - own[-1]["bbox"][3] > 12
+                    ):
+                        break
+                    own.append(below)
+                words = " ".join(clean_text("".join(sp["text"] for sp in ln["spans"])).strip() for ln in own)
+                missing.discard(label[1].split()[-1])
+                caption = CaptionData("figure", label[1], page_no, words)
+                found.setdefault(page_no, []).append((caption, _union([ln["bbox"] for ln in own])))
+    return found
+
+
 def find_figures(source: Path | bytes, captions: list[CaptionData]) -> list[Figure]:
-    """The figures of a PDF, one per figure label whose caption is found on its page, in page order."""
+    """The figures of a PDF, one per figure label whose caption is found on its page, in page
+    order; a figure number below the highest whose caption the parser missed is looked for at
+    the start of a line."""
     wanted: dict[int, list[CaptionData]] = {}
     on_page: dict[int, list[CaptionData]] = {}
     seen: set[str] = set()
@@ -287,10 +323,14 @@ def find_figures(source: Path | bytes, captions: list[CaptionData]) -> list[Figu
         return []
     doc = open_document(source)
     try:
+        extra = _missed_captions(doc, _missing_numbers(seen)) if _missing_numbers(seen) else {}
         out: list[Figure] = []
-        for page_no in sorted(wanted):
+        for page_no in sorted(set(wanted) | set(extra)):
             if 1 <= page_no <= doc.page_count:
-                out += _page_figures(doc[page_no - 1], wanted[page_no], on_page[page_no])
-        return out
+                page = doc[page_no - 1]
+                out += _page_figures(
+                    page, wanted.get(page_no, []), on_page.get(page_no, []), extra.get(page_no, ())
+                )
+        return sorted(out, key=lambda f: (f.page, f.rect[1] if f.rect else 0))
     finally:
         doc.close()
