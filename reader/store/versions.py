@@ -54,6 +54,7 @@ def version_among(session: Session, paper_id: str, candidates: Iterable[str]) ->
     """The first of `candidates` (paper ids, in the order given) that `paper_id` looks like a
     version of, as {"paper_id", "title", "reason"}; None when none: the same DOI, or the same
     title and nearly the same text (90% of the shorter one's shingles in the other)."""
+    candidates = list(candidates)
     papers = {
         pid: (title, doi)
         for pid, title, doi in session.execute(
