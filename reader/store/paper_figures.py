@@ -40,15 +40,20 @@ def figure_png(session: Session, paper_id: str, ordinal: int) -> bytes | None:
 
 def figure_captions(session: Session, paper_id: str) -> dict[str, tuple[int, str]]:
     """The paper's figures by number ("3" of "Figure 3"): (page, caption), from its captions as
-    ingest found them (every paper ingested from a PDF has them, figures read or not); the first
-    caption of each label."""
+    ingest found them (every paper ingested from a PDF has them, figures read or not; the first
+    caption of each label), then its stored figures (a caption the parser missed)."""
     rows = session.execute(
         select(Caption.label, Caption.page, Caption.text)
         .where(Caption.paper_id == paper_id, Caption.kind == "figure")
         .order_by(Caption.ordinal)
     )
+    figures = session.execute(
+        select(PaperFigure.label, PaperFigure.page, PaperFigure.caption)
+        .where(PaperFigure.paper_id == paper_id)
+        .order_by(PaperFigure.ordinal)
+    )
     found: dict[str, tuple[int, str]] = {}
-    for label, page, text in rows:
+    for label, page, text in [*rows, *figures]:  # a figure whose caption only the figures' reader found
         number = (label or "").split()[-1] if label else ""
         if number and number not in found:
             found[number] = (page, text)
