@@ -247,3 +247,33 @@ def test_an_upload_of_a_reviewed_paper_s_version_is_not_reviewed_and_review_anyw
     again = answer.headers["location"].split("job=")[1].split("&")[0]
     assert client.app.state.runner.wait(again, 10).status == "done"
     assert review.forced == [True]  # read this time
+
+
+def test_a_near_duplicate_is_set_aside_on_postgresql(pg_url, tmp_path):
+    from postgres_cluster import empty_database
+
+    from reader.facade import Reader
+    from reader.index.dense import HashingEmbedder
+    from reader.llm.dryrun import DryRunLLM
+
+    llm = DryRunLLM()
+    app = Reader(
+        home=tmp_path / "home",
+        database_url=empty_database(pg_url, "near_duplicates"),
+        llm=llm,
+        verifier=llm,
+        embedder=HashingEmbedder(),
+        use_cache=False,
+    )
+    for n in (1, 2):
+        write_sample_copy(tmp_path / f"copy{n}.pdf", n)
+    (twin,) = app.review([tmp_path / "copy1.pdf"]).papers
+    calls = len(llm.history)
+    (row,) = app.review([tmp_path / "copy2.pdf"]).papers
+    assert (row.status, row.near_duplicate["paper_id"], len(llm.history)) == (
+        "near-duplicate",
+        twin.paper_id,
+        calls,
+    )
+    assert [j.status for j in app.queue.jobs().rows] == ["done", "near-duplicate"]
+    assert "near-duplicate of" in next(p.apart for p in app.papers() if p.id == row.paper_id)
