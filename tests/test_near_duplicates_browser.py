@@ -27,8 +27,34 @@ def served(tmp_path_factory):
         use_cache=False,
         llm=ScriptedLLM(lambda prompt: "unused", model="scripted"),
     )
+    _two_versions(ctx.services.db)
     with serving(create_app(ctx, allowed_hosts=["127.0.0.1"])) as url:
         yield url
+
+
+def _two_versions(db) -> None:
+    """The twin, reviewed, and a copy of it set aside as its near-duplicate (a later version)."""
+    from test_near_duplicates import FEB, JAN, WORDS, add_version
+
+    from reader.store.db import transaction
+    from reader.store.tables import Analysis, ReviewJob
+
+    add_version(db, TWIN, "Wheat Grain Filling", WORDS, file_name="wheat.pdf", pages=12, added=JAN)
+    revised = WORDS[:400] + ["now", "revised"] + WORDS[402:]
+    add_version(db, COPY, "Wheat Grain Filling", revised, file_name="wheat-v2.pdf", pages=13, added=FEB)
+    twin = {"paper_id": TWIN, "title": "Wheat Grain Filling", "reason": "the same DOI"}
+    with transaction(db) as s:
+        s.add_all(
+            Analysis(paper_id=TWIN, kind=kind, final_text="Fine.") for kind in ("critique", "synthesis")
+        )
+        s.add(
+            ReviewJob(
+                source_path="wheat-v2.pdf",
+                paper_id=COPY,
+                status="near-duplicate",
+                summary={"near_duplicate": twin},
+            )
+        )
 
 
 TWIN, COPY = "a" * 64, "c" * 64
@@ -90,4 +116,23 @@ def test_a_near_duplicate_upload_links_the_twin_s_review_and_can_be_reviewed_any
     page.wait_for_url(f"**/paper/{COPY}/review")
     assert posted == [(f"{served}/paper/{COPY}/review", {"csrf_token": [token], "cache": ["reuse"]})]
     assert errors == []
+    context.close()
+
+
+def test_the_library_tells_the_two_versions_apart(served, chromium, tmp_path):
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(f"{served}/library")
+    rows = {
+        row.locator("td.title a").get_attribute("href"): row.locator(".apart").inner_text()
+        for row in page.locator("tbody tr").all()
+    }
+    assert rows[f"/paper/{TWIN}"] == f"wheat.pdf · 12 pages · added 2026-01-05 10:00 · id {TWIN[:8]}"
+    copy = rows[f"/paper/{COPY}"]
+    assert copy.startswith("wheat-v2.pdf · 13 pages · added 2026-02-05 10:00 · ")
+    assert f"near-duplicate of Wheat Grain Filling ({TWIN[:8]}), not reviewed" in copy
+    assert f"differs from {TWIN[:8]} on p. 3: “… w10x398 w11x399 now revised" in copy
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.screenshot(path=f"/tmp/reader_near_duplicate_library_{width}.png", full_page=True)
     context.close()
