@@ -76,15 +76,8 @@ def export_notes(
 ) -> ExportResult:
     """Write notes for `paper_ids` (None: every reviewed paper) and the index note. `lookup`
     (reader.export.lookup.ReferenceLookup) checks the cited references in Crossref or OpenAlex."""
-    out_dir = Path(out_dir).expanduser()
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ReaderError(f"{out_dir}: cannot create the output folder ({exc.strerror})") from exc
-    if not os.access(out_dir, os.W_OK):
-        raise ReaderError(f"{out_dir}: the output folder is not writable; choose another with --out")
+    out_dir = _writable_folder(out_dir)
     result = ExportResult(out_dir=out_dir)
-
     with db() as session:
         if paper_ids is None:
             papers = list(session.scalars(select(Paper).order_by(Paper.title)))
@@ -100,28 +93,49 @@ def export_notes(
                 result.not_reviewed.append((paper.id, paper.title))
                 continue
             notes[paper.id] = note
-            _remove_renamed(out_dir, note)
-            path = out_dir / note.file_name
-            tables = paper_tables(session, paper.id)
-            figures = paper_figures(session, paper.id)
-            sections = tables_section(note.file_name, tables) + figures_section(note.file_name, figures)
-            write_atomically(path, render_note(note) + sections)
-            result.notes.append(path)
-            result.tables += write_tables(out_dir, note.file_name, tables, write_atomically)
-            result.figures += write_figures(out_dir, note.file_name, figures)
-
-        for prefix, path in _existing_notes(out_dir):
-            if any(pid.startswith(prefix) for pid in notes):
-                continue
-            paper = session.scalars(select(Paper).where(Paper.id.startswith(prefix))).first()
-            note = collect_note(session, paper, keys) if paper is not None else None
-            if note is not None and note.file_name == path.name:
-                notes[paper.id] = note
-
+            _write_note(session, note, paper.id, out_dir, result)
+        notes.update(_notes_already_there(session, out_dir, notes, keys))
     if notes or result.notes:
         result.index = out_dir / INDEX_NAME
         write_atomically(result.index, render_index(list(notes.values())))
     return result
+
+
+def _writable_folder(out_dir: Path) -> Path:
+    out_dir = Path(out_dir).expanduser()
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ReaderError(f"{out_dir}: cannot create the output folder ({exc.strerror})") from exc
+    if not os.access(out_dir, os.W_OK):
+        raise ReaderError(f"{out_dir}: the output folder is not writable; choose another with --out")
+    return out_dir
+
+
+def _write_note(session, note: Note, paper_id: str, out_dir: Path, result: ExportResult) -> None:
+    """The note with its Tables and Figures sections, and the CSV and picture files beside it."""
+    _remove_renamed(out_dir, note)
+    path = out_dir / note.file_name
+    tables = paper_tables(session, paper_id)
+    figures = paper_figures(session, paper_id)
+    sections = tables_section(note.file_name, tables) + figures_section(note.file_name, figures)
+    write_atomically(path, render_note(note) + sections)
+    result.notes.append(path)
+    result.tables += write_tables(out_dir, note.file_name, tables, write_atomically)
+    result.figures += write_figures(out_dir, note.file_name, figures)
+
+
+def _notes_already_there(session, out_dir: Path, written: dict[str, Note], keys) -> dict[str, Note]:
+    """The notes of earlier exports in the folder, for the index (those written now aside)."""
+    found: dict[str, Note] = {}
+    for prefix, path in _existing_notes(out_dir):
+        if any(pid.startswith(prefix) for pid in written):
+            continue
+        paper = session.scalars(select(Paper).where(Paper.id.startswith(prefix))).first()
+        note = collect_note(session, paper, keys) if paper is not None else None
+        if note is not None and note.file_name == path.name:
+            found[paper.id] = note
+    return found
 
 
 def _existing_notes(out_dir: Path) -> list[tuple[str, Path]]:
