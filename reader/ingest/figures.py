@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from reader.ingest.model import CaptionData
+from reader.ingest.model import CaptionData, first_captions_by_page
 from reader.ingest.pages import open_document
 from reader.ingest.text import caption_label
 from reader.text.controls import clean_text
@@ -311,14 +311,11 @@ def find_figures(source: Path | bytes, captions: list[CaptionData]) -> list[Figu
     """The figures of a PDF, one per figure label whose caption is found on its page, in page
     order; a figure number below the highest whose caption the parser missed is looked for at
     the start of a line."""
-    wanted: dict[int, list[CaptionData]] = {}
+    wanted = first_captions_by_page(captions, "figure")
     on_page: dict[int, list[CaptionData]] = {}
-    seen: set[str] = set()
     for c in captions:
         on_page.setdefault(c.page, []).append(c)
-        if c.kind == "figure" and c.label not in seen:
-            seen.add(c.label)
-            wanted.setdefault(c.page, []).append(c)
+    seen = {c.label for found in wanted.values() for c in found}
     if not wanted:
         return []
     doc = open_document(source)

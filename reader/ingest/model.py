@@ -26,6 +26,18 @@ class CaptionData:
     text: str
 
 
+def first_captions_by_page(captions: list[CaptionData], kind: str) -> dict[int, list[CaptionData]]:
+    """The captions of one kind ("figure", "table") by page, the first of each label only (a
+    label's later captions are references to it, or a "continued")."""
+    by_page: dict[int, list[CaptionData]] = {}
+    seen: set[str] = set()
+    for c in captions:
+        if c.kind == kind and c.label not in seen:
+            seen.add(c.label)
+            by_page.setdefault(c.page, []).append(c)
+    return by_page
+
+
 @dataclass
 class ReferenceData:
     marker: str  # "[12]", "12." or "" (author-year)

@@ -25,7 +25,7 @@ import re
 import sys
 from pathlib import Path
 
-from reader.ingest.model import CaptionData, TableData
+from reader.ingest.model import CaptionData, TableData, first_captions_by_page
 from reader.ingest.pages import open_document
 from reader.ingest.table_layout import Rules, Word, box, columns_of, fill, lines_of
 from reader.text.controls import clean_text
@@ -331,12 +331,7 @@ def find_tables(source: Path | bytes, captions: list[CaptionData], finder: str =
         return []
     if finder not in FINDERS:
         raise ValueError(f"unknown table finder {finder!r}; one of {', '.join(FINDERS)}")
-    wanted: dict[int, list[CaptionData]] = {}
-    seen: set[str] = set()
-    for c in captions:
-        if c.kind == "table" and c.label not in seen:
-            seen.add(c.label)
-            wanted.setdefault(c.page, []).append(c)
+    wanted = first_captions_by_page(captions, "table")
     if not wanted:
         return []
     doc = open_document(source)
