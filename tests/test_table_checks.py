@@ -70,6 +70,23 @@ def test_wrong_arithmetic_is_unsupported_with_the_computation(facts):
     assert reason == "3.5 does not follow from the table it rests on: 85.1 − 81.9 = 3.2 (Table 2, SQA, p. 5)"
 
 
+def test_a_change_the_table_prints_beside_its_cell_is_the_papers_own_figure():
+    # the REALM paper's Table 2: each row's error reduction in parentheses, not what the two
+    # areas under the curve give by any formula
+    table = Table(
+        label="Table 2",
+        caption="Table 2: Area under the curve; in parentheses the reduction in error over the strongest baseline.",
+        page=7,
+        rect=[0.1, 0.2, 0.6, 0.4],
+        rows=[["Method", "AUC"], ["PL", "0.733"], ["REALM", "0.851 (39%)"]],
+        header_rows=1,
+    )
+    facts = PaperFacts.from_texts(["REALM is compared with PL."], [table])
+    assert check_sentence("REALM reduces the error of PL by 39% on average.", facts) == []
+    (reason,) = check_sentence("REALM reduces the error of PL by 52% on average.", facts)
+    assert reason.startswith("52 does not follow from the table it rests on")
+
+
 def test_a_wrong_best_is_unsupported(facts):
     (reason,) = check_sentence("BERT is the best model on WikiQA.", facts)
     assert "'best' does not hold" in reason and '"Ours" has 80.3' in reason

@@ -188,6 +188,13 @@ def _tolerance(kind: str, claimed: float, quantum: float) -> float:
     return quantum / 2 + (1e-9 if kind == DIFFERENCE else 0.005 * abs(claimed))
 
 
+def _prints_beside(cell: Cell, raw: str) -> bool:
+    """The cell prints the claimed change beside its value ("0.851 (39%)": a table that gives
+    each row's reduction in parentheses) — the paper's own figure, whatever recomputing gives."""
+    core = _core(raw)
+    return bool(re.search(rf"\(\s*[-+−]?{re.escape(core)}\s*%?\s*\)", cell.text))
+
+
 def recomputed(claim, s: Sentence, indexes, matched: dict[int, list[Cell]]) -> Finding | None:
     """The finding for one stated change: confirmed, wrong, or None (no cells it rests on)."""
     kinds = [claim.kind]
@@ -198,6 +205,9 @@ def recomputed(claim, s: Sentence, indexes, matched: dict[int, list[Cell]]) -> F
         rows, cols = index.named(s, "row_header"), index.named(s, "col_header")
         scale = 1.0 if all(abs(c.value) <= 1 for c in index.numbers) else 100.0
         for a, b, shared in _pairs(index, rows, cols, matched.get(id(index), [])):
+            if beside := next((c for c in (a, b) if _prints_beside(c, claim.raw)), None):
+                line = f"{claim.raw} is printed beside {beside.text!r} ({index.table.label}, {shared}, p. {index.table.page})"
+                return Finding(None, line, index.table.page, (claim.start,))
             for kind in kinds:
                 for expression in expressions(kind, a.value, b.value, scale):
                     try:
