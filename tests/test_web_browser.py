@@ -375,11 +375,13 @@ def test_oversized_and_non_pdf_uploads_get_their_messages(served, page, tmp_path
     page.goto(f"{served.url}/upload")
     jobs_before = page.locator("#jobs tbody tr").count()
     page.set_input_files("#file-input", [str(big), str(fake)])
-    # each file's line says "sending…" until the server has answered for it
+    # each file's line says "sending…", then "sent; the server is reading it…", until the server
+    # has answered for it
     page.wait_for_function(
         """() => {
             const items = [...document.querySelectorAll('#upload-messages li')];
-            return items.length >= 2 && items.every(li => !li.textContent.includes('sending'));
+            return items.length >= 2 && items.every(
+                li => !li.textContent.includes('sending') && !li.textContent.includes('reading it'));
         }"""
     )
     text = " | ".join(page.locator("#upload-messages li").all_inner_texts())
