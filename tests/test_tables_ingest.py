@@ -117,20 +117,11 @@ def test_a_stored_analysis_keeps_the_tables_word_first_and_show_json_lists_the_t
 def test_the_export_writes_each_table_as_csv_beside_the_note_and_lists_it(app, table_pdf, tmp_path):
     import csv
 
-    from reader.audit.loop import AuditResult, Iteration, LoopResult, SentenceResult
-    from reader.audit.record import save_analysis
-    from reader.store.db import transaction
+    from test_export import add_analysis
 
     (result,) = app.ingest([table_pdf])
     text = "The proposed model improves on BERT by 3.2 points on SQA."
-    audit = AuditResult([SentenceResult(text, "supported", "YES", [])])
-    with transaction(app.services.db) as session:
-        save_analysis(
-            session,
-            paper_id=result.paper_id,
-            kind="synthesis",
-            loop=LoopResult([Iteration(text, audit)], text),
-        )
+    add_analysis(app.services.db, result.paper_id, "synthesis", [(text, "supported")])
     exported = app.export(tmp_path / "notes")
     (note,) = exported.notes
     (table_file,) = exported.tables
