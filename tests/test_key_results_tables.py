@@ -14,7 +14,7 @@ from reader.ingest.pdf import parse_pdf
 from reader.ingest.tables import find_tables
 from reader.llm.dryrun import claims_with_evidence
 from reader.llm.scripted import ScriptedLLM
-from reader.text.grid import Table
+from reader.text.grid import Table, guess_header_rows
 
 HEADLINE = (
     "Table 2 (p. 1, Accuracy of three models on SQA and WikiQA, and their F1.): Ours has "
@@ -52,6 +52,37 @@ def test_the_results_table_is_chosen_by_its_caption_and_an_error_column_counts_i
     assert main_results_table([sizes, results]) is results
     row = headline_row(results)
     assert [(c.row_header, c.text) for c in row] == [("Large", "84.0"), ("Large", "16.0")]
+
+
+def test_a_table_of_mixed_measures_or_of_settings_gives_no_headline_row():
+    # the README sample's Table 1: a measure per row, counts and ranges among the values; its
+    # second and third rows were once taken as column headers ("Value / 14 of 14")
+    measures = Table(
+        "Table 1",
+        "Table 1: Ingest of the 14 shared papers (186 pages).",
+        3,
+        [],
+        [
+            ["Measure", "Value"],
+            ["Papers with a title", "14 of 14"],
+            ["Papers with references", "14 of 14"],
+            ["Lowest coverage", "96.6%"],
+            ["Median coverage", "99.8%"],
+            ["Passages per paper", "44 to 112"],
+        ],
+        guess_header_rows([["Measure", "Value"], ["Papers with a title", "14 of 14"], ["Lowest", "96.6%"]]),
+    )
+    assert measures.header_rows == 1
+    assert table_results([measures]) == []
+    thresholds = Table(
+        "Table 9",
+        "Table 9: Accuracy when imposing a confidence threshold.",
+        8,
+        [],
+        [["Threshold", "Accuracy"], ["0.5", "0.41"], ["0.65", "0.45"], ["0.8", "0.44"]],
+        1,
+    )
+    assert table_results([thresholds]) == []
 
 
 def _request(tables, kind="synthesis"):

@@ -18,6 +18,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from reader.text.grid import data_cell
 from reader.text.split import split_sentences
 from reader.text.tokens import estimate_tokens
 
@@ -411,7 +412,19 @@ HEADLINE_COLUMNS = 4  # of the headline row's cells, given to the writer
 
 
 def _numeric_body(table) -> list:
-    return [c for c in table.cells() if c.row >= table.header_rows and c.value is not None and c.col_header]
+    """The body cells with a number, in columns whose rows can be compared: most of the
+    column's cells are numbers, all of one kind (percentages or not). A column of mixed measures
+    ("14 of 14", "96.6%", "44 to 112" under "Value") has no best row."""
+    body = [c for c in table.cells() if c.row >= table.header_rows and c.col_header]
+    columns: dict[str, list] = {}
+    for cell in body:
+        columns.setdefault(cell.col_header, []).append(cell)
+    out = []
+    for column in columns.values():
+        numbers = [c for c in column if c.number is not None]
+        if len(numbers) >= 0.75 * len(column) and len({c.number.percent for c in numbers}) == 1:
+            out += numbers
+    return sorted(out, key=lambda c: (c.row, c.col))
 
 
 def main_results_table(tables):
@@ -466,8 +479,8 @@ def table_results(tables) -> list[str]:
     (the best of 3), WikiQA / Accuracy 80.3 (the best of 3), F1 0.94 (the best of 3)." """
     table = main_results_table(tables)
     row = headline_row(table) if table is not None else []
-    if not row:
-        return []
+    if not row or data_cell(row[0].row_header):
+        return []  # a row named by a number (a threshold, a size) is a setting, not a system
     best = _best_per_column(_numeric_body(table))
     counts = Counter(c.col_header for c in _numeric_body(table))
     parts = []

@@ -7,7 +7,8 @@ means; the PDF side (reader/ingest/tables.py) only finds where the cells are.
 - A cell's number: the cell reduced to one number, its marks taken off ("85.1*", "**85.1**",
   "85.1†", "(85.1)", "85.1 ± 0.3", "85.1 (0.3)", "45%", "−2.3"). A cell with words is no number.
 - Column headers: the leading rows until the first whose cells after the label columns are
-  mostly numbers (at least one header row when the table has two rows or more).
+  mostly data — numbers, or counts and ranges such as "14 of 14" (at least one header row when
+  the table has two rows or more).
 - Label columns: the leading columns whose body cells are mostly not numbers (at least the
   first); a cell's row header is its row's label cells joined, an empty label cell taking the
   one above it (a group name written once for the rows under it).
@@ -27,6 +28,7 @@ _CELL_NUMBER = re.compile(
     r"^\(?\s*(?P<sign>[+\-−–]?)\s*(?P<int>\d{1,3}(?:,\d{3})+|\d+)?(?:\.(?P<frac>\d+))?\s*(?P<pct>%)?\s*\)?"
     r"(?:\s*(?:±|\+/-|\+-)\s*[\d.]+%?|\s*\(\s*[±]?\s*[\d.]+%?\s*\)|\s*\[[\d., \-–]+\])?$"
 )
+_DATA = re.compile(r"^[\d.,]+%?\s*(?:of|to|/|–|-|—)\s*[\d.,]+%?$")
 SEPARATOR = " / "
 
 
@@ -89,11 +91,17 @@ def cell_number(text: str) -> CellNumber | None:
     return CellNumber(value, len(frac), bool(m.group("pct")))
 
 
-def _numeric_share(cells: list[str]) -> float:
+def _numeric_share(cells: list[str], counts=cell_number) -> float:
     filled = [c for c in cells if c.strip()]
     if not filled:
         return 0.0
-    return sum(1 for c in filled if cell_number(c) is not None) / len(filled)
+    return sum(1 for c in filled if counts(c)) / len(filled)
+
+
+def data_cell(text: str) -> bool:
+    """A cell that holds data rather than a name: one number, or a count or range of two
+    ("14 of 14", "44 to 112", "3/5", "10–20%") — which no column header is."""
+    return cell_number(text) is not None or bool(_DATA.match(" ".join(text.split())))
 
 
 def guess_header_rows(rows: list[list[str]], label_cols: int = 1) -> int:
@@ -102,7 +110,7 @@ def guess_header_rows(rows: list[list[str]], label_cols: int = 1) -> int:
     if len(rows) < 2:
         return 0
     for i, row in enumerate(rows):
-        if _numeric_share(row[label_cols:]) >= 0.5:
+        if _numeric_share(row[label_cols:], data_cell) >= 0.5:
             return max(1, i) if i else 0
     return 1
 
