@@ -15,6 +15,7 @@ from datetime import datetime
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
+from reader.annotations.judgements import of_user
 from reader.errors import ReaderError
 from reader.store.tables import Highlight, Paper, utcnow
 from reader.text.controls import clean_text
@@ -67,9 +68,14 @@ def _plain(row: Highlight) -> HighlightItem:
     )
 
 
-def highlights_of(session: Session, paper_id: str) -> list[HighlightItem]:
-    """The paper's highlights in reading order: by page, then from the top of the page."""
-    rows = session.scalars(select(Highlight).where(Highlight.paper_id == paper_id).order_by(Highlight.id))
+def highlights_of(session: Session, paper_id: str, user: str | None = None) -> list[HighlightItem]:
+    """The paper's highlights made by `user`'s account (None: in the single-user mode), in
+    reading order: by page, then from the top of the page."""
+    rows = session.scalars(
+        select(Highlight)
+        .where(Highlight.paper_id == paper_id, of_user(Highlight.user_name, user))
+        .order_by(Highlight.id)
+    )
     items = [_plain(row) for row in rows]
     return sorted(items, key=lambda h: (h.page, min((r[1] for r in h.rects), default=0.0), h.id))
 
@@ -124,9 +130,10 @@ def _checked_text(text, limit: int, what: str, *, required: bool) -> str:
     return text
 
 
-def add_highlight(session: Session, paper: Paper, page, rects, text, note="") -> HighlightItem:
-    """Store a highlight on `page` of `paper` (its PDF); refused in one line when the page is
-    not one of the paper's, nothing is selected or the note is too long."""
+def add_highlight(session: Session, paper: Paper, page, rects, text, note="", user=None) -> HighlightItem:
+    """Store `user`'s highlight (None: the single-user mode's) on `page` of `paper` (its PDF);
+    refused in one line when the page is not one of the paper's, nothing is selected or the
+    note is too long."""
     if paper.source_kind != "pdf":
         raise ReaderError(f"{paper.title[:60]!r} has no PDF pages to highlight")
     if not isinstance(page, int) or isinstance(page, bool) or not 1 <= page <= (paper.pages or 0):
@@ -139,6 +146,7 @@ def add_highlight(session: Session, paper: Paper, page, rects, text, note="") ->
         rects=checked_rects(rects),
         note=_checked_text(note or "", NOTE_LIMIT, "note", required=False),
         created_at=utcnow(),
+        user_name=user,
     )
     _check_room(session, paper.id, len(row.text) + len(row.note))
     session.add(row)
@@ -169,14 +177,17 @@ def _check_room(session: Session, paper_id: str, adding: int) -> None:
         )
 
 
-def delete_highlight(session: Session, paper_id: str, highlight_id: int) -> bool:
-    """Remove one of the paper's highlights; False when it has none by that id."""
+def delete_highlight(session: Session, paper_id: str, highlight_id: int, user: str | None = None) -> bool:
+    """Remove one of `user`'s highlights of the paper; False when it has none by that id."""
     done = session.execute(
-        delete(Highlight).where(Highlight.paper_id == paper_id, Highlight.id == highlight_id)
+        delete(Highlight).where(
+            Highlight.paper_id == paper_id, Highlight.id == highlight_id, of_user(Highlight.user_name, user)
+        )
     )
     return bool(done.rowcount)
 
 
-def with_highlights(session: Session, stored) -> None:
-    """Give `reader show`'s analyses (reader.audit.record.StoredAnalyses) the paper's highlights."""
-    stored.highlights = [h.to_json() for h in highlights_of(session, stored.paper_id)]
+def with_highlights(session: Session, stored, user: str | None = None) -> None:
+    """Give `reader show`'s analyses (reader.audit.record.StoredAnalyses) the paper's highlights
+    (`user`'s, as highlights_of)."""
+    stored.highlights = [h.to_json() for h in highlights_of(session, stored.paper_id, user)]

@@ -217,12 +217,18 @@ def _plain(row: SentenceJudgement, where: str | None, now: SentenceVerdict | Non
     )
 
 
-def judgements_of(session: Session, paper_id: str) -> dict[str, Judgement]:
-    """sentence key (sentence_key) -> the paper's judgement of that sentence."""
+def of_user(column, user: str | None):
+    """The condition for the rows of one account (`user`), or of the single-user mode (None)."""
+    return column.is_(None) if user is None else column == user
+
+
+def judgements_of(session: Session, paper_id: str, user: str | None = None) -> dict[str, Judgement]:
+    """sentence key (sentence_key) -> the paper's judgement of that sentence, made by `user`'s
+    account (None: in the single-user mode)."""
     rows = list(
         session.scalars(
             select(SentenceJudgement)
-            .where(SentenceJudgement.paper_id == paper_id)
+            .where(SentenceJudgement.paper_id == paper_id, of_user(SentenceJudgement.user_name, user))
             .order_by(SentenceJudgement.id)
         )
     )
@@ -239,10 +245,11 @@ def judgements_of(session: Session, paper_id: str) -> dict[str, Judgement]:
     return found
 
 
-def with_judgements(session: Session, stored) -> None:
+def with_judgements(session: Session, stored, user: str | None = None) -> None:
     """Give each sentence of `reader show`'s analyses (reader.audit.record.StoredAnalyses) its
-    id and the reader's judgement (or None), and the analyses the list of every judgement."""
-    found = judgements_of(session, stored.paper_id)
+    id and the reader's judgement (or None), and the analyses the list of every judgement
+    (`user`'s, as judgements_of)."""
+    found = judgements_of(session, stored.paper_id, user)
     for analysis in stored.analyses:
         for n, sentence in enumerate(analysis["sentences"]):
             sentence["id"] = sentence_id(analysis["kind"], n)
@@ -290,6 +297,7 @@ def judge(
     judged_by: str = "",
     expected_key: str | None = None,
     seen: str | None = None,
+    user: str | None = None,
 ) -> tuple[SentenceVerdict, Judgement | None, bool]:
     """Store the reader's `verdict` (supported or unsupported) of sentence `sid`, replacing an
     earlier one, or withdraw it (`verdict` None) -> (the audit's verdict, the judgement kept,
@@ -297,7 +305,8 @@ def judge(
     when the sentence at `sid` is another now (the paper was reviewed again since), nothing is
     stored and the error says to reload. `seen`: the judgement_state the reader saw; when the
     judgement changed meanwhile (another tab, `reader judge`), nothing is stored (Conflict).
-    Without `seen` the last writer wins. Run it in a transaction that holds JUDGEMENT_LOCK, so
+    Without `seen` the last writer wins. `user`: the account it is kept for (None: the
+    single-user mode's). Run it in a transaction that holds JUDGEMENT_LOCK, so
     that two first judgements of one sentence at once do not both insert."""
     if verdict is not None and verdict not in JUDGEMENTS:
         raise ReaderError(f"{verdict!r}: a judgement is 'supported' or 'unsupported'")
@@ -310,7 +319,7 @@ def judge(
         )
     comment = _checked_comment(comment, COMMENT_LIMIT, "comment")
     judged_by = _checked_comment(judged_by, NAME_LIMIT, "name")
-    row = _judgement_row(session, paper_id, key)
+    row = _judgement_row(session, paper_id, key, user)
     if seen is not None and seen != judgement_state(row):
         raise Conflict(changed_meanwhile(sid))
     if verdict is None:
@@ -318,7 +327,7 @@ def judge(
             session.execute(delete(SentenceJudgement).where(SentenceJudgement.id == row.id))
         return audited, None, row is not None
     if row is None:
-        row = SentenceJudgement(paper_id=paper_id, sentence_sha256=key)
+        row = SentenceJudgement(paper_id=paper_id, sentence_sha256=key, user_name=user)
         session.add(row)
     row.sentence, row.kind = audited.text, sid.strip().lower().rpartition("-")[0]
     row.verdict, row.comment, row.judged_by = verdict, comment, judged_by
@@ -327,11 +336,13 @@ def judge(
     return audited, _plain(row, sid.strip().lower(), audited), False
 
 
-def _judgement_row(session: Session, paper_id: str, key: str) -> SentenceJudgement | None:
-    """The stored judgement of the sentence with this key, if any."""
+def _judgement_row(session: Session, paper_id: str, key: str, user: str | None) -> SentenceJudgement | None:
+    """`user`'s stored judgement of the sentence with this key, if any."""
     return session.scalars(
         select(SentenceJudgement).where(
-            SentenceJudgement.paper_id == paper_id, SentenceJudgement.sentence_sha256 == key
+            SentenceJudgement.paper_id == paper_id,
+            SentenceJudgement.sentence_sha256 == key,
+            of_user(SentenceJudgement.user_name, user),
         )
     ).first()
 

@@ -12,8 +12,9 @@ A Reader is a thin, stable surface over the composition root (reader.services.Se
 which builds what the stages need once, on first use. The everyday calls are its methods;
 the rest belongs to the objects it hands out: one stored paper (`reader.paper(ref)`,
 reader/facade/paper.py), the library as a whole (`reader.library`), the review queue
-(`reader.queue`) and questions (`reader.questions`). Every call returns a dataclass whose
-to_json() is what the matching command prints with --json.
+(`reader.queue`), questions (`reader.questions`) and the accounts of a shared web server
+(`reader.accounts`). Every call returns a dataclass whose to_json() is what the matching
+command prints with --json.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pathlib import Path
 
 from reader.config import Settings, load_settings
 from reader.errors import ReaderError
+from reader.facade.accounts import Accounts
 from reader.facade.library import Library, as_list
 from reader.facade.paper import Paper
 from reader.facade.questions import Questions
@@ -85,6 +87,7 @@ class Reader:
         self.library = Library(self.services)
         self.queue = ReviewQueue(self.services)
         self.questions = Questions(self.services)
+        self.accounts = Accounts(self.services)
 
     @property
     def settings(self) -> Settings:

@@ -35,10 +35,10 @@ class Paper:
         with self._services.db() as session:
             return list_papers(session, self.id)[0]
 
-    def analyses(self):
+    def analyses(self, *, user: str | None = None):
         """Its stored critique and synthesis with their verdicts, how each was decided, the
-        reader's judgements and highlights, and its rigour checklist (stored by the read, else
-        by the rules alone) -> StoredAnalyses."""
+        reader's judgements and highlights (those of account `user` on a shared server), and its
+        rigour checklist (stored by the read, else by the rules alone) -> StoredAnalyses."""
         from reader.annotations.highlights import with_highlights
         from reader.annotations.judgements import with_judgements
         from reader.audit.record import stored_analyses
@@ -47,8 +47,8 @@ class Paper:
 
         with self._services.db() as session:
             stored = stored_analyses(session, session.get(PaperRow, self.id))
-            with_judgements(session, stored)
-            with_highlights(session, stored)
+            with_judgements(session, stored, user)
+            with_highlights(session, stored, user)
             checklist = checklist_of(session, stored.paper_id)
             stored.checklist = checklist.to_json() if checklist is not None else None
             return stored
@@ -61,8 +61,10 @@ class Paper:
             return followups_of(session, self.id)
 
     def note(self) -> tuple[str, str]:
-        """(file name, Markdown text) of its note; ReaderError when it has no review yet."""
-        from reader.export.markdown import collect_note, note_file_name, render_note
+        """(file name, Markdown text) of its note, with its Tables and Figures sections (their CSV
+        and picture files are written by `reader export`); ReaderError when it has no review yet."""
+        from reader.export import note_text
+        from reader.export.markdown import collect_note
         from reader.store.tables import Paper as PaperRow
 
         with self._services.db() as session:
@@ -73,7 +75,7 @@ class Paper:
                     f"{paper.title!r} has no review yet, so there is no note to download; "
                     f"upload it again or run `reader review` on it."
                 )
-            return note_file_name(paper.title, paper.id), render_note(note)
+            return note.file_name, note_text(session, note, paper.id)[0]
 
     def judge(
         self,
@@ -84,6 +86,7 @@ class Paper:
         by: str = "",
         expected: str | None = None,
         seen: str | None = None,
+        user: str | None = None,
     ):
         """Keep the reader's own verdict of one sentence of its review -> JudgementResult.
 
@@ -93,7 +96,9 @@ class Paper:
         are optional. `expected` (the sentence's key, reader.annotations.judgements.sentence_key) makes
         it refuse when the sentence there is another one now; `seen` (judgement_state, what the
         page showed) makes it refuse with Conflict when the judgement changed meanwhile. Without
-        `seen`, judgements of one sentence at once are kept one after the other: the last stays."""
+        `seen`, judgements of one sentence at once are kept one after the other: the last stays.
+        `user`: the account it is kept for on a shared server (`reader serve --accounts`); each
+        account has its own judgement of a sentence, None is the single-user mode's."""
         from sqlalchemy.exc import IntegrityError
 
         from reader.annotations.judgements import JUDGEMENT_LOCK, JudgementResult, changed_meanwhile, judge
@@ -112,6 +117,7 @@ class Paper:
                     judged_by=by,
                     expected_key=expected,
                     seen=seen,
+                    user=user,
                 )
                 return JudgementResult(
                     paper_id=self.id,
@@ -125,25 +131,26 @@ class Paper:
         except IntegrityError:  # a writer that did not take the lock (an older version) came first
             raise Conflict(changed_meanwhile(sentence)) from None
 
-    def highlight(self, page: int, rects: list, text: str, note: str = ""):
+    def highlight(self, page: int, rects: list, text: str, note: str = "", *, user: str | None = None):
         """Keep the reader's own highlight of text on one page of its PDF -> HighlightItem.
 
         `rects`: where the text stands on the page, [[x0, y0, x1, y1], ...] as fractions of the
-        page's width and height; `note` (at most 2,000 characters) is optional."""
+        page's width and height; `note` (at most 2,000 characters) is optional; `user` the
+        account it belongs to on a shared server (None: the single-user mode)."""
         from reader.annotations.highlights import add_highlight
         from reader.store.db import transaction
         from reader.store.tables import Paper as PaperRow
 
         with transaction(self._services.db) as session:
-            return add_highlight(session, session.get(PaperRow, self.id), page, rects, text, note)
+            return add_highlight(session, session.get(PaperRow, self.id), page, rects, text, note, user)
 
-    def delete_highlight(self, highlight_id: int) -> bool:
-        """Remove one of its highlights; False when it has none by that id."""
+    def delete_highlight(self, highlight_id: int, *, user: str | None = None) -> bool:
+        """Remove one of its highlights (one of account `user`'s); False when it has none by that id."""
         from reader.annotations.highlights import delete_highlight
         from reader.store.db import transaction
 
         with transaction(self._services.db) as session:
-            return delete_highlight(session, self.id, highlight_id)
+            return delete_highlight(session, self.id, highlight_id, user)
 
     def figures(self, out_dir=None):
         """Write its figures' pictures as PNG files into `out_dir` (the current folder when None),

@@ -335,7 +335,9 @@ class SentenceJudgement(Base):
 
     __tablename__ = "sentence_judgements"
     __table_args__ = (
-        UniqueConstraint("paper_id", "sentence_sha256", name="uq_sentence_judgements_paper_sentence"),
+        UniqueConstraint(
+            "paper_id", "sentence_sha256", "user_name", name="uq_sentence_judgements_paper_sentence_user"
+        ),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -349,6 +351,9 @@ class SentenceJudgement(Base):
     judged_by: Mapped[str] = mapped_column(Text, default="")  # a name, when one was given
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # the account it belongs to on a `reader serve --accounts` server (migration 0015); None:
+    # the single-user mode's (the CLI's, the token mode's)
+    user_name: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
 
 
 class Highlight(Base):
@@ -364,6 +369,22 @@ class Highlight(Base):
     rects: Mapped[list] = mapped_column(JSON, default=list)
     text: Mapped[str] = mapped_column(Text)
     note: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # as SentenceJudgement.user_name: whose highlight it is, None in the single-user mode
+    user_name: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
+
+
+class User(Base):
+    """An account of a `reader serve --accounts` server (migration 0015): its name, its password
+    as an Argon2id hash, and the failed sign-ins that lock it (reader/annotations/accounts.py)."""
+
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    password_hash: Mapped[str] = mapped_column(Text)
+    failed_logins: Mapped[int] = mapped_column(Integer, default=0)
+    locked_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
