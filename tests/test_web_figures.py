@@ -29,3 +29,29 @@ def test_a_paper_without_figures_has_no_figures_section(app, client_for, tmp_pat
     )
     (result,) = app.ingest([path])
     assert 'id="figures"' not in client_for().get(f"/paper/{result.paper_id}").text
+
+
+def test_the_single_note_has_its_figures_and_its_zip_carries_the_pictures(app, client_for, tmp_path):  # noqa: F811
+    import io
+    import zipfile
+
+    from test_export import add_analysis
+
+    (result,) = app.ingest([make_figure_pdf(tmp_path / "figures.pdf")])
+    add_analysis(
+        app.services.db, result.paper_id, "synthesis", [("The paper draws two figures.", "supported")]
+    )
+    client = client_for()
+    note = client.get(f"/paper/{result.paper_id}/note.md").text
+    assert "## Figures" in note and CAPTION_2 in note
+    html = client.get(f"/paper/{result.paper_id}").text
+    assert f'href="/paper/{result.paper_id}/note.zip"' in html
+    reply = client.get(f"/paper/{result.paper_id}/note.zip")
+    assert reply.status_code == 200 and reply.headers["content-type"] == "application/zip"
+    names = zipfile.ZipFile(io.BytesIO(reply.content)).namelist()
+    pictures = [n for n in names if n.endswith(".png")]
+    assert len(pictures) == 2 and any(n.endswith(".md") and "index" not in n for n in names)
+    for picture in pictures:  # the note's picture links name the files the zip carries
+        assert picture.split("/")[-1] in note
+    library = zipfile.ZipFile(io.BytesIO(client.get("/library/notes.zip").content)).namelist()
+    assert sorted(n for n in library if n.endswith(".png")) == sorted(pictures)

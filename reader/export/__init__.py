@@ -112,14 +112,20 @@ def _writable_folder(out_dir: Path) -> Path:
     return out_dir
 
 
+def note_text(session, note: Note, paper_id: str) -> tuple[str, list, list]:
+    """(the note's Markdown with its Tables and Figures sections, the tables, the figures)."""
+    tables = paper_tables(session, paper_id)
+    figures = paper_figures(session, paper_id)
+    sections = tables_section(note.file_name, tables) + figures_section(note.file_name, figures)
+    return render_note(note) + sections, tables, figures
+
+
 def _write_note(session, note: Note, paper_id: str, out_dir: Path, result: ExportResult) -> None:
     """The note with its Tables and Figures sections, and the CSV and picture files beside it."""
     _remove_renamed(out_dir, note)
     path = out_dir / note.file_name
-    tables = paper_tables(session, paper_id)
-    figures = paper_figures(session, paper_id)
-    sections = tables_section(note.file_name, tables) + figures_section(note.file_name, figures)
-    write_atomically(path, render_note(note) + sections)
+    text, tables, figures = note_text(session, note, paper_id)
+    write_atomically(path, text)
     result.notes.append(path)
     result.tables += write_tables(out_dir, note.file_name, tables, write_atomically)
     result.figures += write_figures(out_dir, note.file_name, figures)

@@ -163,3 +163,16 @@ def paper_note(paper_id: str, ctx=Depends(reader_of)):
         media_type="text/markdown; charset=utf-8",
         headers={"content-disposition": content_disposition(file_name)},
     )
+
+
+@router.get("/paper/{paper_id}/note.zip")
+def paper_note_zip(paper_id: str, ctx=Depends(reader_of)):
+    """The note with its tables' CSV and figures' PNG files beside it, as `reader export` writes them."""
+    paper = ctx.paper(checked_paper_id(paper_id))
+    file_name, _ = paper.note()  # ReaderError when it has no review yet
+    data, _ = library.notes_zip(ctx, [paper.id])
+    return Response(
+        data,
+        media_type="application/zip",
+        headers={"content-disposition": content_disposition(file_name[:-3] + ".zip")},
+    )
