@@ -83,6 +83,17 @@ def test_ingest_stores_the_figures_and_removing_the_paper_removes_them(app, figu
         assert session.scalar(select(func.count()).select_from(PaperFigure)) == 0
 
 
+def test_reader_figures_off_ingests_no_figure(reader_env, monkeypatch, figure_pdf):
+    from reader.facade import Reader
+
+    monkeypatch.setenv("READER_FIGURES", "off")
+    app = Reader()
+    (result,) = app.ingest([figure_pdf])
+    assert result.status == "ingested", result.error
+    with app.services.db() as session:
+        assert paper_figures(session, result.paper_id) == []
+
+
 def test_the_migration_adds_paper_figures_after_0013(tmp_path):
     import sqlalchemy as sa
     from alembic import command

@@ -427,6 +427,11 @@ class Settings:
         parse=whole(lambda v: v >= 1, "must be 1 or more (pages of one PDF; default 2000)"),
         help="the most pages a PDF may have to be ingested",
     )
+    figures: bool = setting(
+        True,
+        parse=switch("use on or off (off: ingest stores no figures and their pictures)"),
+        help="ingest finds each figure caption's picture and stores it (docs/design/figures.md)",
+    )
     tables: str = setting(
         "auto",
         parse=choice(TABLE_FINDERS, "use auto, words, layout, lines or off"),

@@ -79,6 +79,7 @@ def parse_pdf_in_child(
                 "max_pages": limits.max_pages,
                 "timeout_s": limits.timeout_s,
                 "tables": limits.tables,
+                "figures": limits.figures,
             },
             data,
         )
@@ -314,7 +315,9 @@ def _cap_cpu(seconds: float) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
 
 
-def _parse(path: Path, data: bytes, sha256: str, max_pages: int, tables: str = "auto") -> dict:
+def _parse(
+    path: Path, data: bytes, sha256: str, max_pages: int, tables: str = "auto", figures: bool = True
+) -> dict:
     from reader.ingest.chunk import chunk_paper
     from reader.ingest.pages import passage_rects
     from reader.ingest.pdf import parse_pdf
@@ -331,7 +334,7 @@ def _parse(path: Path, data: bytes, sha256: str, max_pages: int, tables: str = "
         for chunk, rects in zip(chunks, places):
             chunk.rects = rects
     paper = asdict(parsed)
-    paper["figures"] = _figures(data, parsed.captions)
+    paper["figures"] = _figures(data, parsed.captions) if figures else []
     return {"paper": paper, "chunks": [asdict(c) for c in chunks]}
 
 
@@ -357,7 +360,12 @@ def _serve(header: dict, data: bytes, cap: int | None) -> tuple[bytes, bool]:
     _cap_cpu(header["timeout_s"])
     try:
         reply = _parse(
-            Path(header["name"]), data, header["sha256"], header["max_pages"], header.get("tables", "auto")
+            Path(header["name"]),
+            data,
+            header["sha256"],
+            header["max_pages"],
+            header.get("tables", "auto"),
+            header.get("figures", True),
         )
         return json.dumps(reply).encode(), True
     except MemoryError:

@@ -25,6 +25,7 @@ class IngestLimits:
     timeout_s: float = _DEFAULTS["ingest_timeout"]  # time one PDF's parsing may take
     max_pages: int = _DEFAULTS["ingest_max_pages"]
     tables: str = _DEFAULTS["tables"]  # how a PDF's tables are found (reader.ingest.tables.FINDERS)
+    figures: bool = _DEFAULTS["figures"]  # whether its figures' pictures are found
 
     @classmethod
     def of(cls, settings) -> IngestLimits:
@@ -34,6 +35,7 @@ class IngestLimits:
             settings.ingest_timeout,
             settings.ingest_max_pages,
             settings.tables,
+            settings.figures,
         )
 
     @property
