@@ -219,11 +219,18 @@ def reference_list(session, paper_id: str) -> ReferenceList:
         .where(Reference.paper_id == paper_id)
         .order_by(Reference.ordinal)
     ).all()
+    chunks = session.execute(
+        select(Chunk.section, Chunk.text).where(Chunk.paper_id == paper_id).order_by(Chunk.ordinal)
+    ).all()
+    return references_from(references, chunks)
+
+
+def references_from(references: list[tuple[str, str]], chunks: list[tuple[str, str]]) -> ReferenceList:
+    """The ReferenceList of a paper's (marker, entry) references and (section, text) passages:
+    the passages of its reference section are not body."""
     body = [
         text
-        for section, text in session.execute(
-            select(Chunk.section, Chunk.text).where(Chunk.paper_id == paper_id).order_by(Chunk.ordinal)
-        )
+        for section, text in chunks
         if not re.search(r"referenc|bibliograph|literature cited|参考文献", section or "", re.I)
     ]
     return ReferenceList.build([(m, t) for m, t in references], body)

@@ -36,13 +36,17 @@ def save_analysis(
     generator_model: str = "",
     verifier_model: str = "",
     left_out_sections: list[str] | None = None,
+    facts: PaperFacts | None = None,
 ) -> Analysis:
     """Add the analysis with all its iterations; earlier analyses of the same
     kind for this paper are removed in the same session. A sentence the paper's tables bear on
     (reader.audit.table_checks: its number's cell, its arithmetic recomputed) has that first in
     its evidence, as a row without a passage whose text is the cell or the computation; a
-    sentence citing a figure the paper has ("Figure 3") has that figure's caption next."""
-    tables = PaperFacts(tables=paper_tables(session, paper_id), figures=figure_captions(session, paper_id))
+    sentence citing a figure the paper has ("Figure 3") has that figure's caption next. `facts`:
+    the paper's tables and figures as the audit had them (None: read from the database)."""
+    tables = facts or PaperFacts(
+        tables=paper_tables(session, paper_id), figures=figure_captions(session, paper_id)
+    )
     session.execute(delete(Analysis).where(Analysis.paper_id == paper_id, Analysis.kind == kind))
     analysis = Analysis(
         paper_id=paper_id,

@@ -15,7 +15,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from reader.audit.citations import ReferenceList, reference_list
 from reader.audit.decided import Stated
 from reader.audit.guards import PaperFacts
 from reader.audit.loop import (
@@ -135,7 +134,6 @@ class _Read:
 
     paper_id: str
     material: PaperMaterial
-    references: ReferenceList
     checklist: Checklist
     checks: PaperChecks
     context: PaperContext
@@ -175,14 +173,11 @@ def deep_read(
     started = time.perf_counter()
     capabilities = capabilities_of(generator)
     progress = on_progress or (lambda message: None)
-    material, references, checklist = _material_and_checklist(
-        db, paper_id, search, verifier, max_workers, progress
-    )
+    material, checklist = _material_and_checklist(db, paper_id, search, verifier, max_workers, progress)
     audit = _paper_audit(material, paper_id, verifier, max_workers, yes_threshold, checker, search=search)
     read = _Read(
         paper_id,
         material,
-        references,
         checklist,
         paper_checks(material.sections, checklist.findings),
         _context(material, context_tokens or capabilities.context_tokens, progress),
@@ -201,19 +196,18 @@ def deep_read(
 def _objections(sentence: str, read: _Read) -> list[str]:
     """The deep read's own guard reasons: a claimed absence the paper contradicts, a citation
     for something neither the reference's entry nor the paper's sentences citing it say."""
-    return contradicted_absence(sentence, read.checks) + read.references.unattributed(sentence)
+    return contradicted_absence(sentence, read.checks) + read.material.references.unattributed(sentence)
 
 
 def _material_and_checklist(
     db, paper_id: str, search, verifier, max_workers: int, progress: Callable[[str], None]
-) -> tuple[PaperMaterial, ReferenceList, Checklist]:
-    """The paper from the database with its reference list, and its rigour checklist (the rules,
+) -> tuple[PaperMaterial, Checklist]:
+    """The paper from the database (its reference list too), and its rigour checklist (the rules,
     then the verifier's extraction for what they miss)."""
     from reader.store.db import transaction
 
     with transaction(db) as session:
         material = load_material(session, paper_id)
-        references = reference_list(session, paper_id)
         passages = paper_passages(session, paper_id)
     checklist = build_checklist(
         paper_id, material.title, passages, search=search, llm=verifier, max_workers=max_workers
@@ -222,7 +216,7 @@ def _material_and_checklist(
         f"checklist: {checklist.n_found} of {len(checklist.items)} items found"
         + (f" ({checklist.llm_calls} extraction calls)" if checklist.llm_calls else "")
     )
-    return material, references, checklist
+    return material, checklist
 
 
 def _context(material: PaperMaterial, tokens: int, progress: Callable[[str], None]) -> PaperContext:
@@ -318,6 +312,7 @@ def _store(db, read: _Read, results: list[KindResult]) -> None:
                 generator_model=getattr(read.generator, "model", ""),
                 verifier_model=getattr(read.audit.verifier, "model", ""),
                 left_out_sections=r.left_out,
+                facts=read.audit.facts,
             )
 
 
