@@ -34,6 +34,23 @@ def test_a_paraphrase_is_kept_only_with_the_sources_numbers_and_names_and_other_
     assert not keep_paraphrase(SOURCE, 'The reviewer would summarise it as: "the parser is good".')
 
 
+def test_a_paraphrase_that_turns_its_source_round_is_not_kept():
+    # rewrites the embedded writer made of training papers' sentences
+    crf = "Unlike CRF, our approach is not probabilistic and is not meant to model the joint distribution."
+    assert not keep_paraphrase(
+        crf,
+        "Our approach differs from CRF in its probabilistic nature and its focus on modeling the joint distribution.",
+    )
+    assert keep_paraphrase(
+        crf, "In contrast to CRF, the method is not probabilistic and does not model the joint distribution."
+    )
+    lower = "The error rate of the tagger is lower on news than on tweets."
+    assert not keep_paraphrase(lower, "On news, the tagger's error rate is higher than it is on tweets.")
+    assert keep_paraphrase(
+        lower, "On news, the tagger makes fewer errors, its error rate being lower than on tweets."
+    )
+
+
 def test_variants_are_read_one_per_line_without_numbering():
     assert parse_variants('1. First one.\n2) "Second one."\n\n- Third one.\n1. First one.') == [
         "First one.",

@@ -11,7 +11,7 @@ import random
 import re
 
 from reader.llm.base import Message
-from reader.text.relations import NAME, NUMBER, checkable_numbers
+from reader.text.relations import NAME, NUMBER, OPPOSITE, OPPOSITE_WORD, checkable_numbers
 from reader.text.split import split_sentences
 from scripts.training import rewrites as rw
 from scripts.training.claims import DIRECTION, SKIP_SECTION, usable_sentence
@@ -99,10 +99,29 @@ def _name_set(text: str) -> set[str]:
     return {m.group(0) for m in NAME.finditer(text)}
 
 
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|neither|nor|none|without|cannot|unlike|fails?|lacks?|lacking|absent)\b|n't\b", re.I
+)
+
+
+def _turned(source: str, paraphrase: str) -> bool:
+    """The paraphrase negates what the source does not (or drops the source's negation), or uses
+    the opposite of one of the source's comparison words ("higher" for "lower") — the small
+    writer's most common way to turn a sentence round while keeping its numbers and names."""
+    if bool(_NEGATION.search(source)) != bool(_NEGATION.search(paraphrase)):
+        return True
+    own = {w.lower() for w in OPPOSITE_WORD.findall(source)}
+    theirs = {w.lower() for w in OPPOSITE_WORD.findall(paraphrase)}
+    return any(OPPOSITE[w] in theirs and w not in theirs for w in own)
+
+
 def keep_paraphrase(source: str, paraphrase: str, min_changed: float = 0.25) -> bool:
-    """No number or name the source lacks (a reporting frame may add none), one sentence, and at least
-    `min_changed` of its words not in the source."""
+    """No number or name the source lacks (a reporting frame may add none), one sentence, its
+    negations and comparisons the source's (not turned round), and at least `min_changed` of its
+    words not in the source."""
     if not paraphrase or len(paraphrase) > 2 * len(source) + 80 or len(split_sentences(paraphrase)) > 1:
+        return False
+    if _turned(source, paraphrase):
         return False
     if _NOT_A_PARAPHRASE.search(paraphrase) and not _NOT_A_PARAPHRASE.search(source):
         return False
