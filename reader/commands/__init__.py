@@ -48,4 +48,7 @@ def ALL_COMMANDS():
     from reader.commands.zotero import zotero_note
 
     commands += [zotero_note]
+    from reader.commands.user import user
+
+    commands += [user]
     return commands

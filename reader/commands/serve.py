@@ -7,7 +7,7 @@ import click
 from reader.errors import ConfigError
 
 
-def check_bind(host: str, allow_remote: bool, token: str | None) -> list[str]:
+def check_bind(host: str, allow_remote: bool, token: str | None, accounts: bool = False) -> list[str]:
     """Refuse a non-loopback address unless asked for explicitly; return the warnings to print."""
     from reader.web.security import is_loopback
 
@@ -18,12 +18,27 @@ def check_bind(host: str, allow_remote: bool, token: str | None) -> list[str]:
             f"--host {host} would expose the library beyond this machine; pass --allow-remote "
             f"to do it anyway (and set READER_WEB_TOKEN so only people with the token get in)."
         )
+    if accounts:
+        return [f"Serving on {host}: people sign in with their accounts (reader user list shows them)."]
     warnings = [f"Warning: serving on {host}: anyone who can reach this address can use the app."]
     if token:
         warnings.append("Access needs the token: open the page once with ?token=<READER_WEB_TOKEN>.")
     else:
         warnings.append("Warning: READER_WEB_TOKEN is not set, so there is no access control at all.")
     return warnings
+
+
+def check_accounts(app, accounts: bool) -> None:
+    """Refuse to serve with accounts when there are none, or with READER_WEB_TOKEN as well."""
+    if not accounts:
+        return
+    if app.settings.web_token:
+        raise ConfigError(
+            "READER_WEB_TOKEN is set and accounts are asked for: use one of them "
+            "(unset READER_WEB_TOKEN to serve with accounts)."
+        )
+    if not app.accounts.list():
+        raise ConfigError("--accounts: there are no accounts yet; add one with `reader user add NAME`.")
 
 
 @click.command("serve")
@@ -43,8 +58,14 @@ def check_bind(host: str, allow_remote: bool, token: str | None) -> list[str]:
 @click.option(
     "--allow-remote", is_flag=True, help="Allow binding to a non-loopback address (prints a warning)."
 )
+@click.option(
+    "--accounts",
+    is_flag=True,
+    help="People sign in with the accounts of `reader user add`, each with their own judgements and "
+    "highlights (READER_WEB_ACCOUNTS=on for every run).",
+)
 @click.pass_obj
-def serve(app, host, port, allow_remote):
+def serve(app, host, port, allow_remote, accounts):
     """Serve the web page: upload PDFs, follow reviews, read audited analyses, ask questions.
 
     \b
@@ -52,6 +73,7 @@ def serve(app, host, port, allow_remote):
       reader serve                          # http://127.0.0.1:8000
       reader serve --port 8765
       READER_WEB_TOKEN=s3cret reader serve --host 0.0.0.0 --allow-remote
+      reader user add ada && reader serve --accounts --host 0.0.0.0 --allow-remote
 
     Uploads are limited to READER_UPLOAD_LIMIT_MB per file (default 50).
     """
@@ -63,11 +85,13 @@ def serve(app, host, port, allow_remote):
     from reader.web.security import is_loopback, served_host_names
 
     host = host.strip("[]")
-    for line in check_bind(host, allow_remote, app.settings.web_token):
+    accounts = accounts or app.settings.web_accounts
+    check_accounts(app, accounts)
+    for line in check_bind(host, allow_remote, app.settings.web_token, accounts):
         click.echo(line, err=True)
     # On loopback, only loopback Host headers are served (stops DNS-rebinding pages).
     allowed = served_host_names(host) if is_loopback(host) else None
-    web = create_app(app, allowed_hosts=allowed)
+    web = create_app(app, allowed_hosts=allowed, accounts=accounts)
 
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -441,6 +441,12 @@ class Settings:
     web_token: str | None = setting(
         None, parse=text, secret=True, help="a token required by every web request"
     )
+    web_accounts: bool = setting(
+        False,
+        parse=switch("use on (people sign in with `reader user add` accounts) or off"),
+        help="`reader serve` asks people to sign in with their accounts (`reader user add NAME`); each "
+        "keeps their own judgements and highlights (`reader serve --accounts` for one run)",
+    )
     verify_threshold: float = setting(
         VERIFY_THRESHOLD,
         parse=fraction(" (a probability; lower flags fewer sentences)"),

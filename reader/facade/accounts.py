@@ -34,6 +34,12 @@ class Accounts:
         with transaction(self._services.db, lock=ACCOUNTS_LOCK) as session:
             return add_account(session, name, password)
 
+    def check_name(self, name: str) -> str:
+        """The name as an account would have it, or one line saying what a name may hold."""
+        from reader.annotations.accounts import checked_name
+
+        return checked_name(name)
+
     def remove(self, name: str):
         """Remove an account (its judgements and highlights are kept) -> the name removed."""
         from reader.annotations.accounts import remove_account

@@ -90,15 +90,11 @@ class Paper:
     ):
         """Keep the reader's own verdict of one sentence of its review -> JudgementResult.
 
-        `sentence` is its id, `critique-3` or `synthesis-1` (as `reader show --verdicts` numbers
-        them); `verdict` "supported" (overrules a [待验证] flag) or "unsupported" (confirms one,
-        or flags a sentence the audit passed), None to withdraw it; `comment` and `by` (a name)
-        are optional. `expected` (the sentence's key, reader.annotations.judgements.sentence_key) makes
-        it refuse when the sentence there is another one now; `seen` (judgement_state, what the
-        page showed) makes it refuse with Conflict when the judgement changed meanwhile. Without
-        `seen`, judgements of one sentence at once are kept one after the other: the last stays.
-        `user`: the account it is kept for on a shared server (`reader serve --accounts`); each
-        account has its own judgement of a sentence, None is the single-user mode's."""
+        `sentence`: its id, `critique-3` (as `reader show --verdicts` numbers them); `verdict`
+        "supported" (overrules a [待验证] flag), "unsupported" (confirms one, or flags a passed
+        sentence) or None (withdraws it); `user`: the account (`reader serve --accounts`; None: the
+        single-user mode). Refused when the sentence is not `expected` (its sentence_key) or the
+        judgement changed since `seen` (judgement_state; Conflict); else the last writer wins."""
         from sqlalchemy.exc import IntegrityError
 
         from reader.annotations.judgements import JUDGEMENT_LOCK, JudgementResult, changed_meanwhile, judge

@@ -22,15 +22,30 @@ from reader.web import pdf
 from reader.web.asking import AskRunner
 from reader.web.jobs import QueueRunner
 from reader.web.pages import HERE, page, wants_json
-from reader.web.routes import ask, highlights, importing, judgements, library, papers, table, uploads, viewer
+from reader.web.routes import (
+    ask,
+    highlights,
+    importing,
+    judgements,
+    library,
+    login,
+    papers,
+    table,
+    uploads,
+    viewer,
+)
 from reader.web.security import Guard
+from reader.web.sign_in import SignedIn, Throttle
 
 
-def create_app(ctx, *, allowed_hosts: list[str] | None = None) -> FastAPI:
+def create_app(ctx, *, allowed_hosts: list[str] | None = None, accounts: bool | None = None) -> FastAPI:
     """The ASGI app over `ctx`. Uploads go on the database's review queue (they survive a
     restart), reviewed by a worker thread of this server or by `reader worker`s.
-    `allowed_hosts` restricts the Host header (loopback serving)."""
-    limit_mb = ctx.settings.upload_limit_mb
+    `allowed_hosts` restricts the Host header (loopback serving). `accounts` (default
+    READER_WEB_ACCOUNTS): people sign in with the accounts of `reader user add`, each with
+    their own judgements and highlights; READER_WEB_TOKEN is not asked for then."""
+    if accounts is None:
+        accounts = ctx.settings.web_accounts
     runner = QueueRunner(ctx)
     asker = AskRunner(ctx)
 
@@ -44,22 +59,14 @@ def create_app(ctx, *, allowed_hosts: list[str] | None = None) -> FastAPI:
 
     app = FastAPI(title="reader", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     app.state.ctx, app.state.runner, app.state.asker = ctx, runner, asker
-    app.add_middleware(
-        Guard,
-        token=ctx.settings.web_token,
-        max_body=limit_mb * 1024 * 1024 * uploads.MAX_FILES_PER_REQUEST + 64 * 1024,
-        limit_message=(
-            f"The upload is larger than the limit of {limit_mb} MB per file "
-            f"(set READER_UPLOAD_LIMIT_MB to change it)."
-        ),
-    )
+    _guard(app, ctx, accounts)
     if allowed_hosts:
         from starlette.middleware.trustedhost import TrustedHostMiddleware
 
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)
     app.mount("/static", StaticFiles(directory=HERE / "static", html=False), name="static")
     _handle_errors(app)
-    for routes in (uploads, library, papers, ask, viewer, table, judgements, highlights, importing):
+    for routes in (uploads, library, papers, ask, viewer, table, judgements, highlights, importing, login):
         app.include_router(routes.router)
 
     @app.get("/favicon.ico", include_in_schema=False)
@@ -75,6 +82,25 @@ def create_app(ctx, *, allowed_hosts: list[str] | None = None) -> FastAPI:
         return RedirectResponse("/library", status_code=303)
 
     return app
+
+
+def _guard(app: FastAPI, ctx, accounts: bool) -> None:
+    """The Guard in front of every route (reader/web/security.py): the access token, or with
+    `accounts` the signed-in sessions (reader/web/sign_in.py, kept in the app's state for the
+    sign-in routes with the slower answers to failed sign-ins), and the body cap."""
+    limit_mb = ctx.settings.upload_limit_mb
+    app.state.signed_in = SignedIn(ctx.accounts.exists) if accounts else None
+    app.state.throttle = Throttle()
+    app.add_middleware(
+        Guard,
+        token=None if accounts else ctx.settings.web_token,
+        signed_in=app.state.signed_in,
+        max_body=limit_mb * 1024 * 1024 * uploads.MAX_FILES_PER_REQUEST + 64 * 1024,
+        limit_message=(
+            f"The upload is larger than the limit of {limit_mb} MB per file "
+            f"(set READER_UPLOAD_LIMIT_MB to change it)."
+        ),
+    )
 
 
 def _handle_errors(app: FastAPI) -> None:

@@ -142,6 +142,7 @@ def content_disposition(file_name: str, fallback: str = "note.md") -> str:
 def page(request: Request, name: str, status_code: int = 200, **context) -> HTMLResponse:
     context.setdefault("nav", name.removesuffix(".html"))
     context.setdefault("csrf_token", request.state.reader_session.form_token)
+    context.setdefault("signed_in", user_of(request))
     return TEMPLATES.TemplateResponse(request, name, context, status_code=status_code)
 
 
@@ -208,6 +209,12 @@ def db_session(request: Request):
 def runner_of(request: Request):
     """The uploads' review runner (reader.web.jobs)."""
     return request.app.state.runner
+
+
+def user_of(request: Request) -> str | None:
+    """The account the request is signed in as on a `reader serve --accounts` server (its own
+    judgements and highlights), None otherwise (the single-user and token modes)."""
+    return getattr(request.state, "reader_user", None)
 
 
 def asker_of(request: Request):

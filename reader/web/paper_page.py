@@ -315,7 +315,7 @@ def current_analyses(session: Session, paper_id: str) -> list[Analysis]:
     return sorted(newest_analyses(session, paper_id).values(), key=order)
 
 
-def paper_of(session: Session, paper_id: str) -> PaperPage | None:
+def paper_of(session: Session, paper_id: str, user: str | None = None) -> PaperPage | None:
     paper = session.get(Paper, paper_id)
     if paper is None:
         return None
@@ -329,7 +329,7 @@ def paper_of(session: Session, paper_id: str) -> PaperPage | None:
             a.citations = cited_references(refs, [seg.sentence.text for seg in a.segments if seg.sentence])
             with_library(session, paper_id, a.citations)  # the citation cards
     gone = []
-    if judged := judgements_of(session, paper_id):
+    if judged := judgements_of(session, paper_id, user):
         shown = set()
         for a in analyses:
             for seg in a.segments:
@@ -354,7 +354,7 @@ def paper_of(session: Session, paper_id: str) -> PaperPage | None:
         has_pdf=paper.source_kind == "pdf",
         status=status,
         reviewing=status.startswith(("pending", "running")),
-        highlights=highlights_of(session, paper_id),
+        highlights=highlights_of(session, paper_id, user),
         tables=paper_tables(session, paper_id),
         figures=paper_figures(session, paper_id, with_png=False),
         gone_judgements=gone,
@@ -385,10 +385,10 @@ class JudgeView:
     comment_limit: int = COMMENT_LIMIT
 
 
-def judge_view_of(session: Session, paper_id: str, sid: str) -> JudgeView | None:
-    """The judging page of sentence `sid` (`synthesis-3`), or None when the paper has no such
-    sentence on its page."""
-    paper = paper_of(session, paper_id)
+def judge_view_of(session: Session, paper_id: str, sid: str, user: str | None = None) -> JudgeView | None:
+    """The judging page of sentence `sid` (`synthesis-3`) for account `user`, or None when the
+    paper has no such sentence on its page."""
+    paper = paper_of(session, paper_id, user)
     sentences = paper.sentences if paper else []
     at = next((n for n, s in enumerate(sentences) if s.sentence_id == sid), None)
     if at is None:

@@ -1,4 +1,5 @@
-"""The web app's guards: request size, access token, same-origin writes, PDF sniffing.
+"""The web app's guards: request size, access token or signed-in account, same-origin writes,
+PDF sniffing.
 
 Writes (every method but GET, HEAD and OPTIONS) pass only when
   1. the Origin header, if sent, is this server (`Origin: null` is another site);
@@ -11,6 +12,9 @@ Writes (every method but GET, HEAD and OPTIONS) pass only when
      - the page's per-session form token (`csrf_token`, HMAC of the session cookie) — forms.
 Steps 1-2 are checked here, step 3 by the routes with `FormSession.accepts` once the form
 is read. docs/guide/web.md says the same for users.
+
+With accounts (`reader serve --accounts`) every request but the sign-in page's and the static
+files' needs a signed-in account (`SignedIn`): pages are sent to /login, scripts get a 401.
 """
 
 from __future__ import annotations
@@ -22,17 +26,20 @@ import json
 import re
 import secrets
 import socket
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")  # as Host headers carry them
 TOKEN_COOKIE = "reader_token"
 SESSION_COOKIE = "reader_session"
+ACCOUNT_COOKIE = "reader_account"
 FORM_TOKEN_FIELD = "csrf_token"
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 NEEDS_TOKEN = (
     "This reader server needs its access token: open it once with "
     "?token=<READER_WEB_TOKEN> or send 'Authorization: Bearer <token>'."
 )
+NEEDS_SIGN_IN = "Sign in first: this reader server has accounts (POST /login with name and password)."
+OPEN_PATHS = ("/login", "/favicon.ico")  # and /static/: what the sign-in page needs
 _SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{43}$")
 PDF_MAGIC = b"%PDF-"
 # The PDF reference lets the header start anywhere in the first 1024 bytes.
@@ -216,6 +223,33 @@ def _wants_json(scope) -> bool:
     return "application/json" in (_header(scope, b"accept") or "")
 
 
+def _open_path(path: str) -> bool:
+    return path in OPEN_PATHS or path.startswith("/static/")
+
+
+async def _to_sign_in(send, scope, as_json: bool):
+    """A request without a signed-in account: a script is told to sign in (401), a page is sent
+    to the sign-in page, which comes back to it (`next`) once signed in."""
+    if as_json:
+        return await _send_text(send, 401, NEEDS_SIGN_IN, as_json=True)
+    back = scope.get("path", "/")
+    if scope.get("query_string"):
+        back += "?" + scope["query_string"].decode("latin-1")
+    target = "/login" if scope["method"] not in SAFE_METHODS else "/login?" + urlencode({"next": back})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 303,
+            "headers": [
+                (b"location", target.encode("latin-1")),
+                (b"content-length", b"0"),
+                *SECURITY_HEADERS,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": b""})
+
+
 class Guard:
     """ASGI middleware in front of every route.
 
@@ -224,14 +258,18 @@ class Guard:
       `?token=`, which also sets a cookie holding `access_cookie_value(token)`,
       `Authorization: Bearer`, or that cookie);
     - refuses state-changing requests whose Origin, or else Referer, is another site;
+    - with accounts (`signed_in`, a reader.web.sign_in.SignedIn), lets a request through only
+      from a signed-in account, but for OPEN_PATHS and /static/; puts the account's name in
+      the request's state (`reader_user`, None without accounts);
     - puts a `FormSession` in the request's state for the routes' form-token check;
     - caps request bodies at `max_body` bytes: from Content-Length before the app runs, else
       counted as the body streams in (chunked), answered 413 the moment it goes over.
     """
 
-    def __init__(self, app, *, token: str | None, max_body: int, limit_message: str):
+    def __init__(self, app, *, token: str | None, max_body: int, limit_message: str, signed_in=None):
         self.app = app
         self.token = token
+        self.signed_in = signed_in
         self.cookie_value = access_cookie_value(token) if token else None
         self.max_body = max_body
         self.limit_message = limit_message
@@ -247,6 +285,9 @@ class Guard:
         if access is None:
             return await _send_text(send, 401, NEEDS_TOKEN, as_json=as_json)
         explicit_token, extra_headers = access
+        user = self._account(scope)
+        if user is None and self.signed_in is not None and not _open_path(scope["path"]):
+            return await _to_sign_in(send, scope, as_json)
         same_site_header = False
         if scope["method"] not in SAFE_METHODS:
             refusal, same_site_header = self._write_refusal(scope)
@@ -259,10 +300,11 @@ class Guard:
             self.secret,
             session_id if session_id and _SESSION_ID.match(session_id) else None,
             explicit_token=explicit_token,
-            token_configured=bool(self.token),
+            token_configured=bool(self.token) or self.signed_in is not None,
             same_site_header=same_site_header,
         )
         scope.setdefault("state", {})["reader_session"] = session
+        scope["state"]["reader_user"] = user
         exchange = _CappedExchange(
             receive, send, self.max_body, self.limit_message, session, extra_headers, secure
         )
@@ -292,6 +334,12 @@ class Guard:
         if token_matches(_cookie(scope, TOKEN_COOKIE), self.cookie_value):
             return False, []
         return None
+
+    def _account(self, scope) -> str | None:
+        """The account the request is signed in as (None without accounts, or not signed in)."""
+        if self.signed_in is None:
+            return None
+        return self.signed_in.account(_cookie(scope, ACCOUNT_COOKIE))
 
     def _write_refusal(self, scope) -> tuple[tuple[int, str] | None, bool]:
         """Steps 1-2 of the rule in this module's docstring and the Content-Length cap, for a

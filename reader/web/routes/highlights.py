@@ -1,6 +1,7 @@
 """The reader's own highlights on the PDF: the viewer posts a selection (JSON: page, rectangles,
 text, note) and the list's delete buttons post a form. Both pass the same checks as every form
-(reader/web/security.py): another site's Origin is refused before the route runs."""
+(reader/web/security.py): another site's Origin is refused before the route runs. On a server
+with accounts each account keeps and deletes only its own (`user_of`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, RedirectResponse
 
 from reader.errors import PaperNotFound, ReaderError
-from reader.web.pages import checked_paper_id, forged, reader_of, wants_json
+from reader.web.pages import checked_paper_id, forged, reader_of, user_of, wants_json
 
 router = APIRouter()
 
@@ -30,9 +31,11 @@ async def add_highlight(request: Request, paper_id: str, ctx=Depends(reader_of))
         return refusal
     checked_paper_id(paper_id)
 
+    user = user_of(request)
+
     def keep():
         return ctx.paper(paper_id).highlight(
-            body.get("page"), body.get("rects"), body.get("text", ""), body.get("note") or ""
+            body.get("page"), body.get("rects"), body.get("text", ""), body.get("note") or "", user=user
         )
 
     item = await run_in_threadpool(keep)
@@ -45,7 +48,7 @@ def delete_highlight(
 ):
     if (refusal := forged(request, csrf_token)) is not None:
         return refusal
-    if not ctx.paper(checked_paper_id(paper_id)).delete_highlight(highlight_id):
+    if not ctx.paper(checked_paper_id(paper_id)).delete_highlight(highlight_id, user=user_of(request)):
         raise PaperNotFound(f"this paper has no highlight {highlight_id}; it may have been deleted already")
     if wants_json(request):
         return {"deleted": highlight_id}

@@ -1,6 +1,7 @@
 """The reader's own judgement of a sentence: the page where it is made (the sentence, the
 audit's verdict and passages, the form) and the form's post, which keeps it through
-Paper.judge (reader.facade.paper). The post passes the same checks as every form (reader/web/security.py)."""
+Paper.judge (reader.facade.paper). The post passes the same checks as every form (reader/web/security.py).
+On a server with accounts each account judges for itself (`user_of`)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,14 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 
 from reader.errors import PaperNotFound, ReaderError
 from reader.web import paper_page
-from reader.web.pages import checked_paper_id, db_session, forged, page, reader_of, wants_json
+from reader.web.pages import checked_paper_id, db_session, forged, page, reader_of, user_of, wants_json
 
 router = APIRouter()
 
 
 @router.get("/paper/{paper_id}/judge/{sentence}", response_class=HTMLResponse)
 def judge_page(request: Request, paper_id: str, sentence: str, session=Depends(db_session)):
-    view = paper_page.judge_view_of(session, checked_paper_id(paper_id), sentence)
+    view = paper_page.judge_view_of(session, checked_paper_id(paper_id), sentence, user_of(request))
     if view is None:
         raise PaperNotFound(
             f"{sentence!r}: no such sentence in this paper's review; open it from the paper's page"
@@ -59,6 +60,8 @@ def save_judgement(
         comment=comment,
         expected=key or None,
         seen=seen or None,
+        by=user_of(request) or "",
+        user=user_of(request),
     )
     if wants_json(request):
         return result.to_json()

@@ -18,14 +18,15 @@ from reader.web.pages import (
     page,
     reader_of,
     runner_of,
+    user_of,
     wants_json,
 )
 
 router = APIRouter()
 
 
-def shown_paper(session, paper_id: str):
-    found = paper_page.paper_of(session, checked_paper_id(paper_id))
+def shown_paper(session, paper_id: str, user: str | None = None):
+    found = paper_page.paper_of(session, checked_paper_id(paper_id), user)
     if found is None:
         raise PaperNotFound(f"no paper with id {paper_id!r}; pick one from the library")
     return found
@@ -33,7 +34,7 @@ def shown_paper(session, paper_id: str):
 
 @router.get("/paper/{paper_id}", response_class=HTMLResponse)
 def paper(request: Request, paper_id: str, session=Depends(db_session)):
-    return page(request, "paper.html", paper=shown_paper(session, paper_id), nav="library")
+    return page(request, "paper.html", paper=shown_paper(session, paper_id, user_of(request)), nav="library")
 
 
 @router.get("/paper/{paper_id}/pdf")
