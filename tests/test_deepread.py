@@ -487,3 +487,17 @@ def test_a_citation_for_what_neither_the_entry_nor_its_citing_sentences_say_is_f
     assert verdicts[claim].verdict == "unsupported" and verdicts[claim].llm_answer == "YES"
     assert any(r.startswith("citation [1]: the claim shares no word") for r in verdicts[claim].reasons)
     assert not any(r.startswith("citation [1]") for r in verdicts[faithful].reasons)
+
+
+def test_a_critique_saying_the_paper_lacks_what_one_of_its_sentences_states_is_flagged(db):
+    add_paper(db)  # the method scores each head by its gradient
+    claim = "The authors do not explain how each head is scored by its gradient."
+    vague = "The paper does not report speed."  # one content word: too vague to look for
+    generator, verifier = make_llms(critiques=(f"## Weaknesses\n{claim} {vague}",))
+    result = read_sample(db, generator, verifier, [])
+    critique = {k.kind: k for k in result.analyses}["critique"]
+    verdicts = {s.text: s for s in critique.loop.iterations[0].audit.sentences}
+    assert verdicts[claim].verdict == "unsupported" and verdicts[claim].llm_answer == "YES"
+    reason = next(r for r in verdicts[claim].reasons if r.startswith("the paper does say it"))
+    assert "We score each head by its gradient and remove the lowest" in reason
+    assert not any(r.startswith("the paper does say it") for r in verdicts[vague].reasons)

@@ -27,6 +27,7 @@ from reader.audit.loop import (
     run_audit,
 )
 from reader.checklist import Checklist, build_checklist, paper_passages, save_checklist
+from reader.deepread.absence import PaperStatements
 from reader.deepread.checked import PaperChecks, contradicted_absence, paper_checks
 from reader.deepread.context import PaperContext, PaperMaterial, build_context, load_material
 from reader.deepread.tidy import (
@@ -136,6 +137,7 @@ class _Read:
     material: PaperMaterial
     checklist: Checklist
     checks: PaperChecks
+    statements: PaperStatements
     context: PaperContext
     generator: object
     audit: AuditRequest
@@ -180,6 +182,7 @@ def deep_read(
         material,
         checklist,
         paper_checks(material.sections, checklist.findings),
+        PaperStatements.of(material.sections),
         _context(material, context_tokens or capabilities.context_tokens, progress),
         generator,
         audit,
@@ -194,9 +197,11 @@ def deep_read(
 
 
 def _objections(sentence: str, read: _Read) -> list[str]:
-    """The deep read's own guard reasons: a claimed absence the paper contradicts, a citation
+    """The deep read's own guard reasons: a claimed absence the paper contradicts (by its checklist,
+    else by a sentence stating what is claimed missing), a citation
     for something neither the reference's entry nor the paper's sentences citing it say."""
-    return contradicted_absence(sentence, read.checks) + read.material.references.unattributed(sentence)
+    absences = contradicted_absence(sentence, read.checks) or read.statements.contradicting(sentence)
+    return absences + read.material.references.unattributed(sentence)
 
 
 def _material_and_checklist(

@@ -1,0 +1,37 @@
+"""The claimed-absence check (reader/deepread/absence.py): a sentence saying the paper does not do
+what one of its affirmative sentences states is contradicted, with that sentence quoted."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from reader.deepread.absence import PaperStatements, absent_stems
+
+# the README sample's own sentences, and one that restricts
+TEXT = (
+    "Section headings are short lines that are numbered, bold or larger than the body text; captions "
+    "start with Figure or Table and a number. Author lists are read on a best-effort basis. "
+    "Captions are found only when they start a text block. We do not evaluate on scanned documents."
+)
+STATEMENTS = PaperStatements.of([SimpleNamespace(title="3 Method", text=TEXT, priority=1)])
+
+
+def test_a_claimed_absence_of_what_the_paper_states_is_contradicted_with_the_sentence_quoted():
+    (reason,) = STATEMENTS.contradicting(
+        "Their method does not account for captions that start with Figure or Table and a number."
+    )
+    assert reason.startswith("the paper does say it: “Section headings are short lines")
+    assert STATEMENTS.contradicting("The paper fails to describe how author lists are read, which hurts recall.")
+
+
+def test_true_absences_vague_ones_and_restricted_statements_are_left_alone():
+    assert STATEMENTS.contradicting("The authors do not evaluate on scanned documents.") == []
+    assert STATEMENTS.contradicting("The paper does not report any information about speed.") == []
+    # the only sentence about text blocks restricts ("only when"): it agrees with the claim
+    assert STATEMENTS.contradicting("The method does not handle captions that start a text block.") == []
+    assert STATEMENTS.contradicting("The paper says headings are numbered.") == []  # no absence claimed
+
+
+def test_what_is_claimed_missing_stops_at_its_clause_and_drops_the_words_of_critique():
+    assert absent_stems(" any information about author lists, which matters") == absent_stems("author lists")
+    assert absent_stems(" cases that do not start a block") == set()  # a double negation is not read
