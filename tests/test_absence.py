@@ -21,7 +21,9 @@ def test_a_claimed_absence_of_what_the_paper_states_is_contradicted_with_the_sen
         "Their method does not account for captions that start with Figure or Table and a number."
     )
     assert reason.startswith("the paper does say it: “Section headings are short lines")
-    assert STATEMENTS.contradicting("The paper fails to describe how author lists are read, which hurts recall.")
+    assert STATEMENTS.contradicting(
+        "The paper fails to describe how author lists are read, which hurts recall."
+    )
 
 
 def test_true_absences_vague_ones_and_restricted_statements_are_left_alone():
