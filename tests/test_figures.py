@@ -107,7 +107,7 @@ def test_the_migration_adds_paper_figures_after_0013(tmp_path):
     upgrade(url)
     columns = {c["name"] for c in sa.inspect(engine).get_columns("paper_figures")}
     assert {"paper_id", "label", "caption", "page", "rect", "method", "png"} <= columns
-    assert HEAD_REVISION == "0014"
+    assert HEAD_REVISION >= "0014"  # migrations after 0014 keep its table
     engine.dispose()
 
 

@@ -212,3 +212,16 @@ def test_reader_serve_accounts_refuses_to_start_without_accounts_or_beside_a_tok
     monkeypatch.setenv("READER_WEB_TOKEN", "s3cret-token")
     both = runner.invoke(cli, ["serve", "--accounts"])
     assert both.exit_code != 0 and "unset READER_WEB_TOKEN" in both.output
+
+
+def test_no_password_is_logged(accounts_client, caplog):
+    import logging
+
+    caplog.set_level(logging.DEBUG)
+    client = accounts_client()
+    sign_in(client, "ada", "wrong password")
+    sign_in(client, "ada", PASSWORD)
+    client.post("/login", data={"name": "ada", "password": "a json try"}, headers=JSON)
+    assert caplog.records, "something was logged at DEBUG level to look through"
+    for secret in (PASSWORD, "wrong password", "a json try"):
+        assert secret not in caplog.text
