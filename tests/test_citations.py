@@ -79,6 +79,17 @@ def test_a_claim_sharing_no_word_with_the_entry_or_the_citing_sentences_is_unatt
     assert r.unattributed("It helps [2].") == []  # too few words to judge
 
 
+def test_a_claim_setting_the_paper_against_a_reference_needs_the_paper_to_contrast_where_it_cites_it():
+    r = refs()  # the paper cites [1] for image recognition and never compares itself with it
+    (reason,) = r.unattributed("Unlike [1], the study needs no deep networks for image recognition.")
+    assert reason.startswith("citation [1]: the claim sets the paper against it")
+    assert r.unattributed("Image recognition benefits from deep networks [1].") == []
+    contrasting = ReferenceList.build(
+        REFERENCES, ["Unlike the image recognition networks of [1], our model reads wheat leaves."]
+    )
+    assert contrasting.unattributed("In contrast to [1], the model is applied to wheat leaf images.") == []
+
+
 def test_a_marker_without_an_entry_makes_the_sentence_unsupported():
     facts = PaperFacts.from_texts(BODY + [f"{m} {t}" for m, t in REFERENCES])
     assert check_sentence("Heat lowers wheat yield [2].", facts) == []

@@ -37,6 +37,20 @@ MIN_SHARED = 2
 # a claim of at least this many content stems that shares none with the reference's entry and
 # contexts is unsupported (the guard; docs/design/audit.md has its false-flag rate)
 MIN_UNATTRIBUTED_WORDS = 3
+# A claim that sets the paper against a cited work ("features not present in [1]", "unlike [3]",
+# "outperforms [4]") needs the paper itself to compare or contrast where it cites the work.
+CONTRAST_CLAIM = re.compile(
+    r"\b(?:unlike|in contrast|contrary to|whereas|differs?|different from|not (?:present|found|available|"
+    r"included|addressed|considered|covered|used)|absent|lacks?|lacking|fails? to|does not|do not|did not|"
+    r"outperforms?|improves? (?:on|over|upon)|better than|superior to|beyond|more than|less than)\b",
+    re.I,
+)
+CONTRAST_CONTEXT = re.compile(
+    r"\b(?:unlike|in contrast|contrary|whereas|however|but|instead|rather than|differ\w*|not|no|never|"
+    r"without|lack\w*|fail\w*|outperform\w*|better|worse|improv\w*|than|compar\w*|limit\w*|only|while|"
+    r"although|beyond|extend\w*|unlike|superior|inferior|versus|vs)\b|n't\b",
+    re.I,
+)
 _ENTRY_NUMBER = re.compile(r"^\s*\[?(\d{1,3})[\].]?\s*$")
 _NOT_NAMES = {"in", "table", "figure", "section", "since", "until", "from", "fig", "eq", "see"}
 _FUNCTION = set(
@@ -187,6 +201,7 @@ class ReferenceList:
         if len(claim) < MIN_UNATTRIBUTED_WORDS:
             return []
         reasons = []
+        sets_against = bool(CONTRAST_CLAIM.search(rest))
         for marker, contexts, entry in self._contexts_for(sentence):
             if exclude is not None:
                 contexts = [c.replace(exclude, " ") for c in contexts]
@@ -194,6 +209,11 @@ class ReferenceList:
                 reasons.append(
                     f"citation {marker}: the claim shares no word with the reference's entry or "
                     "with what the paper says where it cites it"
+                )
+            elif sets_against and not any(CONTRAST_CONTEXT.search(c) for c in contexts):
+                reasons.append(
+                    f"citation {marker}: the claim sets the paper against it, but nowhere the paper "
+                    "cites it does the paper compare or contrast"
                 )
         return reasons
 
