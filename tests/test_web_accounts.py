@@ -168,6 +168,11 @@ def test_each_account_sees_and_changes_only_its_own_judgements_and_highlights(ap
     taken = bob.post(f"/paper/{pid}/highlights/{made.json()['id']}/delete", data={"csrf_token": bob_token})
     assert taken.status_code == 404
     assert [h["text"] for h in app.paper(pid).analyses(user="ada").highlights] == ["ada's words"]
+    # the notes they download carry their own highlights only
+    assert "ada's words" in ada.get(f"/paper/{pid}/note.md").text
+    assert "ada's words" not in bob.get(f"/paper/{pid}/note.md").text
+    assert "ada's words" not in app.paper(pid).note()[1]  # the single-user mode's note
+    assert "ada's words" in app.paper(pid).note(user="ada")[1]
 
 
 def test_the_token_mode_is_unchanged(app, client_for):  # noqa: F811

@@ -72,10 +72,11 @@ def write_atomically(path: Path, text: str) -> None:
 
 
 def export_notes(
-    db: sessionmaker, paper_ids: list[str] | None, out_dir: Path, *, lookup=None
+    db: sessionmaker, paper_ids: list[str] | None, out_dir: Path, *, lookup=None, user: str | None = None
 ) -> ExportResult:
     """Write notes for `paper_ids` (None: every reviewed paper) and the index note. `lookup`
-    (reader.export.lookup.ReferenceLookup) checks the cited references in Crossref or OpenAlex."""
+    (reader.export.lookup.ReferenceLookup) checks the cited references in Crossref or OpenAlex;
+    `user`: whose judgements and highlights the notes carry (None: the single-user mode's)."""
     out_dir = _writable_folder(out_dir)
     result = ExportResult(out_dir=out_dir)
     with db() as session:
@@ -88,7 +89,7 @@ def export_notes(
         for paper in papers:
             if paper is None:
                 continue
-            note = collect_note(session, paper, keys, lookup)
+            note = collect_note(session, paper, keys, lookup, user)
             if note is None:
                 result.not_reviewed.append((paper.id, paper.title))
                 continue

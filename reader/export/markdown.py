@@ -416,17 +416,18 @@ def _flags(iteration: AnalysisIteration) -> tuple[list[Flag], int, int]:
 
 
 def collect_note(
-    session: Session, paper: Paper, keys: dict[str, str] | None = None, lookup=None
+    session: Session, paper: Paper, keys: dict[str, str] | None = None, lookup=None, user: str | None = None
 ) -> Note | None:
     """The note's data, or None when the paper has no stored review. `keys`: every paper's
     citation key (reader.export.bibtex.citekeys), computed here when not given. `lookup`
-    (reader.export.lookup.ReferenceLookup, optional) checks each cited entry."""
+    (reader.export.lookup.ReferenceLookup, optional) checks each cited entry. `user`: whose
+    judgements and highlights it carries (an account's; None: the single-user mode's)."""
     analyses = {kind: a for kind, a in newest_analyses(session, paper.id).items() if kind in KIND_ORDER}
     if not analyses:
         return None
     views = []
     refs = None
-    judged = judgements_of(session, paper.id)
+    judged = judgements_of(session, paper.id, user)
     for kind in KIND_ORDER:
         analysis = analyses.get(kind)
         if analysis is None:
@@ -460,7 +461,7 @@ def collect_note(
         analyses=views,
         llm_calls=_llm_calls(session, paper.id),
         judgements=shown,
-        highlights=highlights_of(session, paper.id),
+        highlights=highlights_of(session, paper.id, user),
         gone_judgements=[j for j in judged.values() if id(j) not in {id(s) for s in shown}],
         followups=followups_of(session, paper.id),
         checklist=checklist_of(session, paper.id),

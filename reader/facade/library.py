@@ -119,14 +119,22 @@ class Library:
             paper_ids, stored_only=stored_only, columns=as_list(columns), questions=as_list(questions)
         )
 
-    def export(self, out: str | Path, papers: Iterable[str] | None = None, *, lookup: str | None = None):
+    def export(
+        self,
+        out: str | Path,
+        papers: Iterable[str] | None = None,
+        *,
+        lookup: str | None = None,
+        user: str | None = None,
+    ):
         """Write one annotated Markdown note per reviewed paper, plus index.md -> ExportResult.
         `lookup` ("crossref", "openalex", "semantic-scholar" or "off"; None: READER_REFERENCE_LOOKUP,
-        off by default) checks each cited reference there."""
+        off by default) checks each cited reference there. `user`: whose judgements and highlights
+        the notes carry (an account's on a shared server; None: the single-user mode's)."""
         from reader.export import export_notes
 
         checker = self._services.reference_lookup(lookup)
-        return export_notes(self._services.db, self._paper_ids(papers), Path(out), lookup=checker)
+        return export_notes(self._services.db, self._paper_ids(papers), Path(out), lookup=checker, user=user)
 
     def bibtex(self, out: str | Path, papers: Iterable[str] | None = None):
         """Write the BibTeX entries of the reviewed papers (or of `papers`) to the file `out` -> BibtexResult."""

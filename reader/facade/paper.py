@@ -60,16 +60,17 @@ class Paper:
         with self._services.db() as session:
             return followups_of(session, self.id)
 
-    def note(self) -> tuple[str, str]:
+    def note(self, *, user: str | None = None) -> tuple[str, str]:
         """(file name, Markdown text) of its note, with its Tables and Figures sections (their CSV
-        and picture files are written by `reader export`); ReaderError when it has no review yet."""
+        and picture files are written by `reader export`) and `user`'s judgements and highlights
+        (None: the single-user mode's); ReaderError when it has no review yet."""
         from reader.export import note_text
         from reader.export.markdown import collect_note
         from reader.store.tables import Paper as PaperRow
 
         with self._services.db() as session:
             paper = session.get(PaperRow, self.id)
-            note = collect_note(session, paper)
+            note = collect_note(session, paper, user=user)
             if note is None:
                 raise ReaderError(
                     f"{paper.title!r} has no review yet, so there is no note to download; "

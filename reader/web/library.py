@@ -289,13 +289,13 @@ def name_paper(library, paper_id: str, file_name: str) -> None:
             paper.file_name = file_name
 
 
-def notes_zip(reader, papers: list[str] | None = None) -> tuple[bytes, int]:
+def notes_zip(reader, papers: list[str] | None = None, user: str | None = None) -> tuple[bytes, int]:
     """(a zip of the notes of `papers` (None: every reviewed paper) with index.md and the tables'
-    CSV and figures' PNG files beside them, how many notes)."""
+    CSV and figures' PNG files beside them, with `user`'s judgements and highlights; how many notes)."""
     with tempfile.TemporaryDirectory() as tmp:
         # no reference lookup here, whatever READER_REFERENCE_LOOKUP says: a network round trip
         # per cited entry would hold the request (`reader export` looks them up)
-        result = reader.export(tmp, papers, lookup="off")
+        result = reader.library.export(tmp, papers, lookup="off", user=user)
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
             for path in sorted(p for p in Path(tmp).rglob("*") if p.is_file()):

@@ -7,7 +7,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from reader.errors import ReaderError
 from reader.web import library as rows
-from reader.web.pages import content_disposition, db_session, page, reader_of
+from reader.web.pages import content_disposition, db_session, page, reader_of, user_of
 
 router = APIRouter()
 
@@ -44,8 +44,8 @@ def library(
 
 
 @router.get("/library/notes.zip")
-def notes_zip(ctx=Depends(reader_of)):
-    data, count = rows.notes_zip(ctx)
+def notes_zip(request: Request, ctx=Depends(reader_of)):
+    data, count = rows.notes_zip(ctx, user=user_of(request))
     if not count:
         raise ReaderError("no paper has a review yet, so there are no notes to export")
     return Response(

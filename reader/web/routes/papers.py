@@ -157,8 +157,8 @@ def review_again(
 
 
 @router.get("/paper/{paper_id}/note.md")
-def paper_note(paper_id: str, ctx=Depends(reader_of)):
-    file_name, text = ctx.paper(checked_paper_id(paper_id)).note()
+def paper_note(paper_id: str, request: Request, ctx=Depends(reader_of)):
+    file_name, text = ctx.paper(checked_paper_id(paper_id)).note(user=user_of(request))
     return Response(
         text.encode("utf-8"),
         media_type="text/markdown; charset=utf-8",
@@ -167,11 +167,11 @@ def paper_note(paper_id: str, ctx=Depends(reader_of)):
 
 
 @router.get("/paper/{paper_id}/note.zip")
-def paper_note_zip(paper_id: str, ctx=Depends(reader_of)):
+def paper_note_zip(paper_id: str, request: Request, ctx=Depends(reader_of)):
     """The note with its tables' CSV and figures' PNG files beside it, as `reader export` writes them."""
     paper = ctx.paper(checked_paper_id(paper_id))
     file_name, _ = paper.note()  # ReaderError when it has no review yet
-    data, _ = library.notes_zip(ctx, [paper.id])
+    data, _ = library.notes_zip(ctx, [paper.id], user_of(request))
     return Response(
         data,
         media_type="application/zip",
