@@ -167,7 +167,9 @@ def test_guards_override_a_yes_nexus_example():
     text = "BERT-large 精度只下降 0.3%，远低于 NEXUS 的 1.2%。BERT-large loses accuracy after pruning."
     result = audit_text(text, verifier=verifier, search=paper_search, facts=facts)
     fabricated, faithful = result.sentences
-    assert fabricated.verdict == "unsupported" and fabricated.llm_answer == "YES"
+    # the guards decide it: the verifier, which would have said YES, is not asked about it
+    assert fabricated.verdict == "unsupported" and fabricated.decided_by == "guard"
+    assert "NEXUS" not in " ".join(h["prompt"] for h in verifier.history)
     assert "name 'NEXUS' not found in the paper" in fabricated.reasons
     assert "number 0.3% not found in the paper" in fabricated.reasons
     assert "number 1.2% not found in the paper" in fabricated.reasons

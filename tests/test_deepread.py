@@ -290,7 +290,8 @@ def test_deep_read_end_to_end(db):
         assert "2 Related Work (partly)" in c.left_out_sections
         first = c.iterations[0]
         nexus = [v for v in first.verdicts if "NEXUS" in v.text][0]
-        assert nexus.verdict == "unsupported" and nexus.llm_answer == "YES"
+        # a guard decided it: the verifier was not asked (nor was its P(YES) needed)
+        assert nexus.verdict == "unsupported" and nexus.llm_answer == "" and nexus.decided_by == "guard"
         assert "name 'NEXUS' not found in the paper" in nexus.reasons
         assert nexus.evidence and nexus.evidence[0].chunk_id is not None
         assert [v.reused for v in c.iterations[1].verdicts] == [True, False, True, True, True]
@@ -465,14 +466,15 @@ def test_what_the_paper_lacks_is_stated_by_the_tool_and_passed_on_the_checks_fin
     assert "## Weaknesses\nThe abstract's figures (40% and 0.3) are given without" in final
 
 
-def test_a_critique_claiming_what_the_paper_has_is_missing_is_flagged_though_the_verifier_says_yes(db):
+def test_a_critique_claiming_what_the_paper_has_is_missing_is_flagged_without_asking_the_verifier(db):
     add_paper(db)  # its conclusion is titled "… and limitations", its experiments give "± 0.1"
     claim = "The paper does not discuss any limitations of head pruning."
     generator, verifier = make_llms(critiques=(f"## Weaknesses\n{claim}",))
     result = read_sample(db, generator, verifier, [])
     critique = {k.kind: k for k in result.analyses}["critique"]
     verdict = next(s for s in critique.loop.iterations[0].audit.sentences if s.text == claim)
-    assert verdict.verdict == "unsupported" and verdict.llm_answer == "YES"
+    assert verdict.verdict == "unsupported" and verdict.decided_by == "guard" and verdict.llm_answer == ""
+    assert claim not in " ".join(h["prompt"] for h in verifier.history)
     assert any(r.startswith("the paper does discuss limitations") for r in verdict.reasons)
 
 
@@ -484,7 +486,8 @@ def test_a_citation_for_what_neither_the_entry_nor_its_citing_sentences_say_is_f
     result = read_sample(db, generator, verifier, [])
     critique = {k.kind: k for k in result.analyses}["critique"]
     verdicts = {s.text: s for s in critique.loop.iterations[0].audit.sentences}
-    assert verdicts[claim].verdict == "unsupported" and verdicts[claim].llm_answer == "YES"
+    assert verdicts[claim].verdict == "unsupported" and verdicts[claim].decided_by == "guard"
+    assert claim not in " ".join(h["prompt"] for h in verifier.history)
     assert any(r.startswith("citation [1]: the claim shares no word") for r in verdicts[claim].reasons)
     assert not any(r.startswith("citation [1]") for r in verdicts[faithful].reasons)
 
@@ -497,7 +500,8 @@ def test_a_critique_saying_the_paper_lacks_what_one_of_its_sentences_states_is_f
     result = read_sample(db, generator, verifier, [])
     critique = {k.kind: k for k in result.analyses}["critique"]
     verdicts = {s.text: s for s in critique.loop.iterations[0].audit.sentences}
-    assert verdicts[claim].verdict == "unsupported" and verdicts[claim].llm_answer == "YES"
+    assert verdicts[claim].verdict == "unsupported" and verdicts[claim].decided_by == "guard"
+    assert claim not in " ".join(h["prompt"] for h in verifier.history)
     reason = next(r for r in verdicts[claim].reasons if r.startswith("the paper does say it"))
     assert "We score each head by its gradient and remove the lowest" in reason
     assert not any(r.startswith("the paper does say it") for r in verdicts[vague].reasons)

@@ -62,7 +62,17 @@ from dataclasses import dataclass, field
 from reader.audit.checking import CheckerBand, CheckerView, check_sentences
 from reader.audit.confidence import claim_probabilities
 from reader.audit.control import Control, control_claim, control_position
-from reader.audit.decided import CHECKED, CHECKER, RESTATED, STATED, TOOL, VERIFIER, decision_of, settle
+from reader.audit.decided import (
+    CHECKED,
+    CHECKER,
+    GUARD,
+    RESTATED,
+    STATED,
+    TOOL,
+    VERIFIER,
+    decision_of,
+    settle,
+)
 from reader.audit.decided import EXTRACTION as BY_EXTRACTION
 from reader.audit.evidence import claim_evidence, excerpts
 from reader.audit.extraction import agreement, check_clozes, cloze_for, finding
@@ -547,6 +557,7 @@ class _Pass:
             or sentence in self.restated
             or sentence in self.stated
             or sentence in self.contradicted
+            or bool(self.guard.get(sentence))  # unsupported whatever the verifier would say
         )
 
 
@@ -668,7 +679,7 @@ def _verify_batches(batches: list[list[str]], checks: _Pass, request: AuditReque
 
 def _decided(sentence: str, checks: _Pass, band: CheckerBand | None) -> SentenceResult:
     """The verdict of a sentence decided without the verifier: the tool's own, a restatement,
-    contradicted by an extraction, or the claim checker sure of it."""
+    contradicted by an extraction or a guard, or the claim checker sure of it."""
     view, guard = checks.views[sentence], checks.guard[sentence]
     evidence, item = checks.evidence(sentence), ""
     if sentence in checks.stated:
@@ -682,8 +693,9 @@ def _decided(sentence: str, checks: _Pass, band: CheckerBand | None) -> Sentence
         how, source = RESTATED, checks.restated[sentence]
         verdict, reasons = _restated_verdict(source, guard)
         evidence = sorted(view.evidence, key=lambda e: source not in e.text)
-    elif view.decided is None:  # contradicted by an extraction
-        how, verdict, reasons = BY_EXTRACTION, UNSUPPORTED, list(guard)
+    elif view.decided is None:  # contradicted by an extraction, or a guard objects
+        how = BY_EXTRACTION if sentence in checks.contradicted else GUARD
+        verdict, reasons = UNSUPPORTED, list(guard)
     else:
         how = CHECKER
         verdict, reasons = _checker_verdict(view, guard, band)
