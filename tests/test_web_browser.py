@@ -140,8 +140,10 @@ def test_upload_review_read_and_ask(served, page, tmp_path):
 
     with zipfile.ZipFile(download.value.path()) as archive:
         names = archive.namelist()
-        assert "reader-notes/index.md" in names and len(names) == 2, names
-        note_text = archive.read(next(n for n in names if not n.endswith("index.md"))).decode()
+        notes = [n for n in names if n.endswith(".md")]
+        assert "reader-notes/index.md" in notes and len(notes) == 2, names
+        assert any(n.endswith(".csv") for n in names) and any(n.endswith(".png") for n in names), names
+        note_text = archive.read(next(n for n in notes if not n.endswith("index.md"))).decode()
     assert f"source: {PAPER.name}" in note_text  # the uploaded name, not uploads/<sha256>.pdf
 
     # Paper page: the unsupported sentence is highlighted; hovering shows the tooltip.

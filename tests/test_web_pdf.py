@@ -177,8 +177,10 @@ def test_notes_zip_holds_every_reviewed_note(web):
     assert response.status_code == 200 and response.headers["content-type"] == "application/zip"
     with zipfile.ZipFile(io.BytesIO(response.content)) as archive:
         names = archive.namelist()
-        assert "reader-notes/index.md" in names and len(names) == 2
-        note = archive.read(next(n for n in names if "index" not in n)).decode()
+        notes = [n for n in names if n.endswith(".md")]
+        assert "reader-notes/index.md" in notes and len(notes) == 2
+        assert [n for n in names if n.endswith(".csv")] == [notes[1][:-3] + "-table-1.csv"]  # beside its note
+        note = archive.read(next(n for n in notes if "index" not in n)).decode()
     assert "source: uploaded name.pdf" in note and "uploads" not in note and pid + ".pdf" not in note
 
 
