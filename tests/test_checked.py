@@ -147,6 +147,9 @@ def test_a_claimed_absence_the_papers_text_contradicts_is_objected_to():
         "the paper does discuss limitations: “4 Limitations"
     )
     assert "± 0.1" in contradicted_absence(no_variance, paper_checks(limits))[0]
+    doubted = "This makes it difficult to determine whether the gains are statistically significant."
+    assert "± 0.1" in contradicted_absence(doubted, paper_checks(limits))[0]
+    assert contradicted_absence(doubted, paper_checks(PAPER)) == []
     assert (
         contradicted_absence(no_limits, paper_checks(PAPER)) == []
         and contradicted_absence(no_variance, paper_checks(PAPER)) == []

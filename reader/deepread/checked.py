@@ -263,7 +263,7 @@ def checklist_facts(heading: str, checks: PaperChecks) -> list[str]:
 _NEGATED = r"\b(?:not|no|never|nor|without|lacks?|lacking|fails? to|absence of|omits?)\b[^.;:]{0,60}?"
 _CLAIMS_NO = {
     "limitations": r"\b(?:limitations?|threats? to validity|shortcomings)\b",
-    "variance": r"\b(?:standard deviations?|confidence intervals?|significance tests?|statistical significance|"
+    "variance": r"\b(?:standard deviations?|confidence intervals?|significance tests?|statistical(?:ly)? significan\w*|"
     r"variances?|error bars?|standard errors?)\b",
     "datasets": r"\b(?:data(?:set)? sizes?|size of (?:the |its )?(?:data|dataset|corpus|sample)|how (?:large|big|many)|"
     r"number of (?:examples|samples|participants|documents|sentences|instances))\b",
@@ -275,6 +275,12 @@ _CLAIMS_NO = {
     "ethics": r"\bethic\w*|\binformed consent\b|\breview board\b",
 }
 _CLAIMS = {key: re.compile(_NEGATED + f"(?:{pattern})", re.I) for key, pattern in _CLAIMS_NO.items()}
+# "it is difficult to determine whether the gains are statistically significant": an absence of
+# spread said as doubt
+_DOUBTED_VARIANCE = re.compile(
+    r"\b(?:difficult|hard|impossible|unclear|not possible)\b[^.;:]{0,60}?(?:" + _CLAIMS_NO["variance"] + ")",
+    re.I,
+)
 
 
 def _quote_of(sentence: str) -> str:
@@ -290,7 +296,9 @@ def contradicted_absence(sentence: str, checks: PaperChecks) -> list[str]:
     if checks.limitations is not None and _CLAIMS["limitations"].search(sentence):
         where = f": {_quote_of(checks.limitations)}" if checks.limitations else ""
         reasons.append(f"the paper does discuss limitations{where}")
-    if checks.variance is not None and _CLAIMS["variance"].search(sentence):
+    if checks.variance is not None and (
+        _CLAIMS["variance"].search(sentence) or _DOUBTED_VARIANCE.search(sentence)
+    ):
         reasons.append(f"the paper does report a variance or significance test: {_quote_of(checks.variance)}")
     for key, claim in _CLAIMS.items():
         item = checks.findings.get(key)
