@@ -10,6 +10,7 @@ iteration; then the ratios current / baseline.
 
     .venv/bin/python -m benchmarks.bench_read --baseline d2b2221
     .venv/bin/python -m benchmarks.bench_read --papers acl2014_P14-1059.pdf sample_paper.pdf
+    .venv/bin/python -m benchmarks.bench_read --baseline-env READER_TABLES=off,READER_FIGURES=off --repeat 2
 
 With --review-jobs J the papers are instead reviewed as one batch (`reader review FOLDER
 --jobs J --json`, a folder of links to them), by the baseline and then the current code, and
@@ -170,6 +171,12 @@ def main() -> None:
         "--papers", nargs="+", default=DEFAULT_PAPERS, help="file names in ../shared/papers or papers/"
     )
     parser.add_argument("--baseline", metavar="REV", help="also read them with the code of this revision")
+    parser.add_argument(
+        "--baseline-env",
+        metavar="NAME=VALUE,…",
+        help="also read them with the current code and these settings (READER_TABLES=off,READER_FIGURES=off)",
+    )
+    parser.add_argument("--repeat", type=int, default=1, help="pairs per paper (the writer samples)")
     parser.add_argument("--words", type=int, default=None, help="passed to reader read --words")
     parser.add_argument(
         "--review-jobs",
@@ -183,27 +190,38 @@ def main() -> None:
         return
 
     baseline = export(args.baseline) if args.baseline else None
-    print(f"reader read, embedded model, response cache off; baseline {args.baseline or '(none)'}")
+    env = dict(pair.split("=", 1) for pair in args.baseline_env.split(",")) if args.baseline_env else None
+    compared = baseline is not None or env is not None
+    print(f"reader read, embedded model, response cache off; baseline {args.baseline or env or '(none)'}")
+    totals: dict[str, float] = {"baseline": 0.0, "current": 0.0}
     try:
         for name in args.papers:
             pdf = paper_path(name)
-            print(f"{name}:")
-            runs = {}
-            if baseline is not None:
-                runs["baseline"] = read_once(pdf, baseline, args.words)
-                describe("baseline", runs["baseline"])
-            runs["current"] = read_once(pdf, None, args.words)
-            describe("current", runs["current"])
-            if baseline is not None:
-                b, c = runs["baseline"], runs["current"]
-                print(
-                    f"  ratio     wall {c['wall'] / b['wall']:.2f} · deep read {c['seconds'] / b['seconds']:.2f} · "
-                    f"calls {c['llm_calls'] / b['llm_calls']:.2f} · tokens {c['tokens'] / b['tokens']:.2f} · "
-                    f"tokens not from the cache {processed(c) / processed(b):.2f}"
-                )
+            for n in range(args.repeat):
+                print(f"{name} (pair {n + 1} of {args.repeat}):")
+                runs = {}
+                if compared:
+                    runs["baseline"] = read_once(pdf, baseline, args.words, env)
+                    describe("baseline", runs["baseline"])
+                runs["current"] = read_once(pdf, None, args.words)
+                describe("current", runs["current"])
+                if compared:
+                    show_ratio(runs["baseline"], runs["current"])
+                    for label in totals:
+                        totals[label] += runs[label]["seconds"]
+        if compared:
+            print(f"all pairs: deep read {totals['current'] / totals['baseline']:.2f} × the baseline's")
     finally:
         if baseline is not None:
             shutil.rmtree(baseline, ignore_errors=True)
+
+
+def show_ratio(b: dict, c: dict) -> None:
+    print(
+        f"  ratio     wall {c['wall'] / b['wall']:.2f} · deep read {c['seconds'] / b['seconds']:.2f} · "
+        f"calls {c['llm_calls'] / b['llm_calls']:.2f} · tokens {c['tokens'] / b['tokens']:.2f} · "
+        f"tokens not from the cache {processed(c) / processed(b):.2f}"
+    )
 
 
 def review_batch(args) -> None:
