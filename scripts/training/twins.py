@@ -2,7 +2,8 @@
 
 Each rule takes a (paraphrased) sentence and returns it with one checkable fact turned, or None
 where the rule does not apply: two of its numbers swapped, the two sides of a comparison
-swapped, a value moved onto another metric, a negation or antonym, a scope widened. Paired with
+swapped, a value moved onto another metric, a negation or antonym, a scope widened; or another
+statement of the paper joined to it as its cause (added_cause). Paired with
 its faithful source against the same excerpt, wording carries no label and only the fact does
 (the HANS lesson: training pairs that keep the words and flip the label).
 """
@@ -154,6 +155,19 @@ def widened_scope(sentence: str, rng: random.Random) -> str | None:
         return None
     m, new = rng.choice(options)
     return sentence[: m.start()] + match_case(new, m.group(0)) + sentence[m.end() :]
+
+
+_LINKS = ("because", "since", "which means that", "so", "and as a result", "which is why")
+
+
+def added_cause(sentence: str, other: str, rng: random.Random) -> str | None:
+    """The sentence with another statement of the same paper joined to it as its cause or
+    consequence — a link the paper never draws, in the paper's own words (the writer's invented
+    claims: "The authors attribute the lack of benefit … mainly to noise …")."""
+    head, tail = sentence.strip().rstrip("."), other.strip().rstrip(".")
+    if not head or not tail or tail.lower() in head.lower():
+        return None
+    return f"{head}, {rng.choice(_LINKS)} {tail[0].lower() + tail[1:]}."
 
 
 _RULES = {
