@@ -9,6 +9,7 @@ import io
 
 import pytest
 from click.testing import CliRunner
+from conftest import make_reader
 from controls import real_claims, record_controls, yes_but_controls
 
 from reader.audit.loop import Iteration, LoopResult, audit_sentences, mark_unsupported
@@ -84,11 +85,8 @@ def yes_to_all():
 @pytest.fixture
 def library(reader_env, tmp_path):
     """A Reader over one ingested four-page text paper with a stored, audited synthesis."""
-    from reader.facade import Reader
-    from reader.index.dense import HashingEmbedder
-
     verifier = yes_to_all()
-    app = Reader(llm=verifier, verifier=verifier, embedder=HashingEmbedder(), use_cache=False)
+    app = make_reader(llm=verifier, verifier=verifier)
     path = tmp_path / "tweets.txt"
     path.write_text(PAPER_TEXT, encoding="utf-8")
     [result] = app.ingest([path])
@@ -139,7 +137,7 @@ def test_each_cell_has_its_value_source_and_page_and_an_unsupported_one_is_marke
     assert baselines.origin == "checklist: Baselines compared (rule)"
     assert baselines.verdict == "supported" and baselines.source.page == 3
 
-    result = cells["result"]  # 97.9 is nowhere in the paper: unsupported though the verifier said YES
+    result = cells["result"]  # 97.9 is nowhere in the paper: unsupported by the guard, no verifier asked
     assert result.value == SYNTHESIS["Key results"]
     assert result.verdict == "unsupported" and result.marked
     assert result.shown == "[待验证] " + SYNTHESIS["Key results"]
@@ -151,11 +149,13 @@ def test_each_cell_has_its_value_source_and_page_and_an_unsupported_one_is_marke
     )
     assert table.n_marked == 1
 
-    # every cell went through the audit's verify path: the verifier saw each cell as a claim
+    # every cell went through the audit: the verifier saw each cell as a claim, but for the one
+    # a guard had already found unsupported
     asked = library.verifier_llm.history[calls_before:]
     assert asked and all(call["stage"] == "audit" for call in asked)
     claims = {c for call in asked for _, c in real_claims(call["prompt"], CONTROLS)}
-    assert {cell.value for cell in cells.values()} <= claims
+    assert {cell.value for key, cell in cells.items() if key != "result"} <= claims
+    assert result.value not in claims
     assert table.llm_calls == len(asked)
 
     as_json = table.to_json()
