@@ -127,6 +127,26 @@ def db(app):
     return app.services.db
 
 
+def make_reader(home=None, *, env=None, settings=None, llm=None, cache=False, **kw):
+    """A Reader that embeds with the hashing embedder (no model to load), the tests' one way to
+    build one by hand.
+
+    Its settings: `settings` when given; else, with `home`, read from READER_HOME=home and the
+    variables in `env` alone (none by default: a home of its own whatever the environment says;
+    `env=os.environ` reads them as Reader(home=home) does); else the environment's (reader_env's
+    home). `cache` is its use_cache: no response cache unless True; None leaves it to the
+    settings. `llm` and the rest (verifier, checker, database_url, ...) go to Reader as given."""
+    from reader.config import load_settings
+    from reader.facade import Reader
+    from reader.index.dense import HashingEmbedder
+
+    assert env is None or home is not None, "env is read with a home"
+    if home is not None:
+        assert settings is None, "give home or settings, not both"
+        settings = load_settings({**(env or {}), "READER_HOME": str(home)})
+    return Reader(settings, llm=llm, embedder=HashingEmbedder(), use_cache=cache, **kw)
+
+
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

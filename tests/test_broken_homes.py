@@ -12,9 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SAMPLE_PAPER
-
-from reader.index.dense import HashingEmbedder
+from conftest import ROOT, SAMPLE_PAPER, make_reader
 
 
 def run_reader(home: Path, *args: str, wrap: list[str] | None = None) -> subprocess.CompletedProcess:
@@ -47,9 +45,7 @@ def one_line_error(run: subprocess.CompletedProcess) -> str:
 @pytest.fixture
 def home(reader_env) -> Path:
     """A home holding the sample paper, its database checkpointed into reader.db (no WAL beside it)."""
-    from reader.facade import Reader
-
-    app = Reader(embedder=HashingEmbedder())
+    app = make_reader(cache=None)
     [result] = app.ingest([SAMPLE_PAPER])
     assert result.status == "ingested", result.error
     app.services.db.kw["bind"].dispose()

@@ -5,6 +5,7 @@ Zotero button."""
 from __future__ import annotations
 
 import pytest
+from conftest import make_reader
 from test_citation_graph import BASE, FOLLOW
 from test_export import add_analysis
 from test_web import page_token
@@ -17,12 +18,9 @@ FOLLOW_WITH_DOI = FOLLOW.replace(
 
 @pytest.fixture
 def cards(reader_env, tmp_path):
-    from reader.facade import Reader
-    from reader.index.dense import HashingEmbedder
-
     (tmp_path / "base.md").write_text(BASE, encoding="utf-8")
     (tmp_path / "follow.md").write_text(FOLLOW_WITH_DOI, encoding="utf-8")
-    app = Reader(embedder=HashingEmbedder())
+    app = make_reader(cache=None)
     base, follow = app.ingest([tmp_path / "base.md", tmp_path / "follow.md"])
     add_analysis(
         app.services.db,

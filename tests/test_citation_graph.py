@@ -7,6 +7,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from conftest import make_reader
 
 from reader.crag.intent import Intent, decide_intent, keyword_intent, read_choice
 from reader.ingest.links import match, normalised, title_keys
@@ -46,13 +47,11 @@ Our baseline is SPARTA [1], which we run with its published settings. Dense vect
 
 @pytest.fixture
 def library(reader_env, tmp_path):
-    from reader.facade import Reader
-    from reader.index.dense import HashingEmbedder
     from reader.llm.dryrun import DryRunLLM
 
     (tmp_path / "base.md").write_text(BASE, encoding="utf-8")
     (tmp_path / "follow.md").write_text(FOLLOW, encoding="utf-8")
-    app = Reader(llm=DryRunLLM(), embedder=HashingEmbedder())
+    app = make_reader(llm=DryRunLLM(), cache=None)
     base, follow = app.ingest([tmp_path / "base.md", tmp_path / "follow.md"])
     return app, base.paper_id, follow.paper_id
 
@@ -82,12 +81,9 @@ def test_an_entry_is_matched_by_doi_else_by_its_title():
 
 
 def test_links_are_stored_both_ways_and_follow_a_paper_added_later(reader_env, tmp_path):
-    from reader.facade import Reader
-    from reader.index.dense import HashingEmbedder
-
     (tmp_path / "base.md").write_text(BASE, encoding="utf-8")
     (tmp_path / "follow.md").write_text(FOLLOW, encoding="utf-8")
-    app = Reader(embedder=HashingEmbedder())
+    app = make_reader(cache=None)
     [follow] = app.ingest([tmp_path / "follow.md"])  # the cited paper comes later
     assert app.paper(follow.paper_id).cites().in_library == []
     [base] = app.ingest([tmp_path / "base.md"])

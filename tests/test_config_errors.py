@@ -11,6 +11,7 @@ import threading
 import time
 
 import pytest
+from conftest import make_reader
 
 from reader.config import load_settings
 from reader.errors import ConfigError
@@ -195,10 +196,7 @@ def test_an_embedding_model_that_is_not_there_fails_at_once_without_the_network(
     name = "no-such-owner/no-such-embedding-model"
     text_file = tmp_path / "paper.txt"
     text_file.write_text("A paper.\n\nIt has a paragraph about reading order and coverage.\n")
-    from reader.facade import Reader
-    from reader.index.dense import HashingEmbedder
-
-    library = Reader(load_settings({"READER_HOME": str(tmp_path / "home")}), embedder=HashingEmbedder())
+    library = make_reader(tmp_path / "home", cache=None)
     assert library.ingest([text_file])[0].status == "ingested"
     env = {
         k: v

@@ -9,7 +9,7 @@ import re
 
 import pytest
 from click.testing import CliRunner
-from conftest import SAMPLE_PAPER
+from conftest import SAMPLE_PAPER, make_reader
 from sqlalchemy import select, text, update
 from test_headingless import PARAGRAPHS
 from zotero_fixture import ZoteroBuilder
@@ -112,13 +112,12 @@ def test_escapes_from_zotero_and_the_llm_reach_no_terminal_note_or_bibtex(
 ):
     import reader.index.dense as dense
     from reader.commands.review import print_table
-    from reader.facade import Reader
 
     monkeypatch.setattr(dense, "load_embedder", lambda settings: dense.HashingEmbedder())
     monkeypatch.setenv("READER_LLM_BASE_URL", "scripted:")
     _hostile_zotero(tmp_path / "Zotero")
     llm = hostile_llm()
-    app = Reader(llm=llm, verifier=llm, embedder=dense.HashingEmbedder())
+    app = make_reader(llm=llm, verifier=llm, cache=None)
     report = app.review([], jobs=1, zotero=app.library.zotero_library(tmp_path / "Zotero"))
     assert len(report.by_status("reviewed")) == 1, report.to_json()
 
@@ -151,11 +150,10 @@ def test_controls_stored_by_an_earlier_version_are_escaped_on_the_terminal(
     before they were cleaned, or by hand); rich's markup in a title is shown as written."""
     import reader.index.dense as dense
     from reader.commands.review import print_table
-    from reader.facade import Reader
 
     monkeypatch.setattr(dense, "load_embedder", lambda settings: dense.HashingEmbedder())
     monkeypatch.setenv("READER_LLM_BASE_URL", "scripted:")
-    app = Reader(llm=ScriptedLLM(dry_run_answer, with_stage=True), embedder=dense.HashingEmbedder())
+    app = make_reader(llm=ScriptedLLM(dry_run_answer, with_stage=True), cache=None)
     report = app.review([sparta_paper(tmp_path)], jobs=1)
     raw = f"Old{HOSTILE} [/b] title"
     db = app.services.db
@@ -192,7 +190,6 @@ def test_bidi_overrides_and_escapes_in_a_zotero_attachment_name_reach_no_termina
     reached the terminal, the notes and BibTeX. Each surface is checked: what Zotero gives is
     cleaned where it enters, the file name (kept as the file's real name) where it is shown."""
     import reader.index.dense as dense
-    from reader.facade import Reader
 
     monkeypatch.setattr(dense, "load_embedder", lambda settings: dense.HashingEmbedder())
     monkeypatch.setenv("READER_LLM_BASE_URL", "scripted:")
@@ -206,7 +203,7 @@ def test_bidi_overrides_and_escapes_in_a_zotero_attachment_name_reach_no_termina
     z.stored_pdf(item, "PDFB2345", SAMPLE_PAPER, name="report\x1b[31m\u202efdp.exe.pdf")
     z.close()
     llm = ScriptedLLM(dry_run_answer, with_stage=True)
-    app = Reader(llm=llm, verifier=llm, embedder=dense.HashingEmbedder())
+    app = make_reader(llm=llm, verifier=llm, cache=None)
     report = app.review([], jobs=1, zotero=app.library.zotero_library(tmp_path / "Zotero"))
     assert len(report.by_status("reviewed")) == 1, report.to_json()
     with app.services.db() as session:
@@ -235,11 +232,10 @@ def test_bidi_overrides_stored_by_an_earlier_version_are_cleaned_on_every_surfac
     """Text stored before bidi controls were taken out (or by hand) is cleaned where it leaves:
     escaped on the terminal (`\\u202e`), dropped from the note, the notes zip's index and BibTeX."""
     import reader.index.dense as dense
-    from reader.facade import Reader
 
     monkeypatch.setattr(dense, "load_embedder", lambda settings: dense.HashingEmbedder())
     monkeypatch.setenv("READER_LLM_BASE_URL", "scripted:")
-    app = Reader(llm=ScriptedLLM(dry_run_answer, with_stage=True), embedder=dense.HashingEmbedder())
+    app = make_reader(llm=ScriptedLLM(dry_run_answer, with_stage=True), cache=None)
     app.review([sparta_paper(tmp_path)], jobs=1)
     with app.services.db() as session:
         session.execute(

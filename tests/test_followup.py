@@ -4,6 +4,7 @@ the paper, answered with sources, stored with the review and shown in the note a
 from __future__ import annotations
 
 import pytest
+from conftest import make_reader
 
 from reader.crag.followup import audit_passed, open_points, questions_in, rule_question, write_questions
 from reader.llm.scripted import ScriptedLLM
@@ -72,13 +73,11 @@ def test_the_llm_writes_the_questions_and_the_rule_fills_what_it_left_out():
 
 @pytest.fixture
 def reviewed(reader_env, tmp_path, monkeypatch):
-    from reader.facade import Reader
-    from reader.index.dense import HashingEmbedder
     from reader.llm.dryrun import DryRunLLM
 
     monkeypatch.setenv("READER_FOLLOWUP", "3")
     (tmp_path / "sparta.md").write_text(PAPER, encoding="utf-8")
-    app = Reader(llm=DryRunLLM(), embedder=HashingEmbedder(), use_cache=False)
+    app = make_reader(llm=DryRunLLM())
     return app, app.read(tmp_path / "sparta.md")
 
 

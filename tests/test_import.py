@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from conftest import SAMPLE_PAPER
+from conftest import SAMPLE_PAPER, make_reader
 from loopback_import import ARXIV_ID, CLOSED_DOI, DOI, ImportServer
 
 from reader.errors import ReaderError
@@ -22,12 +22,10 @@ def server():
 
 @pytest.fixture
 def app(reader_env, monkeypatch):
-    from reader.facade import Reader
-    from reader.index.dense import HashingEmbedder
     from reader.llm.dryrun import DryRunLLM
 
     monkeypatch.setenv("READER_OPENALEX_MAILTO", "me@example.org")
-    return Reader(llm=DryRunLLM(), embedder=HashingEmbedder(), use_cache=False)
+    return make_reader(llm=DryRunLLM())
 
 
 def test_identifiers_are_read_from_dois_arxiv_ids_and_urls():

@@ -15,7 +15,7 @@ import numpy as np
 import pymupdf
 import pytest
 from click.testing import CliRunner
-from conftest import SAMPLE_PAPER
+from conftest import SAMPLE_PAPER, make_reader
 from sqlalchemy import event, func, select
 from sqlalchemy.exc import DataError, OperationalError
 
@@ -154,11 +154,9 @@ def test_a_database_error_is_that_files_one_line_error_and_the_rest_go_on(tmp_pa
 
 
 def test_review_reports_a_database_error_in_one_line(tmp_path, monkeypatch, reader_env):
-    from reader.facade import Reader
-
     shutil.copy(SAMPLE_PAPER, tmp_path / "a.pdf")
     fail_store_for(monkeypatch, "a.pdf", _long_database_error())
-    report = Reader(embedder=HashingEmbedder()).review([tmp_path / "a.pdf"])
+    report = make_reader(cache=None).review([tmp_path / "a.pdf"])
     [row] = report.papers
     assert row.status == "error" and one_line(row.error, 300), row.error
     assert "DataError" in row.error

@@ -19,7 +19,7 @@ from types import SimpleNamespace
 import pymupdf
 import pytest
 from click.testing import CliRunner
-from conftest import SAMPLE_PAPER
+from conftest import SAMPLE_PAPER, make_reader
 from sqlalchemy import func, select
 
 from reader.index import dense
@@ -197,7 +197,7 @@ def test_an_uploaded_bomb_fails_its_job_and_the_server_never_parses_it(tmp_path,
     monkeypatch.setattr(pdf_module, "parse_pdf", lambda *a, **k: in_server.append(a) or real_parse(*a, **k))
 
     settings = dataclasses.replace(Reader(home=tmp_path / "home").settings, ingest_memory_mb=64)
-    ctx = Reader(settings, embedder=HashingEmbedder())
+    ctx = make_reader(settings=settings, cache=None)
     ctx.services.warm_up = lambda: None
     ctx.services.read_paper = lambda paper_id, *, on_progress=None, db=None: SimpleNamespace(
         paper_id=paper_id

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from conftest import make_reader
 from test_headingless import PARAGRAPHS
 
 from reader.llm.dryrun import FALLBACK, HANDLERS, DryRunLLM, dry_run_answer
@@ -64,9 +65,6 @@ def test_every_stage_the_pipeline_uses_has_a_handler(reader_env, tmp_path, monke
     every handler is for a stage they call with."""
     from test_checker_audit import WordScorer
 
-    from reader.facade import Reader
-    from reader.index.dense import HashingEmbedder
-
     def write(prompt, stage):
         answer = dry_run_answer(prompt, stage)
         # first drafts with mostly unsupported sentences, so that both get rewritten
@@ -74,7 +72,7 @@ def test_every_stage_the_pipeline_uses_has_a_handler(reader_env, tmp_path, monke
 
     writer = ScriptedLLM(write, model="dry-run-writer", with_stage=True)
     checker = DryRunLLM()
-    reader = Reader(llm=writer, verifier=checker, embedder=HashingEmbedder(), use_cache=False)
+    reader = make_reader(llm=writer, verifier=checker)
     paper = tmp_path / "sparta.txt"
     paper.write_text(
         "Sparse retrieval for long scientific documents\n\n" + "\n\n".join(PARAGRAPHS) + "\n",
@@ -87,9 +85,9 @@ def test_every_stage_the_pipeline_uses_has_a_handler(reader_env, tmp_path, monke
     # with the claim checker on, numbers and comparisons are also checked by extraction
     monkeypatch.setenv("READER_CHECKER", "on")
     monkeypatch.setenv("READER_EXTRACTION", "on")
-    Reader(
-        llm=writer, verifier=checker, embedder=HashingEmbedder(), checker=WordScorer(), use_cache=False
-    ).audit(f"{CLAIMS[0]} {CLAIMS[1]}", result.paper_id)
+    make_reader(llm=writer, verifier=checker, checker=WordScorer()).audit(
+        f"{CLAIMS[0]} {CLAIMS[1]}", result.paper_id
+    )
     answered = reader.ask("What recall does SPARTA reach on LongDocs?", result.paper_id)
     assert not answered.not_found
     reader.ask("Which wheat cultivars grew best in the drought years?", result.paper_id)

@@ -6,9 +6,11 @@ page's "Review anyway") reviews it, and the library's rows of the two say what d
 from __future__ import annotations
 
 import hashlib
+import os
 from datetime import UTC, datetime
 
 import pytest
+from conftest import make_reader
 from sqlalchemy import func, select
 from test_review_cli import write_sample_copy
 from test_web import client_for  # noqa: F401 - a fixture
@@ -22,12 +24,10 @@ WRITING = ("critique", "synthesis")
 
 @pytest.fixture
 def reviewer(reader_env):
-    from reader.facade import Reader
-    from reader.index.dense import HashingEmbedder
     from reader.llm.dryrun import DryRunLLM
 
     llm = DryRunLLM()
-    return Reader(llm=llm, verifier=llm, embedder=HashingEmbedder(), use_cache=False), llm
+    return make_reader(llm=llm, verifier=llm), llm
 
 
 def writing_calls(app, paper_id: str) -> int:
@@ -114,13 +114,11 @@ def test_reader_worker_sets_a_queued_near_duplicate_aside_and_says_so(reviewer, 
 
 
 def test_with_review_near_duplicates_on_a_version_is_reviewed_in_full(reader_env, monkeypatch, tmp_path):
-    from reader.facade import Reader
-    from reader.index.dense import HashingEmbedder
     from reader.llm.dryrun import DryRunLLM
 
     monkeypatch.setenv("READER_REVIEW_NEAR_DUPLICATES", "on")
     llm = DryRunLLM()
-    app = Reader(llm=llm, verifier=llm, embedder=HashingEmbedder(), use_cache=False)
+    app = make_reader(llm=llm, verifier=llm)
     for n in (1, 2):
         write_sample_copy(tmp_path / f"copy{n}.pdf", n)
     rows = app.review([tmp_path / "copy1.pdf"]).papers + app.review([tmp_path / "copy2.pdf"]).papers
@@ -252,18 +250,15 @@ def test_an_upload_of_a_reviewed_paper_s_version_is_not_reviewed_and_review_anyw
 def test_a_near_duplicate_is_set_aside_on_postgresql(pg_url, tmp_path):
     from postgres_cluster import empty_database
 
-    from reader.facade import Reader
-    from reader.index.dense import HashingEmbedder
     from reader.llm.dryrun import DryRunLLM
 
     llm = DryRunLLM()
-    app = Reader(
-        home=tmp_path / "home",
+    app = make_reader(
+        tmp_path / "home",
+        env=os.environ,
         database_url=empty_database(pg_url, "near_duplicates"),
         llm=llm,
         verifier=llm,
-        embedder=HashingEmbedder(),
-        use_cache=False,
     )
     for n in (1, 2):
         write_sample_copy(tmp_path / f"copy{n}.pdf", n)

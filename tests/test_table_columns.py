@@ -9,6 +9,7 @@ import io
 
 import pytest
 from click.testing import CliRunner
+from conftest import make_reader
 from test_extraction_table import CONTROLS, controls, library  # noqa: F401 (fixtures)
 
 QUESTION = "How many annotated tweets does the WNUT-17 corpus contain?"
@@ -43,12 +44,10 @@ def test_an_unknown_column_or_too_many_questions_is_one_line(library):  # noqa: 
 def asking(library):  # noqa: F811
     """The same library read by a Reader whose LLMs are the dry run's: its question pipeline
     answers from the passages and its check verifies the answer against them."""
-    from reader.facade import Reader
-    from reader.index.dense import HashingEmbedder
     from reader.llm.dryrun import DryRunLLM
 
     llm = DryRunLLM()
-    app = Reader(llm=llm, verifier=llm, embedder=HashingEmbedder(), use_cache=False)
+    app = make_reader(llm=llm, verifier=llm)
     app.paper_id = library.paper_id
     app.llm = llm
     return app

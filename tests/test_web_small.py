@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from conftest import SAMPLE_PAPER
+from conftest import SAMPLE_PAPER, make_reader
 from sqlalchemy import select
 from test_web import PDF_BYTES, FakeReview, add_paper, client_for, page_token  # noqa: F401 - a fixture
 
@@ -90,13 +90,11 @@ def test_review_again_says_what_it_does_offers_a_fresh_read_and_lands_on_its_pro
 
 def test_a_fresh_review_asks_the_model_again_where_review_again_reuses_its_answers(reader_env):
     """The queue carries the choice to the worker; the read then skips the LLM cache."""
-    from reader.facade import Reader
-    from reader.index.dense import HashingEmbedder
     from reader.llm.dryrun import dry_run_answer
     from reader.llm.scripted import ScriptedLLM
 
     llm = ScriptedLLM(dry_run_answer, with_stage=True)
-    ctx = Reader(embedder=HashingEmbedder(), llm=llm, use_cache=True)
+    ctx = make_reader(llm=llm, cache=True)
     ctx.queue.enqueue([SAMPLE_PAPER])
     ctx.queue.work(until_empty=True, poll_s=0.05)
     first = llm.calls
