@@ -9,24 +9,16 @@ import json
 from urllib.parse import parse_qs
 
 import pytest
-from conftest import serving
+from conftest import make_reader, serving
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    from reader.config import load_settings
-    from reader.facade import Reader
-    from reader.index.dense import HashingEmbedder
     from reader.llm.scripted import ScriptedLLM
     from reader.web.app import create_app
 
     home = tmp_path_factory.mktemp("near_duplicate_home")
-    ctx = Reader(
-        load_settings({"READER_HOME": str(home)}),
-        embedder=HashingEmbedder(),
-        use_cache=False,
-        llm=ScriptedLLM(lambda prompt: "unused", model="scripted"),
-    )
+    ctx = make_reader(home, llm=ScriptedLLM(lambda prompt: "unused", model="scripted"))
     _two_versions(ctx.services.db)
     with serving(create_app(ctx, allowed_hosts=["127.0.0.1"])) as url:
         yield url

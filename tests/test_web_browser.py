@@ -16,7 +16,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from conftest import SAMPLE_PAPER, SHARED_PAPERS, serving
+from conftest import SAMPLE_PAPER, SHARED_PAPERS, make_reader, serving
 
 from reader.web import library, paper_page
 from reader.web import pdf as pdf_pages
@@ -48,17 +48,13 @@ def served(tmp_path_factory, migrated_home):
     """The web app on a free loopback port, over a private READER_HOME."""
 
     from reader.config import load_settings
-    from reader.facade import Reader
-    from reader.index.dense import HashingEmbedder
     from reader.llm.scripted import ScriptedLLM
     from reader.web.app import create_app
 
     home = migrated_home(tmp_path_factory.mktemp("web_home"))
     settings = dataclasses.replace(load_settings({"READER_HOME": str(home)}), upload_limit_mb=UPLOAD_LIMIT_MB)
-    ctx = Reader(
-        settings,
-        embedder=HashingEmbedder(),
-        use_cache=False,
+    ctx = make_reader(
+        settings=settings,
         # a writer that takes a moment, as a real one does: the upload page polls
         # once a second, and a review over in under a second shows only its end (a call per
         # heading: the shared paper's review takes about 20 s at 0.5 s a call)

@@ -5,14 +5,13 @@ list. Screenshots at 1280 and 390 px go to /tmp/reader_highlights_<width>.png.""
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
 import pymupdf
 import pytest
-from conftest import serving
+from conftest import make_reader, serving
 from test_web import add_analysis
 from test_web_viewer_browser import (
     NARROW,
@@ -28,19 +27,11 @@ from test_web_viewer_browser import (
 def served(tmp_path_factory):
     """The web app on a free loopback port with PAPER ingested and a short reviewed synthesis
     (the Markdown note needs a review)."""
-    from reader.config import load_settings
-    from reader.facade import Reader
-    from reader.index.dense import HashingEmbedder
     from reader.llm.scripted import ScriptedLLM
     from reader.web.app import create_app
 
     home = tmp_path_factory.mktemp("highlights_home")
-    ctx = Reader(
-        dataclasses.replace(load_settings({"READER_HOME": str(home)})),
-        embedder=HashingEmbedder(),
-        use_cache=False,
-        llm=ScriptedLLM(lambda prompt: "unused", model="scripted"),
-    )
+    ctx = make_reader(home, llm=ScriptedLLM(lambda prompt: "unused", model="scripted"))
     [result] = ctx.ingest([PAPER])
     sentence = "The method reads the paper carefully."
     add_analysis(ctx.services.db, result.paper_id, "synthesis", sentence, [(sentence, "supported", [])])

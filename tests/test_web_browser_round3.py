@@ -7,12 +7,11 @@ overruled flag shows the reader's decision, an upload shows its transfer. Screen
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 from types import SimpleNamespace
 
 import pytest
-from conftest import serving
+from conftest import make_reader, serving
 from sqlalchemy import select
 from test_web import add_analysis
 from test_web_viewer_browser import NARROW, PAPER, open_paper
@@ -31,20 +30,12 @@ def served(tmp_path_factory):
     as its closest (the claim is that passage's third sentence, reworded a little) and whose
     second is flagged and then judged supported by the reader."""
     from reader.annotations.judgements import judge
-    from reader.config import load_settings
-    from reader.facade import Reader
-    from reader.index.dense import HashingEmbedder
     from reader.llm.scripted import ScriptedLLM
     from reader.web import paper_page
     from reader.web.app import create_app
 
     home = tmp_path_factory.mktemp("round3_home")
-    ctx = Reader(
-        dataclasses.replace(load_settings({"READER_HOME": str(home)})),
-        embedder=HashingEmbedder(),
-        use_cache=False,
-        llm=ScriptedLLM(lambda prompt: "unused", model="scripted"),
-    )
+    ctx = make_reader(home, llm=ScriptedLLM(lambda prompt: "unused", model="scripted"))
     [result] = ctx.ingest([PAPER])
     pid = result.paper_id
     with ctx.services.db() as session:
@@ -389,14 +380,9 @@ def test_a_near_duplicate_upload_offers_to_remove_the_copy_or_compare(served, pa
 
 
 def test_the_first_visit_says_what_to_do_and_what_comes_out(chromium, tmp_path):
-    from reader.config import load_settings
-    from reader.facade import Reader
-    from reader.index.dense import HashingEmbedder
     from reader.web.app import create_app
 
-    ctx = Reader(
-        load_settings({"READER_HOME": str(tmp_path / "empty")}), embedder=HashingEmbedder(), use_cache=False
-    )
+    ctx = make_reader(tmp_path / "empty")
     context = chromium.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     try:

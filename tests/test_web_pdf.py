@@ -11,7 +11,7 @@ import zipfile
 from types import SimpleNamespace
 
 import pytest
-from conftest import SAMPLE_PAPER
+from conftest import SAMPLE_PAPER, make_reader
 from test_web import SYNTH, FakeReview, add_analysis, page_token, synth_text, with_stages
 
 from reader.store.db import transaction
@@ -307,15 +307,13 @@ def _queue_app(home, **changes):
     from fastapi.testclient import TestClient
 
     from reader.config import load_settings
-    from reader.facade import Reader
-    from reader.index.dense import HashingEmbedder
     from reader.llm.dryrun import dry_run_answer
     from reader.llm.scripted import ScriptedLLM
     from reader.web.app import create_app
 
     settings = dataclasses.replace(load_settings({"READER_HOME": str(home)}), **changes)
     llm = ScriptedLLM(dry_run_answer, model="scripted", with_stage=True)
-    ctx = Reader(settings, embedder=HashingEmbedder(), use_cache=False, llm=llm, verifier=llm)
+    ctx = make_reader(settings=settings, llm=llm, verifier=llm)
     client = TestClient(create_app(ctx))
     client.ctx = ctx
     return client

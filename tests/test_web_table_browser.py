@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import serving
+from conftest import make_reader, serving
 from test_extraction_table import PAPER_TEXT, SYNTHESIS, store_synthesis, yes_to_all
 
 NARROW = 390
@@ -59,19 +59,10 @@ SECOND_SYNTHESIS = {
 @pytest.fixture
 def served(tmp_path):
     """The web app over two ingested papers, each with a stored audited synthesis."""
-    from reader.config import load_settings
-    from reader.facade import Reader
-    from reader.index.dense import HashingEmbedder
     from reader.web.app import create_app
 
     verifier = yes_to_all()
-    ctx = Reader(
-        load_settings({"READER_HOME": str(tmp_path / "home"), "READER_CHECKER": "off"}),
-        llm=verifier,
-        verifier=verifier,
-        embedder=HashingEmbedder(),
-        use_cache=False,
-    )
+    ctx = make_reader(tmp_path / "home", env={"READER_CHECKER": "off"}, llm=verifier, verifier=verifier)
     ids = []
     for name, text, synthesis in (
         ("tweets.txt", PAPER_TEXT, SYNTHESIS),

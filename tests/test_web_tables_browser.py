@@ -7,20 +7,17 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-from conftest import serving
+from conftest import make_reader, serving
 from table_pdf import make_table_pdf
 from test_web_viewer_browser import overlap
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    from reader.config import load_settings
-    from reader.facade import Reader
-    from reader.index.dense import HashingEmbedder
     from reader.web.app import create_app
 
     home = tmp_path_factory.mktemp("tables_home")
-    ctx = Reader(load_settings({"READER_HOME": str(home)}), embedder=HashingEmbedder(), use_cache=False)
+    ctx = make_reader(home)
     pdf = make_table_pdf(tmp_path_factory.mktemp("tables_pdf") / "tables.pdf")
     [result] = ctx.ingest([pdf])
     with serving(create_app(ctx, allowed_hosts=["127.0.0.1"])) as url:

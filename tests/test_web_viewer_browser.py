@@ -8,14 +8,13 @@ is ingested (no LLM: the viewer needs only the PDF and its words). Screenshots a
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
 import pymupdf
 import pytest
-from conftest import SAMPLE_PAPER, SHARED_PAPERS, serving
+from conftest import SAMPLE_PAPER, SHARED_PAPERS, make_reader, serving
 from test_web import add_analysis
 
 # a shared paper when ../shared is here (8 pages), else the project's 2-page sample
@@ -27,19 +26,11 @@ NARROW = 390
 def served(tmp_path_factory):
     """The web app on a free loopback port with PAPER ingested and a long analysis of it, so
     that on a phone the viewer is well below the first screen."""
-    from reader.config import load_settings
-    from reader.facade import Reader
-    from reader.index.dense import HashingEmbedder
     from reader.llm.scripted import ScriptedLLM
     from reader.web.app import create_app
 
     home = tmp_path_factory.mktemp("viewer_home")
-    ctx = Reader(
-        dataclasses.replace(load_settings({"READER_HOME": str(home)})),
-        embedder=HashingEmbedder(),
-        use_cache=False,
-        llm=ScriptedLLM(lambda prompt: "unused", model="scripted"),
-    )
+    ctx = make_reader(home, llm=ScriptedLLM(lambda prompt: "unused", model="scripted"))
     [result] = ctx.ingest([PAPER])
     sentences = [f"Sentence {i} says the method reads the paper carefully." for i in range(40)]
     add_analysis(
