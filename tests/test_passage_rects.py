@@ -3,8 +3,10 @@ papers stored before, and the page images they are drawn over."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
-from conftest import SAMPLE_PAPER
+from conftest import SAMPLE_PAPER, make_reader
 from sqlalchemy import select, update
 
 from reader.ingest.pages import find_doi, normalize, passage_rects, render_page
@@ -15,10 +17,7 @@ from reader.web import pdf
 
 @pytest.fixture
 def ingested(tmp_path, migrated_home):
-    from reader.facade import Reader
-    from reader.index.dense import HashingEmbedder
-
-    ctx = Reader(home=migrated_home(tmp_path / "home"), embedder=HashingEmbedder())
+    ctx = make_reader(migrated_home(tmp_path / "home"), env=os.environ, cache=None)
     [result] = ctx.ingest([SAMPLE_PAPER])
     assert result.status == "ingested", result
     return ctx, result.paper_id
@@ -100,10 +99,7 @@ def test_page_images_are_rendered_once_then_served_from_the_cache(ingested):
 def test_text_files_have_no_rectangles(tmp_path):
     note = tmp_path / "note.md"
     note.write_text("# A note\n\n" + "Some sentence about measuring things carefully. " * 40)
-    from reader.facade import Reader
-    from reader.index.dense import HashingEmbedder
-
-    ctx = Reader(home=tmp_path / "home", embedder=HashingEmbedder())
+    ctx = make_reader(tmp_path / "home", env=os.environ, cache=None)
     [result] = ctx.ingest([note])
     assert all(rects == [] for *_, rects in _chunks(ctx, result.paper_id))
     with ctx.services.db() as s:

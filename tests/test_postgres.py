@@ -10,7 +10,7 @@ from pathlib import Path
 
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from conftest import ROOT, SAMPLE_PAPER, shared_pdfs
+from conftest import ROOT, SAMPLE_PAPER, make_reader, shared_pdfs
 from postgres_cluster import empty_database
 from sqlalchemy import create_engine, func, select, text
 
@@ -143,12 +143,10 @@ def test_every_shared_paper_ingests_on_postgresql(pg_url, tmp_path, monkeypatch)
     dropped; a database error on one file is that file's one-line error and the rest go on."""
     import re
 
-    from reader.facade import Reader
-    from reader.index.dense import HashingEmbedder
     from reader.ingest import pipeline
 
     papers = shared_pdfs() or [SAMPLE_PAPER]
-    reader = Reader(home=tmp_path / "home", database_url=pg_url, embedder=HashingEmbedder())
+    reader = make_reader(tmp_path / "home", env=os.environ, database_url=pg_url, cache=None)
     results = reader.ingest(papers)
     assert [(Path(r.file).name, r.status, r.error) for r in results] == [
         (p.name, "ingested", "") for p in papers
@@ -189,14 +187,12 @@ def test_llm_replies_with_nul_and_escapes_are_stored_on_postgresql(pg_url, tmp_p
     DataError (on every run, as nothing was cached) and its call was missing from the call log."""
     from test_control_characters import CONTROL, hostile_llm, sparta_paper
 
-    from reader.facade import Reader
-    from reader.index.dense import HashingEmbedder
     from reader.store.tables import Analysis, LLMCacheEntry, LLMCall
 
     url = empty_database(pg_url, "reply_controls")
     writer, verifier = hostile_llm("hostile-writer"), hostile_llm("hostile-verifier")
-    reader = Reader(
-        home=tmp_path / "home", database_url=url, llm=writer, verifier=verifier, embedder=HashingEmbedder()
+    reader = make_reader(
+        tmp_path / "home", env=os.environ, database_url=url, llm=writer, verifier=verifier, cache=None
     )
     result = reader.read(sparta_paper(tmp_path))
     assert result.analyses and all(k.loop.final_text for k in result.analyses)

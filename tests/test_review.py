@@ -3,12 +3,14 @@ its job table, with injected stages (no PDFs, no LLM)."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from conftest import make_reader
 from sqlalchemy import delete, func, select
 
 from reader.review import WorkerOptions, WorkerStages, file_sha256, job_rows, run_review
@@ -386,8 +388,6 @@ def test_review_passes_the_output_language_setting(app, tmp_path):
     """`reader review` and web uploads read papers with READER_OUTPUT_LANGUAGE, as `reader read` does."""
     import dataclasses
 
-    from reader.facade import Reader
-    from reader.index.dense import HashingEmbedder
     from reader.llm.dryrun import DryRunLLM
 
     paper = tmp_path / "sparta.md"
@@ -399,12 +399,7 @@ def test_review_passes_the_output_language_setting(app, tmp_path):
         encoding="utf-8",
     )
     llm = DryRunLLM()
-    reader = Reader(
-        dataclasses.replace(app.settings, output_language="zh"),
-        llm=llm,
-        embedder=HashingEmbedder(),
-        use_cache=False,
-    )
+    reader = make_reader(settings=dataclasses.replace(app.settings, output_language="zh"), llm=llm)
     report = reader.review([paper], jobs=1)
     assert report.papers[0].status == "reviewed"
     writing = [call["prompt"] for call in llm.history if call["stage"] in ("critique", "synthesis")]
@@ -464,18 +459,10 @@ def test_deleting_the_database_during_a_review_fails_the_papers_it_could_not_sto
     one is a failed paper naming the file, none is reported reviewed."""
     from test_queue import write_papers
 
-    from reader.facade import Reader
-    from reader.index.dense import HashingEmbedder
     from reader.llm.dryrun import DryRunLLM
 
     path = tmp_path / "home" / "reader.db"
-    app = Reader(
-        home=tmp_path / "home",
-        database_url=f"sqlite:///{path}",
-        llm=DryRunLLM(),
-        embedder=HashingEmbedder(),
-        use_cache=False,
-    )
+    app = make_reader(tmp_path / "home", env=os.environ, database_url=f"sqlite:///{path}", llm=DryRunLLM())
     files = write_papers(tmp_path / "inbox", 4)
 
     def on_event(event):
