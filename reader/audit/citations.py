@@ -48,7 +48,7 @@ CONTRAST_CLAIM = re.compile(
 CONTRAST_CONTEXT = re.compile(
     r"\b(?:unlike|in contrast|contrary|whereas|however|but|instead|rather than|differ\w*|not|no|never|"
     r"without|lack\w*|fail\w*|outperform\w*|better|worse|improv\w*|than|compar\w*|limit\w*|only|while|"
-    r"although|beyond|extend\w*|unlike|superior|inferior|versus|vs)\b|n't\b",
+    r"although|beyond|extend\w*|superior|inferior|versus|vs)\b|n't\b",
     re.I,
 )
 _ENTRY_NUMBER = re.compile(r"^\s*\[?(\d{1,3})[\].]?\s*$")

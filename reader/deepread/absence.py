@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from reader.audit.citations import content_stems
+from reader.deepread.checked import quoted
 from reader.deepread.material import section_sentences
 
 # "does not account for X", "do not explicitly discuss X", "fails to consider X", "lacks X"
@@ -81,8 +82,3 @@ def absent_stems(phrase: str) -> set[str]:
     if _NOT_AFFIRMED.search(phrase):  # "does not consider cases that do not …": a double negation
         return set()
     return content_stems(phrase) - _GENERIC
-
-
-def quoted(sentence: str, limit: int = 160) -> str:
-    flat = " ".join(sentence.split()).rstrip(".")
-    return "“" + (flat if len(flat) <= limit else flat[: limit - 1].rsplit(" ", 1)[0] + "…") + "”"

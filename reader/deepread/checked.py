@@ -108,7 +108,7 @@ def _listed(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def _quoted(sentence: str, limit: int = 160) -> str:
+def quoted(sentence: str, limit: int = 160) -> str:
     flat = " ".join(sentence.split()).rstrip(".")
     return "“" + (flat if len(flat) <= limit else flat[: limit - 1].rsplit(" ", 1)[0] + "…") + "”"
 
@@ -116,7 +116,7 @@ def _quoted(sentence: str, limit: int = 160) -> str:
 def _reason(f: Finding, said: str) -> str:
     where = f" ({f.pages})" if f.pages else ""
     if f.found:
-        return f"checklist item {f.key}: {said}{where}: {_quoted(f.quote)}"
+        return f"checklist item {f.key}: {said}{where}: {quoted(f.quote)}"
     return f"checklist item {f.key}: not found — {said}" + (f"; {f.searched}" if f.searched else "")
 
 
@@ -141,7 +141,7 @@ def _variance_absence(checks: PaperChecks) -> list[CheckedFact]:
         return [CheckedFact("Weaknesses", sentence, _reason(variance, said), "variance")]
     if variance is not None and variance.kind == "claim":
         sentence = (
-            f"The paper calls a result significant ({_quoted(variance.quote, 120)}) but names no test, "
+            f"The paper calls a result significant ({quoted(variance.quote, 120)}) but names no test, "
             "p-value, standard deviation or confidence interval for it."
         )
         return [
@@ -214,15 +214,15 @@ def _presences(checks: PaperChecks) -> list[CheckedFact]:
         ("runs", "Quality of the evidence", "The number of runs or samples is given as {q}."),
         ("baselines", "Missing experiments or baselines", "The comparison is stated as {q}."),
     ]
-    quoted: set[str] = set()
+    seen: set[str] = set()
     for key, heading, template in shown:
         item = checks.findings.get(key)
         if item is None or not item.found or not item.quote or (key == "variance" and item.kind == "claim"):
             continue
-        if item.quote in quoted:
+        if item.quote in seen:
             continue  # one sentence of the paper quoted once
-        quoted.add(item.quote)
-        sentence = template.format(q=_quoted(item.quote, QUOTE_CHARS))
+        seen.add(item.quote)
+        sentence = template.format(q=quoted(item.quote, QUOTE_CHARS))
         out.append(CheckedFact(heading, sentence, _reason(item, "found"), key))
     return out
 
@@ -256,7 +256,7 @@ def checklist_facts(heading: str, checks: PaperChecks) -> list[str]:
             continue
         where = f" ({item.pages})" if item.pages else ""
         value = f": {item.value}" if item.value and item.value not in item.quote else ""
-        out.append(f"{BY_KEY[key].label}{where}{value} — {_quoted(item.quote, 200)}")
+        out.append(f"{BY_KEY[key].label}{where}{value} — {quoted(item.quote, 200)}")
     return out
 
 

@@ -481,8 +481,9 @@ def table_results(tables) -> list[str]:
     row = headline_row(table) if table is not None else []
     if not row or data_cell(row[0].row_header):
         return []  # a row named by a number (a threshold, a size) is a setting, not a system
-    best = _best_per_column(_numeric_body(table))
-    counts = Counter(c.col_header for c in _numeric_body(table))
+    body = _numeric_body(table)
+    best = _best_per_column(body)
+    counts = Counter(c.col_header for c in body)
     parts = []
     for cell in row[:HEADLINE_COLUMNS]:
         mark = (
