@@ -466,42 +466,45 @@ def test_what_the_paper_lacks_is_stated_by_the_tool_and_passed_on_the_checks_fin
     assert "## Weaknesses\nThe abstract's figures (40% and 0.3) are given without" in final
 
 
-def test_a_critique_claiming_what_the_paper_has_is_missing_is_flagged_without_asking_the_verifier(db):
-    add_paper(db)  # its conclusion is titled "… and limitations", its experiments give "± 0.1"
-    claim = "The paper does not discuss any limitations of head pruning."
-    generator, verifier = make_llms(critiques=(f"## Weaknesses\n{claim}",))
+def critique_verdicts(db, *sentences: str) -> tuple[dict, str]:
+    """The sample paper read with a critique of these sentences under Weaknesses: each sentence's
+    first verdict, and every prompt the verifier was sent."""
+    add_paper(db)
+    generator, verifier = make_llms(critiques=("## Weaknesses\n" + " ".join(sentences),))
     result = read_sample(db, generator, verifier, [])
     critique = {k.kind: k for k in result.analyses}["critique"]
-    verdict = next(s for s in critique.loop.iterations[0].audit.sentences if s.text == claim)
+    verdicts = {s.text: s for s in critique.loop.iterations[0].audit.sentences}
+    return verdicts, " ".join(h["prompt"] for h in verifier.history)
+
+
+def test_a_critique_claiming_what_the_paper_has_is_missing_is_flagged_without_asking_the_verifier(db):
+    # the paper's conclusion is titled "… and limitations", its experiments give "± 0.1"
+    claim = "The paper does not discuss any limitations of head pruning."
+    verdicts, asked = critique_verdicts(db, claim)
+    verdict = verdicts[claim]
     assert verdict.verdict == "unsupported" and verdict.decided_by == "guard" and verdict.llm_answer == ""
-    assert claim not in " ".join(h["prompt"] for h in verifier.history)
+    assert claim not in asked
     assert any(r.startswith("the paper does discuss limitations") for r in verdict.reasons)
 
 
 def test_a_citation_for_what_neither_the_entry_nor_its_citing_sentences_say_is_flagged(db):
-    add_paper(db)  # [1] is Michel et al.'s magnitude baseline
+    # [1] is Michel et al.'s magnitude baseline
     claim = "The method for extracting text from PDF files follows [1]."
     faithful = "The magnitude baseline comes from Michel et al. [1]."
-    generator, verifier = make_llms(critiques=(f"## Weaknesses\n{claim} {faithful}",))
-    result = read_sample(db, generator, verifier, [])
-    critique = {k.kind: k for k in result.analyses}["critique"]
-    verdicts = {s.text: s for s in critique.loop.iterations[0].audit.sentences}
+    verdicts, asked = critique_verdicts(db, claim, faithful)
     assert verdicts[claim].verdict == "unsupported" and verdicts[claim].decided_by == "guard"
-    assert claim not in " ".join(h["prompt"] for h in verifier.history)
+    assert claim not in asked
     assert any(r.startswith("citation [1]: the claim shares no word") for r in verdicts[claim].reasons)
     assert not any(r.startswith("citation [1]") for r in verdicts[faithful].reasons)
 
 
 def test_a_critique_saying_the_paper_lacks_what_one_of_its_sentences_states_is_flagged(db):
-    add_paper(db)  # the method scores each head by its gradient
+    # the method scores each head by its gradient
     claim = "The authors do not explain how each head is scored by its gradient."
     vague = "The paper does not report speed."  # one content word: too vague to look for
-    generator, verifier = make_llms(critiques=(f"## Weaknesses\n{claim} {vague}",))
-    result = read_sample(db, generator, verifier, [])
-    critique = {k.kind: k for k in result.analyses}["critique"]
-    verdicts = {s.text: s for s in critique.loop.iterations[0].audit.sentences}
+    verdicts, asked = critique_verdicts(db, claim, vague)
     assert verdicts[claim].verdict == "unsupported" and verdicts[claim].decided_by == "guard"
-    assert claim not in " ".join(h["prompt"] for h in verifier.history)
+    assert claim not in asked
     reason = next(r for r in verdicts[claim].reasons if r.startswith("the paper does say it"))
     assert "We score each head by its gradient and remove the lowest" in reason
     assert not any(r.startswith("the paper does say it") for r in verdicts[vague].reasons)
