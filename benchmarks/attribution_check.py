@@ -16,6 +16,11 @@ them. Two conditions:
 And, to see whether it catches anything: a numbered marker swapped for another reference the
 paper cites (misattributed by construction; it should fire).
 
+The writer's form "…[n], which describes X" (`misdescribed`) is measured on claims made from
+the paper: for each sentence citing one number, X is the clause it cites it in (the marker taken
+out); faithful with the sentence's own clause among the clauses (verbatim) and without it (own
+sentence left out), misattributed with the marker swapped as above.
+
 Each condition is counted twice: the note (`attribution`) and the guard (`unattributed`: no
 content word shared with the entry or the contexts), which makes a deep-read sentence
 unsupported.
@@ -30,7 +35,7 @@ import sys
 from pathlib import Path
 
 from benchmarks.common import SHARED_PAPERS, wilson  # the same 95% interval as the audit figures
-from reader.audit.citations import ReferenceList
+from reader.audit.citations import MIN_DESCRIBED_WORDS, ReferenceList, cited_clause, content_stems
 from reader.audit.guards import BRACKET_CITE, bracket_numbers
 from reader.ingest.chunk import chunk_paper
 from reader.ingest.pdf import parse_pdf
@@ -94,6 +99,19 @@ def main() -> None:
             guard = counts.setdefault(("numbered", "marker swapped (should fire), guard"), [0, 0])
             guard[0] += 1
             guard[1] += bool(refs.unattributed(swapped))
+            m = BRACKET_CITE.search(sentence)
+            what = BRACKET_CITE.sub(" ", cited_clause(sentence, m.start(), m.end())).strip(" ,.;:")
+            if len(content_stems(what)) < MIN_DESCRIBED_WORDS:
+                continue
+            for name, marker, exclude in (
+                ("described, verbatim", n, None),
+                ("described, own sentence left out", n, sentence),
+                ("described, marker swapped (should fire)", other, None),
+            ):
+                claim = f"The paper builds on [{marker}], which describes {what}."
+                count = counts.setdefault(("numbered", name), [0, 0])
+                count[0] += 1
+                count[1] += bool(refs.misdescribed(claim, exclude=exclude))
     print("papers:", "; ".join(used))
     for name in ("verbatim", "own sentence left out", "verbatim, guard", "own sentence left out, guard"):
         n = sum(v[0] for (_, c), v in counts.items() if c == name)

@@ -5,6 +5,7 @@ the current code, each document measured as a researcher would read it.
     .venv/bin/python -m benchmarks.bench_notes --save /tmp/notes --arms current   # one arm
     .venv/bin/python -m benchmarks.bench_notes --save /tmp/notes --report         # figures only
     .venv/bin/python -m benchmarks.bench_notes --save /tmp/notes --arms endpoint
+    .venv/bin/python -m benchmarks.bench_notes --save /tmp/notes --from-home /tmp/rh14  # a batch review's
 
 The endpoint arm reads through a loopback OpenAI-compatible server (tests/loopback_openai.py) at
 ENDPOINT capabilities, answering as the dry-run LLM does (each heading with its material's
@@ -16,7 +17,9 @@ benchmarks.bench_read), paper by paper, the baseline's read then the current one
 see the same machine. Its `--json` is saved as SAVE/ARM/PAPER.json, and a paper whose file is
 already there is not read again, so the arms can run one after the other. The figures
 (benchmarks.notes_quality) are computed from the saved reads and the paper ingested by the
-current code; the worst three current documents are printed in full.
+current code; the worst three current documents are printed in full. `--from-home` measures the
+reviews stored in a READER_HOME by `reader review` instead (saved as the current arm; wall time is
+each review job's, which shares the machine with the batch's other worker).
 """
 
 from __future__ import annotations
@@ -88,6 +91,49 @@ def run_endpoint_arm(papers: list[str], save: Path) -> None:
         )
 
 
+def save_reviews(home: Path, save: Path, papers: list[str]) -> None:
+    """The reviews stored in `home` as the current arm's saved reads (the fields notes_quality uses)."""
+    import os
+
+    os.environ["READER_HOME"] = str(home)
+    from sqlalchemy import func, select
+
+    from reader.facade import Reader
+    from reader.store.tables import Analysis, LLMCall, Paper, ReviewJob
+
+    (save / "current").mkdir(parents=True, exist_ok=True)
+    with Reader().services.db() as session:
+        for paper in session.scalars(select(Paper)):
+            name = paper.file_name or Path(paper.source_path).name
+            analyses = session.scalars(select(Analysis).where(Analysis.paper_id == paper.id)).all()
+            if name not in papers or not analyses:
+                continue
+            calls, tokens = session.execute(
+                select(func.count(), func.sum(LLMCall.prompt_tokens + LLMCall.completion_tokens)).where(
+                    LLMCall.paper_id == paper.id
+                )
+            ).one()
+            job = session.scalars(select(ReviewJob).where(ReviewJob.paper_id == paper.id)).first()
+            wall = (job.finished_at - job.started_at).total_seconds() if job and job.finished_at else 0.0
+            data = {
+                "analyses": [
+                    {
+                        "kind": a.kind,
+                        "final_text": a.final_text,
+                        "regenerations": a.regenerations,
+                        "ratio_per_iteration": [i.flagged_ratio for i in a.iterations] or [a.flagged_ratio],
+                    }
+                    for a in analyses
+                ],
+                "llm_calls": calls,
+                "tokens": tokens or 0,
+                "wall": wall,
+            }
+            (save / "current" / f"{name}.json").write_text(
+                json.dumps(data, ensure_ascii=False), encoding="utf-8"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", metavar="REV", help="the revision the baseline arm reads with")
@@ -97,7 +143,11 @@ def main() -> None:
     )
     parser.add_argument("--papers", nargs="+", default=PAPERS)
     parser.add_argument("--report", action="store_true", help="only print the figures of the saved reads")
+    parser.add_argument("--from-home", type=Path, help="measure the reviews stored in this READER_HOME")
     args = parser.parse_args()
+    if args.from_home:
+        save_reviews(args.from_home, args.save, args.papers)
+        args.report = True
     if "baseline" in args.arms and not args.baseline and not args.report:
         parser.error("the baseline arm needs --baseline REV")
     if not args.report:

@@ -90,6 +90,36 @@ def test_a_claim_setting_the_paper_against_a_reference_needs_the_paper_to_contra
     assert contrasting.unattributed("In contrast to [1], the model is applied to wheat leaf images.") == []
 
 
+def test_a_claim_saying_what_a_reference_describes_needs_its_entry_or_the_clause_citing_it():
+    # the sample paper's conclusion cites [1] for what evidence search needs, not for the text
+    # it keeps; a note said "[1], which describes a method for extracting text from PDFs"
+    sample = ReferenceList.build(
+        [
+            (
+                "[1]",
+                "Asai et al. 2024. Self-RAG: Learning to retrieve, generate, and critique through self-reflection.",
+            ),
+            ("[2]", "Yan et al. 2024. Corrective retrieval augmented generation."),
+        ],
+        [
+            "Speed depends on the machine; the benchmark prints it next to raw pymupdf extraction. A single "
+            "extraction per page with simple layout rules keeps nearly all of the text of real two-column "
+            "papers in reading order, which is what evidence search needs [1, 2]."
+        ],
+    )
+    (reason,) = sample.unattributed(
+        "The method builds on [1], which describes a method for extracting text from PDFs."
+    )
+    assert reason.startswith("citation [1]: the claim says what it describes")
+    assert (
+        sample.unattributed("The tool builds on [1], which describes retrieval that critiques itself.") == []
+    )
+    assert sample.unattributed("The tool builds on [2], which describes what evidence search needs.") == []
+    assert sample.unattributed("[2] proposes corrective retrieval.") == []
+    # said of a marker the clause does not describe, outside the describing form: not this guard's
+    assert sample.misdescribed("Text extraction keeps the papers' text [1].") == []
+
+
 def test_a_marker_without_an_entry_makes_the_sentence_unsupported():
     facts = PaperFacts.from_texts(BODY + [f"{m} {t}" for m, t in REFERENCES])
     assert check_sentence("Heat lowers wheat yield [2].", facts) == []

@@ -51,6 +51,18 @@ CONTRAST_CONTEXT = re.compile(
     r"although|beyond|extend\w*|superior|inferior|versus|vs)\b|n't\b",
     re.I,
 )
+# A claim that says what a cited work is ("[1], which describes a method for …", "[4] proposes …")
+# needs some of those words in the work's entry or in the clause the paper cites it in: the
+# paper's whole sentence is not enough ("… keeps the text …, which is what evidence search needs
+# [1, 2]" cites [1] for what evidence search needs, not for keeping the text).
+DESCRIBED = re.compile(
+    r"(?P<marker>\[\d{1,3}(?:\s*[-–,;]\s*\d{1,3})*\])\s*,?\s*(?:which|that)?\s*"
+    r"(?:describes?|proposes?|presents?|introduces?|develops?|provides?|discusses?|studies|focuses on|"
+    r"addresses|explores?|is about|deals with)\b(?P<what>[^\[]+)",
+    re.I,
+)
+MIN_DESCRIBED_WORDS = 2
+_CLAUSE_END = re.compile(r"[,;:]\s")
 _ENTRY_NUMBER = re.compile(r"^\s*\[?(\d{1,3})[\].]?\s*$")
 _NOT_NAMES = {"in", "table", "figure", "section", "since", "until", "from", "fig", "eq", "see"}
 _FUNCTION = set(
@@ -90,6 +102,7 @@ class ReferenceList:
     unnumbered: list[str]  # author-year entries' text
     contexts: dict[int, list[str]]  # reference number -> the paper's sentences citing it (with neighbours)
     sentences: list[str]  # the paper's body sentences (for author-year contexts)
+    clauses: dict[int, list[str]] = field(default_factory=dict)  # number -> the clauses citing it
 
     @classmethod
     def build(cls, references: list[tuple[str, str]], body: list[str]) -> ReferenceList:
@@ -113,7 +126,12 @@ class ReferenceList:
                 window = " ".join(sentences[max(0, i - 1) : i + 2])
                 for n in numbers:
                     contexts.setdefault(n, []).append(window)
-        return cls(numbered, unnumbered, contexts, sentences)
+        clauses: dict[int, list[str]] = {}
+        for sentence in sentences:
+            for m in BRACKET_CITE.finditer(sentence):
+                for n in bracket_numbers(m.group(1)):
+                    clauses.setdefault(n, []).append(cited_clause(sentence, m.start(), m.end()))
+        return cls(numbered, unnumbered, contexts, sentences, clauses)
 
     # ------------------------------------------------------------ resolving
 
@@ -215,7 +233,36 @@ class ReferenceList:
                     f"citation {marker}: the claim sets the paper against it, but nowhere the paper "
                     "cites it does the paper compare or contrast"
                 )
+        if not reasons:
+            reasons += self.misdescribed(sentence, exclude=exclude)
         return reasons
+
+    def misdescribed(self, sentence: str, *, exclude: str | None = None) -> list[str]:
+        """Guard reasons for a numbered marker the claim says describes something (DESCRIBED) that
+        shares no content word with the marker's entries or the clauses the paper cites them in."""
+        reasons = []
+        for m in DESCRIBED.finditer(sentence):
+            what = content_stems(m.group("what"))
+            numbers = [n for n in bracket_numbers(m.group("marker")[1:-1]) if n in self.numbered]
+            if len(what) < MIN_DESCRIBED_WORDS or not numbers:
+                continue
+            said = [self.numbered[n][1] for n in numbers] + [
+                c for n in numbers for c in self.clauses.get(n, []) if exclude is None or c not in exclude
+            ]
+            if not any(what & content_stems(text) for text in said):
+                reasons.append(
+                    f"citation {m.group('marker')}: the claim says what it describes, but neither its "
+                    "entry nor the clauses the paper cites it in say so"
+                )
+        return reasons
+
+
+def cited_clause(sentence: str, start: int, end: int) -> str:
+    """The clause of the sentence around the marker at [start, end): from the comma, semicolon or
+    colon before it to the one after it."""
+    before = [m.end() for m in _CLAUSE_END.finditer(sentence, 0, start)]
+    after = _CLAUSE_END.search(sentence, end)
+    return sentence[before[-1] if before else 0 : after.start() if after else len(sentence)]
 
 
 def _not_a_citation(raw: str, surname: str) -> bool:
