@@ -109,9 +109,16 @@ def token_matches(given: str | None, expected: str) -> bool:
     return bool(given) and hmac.compare_digest(given.encode(), expected.encode())
 
 
+def signature(secret: bytes, text: str) -> str:
+    """HMAC-SHA256 of `text` under `secret`, in hex: what this server signs its cookies and form
+    tokens with (the access cookie, the form token of a session, the account session cookie in
+    reader.web.sign_in); check one with `token_matches`."""
+    return hmac.new(secret, text.encode(), hashlib.sha256).hexdigest()
+
+
 def access_cookie_value(token: str) -> str:
     """What the access cookie holds: derived from READER_WEB_TOKEN, never the token itself."""
-    return hmac.new(token.encode(), b"reader-session", hashlib.sha256).hexdigest()
+    return signature(token.encode(), "reader-session")
 
 
 def same_origin(url: str, host: str) -> bool:
@@ -168,7 +175,7 @@ class FormSession:
 
     def form_token(self) -> str:
         self.issued = True
-        return hmac.new(self._secret, self.session_id.encode(), hashlib.sha256).hexdigest()
+        return signature(self._secret, self.session_id)
 
     def accepts(self, given: str | None, *, wants_json: bool) -> bool:
         """Step 3 of the rule in this module's docstring (steps 1-2 passed in Guard)."""
@@ -178,7 +185,7 @@ class FormSession:
             return True
         if self.new or not given:
             return False
-        return hmac.compare_digest(given.encode(), self.form_token().encode())
+        return token_matches(given, self.form_token())
 
 
 def _header(scope, name: bytes) -> str | None:

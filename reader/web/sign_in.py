@@ -11,13 +11,13 @@ reader.accounts (reader/annotations/accounts.py), which also locks an account af
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import hmac
 import secrets
 import threading
 import time
 from collections.abc import Awaitable, Callable
 from urllib.parse import urlsplit
+
+from reader.web.security import signature, token_matches
 
 SESSION_HOURS = 12
 SESSIONS_KEPT = 10_000
@@ -37,9 +37,6 @@ class SignedIn:
         self._sessions: dict[str, tuple[str, float]] = {}  # id -> (account, end)
         self._lock = threading.Lock()
 
-    def _signature(self, session_id: str) -> str:
-        return hmac.new(self._secret, session_id.encode(), hashlib.sha256).hexdigest()
-
     def start(self, name: str) -> str:
         """A new session for account `name` -> the cookie's value."""
         session_id = secrets.token_urlsafe(32)
@@ -48,11 +45,11 @@ class SignedIn:
             if len(self._sessions) >= SESSIONS_KEPT:
                 self._sessions = {k: v for k, v in self._sessions.items() if v[1] > now}
             self._sessions[session_id] = (name, now + SESSION_HOURS * 3600)
-        return f"{session_id}.{self._signature(session_id)}"
+        return f"{session_id}.{signature(self._secret, session_id)}"
 
     def _session_id(self, cookie: str | None) -> str | None:
-        session_id, _, signature = (cookie or "").partition(".")
-        if session_id and hmac.compare_digest(signature.encode(), self._signature(session_id).encode()):
+        session_id, _, signed = (cookie or "").partition(".")
+        if session_id and token_matches(signed, signature(self._secret, session_id)):
             return session_id
         return None
 
