@@ -128,7 +128,14 @@ def test_a_script_signs_in_with_json_and_is_told_why_not(accounts_client):
 def test_a_removed_account_is_signed_out_at_its_next_request(app, accounts_client):
     client = accounts_client()
     sign_in(client, "ada", PASSWORD)
+    sessions, asked = client.app.state.signed_in, []
+    has_account = sessions._has_account
+    sessions._has_account = lambda name: asked.append(name) or has_account(name)
     assert client.get("/library", follow_redirects=False).status_code == 200
+    assert asked == ["ada"]  # once a request
+    for path in ("/static/style.css", "/favicon.ico"):
+        assert client.get(path).status_code == 200
+    assert asked == ["ada"]  # the static files look no account up
     app.accounts.remove("ada")
     assert client.get("/library", follow_redirects=False).status_code == 303
 

@@ -234,6 +234,12 @@ def _open_path(path: str) -> bool:
     return path in OPEN_PATHS or path.startswith("/static/")
 
 
+def _asset_path(path: str) -> bool:
+    """The files the pages load (/static/, the icon): open to all and the same for every
+    account, so no account is looked up for them."""
+    return path == "/favicon.ico" or path.startswith("/static/")
+
+
 async def _to_sign_in(send, scope, as_json: bool):
     """A request without a signed-in account: a script is told to sign in (401), a page is sent
     to the sign-in page, which comes back to it (`next`) once signed in."""
@@ -267,7 +273,8 @@ class Guard:
     - refuses state-changing requests whose Origin, or else Referer, is another site;
     - with accounts (`signed_in`, a reader.web.sign_in.SignedIn), lets a request through only
       from a signed-in account, but for OPEN_PATHS and /static/; puts the account's name in
-      the request's state (`reader_user`, None without accounts);
+      the request's state (`reader_user`, None without accounts, and for the static files and
+      the icon, whose requests look no account up);
     - puts a `FormSession` in the request's state for the routes' form-token check;
     - caps request bodies at `max_body` bytes: from Content-Length before the app runs, else
       counted as the body streams in (chunked), answered 413 the moment it goes over.
@@ -292,7 +299,7 @@ class Guard:
         if access is None:
             return await _send_text(send, 401, NEEDS_TOKEN, as_json=as_json)
         explicit_token, extra_headers = access
-        user = self._account(scope)
+        user = None if _asset_path(scope["path"]) else self._account(scope)
         if user is None and self.signed_in is not None and not _open_path(scope["path"]):
             return await _to_sign_in(send, scope, as_json)
         same_site_header = False

@@ -27,8 +27,9 @@ FORGET_AFTER = 15 * 60  # seconds without a failure after which an address start
 
 
 class SignedIn:
-    """The sessions of signed-in accounts. `has_account(name)` is asked at each request, so an
-    account removed with `reader user remove` is signed out at once."""
+    """The sessions of signed-in accounts. `has_account(name)` is asked at each request (but the
+    static files', which Guard lets through unlooked), so an account removed with `reader user
+    remove`, in another process, is signed out at once."""
 
     def __init__(self, has_account: Callable[[str], bool], *, clock: Callable[[], float] = time.time):
         self._has_account = has_account
