@@ -38,10 +38,12 @@ def test_the_single_note_has_its_figures_and_its_zip_carries_the_pictures(app, c
     from test_export import add_analysis
 
     (result,) = app.ingest([make_figure_pdf(tmp_path / "figures.pdf")])
+    client = client_for()
+    unread = client.get(f"/paper/{result.paper_id}/note.zip")
+    assert unread.status_code == 400 and "has no review yet, so there is no note" in unread.text
     add_analysis(
         app.services.db, result.paper_id, "synthesis", [("The paper draws two figures.", "supported")]
     )
-    client = client_for()
     note = client.get(f"/paper/{result.paper_id}/note.md").text
     assert "## Figures" in note and CAPTION_2 in note
     html = client.get(f"/paper/{result.paper_id}").text

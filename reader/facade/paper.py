@@ -18,6 +18,14 @@ from reader.errors import ReaderError
 from reader.services import Services
 
 
+def no_note_yet(title: str) -> ReaderError:
+    """What asking for the note of a paper with no review yet is told."""
+    return ReaderError(
+        f"{title!r} has no review yet, so there is no note to download; "
+        f"upload it again or run `reader review` on it."
+    )
+
+
 class Paper:
     def __init__(self, services: Services, paper_id: str):
         """A paper known to be stored (Reader.paper resolves the reference)."""
@@ -72,10 +80,7 @@ class Paper:
             paper = session.get(PaperRow, self.id)
             note = collect_note(session, paper, user=user)
             if note is None:
-                raise ReaderError(
-                    f"{paper.title!r} has no review yet, so there is no note to download; "
-                    f"upload it again or run `reader review` on it."
-                )
+                raise no_note_yet(paper.title)
             return note.file_name, note_text(session, note, paper.id)[0]
 
     def judge(

@@ -289,9 +289,10 @@ def name_paper(library, paper_id: str, file_name: str) -> None:
             paper.file_name = file_name
 
 
-def notes_zip(reader, papers: list[str] | None = None, user: str | None = None) -> tuple[bytes, int]:
+def notes_zip(reader, papers: list[str] | None = None, user: str | None = None) -> tuple[bytes, list[str]]:
     """(a zip of the notes of `papers` (None: every reviewed paper) with index.md and the tables'
-    CSV and figures' PNG files beside them, with `user`'s judgements and highlights; how many notes)."""
+    CSV and figures' PNG files beside them, with `user`'s judgements and highlights; the file
+    names of its notes, none for a paper with no review yet)."""
     with tempfile.TemporaryDirectory() as tmp:
         # no reference lookup here, whatever READER_REFERENCE_LOOKUP says: a network round trip
         # per cited entry would hold the request (`reader export` looks them up)
@@ -300,4 +301,4 @@ def notes_zip(reader, papers: list[str] | None = None, user: str | None = None) 
         with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
             for path in sorted(p for p in Path(tmp).rglob("*") if p.is_file()):
                 archive.write(path, f"reader-notes/{path.relative_to(tmp)}")
-    return buffer.getvalue(), len(result.notes)
+    return buffer.getvalue(), [path.name for path in result.notes]

@@ -45,8 +45,8 @@ def library(
 
 @router.get("/library/notes.zip")
 def notes_zip(request: Request, ctx=Depends(reader_of)):
-    data, count = rows.notes_zip(ctx, user=user_of(request))
-    if not count:
+    data, notes = rows.notes_zip(ctx, user=user_of(request))
+    if not notes:
         raise ReaderError("no paper has a review yet, so there are no notes to export")
     return Response(
         data,

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from reader.errors import PaperNotFound
+from reader.facade.paper import no_note_yet
 from reader.web import library, page_text, paper_page, pdf
 from reader.web.pages import (
     checked_paper_id,
@@ -170,10 +171,11 @@ def paper_note(paper_id: str, request: Request, ctx=Depends(reader_of)):
 def paper_note_zip(paper_id: str, request: Request, ctx=Depends(reader_of)):
     """The note with its tables' CSV and figures' PNG files beside it, as `reader export` writes them."""
     paper = ctx.paper(checked_paper_id(paper_id))
-    file_name, _ = paper.note()  # ReaderError when it has no review yet
-    data, _ = library.notes_zip(ctx, [paper.id], user_of(request))
+    data, notes = library.notes_zip(ctx, [paper.id], user_of(request))
+    if not notes:
+        raise no_note_yet(paper.info.title)
     return Response(
         data,
         media_type="application/zip",
-        headers={"content-disposition": content_disposition(file_name[:-3] + ".zip")},
+        headers={"content-disposition": content_disposition(notes[0][:-3] + ".zip")},
     )
