@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.orm import Session
 
-from reader.audit.citations import ReferenceList, references_from
 from reader.deepread.extract import select_sentences
 from reader.deepread.material import (
     ABSTRACT,
@@ -88,7 +87,6 @@ class PaperMaterial:
     facts_texts: list[str]  # text, captions, references, title, abstract
     tables: list = field(default_factory=list)  # the paper's tables as cells (reader.text.grid.Table)
     figures: dict = field(default_factory=dict)  # its figures by number: (page, caption)
-    references: ReferenceList = field(default_factory=lambda: references_from([], []))
 
     @property
     def full_text(self) -> str:
@@ -187,9 +185,6 @@ def load_material(session: Session, paper_id: str) -> PaperMaterial:
         facts_texts,
         tables,
         figure_captions(session, paper.id),
-        references_from(
-            [(r.marker, r.text) for r in paper.references], [(c.section, c.text) for c in paper.chunks]
-        ),
     )
 
 

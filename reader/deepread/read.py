@@ -15,6 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from reader.audit.citations import ReferenceList, reference_list
 from reader.audit.decided import Stated
 from reader.audit.guards import PaperFacts
 from reader.audit.loop import (
@@ -135,6 +136,7 @@ class _Read:
 
     paper_id: str
     material: PaperMaterial
+    references: ReferenceList  # for the guard on citations (`_objections`)
     checklist: Checklist
     checks: PaperChecks
     statements: PaperStatements
@@ -175,11 +177,14 @@ def deep_read(
     started = time.perf_counter()
     capabilities = capabilities_of(generator)
     progress = on_progress or (lambda message: None)
-    material, checklist = _material_and_checklist(db, paper_id, search, verifier, max_workers, progress)
+    material, references, checklist = _material_and_checklist(
+        db, paper_id, search, verifier, max_workers, progress
+    )
     audit = _paper_audit(material, paper_id, verifier, max_workers, yes_threshold, checker, search=search)
     read = _Read(
         paper_id,
         material,
+        references,
         checklist,
         paper_checks(material.sections, checklist.findings),
         PaperStatements.of(material.sections),
@@ -201,18 +206,19 @@ def _objections(sentence: str, read: _Read) -> list[str]:
     else by a sentence stating what is claimed missing), a citation
     for something neither the reference's entry nor the paper's sentences citing it say."""
     absences = contradicted_absence(sentence, read.checks) or read.statements.contradicting(sentence)
-    return absences + read.material.references.unattributed(sentence)
+    return absences + read.references.unattributed(sentence)
 
 
 def _material_and_checklist(
     db, paper_id: str, search, verifier, max_workers: int, progress: Callable[[str], None]
-) -> tuple[PaperMaterial, Checklist]:
-    """The paper from the database (its reference list too), and its rigour checklist (the rules,
+) -> tuple[PaperMaterial, ReferenceList, Checklist]:
+    """The paper from the database, its reference list, and its rigour checklist (the rules,
     then the verifier's extraction for what they miss)."""
     from reader.store.db import transaction
 
     with transaction(db) as session:
         material = load_material(session, paper_id)
+        references = reference_list(session, paper_id)
         passages = paper_passages(session, paper_id)
     checklist = build_checklist(
         paper_id, material.title, passages, search=search, llm=verifier, max_workers=max_workers
@@ -221,7 +227,7 @@ def _material_and_checklist(
         f"checklist: {checklist.n_found} of {len(checklist.items)} items found"
         + (f" ({checklist.llm_calls} extraction calls)" if checklist.llm_calls else "")
     )
-    return material, checklist
+    return material, references, checklist
 
 
 def _context(material: PaperMaterial, tokens: int, progress: Callable[[str], None]) -> PaperContext:
