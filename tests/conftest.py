@@ -127,6 +127,24 @@ def db(app):
     return app.services.db
 
 
+@pytest.fixture
+def hashing_index(monkeypatch):
+    """Every Services the test makes (the CLI's own too) searches an index with the hashing
+    embedder, one per Services, made when first asked for: no embedding model is loaded."""
+    from reader.index.dense import HashingEmbedder
+    from reader.index.store import SearchIndex
+    from reader.services import Services
+
+    def search_index(self):
+        if "_index" not in self.__dict__:
+            self.__dict__["_index"] = SearchIndex(
+                self.settings.index_dir, self.db, embedder=HashingEmbedder()
+            )
+        return self.__dict__["_index"]
+
+    monkeypatch.setattr(Services, "search_index", property(search_index))
+
+
 def make_reader(home=None, *, env=None, settings=None, llm=None, cache=False, **kw):
     """A Reader that embeds with the hashing embedder (no model to load), the tests' one way to
     build one by hand.

@@ -27,23 +27,9 @@ CLAIMS = [
 
 
 @pytest.fixture
-def verifier_server(reader_env, monkeypatch):
+def verifier_server(reader_env, hashing_index, monkeypatch):
     """An OpenAI-compatible verifier on loopback that answers YES to every claim it is asked (NO to
     the audit's control claim, which is false by construction)."""
-    from reader.index.dense import HashingEmbedder
-    from reader.index.store import SearchIndex
-    from reader.services import Services
-
-    monkeypatch.setattr(
-        Services,
-        "search_index",
-        property(
-            lambda self: self.__dict__.setdefault(
-                "_index", SearchIndex(self.settings.index_dir, self.db, embedder=HashingEmbedder())
-            )
-        ),
-    )
-
     controls = record_controls(monkeypatch)
 
     def respond(prompt):

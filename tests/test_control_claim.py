@@ -201,20 +201,7 @@ def test_an_obedient_verifier_through_the_crag_check_grounds_nothing(monkeypatch
 
 
 @pytest.fixture
-def dry_run(reader_env, monkeypatch):
-    from reader.index.dense import HashingEmbedder
-    from reader.index.store import SearchIndex
-    from reader.services import Services
-
-    monkeypatch.setattr(
-        Services,
-        "search_index",
-        property(
-            lambda self: self.__dict__.setdefault(
-                "_index", SearchIndex(self.settings.index_dir, self.db, embedder=HashingEmbedder())
-            )
-        ),
-    )
+def dry_run(reader_env, hashing_index, monkeypatch):
     # the dry-run writer copies the paper's sentences: ask the verifier about them all
     monkeypatch.setattr("reader.audit.loop.restated_source", lambda claim, texts: None)
     monkeypatch.setenv("READER_LLM_BASE_URL", "scripted:")

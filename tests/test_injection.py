@@ -301,27 +301,13 @@ def write_paper(tmp_path, kind: str):
 
 
 @pytest.fixture
-def loopback(reader_env, monkeypatch):
+def loopback(reader_env, hashing_index, monkeypatch):
     """The stand-in behind the loopback server for both roles, and an index with the hashing embedder."""
-    from reader.index.dense import HashingEmbedder
-    from reader.index.store import SearchIndex
-
     # The server hands `respond` the whole conversation, so the stand-in sees what a model sees.
     monkeypatch.setattr(
         loopback_openai,
         "_last_user",
         lambda body: "\n\n".join(m.get("content") or "" for m in body.get("messages") or []),
-    )
-    from reader.services import Services
-
-    monkeypatch.setattr(
-        Services,
-        "search_index",
-        property(
-            lambda self: self.__dict__.setdefault(
-                "_index", SearchIndex(self.settings.index_dir, self.db, embedder=HashingEmbedder())
-            )
-        ),
     )
     with LoopbackOpenAI(respond=stand_in, models=("stand-in",)) as server:
         monkeypatch.setenv("READER_LLM_BASE_URL", server.base_url)

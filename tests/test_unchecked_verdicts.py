@@ -296,22 +296,9 @@ def test_an_unreadable_check_of_an_answer_is_not_grounded():
 
 
 @pytest.fixture
-def endpoint(reader_env, monkeypatch, tmp_path):
+def endpoint(reader_env, hashing_index, monkeypatch, tmp_path):
     """The dry-run generator, the verifier behind the loopback server (garbage until the test
     fixes it), the hashing embedder; the response cache on."""
-    from reader.index.dense import HashingEmbedder
-    from reader.index.store import SearchIndex
-    from reader.services import Services
-
-    monkeypatch.setattr(
-        Services,
-        "search_index",
-        property(
-            lambda self: self.__dict__.setdefault(
-                "_index", SearchIndex(self.settings.index_dir, self.db, embedder=HashingEmbedder())
-            )
-        ),
-    )
     # the dry-run writer copies its material, which the deep read would pass as restatements
     # (reader.audit.restated) without asking the verifier these tests are about,
     monkeypatch.setattr("reader.audit.loop.restated_source", lambda claim, texts: None)
