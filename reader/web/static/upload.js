@@ -79,18 +79,35 @@
     }
   }
 
-  // An upload not reviewed because it is a version of a reviewed paper: a link to that paper's
-  // review, "Review anyway" (queues it again, as the paper page's "Review again" does) and
-  // "Remove this copy…" (the delete page asks first).
-  function nearDuplicateNote(similar, paperId) {
+  // A note on an upload that looks like a version of a stored paper: `before`, a link to that
+  // paper, why it looks so, `after`.
+  function versionNote(className, similar, before, after) {
     var note = document.createElement("span");
-    note.className = "job-similar job-near-duplicate hint";
+    note.className = className;
     var link = document.createElement("a");
     link.href = "/paper/" + encodeURIComponent(similar.paper_id);
     link.textContent = similar.title;
-    note.appendChild(document.createTextNode("A version of "));
+    note.appendChild(document.createTextNode(before));
     note.appendChild(link);
-    note.appendChild(document.createTextNode(" (" + similar.reason + "), whose review is there: this copy was not reviewed. "));
+    note.appendChild(document.createTextNode(" (" + similar.reason + ")" + after));
+    return note;
+  }
+
+  // "Remove this copy…": the upload's delete page, which asks first.
+  function removeLink(paperId) {
+    var remove = document.createElement("a");
+    remove.className = "button secondary similar-remove";
+    remove.href = "/paper/" + encodeURIComponent(paperId) + "/delete";
+    remove.textContent = "Remove this copy…";
+    return remove;
+  }
+
+  // An upload not reviewed because it is a version of a reviewed paper: a link to that paper's
+  // review, "Review anyway" (queues it again, as the paper page's "Review again" does) and
+  // "Remove this copy…".
+  function nearDuplicateNote(similar, paperId) {
+    var note = versionNote("job-similar job-near-duplicate hint", similar, "A version of ",
+      ", whose review is there: this copy was not reviewed. ");
     var again = document.createElement("form");
     again.method = "post";
     again.action = "/paper/" + encodeURIComponent(paperId) + "/review";
@@ -109,35 +126,20 @@
     again.appendChild(button);
     note.appendChild(again);
     note.appendChild(document.createTextNode(" "));
-    var remove = document.createElement("a");
-    remove.className = "button secondary similar-remove";
-    remove.href = "/paper/" + encodeURIComponent(paperId) + "/delete";
-    remove.textContent = "Remove this copy…";
-    note.appendChild(remove);
+    note.appendChild(removeLink(paperId));
     return note;
   }
 
   // A finished upload that looks like a version of a stored paper (it is kept all the same).
-  // It offers to remove this copy (the delete page asks first) or to compare the two.
+  // It offers to remove this copy or to compare the two.
   function similarNote(similar, paperId) {
-    var note = document.createElement("span");
-    note.className = "job-similar hint";
-    var link = document.createElement("a");
-    link.href = "/paper/" + encodeURIComponent(similar.paper_id);
-    link.textContent = similar.title;
-    note.appendChild(document.createTextNode("Looks like a version of "));
-    note.appendChild(link);
-    note.appendChild(document.createTextNode(" (" + similar.reason + "); kept as a paper of its own. "));
+    var note = versionNote("job-similar hint", similar, "Looks like a version of ", "; kept as a paper of its own. ");
     if (paperId) {
-      var remove = document.createElement("a");
-      remove.className = "button secondary similar-remove";
-      remove.href = "/paper/" + encodeURIComponent(paperId) + "/delete";
-      remove.textContent = "Remove this copy…";
       var compare = document.createElement("a");
       compare.className = "similar-compare";
       compare.href = "/table?paper=" + encodeURIComponent(similar.paper_id) + "&paper=" + encodeURIComponent(paperId);
       compare.textContent = "compare the two";
-      note.appendChild(remove);
+      note.appendChild(removeLink(paperId));
       note.appendChild(document.createTextNode(" or "));
       note.appendChild(compare);
       note.appendChild(document.createTextNode("; the library tells them apart by file and date."));
@@ -299,15 +301,18 @@
     });
   }
 
-  form.addEventListener("submit", function (event) {
-    event.preventDefault();
-    if (!input.files.length) { input.click(); return; }  // nothing chosen yet: open the picker
+  // The files chosen, sent, and the input emptied for the next choice; false when none is chosen.
+  function sendChosen() {
+    if (!input.files.length) { return false; }
     sendAll(input.files);
     input.value = "";
+    return true;
+  }
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    if (!sendChosen()) { input.click(); }  // nothing chosen yet: open the picker
   });
-  input.addEventListener("change", function () {
-    if (input.files.length) { sendAll(input.files); input.value = ""; }
-  });
+  input.addEventListener("change", sendChosen);
   ["dragenter", "dragover"].forEach(function (name) {
     form.addEventListener(name, function (event) { event.preventDefault(); form.classList.add("over"); });
   });
