@@ -354,24 +354,36 @@ class Services:
             yes_threshold=self.settings.verify_threshold,
             checker=self.checker,
         )
+        from reader.audit.decided import TOOL
+
         n = self.settings.followup if followup is not False else 0
         result.followups = self.follow_up(
             paper_id,
             [k.loop.final_text for k in result.analyses],
             [k.loop.final.flagged_ratio for k in result.analyses],
             n=n,
+            settled={s.text for k in result.analyses for s in k.loop.final.sentences if s.decided_by == TOOL},
             db=db,
             on_progress=on_progress,
         )
         return result
 
     def follow_up(
-        self, paper_id: str, texts: list[str], ratios: list[float], *, n: int, db=None, on_progress=None
+        self,
+        paper_id: str,
+        texts: list[str],
+        ratios: list[float],
+        *,
+        n: int,
+        settled: set[str] = frozenset(),
+        db=None,
+        on_progress=None,
     ):
         """The follow-up questioner (reader.crag.followup): when the review passed its audit, `n`
-        questions from its open points, each answered over the paper, stored with the review in
-        place of the earlier review's -> FollowUps (`skipped` says why none was asked). A failure
-        here is a note, never a failed review."""
+        questions from its open points (the `settled` sentences, the tool's checklist findings, left
+        out), each answered over the paper, more asked while fewer than n found an answer, stored
+        with the review in place of the earlier review's -> FollowUps (`skipped` says why none was
+        asked). A failure here is a note, never a failed review."""
         from reader.crag import followup
         from reader.crag.pipeline import crag_config
         from reader.crag.store import replace_followups
@@ -386,19 +398,21 @@ class Services:
             elif not followup.audit_passed(ratios):
                 done.skipped = "the review did not pass its audit (a text over the flagged ratio)"
             else:
-                points = followup.open_points(texts)
+                points = followup.open_points(texts, settled)
                 with (db or self.db)() as session:
                     titles = library_titles(session)
                 questions, done.by = followup.write_questions(
-                    titles.get(paper_id, ""), points, self.generator, n
+                    titles.get(paper_id, ""), points, self.generator, n + followup.EXTRA_QUESTIONS
                 )
                 if not questions:
                     done.skipped = "the review names no open point to ask about"
-                for question in questions:
-                    progress(f"follow-up: {question}")
-                    done.answers.append(
-                        self.answer(question, paper_id, crag_config(self.settings.crag), titles=titles)
-                    )
+                config = crag_config(self.settings.crag)
+                done.answers = followup.ask_until_answered(
+                    questions,
+                    lambda question: self.answer(question, paper_id, config, titles=titles),
+                    n,
+                    on_question=lambda question: progress(f"follow-up: {question}"),
+                )
             with transaction(db or self.db) as session:
                 replace_followups(session, paper_id, done.answers)
         except Exception as exc:  # noqa: BLE001 - the review stands without them

@@ -6,7 +6,14 @@ from __future__ import annotations
 import pytest
 from conftest import make_reader
 
-from reader.crag.followup import audit_passed, open_points, questions_in, rule_question, write_questions
+from reader.crag.followup import (
+    ask_until_answered,
+    audit_passed,
+    open_points,
+    questions_in,
+    rule_question,
+    write_questions,
+)
 from reader.llm.scripted import ScriptedLLM
 
 PAPER = """# SPARTA: Sparse Retrieval of Scientific Passages at Scale
@@ -61,6 +68,22 @@ def test_the_open_points_are_the_sentences_under_the_gap_headings():
     assert audit_passed([0.1, 0.3]) and not audit_passed([0.1, 0.31]) and not audit_passed([])
 
 
+def test_the_tools_own_findings_are_no_open_points_and_refusals_make_the_questioner_ask_more():
+    finding = "The abstract's figures are given without a standard deviation or confidence interval."
+    assert finding not in open_points([REVIEW], settled={finding})
+    assert len(open_points([REVIEW], settled={finding})) == 2
+
+    class Answer:
+        def __init__(self, question):
+            self.question, self.not_found = question, "Chinese" in question or "GPU" in question
+
+    asked = ask_until_answered(
+        ["On Chinese papers?", "How large?", "Which GPU?", "Which data?", "Why?"], Answer, 2
+    )
+    assert [a.question for a in asked] == ["On Chinese papers?", "How large?", "Which GPU?", "Which data?"]
+    assert len(ask_until_answered(["On Chinese papers?"], Answer, 2)) == 1
+
+
 def test_the_llm_writes_the_questions_and_the_rule_fills_what_it_left_out():
     points = open_points([REVIEW])
     llm = ScriptedLLM(lambda prompt, stage: "How large does the index grow?\nNothing else.", with_stage=True)
@@ -85,12 +108,14 @@ def test_a_passed_read_asks_answers_and_stores_its_follow_up_questions(reviewed)
     app, result = reviewed
     assert all(k.loop.final.flagged_ratio <= 0.3 for k in result.analyses)
     done = result.followups
-    assert done.skipped == "" and 1 <= len(done.answers) <= 3
+    assert done.skipped == "" and 1 <= len(done.answers) <= 5
+    assert sum(not a.not_found for a in done.answers) <= 3
     answered = [a for a in done.answers if not a.not_found]
     assert answered and all(a.sources and a.sources[0].paper_id == result.paper_id for a in answered)
     assert result.to_json()["followups"]["questions"][0]["question"] == done.answers[0].question
     stored = app.paper(result.paper_id).followups()
     assert [f.question for f in stored] == [a.question for a in done.answers]
+    assert [f.not_found for f in stored] == [a.not_found for a in done.answers]
     _, note = app.paper(result.paper_id).note()
     assert "## Follow-up questions" in note and f"> [!question] {stored[0].question}" in note
     # a new review replaces them; --no-followup asks none and keeps none of the old review's

@@ -109,7 +109,7 @@ def test_every_stage_the_pipeline_uses_has_a_handler(reader_env, tmp_path, monke
     # become follow-up questions (followup)
     assert reader.ask("Which papers cite SPARTA?").intent["by"] == "llm"
     open_points = "## Open questions\nThe recall on papers in Chinese is not reported anywhere."
-    assert reader.services.follow_up(result.paper_id, [open_points], [0.0], n=1).by == "llm"
+    assert reader.services.follow_up(result.paper_id, [open_points], [0.0], n=1).by.startswith("llm")
 
     used = {call["stage"] for llm in (writer, checker.scripted) for call in llm.history}
     assert used <= set(HANDLERS), f"stages without a dry-run handler: {sorted(used - set(HANDLERS))}"

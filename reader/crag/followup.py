@@ -1,16 +1,21 @@
 """The follow-up questioner: after a deep read whose audit passed, the questions the reading leaves
 open are asked of the paper and answered with sources.
 
-    open_points(texts)                         -> the sentences under the note's gap headings
+    open_points(texts, settled)                -> the sentences under the note's gap headings
     write_questions(title, points, llm, n)     -> (3-5 questions, "llm" or "rule")
+    ask_until_answered(questions, ask, n)      -> the answers, until n are not refusals
     audit_passed(ratios)                       -> every analysis at or below the audit's threshold
 
 The gaps are the sentences under "Open questions", "Missing experiments or baselines", "Threats to
-validity" and "Weaknesses" (their `[待验证]` marks taken off). The LLM turns them into questions
+validity" and "Weaknesses" (their `[待验证]` marks taken off), except the tool's own findings
+from the rigour checklist ("The paper does not say over how many runs …"): the checklist searched
+the paper for them already, so a question about them is answered "Not found" again. The LLM
+turns them into questions
 the paper itself could answer (prompts/followup.j2, stage `followup`); a reply with fewer than the
 questions asked for is filled by rule from the gaps ("What does the paper report about …?").
 Each question then goes through the question pipeline over the paper (Services.follow_up), so an
-answer has sources and pages, and "Not found in the papers." is an answer too.
+answer has sources and pages, and "Not found in the papers." is an answer too; up to EXTRA_QUESTIONS
+more questions are written and asked while fewer than n answers are not refusals.
 """
 
 from __future__ import annotations
@@ -27,13 +32,15 @@ from reader.text.words import words
 GAP_HEADINGS = ("Open questions", "Missing experiments or baselines", "Threats to validity", "Weaknesses")
 MAX_POINTS = 12
 MAX_QUESTION_CHARS = 200
+EXTRA_QUESTIONS = 2  # asked only while fewer than n questions have found an answer
 _HEADING = re.compile(r"^\s*#{1,6}\s*(.+?)\s*#*\s*$")
 _AFTER_QUESTION_MARK = re.compile(r"(?<=[?？])[\"'*]*\s+")
 _NUMBERING = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)]|Q\d+[.:)]?)\s*")
 
 
-def open_points(texts: list[str]) -> list[str]:
-    """The sentences under the gap headings of the final texts, in order, marks taken off."""
+def open_points(texts: list[str], settled: frozenset[str] | set[str] = frozenset()) -> list[str]:
+    """The sentences under the gap headings of the final texts, in order, marks taken off; the
+    `settled` ones (the tool's checklist findings) left out."""
     points: list[str] = []
     for text in texts:
         inside = False
@@ -45,7 +52,8 @@ def open_points(texts: list[str]) -> list[str]:
             if inside and line.strip():
                 body = _NUMBERING.sub("", line.replace(MARK, "").replace(MARK.strip(), ""))
                 points += [s.strip() for s in split_sentences(body) if len(words(s)) >= 4]
-    return list(dict.fromkeys(points))[:MAX_POINTS]
+    settled = {" ".join(s.split()) for s in settled}
+    return [p for p in dict.fromkeys(points) if " ".join(p.split()) not in settled][:MAX_POINTS]
 
 
 def questions_in(reply: str) -> list[str]:
@@ -98,6 +106,19 @@ def write_questions(title: str, points: list[str], llm, n: int) -> tuple[list[st
             filled.append(question)
     by = "llm" if filled == asked else ("rule" if not asked else "llm+rule")
     return filled, by
+
+
+def ask_until_answered(questions: list[str], ask, n: int, on_question=None) -> list:
+    """Each question's answer (`ask(question)` -> AskResult), in order, until n of them are not
+    refusals; the questions after that are not asked."""
+    answers = []
+    for question in questions:
+        if sum(not a.not_found for a in answers) >= n:
+            break
+        if on_question is not None:
+            on_question(question)
+        answers.append(ask(question))
+    return answers
 
 
 def audit_passed(ratios: list[float]) -> bool:

@@ -162,6 +162,7 @@ class AskResult:
             "question": self.question,
             "paper_id": self.paper_id,
             "answer": self.answer,
+            "not_found": self.not_found,
             "answer_quoted": self.quoted,
             "grounded": self.grounded,
             "grounded_reason": self.grounded_reason,

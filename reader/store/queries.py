@@ -225,7 +225,9 @@ def followups_of(session: Session, paper_id: str) -> list[FollowUpItem]:
             for s in details.get("sources") or []
             if isinstance(s, dict)
         ]
-        not_found = not sources
+        # a withheld draft keeps the passages it was checked against; rows stored before
+        # "not_found" was kept in the details fall back on having no sources
+        not_found = bool(details.get("not_found", not sources))
         items.append(FollowUpItem(row.question, row.answer, not_found, bool(row.grounded), sources))
     return items
 
