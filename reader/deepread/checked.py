@@ -264,7 +264,7 @@ _NEGATED = r"\b(?:not|no|never|nor|without|lacks?|lacking|fails? to|absence of|o
 _CLAIMS_NO = {
     "limitations": r"\b(?:limitations?|threats? to validity|shortcomings)\b",
     "variance": r"\b(?:standard deviations?|confidence intervals?|significance tests?|statistical(?:ly)? significan\w*|"
-    r"variances?|error bars?|standard errors?)\b",
+    r"variances?|variability|error bars?|standard errors?)\b",
     "datasets": r"\b(?:data(?:set)? sizes?|size of (?:the |its )?(?:data|dataset|corpus|sample)|how (?:large|big|many)|"
     r"number of (?:examples|samples|participants|documents|sentences|instances))\b",
     "baselines": r"\bbaselines?\b",
@@ -278,7 +278,7 @@ _CLAIMS = {key: re.compile(_NEGATED + f"(?:{pattern})", re.I) for key, pattern i
 # "it is difficult to determine whether the gains are statistically significant": an absence of
 # spread said as doubt
 _DOUBTED_VARIANCE = re.compile(
-    r"\b(?:difficult|hard|impossible|unclear|not possible)\b[^.;:]{0,60}?(?:" + _CLAIMS_NO["variance"] + ")",
+    r"\b(?:difficult|hard|impossible|unclear|not possible)\b[^.;:]{0,100}?(?:" + _CLAIMS_NO["variance"] + ")",
     re.I,
 )
 
