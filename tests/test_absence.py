@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from reader.deepread.absence import PaperStatements, absent_stems
+from reader.deepread.absence import UNTESTED_REASON, PaperStatements, absent_stems, untested
 
 # the README sample's own sentences, and one that restricts
 TEXT = (
@@ -37,3 +37,17 @@ def test_true_absences_vague_ones_and_restricted_statements_are_left_alone():
 def test_what_is_claimed_missing_stops_at_its_clause_and_drops_the_words_of_critique():
     assert absent_stems(" any information about author lists, which matters") == absent_stems("author lists")
     assert absent_stems(" cases that do not start a block") == set()  # a double negation is not read
+
+
+def test_a_claim_that_the_paper_leaves_something_untested_is_left_to_the_reader():
+    # the acl2012 note's Overclaims, each false: the paper tests all of them
+    for said in (
+        "The authors suggest using l1/l2 regularization for joint feature selection, but this is not tested "
+        "in the experiments.",
+        "The authors claim that a larger training sample helps, but the experiments only show gains on "
+        "small development sets.",
+        "The gain is not supported by the experiments.",
+    ):
+        assert untested(said) == [UNTESTED_REASON]
+    assert untested("The method was tested on three datasets, but it is not open source.") == []
+    assert untested("The authors evaluate the parser on English only.") == []

@@ -41,6 +41,22 @@ _GENERIC = content_stems(
 _NOT_AFFIRMED = re.compile(
     r"\b(?:not|no|never|neither|nor|without|cannot|only|except|unless|lack\w*)\b|n't\b", re.I
 )
+# "…, but this is not tested in the experiments", "not supported by the experiments": an absence of
+# evidence for something the paper says. No checklist item covers it and the verifier, shown the
+# passage that says the first half, answers YES; in the notes read, the writer made these up.
+_UNTESTED = re.compile(
+    r",?\s+but\s+(?:this|it|these|they|that|such claims?)\s+(?:is|are|was|were|has|have)\s+(?:not|never)\s+"
+    r"(?:\w+ly\s+)?(?:been\s+)?(?:tested|evaluated|validated|verified|supported|demonstrated|shown|measured|"
+    r"examined|explored|proven|backed)\b"
+    r"|\bnot\s+(?:supported|backed|tested|validated|demonstrated|shown)\s+by\s+(?:the|its|any)\s+"
+    r"(?:experiments?|results|evidence|data)\b"
+    r"|\bexperiments\s+only\s+show\b|\bwithout\s+(?:any\s+)?(?:experimental|empirical)\s+(?:evidence|support|validation)\b",
+    re.I,
+)
+UNTESTED_REASON = (
+    "says the paper does not test or support something it says: an absence of evidence that no "
+    "checklist item covers and the tool cannot check"
+)
 # of the object's stems a paper sentence must hold; chosen on half A of the shared papers
 # (benchmarks/bench_absence.py: false flags 3/164 there, 1/164 on half B)
 MIN_SHARE = 0.9
@@ -74,6 +90,12 @@ class PaperStatements:
             if best is not None and len(wanted & best[1]) >= need:
                 return [f"the paper does say it: {quoted(best[0])}"]
         return []
+
+
+def untested(sentence: str) -> list[str]:
+    """The reason a sentence is left to the reader: it claims the paper leaves something it says
+    untested or unsupported ([] when it does not)."""
+    return [UNTESTED_REASON] if _UNTESTED.search(sentence) else []
 
 
 def absent_stems(phrase: str) -> set[str]:
