@@ -157,6 +157,13 @@ def test_a_claimed_absence_the_papers_text_contradicts_is_objected_to():
         "The paper does not provide any information about the variability of the performance across relations.",
     ):
         assert "± 0.1" in contradicted_absence(said, paper_checks(limits))[0]
+    # the acl2012 note: the baselines are 75 characters after the negation
+    compared = limits + [
+        S("4.1 Setup", "We compare HeadPrune with two baselines: random pruning and L0 pruning.", RESULTS)
+    ]
+    far = "Additionally, the paper does not compare the performance of its method (HeadPrune) against any other baseline."
+    (reason,) = contradicted_absence(far, paper_checks(compared))
+    assert reason.startswith("the paper does give its baselines")
     assert (
         contradicted_absence(no_limits, paper_checks(PAPER)) == []
         and contradicted_absence(no_variance, paper_checks(PAPER)) == []

@@ -260,7 +260,7 @@ def checklist_facts(heading: str, checks: PaperChecks) -> list[str]:
     return out
 
 
-_NEGATED = r"\b(?:not|no|never|nor|without|lacks?|lacking|fails? to|absence of|omits?)\b[^.;:]{0,60}?"
+_NEGATED = r"\b(?:not|no|never|nor|without|lacks?|lacking|fails? to|absence of|omits?)\b[^.;:]{0,100}?"
 _CLAIMS_NO = {
     "limitations": r"\b(?:limitations?|threats? to validity|shortcomings)\b",
     "variance": r"\b(?:standard deviations?|confidence intervals?|significance tests?|statistical(?:ly)? significan\w*|"
