@@ -72,6 +72,10 @@ def test_the_tools_own_findings_are_no_open_points_and_refusals_make_the_questio
     finding = "The abstract's figures are given without a standard deviation or confidence interval."
     assert finding not in open_points([REVIEW], settled={finding})
     assert len(open_points([REVIEW], settled={finding})) == 2
+    lead_in = (
+        "## Threats to validity\nThe results may not hold elsewhere due to several factors:\n- Only English."
+    )
+    assert open_points([lead_in]) == []
 
     class Answer:
         def __init__(self, question):

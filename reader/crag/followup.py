@@ -51,7 +51,12 @@ def open_points(texts: list[str], settled: frozenset[str] | set[str] = frozenset
                 continue
             if inside and line.strip():
                 body = _NUMBERING.sub("", line.replace(MARK, "").replace(MARK.strip(), ""))
-                points += [s.strip() for s in split_sentences(body) if len(words(s)) >= 4]
+                # a lead-in ("The results may not hold elsewhere due to several factors:") names no gap
+                points += [
+                    s.strip()
+                    for s in split_sentences(body)
+                    if len(words(s)) >= 4 and not s.rstrip().endswith(":")
+                ]
     settled = {" ".join(s.split()) for s in settled}
     return [p for p in dict.fromkeys(points) if " ".join(p.split()) not in settled][:MAX_POINTS]
 
