@@ -51,3 +51,29 @@ def test_a_claim_that_the_paper_leaves_something_untested_is_left_to_the_reader(
         assert untested(said) == [UNTESTED_REASON]
     assert untested("The method was tested on three datasets, but it is not open source.") == []
     assert untested("The authors evaluate the parser on English only.") == []
+
+
+def test_a_claimed_absence_of_what_the_paper_is_about_is_contradicted_by_its_head():
+    text = (
+        "We measure inter-annotator agreement with Krippendorff's alpha. "
+        "Fine-grained labels raise inter-annotator agreement to 0.7. "
+        "Coarse annotations have lower agreement than fine annotations."
+    )
+    statements = PaperStatements.of([SimpleNamespace(title="3 Results", text=text, priority=1)])
+    # the longeval note: a qualifier the paper never writes, after what the paper is about
+    (reason,) = statements.contradicting(
+        "The paper does not provide any information about inter-annotator agreement on faithfulness "
+        "scores for SQuALITY or PubMed datasets."
+    )
+    assert reason.startswith("the paper says it in 2 sentences")
+    assert statements.contradicting(
+        "The paper does not compare different annotation methods, such as coarse and fine, for long summaries."
+    )
+    # a head of critique's words names nothing; one the paper states once is no subject of it
+    assert (
+        statements.contradicting("The paper does not give any details about Krippendorff's alpha on PubMed.")
+        == []
+    )
+    assert (
+        statements.contradicting("The paper does not report the significance of agreement on PubMed.") == []
+    )

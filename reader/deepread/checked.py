@@ -274,7 +274,15 @@ _CLAIMS_NO = {
     "code": r"\b(?:source )?code\b|\bimplementation is available\b",
     "ethics": r"\bethic\w*|\binformed consent\b|\breview board\b",
 }
-_CLAIMS = {key: re.compile(_NEGATED + f"(?:{pattern})", re.I) for key, pattern in _CLAIMS_NO.items()}
+# "The variance is not reported for these datasets": the negation after what it says is missing
+_NOT_GIVEN = (
+    r"[^.;:]{0,60}?\b(?:is|are|was|were)\s+(?:not|never)\s+(?:\w+ly\s+)?(?:reported|given|provided|stated|"
+    r"mentioned|discussed|described|included|specified|presented|shown|available)\b"
+)
+_CLAIMS = {
+    key: re.compile(f"{_NEGATED}(?:{pattern})|(?:{pattern}){_NOT_GIVEN}", re.I)
+    for key, pattern in _CLAIMS_NO.items()
+}
 # "it is difficult to determine whether the gains are statistically significant": an absence of
 # spread said as doubt
 _DOUBTED_VARIANCE = re.compile(
