@@ -10,7 +10,7 @@ from reader.audit.decided import STATED
 from reader.audit.guards import PaperFacts
 from reader.audit.loop import audit_sentences
 from reader.audit.verify import EvidenceRef
-from reader.deepread.checked import checked_facts, contradicted_absence, paper_checks
+from reader.deepread.checked import checked_facts, claimed_presence, contradicted_absence, paper_checks
 from reader.deepread.material import ABSTRACT, CONCLUSION, OTHER, RESULTS
 from reader.deepread.writer import Request, rewrite_document, split_document, write_document
 from reader.llm.dryrun import claims_with_evidence
@@ -183,3 +183,20 @@ def test_a_claimed_absence_the_papers_text_contradicts_is_objected_to():
     )
     assert result.sentences[0].verdict == "unsupported", "the verifier's YES does not outweigh the text"
     assert any(r.startswith("the paper does discuss limitations") for r in result.sentences[0].reasons)
+
+
+def test_a_claim_that_the_paper_has_what_its_checklist_did_not_find_is_objected_to():
+    checks = paper_checks(PAPER)  # no spread, no baselines, no ablation
+    # the tutorial's note, of a paper without experiments
+    (reason,) = claimed_presence(
+        "The authors provide variance or significance results for their experiments.", checks
+    )
+    assert reason.startswith("checklist item variance: not found — the sentence says the paper has it")
+    assert claimed_presence(
+        "The paper reports on several baselines and compares them with HeadPrune.", checks
+    )
+    # an absence, a suggestion or a hedge claims nothing there
+    assert claimed_presence("The paper reports no baselines.", checks) == []
+    assert claimed_presence("The paper should compare HeadPrune with stronger baselines.", checks) == []
+    with_sd = paper_checks(PAPER + [S("4.2 Seeds", "Scores are averaged over 5 seeds (± 0.3).", RESULTS)])
+    assert claimed_presence("The authors provide variance results for their experiments.", with_sd) == []

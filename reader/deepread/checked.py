@@ -291,8 +291,37 @@ _DOUBTED_VARIANCE = re.compile(
 )
 
 
+# A sentence saying the paper has what its checklist searched for and did not find ("The authors
+# provide variance or significance results for their experiments" of a tutorial without results);
+# a hedge, a negation or a suggestion is no such claim.
+_PRESENT = {
+    "variance": re.compile(_CLAIMS_NO["variance"] + r"|\bp-values?\b|\bsignificance\b", re.I),
+    "baselines": re.compile(r"\bbaselines?\b", re.I),
+    "metrics": re.compile(r"\bmetrics?\b", re.I),
+    "ablations": re.compile(r"\bablations?\b", re.I),
+}
+_NO_PRESENCE = re.compile(
+    r"\b(?:not|no|never|nor|without|lacks?|lacking|absen\w*|missing|fails?|omits?|should|could|would|might|"
+    r"may|must|needs?|whether|if|unclear|only|instead)\b|n't\b",
+    re.I,
+)
+
+
 def _quote_of(sentence: str) -> str:
     return "“" + (sentence if len(sentence) <= 160 else sentence[:157].rstrip() + "…") + "”"
+
+
+def claimed_presence(sentence: str, checks: PaperChecks) -> list[str]:
+    """Reasons a sentence's claim that the paper has a variance, baselines, metrics or ablations is
+    false by the checklist, which searched the paper for them and found none ([] when none)."""
+    if _NO_PRESENCE.search(sentence):
+        return []
+    reasons = []
+    for key, pattern in _PRESENT.items():
+        item = checks.findings.get(key)
+        if item is not None and not item.found and pattern.search(sentence):
+            reasons.append(_reason(item, "the sentence says the paper has it"))
+    return reasons
 
 
 def contradicted_absence(sentence: str, checks: PaperChecks) -> list[str]:

@@ -29,7 +29,7 @@ from reader.audit.loop import (
 )
 from reader.checklist import Checklist, build_checklist, paper_passages, save_checklist
 from reader.deepread.absence import PaperStatements, untested
-from reader.deepread.checked import PaperChecks, contradicted_absence, paper_checks
+from reader.deepread.checked import PaperChecks, claimed_presence, contradicted_absence, paper_checks
 from reader.deepread.context import PaperContext, PaperMaterial, build_context, load_material
 from reader.deepread.tidy import (
     CAPTION,
@@ -204,12 +204,14 @@ def deep_read(
 def _objections(sentence: str, read: _Read) -> list[str]:
     """The deep read's own guard reasons: a claimed absence the paper contradicts (by its checklist,
     else by a sentence stating what is claimed missing), a claim that the paper leaves something
-    untested (no check can settle it: the reader must), a citation
+    untested (no check can settle it: the reader must), a variance, baselines, metrics or
+    ablations the checklist searched for and did not find said to be there, a citation
     for something neither the reference's entry nor the paper's sentences citing it say."""
     absences = (
         contradicted_absence(sentence, read.checks)
         or read.statements.contradicting(sentence)
         or untested(sentence)
+        or claimed_presence(sentence, read.checks)
     )
     return absences + read.references.unattributed(sentence)
 
