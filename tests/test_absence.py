@@ -77,3 +77,13 @@ def test_a_claimed_absence_of_what_the_paper_is_about_is_contradicted_by_its_hea
     assert (
         statements.contradicting("The paper does not report the significance of agreement on PubMed.") == []
     )
+
+
+def test_what_the_note_says_was_not_described_or_is_lacking_is_an_absence_too():
+    # the wheat note: "the data processing and statistical analysis were not thoroughly described"
+    (reason,) = STATEMENTS.contradicting(
+        "Additionally, the best-effort reading of author lists was not thoroughly described, which hurts."
+    )
+    assert reason.startswith("the paper does say it: “Author lists are read")
+    assert STATEMENTS.contradicting("The method lacks captions that start with Figure or Table and a number.")
+    assert STATEMENTS.contradicting("Scanned documents were not evaluated.") == []  # the paper says so

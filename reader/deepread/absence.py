@@ -22,10 +22,17 @@ from reader.deepread.material import section_sentences
 
 # "does not account for X", "do not explicitly discuss X", "fails to consider X", "lacks X"
 _ABSENCE = re.compile(
-    r"\b(?:(?:does|do|did)\s+not|doesn't|don't|didn't|fails?\s+to|never)\s+(?:\w+ly\s+)?"
+    r"(?:\b(?:(?:does|do|did)\s+not|doesn't|don't|didn't|fails?\s+to|never)\s+(?:\w+ly\s+)?"
     r"(?:account\s+for|consider|address|mention|discuss|report|provide|include|describe|evaluate|"
     r"compare|specify|state|explain|present|analy[sz]e|examine|test|cover|handle|give|show|measure|"
-    r"study|investigate|take\s+into\s+account)\b(?P<object>[^.;:,]*)",
+    r"study|investigate|take\s+into\s+account)|\b(?:lacks?|lacking|omits?)\b)(?P<object>[^.;:,]*)",
+    re.I,
+)
+# "the data processing and statistical analysis were not thoroughly described": the object before
+_NOT_DONE = re.compile(
+    r"(?P<object>[^.;:,]*?)\s+(?:is|are|was|were)\s+not\s+(?:\w+ly\s+)?(?:described|reported|discussed|"
+    r"explained|provided|given|presented|detailed|specified|mentioned|considered|addressed|evaluated|"
+    r"examined|analy[sz]ed|measured|tested|compared)\b",
     re.I,
 )
 # where the object ends: a clause of its own ("…, which", "… making it")
@@ -35,7 +42,8 @@ _GENERIC = content_stems(
     "any information details detail discussion explicit explicitly clear clearly specific specifics "
     "whether different various other method methods approach paper papers author authors study work "
     "result results analysis proposed potential possible impact effect effects issue issues aspect "
-    "aspects way ways role performance data information thorough detailed further additional"
+    "aspects way ways role performance data information thorough thoroughly detailed further additional "
+    "description descriptions explanation overview additionally also finally moreover however"
 )
 # a paper sentence that negates or restricts says what is missing or limited: it agrees with the claim
 _NOT_AFFIRMED = re.compile(
@@ -93,9 +101,9 @@ class PaperStatements:
     def contradicting(self, sentence: str) -> list[str]:
         """The reason a claimed absence is false, quoting the paper sentence that states it ([] when
         the sentence claims no absence, its object is too vague, or no sentence states it)."""
-        for m in _ABSENCE.finditer(sentence):
+        for m in [*_ABSENCE.finditer(sentence), *_NOT_DONE.finditer(sentence)]:
             wanted = absent_stems(m.group("object"))
-            examples = _EXAMPLES.match(sentence[m.end() :])
+            examples = _EXAMPLES.match(sentence[m.end() :]) if m.re is _ABSENCE else None
             if len(wanted) < MIN_STEMS and examples:
                 wanted |= absent_stems(examples.group("examples"))
             if len(wanted) < MIN_STEMS:
