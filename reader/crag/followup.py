@@ -7,12 +7,13 @@ open are asked of the paper and answered with sources.
     audit_passed(ratios)                       -> every analysis at or below the audit's threshold
 
 The gaps are the sentences under "Open questions", "Missing experiments or baselines", "Threats to
-validity" and "Weaknesses" (their `[待验证]` marks taken off), except the tool's own findings
+validity" and "Weaknesses", in that order, except those the audit marked `[待验证]` (the paper
+does not support them: asked of it, they come back "Not found") and the tool's own findings
 from the rigour checklist ("The paper does not say over how many runs …"): the checklist searched
 the paper for them already, so a question about them is answered "Not found" again. The LLM
-turns them into questions
-the paper itself could answer (prompts/followup.j2, stage `followup`); a reply with fewer than the
-questions asked for is filled by rule from the gaps ("What does the paper report about …?").
+turns them into questions the paper itself could answer (prompts/followup.j2, stage `followup`);
+a reply with fewer than the questions asked for is filled by rule from the gaps ("What does the
+paper report about …?").
 Each question then goes through the question pipeline over the paper (Services.follow_up), so an
 answer has sources and pages, and "Not found in the papers." is an answer too; up to EXTRA_QUESTIONS
 more questions are written and asked while fewer than n answers are not refusals.
@@ -39,24 +40,26 @@ _NUMBERING = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)]|Q\d+[.:)]?)\s*")
 
 
 def open_points(texts: list[str], settled: frozenset[str] | set[str] = frozenset()) -> list[str]:
-    """The sentences under the gap headings of the final texts, in order, marks taken off; the
-    `settled` ones (the tool's checklist findings) left out."""
-    points: list[str] = []
+    """The sentences under the gap headings of the final texts, Open questions first and Weaknesses
+    last (GAP_HEADINGS' order); the sentences the audit marked unsupported and the `settled` ones
+    (the tool's checklist findings) left out: the paper has nothing to answer about either."""
+    by_heading: dict[str, list[str]] = {h.lower(): [] for h in GAP_HEADINGS}
     for text in texts:
-        inside = False
+        inside = None
         for line in (text or "").splitlines():
             heading = _HEADING.match(line)
             if heading:
-                inside = heading.group(1).strip().rstrip(":").lower() in {h.lower() for h in GAP_HEADINGS}
+                inside = by_heading.get(heading.group(1).strip().rstrip(":").lower())
                 continue
-            if inside and line.strip():
-                body = _NUMBERING.sub("", line.replace(MARK, "").replace(MARK.strip(), ""))
+            if inside is not None and line.strip():
+                body = _NUMBERING.sub("", line)
                 # a lead-in ("The results may not hold elsewhere due to several factors:") names no gap
-                points += [
+                inside += [
                     s.strip()
                     for s in split_sentences(body)
-                    if len(words(s)) >= 4 and not s.rstrip().endswith(":")
+                    if len(words(s)) >= 4 and not s.rstrip().endswith(":") and MARK.strip() not in s
                 ]
+    points = [p for found in by_heading.values() for p in found]
     settled = {" ".join(s.split()) for s in settled}
     return [p for p in dict.fromkeys(points) if " ".join(p.split()) not in settled][:MAX_POINTS]
 
