@@ -200,3 +200,12 @@ def test_a_claim_that_the_paper_has_what_its_checklist_did_not_find_is_objected_
     assert claimed_presence("The paper should compare HeadPrune with stronger baselines.", checks) == []
     with_sd = paper_checks(PAPER + [S("4.2 Seeds", "Scores are averaged over 5 seeds (± 0.3).", RESULTS)])
     assert claimed_presence("The authors provide variance results for their experiments.", with_sd) == []
+
+
+def test_only_a_papers_own_participants_ask_for_an_ethics_statement():
+    reviewed = PAPER + [S("2 Evidence", "Detection improved across subjects in three studies.", RESULTS)]
+    own = PAPER + [S("3 Data", "We asked three annotators to label the pruned heads.", RESULTS)]
+    assert not paper_checks(reviewed).human
+    assert paper_checks(own).human
+    assert any(f.item == "ethics" for f in checked_facts(paper_checks(own)))
+    assert not any(f.item == "ethics" for f in checked_facts(paper_checks(reviewed)))

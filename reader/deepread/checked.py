@@ -27,6 +27,11 @@ _HUMAN = re.compile(
 )
 
 
+# the paper's own study ("we asked the annotators"), not the studies a review describes ("across
+# subjects" of a perspective, whose note said it gave no ethics statement for its participants)
+_OWN_WORK = re.compile(r"\b(?:we|our|us)\b", re.I)
+
+
 @dataclass(frozen=True)
 class CheckedFact:
     heading: str  # the critique heading it goes under
@@ -44,7 +49,7 @@ class PaperChecks:
     result_figures: list[str]  # the abstract's decimals and percentages, in order
     n_sections: int
     limitation_mention: str | None  # any sentence naming limitations ("" when only a title does)
-    human: bool = False  # the paper speaks of participants, annotators, patients …
+    human: bool = False  # the paper speaks of its own participants, annotators, patients …
     extra: dict = field(default_factory=dict)
 
     def has(self, key: str) -> bool:
@@ -100,7 +105,7 @@ def paper_checks(sections, findings: dict[str, Finding] | None = None) -> PaperC
         result_figures=[n for n in figures if "%" in n or "." in n][:RESULT_FIGURES],
         n_sections=len(sections),
         limitation_mention=named,
-        human=any(_HUMAN.search(s) for s in sentences),
+        human=any(_HUMAN.search(s) and _OWN_WORK.search(s) for s in sentences),
     )
 
 
