@@ -31,6 +31,8 @@ from reader.checklist import Checklist, build_checklist, paper_passages, save_ch
 from reader.deepread.absence import PaperStatements, untested
 from reader.deepread.checked import PaperChecks, claimed_presence, contradicted_absence, paper_checks
 from reader.deepread.context import PaperContext, PaperMaterial, build_context, load_material
+from reader.deepread.material import section_sentences
+from reader.deepread.number_owners import NumberOwners
 from reader.deepread.tidy import (
     CAPTION,
     ECHOES_HEADING,
@@ -140,6 +142,7 @@ class _Read:
     checklist: Checklist
     checks: PaperChecks
     statements: PaperStatements
+    owners: NumberOwners  # which named systems each figure of the paper is given for
     context: PaperContext
     generator: object
     audit: AuditRequest
@@ -188,6 +191,7 @@ def deep_read(
         checklist,
         paper_checks(material.sections, checklist.findings),
         PaperStatements.of(material.sections),
+        NumberOwners.of(section_sentences(material.sections)),
         _context(material, context_tokens or capabilities.context_tokens, progress),
         generator,
         audit,
@@ -205,7 +209,8 @@ def _objections(sentence: str, read: _Read) -> list[str]:
     """The deep read's own guard reasons: a claimed absence the paper contradicts (by its checklist,
     else by a sentence stating what is claimed missing), a claim that the paper leaves something
     untested (no check can settle it: the reader must), a variance, baselines, metrics or
-    ablations the checklist searched for and did not find said to be there, a citation
+    ablations the checklist searched for and did not find said to be there, a figure the paper
+    gives only for other named systems, a citation
     for something neither the reference's entry nor the paper's sentences citing it say."""
     absences = (
         contradicted_absence(sentence, read.checks)
@@ -213,7 +218,7 @@ def _objections(sentence: str, read: _Read) -> list[str]:
         or untested(sentence)
         or claimed_presence(sentence, read.checks)
     )
-    return absences + read.references.unattributed(sentence)
+    return absences + read.owners.contradicting(sentence) + read.references.unattributed(sentence)
 
 
 def _material_and_checklist(
