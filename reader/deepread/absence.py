@@ -43,7 +43,8 @@ _GENERIC = content_stems(
     "whether different various other method methods approach paper papers author authors study work "
     "result results analysis proposed potential possible impact effect effects issue issues aspect "
     "aspects way ways role performance data information thorough thoroughly detailed further additional "
-    "description descriptions explanation overview additionally also finally moreover however"
+    "description descriptions explanation overview additionally also finally moreover however associated "
+    "related regarding relevant"
 )
 # a paper sentence that negates or restricts says what is missing or limited: it agrees with the claim
 _NOT_AFFIRMED = re.compile(
