@@ -371,3 +371,15 @@ def test_focused_evidence_shows_each_claims_deciding_sentences():
     assert prompt.count("Unrelated remark") <= 4  # not the whole 300-token passages
     # each sentence keeps its own passage, not its batch's
     assert [[e.chunk_id for e in s.evidence] for s in result.sentences] == [[7], [8]]
+
+
+def test_a_restated_sentence_keeps_the_figure_its_paper_sentence_prints_against_a_recomputation():
+    from reader.audit.loop import _restated_verdict
+
+    source = "HMM-T reduces the error in terms of missing area under the curve by 46% on average."
+    recomputed = "46% does not follow from the table it rests on: (0.92 − 0.854) ÷ (1 − 0.854) × 100 = 45.2"
+    verdict, reasons = _restated_verdict(source, [recomputed])
+    assert verdict == "supported" and not any("does not follow" in r for r in reasons)
+    # a figure the paper's sentence does not print, and any other guard, still count
+    assert _restated_verdict(source, [recomputed.replace("46%", "47%")])[0] == "unsupported"
+    assert _restated_verdict(source, ["citation [4] not found in the paper"])[0] == "unsupported"

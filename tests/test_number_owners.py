@@ -20,9 +20,7 @@ def test_a_figure_said_of_another_named_system_is_contradicted_with_its_sentence
     (reason,) = OWNERS.contradicting(
         "The type checking experiments show that REALM reduces error by 46% on average."
     )
-    assert reason.startswith(
-        "the paper gives 46% for HMM-T, N-GRAMS, not for REALM: “HMM-T outperforms"
-    )
+    assert reason.startswith("the paper gives 46% for HMM-T, N-GRAMS, not for REALM: “HMM-T outperforms")
 
 
 def test_the_right_owner_a_nameless_figure_a_name_part_and_a_section_number_are_left_alone():

@@ -79,6 +79,7 @@ from reader.audit.extraction import agreement, check_clozes, cloze_for, finding
 from reader.audit.guards import PaperFacts, check_sentence
 from reader.audit.restated import restated_source
 from reader.audit.specific import NOTHING_SPECIFIC, says_nothing_specific
+from reader.audit.table_checks import NOT_FROM_TABLE
 from reader.audit.verify import NO_EVIDENCE_CHARS, EvidenceRef, build_messages, parse_answers
 from reader.config.settings import VERIFY_THRESHOLD
 from reader.errors import ReaderError
@@ -482,7 +483,12 @@ def _checker_verdict(view: CheckerView, guard_reasons: list[str], band: CheckerB
 
 
 def _restated_verdict(source: str, guard_reasons: list[str]) -> tuple[str, list[str]]:
-    """The verdict of a sentence that restates one of the paper's (no verifier call)."""
+    """The verdict of a sentence that restates one of the paper's (no verifier call). A figure the
+    table's cells do not give is the paper's own when its sentence prints it: the paper is not
+    contradicted by a recomputation from its table."""
+    guard_reasons = [
+        r for r in guard_reasons if not (NOT_FROM_TABLE in r and r.split(f" {NOT_FROM_TABLE}")[0] in source)
+    ]
     quoted = source if len(source) <= 160 else source[:157].rstrip() + "…"
     reasons = list(guard_reasons) + [f"{RESTATES}: “{quoted}”"]
     return (UNSUPPORTED if guard_reasons else SUPPORTED), reasons

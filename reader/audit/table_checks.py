@@ -50,6 +50,9 @@ from reader.audit.arithmetic import (
 from reader.audit.table_names import Sentence, TableIndex, index_tables
 from reader.text.grid import Cell
 
+# the reason of a figure the table's cells do not give (reader.audit.loop lets the paper's own
+# sentence stand: an average of per-row gains is not the gain of the average row)
+NOT_FROM_TABLE = "does not follow from the table it rests on"
 _LOWER_BETTER = re.compile(
     r"\b(?:error|err|wer|cer|ter|loss|perplexity|ppl|rank|mae|rmse|mse|time|latency)\b", re.I
 )
@@ -224,9 +227,7 @@ def recomputed(claim, s: Sentence, indexes, matched: dict[int, list[Cell]]) -> F
     if nearest is None:
         return None
     _, line, page = nearest
-    return Finding(
-        f"{claim.raw} does not follow from the table it rests on: {line}", line, page, (claim.start,)
-    )
+    return Finding(f"{claim.raw} {NOT_FROM_TABLE}: {line}", line, page, (claim.start,))
 
 
 def _direction(word: str, col: str, sentence: str) -> str:

@@ -59,7 +59,9 @@ _UNTESTED = re.compile(
     r"examined|explored|proven|backed)\b"
     r"|\bnot\s+(?:supported|backed|tested|validated|demonstrated|shown)\s+by\s+(?:the|its|any)\s+"
     r"(?:experiments?|results|evidence|data)\b"
-    r"|\bexperiments\s+only\s+show\b|\bwithout\s+(?:any\s+)?(?:experimental|empirical)\s+(?:evidence|support|validation)\b",
+    r"|\bexperiments\s+only\s+show\b|\bwithout\s+(?:any\s+)?(?:experimental|empirical)\s+(?:evidence|support|validation)\b"
+    r"|\b(?:does|do|did)\s+not\s+(?:provide|give|offer|present)\s+(?:any\s+)?(?:experimental|empirical)\s+"
+    r"(?:evidence|support|validation)\b",
     re.I,
 )
 UNTESTED_REASON = (
