@@ -15,6 +15,7 @@ public surface over it.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import shutil
@@ -406,7 +407,8 @@ class Services:
                 )
                 if not questions:
                     done.skipped = "the review names no open point to ask about"
-                config = crag_config(self.settings.crag)
+                # about this paper only: another paper's passage answers no question of its review
+                config = dataclasses.replace(crag_config(self.settings.crag), collection_fallback=False)
                 done.answers = followup.ask_until_answered(
                     questions,
                     lambda question: self.answer(question, paper_id, config, titles=titles),

@@ -155,3 +155,19 @@ def test_the_paper_page_shows_them(reviewed):
     with TestClient(create_app(app)) as client:
         page = client.get(f"/paper/{result.paper_id}").text
     assert 'id="followups"' in page and result.followups.answers[0].question.replace("'", "&#39;") in page
+
+
+def test_follow_up_questions_are_answered_from_their_paper_only(reader_env, monkeypatch):
+    from reader.facade import Reader
+
+    services = Reader().services
+    seen = []
+
+    def answer(question, paper_id, config, **kwargs):
+        seen.append((paper_id, config.collection_fallback))
+        raise RuntimeError("stop after the first question")
+
+    monkeypatch.setattr(services, "answer", answer)
+    services.follow_up("ab" * 32, [REVIEW], [0.0], n=1)
+    # a roark13 follow-up was answered from the longeval paper's passage when the library was searched
+    assert seen == [("ab" * 32, False)]
