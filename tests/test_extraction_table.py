@@ -318,3 +318,21 @@ def test_a_paper_s_own_row_is_its_row_of_the_table(library):
     row = library.paper(library.paper_id).table_row()
     [same] = library.library.extraction_table([library.paper_id]).rows
     assert row.to_json() == same.to_json()
+
+
+def test_the_headline_result_is_the_key_results_sentence_with_a_figure_and_an_outcome():
+    from reader.table.cells import synthesis_sections, synthesis_sentence
+
+    # the wheat paper's Key results began with its setting; roark13's with a pointer to a table
+    sections = synthesis_sections(
+        "## Key results\n"
+        "In a controlled environment experiment, heat stress (35:28 ± 0.08˚C) was initiated 10 days after anthesis. "
+        "The gains are reported in Table 3. "
+        "With the fully adapted ASR the F-score improves more than 13%, and it is only 3.4% worse than manual.\n"
+    )
+    assert synthesis_sentence(sections, "Key results", headline=True).startswith("With the fully adapted ASR")
+    assert synthesis_sentence(sections, "Key results").startswith("In a controlled environment")
+    captioned = synthesis_sections(
+        "## Key results\n(B) Same analysis as in (A), at 4.5 Hz. Accuracy rises to 81.2%.\n"
+    )
+    assert synthesis_sentence(captioned, "Key results", headline=True) == "Accuracy rises to 81.2%."

@@ -145,7 +145,7 @@ def _filled_row(paper_id: str, db, search: Search, columns) -> tuple[TableRow, d
         row.notes.append("no synthesis stored: review the paper to fill task, method and headline result")
     for key in ("task", "method", "result"):
         heading = SYNTHESIS_COLUMNS[key]
-        value = synthesis_sentence(sections, heading, with_number=key == "result")
+        value = synthesis_sentence(sections, heading, headline=key == "result")
         if value:
             row.cells[key] = Cell(
                 key, value, f"synthesis: {heading}", _with_search(value, stored, paper_id, search)

@@ -46,15 +46,35 @@ def synthesis_sections(final_text: str) -> dict[str, str]:
     return out
 
 
-def synthesis_sentence(sections: dict[str, str], heading: str, *, with_number: bool = False) -> str:
-    """The first sentence under `heading` (with `with_number`: the first that holds a number,
-    else the first); "" when the synthesis has no such heading."""
+def synthesis_sentence(sections: dict[str, str], heading: str, *, headline: bool = False) -> str:
+    """The first sentence under `heading` (with `headline`: the one most like a headline result,
+    `headline_score`, the first of the best); "" when the synthesis has no such heading."""
     sentences = [" ".join(s.split()) for s in split_sentences(sections.get(heading.lower(), ""))]
     sentences = [s for s in sentences if len(s) > 3]
-    if with_number:
-        numbered = [s for s in sentences if _DIGIT.search(s)]
-        sentences = numbered or sentences
+    if headline and sentences:
+        best = max(headline_score(s) for s in sentences)
+        sentences = [s for s in sentences if headline_score(s) == best]
     return _trim(sentences[0]) if sentences else ""
+
+
+# what a headline result says: a figure, and a word of outcome; a caption, a setting or a pointer
+# to a table is none ("heat stress … was initiated 10 days after anthesis", "(B) Same analysis …")
+_RESULT_FIGURE = re.compile(r"\d\s?%|\d\.\d|\b\d+(?:\.\d+)?\s?(?:points?|F1|BLEU|ROUGE|accuracy)\b", re.I)
+_OUTCOME = re.compile(
+    r"\b(?:outperform\w*|improv\w*|achiev\w*|reach\w*|reduc\w*|increas\w*|decreas\w*|gain\w*|"
+    r"better|worse|higher|lower|best|surpass\w*|beat\w*|exceed\w*|accuracy|F1|scores?|error|correlat\w*)\b",
+    re.I,
+)
+_CAPTION = re.compile(
+    r"^\s*(?:\(?[A-H]\)|Table \d|Fig(?:ure|\.)? ?\d|Adapted\b)|\bare shown in\b|\bis shown in\b", re.I
+)
+
+
+def headline_score(sentence: str) -> int:
+    """How much a sentence reads as a headline result: a figure (2) and a word of outcome (1),
+    less 2 for a caption or a pointer to where results are shown."""
+    score = 2 * bool(_RESULT_FIGURE.search(sentence)) + bool(_OUTCOME.search(sentence))
+    return score - 2 * bool(_CAPTION.search(sentence))
 
 
 # --------------------------------------------------------------------- datasets and sizes
