@@ -168,6 +168,10 @@ def test_follow_up_questions_are_answered_from_their_paper_only(reader_env, monk
         raise RuntimeError("stop after the first question")
 
     monkeypatch.setattr(services, "answer", answer)
+    # the questions by rule: no model is started for this
+    monkeypatch.setattr(
+        "reader.crag.followup.write_questions", lambda title, points, llm, n: (["How large?"], "rule")
+    )
     services.follow_up("ab" * 32, [REVIEW], [0.0], n=1)
     # a roark13 follow-up was answered from the longeval paper's passage when the library was searched
     assert seen == [("ab" * 32, False)]
