@@ -83,14 +83,28 @@ def test_a_paper_removed_after_its_read_committed_is_reported_removed(db, tmp_pa
     assert [r["status"] for r in job_rows(db)] == ["done"]
 
 
-def test_a_paper_removed_before_its_turn_to_ingest_is_not_ingested_again(db, tmp_path):
+def test_a_paper_removed_before_its_turn_to_ingest_is_not_ingested_again(db, tmp_path, monkeypatch):
+    import threading
+
+    from reader.review import worker
+
     a, b = make_files(tmp_path, ["a.pdf", "b.pdf"])
     world = FakeWorld(db)
     world.ingest(b)  # already in the library: its job belongs to the paper from the start
     world.ingested.clear()
+    a_ingesting = threading.Event()
+    ingested = worker._ingested
+
+    def b_after_a(claim, run, **kwargs):  # b's worker asks for the ingest lock only once a holds it
+        if claim.paper_id == file_sha256(b):
+            assert a_ingesting.wait(10)
+        return ingested(claim, run, **kwargs)
+
+    monkeypatch.setattr(worker, "_ingested", b_after_a)
 
     def ingest_data(data, label):
         if Path(label).name == a.name:  # b's job is claimed and waits for the ingest lock meanwhile
+            a_ingesting.set()
             time.sleep(0.2)
             remove_paper(db, file_sha256(b))
         return world.ingest_data(data, label)
