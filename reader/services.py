@@ -23,7 +23,7 @@ from collections.abc import Callable
 from functools import cached_property
 
 from reader.config import Settings
-from reader.errors import ConfigError, ReaderError
+from reader.errors import ConfigError, ReaderError, WeightsUnusable
 
 Notice = Callable[[str], None]
 
@@ -100,7 +100,6 @@ class Services:
         if not self.settings.checker:  # the band then carries the extraction checks and the control
             return CheckerBand(None, 0.0, 1.0, **parts)
         from reader.checker.model import shared_checker
-        from reader.errors import WeightsUnusable
 
         scorer = self._checker if self._checker is not None else shared_checker()
         try:
@@ -382,7 +381,8 @@ class Services:
     ):
         """The follow-up questioner (reader.crag.followup): when the review passed its audit, `n`
         questions from its open points (the `settled` sentences, the tool's checklist findings, left
-        out), each answered over the paper, more asked while fewer than n found an answer, stored
+        out), those the relevance grader finds the paper's passages answer best (when the grader is
+        on) asked first, each answered over the paper, more asked while fewer than n found an answer, stored
         with the review in place of the earlier review's -> FollowUps (`skipped` says why none was
         asked). A failure here is a note, never a failed review."""
         from reader.crag import followup
@@ -402,15 +402,23 @@ class Services:
                 points = followup.open_points(texts, settled)
                 with (db or self.db)() as session:
                     titles = library_titles(session)
+                asked = n + followup.EXTRA_QUESTIONS
                 questions, done.by = followup.write_questions(
-                    titles.get(paper_id, ""), points, self.generator, n + followup.EXTRA_QUESTIONS
+                    titles.get(paper_id, ""), points, self.generator, asked * followup.CANDIDATES_PER_QUESTION
                 )
                 if not questions:
                     done.skipped = "the review names no open point to ask about"
                 # about this paper only: another paper's passage answers no question of its review
                 config = dataclasses.replace(crag_config(self.settings.crag), collection_fallback=False)
+                if config.grader:
+                    try:
+                        questions = followup.by_evidence(
+                            questions, lambda q: self.best_relevance(q, paper_id)
+                        )
+                    except WeightsUnusable as exc:
+                        self.notice(f"{exc}; the follow-up questions are asked in the order written")
                 done.answers = followup.ask_until_answered(
-                    questions,
+                    questions[:asked],
                     lambda question: self.answer(question, paper_id, config, titles=titles),
                     n,
                     on_question=lambda question: progress(f"follow-up: {question}"),
@@ -423,6 +431,12 @@ class Services:
         if done.skipped:
             progress(f"follow-up: none asked ({done.skipped})")
         return done
+
+    def best_relevance(self, question: str, paper_id: str) -> float:
+        """The relevance grader's best P(relevant) for the question over the paper's passages that
+        search retrieves for it (0.0 when there are none)."""
+        passages = [hit.text for hit in self.search_index.search(question, paper_id)]
+        return max((r.p_relevant for r in self.relevance_grader.grade(question, passages)), default=0.0)
 
     def audit_text(self, text: str, paper_id: str):
         """Check any text sentence by sentence against a stored paper -> AuditReport."""

@@ -175,3 +175,59 @@ def test_follow_up_questions_are_answered_from_their_paper_only(reader_env, monk
     services.follow_up("ab" * 32, [REVIEW], [0.0], n=1)
     # a roark13 follow-up was answered from the longeval paper's passage when the library was searched
     assert seen == [("ab" * 32, False)]
+
+
+def test_a_question_joined_to_a_second_keeps_its_first():
+    reply = (
+        "What are the evaluation metrics used for intrinsic evaluation and how do they relate to the claims?\n"
+        "Which datasets are used, and what sizes do they have?\n"
+        "What is the trade-off between speed and accuracy?"
+    )
+    assert questions_in(reply) == [
+        "What are the evaluation metrics used for intrinsic evaluation?",
+        "Which datasets are used?",
+        "What is the trade-off between speed and accuracy?",
+    ]
+
+
+def test_the_questions_the_papers_passages_answer_best_are_asked_first():
+    from reader.crag.followup import by_evidence
+
+    score = {"Which GPU?": 0.2, "What future work is named?": 0.9, "Why?": 0.2, "Which data?": 0.01}
+    assert by_evidence(list(score), score.get) == [
+        "What future work is named?",
+        "Which GPU?",
+        "Why?",
+        "Which data?",
+    ]
+
+
+def test_follow_up_questions_are_asked_in_the_order_the_grader_ranks_them(reader_env, monkeypatch):
+    from types import SimpleNamespace
+
+    from reader.facade import Reader
+    from reader.grader.model import Relevance
+
+    monkeypatch.setenv("READER_CRAG_GRADER", "on")
+    services = Reader().services
+
+    class Grader:
+        def grade(self, question, passages):
+            return [Relevance(0.9 if "GPU" in question and "GPU" in p else 0.01, p) for p in passages]
+
+    services._grader = Grader()
+    passages = [SimpleNamespace(text="SPARTA was trained on one GPU.")]
+    services.__dict__["search_index"] = SimpleNamespace(search=lambda question, paper_id: passages)
+    seen = []
+
+    def answer(question, paper_id, config, **kwargs):
+        seen.append(question)
+        raise RuntimeError("stop after the first question")
+
+    monkeypatch.setattr(services, "answer", answer)
+    monkeypatch.setattr(
+        "reader.crag.followup.write_questions",
+        lambda title, points, llm, n: (["How large is the index?", "Which GPU was used?"], "llm"),
+    )
+    services.follow_up("ab" * 32, [REVIEW], [0.0], n=1)
+    assert seen == ["Which GPU was used?"]

@@ -3,6 +3,7 @@ open are asked of the paper and answered with sources.
 
     open_points(texts, settled)                -> the sentences under the note's gap headings
     write_questions(title, points, llm, n)     -> (3-5 questions, "llm" or "rule")
+    by_evidence(questions, best_relevance)     -> those the paper's passages answer best first
     ask_until_answered(questions, ask, n)      -> the answers, until n are not refusals
     audit_passed(ratios)                       -> every analysis at or below the audit's threshold
 
@@ -13,7 +14,11 @@ from the rigour checklist ("The paper does not say over how many runs …"): the
 the paper for them already, so a question about them is answered "Not found" again. The LLM
 turns them into questions the paper itself could answer (prompts/followup.j2, stage `followup`);
 a reply with fewer than the questions asked for is filled by rule from the gaps ("What does the
-paper report about …?").
+paper report about …?"). CANDIDATES_PER_QUESTION times as many are written as will be asked, and
+they are asked in the order of the relevance grader's best score over the paper's retrieved
+passages: the grader is what turns a question down in the pipeline (at or below its grader_low
+no passage is used), and it reads wording closely ("potential areas for future research" 0.01,
+"what would be interesting to investigate in future work" 0.96, against the same passage).
 Each question then goes through the question pipeline over the paper (Services.follow_up), so an
 answer has sources and pages, and "Not found in the papers." is an answer too; up to EXTRA_QUESTIONS
 more questions are written and asked while fewer than n answers are not refusals.
@@ -34,9 +39,17 @@ GAP_HEADINGS = ("Open questions", "Missing experiments or baselines", "Threats t
 MAX_POINTS = 12
 MAX_QUESTION_CHARS = 200
 EXTRA_QUESTIONS = 2  # asked only while fewer than n questions have found an answer
+CANDIDATES_PER_QUESTION = 2
 _HEADING = re.compile(r"^\s*#{1,6}\s*(.+?)\s*#*\s*$")
 _AFTER_QUESTION_MARK = re.compile(r"(?<=[?？])[\"'*]*\s+")
 _NUMBERING = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)]|Q\d+[.:)]?)\s*")
+# "What metrics are used, and how do they relate to the paper's claims?": the second half asks for
+# a judgement the paper does not make, and a passage that answers the first half is then graded
+# as not answering the whole
+_SECOND_QUESTION = re.compile(
+    r",?\s+and\s+(?:how|what|why|whether|which|to what extent|do|does|did|are|is)\b", re.I
+)
+MIN_FIRST_HALF_WORDS = 3
 
 
 def open_points(texts: list[str], settled: frozenset[str] | set[str] = frozenset()) -> list[str]:
@@ -66,14 +79,25 @@ def open_points(texts: list[str], settled: frozenset[str] | set[str] = frozenset
 
 def questions_in(reply: str) -> list[str]:
     """The questions of a reply: its lines that end with "?", numbering and bullets taken off; a
-    line holding several questions (small models write them run together) gives each."""
+    line holding several questions (small models write them run together) gives each, and a
+    question joined to a second one by "and how / and what …" keeps its first."""
     found = []
     for line in (reply or "").splitlines():
         for part in _AFTER_QUESTION_MARK.split(line.strip()):
-            part = _NUMBERING.sub("", part.strip()).strip(" *\"'")
+            part = first_question(_NUMBERING.sub("", part.strip()).strip(" *\"'"))
             if part.endswith(("?", "？")) and 12 <= len(part) <= MAX_QUESTION_CHARS:
                 found.append(part)
     return list(dict.fromkeys(found))
+
+
+def first_question(question: str) -> str:
+    """ "What metrics are used and how do they relate to the claims?" -> "What metrics are used?";
+    a question whose first half would be shorter than MIN_FIRST_HALF_WORDS is kept whole."""
+    join = _SECOND_QUESTION.search(question)
+    if not join or not question.endswith(("?", "？")):
+        return question
+    head = question[: join.start()].rstrip(" ,;")
+    return f"{head}?" if len(words(head)) >= MIN_FIRST_HALF_WORDS else question
 
 
 def rule_question(point: str) -> str:
@@ -114,6 +138,13 @@ def write_questions(title: str, points: list[str], llm, n: int) -> tuple[list[st
             filled.append(question)
     by = "llm" if filled == asked else ("rule" if not asked else "llm+rule")
     return filled, by
+
+
+def by_evidence(questions: list[str], best_relevance) -> list[str]:
+    """The questions, the one whose best passage `best_relevance(question)` scores highest first;
+    equal scores keep their order."""
+    scored = [(best_relevance(q), i, q) for i, q in enumerate(questions)]
+    return [q for _, _, q in sorted(scored, key=lambda t: (-t[0], t[1]))]
 
 
 def ask_until_answered(questions: list[str], ask, n: int, on_question=None) -> list:
