@@ -1,0 +1,45 @@
+"""The turned-round check: a written sentence against the paper sentence closest to it."""
+
+from __future__ import annotations
+
+from reader.deepread.polarity import TURNED_ROUND, PaperPolarity
+
+PAPER = [
+    "The techniques are also not limited to a certain type of dialogues and can be generalized to diverse systems.",
+    "The metabolites that decreased the most under heat stress showed positive correlation with the yield traits.",
+    "This analysis model should not only take into account the relationships that are triggered consecutively, "
+    "but also those that occur in a spatial area.",
+    "Accuracy on the news test set is 81.2% for the tagger.",
+]
+CHECK = PaperPolarity.of(PAPER)
+
+
+def test_a_negation_the_paper_makes_and_the_sentence_drops_is_turned_round():
+    reasons = CHECK.contradicting("The techniques used are limited to a certain type of dialogues.")
+    assert reasons and reasons[0].startswith(TURNED_ROUND) and "not limited" in reasons[0]
+
+
+def test_a_word_of_direction_against_its_opposite_in_the_paper_is_turned_round():
+    reasons = CHECK.contradicting(
+        "Metabolites that decreased most under heat stress were negatively correlated with the yield traits."
+    )
+    assert reasons and "positive correlation" in reasons[0]
+
+
+def test_agreeing_sentences_pass():
+    assert CHECK.contradicting("The techniques are not limited to one type of dialogues.") == []
+    assert (
+        CHECK.contradicting(
+            "Metabolites that decreased the most under heat stress correlated positively with the yield traits."
+        )
+        == []
+    )
+    # "not only … but also" affirms both
+    assert (
+        CHECK.contradicting(
+            "The analysis model takes into account relationships triggered consecutively and those in a spatial area."
+        )
+        == []
+    )
+    # too little of the sentence is in any paper sentence to call one the closest
+    assert CHECK.contradicting("The tagger is limited to news text.") == []
