@@ -38,7 +38,7 @@ _OWN_NEGATION = re.compile(
 )
 
 
-def paper_sentences(path: Path) -> tuple[list, list[str]]:
+def paper_sentences(path: Path) -> list[str]:
     from reader.deepread.material import section_sentences
     from reader.ingest.chunk import chunk_paper
     from reader.ingest.pipeline import parse_file
@@ -49,7 +49,7 @@ def paper_sentences(path: Path) -> tuple[list, list[str]]:
         for c in chunk_paper(parsed)
         if not re.search(r"referenc|bibliograph", c.section or "", re.I)
     ]
-    return sections, section_sentences(sections)
+    return section_sentences(sections)
 
 
 def window(
@@ -71,8 +71,8 @@ def claims(names: list[str], papers: dict, rng: random.Random) -> list[tuple[str
 
     out = []
     for name in names:
-        _, own = papers[name]
-        others = [s for other in names if other != name for s in papers[other][1]]
+        own = papers[name]
+        others = [s for other in names if other != name for s in papers[other]]
         affirmative = [s for s in own if not _NOT_AFFIRMED.search(s)]
         for _ in range(PER_PAPER):
             x = window(rng.choice(others), rng)
@@ -118,7 +118,7 @@ def main() -> None:
 
     names = sorted(p.name for p in SHARED_PAPERS.glob("*.pdf"))
     papers = {n: paper_sentences(SHARED_PAPERS / n) for n in names}
-    statements = {n: PaperStatements.of(papers[n][0]) for n in names}
+    statements = {n: PaperStatements.of(papers[n]) for n in names}
     rows = claims(names, papers, random.Random(7))
     half_a = set(names[::2])
     a = [r for r in rows if r[0] in half_a]

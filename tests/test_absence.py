@@ -6,6 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from reader.deepread.absence import UNTESTED_REASON, PaperStatements, absent_stems, untested
+from reader.deepread.material import section_sentences
 
 # the README sample's own sentences, and one that restricts
 TEXT = (
@@ -13,7 +14,7 @@ TEXT = (
     "start with Figure or Table and a number. Author lists are read on a best-effort basis. "
     "Captions are found only when they start a text block. We do not evaluate on scanned documents."
 )
-STATEMENTS = PaperStatements.of([SimpleNamespace(title="3 Method", text=TEXT, priority=1)])
+STATEMENTS = PaperStatements.of(section_sentences([SimpleNamespace(title="3 Method", text=TEXT, priority=1)]))
 
 
 def test_a_claimed_absence_of_what_the_paper_states_is_contradicted_with_the_sentence_quoted():
@@ -61,7 +62,9 @@ def test_a_claimed_absence_of_what_the_paper_is_about_is_contradicted_by_its_hea
         "Fine-grained labels raise inter-annotator agreement to 0.7. "
         "Coarse annotations have lower agreement than fine annotations."
     )
-    statements = PaperStatements.of([SimpleNamespace(title="3 Results", text=text, priority=1)])
+    statements = PaperStatements.of(
+        section_sentences([SimpleNamespace(title="3 Results", text=text, priority=1)])
+    )
     # the longeval note: a qualifier the paper never writes, after what the paper is about
     (reason,) = statements.contradicting(
         "The paper does not provide any information about inter-annotator agreement on faithfulness "

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 from reader.audit.citations import content_stems
 from reader.deepread.checked import quoted
-from reader.deepread.material import section_sentences
 
 # "does not account for X", "do not explicitly discuss X", "fails to consider X", "lacks X"
 _ABSENCE = re.compile(
@@ -93,12 +92,9 @@ class PaperStatements:
     sentences: tuple[tuple[str, frozenset[str]], ...]
 
     @classmethod
-    def of(cls, sections) -> PaperStatements:
-        kept = tuple(
-            (s, frozenset(content_stems(s)))
-            for s in section_sentences(sections)
-            if not _NOT_AFFIRMED.search(s)
-        )
+    def of(cls, sentences: list[str]) -> PaperStatements:
+        """From the paper's sentences (reader.deepread.material.section_sentences)."""
+        kept = tuple((s, frozenset(content_stems(s))) for s in sentences if not _NOT_AFFIRMED.search(s))
         return cls(kept)
 
     def contradicting(self, sentence: str) -> list[str]:

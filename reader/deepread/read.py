@@ -184,14 +184,15 @@ def deep_read(
         db, paper_id, search, verifier, max_workers, progress
     )
     audit = _paper_audit(material, paper_id, verifier, max_workers, yes_threshold, checker, search=search)
+    sentences = section_sentences(material.sections)
     read = _Read(
         paper_id,
         material,
         references,
         checklist,
         paper_checks(material.sections, checklist.findings),
-        PaperStatements.of(material.sections),
-        NumberOwners.of(section_sentences(material.sections)),
+        PaperStatements.of(sentences),
+        NumberOwners.of(sentences),
         _context(material, context_tokens or capabilities.context_tokens, progress),
         generator,
         audit,
