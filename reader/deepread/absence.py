@@ -18,13 +18,14 @@ from dataclasses import dataclass
 
 from reader.audit.citations import content_stems
 from reader.deepread.checked import quoted
+from reader.deepread.negation import LACK, NEGATION
 
 # "does not account for X", "do not explicitly discuss X", "fails to consider X", "lacks X"
 _ABSENCE = re.compile(
     r"(?:\b(?:(?:does|do|did)\s+not|doesn't|don't|didn't|fails?\s+to|never)\s+(?:\w+ly\s+)?"
     r"(?:account\s+for|consider|address|mention|discuss|report|provide|include|describe|evaluate|"
     r"compare|specify|state|explain|present|analy[sz]e|examine|test|cover|handle|give|show|measure|"
-    r"study|investigate|take\s+into\s+account)|\b(?:lacks?|lacking|omits?)\b)(?P<object>[^.;:,]*)",
+    r"study|investigate|take\s+into\s+account)|\b(?:" + LACK + r")\b)(?P<object>[^.;:,]*)",
     re.I,
 )
 # "the data processing and statistical analysis were not thoroughly described": the object before
@@ -46,9 +47,7 @@ _GENERIC = content_stems(
     "related regarding relevant"
 )
 # a paper sentence that negates or restricts says what is missing or limited: it agrees with the claim
-_NOT_AFFIRMED = re.compile(
-    r"\b(?:not|no|never|neither|nor|without|cannot|only|except|unless|lack\w*)\b|n't\b", re.I
-)
+_NOT_AFFIRMED = re.compile(r"\b(?:" + NEGATION + r"|neither|cannot|only|except|unless|lack\w*)\b|n't\b", re.I)
 # "…, but this is not tested in the experiments", "not supported by the experiments": an absence of
 # evidence for something the paper says. No checklist item covers it and the verifier, shown the
 # passage that says the first half, answers YES; in the notes read, the writer made these up.

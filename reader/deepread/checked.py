@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from reader.checklist.model import Finding
 from reader.deepread.material import LIMITATIONS, abstract_sentences, ordered_figures, section_sentences
+from reader.deepread.negation import LACK, NEGATION
 from reader.text.rigour import Passage, paper_sentences
 
 RESULT_FIGURES = 3  # of the abstract's, named in the sentence on variance
@@ -265,7 +266,7 @@ def checklist_facts(heading: str, checks: PaperChecks) -> list[str]:
     return out
 
 
-_NEGATED = r"\b(?:not|no|never|nor|without|lacks?|lacking|fails? to|absence of|omits?)\b[^.;:]{0,100}?"
+_NEGATED = r"\b(?:" + NEGATION + "|" + LACK + r"|fails? to|absence of)\b[^.;:]{0,100}?"
 _CLAIMS_NO = {
     "limitations": r"\b(?:limitations?|threats? to validity|shortcomings)\b",
     "variance": r"\b(?:standard deviations?|confidence intervals?|significance tests?|statistical(?:ly)? significan\w*|"
@@ -306,8 +307,8 @@ _PRESENT = {
     "ablations": re.compile(r"\bablations?\b", re.I),
 }
 _NO_PRESENCE = re.compile(
-    r"\b(?:not|no|never|nor|without|lacks?|lacking|absen\w*|missing|fails?|omits?|should|could|would|might|"
-    r"may|must|needs?|whether|if|unclear|only|instead)\b|n't\b",
+    r"\b(?:" + NEGATION + "|" + LACK + r"|absen\w*|missing|fails?|should|could|would|might|may|must|needs?|"
+    r"whether|if|unclear|only|instead)\b|n't\b",
     re.I,
 )
 
