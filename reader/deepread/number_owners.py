@@ -21,6 +21,9 @@ from dataclasses import dataclass
 from reader.deepread.checked import quoted
 
 NAME = re.compile(r"\b(?=[\w\-]*[A-Z][\w\-]*[A-Z])[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*\b")
+# Not reader.audit.guards.numbers_at: that parser also reads integers, thousands, scales ("1.2k",
+# "3.5x") and a version's "1.2", and gives values, so "0.85" and "0.850" would be one figure; here a
+# figure is a percentage or a decimal, matched as written.
 FIGURE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?%|(?<![\w.])\d*\.\d+(?![\w.%])")
 
 
