@@ -206,19 +206,37 @@ def deep_read(
     return DeepReadResult(paper_id, results, time.perf_counter() - started, checklist=checklist)
 
 
+def _absence_the_checklist_contradicts(sentence: str, read: _Read) -> list[str]:
+    return contradicted_absence(sentence, read.checks)
+
+
+def _absence_a_paper_sentence_contradicts(sentence: str, read: _Read) -> list[str]:
+    return read.statements.contradicting(sentence)
+
+
+def _claimed_untested(sentence: str, read: _Read) -> list[str]:
+    return untested(sentence)
+
+
+def _presence_the_checklist_contradicts(sentence: str, read: _Read) -> list[str]:
+    return claimed_presence(sentence, read.checks)
+
+
+# What a sentence says the paper lacks, leaves untested or has, in this order: the first check that
+# objects gives the reasons, the rest are not tried.
+_ABSENCE_CHECKS = (
+    _absence_the_checklist_contradicts,
+    _absence_a_paper_sentence_contradicts,
+    _claimed_untested,
+    _presence_the_checklist_contradicts,
+)
+
+
 def _objections(sentence: str, read: _Read) -> list[str]:
-    """The deep read's own guard reasons: a claimed absence the paper contradicts (by its checklist,
-    else by a sentence stating what is claimed missing), a claim that the paper leaves something
-    untested (no check can settle it: the reader must), a variance, baselines, metrics or
-    ablations the checklist searched for and did not find said to be there, a figure the paper
-    gives only for other named systems, a citation
-    for something neither the reference's entry nor the paper's sentences citing it say."""
-    absences = (
-        contradicted_absence(sentence, read.checks)
-        or read.statements.contradicting(sentence)
-        or untested(sentence)
-        or claimed_presence(sentence, read.checks)
-    )
+    """The deep read's own guard reasons: those of the first of `_ABSENCE_CHECKS` that objects,
+    then a figure the paper gives only for other named systems, and a citation for something
+    neither the reference's entry nor the paper's sentences citing it say."""
+    absences = next((reasons for check in _ABSENCE_CHECKS if (reasons := check(sentence, read))), [])
     return absences + read.owners.contradicting(sentence) + read.references.unattributed(sentence)
 
 
