@@ -354,15 +354,13 @@ class Services:
             yes_threshold=self.settings.verify_threshold,
             checker=self.checker,
         )
-        from reader.audit.decided import TOOL
-
         n = self.settings.followup if followup is not False else 0
         result.followups = self.follow_up(
             paper_id,
             [k.loop.final_text for k in result.analyses],
             [k.loop.final.flagged_ratio for k in result.analyses],
             n=n,
-            settled={s.text for k in result.analyses for s in k.loop.final.sentences if s.decided_by == TOOL},
+            settled=result.tool_findings(),
             db=db,
             on_progress=on_progress,
         )

@@ -7,11 +7,11 @@ from controls import record_controls
 from sqlalchemy import func, select
 
 from reader.audit.decided import STATED
-from reader.audit.loop import MARK
+from reader.audit.loop import MARK, AuditResult, Iteration, LoopResult, SentenceResult
 from reader.audit.record import analysis_json, load_analyses
 from reader.config import EMBEDDED_MODEL_NAME, LLMSettings
 from reader.deepread.context import build_context, load_material
-from reader.deepread.read import deep_read
+from reader.deepread.read import DeepReadResult, KindResult, deep_read
 from reader.index.hits import SearchHit
 from reader.llm.base import ENDPOINT, SMALL_LOCAL, capabilities_of
 from reader.llm.dryrun import claims_with_evidence
@@ -475,6 +475,30 @@ def critique_verdicts(db, *sentences: str) -> tuple[dict, str]:
     critique = {k.kind: k for k in result.analyses}["critique"]
     verdicts = {s.text: s for s in critique.loop.iterations[0].audit.sentences}
     return verdicts, " ".join(h["prompt"] for h in verifier.history)
+
+
+def test_the_tool_findings_are_the_final_sentences_the_tool_stated_in_either_document():
+    def kind(name, *drafts):
+        iterations = [
+            Iteration(
+                "", AuditResult([SentenceResult(text, "supported", "", decided_by=by) for text, by in draft])
+            )
+            for draft in drafts
+        ]
+        return KindResult(name, LoopResult(iterations, ""), [])
+
+    result = DeepReadResult(
+        PAPER_ID,
+        [
+            kind(
+                "critique",
+                [("Dropped on rewrite.", "tool")],
+                [("No ablation.", "tool"), ("Heads.", "verifier")],
+            ),
+            kind("synthesis", [("No variance.", "tool"), ("Pruning.", "guard")]),
+        ],
+    )
+    assert result.tool_findings() == {"No ablation.", "No variance."}
 
 
 def test_a_critique_claiming_what_the_paper_has_is_missing_is_flagged_without_asking_the_verifier(db):

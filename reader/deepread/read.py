@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from reader.audit.citations import ReferenceList, reference_list
-from reader.audit.decided import Stated
+from reader.audit.decided import TOOL, Stated
 from reader.audit.guards import PaperFacts
 from reader.audit.loop import (
     AuditRequest,
@@ -118,6 +118,10 @@ class DeepReadResult:
     @property
     def tokens(self) -> int:
         return sum(k.loop.tokens for k in self.analyses)
+
+    def tool_findings(self) -> set[str]:
+        """The final documents' sentences the tool stated itself from the checklist (decided by TOOL)."""
+        return {s.text for k in self.analyses for s in k.loop.final.sentences if s.decided_by == TOOL}
 
     def to_json(self) -> dict:
         return {
