@@ -81,8 +81,7 @@ def main() -> None:
     rows = [json.loads(line) for line in (ROOT / "eval" / "audit_dev.jsonl").open(encoding="utf-8")]
     rows = sorted((r for r in rows if r["lang"] == "en"), key=lambda r: r["id"])
     checks = {
-        name: PaperPolarity.of(paper_sentences(SHARED_PAPERS / name)[1])
-        for name in {r["paper"] for r in rows}
+        name: PaperPolarity.of(paper_sentences(SHARED_PAPERS / name)) for name in {r["paper"] for r in rows}
     }
     half_a, half_b = rows[0::2], rows[1::2]
     best = None
@@ -99,7 +98,7 @@ def main() -> None:
     if args.home:
         stored = stored_sentences(args.home)
         for name in {n for n, _ in stored} - checks.keys():
-            checks[name] = PaperPolarity.of(paper_sentences(SHARED_PAPERS / name)[1])
+            checks[name] = PaperPolarity.of(paper_sentences(SHARED_PAPERS / name))
         hits = [(n, s, checks[n].contradicting(s)) for n, s in stored]
         hits = [h for h in hits if h[2]]
         print(f"\nstored review sentences flagged: {len(hits)}/{len(stored)}")

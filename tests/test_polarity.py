@@ -43,3 +43,24 @@ def test_agreeing_sentences_pass():
     )
     # too little of the sentence is in any paper sentence to call one the closest
     assert CHECK.contradicting("The tagger is limited to news text.") == []
+
+
+def test_the_deep_read_objects_to_a_sentence_that_turns_the_paper_round():
+    from types import SimpleNamespace
+
+    from reader.audit.citations import ReferenceList
+    from reader.deepread.absence import PaperStatements
+    from reader.deepread.checked import paper_checks
+    from reader.deepread.number_owners import NumberOwners
+    from reader.deepread.read import _objections
+
+    sections = [SimpleNamespace(title="Tutorial", text=" ".join(PAPER), priority=1)]
+    read = SimpleNamespace(
+        checks=paper_checks(sections),
+        statements=PaperStatements.of(PAPER),
+        owners=NumberOwners.of(PAPER),
+        polarity=CHECK,
+        references=ReferenceList.build(references=[], body=PAPER),
+    )
+    reasons = _objections("The techniques used are limited to a certain type of dialogues.", read)
+    assert len(reasons) == 1 and reasons[0].startswith(TURNED_ROUND)

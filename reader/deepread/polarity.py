@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from reader.audit.citations import content_stems
 from reader.deepread.checked import quoted
+from reader.deepread.negation import LACK, NEGATION
 from reader.text.words import stems, words
 
 MIN_SHARE = 0.7  # chosen on half A of eval/audit_dev.jsonl (benchmarks/bench_polarity.py)
@@ -61,13 +62,10 @@ for _a, _b in _OPPOSITE_WORDS:
     OPPOSITES.setdefault(_stem(_a), set()).add(_stem(_b))
     OPPOSITES.setdefault(_stem(_b), set()).add(_stem(_a))
 # reader.text.words splits "doesn't" into "doesn" and "t"
-_NEGATION = frozenset(
-    "not no never neither nor without cannot none nothing don doesn didn isn aren wasn weren "
-    "couldn wouldn shouldn hasn haven won".split()
+_NEGATION = frozenset(NEGATION.split("|")) | frozenset(
+    "neither cannot none nothing don doesn didn isn aren wasn weren couldn wouldn shouldn hasn haven won".split()
 )
-_NEGATED_WRITTEN = re.compile(
-    r"\b(?:not|no|never|neither|nor|without|cannot|none|lacks?|fails?)\b|n't\b", re.I
-)
+_NEGATED_WRITTEN = re.compile(rf"\b(?:{NEGATION}|{LACK}|neither|cannot|none|fails?)\b|n't\b", re.I)
 
 TURNED_ROUND = "the paper says the opposite"
 

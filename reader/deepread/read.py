@@ -33,6 +33,7 @@ from reader.deepread.checked import PaperChecks, claimed_presence, contradicted_
 from reader.deepread.context import PaperContext, PaperMaterial, build_context, load_material
 from reader.deepread.material import section_sentences
 from reader.deepread.number_owners import NumberOwners
+from reader.deepread.polarity import PaperPolarity
 from reader.deepread.tidy import (
     CAPTION,
     ECHOES_HEADING,
@@ -147,6 +148,7 @@ class _Read:
     checks: PaperChecks
     statements: PaperStatements
     owners: NumberOwners  # which named systems each figure of the paper is given for
+    polarity: PaperPolarity  # for sentences that turn round the paper sentence closest to them
     context: PaperContext
     generator: object
     audit: AuditRequest
@@ -197,6 +199,7 @@ def deep_read(
         paper_checks(material.sections, checklist.findings),
         PaperStatements.of(sentences),
         NumberOwners.of(sentences),
+        PaperPolarity.of(sentences),
         _context(material, context_tokens or capabilities.context_tokens, progress),
         generator,
         audit,
@@ -238,10 +241,16 @@ _ABSENCE_CHECKS = (
 
 def _objections(sentence: str, read: _Read) -> list[str]:
     """The deep read's own guard reasons: those of the first of `_ABSENCE_CHECKS` that objects,
-    then a figure the paper gives only for other named systems, and a citation for something
-    neither the reference's entry nor the paper's sentences citing it say."""
+    then a figure the paper gives only for other named systems, a sentence that turns round the
+    paper sentence closest to it, and a citation for something neither the reference's entry nor
+    the paper's sentences citing it say."""
     absences = next((reasons for check in _ABSENCE_CHECKS if (reasons := check(sentence, read))), [])
-    return absences + read.owners.contradicting(sentence) + read.references.unattributed(sentence)
+    return (
+        absences
+        + read.owners.contradicting(sentence)
+        + read.polarity.contradicting(sentence)
+        + read.references.unattributed(sentence)
+    )
 
 
 def _material_and_checklist(
