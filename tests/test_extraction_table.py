@@ -336,3 +336,40 @@ def test_the_headline_result_is_the_key_results_sentence_with_a_figure_and_an_ou
         "## Key results\n(B) Same analysis as in (A), at 4.5 Hz. Accuracy rises to 81.2%.\n"
     )
     assert synthesis_sentence(captioned, "Key results", headline=True) == "Accuracy rises to 81.2%."
+
+
+def test_the_abstract_says_the_method_and_a_headline_result_with_a_figure_and_an_outcome():
+    from reader.table.cells import abstract_method, headline
+
+    abstract = (
+        "Representation learning matters. We introduce the problem of generation in semantics. "
+        "We propose SPECTER, a method to embed scientific documents. "
+        "Categories and Subject Descriptors D.3.4 compilers. "
+        "Our experiments show that SPECTER reduces error by 39% on average."
+    )
+    assert abstract_method(abstract) == "We propose SPECTER, a method to embed scientific documents."
+    assert abstract_method("This paper shows how to assess sparse extractions with language models.")
+    assert abstract_method("We present experiments on 1.5 million sentences.") == ""
+    assert headline(abstract, "") == "Our experiments show that SPECTER reduces error by 39% on average."
+    # a synthesis sentence that scores higher stays; a subject code alone is no headline
+    assert (
+        headline("Categories and Subject Descriptors D.3.4 compilers.", "F1 rises to 91.4.")
+        == "F1 rises to 91.4."
+    )
+    assert headline("Categories and Subject Descriptors D.3.4 compilers.", "") == ""
+
+
+def test_the_table_takes_method_and_headline_result_from_the_abstract(library):
+    from reader.store.tables import Paper
+
+    with transaction(library.services.db) as session:
+        session.get(Paper, library.paper_id).abstract = (
+            "We propose a character BiLSTM tagger with a CRF output layer for noisy tweets. "
+            "The tagger reaches 91.4 F1 on the WNUT-17 test set, 4.1 points above the CRF baseline."
+        )
+    [row] = library.library.extraction_table([library.paper_id]).rows
+    method, result = row.cells["method"], row.cells["result"]
+    assert method.origin == "abstract" and method.value.startswith("We propose a character BiLSTM")
+    assert result.origin == "abstract" and result.value.startswith("The tagger reaches 91.4 F1")
+    assert result.verdict == "supported" and result.source.page == 4
+    assert row.cells["task"].origin == "synthesis: Problem"

@@ -1,5 +1,5 @@
-"""Build the extraction table: for each paper, fill its cells from the stored synthesis (task,
-method, headline result) and the paper's rigour checklist (datasets and sizes, baselines, and any
+"""Build the extraction table: for each paper, fill its cells from its abstract and the stored
+synthesis (task, method, headline result: reader.table.cells) and the paper's rigour checklist (datasets and sizes, baselines, and any
 checklist item chosen as a column: reader.checklist, stored by the read or made by the rules),
 then audit every cell as the audit checks a sentence, against the passages it came from; a cell
 without support gets [待验证]. A question of the user's own is a column too: asked of every paper
@@ -25,7 +25,9 @@ from reader.audit.verify import EvidenceRef
 from reader.errors import PaperNotFound, ReaderError
 from reader.table.cells import (
     SYNTHESIS_COLUMNS,
+    abstract_method,
     checklist_value,
+    headline,
     nearest_sentence,
     synthesis_sections,
     synthesis_sentence,
@@ -138,20 +140,26 @@ def _filled_row(paper_id: str, db, search: Search, columns) -> tuple[TableRow, d
         passages = [(c.section, Source(c.id, c.page_start, c.page_end, c.text, c.section)) for c in chunks]
         row = TableRow(paper_id, paper.title or "", {key: Cell(key) for key, _ in columns})
         final_text = synthesis.final_text if synthesis is not None else ""
+        abstract = paper.abstract or ""
         checklist = checklist_of(session, paper_id)
 
     sections = synthesis_sections(final_text)
     if synthesis is None:
         row.notes.append("no synthesis stored: review the paper to fill task, method and headline result")
+    synthesis_headline = synthesis_sentence(sections, SYNTHESIS_COLUMNS["result"], headline=True)
+    best_result = headline(abstract, synthesis_headline)
+    from_abstract = {
+        "method": abstract_method(abstract),
+        "result": best_result if best_result != synthesis_headline else "",
+    }
     for key in ("task", "method", "result"):
         heading = SYNTHESIS_COLUMNS[key]
-        value = synthesis_sentence(sections, heading, headline=key == "result")
+        value = from_abstract.get(key) or synthesis_sentence(sections, heading, headline=key == "result")
+        origin = "abstract" if from_abstract.get(key) else f"synthesis: {heading}"
         if value:
-            row.cells[key] = Cell(
-                key, value, f"synthesis: {heading}", _with_search(value, stored, paper_id, search)
-            )
+            row.cells[key] = Cell(key, value, origin, _with_search(value, stored, paper_id, search))
         elif synthesis is not None:
-            row.notes.append(f"{key}: the synthesis says nothing under “{heading}”")
+            row.notes.append(f"{key}: neither the abstract nor the synthesis (under “{heading}”) says it")
 
     by_id = {source.chunk_id: source for _, source in passages}
     items = checklist.by_key if checklist is not None else {}

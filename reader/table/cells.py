@@ -1,5 +1,5 @@
-"""What fills each column, by rule: sentences of the stored synthesis under their headings, the
-datasets' sizes from the paper's passages (a number with a unit of data: sentences, images,
+"""What fills each column, by rule: sentences of the paper's abstract (its own statement of what it
+does and finds) and of the stored synthesis under their headings, the datasets' sizes from the paper's passages (a number with a unit of data: sentences, images,
 pairs ...), the baselines from the passages the search finds for a comparison.
 
 Every function here takes plain data (texts, passages as Source) and returns the cell's value
@@ -75,6 +75,42 @@ def headline_score(sentence: str) -> int:
     less 2 for a caption or a pointer to where results are shown."""
     score = 2 * bool(_RESULT_FIGURE.search(sentence)) + bool(_OUTCOME.search(sentence))
     return score - 2 * bool(_CAPTION.search(sentence))
+
+
+# --------------------------------------------------------------------- the abstract
+
+# "We propose SPECTER, …", "This paper shows how to assess …", "I review evidence …"; not the
+# problem it introduces or the experiments it presents
+_METHOD_CUE = re.compile(
+    r"\b(?:we|this (?:paper|work|article|study|review|tutorial)|here,? we|I)\s+(?:\w+ly\s+)?"
+    r"(?:(?:propose|present|introduce|describe|develop|design|build|review|use|apply|employ)s?|shows? how)\b"
+    r"(?!\s+(?:the (?:problem|task|question)|(?:\w+\s+)?(?:experiments?|results?|findings|an? (?:analysis|survey|study))\b))",
+    re.I,
+)
+
+
+MIN_ABSTRACT_HEADLINE = 3
+
+
+def abstract_sentences(abstract: str) -> list[str]:
+    return [" ".join(s.split()) for s in split_sentences(abstract or "") if len(s.split()) >= 4]
+
+
+def abstract_method(abstract: str) -> str:
+    """The abstract's first sentence saying what the paper proposes, presents or does ("" if none)."""
+    return next((_trim(s) for s in abstract_sentences(abstract) if _METHOD_CUE.search(s)), "")
+
+
+def headline(abstract: str, synthesis_best: str) -> str:
+    """The headline result: the abstract's sentence most like one (`headline_score`) when it names
+    a figure and an outcome (MIN_ABSTRACT_HEADLINE) and the synthesis's best Key results sentence
+    scores no higher; else that synthesis sentence. Below it, the abstract's best is as often a
+    licence line or a subject code ("D.3.4") as a result (30 abstracts of the training papers)."""
+    best = max(abstract_sentences(abstract), key=headline_score, default="")
+    score = headline_score(best) if best else 0
+    if score >= MIN_ABSTRACT_HEADLINE and score >= headline_score(synthesis_best or ""):
+        return _trim(best)
+    return synthesis_best
 
 
 # --------------------------------------------------------------------- datasets and sizes
