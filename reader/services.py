@@ -402,7 +402,11 @@ class Services:
                     titles = library_titles(session)
                 asked = n + followup.EXTRA_QUESTIONS
                 questions, done.by = followup.write_questions(
-                    titles.get(paper_id, ""), points, self.generator, asked * followup.CANDIDATES_PER_QUESTION
+                    titles.get(paper_id, ""),
+                    points,
+                    self.generator,
+                    asked * followup.CANDIDATES_PER_QUESTION,
+                    fill_to=asked,
                 )
                 if not questions:
                     done.skipped = "the review names no open point to ask about"

@@ -102,6 +102,8 @@ def test_the_llm_writes_the_questions_and_the_rule_fills_what_it_left_out():
     assert llm.history[0]["stage"] == "followup"
     failing = ScriptedLLM(lambda prompt: (_ for _ in ()).throw(RuntimeError("down")))
     assert write_questions("SPARTA", points, failing, 2)[1] == "rule"
+    # more are written than asked: the rule fills only up to what is asked
+    assert write_questions("SPARTA", points, llm, 6, fill_to=2)[0] == questions[:2]
 
 
 @pytest.fixture
@@ -170,7 +172,8 @@ def test_follow_up_questions_are_answered_from_their_paper_only(reader_env, monk
     monkeypatch.setattr(services, "answer", answer)
     # the questions by rule: no model is started for this
     monkeypatch.setattr(
-        "reader.crag.followup.write_questions", lambda title, points, llm, n: (["How large?"], "rule")
+        "reader.crag.followup.write_questions",
+        lambda title, points, llm, n, fill_to: (["How large?"], "rule"),
     )
     services.follow_up("ab" * 32, [REVIEW], [0.0], n=1)
     # a roark13 follow-up was answered from the longeval paper's passage when the library was searched
@@ -227,7 +230,7 @@ def test_follow_up_questions_are_asked_in_the_order_the_grader_ranks_them(reader
     monkeypatch.setattr(services, "answer", answer)
     monkeypatch.setattr(
         "reader.crag.followup.write_questions",
-        lambda title, points, llm, n: (["How large is the index?", "Which GPU was used?"], "llm"),
+        lambda title, points, llm, n, fill_to: (["How large is the index?", "Which GPU was used?"], "llm"),
     )
     services.follow_up("ab" * 32, [REVIEW], [0.0], n=1)
     assert seen == ["Which GPU was used?"]

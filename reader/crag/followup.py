@@ -111,9 +111,13 @@ def rule_question(point: str) -> str:
     return f"What does the paper report about {' '.join(kept)}?" if kept else ""
 
 
-def write_questions(title: str, points: list[str], llm, n: int) -> tuple[list[str], str]:
+def write_questions(
+    title: str, points: list[str], llm, n: int, fill_to: int | None = None
+) -> tuple[list[str], str]:
     """Up to `n` follow-up questions from the gaps, and who wrote them ("llm", "rule", or
-    "llm+rule" when the rule filled up the LLM's)."""
+    "llm+rule" when the rule filled up the LLM's); the rule fills only up to `fill_to` (default
+    n): its questions are strings of the gap's words, asked when the LLM wrote too few."""
+    fill_to = n if fill_to is None else min(fill_to, n)
     if not points or n <= 0:
         return [], "rule"
     asked: list[str] = []
@@ -130,7 +134,7 @@ def write_questions(title: str, points: list[str], llm, n: int) -> tuple[list[st
     known = {frozenset(content_stems(q)) for q in asked}
     filled = list(asked)
     for point in points:
-        if len(filled) >= n:
+        if len(filled) >= fill_to:
             break
         question = rule_question(point)
         if question and frozenset(content_stems(question)) not in known:
