@@ -4,6 +4,7 @@ empty go, and every removal says why."""
 from __future__ import annotations
 
 from reader.deepread.tidy import (
+    BARE_LEAD_IN,
     CAPTION,
     ECHOES_HEADING,
     EMPTY_BULLET,
@@ -107,3 +108,21 @@ def test_a_captions_label_pasted_as_a_sentence_goes_and_a_sentence_citing_a_tabl
         "## Quality of the evidence\nTable 3 reports no variance. Fig. 2 shows the error falling."
     )
     assert result.count(CAPTION) == 3 and result.count(EMPTY_BULLET) == 1
+
+
+def test_a_lead_in_that_names_nothing_goes_and_its_items_stay():
+    draft = (
+        "## Threats to validity\n"
+        "The results may not hold elsewhere due to several factors:\n"
+        "- **Data**: the corpus has 9 million pages.\n\n"
+        "## Contributions\n"
+        "SPECTER improves on three tasks:\n"
+        "- citation prediction\n\n"
+        "## Strengths\n"
+        "The paper adds:\n"
+    )
+    done = tidy(draft)
+    assert "several factors" not in done.text and "- **Data**: the corpus has 9 million pages." in done.text
+    assert "SPECTER improves on three tasks:" in done.text  # it names something
+    assert "## Strengths" not in done.text  # its only sentence was a bare lead-in
+    assert done.count(BARE_LEAD_IN) == 2

@@ -35,6 +35,7 @@ from reader.deepread.material import section_sentences
 from reader.deepread.number_owners import NumberOwners
 from reader.deepread.polarity import PaperPolarity
 from reader.deepread.tidy import (
+    BARE_LEAD_IN,
     CAPTION,
     ECHOES_HEADING,
     EMPTY_BULLET,
@@ -61,6 +62,7 @@ def _removals(tidied: Tidied) -> str:
             "sentences that only restated their heading",
         ),
         (tidied.count(CAPTION), "caption pasted as a sentence", "captions pasted as sentences"),
+        (tidied.count(BARE_LEAD_IN), "lead-in that named nothing", "lead-ins that named nothing"),
         (tidied.count(EMPTY_BULLET), "empty bullet", "empty bullets"),
         (tidied.count(EMPTY_HEADING), "empty heading", "empty headings"),
     ]

@@ -1,5 +1,5 @@
-"""A written draft tidied before it is audited: no sentence said twice, no empty bullet, no
-heading left without text under it.
+"""A written draft tidied before it is audited: no sentence said twice, no lead-in that names
+nothing, no empty bullet, no heading left without text under it.
 
 A small writer repeats itself (the same four sentences under three headings) and leaves
 bullets with nothing after them; repeating a true sentence is not unsupported, so the audit
@@ -22,6 +22,7 @@ ECHOES_HEADING = "only restates its heading"
 EMPTY_BULLET = "empty bullet"
 EMPTY_HEADING = "empty heading"
 CAPTION = "a caption's label pasted as a sentence"
+BARE_LEAD_IN = "a lead-in that names nothing"
 
 _STOPWORDS = frozenset(
     "a an the and or but of to in on for with by from at as is are was were be been being it its "
@@ -46,6 +47,10 @@ _EMPTY_BULLET = re.compile(rf"^[ \t]*{BULLET_MARK}[ \t]*$")
 _HEADING = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+\S.*|\*\*[^*\n]+\*\*:?)[ \t]*$")
 # "Table 4: The Bag of Concepts F1 score of the baseline…": a caption copied from the material
 _CAPTION_LABEL = re.compile(r"^(?:Figure|Fig\.|Table|Tab\.)\s*\d+[a-z]?\s*[:.|]", re.I)
+# what makes a lead-in name something: a digit, or a capital inside a word or after its first
+# word ("SPECTER improves on three tasks:", "Compared with BM25:")
+_NAMES_SOMETHING = re.compile(r"\d|(?<=\w)[A-Z]|(?<=\s)[A-Z]")
+LEAD_IN_WORDS = 16
 
 
 @dataclass
@@ -129,6 +134,27 @@ def drop_caption_labels(text: str) -> Tidied:
     return Tidied("".join(out), removed)
 
 
+def drop_bare_lead_ins(text: str) -> Tidied:
+    """`text` without the lead-ins that name nothing of the paper ("The results may not hold
+    elsewhere due to several factors:", "The paper adds:"): a short sentence ending in a colon,
+    with no digit and no capitalised word after its first. The items after it stay."""
+    removed, out, last = [], [], 0
+    for start, end in sentence_spans(text):
+        sentence = text[start:end].strip()
+        bare = sentence.lstrip("-*+• \t")
+        if (
+            bare.endswith(":")
+            and not bare.startswith("**")
+            and len(bare.split()) <= LEAD_IN_WORDS
+            and not _NAMES_SOMETHING.search(bare)
+        ):
+            removed.append((sentence, BARE_LEAD_IN))
+            out.append(text[last:start].rstrip(" \t"))
+            last = end
+    out.append(text[last:])
+    return Tidied("".join(out), removed)
+
+
 def drop_empty_items(text: str) -> Tidied:
     """`text` without bullets that hold nothing and headings with no text before the next
     heading (or the end)."""
@@ -154,9 +180,16 @@ def drop_empty_items(text: str) -> Tidied:
 
 def tidy(text: str) -> Tidied:
     """Repeated sentences, sentences that only echo their heading, captions' labels pasted as
-    sentences, empty bullets and then the headings they left empty, removed."""
+    sentences, lead-ins that name nothing, empty bullets and then the headings they left empty,
+    removed."""
     removed: list[tuple[str, str]] = []
-    for step in (drop_repeats, drop_heading_echoes, drop_caption_labels, drop_empty_items):
+    for step in (
+        drop_repeats,
+        drop_heading_echoes,
+        drop_caption_labels,
+        drop_bare_lead_ins,
+        drop_empty_items,
+    ):
         done = step(text)
         text, removed = done.text, removed + done.removed
     # a line whose first sentence went starts with the space that followed it
