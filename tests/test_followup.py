@@ -184,7 +184,9 @@ def test_a_question_joined_to_a_second_keeps_its_first():
     reply = (
         "What are the evaluation metrics used for intrinsic evaluation and how do they relate to the claims?\n"
         "Which datasets are used, and what sizes do they have?\n"
-        "What is the trade-off between speed and accuracy?"
+        "What is the trade-off between speed and accuracy?\n"
+        "What is the title of the paper?\n"
+        "Who are the authors of the study?"
     )
     assert questions_in(reply) == [
         "What are the evaluation metrics used for intrinsic evaluation?",

@@ -50,6 +50,11 @@ _SECOND_QUESTION = re.compile(
     r",?\s+and\s+(?:how|what|why|whether|which|to what extent|do|does|did|are|is)\b", re.I
 )
 MIN_FIRST_HALF_WORDS = 3
+# "What is the title of the paper?", "Who are the authors?": the note's front matter says it
+_BIBLIOGRAPHIC = re.compile(
+    r"^(?:what|who|when|where|which)\b[^?]{0,30}\b(?:title|authors?|published|publication|venue|journal)\b",
+    re.I,
+)
 
 
 def open_points(texts: list[str], settled: frozenset[str] | set[str] = frozenset()) -> list[str]:
@@ -79,13 +84,18 @@ def open_points(texts: list[str], settled: frozenset[str] | set[str] = frozenset
 
 def questions_in(reply: str) -> list[str]:
     """The questions of a reply: its lines that end with "?", numbering and bullets taken off; a
-    line holding several questions (small models write them run together) gives each, and a
-    question joined to a second one by "and how / and what …" keeps its first."""
+    line holding several questions (small models write them run together) gives each, a
+    question joined to a second one by "and how / and what …" keeps its first, and one about the
+    paper's title, authors or venue is left out."""
     found = []
     for line in (reply or "").splitlines():
         for part in _AFTER_QUESTION_MARK.split(line.strip()):
             part = first_question(_NUMBERING.sub("", part.strip()).strip(" *\"'"))
-            if part.endswith(("?", "？")) and 12 <= len(part) <= MAX_QUESTION_CHARS:
+            if (
+                part.endswith(("?", "？"))
+                and 12 <= len(part) <= MAX_QUESTION_CHARS
+                and not _BIBLIOGRAPHIC.search(part)
+            ):
                 found.append(part)
     return list(dict.fromkeys(found))
 
