@@ -357,6 +357,7 @@ def test_the_abstract_says_the_method_and_a_headline_result_with_a_figure_and_an
         == "F1 rises to 91.4."
     )
     assert headline("Categories and Subject Descriptors D.3.4 compilers.", "") == ""
+    assert headline("", "The tutorial provides an overview of recent advances.") == ""
 
 
 def test_the_table_takes_method_and_headline_result_from_the_abstract(library):

@@ -154,7 +154,11 @@ def _filled_row(paper_id: str, db, search: Search, columns) -> tuple[TableRow, d
     }
     for key in ("task", "method", "result"):
         heading = SYNTHESIS_COLUMNS[key]
-        value = from_abstract.get(key) or synthesis_sentence(sections, heading, headline=key == "result")
+        value = (
+            best_result
+            if key == "result"
+            else from_abstract.get(key) or synthesis_sentence(sections, heading)
+        )
         origin = "abstract" if from_abstract.get(key) else f"synthesis: {heading}"
         if value:
             row.cells[key] = Cell(key, value, origin, _with_search(value, stored, paper_id, search))

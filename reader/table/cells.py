@@ -104,13 +104,14 @@ def abstract_method(abstract: str) -> str:
 def headline(abstract: str, synthesis_best: str) -> str:
     """The headline result: the abstract's sentence most like one (`headline_score`) when it names
     a figure and an outcome (MIN_ABSTRACT_HEADLINE) and the synthesis's best Key results sentence
-    scores no higher; else that synthesis sentence. Below it, the abstract's best is as often a
+    scores no higher; else that synthesis sentence, if it names either. Below it, the abstract's best is as often a
     licence line or a subject code ("D.3.4") as a result (30 abstracts of the training papers)."""
     best = max(abstract_sentences(abstract), key=headline_score, default="")
     score = headline_score(best) if best else 0
     if score >= MIN_ABSTRACT_HEADLINE and score >= headline_score(synthesis_best or ""):
         return _trim(best)
-    return synthesis_best
+    # neither a figure nor a word of outcome: "The tutorial provides an overview of recent advances"
+    return synthesis_best if synthesis_best and headline_score(synthesis_best) > 0 else ""
 
 
 # --------------------------------------------------------------------- datasets and sizes
