@@ -7,7 +7,7 @@ import math
 import pytest
 from crag_fakes import PAPER_A, TITLES, CragLLM, FakeSearch, always_grounded, passages_of, role_of
 
-from reader.crag.generate import NOT_FOUND, only_markers
+from reader.crag.generate import NOT_FOUND, only_markers, only_points_elsewhere
 from reader.crag.pipeline import CragConfig, Metered, ask
 from reader.llm.base import Completion, supports_logprobs
 from reader.llm.scripted import ScriptedLLM
@@ -144,6 +144,30 @@ def test_markers_twice_is_not_found():
 )
 def test_only_markers(text, expected):
     assert only_markers(text) is expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("The evaluation metrics used are detailed in Table 1 of the first passage.", True),
+        ("The evaluation method used for the study is described in [1].", True),
+        (
+            "The specific datasets used for intrinsic evaluation are described in Table 2 of the paper [4].",
+            True,
+        ),
+        ("The metrics are DED and SA, described in Table 2 [1].", False),
+        ("The F1 of 91.4 is reported in Table 3 and is 4.1 points above the CRF [2].", False),
+        ("They compare against LDA and TF-IDF [1].", False),
+    ],
+)
+def test_an_answer_that_only_says_where_the_answer_is(text, expected):
+    assert only_points_elsewhere(text) is expected
+
+
+def test_a_pointer_for_an_answer_is_no_answer():
+    result = run(CragLLM(relevant_words=["baselines"], answer="The baselines are listed in Table 2 [1]."))
+    assert result.answer != "The baselines are listed in Table 2 [1]."
+    assert result.not_found or result.answer_quoted
 
 
 def test_metered_llm_passes_on_log_probability_support():

@@ -63,6 +63,22 @@ def only_markers(answer: str) -> bool:
     return not re.search(r"\w", _MARKER.sub("", answer))
 
 
+# "The evaluation metrics used are detailed in Table 1 of the first passage.", "The method is
+# described in [1].": an answer that only says where the answer is
+_ONLY_POINTER = re.compile(
+    r"^[^.;:]{0,100}?\b(?:is|are|was|were|can be)\s+(?:\w+ly\s+)?(?:described|detailed|given|listed|"
+    r"shown|reported|presented|discussed|provided|explained|found|summari[sz]ed)\s+in\s+"
+    r"(?:\[\d+\]|(?:the\s+)?(?:table|figure|fig\.|section|appendix|(?:first|second|third|above)\s+passage|"
+    r"passage|paper|source)\b)[^.;]{0,60}\.?\s*(?:\[\d+\]\s*)*$",
+    re.I,
+)
+
+
+def only_points_elsewhere(answer: str) -> bool:
+    """A one-sentence reply that only says where the answer is ("… are detailed in Table 1")."""
+    return bool(_ONLY_POINTER.match(" ".join(answer.split())))
+
+
 # A line of the answer prompt's source list, "[2] Title, p. 4 — relevance 0.80: the reason".
 _SOURCE_LINE = re.compile(r"—\s*relevance\s+\d(?:\.\d+)?\b")
 
@@ -169,7 +185,7 @@ def generate_answer(
     )
     completion, retried = _write(llm, conversation, paper_id)
     text = without_source_lines(completion.text, [item["label"] for item in items])
-    if text and not is_not_found(text) and not only_markers(text):
+    if text and not is_not_found(text) and not only_markers(text) and not only_points_elsewhere(text):
         return Answer(text, evidence=chosen, completion=completion, retried=retried)
     quote = quoted_answer(chosen, quote_threshold, question)
     if quote:
