@@ -400,27 +400,21 @@ class Services:
                 points = followup.open_points(texts, settled)
                 with (db or self.db)() as session:
                     titles = library_titles(session)
-                asked = n + followup.EXTRA_QUESTIONS
-                questions, done.by = followup.write_questions(
-                    titles.get(paper_id, ""),
-                    points,
-                    self.generator,
-                    asked * followup.CANDIDATES_PER_QUESTION,
-                    fill_to=asked,
-                )
-                if not questions:
-                    done.skipped = "the review names no open point to ask about"
                 # about this paper only: another paper's passage answers no question of its review
                 config = dataclasses.replace(crag_config(self.settings.crag), collection_fallback=False)
-                if config.grader:
-                    try:
-                        questions = followup.by_evidence(
-                            questions, lambda q: self.best_relevance(q, paper_id)
-                        )
-                    except WeightsUnusable as exc:
-                        self.notice(f"{exc}; the follow-up questions are asked in the order written")
+                best_window = (lambda text: self.best_window(text, paper_id)) if config.grader else None
+                title = titles.get(paper_id, "")
+                try:
+                    questions, done.by = followup.questions_to_ask(
+                        title, points, self.generator, n, best_window
+                    )
+                except WeightsUnusable as exc:
+                    self.notice(f"{exc}; the follow-up questions are written from the review alone")
+                    questions, done.by = followup.questions_to_ask(title, points, self.generator, n)
+                if not questions:
+                    done.skipped = "the review names no open point to ask about"
                 done.answers = followup.ask_until_answered(
-                    questions[:asked],
+                    questions,
                     lambda question: self.answer(question, paper_id, config, titles=titles),
                     n,
                     on_question=lambda question: progress(f"follow-up: {question}"),
@@ -434,11 +428,12 @@ class Services:
             progress(f"follow-up: none asked ({done.skipped})")
         return done
 
-    def best_relevance(self, question: str, paper_id: str) -> float:
-        """The relevance grader's best P(relevant) for the question over the paper's passages that
-        search retrieves for it (0.0 when there are none)."""
-        passages = [hit.text for hit in self.search_index.search(question, paper_id)]
-        return max((r.p_relevant for r in self.relevance_grader.grade(question, passages)), default=0.0)
+    def best_window(self, text: str, paper_id: str):
+        """The relevance grader's best window for `text` among the paper's passages that search
+        retrieves for it (reader.grader.model.Relevance), or None when there are none."""
+        passages = [hit.text for hit in self.search_index.search(text, paper_id)]
+        graded = self.relevance_grader.grade(text, passages) if passages else []
+        return max(graded, key=lambda r: r.p_relevant, default=None)
 
     def audit_text(self, text: str, paper_id: str):
         """Check any text sentence by sentence against a stored paper -> AuditReport."""

@@ -173,7 +173,7 @@ def test_follow_up_questions_are_answered_from_their_paper_only(reader_env, monk
     # the questions by rule: no model is started for this
     monkeypatch.setattr(
         "reader.crag.followup.write_questions",
-        lambda title, points, llm, n, fill_to: (["How large?"], "rule"),
+        lambda title, points, llm, n, **kw: (["How large?"], "rule"),
     )
     services.follow_up("ab" * 32, [REVIEW], [0.0], n=1)
     # a roark13 follow-up was answered from the longeval paper's passage when the library was searched
@@ -212,6 +212,7 @@ def test_follow_up_questions_are_asked_in_the_order_the_grader_ranks_them(reader
 
     from reader.facade import Reader
     from reader.grader.model import Relevance
+    from reader.llm.base import Completion
 
     monkeypatch.setenv("READER_CRAG_GRADER", "on")
     services = Reader().services
@@ -230,9 +231,14 @@ def test_follow_up_questions_are_asked_in_the_order_the_grader_ranks_them(reader
         raise RuntimeError("stop after the first question")
 
     monkeypatch.setattr(services, "answer", answer)
-    monkeypatch.setattr(
-        "reader.crag.followup.write_questions",
-        lambda title, points, llm, n, fill_to: (["How large is the index?", "Which GPU was used?"], "llm"),
-    )
+    written = []
+
+    def write(messages, **kwargs):
+        written.append(messages[-1]["content"])
+        return Completion("How large is the index?\nWhich GPU was used?")
+
+    services.__dict__["generator"] = SimpleNamespace(complete=write)
     services.follow_up("ab" * 32, [REVIEW], [0.0], n=1)
     assert seen == ["Which GPU was used?"]
+    # each open point was shown with the window of the paper's passages closest to it
+    assert "<excerpt>SPARTA was trained on one GPU.</excerpt>" in written[0]

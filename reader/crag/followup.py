@@ -4,6 +4,7 @@ open are asked of the paper and answered with sources.
     open_points(texts, settled)                -> the sentences under the note's gap headings
     write_questions(title, points, llm, n)     -> (3-5 questions, "llm" or "rule")
     by_evidence(questions, best_relevance)     -> those the paper's passages answer best first
+    questions_to_ask(title, points, llm, n, best_window) -> both, each point shown with its excerpt
     ask_until_answered(questions, ask, n)      -> the answers, until n are not refusals
     audit_passed(ratios)                       -> every analysis at or below the audit's threshold
 
@@ -14,7 +15,10 @@ from the rigour checklist ("The paper does not say over how many runs …"): the
 the paper for them already, so a question about them is answered "Not found" again. The LLM
 turns them into questions the paper itself could answer (prompts/followup.j2, stage `followup`);
 a reply with fewer than the questions asked for is filled by rule from the gaps ("What does the
-paper report about …?"). CANDIDATES_PER_QUESTION times as many are written as will be asked, and
+paper report about …?"). Each gap is shown to the LLM with the window of the paper's passages
+that the relevance grader finds closest to it, and the LLM asks what that excerpt answers where
+it speaks to the gap: a question written in the paper's words is one its passages are found and
+graded for. CANDIDATES_PER_QUESTION times as many are written as will be asked, and
 they are asked in the order of the relevance grader's best score over the paper's retrieved
 passages: the grader is what turns a question down in the pipeline (at or below its grader_low
 no passage is used), and it reads wording closely ("potential areas for future research" 0.01,
@@ -122,7 +126,7 @@ def rule_question(point: str) -> str:
 
 
 def write_questions(
-    title: str, points: list[str], llm, n: int, fill_to: int | None = None
+    title: str, points: list[str], llm, n: int, fill_to: int | None = None, excerpts: list[str] | None = None
 ) -> tuple[list[str], str]:
     """Up to `n` follow-up questions from the gaps, and who wrote them ("llm", "rule", or
     "llm+rule" when the rule filled up the LLM's); the rule fills only up to `fill_to` (default
@@ -133,7 +137,7 @@ def write_questions(
     asked: list[str] = []
     try:
         completion = llm.complete(
-            messages("followup", title=title, points=points, n=n),
+            messages("followup", title=title, points=points, excerpts=excerpts or [], n=n),
             temperature=0.0,
             max_tokens=60 * n,
             stage="followup",
@@ -152,6 +156,32 @@ def write_questions(
             filled.append(question)
     by = "llm" if filled == asked else ("rule" if not asked else "llm+rule")
     return filled, by
+
+
+def questions_to_ask(title: str, points: list[str], llm, n: int, best_window=None) -> tuple[list[str], str]:
+    """The n + EXTRA_QUESTIONS questions to ask, and who wrote them: CANDIDATES_PER_QUESTION times
+    as many written from the first points, each point shown with the paper's window that
+    `best_window(text)` (a reader.grader.model.Relevance, or None) finds closest to it, then
+    ranked by their own best window's score. Without `best_window` (the grader off): written from
+    the points alone, asked in the order written."""
+    asked = n + EXTRA_QUESTIONS
+    points = points[: asked * CANDIDATES_PER_QUESTION]
+    excerpts = [(best_window(p) or _NO_WINDOW).window for p in points] if best_window else []
+    questions, by = write_questions(
+        title, points, llm, asked * CANDIDATES_PER_QUESTION, fill_to=asked, excerpts=excerpts
+    )
+    if best_window is not None:
+        questions = by_evidence(questions, lambda q: (best_window(q) or _NO_WINDOW).p_relevant)
+    return questions[:asked], by
+
+
+@dataclass(frozen=True)
+class _Window:
+    p_relevant: float = 0.0
+    window: str = ""
+
+
+_NO_WINDOW = _Window()
 
 
 def by_evidence(questions: list[str], best_relevance) -> list[str]:
