@@ -92,3 +92,17 @@ def test_what_the_note_says_was_not_described_or_is_lacking_is_an_absence_too():
     assert reason.startswith("the paper does say it: “Author lists are read")
     assert STATEMENTS.contradicting("The method lacks captions that start with Figure or Table and a number.")
     assert STATEMENTS.contradicting("Scanned documents were not evaluated.") == []  # the paper says so
+
+
+def test_a_paper_sentence_affirms_what_comes_before_its_negation():
+    statements = PaperStatements.of(
+        [
+            "Scalability is a particularly important concern for Open Information Extraction, the task of "
+            "extracting large numbers of relations that are not specified in advance.",
+            "We do not evaluate the tagger on German text.",
+        ]
+    )
+    claim = "It does not address the scalability concerns associated with Open Information Extraction."
+    assert statements.contradicting(claim)[0].startswith("the paper does say it: “Scalability is")
+    # what follows the negation is not affirmed
+    assert statements.contradicting("The paper does not evaluate the tagger on German text.") == []

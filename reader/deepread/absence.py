@@ -86,15 +86,18 @@ _EXAMPLES = re.compile(r"^\s*,?\s*(?:such as|including|like|e\.g\.,?)\s+(?P<exam
 
 @dataclass(frozen=True)
 class PaperStatements:
-    """The paper's affirmative sentences with their content stems, built once per read."""
+    """The paper's sentences with the content stems of what each affirms, built once per read."""
 
     sentences: tuple[tuple[str, frozenset[str]], ...]
 
     @classmethod
     def of(cls, sentences: list[str]) -> PaperStatements:
-        """From the paper's sentences (reader.deepread.material.section_sentences)."""
-        kept = tuple((s, frozenset(content_stems(s))) for s in sentences if not _NOT_AFFIRMED.search(s))
-        return cls(kept)
+        """From the paper's sentences (reader.deepread.material.section_sentences); what a sentence
+        affirms is what comes before its first negation or restriction ("Scalability is a
+        particularly important concern for Open Information Extraction, … relations that are not
+        specified in advance" affirms its first clause)."""
+        affirmed = ((s, frozenset(content_stems(_affirmed_part(s)))) for s in sentences)
+        return cls(tuple((s, stems) for s, stems in affirmed if stems))
 
     def contradicting(self, sentence: str) -> list[str]:
         """The reason a claimed absence is false, quoting the paper sentence that states it ([] when
@@ -115,6 +118,11 @@ class PaperStatements:
             if len(stating) >= MIN_HEAD_SENTENCES:
                 return [f"the paper says it in {len(stating)} sentences, such as {quoted(stating[0])}"]
         return []
+
+
+def _affirmed_part(sentence: str) -> str:
+    negation = _NOT_AFFIRMED.search(sentence)
+    return sentence[: negation.start()] if negation else sentence
 
 
 def untested(sentence: str) -> list[str]:
