@@ -532,3 +532,14 @@ def test_a_critique_saying_the_paper_lacks_what_one_of_its_sentences_states_is_f
     reason = next(r for r in verdicts[claim].reasons if r.startswith("the paper does say it"))
     assert "We score each head by its gradient and remove the lowest" in reason
     assert not any(r.startswith("the paper does say it") for r in verdicts[vague].reasons)
+
+
+def test_a_follow_on_of_a_flagged_claim_is_flagged_with_it(db):
+    claim = "The authors do not explain how each head is scored by its gradient."
+    follow_on = "This makes the pruning hard to reproduce."
+    verdicts, _ = critique_verdicts(db, claim, follow_on)
+    assert verdicts[claim].verdict == "unsupported"
+    assert verdicts[follow_on].verdict == "unsupported" and verdicts[follow_on].decided_by == "guard"
+    assert any(
+        r.startswith("draws a consequence from the sentence before it") for r in verdicts[follow_on].reasons
+    )

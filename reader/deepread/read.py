@@ -31,6 +31,7 @@ from reader.checklist import Checklist, build_checklist, paper_passages, save_ch
 from reader.deepread.absence import PaperStatements, untested
 from reader.deepread.checked import PaperChecks, claimed_presence, contradicted_absence, paper_checks
 from reader.deepread.context import PaperContext, PaperMaterial, build_context, load_material
+from reader.deepread.follow_on import decided_by_follow_on, follow_ons
 from reader.deepread.material import section_sentences
 from reader.deepread.number_owners import NumberOwners
 from reader.deepread.polarity import PaperPolarity
@@ -314,7 +315,9 @@ def run_kind(kind: str, read: _Read) -> KindResult:
 
     def verify(text: str, known: dict) -> AuditResult:
         progress(f"{kind}: verifying")
-        return run_audit(split_sentences(text), dataclasses.replace(audit, known=known))
+        # a follow-on's verdict depends on the sentence before it, which a rewrite may change
+        known = {k: v for k, v in known.items() if not decided_by_follow_on(v)}
+        return follow_ons(text, run_audit(split_sentences(text), dataclasses.replace(audit, known=known)))
 
     def report(number: int, result: AuditResult) -> None:
         unread = f", {result.n_unchecked} unchecked" if result.n_unchecked else ""

@@ -1,0 +1,48 @@
+"""A follow-on sentence stands or falls with the unsupported sentence before it."""
+
+from __future__ import annotations
+
+from reader.audit.decided import GUARD, VERIFIER
+from reader.audit.loop import SUPPORTED, UNSUPPORTED, AuditResult, SentenceResult
+from reader.deepread.follow_on import RESTS_ON, decided_by_follow_on, follow_ons
+from reader.text.split import split_sentences
+
+TEXT = """## Weaknesses
+The paper does not compare REALM with its baselines. This limits the ability to evaluate REALM. \
+It reports a t-test.
+
+## Threats to validity
+This setting uses nine million pages. These pages come from one crawl.
+"""
+
+
+def audited(flagged: set[int]) -> AuditResult:
+    sentences = split_sentences(TEXT)
+    return AuditResult(
+        [
+            SentenceResult(s, UNSUPPORTED if i in flagged else SUPPORTED, "YES", decided_by=VERIFIER)
+            for i, s in enumerate(sentences)
+        ]
+    )
+
+
+def test_a_follow_on_of_an_unsupported_sentence_is_unsupported_under_its_heading_only():
+    result = follow_ons(TEXT, audited({0}))
+    verdicts = [(s.text[:20], s.verdict) for s in result.sentences]
+    assert verdicts == [
+        ("The paper does not c", UNSUPPORTED),
+        ("This limits the abil", UNSUPPORTED),
+        ("It reports a t-test.", SUPPORTED),  # "It" is not taken as a follow-on
+        ("This setting uses ni", SUPPORTED),  # the first under its heading follows nothing
+        ("These pages come fro", SUPPORTED),
+    ]
+    follow_on = result.sentences[1]
+    assert follow_on.decided_by == GUARD and decided_by_follow_on(follow_on)
+    assert follow_on.reasons[-1].startswith(f"{RESTS_ON}: “The paper does not compare")
+    # a chain follows the first: the second follow-on rests on the one before it
+    chained = follow_ons(TEXT, audited({3}))
+    assert [s.verdict for s in chained.sentences][3:] == [UNSUPPORTED, UNSUPPORTED]
+
+
+def test_nothing_changes_when_nothing_before_is_unsupported():
+    assert follow_ons(TEXT, audited(set())).sentences == audited(set()).sentences
