@@ -50,6 +50,7 @@ def test_the_deep_read_objects_to_a_sentence_that_turns_the_paper_round():
 
     from reader.audit.citations import ReferenceList
     from reader.deepread.absence import PaperStatements
+    from reader.deepread.assumed import PaperAssumptions
     from reader.deepread.checked import paper_checks
     from reader.deepread.number_owners import NumberOwners
     from reader.deepread.read import _objections
@@ -60,6 +61,7 @@ def test_the_deep_read_objects_to_a_sentence_that_turns_the_paper_round():
         statements=PaperStatements.of(PAPER),
         owners=NumberOwners.of(PAPER),
         polarity=CHECK,
+        assumptions=PaperAssumptions.of(PAPER),
         references=ReferenceList.build(references=[], body=PAPER),
     )
     reasons = _objections("The techniques used are limited to a certain type of dialogues.", read)

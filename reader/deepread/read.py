@@ -29,6 +29,7 @@ from reader.audit.loop import (
 )
 from reader.checklist import Checklist, build_checklist, paper_passages, save_checklist
 from reader.deepread.absence import PaperStatements, untested
+from reader.deepread.assumed import PaperAssumptions
 from reader.deepread.checked import PaperChecks, claimed_presence, contradicted_absence, paper_checks
 from reader.deepread.context import PaperContext, PaperMaterial, build_context, load_material
 from reader.deepread.follow_on import decided_by_follow_on, follow_ons
@@ -152,6 +153,7 @@ class _Read:
     statements: PaperStatements
     owners: NumberOwners  # which named systems each figure of the paper is given for
     polarity: PaperPolarity  # for sentences that turn round the paper sentence closest to them
+    assumptions: PaperAssumptions  # for assumptions put on the paper that it does not state
     context: PaperContext
     generator: object
     audit: AuditRequest
@@ -203,6 +205,7 @@ def deep_read(
         PaperStatements.of(sentences),
         NumberOwners.of(sentences),
         PaperPolarity.of(sentences),
+        PaperAssumptions.of(sentences),
         _context(material, context_tokens or capabilities.context_tokens, progress),
         generator,
         audit,
@@ -245,13 +248,14 @@ _ABSENCE_CHECKS = (
 def _objections(sentence: str, read: _Read) -> list[str]:
     """The deep read's own guard reasons: those of the first of `_ABSENCE_CHECKS` that objects,
     then a figure the paper gives only for other named systems, a sentence that turns round the
-    paper sentence closest to it, and a citation for something neither the reference's entry nor
+    paper sentence closest to it, an assumption the paper does not state, and a citation for something neither the reference's entry nor
     the paper's sentences citing it say."""
     absences = next((reasons for check in _ABSENCE_CHECKS if (reasons := check(sentence, read))), [])
     return (
         absences
         + read.owners.contradicting(sentence)
         + read.polarity.contradicting(sentence)
+        + read.assumptions.unstated(sentence)
         + read.references.unattributed(sentence)
     )
 
