@@ -38,7 +38,7 @@ _NOT_DONE = re.compile(
 # where the object ends: a clause of its own ("…, which", "… making it")
 _OBJECT_END = re.compile(r"\b(?:which|making|so that|because|since|although|while|leaving|nor)\b", re.I)
 # words a critique wraps round what it says is missing; they name nothing of the paper
-_GENERIC = content_stems(
+CRITIQUE_WORDS = content_stems(
     "any information details detail discussion explicit explicitly clear clearly specific specifics "
     "whether different various other method methods approach paper papers author authors study work "
     "result results analysis proposed potential possible impact effect effects issue issues aspect "
@@ -146,4 +146,4 @@ def absent_stems(phrase: str) -> set[str]:
     phrase = _OBJECT_END.split(phrase, maxsplit=1)[0]
     if _NOT_AFFIRMED.search(phrase):  # "does not consider cases that do not …": a double negation
         return set()
-    return content_stems(phrase) - _GENERIC
+    return content_stems(phrase) - CRITIQUE_WORDS

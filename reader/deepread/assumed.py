@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from reader.audit.citations import content_stems
-from reader.deepread.absence import _GENERIC
+from reader.deepread.absence import CRITIQUE_WORDS
 
 MIN_STEMS = 2
 MIN_SHARE_ASSUMING = 0.5
@@ -63,4 +63,4 @@ class PaperAssumptions:
 
 
 def assumed_stems(what: str) -> set[str]:
-    return content_stems(_END.split(what)[0]) - _GENERIC
+    return content_stems(_END.split(what)[0]) - CRITIQUE_WORDS
