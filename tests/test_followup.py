@@ -102,6 +102,12 @@ def test_the_llm_writes_the_questions_and_the_rule_fills_what_it_left_out():
     assert llm.history[0]["stage"] == "followup"
     failing = ScriptedLLM(lambda prompt: (_ for _ in ()).throw(RuntimeError("down")))
     assert write_questions("SPARTA", points, failing, 2)[1] == "rule"
+    # a question the excerpt itself asks is the paper's example, not a follow-up
+    copying = ScriptedLLM(lambda prompt: "Which papers discuss Ranibizumab?\nHow large does the index grow?")
+    excerpts = ["Queries such as which papers discuss Ranibizumab? are answered from the graph."]
+    assert write_questions("SPARTA", points[:1], copying, 2, fill_to=1, excerpts=excerpts)[0] == [
+        "How large does the index grow?"
+    ]
     # more are written than asked: the rule fills only up to what is asked
     assert write_questions("SPARTA", points, llm, 6, fill_to=2)[0] == questions[:2]
 

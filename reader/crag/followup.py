@@ -142,7 +142,12 @@ def write_questions(
             max_tokens=60 * n,
             stage="followup",
         )
-        asked = questions_in(completion.text)[:n]
+        # a question copied from an excerpt is the paper's own example ("Which papers discuss the
+        # effects of Ranibizumab on the Retina?"), not a follow-up
+        shown = " ".join(" ".join(excerpts or []).lower().split())
+        asked = [
+            q for q in questions_in(completion.text) if " ".join(q.lower().split()).rstrip("?") not in shown
+        ][:n]
     except Exception:  # noqa: BLE001 - the rule still asks
         asked = []
     known = {frozenset(content_stems(q)) for q in asked}
