@@ -7,7 +7,7 @@ import math
 import pytest
 from crag_fakes import PAPER_A, TITLES, CragLLM, FakeSearch, always_grounded, passages_of, role_of
 
-from reader.crag.generate import NOT_FOUND, only_markers, only_points_elsewhere
+from reader.crag.generate import NOT_FOUND, only_markers, only_points_elsewhere, restates_question
 from reader.crag.pipeline import CragConfig, Metered, ask
 from reader.llm.base import Completion, supports_logprobs
 from reader.llm.scripted import ScriptedLLM
@@ -162,6 +162,18 @@ def test_only_markers(text, expected):
 )
 def test_an_answer_that_only_says_where_the_answer_is(text, expected):
     assert only_points_elsewhere(text) is expected
+
+
+def test_an_answer_that_only_restates_its_question():
+    question = "What are the evaluation metrics used in the paper?"
+    assert restates_question("The evaluation metrics used in the paper are [1] and [2][3].", question)
+    assert not restates_question("The evaluation metrics are precision, recall and F1 [2].", question)
+    assert restates_question(
+        "The matrix considers different tools and their applications when evaluating technologies. [2]",
+        "What are the different tools and their applications that the matrix considers when evaluating technologies?",
+    )
+    assert only_points_elsewhere("The data quality of S2ORC is evaluated in §4 of the paper.")
+    assert only_points_elsewhere("The generality of the results is stated in [1].")
 
 
 def test_a_pointer_for_an_answer_is_no_answer():

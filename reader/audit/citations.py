@@ -65,7 +65,7 @@ MIN_DESCRIBED_WORDS = 2
 _CLAUSE_END = re.compile(r"[,;:]\s")
 _ENTRY_NUMBER = re.compile(r"^\s*\[?(\d{1,3})[\].]?\s*$")
 _NOT_NAMES = {"in", "table", "figure", "section", "since", "until", "from", "fig", "eq", "see"}
-_FUNCTION = set(
+FUNCTION_WORDS = set(
     """
 a about above after again against all also an and any are as at be because been before being below
 between both but by can could did do does doing down during each few for from further had has have
@@ -82,7 +82,7 @@ methods result results et al also previous prior earlier recent recently cite ci
 def content_stems(text: str) -> set[str]:
     """The stems of the text's content words: words (reader.text.words) of 3 or more characters
     that begin with a letter and are not function words."""
-    return set(stems([w for w in words(text) if len(w) >= 3 and w[0].isalpha() and w not in _FUNCTION]))
+    return set(stems([w for w in words(text) if len(w) >= 3 and w[0].isalpha() and w not in FUNCTION_WORDS]))
 
 
 @dataclass

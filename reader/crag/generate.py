@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from reader.audit.citations import FUNCTION_WORDS
 from reader.crag.evidence import Candidate
 from reader.crag.route import CORRECT, grade_value
 from reader.index.tokenize import tokenize
@@ -33,6 +34,7 @@ from reader.prompts import language_instruction, messages
 from reader.text.pages import page_range
 from reader.text.split import split_sentences
 from reader.text.tokens import estimate_tokens
+from reader.text.words import stems, words
 
 NOT_FOUND = "Not found in the papers."
 NOT_FOUND_ZH = "未在论文中找到。"
@@ -63,15 +65,29 @@ def only_markers(answer: str) -> bool:
     return not re.search(r"\w", _MARKER.sub("", answer))
 
 
+# words that frame an answer without answering ("The paper states that …", "as follows")
+_ANSWER_FRAME = set(stems("state states stated follows following include includes".split()))
 # "The evaluation metrics used are detailed in Table 1 of the first passage.", "The method is
 # described in [1].": an answer that only says where the answer is
 _ONLY_POINTER = re.compile(
     r"^[^.;:]{0,100}?\b(?:is|are|was|were|can be)\s+(?:\w+ly\s+)?(?:described|detailed|given|listed|"
-    r"shown|reported|presented|discussed|provided|explained|found|summari[sz]ed)\s+in\s+"
-    r"(?:\[\d+\]|(?:the\s+)?(?:table|figure|fig\.|section|appendix|(?:first|second|third|above)\s+passage|"
+    r"shown|reported|presented|discussed|provided|explained|found|summari[sz]ed|stated|evaluated|defined|"
+    r"covered|addressed)\s+in\s+"
+    r"(?:\[\d+\]|§\s*\d|(?:the\s+)?(?:table|figure|fig\.|section|appendix|(?:first|second|third|above)\s+passage|"
     r"passage|paper|source)\b)[^.;]{0,60}\.?\s*(?:\[\d+\]\s*)*$",
     re.I,
 )
+
+
+def restates_question(answer: str, question: str) -> bool:
+    """A reply whose words are all the question's ("The evaluation metrics used in the paper are
+    [1] and [2][3]." to "What are the evaluation metrics used in the paper?")."""
+    return not _said(answer) - _ANSWER_FRAME - _said(question)
+
+
+def _said(text: str) -> set[str]:
+    """The stems of every word that is not a function word, short ones and figures too ("GC-MS", "1999")."""
+    return set(stems([w for w in words(_MARKER.sub(" ", text)) if w not in FUNCTION_WORDS]))
 
 
 def only_points_elsewhere(answer: str) -> bool:
@@ -185,7 +201,13 @@ def generate_answer(
     )
     completion, retried = _write(llm, conversation, paper_id)
     text = without_source_lines(completion.text, [item["label"] for item in items])
-    if text and not is_not_found(text) and not only_markers(text) and not only_points_elsewhere(text):
+    if (
+        text
+        and not is_not_found(text)
+        and not only_markers(text)
+        and not only_points_elsewhere(text)
+        and not restates_question(text, question)
+    ):
         return Answer(text, evidence=chosen, completion=completion, retried=retried)
     quote = quoted_answer(chosen, quote_threshold, question)
     if quote:
