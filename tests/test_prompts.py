@@ -86,6 +86,7 @@ SAMPLES: dict[str, list[dict]] = {
         {
             "title": "Attention Is All You Need",
             "points": ["The authors do not report the variance over random seeds.", "未报告训练时间。"],
+            "excerpts": ["We report the mean of three runs with different seeds.", ""],
             "n": 3,
         }
     ],
