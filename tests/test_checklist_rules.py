@@ -84,6 +84,9 @@ def test_baselines_must_be_named():
 def test_metrics_ablations_runs_hyperparameters_compute():
     assert found("metrics", "SPECTER achieves a MAP score of 83.8 on the co-view task.").value == "MAP"
     assert found("metrics", "The method has the potential to improve type checking accuracy.") is None
+    # minimum error rate training (MERT) is a way of tuning, not a metric
+    assert found("metrics", "Minimum error rate training is run on 2,000 tuning sentences.") is None
+    assert found("metrics", "The word error rate was 47.2% on the WLM corpus.").value == "error rate"
     assert found("ablations", "Ablation Study We remove each component in turn.")
     assert found("ablations", "Removing the abstract from the input results in a large drop in performance.")
     assert found("runs", "Results are a mean across 10 different seeds.")

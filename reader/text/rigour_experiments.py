@@ -173,7 +173,7 @@ _METRIC_NAMES = [
     ("MRR", r"MRR|mean reciprocal rank"),
     ("P@k", r"P@\d+|precision@\d+"),
     ("exact match", r"exact match"),
-    ("error rate", r"WER|CER|word error rate|error rate"),
+    ("error rate", r"WER|CER|word error rate|error rate(?! training)"),
     ("MAE / MSE / RMSE", r"MAE|MSE|RMSE|mean (?:absolute|squared) error"),
     ("R²", r"R2|R\u00b2|coefficient of determination"),
     ("correlation", r"(?:Pearson|Spearman|Kendall)(?:'s|’s)?(?: rank)?(?: correlation| r| rho| ρ| tau| τ)?|correlation coefficients?"),
