@@ -211,8 +211,11 @@ def metric_names(sentence: str) -> list[str]:
             continue  # "map", "rouge" in prose
         found.append(name)
     if not found:
-        lowered = sentence.lower()
-        found = [n for n in _CASE_FREE if re.search(rf"\b{n}\b", lowered)]
+        found = [
+            n
+            for n, pattern in _METRIC_NAMES
+            if n in _CASE_FREE and re.search(rf"\b(?:{pattern})(?!\w)", sentence, re.I)
+        ]
     return list(dict.fromkeys(found))
 
 
