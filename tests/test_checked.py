@@ -198,6 +198,9 @@ def test_a_claim_that_the_paper_has_what_its_checklist_did_not_find_is_objected_
     # an absence, a suggestion or a hedge claims nothing there
     assert claimed_presence("The paper reports no baselines.", checks) == []
     assert claimed_presence("The paper should compare HeadPrune with stronger baselines.", checks) == []
+    # no size of data in the paper: the tutorial's "The datasets used for the experiments are diverse …"
+    assert not checks.findings["datasets"].found
+    assert claimed_presence("The datasets used for the experiments are diverse.", checks)
     with_sd = paper_checks(PAPER + [S("4.2 Seeds", "Scores are averaged over 5 seeds (± 0.3).", RESULTS)])
     assert claimed_presence("The authors provide variance results for their experiments.", with_sd) == []
 

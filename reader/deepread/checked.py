@@ -298,9 +298,11 @@ _DOUBTED_VARIANCE = re.compile(
 
 
 # A sentence saying the paper has what its checklist searched for and did not find ("The authors
-# provide variance or significance results for their experiments" of a tutorial without results);
+# provide variance or significance results for their experiments", "The datasets used for the
+# experiments are diverse" of a tutorial without experiments);
 # a hedge, a negation or a suggestion is no such claim.
 _PRESENT = {
+    "datasets": re.compile(r"\bdata ?sets?\b|\bcorpus\b|\bcorpora\b", re.I),
     "variance": re.compile(_CLAIMS_NO["variance"] + r"|\bp-values?\b|\bsignificance\b", re.I),
     "baselines": re.compile(r"\bbaselines?\b", re.I),
     "metrics": re.compile(r"\bmetrics?\b", re.I),
@@ -318,8 +320,8 @@ def _quote_of(sentence: str) -> str:
 
 
 def claimed_presence(sentence: str, checks: PaperChecks) -> list[str]:
-    """Reasons a sentence's claim that the paper has a variance, baselines, metrics or ablations is
-    false by the checklist, which searched the paper for them and found none ([] when none)."""
+    """Reasons a sentence's claim that the paper has datasets, a variance, baselines, metrics or
+    ablations is false by the checklist, which searched the paper for them and found none ([] when none)."""
     if _NO_PRESENCE.search(sentence):
         return []
     reasons = []
