@@ -148,6 +148,7 @@ def test_reader_rm_during_reader_review_from_the_command_line(tmp_path):
             "READER_HOME": str(tmp_path / "home"),
             "READER_EMBED_MODEL": "hashing",
             "READER_LLM_BASE_URL": "scripted:latency_ms=1500",
+            "READER_FOLLOWUP": "off",  # each scripted call takes 1.5 s; the questions are not what is tested
             "PYTHONPATH": str(ROOT),
         }
     )
