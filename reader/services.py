@@ -415,7 +415,11 @@ class Services:
                     done.skipped = "the review names no open point to ask about"
                 done.answers = followup.ask_until_answered(
                     questions,
-                    lambda question: self.answer(question, paper_id, config, titles=titles),
+                    # about the paper's content by construction: no intent routing ("What is the
+                    # relationship between X and Y?" went to the citation graph)
+                    lambda question: self._passages(
+                        question, paper_id, config, (self.generator, self.verifier), titles, None
+                    ),
                     n,
                     on_question=lambda question: progress(f"follow-up: {question}"),
                 )

@@ -171,11 +171,13 @@ def test_follow_up_questions_are_answered_from_their_paper_only(reader_env, monk
     services = Reader().services
     seen = []
 
-    def answer(question, paper_id, config, **kwargs):
+    def passages(question, paper_id, config, roles, titles, external):
         seen.append((paper_id, config.collection_fallback))
         raise RuntimeError("stop after the first question")
 
-    monkeypatch.setattr(services, "answer", answer)
+    monkeypatch.setattr(services, "_passages", passages)
+    # no intent routing: "What is the relationship between X and Y?" went to the citation graph
+    monkeypatch.setattr(services, "answer", lambda *a, **k: pytest.fail("a follow-up was routed by intent"))
     # the questions by rule: no model is started for this
     monkeypatch.setattr(
         "reader.crag.followup.write_questions",
@@ -232,11 +234,11 @@ def test_follow_up_questions_are_asked_in_the_order_the_grader_ranks_them(reader
     services.__dict__["search_index"] = SimpleNamespace(search=lambda question, paper_id: passages)
     seen = []
 
-    def answer(question, paper_id, config, **kwargs):
+    def from_passages(question, paper_id, config, roles, titles, external):
         seen.append(question)
         raise RuntimeError("stop after the first question")
 
-    monkeypatch.setattr(services, "answer", answer)
+    monkeypatch.setattr(services, "_passages", from_passages)
     written = []
 
     def write(messages, **kwargs):
