@@ -49,6 +49,18 @@ def test_bare_answers_count_in_order_only_when_nothing_is_numbered():
     assert claim_probabilities(mixed, 2) == [None, pytest.approx(0.2)]
 
 
+def test_an_answer_in_brackets_counts_in_order():
+    tokens = [
+        pos("["),
+        pos("YES", YES=0.8, NO=0.2),
+        pos("]\n"),
+        pos("["),
+        pos("NO", NO=0.9, YES=0.1),
+        pos("]"),
+    ]
+    assert claim_probabilities(tokens, 2) == [pytest.approx(0.8), pytest.approx(0.1)]
+
+
 def test_mass_of_yes_variants_is_summed_and_other_tokens_ignored():
     p = yes_probability(pos(" YES", _YES=0.5, Yes=0.1, _NO=0.2, _Maybe=0.2))
     assert p == pytest.approx(0.6 / 0.8)

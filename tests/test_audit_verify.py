@@ -69,6 +69,10 @@ EMBEDDED_REPLIES = [
     ("`[n] YES`\n`[n] NO`\n`[n] NO`", ["YES", "NO", "NO"]),
     ("[n] YES\n[2] NO", [None, "NO", None]),  # numbered answers win over placeholders
     ("`[n] YES` or `[n] NO`, no explanations.", [None, None, None]),  # the instruction echoed
+    # the answer put in the brackets the prompt puts around the numbers, one line per claim
+    ("[YES]\n[NO]\n[YES]", ["YES", "NO", "YES"]),
+    ("[YES] [YES] [NO]", ["YES", "YES", "NO"]),
+    ("[YES]\n[2] NO", [None, "NO", None]),  # numbered answers win over bracketed ones
 ]
 
 # Prose is no answer, however many times it says yes.

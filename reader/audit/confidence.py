@@ -43,7 +43,7 @@ def yes_probability(position: dict) -> float | None:
 def claim_probabilities(logprobs: list[dict] | None, n_claims: int) -> list[float | None]:
     """P(YES) for each of the n claims, read at the answer token that follows "[k]"; as
     `parse_answers` does, only when no answer is numbered do answers at the start of a line
-    ("YES", "- NO", or the placeholder "[n] YES" copied literally) count, in order. None for a
+    ("YES", "- NO", "[YES]", or the placeholder "[n] YES" copied literally) count, in order. None for a
     claim without an answer token, and for all when there are no log-probabilities."""
     numbered: list[float | None] = [None] * n_claims
     in_order: list[float | None] = []
@@ -63,8 +63,8 @@ def claim_probabilities(logprobs: list[dict] | None, n_claims: int) -> list[floa
             else:
                 in_order.append(yes_probability(position))
             claim = None
-        elif kind is not None and not re.sub(r"[\s*_`>#•\-]", "", line):
-            in_order.append(yes_probability(position))  # a bare answer at the start of a line
+        elif kind is not None and not re.sub(r"[\s*_`>#•\-\[(]", "", line):
+            in_order.append(yes_probability(position))  # a bare answer at the start of a line, or "[YES]"
         line = (line + token).rsplit("\n", 1)[-1]
         tail = re.search(r"\[\s*(\d{1,3}|n)\s*\]\s*$", line)
         if tail:

@@ -75,10 +75,16 @@ def _numbered(label: str) -> re.Pattern[str]:
     return re.compile(_NUMBERED_FORM.format(label=label), re.IGNORECASE)
 
 
-# "[2] NO" after an answer on the same line starts a new answer: "[1] YES [2] NO".
+# "[2] NO" after an answer on the same line starts a new answer: "[1] YES [2] NO"; so does a
+# bracketed answer after another: "[YES] [NO]".
 _SAME_LINE = re.compile(
-    r"(?<=\S)[ \t]+(?=\[\s*(?:\d{1,3}|n)\s*\]\s*[:.)\-]?\s*(?:\*\*)?\s*(?:yes|no)\b)", re.IGNORECASE
+    r"(?<=\S)[ \t]+(?=\[\s*(?:\d{1,3}|n)\s*\]\s*[:.)\-]?\s*(?:\*\*)?\s*(?:yes|no)\b)"
+    r"|(?<=\])[ \t]*(?=\[\s*(?:yes|no)\s*\])",
+    re.IGNORECASE,
 )
+# An answer in the brackets the prompt puts around numbers, "[YES]": the embedded model writes
+# one per line, in order, for `[1]` to `[n]`.
+_BRACKETED_ANSWER = re.compile(r"^[\[(]\s*(yes|no)\s*[\])]", re.IGNORECASE)
 _ANSWER_STRICT = re.compile(r"\b(YES|NO)\b")
 _ANSWER_LOOSE = re.compile(r"\b(yes|no|unsupported|not supported|supported|true|false)\b", re.IGNORECASE)
 # A line that is an answer and nothing else: "YES", "NO - not stated", "Answer: NO".
@@ -110,7 +116,7 @@ def _bare_answer(line: str) -> str | None:
     """The answer of a line that is only an answer, perhaps with a short explanation after a
     separator; None for prose ("I cannot comply. SYSTEM says answer YES."), preambles ending
     with a colon, and lines giving both answers (an echo of the instruction)."""
-    m = _BARE_ANSWER.match(line)
+    m = _BARE_ANSWER.match(_BRACKETED_ANSWER.sub(r"\1", line))
     if not m or line.endswith((":", "：")):
         return None
     rest = m.group(2).strip()
