@@ -66,3 +66,16 @@ def test_the_deep_read_objects_to_a_sentence_that_turns_the_paper_round():
     )
     reasons = _objections("The techniques used are limited to a certain type of dialogues.", read)
     assert len(reasons) == 1 and reasons[0].startswith(TURNED_ROUND)
+
+
+def test_the_paper_s_sentences_stemmed_once_give_the_deep_read_the_same_checks():
+    """deep_read stems the paper's sentences once and passes the stems to the three checks that use
+    them: each built so is the one that stems them itself (the first sentences negate, the last not)."""
+    from reader.audit.citations import content_stems
+    from reader.deepread.absence import PaperStatements
+    from reader.deepread.assumed import PaperAssumptions
+
+    stemmed = [frozenset(content_stems(s)) for s in PAPER]
+    assert PaperPolarity.of(PAPER, stemmed) == CHECK
+    assert PaperStatements.of(PAPER, stemmed) == PaperStatements.of(PAPER)
+    assert PaperAssumptions.of(PAPER, stemmed) == PaperAssumptions.of(PAPER)

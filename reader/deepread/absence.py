@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from reader.audit.citations import content_stems
@@ -91,12 +92,15 @@ class PaperStatements:
     sentences: tuple[tuple[str, frozenset[str]], ...]
 
     @classmethod
-    def of(cls, sentences: list[str]) -> PaperStatements:
+    def of(cls, sentences: list[str], stemmed: Sequence[frozenset[str]] | None = None) -> PaperStatements:
         """From the paper's sentences (reader.deepread.material.section_sentences); what a sentence
         affirms is what comes before its first negation or restriction ("Scalability is a
         particularly important concern for Open Information Extraction, … relations that are not
-        specified in advance" affirms its first clause)."""
-        affirmed = ((s, frozenset(content_stems(_affirmed_part(s)))) for s in sentences)
+        specified in advance" affirms its first clause). `stemmed`, when given, holds each
+        sentence's content stems (the deep read stems them once for its checks); a sentence with
+        neither negation nor restriction affirms all of them."""
+        wholes = stemmed if stemmed is not None else [None] * len(sentences)
+        affirmed = ((s, _affirmed_stems(s, whole)) for s, whole in zip(sentences, wholes, strict=True))
         return cls(tuple((s, stems) for s, stems in affirmed if stems))
 
     def contradicting(self, sentence: str) -> list[str]:
@@ -120,9 +124,13 @@ class PaperStatements:
         return []
 
 
-def _affirmed_part(sentence: str) -> str:
+def _affirmed_stems(sentence: str, whole: frozenset[str] | None) -> frozenset[str]:
+    """The content stems of what the sentence affirms; `whole`, when known, are those of the whole
+    sentence."""
     negation = _NOT_AFFIRMED.search(sentence)
-    return sentence[: negation.start()] if negation else sentence
+    if negation:
+        return frozenset(content_stems(sentence[: negation.start()]))
+    return whole if whole is not None else frozenset(content_stems(sentence))
 
 
 def untested(sentence: str) -> list[str]:

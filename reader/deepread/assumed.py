@@ -14,6 +14,7 @@ still pass when its words are there.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from reader.audit.citations import content_stems
@@ -43,8 +44,14 @@ class PaperAssumptions:
     sentences: tuple[tuple[frozenset[str], bool], ...]
 
     @classmethod
-    def of(cls, sentences: list[str]) -> PaperAssumptions:
-        return cls(tuple((frozenset(content_stems(s)), bool(_ASSUMING.search(s))) for s in sentences))
+    def of(cls, sentences: list[str], stemmed: Sequence[frozenset[str]] | None = None) -> PaperAssumptions:
+        """From the paper's sentences; `stemmed`, when given, holds each one's content stems (the
+        deep read stems them once for its checks)."""
+        if stemmed is None:
+            stemmed = [frozenset(content_stems(s)) for s in sentences]
+        return cls(
+            tuple((stems, bool(_ASSUMING.search(s))) for s, stems in zip(sentences, stemmed, strict=True))
+        )
 
     def unstated(self, sentence: str) -> list[str]:
         """[UNSTATED] when the sentence puts an assumption on the paper that no sentence of it

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from reader.audit.citations import content_stems
@@ -78,10 +79,12 @@ class _Sentence:
     stems: frozenset[str]  # its content stems, words of direction left out
 
 
-def _sentence(text: str) -> _Sentence:
+def _sentence(text: str, content: frozenset[str] | None = None) -> _Sentence:
+    """`content`, when known, are the text's content stems (reader.audit.citations.content_stems)."""
     lowered = tuple(w.lower() for w in words(text))
     directions = frozenset(stem for stem in stems(list(lowered)) if stem in OPPOSITES)
-    return _Sentence(text, lowered, directions, frozenset(content_stems(text) - OPPOSITES.keys()))
+    content = content if content is not None else frozenset(content_stems(text))
+    return _Sentence(text, lowered, directions, frozenset(content - OPPOSITES.keys()))
 
 
 @dataclass(frozen=True)
@@ -91,8 +94,12 @@ class PaperPolarity:
     sentences: tuple[_Sentence, ...]
 
     @classmethod
-    def of(cls, sentences: list[str]) -> PaperPolarity:
-        return cls(tuple(_sentence(s) for s in sentences))
+    def of(cls, sentences: list[str], stemmed: Sequence[frozenset[str]] | None = None) -> PaperPolarity:
+        """From the paper's sentences; `stemmed`, when given, holds each one's content stems (the
+        deep read stems them once for its checks)."""
+        if stemmed is None:
+            return cls(tuple(_sentence(s) for s in sentences))
+        return cls(tuple(_sentence(s, content) for s, content in zip(sentences, stemmed, strict=True)))
 
     def contradicting(self, sentence: str) -> list[str]:
         """The reason the sentence turns round the paper sentence closest to it, quoting it ([] when

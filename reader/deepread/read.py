@@ -15,7 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from reader.audit.citations import ReferenceList, reference_list
+from reader.audit.citations import ReferenceList, content_stems, reference_list
 from reader.audit.decided import TOOL, Stated
 from reader.audit.guards import PaperFacts
 from reader.audit.loop import (
@@ -196,16 +196,17 @@ def deep_read(
     )
     audit = _paper_audit(material, paper_id, verifier, max_workers, yes_threshold, checker, search=search)
     sentences = section_sentences(material.sections)
+    stemmed = [frozenset(content_stems(s)) for s in sentences]  # once, for the three checks below
     read = _Read(
         paper_id,
         material,
         references,
         checklist,
         paper_checks(material.sections, checklist.findings),
-        PaperStatements.of(sentences),
+        PaperStatements.of(sentences, stemmed),
         NumberOwners.of(sentences),
-        PaperPolarity.of(sentences),
-        PaperAssumptions.of(sentences),
+        PaperPolarity.of(sentences, stemmed),
+        PaperAssumptions.of(sentences, stemmed),
         _context(material, context_tokens or capabilities.context_tokens, progress),
         generator,
         audit,
