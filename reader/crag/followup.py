@@ -171,22 +171,23 @@ def questions_to_ask(title: str, points: list[str], llm, n: int, best_window=Non
     the points alone, asked in the order written."""
     asked = n + EXTRA_QUESTIONS
     points = points[: asked * CANDIDATES_PER_QUESTION]
-    excerpts = [(best_window(p) or _NO_WINDOW).window for p in points] if best_window else []
+    excerpts = [_window(best_window(p)) for p in points] if best_window else []
     questions, by = write_questions(
         title, points, llm, asked * CANDIDATES_PER_QUESTION, fill_to=asked, excerpts=excerpts
     )
     if best_window is not None:
-        questions = by_evidence(questions, lambda q: (best_window(q) or _NO_WINDOW).p_relevant)
+        questions = by_evidence(questions, lambda q: _p_relevant(best_window(q)))
     return questions[:asked], by
 
 
-@dataclass(frozen=True)
-class _Window:
-    p_relevant: float = 0.0
-    window: str = ""
+def _window(best) -> str:
+    """The text of a best window (a reader.grader.model.Relevance); "" when the paper has none."""
+    return best.window if best is not None else ""
 
 
-_NO_WINDOW = _Window()
+def _p_relevant(best) -> float:
+    """The grader's score of a best window (a reader.grader.model.Relevance); 0 when the paper has none."""
+    return best.p_relevant if best is not None else 0.0
 
 
 def by_evidence(questions: list[str], best_relevance) -> list[str]:
