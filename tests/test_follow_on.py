@@ -5,7 +5,7 @@ from __future__ import annotations
 from reader.audit.decided import GUARD, VERIFIER
 from reader.audit.loop import SUPPORTED, UNSUPPORTED, AuditResult, SentenceResult
 from reader.deepread.follow_on import RESTS_ON, decided_by_follow_on, follow_ons
-from reader.text.split import split_sentences
+from reader.text.split import sentence_spans, split_sentences
 
 TEXT = """## Weaknesses
 The paper does not compare REALM with its baselines. This limits the ability to evaluate REALM. \
@@ -14,6 +14,7 @@ It reports a t-test.
 ## Threats to validity
 This setting uses nine million pages. These pages come from one crawl.
 """
+SPANS = sentence_spans(TEXT)
 
 
 def audited(flagged: set[int]) -> AuditResult:
@@ -27,7 +28,7 @@ def audited(flagged: set[int]) -> AuditResult:
 
 
 def test_a_follow_on_of_an_unsupported_sentence_is_unsupported_under_its_heading_only():
-    result = follow_ons(TEXT, audited({0}))
+    result = follow_ons(TEXT, SPANS, audited({0}))
     verdicts = [(s.text[:20], s.verdict) for s in result.sentences]
     assert verdicts == [
         ("The paper does not c", UNSUPPORTED),
@@ -40,9 +41,21 @@ def test_a_follow_on_of_an_unsupported_sentence_is_unsupported_under_its_heading
     assert follow_on.decided_by == GUARD and decided_by_follow_on(follow_on)
     assert follow_on.reasons[-1].startswith(f"{RESTS_ON}: “The paper does not compare")
     # a chain follows the first: the second follow-on rests on the one before it
-    chained = follow_ons(TEXT, audited({3}))
+    chained = follow_ons(TEXT, SPANS, audited({3}))
     assert [s.verdict for s in chained.sentences][3:] == [UNSUPPORTED, UNSUPPORTED]
 
 
 def test_nothing_changes_when_nothing_before_is_unsupported():
-    assert follow_ons(TEXT, audited(set())).sentences == audited(set()).sentences
+    assert follow_ons(TEXT, SPANS, audited(set())).sentences == audited(set()).sentences
+
+
+def test_nothing_changes_when_a_sentence_stands_on_a_heading_line():
+    """A "**Heading**:" line is a heading of the document and a sentence of its split: the
+    sentences do not line up with the headings."""
+    text = "**Weaknesses**:\nThe paper does not compare REALM with its baselines. This limits it.\n"
+    spans = sentence_spans(text)
+    result = AuditResult(
+        [SentenceResult(text[s:e], UNSUPPORTED, "NO", decided_by=VERIFIER) for s, e in spans[:2]]
+        + [SentenceResult(text[s:e], SUPPORTED, "YES", decided_by=VERIFIER) for s, e in spans[2:]]
+    )
+    assert len(spans) == 3 and follow_ons(text, spans, result) is result

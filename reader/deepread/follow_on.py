@@ -8,38 +8,44 @@ sentences did so unmarked, each after a false claim the audit had marked.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import re
 
 from reader.audit.decided import GUARD, RESTATED, TOOL
 from reader.audit.loop import UNSUPPORTED, AuditResult, SentenceResult
-from reader.deepread.writer import split_document
-from reader.text.split import split_sentences
+from reader.deepread.writer import heading_lines
 
 RESTS_ON = "draws a consequence from the sentence before it, which the audit found unsupported"
 _FOLLOW_ON = re.compile(r"^\W*(?:This|These|Such)\b")
 
 
-def follow_ons(text: str, result: AuditResult) -> AuditResult:
-    """`result` (an audit of split_sentences(text), in order) with each follow-on of an
-    unsupported sentence under the same heading unsupported too; unchanged when the sentences do
-    not line up with the text's headings."""
-    blocks = [len(split_sentences(body)) for _, body in split_document(text)]
-    if sum(blocks) != len(result.sentences):
+def follow_ons(text: str, spans: list[tuple[int, int]], result: AuditResult) -> AuditResult:
+    """`result` (an audit of the sentences of `text` at `spans`, reader.text.split.sentence_spans,
+    in order) with each follow-on of an unsupported sentence under the same heading unsupported
+    too; unchanged when the sentences do not line up with the text's headings (one of them on a
+    heading line)."""
+    if len(spans) != len(result.sentences):
         return result
+    lines = heading_lines(text)
+    starts = [start for start, _ in lines]
+    blocks = []  # the number of headings before each sentence: its heading's place
+    for start, _ in spans:
+        block = bisect.bisect_right(starts, start)
+        if block and start < lines[block - 1][1]:
+            return result
+        blocks.append(block)
     out: list[SentenceResult] = []
-    for size in blocks:
-        block = result.sentences[len(out) : len(out) + size]
-        for i, sentence in enumerate(block):
-            before = out[-1] if i else None
-            if before is not None and before.flagged and _rests_on(sentence):
-                sentence = dataclasses.replace(
-                    sentence,
-                    verdict=UNSUPPORTED,
-                    reasons=[*sentence.reasons, f"{RESTS_ON}: “{before.text[:120]}”"],
-                    decided_by=GUARD,
-                )
-            out.append(sentence)
+    for i, sentence in enumerate(result.sentences):
+        before = out[-1] if i and blocks[i - 1] == blocks[i] else None
+        if before is not None and before.flagged and _rests_on(sentence):
+            sentence = dataclasses.replace(
+                sentence,
+                verdict=UNSUPPORTED,
+                reasons=[*sentence.reasons, f"{RESTS_ON}: “{before.text[:120]}”"],
+                decided_by=GUARD,
+            )
+        out.append(sentence)
     return dataclasses.replace(result, sentences=out)
 
 

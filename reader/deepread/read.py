@@ -49,7 +49,7 @@ from reader.deepread.tidy import (
 )
 from reader.deepread.writer import Request, headings, rewrite_document, write_document
 from reader.prompts import writes_chinese
-from reader.text.split import split_sentences
+from reader.text.split import sentence_spans, split_sentences
 
 KINDS = ("critique", "synthesis")
 
@@ -322,7 +322,9 @@ def run_kind(kind: str, read: _Read) -> KindResult:
         progress(f"{kind}: verifying")
         # a follow-on's verdict depends on the sentence before it, which a rewrite may change
         known = {k: v for k, v in known.items() if not decided_by_follow_on(v)}
-        return follow_ons(text, run_audit(split_sentences(text), dataclasses.replace(audit, known=known)))
+        spans = sentence_spans(text)
+        audited = run_audit([text[s:e] for s, e in spans], dataclasses.replace(audit, known=known))
+        return follow_ons(text, spans, audited)
 
     def report(number: int, result: AuditResult) -> None:
         unread = f", {result.n_unchecked} unchecked" if result.n_unchecked else ""

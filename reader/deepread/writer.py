@@ -147,6 +147,11 @@ def split_document(text: str) -> list[tuple[str, str]]:
     return parts
 
 
+def heading_lines(text: str) -> list[tuple[int, int]]:
+    """(start, end) offsets of each heading line of a document (those `split_document` splits at), in order."""
+    return [line.span() for line in _HEADING_LINE.finditer(text)]
+
+
 def join_document(parts: list[tuple[str, str]]) -> str:
     return "\n\n".join(f"## {h}\n{body}" if h else body for h, body in parts if h or body).strip()
 
