@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from reader.audit.decided import GUARD, VERIFIER
 from reader.audit.loop import SUPPORTED, UNSUPPORTED, AuditResult, SentenceResult
-from reader.deepread.follow_on import RESTS_ON, decided_by_follow_on, follow_ons
+from reader.deepread.follow_on import RESTS_ON, follow_ons
 from reader.text.split import sentence_spans, split_sentences
 
 TEXT = """## Weaknesses
@@ -38,7 +38,8 @@ def test_a_follow_on_of_an_unsupported_sentence_is_unsupported_under_its_heading
         ("These pages come fro", SUPPORTED),
     ]
     follow_on = result.sentences[1]
-    assert follow_on.decided_by == GUARD and decided_by_follow_on(follow_on)
+    assert follow_on.decided_by == GUARD and follow_on.follow_on
+    assert not any(s.follow_on for i, s in enumerate(result.sentences) if i != 1)
     assert follow_on.reasons[-1].startswith(f"{RESTS_ON}: “The paper does not compare")
     # a chain follows the first: the second follow-on rests on the one before it
     chained = follow_ons(TEXT, SPANS, audited({3}))

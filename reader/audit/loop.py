@@ -144,6 +144,9 @@ class SentenceResult:
     judgement: Judgement | None = None  # everything the verifier said
     decided_by: str = ""  # who decided (reader.audit.decided): verifier, checker, guard, restated, tool …
     checklist_item: str = ""  # the checklist item a tool's finding states
+    # unsupported because the sentence before it is (reader.deepread.follow_on): a verdict that
+    # depends on that sentence, which a rewrite may change, so it is decided again, not reused
+    follow_on: bool = False
 
     @property
     def p_yes(self) -> float | None:

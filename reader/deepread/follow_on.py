@@ -44,6 +44,7 @@ def follow_ons(text: str, spans: list[tuple[int, int]], result: AuditResult) -> 
                 verdict=UNSUPPORTED,
                 reasons=[*sentence.reasons, f"{RESTS_ON}: “{before.text[:120]}”"],
                 decided_by=GUARD,
+                follow_on=True,
             )
         out.append(sentence)
     return dataclasses.replace(result, sentences=out)
@@ -55,8 +56,3 @@ def _rests_on(sentence: SentenceResult) -> bool:
         and sentence.decided_by not in (TOOL, RESTATED)
         and bool(_FOLLOW_ON.match(sentence.text))
     )
-
-
-def decided_by_follow_on(sentence: SentenceResult) -> bool:
-    """The verdict came from this rule (an earlier pass's: to be decided again, not reused)."""
-    return any(reason.startswith(RESTS_ON) for reason in sentence.reasons)

@@ -32,7 +32,7 @@ from reader.deepread.absence import PaperStatements, untested
 from reader.deepread.assumed import PaperAssumptions
 from reader.deepread.checked import PaperChecks, claimed_presence, contradicted_absence, paper_checks
 from reader.deepread.context import PaperContext, PaperMaterial, build_context, load_material
-from reader.deepread.follow_on import decided_by_follow_on, follow_ons
+from reader.deepread.follow_on import follow_ons
 from reader.deepread.material import section_sentences
 from reader.deepread.number_owners import NumberOwners
 from reader.deepread.polarity import PaperPolarity
@@ -321,7 +321,7 @@ def run_kind(kind: str, read: _Read) -> KindResult:
     def verify(text: str, known: dict) -> AuditResult:
         progress(f"{kind}: verifying")
         # a follow-on's verdict depends on the sentence before it, which a rewrite may change
-        known = {k: v for k, v in known.items() if not decided_by_follow_on(v)}
+        known = {k: v for k, v in known.items() if not v.follow_on}
         spans = sentence_spans(text)
         audited = run_audit([text[s:e] for s, e in spans], dataclasses.replace(audit, known=known))
         return follow_ons(text, spans, audited)
