@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from reader.checklist.model import Finding
 from reader.deepread.material import LIMITATIONS, abstract_sentences, ordered_figures, section_sentences
 from reader.deepread.negation import LACK, NEGATION
-from reader.text.rigour import Passage, paper_sentences
+from reader.text.rigour import DATASET_WORDS, Passage, paper_sentences
 
 RESULT_FIGURES = 3  # of the abstract's, named in the sentence on variance
 QUOTE_CHARS = 170
@@ -302,7 +302,7 @@ _DOUBTED_VARIANCE = re.compile(
 # experiments are diverse" of a tutorial without experiments);
 # a hedge, a negation or a suggestion is no such claim.
 _PRESENT = {
-    "datasets": re.compile(r"\bdata ?sets?\b|\bcorpus\b|\bcorpora\b", re.I),
+    "datasets": re.compile(rf"\b(?:{DATASET_WORDS})\b", re.I),
     "variance": re.compile(_CLAIMS_NO["variance"] + r"|\bp-values?\b|\bsignificance\b", re.I),
     "baselines": re.compile(r"\bbaselines?\b", re.I),
     "metrics": re.compile(r"\bmetrics?\b", re.I),

@@ -15,6 +15,7 @@ from reader.audit.loop import MARK
 from reader.audit.verify import EvidenceRef
 from reader.deepread.writer import split_document
 from reader.table.model import Source
+from reader.text.rigour import DATASET_WORDS
 from reader.text.split import split_sentences
 
 # synthesis heading -> column, as prompts/_headings.j2 names them
@@ -134,7 +135,7 @@ SIZE_EN = re.compile(
 SIZE_ZH = re.compile(rf"(?:{_NUMBER})\s*(?:万|千|亿)?\s*(?:余|多)?\s*(?:条|句|张|篇|对|段|个样本|幅|小时|例)")
 # a sentence about data, so "trained for 10 hours" or "3 classes of the model" stays out
 _DATA_CUE = re.compile(
-    r"\b(data ?sets?|corpus|corpora|benchmarks?|treebanks?|collections?|collected|training|train|"
+    rf"\b({DATASET_WORDS}|benchmarks?|treebanks?|collections?|collected|training|train|"
     r"test|testing|dev|development|validation|splits?|annotated|labell?ed|consists?|contains?|"
     r"compris\w*|gathered|crawled|sampled|recruited|enrolled)\b|数据集|语料|训练|测试|标注|包含",
     re.I,

@@ -30,6 +30,11 @@ class Item:
     query: str  # what the paper's index is searched for
 
 
+# The words for a dataset, singular and plural, as a regular expression's alternatives: the
+# checklist's cue and size rule (rigour_find, rigour_experiments), the deep read's check of a claimed
+# presence (reader.deepread.checked) and the extraction table's sentences about data (reader.table.cells).
+DATASET_WORDS = r"data ?sets?|corpus|corpora"
+
 ITEMS = [
     Item(
         "datasets",

@@ -7,6 +7,7 @@ import re
 
 from reader.text.rigour import (
     CITATION,
+    DATASET_WORDS,
     INTRO_SECTION,
     OTHERS_DATA,
     OURS,
@@ -43,7 +44,7 @@ _SIZE = re.compile(
     re.I,
 )
 _DATA_CUE = re.compile(
-    r"\b(?:data ?sets?|corpus|corpora|benchmarks?|treebanks?|collections?|collected|training|train|test|"
+    rf"\b(?:{DATASET_WORDS}|benchmarks?|treebanks?|collections?|collected|training|train|test|"
     r"testing|dev|development|validation|splits?|annotated|label(?:l)?ed|consists?|consisting|contains?|"
     r"containing|compris\w*|gathered|crawled|sampled|recruited|enrolled|used for (?:the|this) study|"
     r"survey\w*|evaluat\w+ on|experiments? on|were used|was used)\b|^(?:on|across|over|from) (?:the )?\d",

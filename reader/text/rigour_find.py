@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from reader.text.rigour import ITEM_KEYS, Found, Sentence
+from reader.text.rigour import DATASET_WORDS, ITEM_KEYS, Found, Sentence
 from reader.text.rigour_experiments import (
     ablations_rule,
     baseline_weight,
@@ -130,7 +130,7 @@ def find_all(sentences: list[Sentence], title: str = "") -> dict[str, Found | No
 CUES: dict[str, re.Pattern] = {
     key: re.compile(pattern, re.I)
     for key, pattern in {
-        "datasets": r"data ?sets?|corpus|corpora|benchmark|collection|samples?|participants|subjects|examples",
+        "datasets": rf"{DATASET_WORDS}|benchmark|collection|samples?|participants|subjects|examples",
         "baselines": r"baselines?|compar\w+|outperform\w*|state[- ]of[- ]the[- ]art|previous (?:work|methods?)",
         "metrics": r"metrics?|measure\w*|score\w*|accura\w+|evaluat\w+",
         "ablations": r"ablat\w+|remov\w+|without|variants?|components?",
