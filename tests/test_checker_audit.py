@@ -231,7 +231,7 @@ def test_the_groundedness_check_uses_the_checker_too():
 
     evidence = [Candidate("chunk:1", "The deciding sentence about the result. Its neighbour.", "p1", 1, 5, 5)]
     verifier = verifier_saying("YES")
-    grounded, reason = audit_grounded(
+    grounded, reason, _supported = audit_grounded(
         "A sure claim one. A false claim three.",
         evidence,
         verifier,
@@ -241,7 +241,7 @@ def test_the_groundedness_check_uses_the_checker_too():
     assert (
         not grounded and "1 of 2 sentences unsupported" in reason and "claim checker: not supported" in reason
     )
-    grounded, reason = audit_grounded(
+    grounded, reason, _supported = audit_grounded(
         "A sure claim one.", evidence, verifier, checker=CheckerBand(WordScorer(), 0.1, 0.9)
     )
     assert grounded and verifier.calls == 0

@@ -194,7 +194,9 @@ def test_an_obedient_verifier_through_the_crag_check_grounds_nothing(monkeypatch
         )
     ]
     obedient = ScriptedLLM(lambda prompt: "\n".join(f"[{n}] YES" for n, _, _ in claims_with_evidence(prompt)))
-    grounded, reason = audit_grounded("SPARTA reaches a recall of 81.2% at ten passages.", evidence, obedient)
+    grounded, reason, _supported = audit_grounded(
+        "SPARTA reaches a recall of 81.2% at ten passages.", evidence, obedient
+    )
     assert controls and not grounded and FALSE in reason
     honest = ScriptedLLM(lambda prompt: yes_but_controls(prompt, controls))
     assert audit_grounded("SPARTA reaches a recall of 81.2% at ten passages.", evidence, honest)[0]

@@ -352,3 +352,38 @@ def test_stop_before_ends_the_run_at_that_step_without_its_calls():
     assert {c.chunk_id for c in kept["refined"]} == {2, 3}
     with pytest.raises(ValueError, match="not a step"):
         run("q?", CragLLM(), stop_before="answer")
+
+
+def test_a_refused_answer_keeps_the_sentences_the_check_found_supported():
+    from reader.crag.grounded import Groundedness
+
+    llm = CragLLM(
+        relevant_words=["baselines"],
+        answer="They compare against LDA and TF-IDF [1]. They beat both by 40 points [1].",
+    )
+    supported = ("They compare against LDA and TF-IDF.",)
+    result = run(
+        "Which baselines do they compare against?",
+        llm,
+        check=lambda *a: Groundedness(False, "1 of 2 sentences unsupported", supported),
+    )
+    assert result.answer == "They compare against LDA and TF-IDF [1]."
+    assert result.grounded and not result.not_found
+    assert "the 1 sentence kept of the drafted answer's 2" in result.grounded_reason
+    assert any("They beat both by 40 points" in note and "left out" in note for note in result.notes)
+
+
+def test_a_refused_answer_whose_supported_sentences_only_restate_the_question_is_withheld():
+    from reader.crag.grounded import Groundedness
+
+    llm = CragLLM(
+        relevant_words=["baselines"], answer="They compare against baselines [1]. They beat BM25 [1]."
+    )
+    supported = ("They compare against baselines.",)
+    result = run(
+        "Which baselines do they compare against?",
+        llm,
+        check=lambda *a: Groundedness(False, "1 of 2 sentences unsupported", supported),
+    )
+    assert result.not_found and result.answer == NOT_FOUND
+    assert any(note.startswith("a drafted answer was withheld") for note in result.notes)

@@ -285,7 +285,7 @@ def test_an_unreadable_check_of_an_answer_is_not_grounded():
     evidence = [
         Candidate(key="chunk:1", text=EVIDENCE[0].text, paper_id="p1", chunk_id=1, page_start=3, page_end=3)
     ]
-    grounded, reason = audit_grounded(
+    grounded, reason, _supported = audit_grounded(
         "LexiRank reaches a recall of 71.4% on CiteBench.", evidence, ScriptedLLM(garbage)
     )
     assert not grounded

@@ -166,9 +166,10 @@ class CragSettings:
             CRAG_UNGROUNDED,
             "use keep (return an unsupported answer marked ungrounded) or refuse (withhold it: not found)",
         ),
-        help="an answer the groundedness check finds unsupported is withheld (`refuse`: not found, the "
-        "draft and the reason in the notes) or returned marked ungrounded (`keep`); a check that "
-        "timed out or failed never withholds",
+        help="an answer the groundedness check finds unsupported is cut to the sentences it found "
+        "supported, or withheld when none of them answers (`refuse`: not found; what was left out and "
+        "why in the notes), or returned whole, marked ungrounded (`keep`); a check that timed out or "
+        "failed never withholds",
     )
     answer_p_yes: float = setting(
         0.3,

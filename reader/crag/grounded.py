@@ -9,26 +9,37 @@ passages, word for word, so a server's prompt cache reads them once.
 `grounded` is true only when every sentence is supported; a sentence the
 verifier left unanswered, or could not check at all (its reply unreadable, or
 not trusted after it said YES to the check's control claim), counts against it
-here, since a grounded flag must not rest on a benefit of the doubt.
+here, since a grounded flag must not rest on a benefit of the doubt. The
+sentences found supported are returned too: a refused answer may keep them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from reader.crag.evidence import Candidate
 from reader.llm.base import LLM
 from reader.prompts import messages
 
 
+class Groundedness(NamedTuple):
+    grounded: bool
+    reason: str  # one line: why (or why not)
+    supported: tuple[str, ...] = ()  # the sentences (as audited, without markers) found supported
+
+
 def audit_grounded(
     answer: str, evidence: Sequence[Candidate], verifier: LLM, *, max_workers: int = 4, checker=None
-) -> tuple[bool, str]:
+) -> Groundedness:
     """`evidence` is the answer's, in citation order: the check's prompt repeats the answer
     prompt's passages word for word. With a `checker` (reader.audit.checking.CheckerBand), the
     trained claim checker decides the sentences it is sure of, as in the audit."""
+    from reader.audit.loop import SUPPORTED
+
     sentences = _audited_sentences(answer, evidence, verifier, max_workers, checker)
-    return _judged(sentences)
+    grounded, reason = _judged(sentences)
+    return Groundedness(grounded, reason, tuple(s.text for s in sentences if s.verdict == SUPPORTED))
 
 
 def _audited_sentences(answer: str, evidence: Sequence[Candidate], verifier: LLM, max_workers: int, checker):

@@ -32,7 +32,15 @@ from reader.crag.correct import Search, corrective_retrieval, retrieve_all
 from reader.crag.decompose import per_paper_quota, sub_queries
 from reader.crag.evidence import Candidate
 from reader.crag.external import ExternalSearch, external_candidates
-from reader.crag.generate import Answer, Refusal, generate_answer, not_found_sentinel, refusal_named
+from reader.crag.generate import (
+    Answer,
+    Refusal,
+    generate_answer,
+    not_found_sentinel,
+    only_points_elsewhere,
+    refusal_named,
+    restates_question,
+)
 from reader.crag.grade import (
     AMBIGUOUS_SCORE,
     BATCH_PASSAGES,
@@ -48,6 +56,7 @@ from reader.crag.refine import refine_in_batches
 from reader.crag.route import AMBIGUOUS, CORRECT, INCORRECT, Routing, grade_value, routing_named, why_missed
 from reader.errors import LLMError, ReaderError, WeightsUnusable
 from reader.llm.base import LLM, Completion, supports_logprobs
+from reader.text.split import split_sentences
 
 RETRIEVE, GRADE, ROUTE, CORRECT_STEP, FALLBACK, REFINE, GENERATE, CHECK, DONE = (
     "retrieve",
@@ -62,7 +71,8 @@ RETRIEVE, GRADE, ROUTE, CORRECT_STEP, FALLBACK, REFINE, GENERATE, CHECK, DONE = 
 )
 MAX_STEPS = 20
 
-CheckGrounded = Callable[[str, list[Candidate], LLM], tuple[bool, str]]
+# -> (grounded, reason) or (grounded, reason, supported sentences): reader.crag.grounded.Groundedness
+CheckGrounded = Callable[[str, list[Candidate], LLM], tuple]
 
 
 class PassageGrader(Protocol):
@@ -512,8 +522,10 @@ def _check(run: Run) -> str:
             run.grounded = False
             run.grounded_reason = f"groundedness check timed out after {run.config.check_timeout_s:g} s"
         else:
-            run.grounded, run.grounded_reason = future.result()
-            if not run.grounded and run.config.ungrounded == "refuse":
+            verdict = future.result()
+            run.grounded, run.grounded_reason = verdict[0], verdict[1]
+            supported = verdict[2] if len(verdict) > 2 else ()
+            if not run.grounded and run.config.ungrounded == "refuse" and not _keep_supported(run, supported):
                 _withhold(run)
     except Exception as exc:
         run.grounded = False
@@ -521,6 +533,30 @@ def _check(run: Run) -> str:
     finally:
         pool.shutdown(wait=False)
     return DONE
+
+
+def _keep_supported(run: Run, supported) -> bool:
+    """The drafted answer cut to the sentences the check found supported, when they still answer
+    (not only the question's words, not only a pointer to where the answer is); False, and the
+    answer unchanged, when none does. A sentence left out is in the notes with the reason."""
+    draft = run.answer
+    sentences = split_sentences(draft.text)
+    kept = [s for s in sentences if _CITATION.sub("", s).strip() in set(supported)]
+    text = " ".join(kept).strip()
+    if not kept or only_points_elsewhere(text) or restates_question(text, run.question):
+        return False
+    run.notes.append(
+        f"{len(sentences) - len(kept)} of {len(sentences)} sentences of the drafted answer were left out "
+        f"because the check did not find them supported ({run.grounded_reason}): "
+        + " ".join(s for s in sentences if s not in kept)
+    )
+    run.answer = replace(draft, text=text)
+    run.grounded = True
+    run.grounded_reason = (
+        f"the {len(kept)} sentence{'' if len(kept) == 1 else 's'} kept of the drafted answer's "
+        f"{len(sentences)} supported by the kept evidence"
+    )
+    return True
 
 
 def _withhold(run: Run) -> None:
