@@ -250,3 +250,20 @@ def test_follow_up_questions_are_asked_in_the_order_the_grader_ranks_them(reader
     assert seen == ["Which GPU was used?"]
     # each open point was shown with the window of the paper's passages closest to it
     assert "<excerpt>SPARTA was trained on one GPU.</excerpt>" in written[0]
+
+
+def test_questions_the_paper_has_no_passage_for_are_not_asked():
+    from types import SimpleNamespace
+
+    from reader.crag.followup import questions_to_ask
+    from reader.llm.base import Completion
+
+    llm = SimpleNamespace(
+        complete=lambda messages, **kw: Completion("Which GPU was used?\nHow large is the index?")
+    )
+    score = {"Which GPU was used?": 0.9, "How large is the index?": 0.1}
+    window = lambda text: SimpleNamespace(p_relevant=score.get(text, 0.0), window="an excerpt")  # noqa: E731
+    points = ["The GPU is not named.", "The index size is unclear."]
+    assert questions_to_ask("T", points, llm, 3, window, min_relevance=0.3)[0] == ["Which GPU was used?"]
+    asked, _ = questions_to_ask("T", points, llm, 3, window)
+    assert asked[:2] == ["Which GPU was used?", "How large is the index?"]

@@ -22,7 +22,8 @@ graded for. CANDIDATES_PER_QUESTION times as many are written as will be asked, 
 they are asked in the order of the relevance grader's best score over the paper's retrieved
 passages: the grader is what turns a question down in the pipeline (at or below its grader_low
 no passage is used), and it reads wording closely ("potential areas for future research" 0.01,
-"what would be interesting to investigate in future work" 0.96, against the same passage).
+"what would be interesting to investigate in future work" 0.96, against the same passage). A
+question whose best passage scores below the pipeline's bar for asking the writer is not asked.
 Each question then goes through the question pipeline over the paper (Services.follow_up), so an
 answer has sources and pages, and "Not found in the papers." is an answer too; up to EXTRA_QUESTIONS
 more questions are written and asked while fewer than n answers are not refusals.
@@ -163,12 +164,16 @@ def write_questions(
     return filled, by
 
 
-def questions_to_ask(title: str, points: list[str], llm, n: int, best_window=None) -> tuple[list[str], str]:
+def questions_to_ask(
+    title: str, points: list[str], llm, n: int, best_window=None, min_relevance: float = 0.0
+) -> tuple[list[str], str]:
     """The n + EXTRA_QUESTIONS questions to ask, and who wrote them: CANDIDATES_PER_QUESTION times
     as many written from the first points, each point shown with the paper's window that
     `best_window(text)` (a reader.grader.model.Relevance, or None) finds closest to it, then
-    ranked by their own best window's score. Without `best_window` (the grader off): written from
-    the points alone, asked in the order written."""
+    ranked by their own best window's score; a question whose best window scores below
+    `min_relevance` (the pipeline's own bar for asking the writer) is not asked: the pipeline
+    would turn it down. Without `best_window` (the grader off): written from the points alone,
+    asked in the order written."""
     asked = n + EXTRA_QUESTIONS
     points = points[: asked * CANDIDATES_PER_QUESTION]
     excerpts = [_window(best_window(p)) for p in points] if best_window else []
@@ -176,7 +181,8 @@ def questions_to_ask(title: str, points: list[str], llm, n: int, best_window=Non
         title, points, llm, asked * CANDIDATES_PER_QUESTION, fill_to=asked, excerpts=excerpts
     )
     if best_window is not None:
-        questions = by_evidence(questions, lambda q: _p_relevant(best_window(q)))
+        score = {q: _p_relevant(best_window(q)) for q in questions}
+        questions = [q for q in by_evidence(questions, score.get) if score[q] >= min_relevance]
     return questions[:asked], by
 
 
