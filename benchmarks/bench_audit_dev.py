@@ -131,7 +131,7 @@ def run(args) -> list[dict]:
             print(f"loading the embedded model: {verifier.load():.1f} s", file=sys.stderr, flush=True)
 
     results = []
-    calls = tokens = 0
+    calls = tokens = prompt_tokens = 0
     started = time.perf_counter()
     for name in wanted:
         paper_rows = [r for r in rows if r["paper"] == name]
@@ -162,6 +162,7 @@ def run(args) -> list[dict]:
             )
             calls += result.llm_calls
             tokens += result.prompt_tokens + result.completion_tokens
+            prompt_tokens += result.prompt_tokens
             outcomes = _results_for(sentences, result.sentences)
             print(
                 f"  {name}: {len(sentences)} sentences, {result.llm_calls} calls, "
@@ -193,7 +194,11 @@ def run(args) -> list[dict]:
             if judgement is not None:
                 results[-1].update(answer=judgement.answer, has_evidence=bool(found[0].evidence))
     if verifier is not None:
-        print(f"{calls} verifier calls, {tokens} tokens, {time.perf_counter() - started:.0f} s", flush=True)
+        print(
+            f"{calls} verifier calls, {tokens} tokens ({prompt_tokens} of the prompts), "
+            f"{time.perf_counter() - started:.0f} s",
+            flush=True,
+        )
     return results
 
 
@@ -217,7 +222,17 @@ def main() -> None:
         "--choose", action="store_true", help="choose the threshold on half A (false flags <= 0.05)"
     )
     parser.add_argument("--passages", action="store_true", help="whole passages, not focused evidence")
+    parser.add_argument(
+        "--claim-evidence-chars",
+        type=int,
+        help="the evidence the verifier is shown under each claim, in characters "
+        "(default: reader.audit.evidence.CLAIM_EVIDENCE_CHARS)",
+    )
     args = parser.parse_args()
+    if args.claim_evidence_chars:
+        from reader.audit import evidence
+
+        evidence.CLAIM_EVIDENCE_CHARS = args.claim_evidence_chars
 
     if args.source:
         with open(args.source, encoding="utf-8") as fh:

@@ -133,12 +133,13 @@ def excerpts(
 CLAIM_EVIDENCE_CHARS = 700  # the evidence the verifier is shown under one claim
 
 
-def claim_evidence(found: list[EvidenceRef], max_chars: int = CLAIM_EVIDENCE_CHARS) -> list[EvidenceRef]:
+def claim_evidence(found: list[EvidenceRef], max_chars: int | None = None) -> list[EvidenceRef]:
     """What the verifier is shown under one claim: its excerpts in the order given (the best
-    first), each kept while all fit in `max_chars`; the first always, cut to fit. A claim of a
-    batch no longer shares one budget with the others, so a late claim keeps its quote."""
+    first), each kept while all fit in `max_chars` (CLAIM_EVIDENCE_CHARS, read when called: a
+    benchmark may set it); the first always, cut to fit. A claim of a batch no longer shares one
+    budget with the others, so a late claim keeps its quote."""
     out: list[EvidenceRef] = []
-    budget = max_chars
+    budget = CLAIM_EVIDENCE_CHARS if max_chars is None else max_chars
     for e in found:
         if out and len(e.text) > budget:
             continue
