@@ -252,7 +252,7 @@ def test_follow_up_questions_are_asked_in_the_order_the_grader_ranks_them(reader
     assert "<excerpt>SPARTA was trained on one GPU.</excerpt>" in written[0]
 
 
-def test_questions_the_paper_has_no_passage_for_are_not_asked():
+def test_questions_the_paper_has_no_passage_for_are_asked_only_to_make_up_n():
     from types import SimpleNamespace
 
     from reader.crag.followup import questions_to_ask
@@ -264,6 +264,11 @@ def test_questions_the_paper_has_no_passage_for_are_not_asked():
     score = {"Which GPU was used?": 0.9, "How large is the index?": 0.1}
     window = lambda text: SimpleNamespace(p_relevant=score.get(text, 0.0), window="an excerpt")  # noqa: E731
     points = ["The GPU is not named.", "The index size is unclear."]
-    assert questions_to_ask("T", points, llm, 3, window, min_relevance=0.3)[0] == ["Which GPU was used?"]
-    asked, _ = questions_to_ask("T", points, llm, 3, window)
+    assert questions_to_ask("T", points, llm, 1, window, min_relevance=0.3)[0] == ["Which GPU was used?"]
+    # below the bar only to make up n, best first
+    assert questions_to_ask("T", points, llm, 2, window, min_relevance=0.3)[0] == [
+        "Which GPU was used?",
+        "How large is the index?",
+    ]
+    asked, _ = questions_to_ask("T", points, llm, 1, window)
     assert asked[:2] == ["Which GPU was used?", "How large is the index?"]

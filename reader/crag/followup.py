@@ -23,7 +23,8 @@ they are asked in the order of the relevance grader's best score over the paper'
 passages: the grader is what turns a question down in the pipeline (at or below its grader_low
 no passage is used), and it reads wording closely ("potential areas for future research" 0.01,
 "what would be interesting to investigate in future work" 0.96, against the same passage). A
-question whose best passage scores below the pipeline's bar for asking the writer is not asked.
+question whose best passage scores below the pipeline's bar for asking the writer is asked only to
+make up n questions, never as one of the extra ones.
 Each question then goes through the question pipeline over the paper (Services.follow_up), so an
 answer has sources and pages, and "Not found in the papers." is an answer too; up to EXTRA_QUESTIONS
 more questions are written and asked while fewer than n answers are not refusals.
@@ -170,10 +171,10 @@ def questions_to_ask(
     """The n + EXTRA_QUESTIONS questions to ask, and who wrote them: CANDIDATES_PER_QUESTION times
     as many written from the first points, each point shown with the paper's window that
     `best_window(text)` (a reader.grader.model.Relevance, or None) finds closest to it, then
-    ranked by their own best window's score; a question whose best window scores below
-    `min_relevance` (the pipeline's own bar for asking the writer) is not asked: the pipeline
-    would turn it down. Without `best_window` (the grader off): written from the points alone,
-    asked in the order written."""
+    ranked by their own best window's score. A question whose best window scores below
+    `min_relevance` (the pipeline's own bar for asking the writer, which would turn it down) is
+    asked only to make up n questions. Without `best_window` (the grader off): written from the
+    points alone, asked in the order written."""
     asked = n + EXTRA_QUESTIONS
     points = points[: asked * CANDIDATES_PER_QUESTION]
     excerpts = [_window(best_window(p)) for p in points] if best_window else []
@@ -182,7 +183,9 @@ def questions_to_ask(
     )
     if best_window is not None:
         score = {q: _p_relevant(best_window(q)) for q in questions}
-        questions = [q for q in by_evidence(questions, score.get) if score[q] >= min_relevance]
+        ranked = by_evidence(questions, score.get)
+        promising = [q for q in ranked if score[q] >= min_relevance]
+        questions = promising + [q for q in ranked if score[q] < min_relevance][: max(0, n - len(promising))]
     return questions[:asked], by
 
 
