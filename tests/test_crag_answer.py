@@ -7,7 +7,13 @@ import math
 import pytest
 from crag_fakes import PAPER_A, TITLES, CragLLM, FakeSearch, always_grounded, passages_of, role_of
 
-from reader.crag.generate import NOT_FOUND, only_markers, only_points_elsewhere, restates_question
+from reader.crag.generate import (
+    NOT_FOUND,
+    disclaims_answer,
+    only_markers,
+    only_points_elsewhere,
+    restates_question,
+)
 from reader.crag.pipeline import CragConfig, Metered, ask
 from reader.llm.base import Completion, supports_logprobs
 from reader.llm.scripted import ScriptedLLM
@@ -174,6 +180,16 @@ def test_an_answer_that_only_restates_its_question():
     )
     assert only_points_elsewhere("The data quality of S2ORC is evaluated in §4 of the paper.")
     assert only_points_elsewhere("The generality of the results is stated in [1].")
+
+
+def test_an_answer_that_says_its_passages_do_not_answer_and_then_guesses():
+    assert disclaims_answer(
+        "The evaluation metrics used in the tutorial are not explicitly stated in the given passages. "
+        "However, we can infer that they could involve accuracy and user satisfaction."
+    )
+    assert disclaims_answer("[1] The passages do not mention the GPU. It was probably a V100.")
+    assert not disclaims_answer("The paper reports F1 of 91.4 on CoNLL [1]; variance is not stated.")
+    assert not disclaims_answer("Variance is not reported in the paper; the F1 is 91.4 [2].")
 
 
 def test_a_pointer_for_an_answer_is_no_answer():

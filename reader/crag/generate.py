@@ -95,6 +95,24 @@ def only_points_elsewhere(answer: str) -> bool:
     return bool(_ONLY_POINTER.match(" ".join(answer.split())))
 
 
+# "The evaluation metrics used in the paper are not explicitly stated in the given passage. However,
+# … it seems that …": the writer says its passages do not answer, then guesses
+_SOURCES = r"(?:given\s+|provided\s+)?(?:passages?|text|evidence|context|sources?)"
+_DISCLAIMER = re.compile(
+    r"^[^.]{0,160}?\b(?:(?:is|are|was|were)\s+not\s+(?:explicitly\s+|directly\s+|clearly\s+)?"
+    r"(?:stated|mentioned|specified|provided|given|described|discussed|reported|defined)\s+"
+    r"(?:in|by)\s+(?:the\s+|these\s+|any\s+)?" + _SOURCES + r"|"
+    r"(?:the\s+|these\s+)?" + _SOURCES + r"\s+(?:do|does)\s+not\s+(?:explicitly\s+|directly\s+)?"
+    r"(?:state|mention|specify|provide|say|describe|give))\b",
+    re.I,
+)
+
+
+def disclaims_answer(answer: str) -> bool:
+    """A reply whose first sentence says the passages do not give the answer (what follows is a guess)."""
+    return bool(_DISCLAIMER.match(" ".join(_MARKER.sub(" ", answer).split())))
+
+
 # A line of the answer prompt's source list, "[2] Title, p. 4 — relevance 0.80: the reason".
 _SOURCE_LINE = re.compile(r"—\s*relevance\s+\d(?:\.\d+)?\b")
 
@@ -207,6 +225,7 @@ def generate_answer(
         and not only_markers(text)
         and not only_points_elsewhere(text)
         and not restates_question(text, question)
+        and not disclaims_answer(text)
     ):
         return Answer(text, evidence=chosen, completion=completion, retried=retried)
     quote = quoted_answer(chosen, quote_threshold, question)
