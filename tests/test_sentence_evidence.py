@@ -71,3 +71,18 @@ def test_best_first_ranks_by_rare_words_shared_and_keeps_the_search_order_on_tie
     assert [e.chunk_id for e in best_first("The tagger reaches 91.4 F1.", refs)][0] == 2
     assert [e.chunk_id for e in best_first("Nothing in common at all.", refs)] == [1, 2, 3]
     assert best_first("Any claim.", []) == []
+
+
+def test_evidence_cut_to_a_short_budget_keeps_the_claims_own_sentence():
+    from reader.audit.evidence import claim_evidence
+
+    text = (
+        "The corpus was collected in 2019 from public forums in three countries. "
+        "Annotators labelled each post twice. The tagger reaches 91.4 F1 on the held-out tweets. "
+        "Training took three days on one GPU."
+    )
+    found = [EvidenceRef(1, 2, 2, text)]
+    shown = claim_evidence(found, "The tagger scores 91.4 F1 on held-out tweets.", max_chars=80)
+    assert shown[0].text == "The tagger reaches 91.4 F1 on the held-out tweets."
+    assert claim_evidence(found, max_chars=80)[0].text == text[:80]  # no claim: cut from the start
+    assert claim_evidence(found, "The tagger scores 91.4 F1.")[0].text == text  # within the budget: whole

@@ -133,17 +133,23 @@ def excerpts(
 CLAIM_EVIDENCE_CHARS = 700  # the evidence the verifier is shown under one claim
 
 
-def claim_evidence(found: list[EvidenceRef], max_chars: int | None = None) -> list[EvidenceRef]:
+def claim_evidence(
+    found: list[EvidenceRef], claim: str = "", max_chars: int | None = None
+) -> list[EvidenceRef]:
     """What the verifier is shown under one claim: its excerpts in the order given (the best
     first), each kept while all fit in `max_chars` (CLAIM_EVIDENCE_CHARS, read when called: a
-    benchmark may set it); the first always, cut to fit. A claim of a batch no longer shares one
-    budget with the others, so a late claim keeps its quote."""
+    benchmark may set it); the first always, made to fit around the `claim`'s best sentence (as
+    `excerpts` does), or cut. A claim of a batch no longer shares one budget with the others, so
+    a late claim keeps its quote."""
     out: list[EvidenceRef] = []
     budget = CLAIM_EVIDENCE_CHARS if max_chars is None else max_chars
     for e in found:
         if out and len(e.text) > budget:
             continue
-        text = e.text[:budget]
+        text = (
+            e.text if len(e.text) <= budget or not claim else excerpts(claim, [e], max_chars=budget)[0].text
+        )
+        text = text[:budget]
         out.append(EvidenceRef(e.chunk_id, e.page_start, e.page_end, text))
         budget -= len(text)
         if budget <= 0:

@@ -677,7 +677,7 @@ def _verify_batches(batches: list[list[str]], checks: _Pass, request: AuditReque
     """The verifier's outcome for each batch, at most `max_workers` batches at a time."""
 
     def run(batch):
-        shown = [claim_evidence(checks.views[s].evidence) for s in batch]
+        shown = [claim_evidence(checks.views[s].evidence, s) for s in batch]
         return _verify_batch(batch, shown, request)
 
     if len(batches) > 1 and request.max_workers > 1:
