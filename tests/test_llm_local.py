@@ -95,6 +95,8 @@ class FakeServer:
                 "predicted_ms": 240.0,
                 "predicted_per_token_ms": 80.0,
                 "predicted_per_second": 12.5,
+                "draft_n": 16,  # READER_SPECULATIVE drafted (llama.cpp gives these only then)
+                "draft_n_accepted": 9,
             }
         return reply
 
@@ -160,8 +162,10 @@ def test_llama_cpp_timings_of_the_embedded_model(fake_local):
     llm = local.LocalLLM(model_path=model)
     out = llm.complete(user("timed"))
     assert (out.prompt_s, out.generation_s, out.cached_prompt_tokens) == (0.09, 0.24, 4)
+    assert (out.drafted_tokens, out.accepted_tokens) == (16, 9)
     out = llm.complete(user("untimed"))
     assert (out.prompt_s, out.generation_s, out.cached_prompt_tokens) == (None, None, None)
+    assert (out.drafted_tokens, out.accepted_tokens) == (None, None)
 
 
 def test_missing_model_parts_surface_as_a_clear_error(tmp_path, monkeypatch):

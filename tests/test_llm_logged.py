@@ -41,16 +41,27 @@ def test_cache_miss_then_hit(db):
 
 
 def test_server_timings_are_logged_and_cache_hits_log_none(db):
-    timings = {"cache_n": 5, "prompt_n": 6, "prompt_ms": 200.0, "predicted_n": 2, "predicted_ms": 500.0}
+    timings = {
+        "cache_n": 5,
+        "prompt_n": 6,
+        "prompt_ms": 200.0,
+        "predicted_n": 2,
+        "predicted_ms": 500.0,
+        "draft_n": 8,
+        "draft_n_accepted": 6,
+    }
     with LoopbackOpenAI(models=("m",), timings=timings) as server:
         inner = OpenAICompatLLM(LLMSettings(base_url=server.base_url, model="m", api_key="k"))
         llm = LoggedLLM(inner, "verifier", CallStore(db))
         llm.complete(user("q"), stage="verify", paper_id="p1")
         llm.complete(user("q"), stage="verify", paper_id="p1")  # from the cache
     rows = calls(db)
-    assert [(r.cached, r.prompt_ms, r.generation_ms, r.cached_prompt_tokens) for r in rows] == [
-        (False, 200.0, 500.0, 5),
-        (True, None, None, None),
+    assert [
+        (r.cached, r.prompt_ms, r.generation_ms, r.cached_prompt_tokens, r.drafted_tokens, r.accepted_tokens)
+        for r in rows
+    ] == [
+        (False, 200.0, 500.0, 5, 8, 6),
+        (True, None, None, None, None, None),
     ]
     assert len(server.chat_requests) == 1
 

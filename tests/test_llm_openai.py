@@ -8,7 +8,7 @@ from loopback_openai import Fault, LoopbackOpenAI
 
 from reader.config import LLMSettings
 from reader.errors import LLMError
-from reader.llm.base import user
+from reader.llm.base import server_timings, user
 from reader.llm.openai_compat import OpenAICompatLLM, retry_after_s
 
 
@@ -199,6 +199,34 @@ def test_llama_server_timings_reach_the_completion():
 def test_a_server_without_timings_reports_none(server):
     out = make_llm(server).complete(user("hello"))
     assert (out.prompt_s, out.generation_s, out.cached_prompt_tokens) == (None, None, None)
+    assert (out.drafted_tokens, out.accepted_tokens) == (None, None)
+
+
+def test_speculative_drafts_in_the_timings_reach_the_completion():
+    """llama.cpp adds draft_n and draft_n_accepted only when speculative decoding drafted
+    something; the reply without them (LLAMA_TIMINGS) says nothing of drafts."""
+    drafting = {**LLAMA_TIMINGS, "draft_n": 48, "draft_n_accepted": 31}
+    with LoopbackOpenAI(models=("test-model",), timings=drafting) as server:
+        out = make_llm(server).complete(user("hello"))
+    assert (out.drafted_tokens, out.accepted_tokens) == (48, 31)
+    with LoopbackOpenAI(models=("test-model",), timings=LLAMA_TIMINGS) as server:
+        out = make_llm(server).complete(user("hello"))
+    assert (out.drafted_tokens, out.accepted_tokens) == (None, None)
+
+
+@pytest.mark.parametrize("bad", [-1, "12", True, None, float("nan"), float("inf")])
+def test_server_timings_reads_the_draft_counts_and_drops_unusable_ones(bad):
+    assert server_timings({"draft_n": 12.0, "draft_n_accepted": 0}) == {
+        "prompt_s": None,
+        "generation_s": None,
+        "cached_prompt_tokens": None,
+        "drafted_tokens": 12,
+        "accepted_tokens": 0,
+    }
+    found = server_timings({"draft_n": bad, "draft_n_accepted": bad, "cache_n": 3})
+    assert (found["drafted_tokens"], found["accepted_tokens"]) == (None, None)
+    assert found["cached_prompt_tokens"] == 3
+    assert server_timings(None)["drafted_tokens"] is None
 
 
 def test_openai_prompt_cache_tokens_count_when_there_are_no_timings():

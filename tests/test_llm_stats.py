@@ -122,6 +122,8 @@ def test_no_cache_option_reaches_the_app(reader_env, monkeypatch):
                 "prompt_s": None,
                 "generation_s": None,
                 "cached_prompt_tokens": None,
+                "drafted_tokens": None,
+                "accepted_tokens": None,
                 "timed_calls": 0,
                 "longest_stage": "",
                 "longest_stage_s": 0.0,
@@ -294,3 +296,72 @@ def test_a_backend_without_timings_shows_dashes(app):
     assert critique.split()[6:9] == ["–", "–", "–"]
     paper_a = next(line for line in lines if line.startswith("aaaaaaaa "))
     assert cells(paper_a)[3:5] == ["–", "–"]
+    # no call drafted: no drafted/acc column and no line about speculative decoding
+    assert "drafted/acc" not in result.output and "speculative decoding" not in result.output
+
+
+# -- speculative decoding: llama.cpp's draft_n / draft_n_accepted in `reader stats` --
+
+
+def drafting_timings(prompt):
+    """A llama-server with speculative decoding: each critique drafts 40 tokens and 30 are
+    accepted; the verify replies drafted nothing, so (as llama.cpp does) they carry no draft_n."""
+    timings = server_timings(prompt)
+    if prompt.startswith("critique"):
+        timings.update(draft_n=40, draft_n_accepted=30)
+    return timings
+
+
+def test_stats_shows_the_tokens_drafted_and_accepted(app):
+    with LoopbackOpenAI(models=(EMBEDDED_MODEL_NAME,), timings=drafting_timings) as server:
+        record_timed_calls(app.services.db, server)
+        gen = LoggedLLM(
+            OpenAICompatLLM(LLMSettings(base_url=server.base_url, model=EMBEDDED_MODEL_NAME, api_key="k")),
+            "generator",
+            CallStore(app.services.db),
+        )
+        gen.complete(user("critique B"), stage="critique", paper_id="b" * 64)
+
+    data = json.loads(CliRunner().invoke(cli, ["stats", "--json"]).output)
+    total = data["total"]
+    assert (total["drafted_tokens"], total["accepted_tokens"]) == (80, 60)
+    stages = {r["key"]: r for r in data["by_stage"]}
+    # the cache hit of critique A drafted nothing: two spent critique calls
+    assert (stages["critique"]["drafted_tokens"], stages["critique"]["accepted_tokens"]) == (80, 60)
+    for quiet in ("verify", "regenerate-synthesis"):
+        assert (stages[quiet]["drafted_tokens"], stages[quiet]["accepted_tokens"]) == (None, None)
+    papers = {r["key"]: r for r in data["by_paper"]}
+    assert (papers["a" * 64]["drafted_tokens"], papers["b" * 64]["accepted_tokens"]) == (40, 30)
+
+    result = CliRunner().invoke(cli, ["stats"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[3] == "speculative decoding: 80 tokens drafted, 60 of them accepted (75%)"
+    header = next(line for line in lines if line.startswith("stage "))
+    assert cells(header)[1:] == [
+        "calls",
+        "hits",
+        "errors",
+        "prompt tok",
+        "gen tok",
+        "cached tok",
+        "drafted/acc",
+        "prompt s",
+        "gen s",
+        "wall s",
+    ]
+    table = lines[lines.index(header) + 1 : lines.index("", lines.index(header))]
+    figures = {}  # stage -> its figures, the stage's name on its own line when it does not fit
+    for at, line in enumerate(table):
+        if not line.startswith(" "):
+            figures[cells(line)[0]] = cells(line)[1:] if len(cells(line)) > 1 else cells(table[at + 1])
+    assert figures["critique"][5:9] == ["0", "80/60", "3.0", "8.0"]
+    assert figures["verify"][5:7] == ["160", "–"]
+    assert figures["regenerate-synthesis"][5:7] == ["–", "–"]
+    at = lines.index(f"generator / {EMBEDDED_MODEL_NAME}")
+    assert cells(lines[at + 1])[6] == "80/60"
+    at = lines.index(f"verifier / {EMBEDDED_MODEL_NAME}")
+    assert cells(lines[at + 1])[6] == "–"
+    # the extra column leaves "role / model" no room beside the figures: a line of its own
+    assert cells(lines[lines.index("role / model") + 1])[:2] == ["calls", "hits"]
+    assert max(width(line) for line in lines) <= 100

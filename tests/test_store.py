@@ -81,3 +81,40 @@ def test_a_0002_database_gains_the_call_timings(tmp_path):
     (verify,) = usage_report(factory).by_stage
     assert (verify.calls, verify.timed_calls, verify.time_s) == (2, 1, 3.5)
     assert (verify.prompt_s, verify.generation_s, verify.cached_prompt_tokens) == (0.5, 1.25, 6)
+
+
+def test_a_0015_database_gains_the_drafted_and_accepted_tokens(tmp_path):
+    """Migration 0016: a call logged before it has no draft figures (None, "–" in `reader stats`);
+    one logged after keeps what the server drafted and accepted, and downgrading drops them."""
+    from alembic import command
+    from sqlalchemy import inspect, text
+
+    from reader.store.calls import CallStore
+    from reader.store.tables import LLMCall
+    from reader.store.usage import usage_report
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    command.upgrade(alembic_config(url), "0015")
+    with create_engine(url).begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO llm_calls (created_at, stage, role, model, paper_id, prompt_tokens, "
+                "completion_tokens, latency_ms, cached, error) VALUES "
+                "('2027-01-30 10:00:00', 'critique', 'generator', 'm', NULL, 10, 20, 1500.0, 0, '')"
+            )
+        )
+    factory = open_database(url)
+    store = CallStore(factory)
+    common = dict(role="generator", model="m", paper_id=None, prompt_tokens=10, completion_tokens=20)
+    store.log(stage="critique", latency_s=1.0, cached=False, drafted_tokens=48, accepted_tokens=40, **common)
+    store.log(stage="verify", latency_s=1.0, cached=False, **common)  # nothing drafted
+    with factory() as s:
+        rows = s.scalars(select(LLMCall).order_by(LLMCall.id)).all()
+    assert [(r.drafted_tokens, r.accepted_tokens) for r in rows] == [(None, None), (48, 40), (None, None)]
+    critique, verify = usage_report(factory).by_stage
+    assert (critique.drafted_tokens, critique.accepted_tokens) == (48, 40)
+    assert (verify.drafted_tokens, verify.accepted_tokens) == (None, None)
+
+    command.downgrade(alembic_config(url), "0015")
+    columns = {c["name"] for c in inspect(create_engine(url)).get_columns("llm_calls")}
+    assert "cached_prompt_tokens" in columns and not columns & {"drafted_tokens", "accepted_tokens"}

@@ -11,6 +11,9 @@ from reader.commands.output import echo_json, for_terminal
 WIDTH = 100  # every line of `reader stats` fits in this many columns
 UNKNOWN = "–"  # the backend did not report it
 _COLUMNS = ("calls", "hits", "errors", "prompt tok", "gen tok", "cached tok", "prompt s", "gen s", "wall s")
+# Tokens speculative decoding drafted / accepted: a column only when some call reported them, so
+# the tables of a run without drafting keep their room for the stage names.
+_DRAFT_COLUMN = "drafted/acc"
 _PAPER_COLUMNS = ("calls", "tokens", "prompt s", "gen s", "wall s")
 
 
@@ -46,6 +49,13 @@ def _count(value: int | None) -> str:
     return UNKNOWN if value is None else str(value)
 
 
+def _drafts(row) -> str:
+    """The row's drafted/accepted tokens, "–" when no call of the row drafted any."""
+    if row.drafted_tokens is None:
+        return UNKNOWN
+    return f"{row.drafted_tokens}/{_count(row.accepted_tokens)}"
+
+
 def _layout(header: tuple, body: list[tuple]) -> tuple[int, list[int]]:
     """(room left for the first column within WIDTH, widths of the other columns)."""
     widths = [max(_width(row[i]) for row in [header, *body]) for i in range(1, len(header))]
@@ -61,9 +71,12 @@ def _format(first: str, first_width: int, cells: tuple, widths: list[int], *, la
     return "  ".join([_pad(first, first_width), *numbers]).rstrip()
 
 
-def _table(title: str, rows) -> list[str]:
-    """Stage or role/model rows: a key that does not fit beside the figures gets a line of its own."""
-    header = (title, *_COLUMNS)
+def _table(title: str, rows, *, drafts: bool = False) -> list[str]:
+    """Stage or role/model rows: a key (or the title) that does not fit beside the figures gets a
+    line of its own.
+    With `drafts`, a column of the tokens speculative decoding drafted / accepted after cached tok."""
+    at = _COLUMNS.index("cached tok") + 1
+    header = (title, *_COLUMNS[:at], *((_DRAFT_COLUMN,) if drafts else ()), *_COLUMNS[at:])
     body = [
         (
             r.key,
@@ -73,6 +86,7 @@ def _table(title: str, rows) -> list[str]:
             str(r.prompt_tokens),
             str(r.completion_tokens),
             _count(r.cached_prompt_tokens),
+            *((_drafts(r),) if drafts else ()),
             _seconds(r.prompt_s),
             _seconds(r.generation_s),
             f"{r.time_s:.1f}",
@@ -80,9 +94,9 @@ def _table(title: str, rows) -> list[str]:
         for r in rows
     ]
     room, widths = _layout(header, body)
-    first_width = min(max(_width(row[0]) for row in [header, *body]), max(room, _width(title)))
-    lines = [_format(title, first_width, header[1:], widths)]
-    for row in body:
+    first_width = min(max(_width(row[0]) for row in [header, *body]), room)
+    lines = []
+    for row in [header, *body]:  # the title too, when the drafted/acc column leaves it no room
         if _width(row[0]) > first_width:
             lines.append(row[0])
             lines.append(_format("", first_width, row[1:], widths))
@@ -146,6 +160,12 @@ def _summary(report, scope: str) -> list[str]:
         lines.append(
             f"time: {t.time_s:.1f} s wall; the backend reported no prompt/generation times ({UNKNOWN} below)"
         )
+    if t.drafted_tokens is not None:
+        accepted = t.accepted_tokens or 0
+        share = f" ({round(100 * accepted / t.drafted_tokens)}%)" if t.drafted_tokens else ""
+        lines.append(
+            f"speculative decoding: {t.drafted_tokens} tokens drafted, {accepted} of them accepted{share}"
+        )
     return lines
 
 
@@ -167,8 +187,11 @@ def stats(app, paper, as_json):
     "gen s" are the seconds the server reported spending on the prompt and on
     generating (llama.cpp's timings; "–" when the backend does not report
     them); "wall s" is the time each call took as the caller saw it, waiting
-    for a busy model included. The paper table names each paper's stage with
-    the most wall time.
+    for a busy model included. "drafted/acc" are the tokens speculative
+    decoding (READER_SPECULATIVE) drafted and how many of them the model
+    accepted; that column and the summary's line on speculative decoding
+    appear only when some call drafted ("–" for a row none of whose calls
+    did). The paper table names each paper's stage with the most wall time.
 
     \b
     Examples:
@@ -187,9 +210,10 @@ def stats(app, paper, as_json):
     scope = f" for paper {report.paper_id[:12]}" if report.paper_id else ""
     for line in _summary(report, scope):
         click.echo(line)
+    drafts = report.total.drafted_tokens is not None
     for lines in (
-        _table("stage", report.by_stage),
-        _table("role / model", report.by_model),
+        _table("stage", report.by_stage, drafts=drafts),
+        _table("role / model", report.by_model, drafts=drafts),
         _paper_table(report.by_paper),
     ):
         click.echo("")

@@ -52,11 +52,15 @@ class Completion:
     # unusable, see token_logprobs); None otherwise.
     logprobs: list[dict] | None = None
     # What the server says it spent (llama.cpp's `timings`, see server_timings): seconds
-    # processing the prompt and generating, and prompt tokens reused from its prompt cache.
-    # None when the backend does not say.
+    # processing the prompt and generating, prompt tokens reused from its prompt cache, and the
+    # tokens speculative decoding drafted and the model accepted of them (READER_SPECULATIVE).
+    # None when the backend does not say (llama.cpp gives no draft figures for a reply that
+    # drafted nothing).
     prompt_s: float | None = None
     generation_s: float | None = None
     cached_prompt_tokens: int | None = None
+    drafted_tokens: int | None = None
+    accepted_tokens: int | None = None
     calls: int = 1  # the calls this completion stands for (reader.deepread.writer joins one per heading)
 
 
@@ -149,8 +153,10 @@ def token_logprobs(content: list) -> list[dict]:
 def server_timings(timings) -> dict:
     """llama.cpp's `timings` object (the embedded server's and llama-server's replies:
     `prompt_n`, `prompt_ms`, `predicted_n`, `predicted_ms`, `cache_n`, ...) as the Completion
-    fields prompt_s, generation_s and cached_prompt_tokens; a field the server did not give
-    (or gave as a negative or non-number) is None."""
+    fields prompt_s, generation_s and cached_prompt_tokens, and its `draft_n` and
+    `draft_n_accepted` (only there when speculative decoding drafted something) as
+    drafted_tokens and accepted_tokens; a field the server did not give (or gave as a negative
+    or non-number) is None."""
     timings = timings if isinstance(timings, dict) else {}
 
     def number(name):
@@ -159,11 +165,17 @@ def server_timings(timings) -> dict:
             return None
         return value
 
-    prompt_ms, predicted_ms, cache_n = number("prompt_ms"), number("predicted_ms"), number("cache_n")
+    def count(name):
+        value = number(name)
+        return None if value is None or not math.isfinite(value) else int(value)
+
+    prompt_ms, predicted_ms = number("prompt_ms"), number("predicted_ms")
     return {
         "prompt_s": None if prompt_ms is None else prompt_ms / 1000.0,
         "generation_s": None if predicted_ms is None else predicted_ms / 1000.0,
-        "cached_prompt_tokens": None if cache_n is None else int(cache_n),
+        "cached_prompt_tokens": count("cache_n"),
+        "drafted_tokens": count("draft_n"),
+        "accepted_tokens": count("draft_n_accepted"),
     }
 
 

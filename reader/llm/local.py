@@ -232,7 +232,8 @@ def _completion_from(reply: dict, latency: float, model: str) -> Completion:
         latency_s=latency,
         model=model,
         logprobs=token_logprobs(logprobs) if logprobs else None,
-        # llama.cpp's own account: prompt_ms, predicted_ms and cache_n (prompt tokens reused
-        # from its prompt cache) in `timings`
+        # llama.cpp's own account: prompt_ms, predicted_ms, cache_n (prompt tokens reused
+        # from its prompt cache) and, when READER_SPECULATIVE drafted, draft_n and
+        # draft_n_accepted in `timings`
         **server_timings(reply.get("timings")),
     )

@@ -210,4 +210,6 @@ class LoggedLLM:
             prompt_s=completion.prompt_s if spent else None,
             generation_s=completion.generation_s if spent else None,
             cached_prompt_tokens=completion.cached_prompt_tokens if spent else None,
+            drafted_tokens=completion.drafted_tokens if spent else None,
+            accepted_tokens=completion.accepted_tokens if spent else None,
         )

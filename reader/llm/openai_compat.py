@@ -215,8 +215,8 @@ class OpenAICompatLLM:
 
 
 def reported_timings(response) -> dict:
-    """prompt_s, generation_s and cached_prompt_tokens from what the server reported:
-    llama.cpp-based servers add `timings` to the body (kept by the client in
+    """prompt_s, generation_s, cached_prompt_tokens and the drafted/accepted tokens from what
+    the server reported: llama.cpp-based servers add `timings` to the body (kept by the client in
     `response.model_extra`); OpenAI reports prompt-cache hits as
     `usage.prompt_tokens_details.cached_tokens`, used when `timings` has no `cache_n`."""
     extra = getattr(response, "model_extra", None) or {}

@@ -54,9 +54,13 @@ class CallStore:
         prompt_s: float | None = None,
         generation_s: float | None = None,
         cached_prompt_tokens: int | None = None,
+        drafted_tokens: int | None = None,
+        accepted_tokens: int | None = None,
     ) -> None:
-        """One row of the call log (what `reader stats` sums). prompt_s, generation_s and
-        cached_prompt_tokens are what the server reported spending, None when it did not say."""
+        """One row of the call log (what `reader stats` sums). prompt_s, generation_s,
+        cached_prompt_tokens, drafted_tokens and accepted_tokens are what the server reported
+        spending (the last two: speculative decoding's drafted tokens and those the model kept),
+        None when it did not say."""
         with self.db() as session:
             session.add(
                 LLMCall(
@@ -72,6 +76,8 @@ class CallStore:
                     prompt_ms=None if prompt_s is None else prompt_s * 1000.0,
                     generation_ms=None if generation_s is None else generation_s * 1000.0,
                     cached_prompt_tokens=cached_prompt_tokens,
+                    drafted_tokens=drafted_tokens,
+                    accepted_tokens=accepted_tokens,
                 )
             )
             session.commit()

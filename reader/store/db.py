@@ -21,7 +21,7 @@ from reader.resources import migrations_dir
 MIGRATIONS_DIR = migrations_dir()
 # The newest revision in migrations/versions; update it with every new migration
 # (tests/test_store.py checks it against alembic).
-HEAD_REVISION = "0015"
+HEAD_REVISION = "0016"
 
 _lock = threading.Lock()
 _upgraded: set[str] = set()

@@ -462,6 +462,11 @@ class LLMCall(Base):
     prompt_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
     generation_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
     cached_prompt_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # Speculative decoding (READER_SPECULATIVE), when the server reported it (llama.cpp's
+    # `draft_n`, `draft_n_accepted`; migration 0016): the tokens drafted and those of them the
+    # model accepted. None for a reply that drafted nothing, as llama.cpp then says nothing.
+    drafted_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    accepted_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class LLMCacheEntry(Base):

@@ -7,6 +7,8 @@ the caller saw it (including waiting for a busy model). `prompt_s` and
 `generation_s` are what the server reported spending on prompt processing and
 generation (llama.cpp's `timings`), summed over the `timed_calls` that reported
 them, and `cached_prompt_tokens` the prompt tokens it reused from its prompt cache;
+`drafted_tokens` and `accepted_tokens` are the tokens speculative decoding drafted and
+those of them the model accepted (llama.cpp's `draft_n`, `draft_n_accepted`);
 each is None when no call in the row reported it. Paper rows and the total also
 name the stage with the most wall time (`longest_stage`, `longest_stage_s`)."""
 
@@ -33,6 +35,8 @@ class UsageRow:
     prompt_s: float | None = None
     generation_s: float | None = None
     cached_prompt_tokens: int | None = None
+    drafted_tokens: int | None = None
+    accepted_tokens: int | None = None
     timed_calls: int = 0
     longest_stage: str = ""
     longest_stage_s: float = 0.0
@@ -74,12 +78,18 @@ def _measures():
         func.sum(case((spent, LLMCall.prompt_ms))),
         func.sum(case((spent, LLMCall.generation_ms))),
         func.sum(case((spent, LLMCall.cached_prompt_tokens))),
+        func.sum(case((spent, LLMCall.drafted_tokens))),
+        func.sum(case((spent, LLMCall.accepted_tokens))),
         func.coalesce(func.sum(case((spent & timed, 1), else_=0)), 0),
     )
 
 
 def _seconds(ms) -> float | None:
     return None if ms is None else round(float(ms) / 1000.0, 3)
+
+
+def _tokens(total) -> int | None:
+    return None if total is None else int(total)
 
 
 def _row(key, measures, title: str = "") -> UsageRow:
@@ -93,6 +103,8 @@ def _row(key, measures, title: str = "") -> UsageRow:
         prompt_ms,
         generation_ms,
         cached_prompt,
+        drafted,
+        accepted,
         timed,
     ) = measures
     return UsageRow(
@@ -106,7 +118,9 @@ def _row(key, measures, title: str = "") -> UsageRow:
         title=title,
         prompt_s=_seconds(prompt_ms),
         generation_s=_seconds(generation_ms),
-        cached_prompt_tokens=None if cached_prompt is None else int(cached_prompt),
+        cached_prompt_tokens=_tokens(cached_prompt),
+        drafted_tokens=_tokens(drafted),
+        accepted_tokens=_tokens(accepted),
         timed_calls=int(timed),
     )
 
