@@ -102,6 +102,7 @@ def label(drafting) -> str:
 
 def run_setting(model_path: Path, drafting, requests: dict[str, list[dict]]) -> dict[str, list[dict]]:
     """kind -> per request: text, generated tokens, generation seconds, wall seconds, drafted, accepted."""
+    from reader.llm.base import server_timings
     from reader.llm.local import LocalLLM
 
     llm = LocalLLM(model_path=model_path, speculative=drafting)
@@ -114,15 +115,17 @@ def run_setting(model_path: Path, drafting, requests: dict[str, list[dict]]) -> 
                 reply = llm.raw_reply(dict(request))
                 wall = time.perf_counter() - start
                 t = reply.get("timings") or {}
+                # what `reader stats` reads from the same object; no draft figures: nothing drafted
+                spent = server_timings(t)
                 out.setdefault(kind, []).append(
                     {
                         "text": reply["choices"][0]["message"]["content"] or "",
                         "gen_tokens": t.get("predicted_n", 0),
-                        "gen_s": t.get("predicted_ms", 0.0) / 1000.0,
-                        "prompt_s": t.get("prompt_ms", 0.0) / 1000.0,
+                        "gen_s": spent["generation_s"] or 0.0,
+                        "prompt_s": spent["prompt_s"] or 0.0,
                         "wall_s": wall,
-                        "drafted": t.get("draft_n", 0),
-                        "accepted": t.get("draft_n_accepted", 0),
+                        "drafted": spent["drafted_tokens"] or 0,
+                        "accepted": spent["accepted_tokens"] or 0,
                     }
                 )
     finally:
