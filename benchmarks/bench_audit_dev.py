@@ -23,6 +23,7 @@ query), as the audit did before focused evidence, through `audit_sentences(evide
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import random
@@ -127,6 +128,12 @@ def run(args) -> list[dict]:
         from reader.llm.factory import build_inner_llm  # READER_VERIFIER_BASE_URL is set
 
         verifier = build_inner_llm(app.settings, "verifier")
+        if args.claim_evidence_chars:
+            from reader.llm.base import capabilities_of
+
+            verifier.capabilities = dataclasses.replace(
+                capabilities_of(verifier), claim_evidence_chars=args.claim_evidence_chars
+            )
         if hasattr(verifier, "load"):
             print(f"loading the embedded model: {verifier.load():.1f} s", file=sys.stderr, flush=True)
 
@@ -226,13 +233,9 @@ def main() -> None:
         "--claim-evidence-chars",
         type=int,
         help="the evidence the verifier is shown under each claim, in characters "
-        "(default: reader.audit.evidence.CLAIM_EVIDENCE_CHARS)",
+        "(default: the verifier's Capabilities.claim_evidence_chars)",
     )
     args = parser.parse_args()
-    if args.claim_evidence_chars:
-        from reader.audit import evidence
-
-        evidence.CLAIM_EVIDENCE_CHARS = args.claim_evidence_chars
 
     if args.source:
         with open(args.source, encoding="utf-8") as fh:

@@ -5,10 +5,10 @@ import re
 import pytest
 from concurrency_probe import ConcurrencyProbe
 
-from reader.audit.evidence import CLAIM_EVIDENCE_CHARS
 from reader.audit.guards import PaperFacts
 from reader.audit.loop import MARK, audit_loop, audit_text, mark_unsupported
 from reader.index.hits import SearchHit
+from reader.llm.base import ENDPOINT
 from reader.llm.dryrun import answer_verify, claims_with_evidence
 from reader.llm.scripted import ScriptedLLM
 
@@ -93,7 +93,7 @@ def test_each_claim_has_its_own_evidence_and_a_late_one_keeps_its_quote():
     for claim in claims[:3]:  # each claim's own layer, not another's
         letter = claim.split()[1][0]
         assert f"Layer {letter}3 " in asked[claim] and "BLEU" not in asked[claim]
-        assert len(asked[claim]) <= CLAIM_EVIDENCE_CHARS
+        assert len(asked[claim]) <= ENDPOINT.claim_evidence_chars  # a ScriptedLLM says it is an endpoint
     assert [s.verdict for s in result.sentences] == ["supported"] * 4
     assert len(shown) == 5  # and the control claim, which no result holds
     assert {s.text for s in result.sentences} == set(claims)
@@ -383,3 +383,26 @@ def test_a_restated_sentence_keeps_the_figure_its_paper_sentence_prints_against_
     # a figure the paper's sentence does not print, and any other guard, still count
     assert _restated_verdict(source, [recomputed.replace("46%", "47%")])[0] == "unsupported"
     assert _restated_verdict(source, ["citation [4] not found in the paper"])[0] == "unsupported"
+
+
+def test_the_embedded_verifier_reads_a_shorter_excerpt_that_keeps_the_claims_sentence():
+    from reader.llm.base import SMALL_LOCAL
+
+    filler = " ".join(
+        f"Sentence {i} describes an unrelated detail of how the corpus was collected, cleaned, "
+        f"deduplicated and split by the annotators over several months of work."
+        for i in range(6)
+    )
+    passage = f"{filler} The tagger reaches 91.4 F1 on the held-out tweets. {filler}"
+    claim = "The tagger reaches 91.4 F1 on the held-out tweets."
+    shown = {}
+    for capabilities in (ENDPOINT, SMALL_LOCAL):
+        verifier = ScriptedLLM(answer_verify, capabilities=capabilities)
+        audit_text(claim, paper_id="p1", verifier=verifier, search=lambda q, p: [hit(1, passage)])
+        asked = {c: evidence for _, c, evidence in claims_with_evidence(verifier.history[0]["prompt"])}
+        shown[capabilities.claim_evidence_chars] = asked[claim]
+    assert SMALL_LOCAL.claim_evidence_chars < ENDPOINT.claim_evidence_chars
+    for chars, evidence in shown.items():
+        assert claim in evidence and len(evidence) <= chars
+    # the endpoint is shown the sentence with its neighbours, the embedded model the sentence
+    assert len(shown[SMALL_LOCAL.claim_evidence_chars]) < len(shown[ENDPOINT.claim_evidence_chars])

@@ -130,19 +130,14 @@ def excerpts(
     return out
 
 
-CLAIM_EVIDENCE_CHARS = 700  # the evidence the verifier is shown under one claim
-
-
-def claim_evidence(
-    found: list[EvidenceRef], claim: str = "", max_chars: int | None = None
-) -> list[EvidenceRef]:
+def claim_evidence(found: list[EvidenceRef], claim: str = "", max_chars: int = 700) -> list[EvidenceRef]:
     """What the verifier is shown under one claim: its excerpts in the order given (the best
-    first), each kept while all fit in `max_chars` (CLAIM_EVIDENCE_CHARS, read when called: a
-    benchmark may set it); the first always, made to fit around the `claim`'s best sentence (as
-    `excerpts` does), or cut. A claim of a batch no longer shares one budget with the others, so
-    a late claim keeps its quote."""
+    first), each kept while all fit in `max_chars` (the verifier's
+    Capabilities.claim_evidence_chars); the first always, made to fit around the `claim`'s best
+    sentence (as `excerpts` does), or cut. A claim of a batch no longer shares one budget with the
+    others, so a late claim keeps its quote."""
     out: list[EvidenceRef] = []
-    budget = CLAIM_EVIDENCE_CHARS if max_chars is None else max_chars
+    budget = max_chars
     for e in found:
         if out and len(e.text) > budget:
             continue

@@ -83,7 +83,7 @@ from reader.audit.table_checks import NOT_FROM_TABLE
 from reader.audit.verify import NO_EVIDENCE_CHARS, EvidenceRef, build_messages, parse_answers
 from reader.config.settings import VERIFY_THRESHOLD
 from reader.errors import ReaderError
-from reader.llm.base import Completion, Message, supports_accept, supports_logprobs
+from reader.llm.base import Completion, Message, capabilities_of, supports_accept, supports_logprobs
 from reader.text.split import sentence_spans, split_sentences, without_label
 
 BATCH_SIZE = 4
@@ -676,8 +676,10 @@ def _guard_reasons(sentence: str, checks: _Pass, request: AuditRequest) -> list[
 def _verify_batches(batches: list[list[str]], checks: _Pass, request: AuditRequest) -> list[_BatchOutcome]:
     """The verifier's outcome for each batch, at most `max_workers` batches at a time."""
 
+    chars = capabilities_of(request.verifier).claim_evidence_chars
+
     def run(batch):
-        shown = [claim_evidence(checks.views[s].evidence, s) for s in batch]
+        shown = [claim_evidence(checks.views[s].evidence, s, chars) for s in batch]
         return _verify_batch(batch, shown, request)
 
     if len(batches) > 1 and request.max_workers > 1:

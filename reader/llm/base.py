@@ -24,17 +24,22 @@ class Capabilities:
     context_tokens: paper tokens put into the critique/synthesis prompt (the paper's
         sections are chosen to fit when it is longer);
     target_words: the length each critique/synthesis is asked to have.
+    claim_evidence_chars: as a verifier, the evidence it is shown under each claim of a batch
+        (reader.audit.evidence.claim_evidence).
     """
 
     context_tokens: int
     target_words: int
+    claim_evidence_chars: int = 700
 
 
 # The embedded 1.5B model: a short context and short drafts, which it can fill
 # without drifting from the paper. On two cores it reads ~70 prompt tokens/s and writes
 # ~14-23 tokens/s, and every sentence it writes costs a share of a verification call, so
 # each word asked for costs about three times over (docs/design/llm.md, "Budgets").
-SMALL_LOCAL = Capabilities(context_tokens=2400, target_words=600)
+# Its verify prompt reads 300 characters of evidence a claim: a third fewer prompt tokens than 700,
+# the same fabrications caught (docs/measurements/audit.md, "A shorter verify prompt").
+SMALL_LOCAL = Capabilities(context_tokens=2400, target_words=600, claim_evidence_chars=300)
 # An OpenAI-compatible endpoint (and any LLM that does not say): more of the paper, longer drafts.
 ENDPOINT = Capabilities(context_tokens=12000, target_words=1200)
 
