@@ -60,3 +60,19 @@ def test_nothing_changes_when_a_sentence_stands_on_a_heading_line():
         + [SentenceResult(text[s:e], SUPPORTED, "YES", decided_by=VERIFIER) for s, e in spans[2:]]
     )
     assert len(spans) == 3 and follow_ons(text, spans, result) is result
+
+
+def test_a_sentence_asking_for_support_of_the_claim_before_it_is_a_follow_on():
+    text = (
+        "## Weaknesses\nThe authors compare against human interaction as a baseline. "
+        "The authors do not provide evidence to support this claim. However, these results hold. "
+        "The authors assume X, but this assumption is not stated.\n"
+    )
+    spans = sentence_spans(text)
+    result = AuditResult(
+        [SentenceResult(text[s:e], UNSUPPORTED, "NO", decided_by=VERIFIER) for s, e in spans[:1]]
+        + [SentenceResult(text[s:e], SUPPORTED, "YES", decided_by=VERIFIER) for s, e in spans[1:]]
+    )
+    verdicts = [s.verdict for s in follow_ons(text, spans, result).sentences]
+    # "this assumption" of its own clause is no follow-on
+    assert verdicts == [UNSUPPORTED, UNSUPPORTED, UNSUPPORTED, SUPPORTED]

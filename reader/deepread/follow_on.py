@@ -1,9 +1,10 @@
 """A sentence that only draws a consequence from the one before it ("This limits the ability to
 evaluate the effectiveness of REALM …" after "the paper does not include any comparison between
 REALM and its baselines") stands or falls with it: after a sentence the audit found unsupported,
-under the same heading, a sentence opening with "This", "These" or "Such" is unsupported too,
-its reason naming the sentence it rests on. In the 28 stored documents of the 14-paper batch, 3
-sentences did so unmarked, each after a false claim the audit had marked.
+under the same heading, a sentence opening with "This", "These" or "Such" (after "However" and the
+like), or asking for support of "this claim", is unsupported too, its reason naming the sentence it
+rests on. In the 28 stored documents of the 14-paper batch, 3 sentences opened so unmarked, each
+after a false claim the audit had marked; one more, re-reviewed later, asked for support of it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,12 @@ from reader.audit.loop import UNSUPPORTED, AuditResult, SentenceResult
 from reader.deepread.writer import heading_lines
 
 RESTS_ON = "draws a consequence from the sentence before it, which the audit found unsupported"
-_FOLLOW_ON = re.compile(r"^\W*(?:This|These|Such)\b")
+# "This limits …", "However, these …"; or one that asks for support of the claim before it: "The
+# authors do not provide evidence to support this claim" (the tutorial's note, after a made-up one)
+_FOLLOW_ON = re.compile(
+    r"^\W*(?:(?:However|But|Yet|Thus|Therefore|Hence|Moreover|Still),?\s+(?i:this|these|such)|This|These|Such)\b"
+    r"|\b(?:support|back|justify|substantiate)\s+(?:this|these|such)\s+(?:claims?|assumptions?|statements?)\b"
+)
 
 
 def follow_ons(text: str, spans: list[tuple[int, int]], result: AuditResult) -> AuditResult:
@@ -54,5 +60,5 @@ def _rests_on(sentence: SentenceResult) -> bool:
     return (
         not sentence.flagged
         and sentence.decided_by not in (TOOL, RESTATED)
-        and bool(_FOLLOW_ON.match(sentence.text))
+        and bool(_FOLLOW_ON.search(sentence.text))
     )
