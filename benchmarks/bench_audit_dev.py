@@ -32,12 +32,20 @@ import time
 from collections import defaultdict
 
 from benchmarks.common import HALF_A, KINDS, ingested, load_dev_set, wilson
+from reader.audit.extraction import EXTRACTION
 from reader.audit.loop import Judgement
 
 
+def contradicted_by_extraction(item: dict) -> bool:
+    """The extraction check read another value in the passage (reader.audit.extraction.finding):
+    the audit adds that to the sentence's guard reasons, whatever the verifier's threshold."""
+    return any(r.startswith(EXTRACTION) and ", not “" in r for r in item.get("verdict_reasons", []))
+
+
 def flagged(item: dict, threshold: float | None, guards: bool = True) -> bool:
-    """Is this saved result a flag at this P(YES) threshold (None: the verifier's YES/NO)?"""
-    guard = guards and bool(item["guard_reasons"])
+    """Is this saved result a flag at this P(YES) threshold (None: the verifier's YES/NO)? The
+    guards are the rules' and the extraction check's, as in the audit."""
+    guard = guards and (bool(item["guard_reasons"]) or contradicted_by_extraction(item))
     if item.get("mode") == "guards":
         return guard
     if "answer" not in item:  # results saved before the verdict details were kept

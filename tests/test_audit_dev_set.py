@@ -47,3 +47,24 @@ def test_every_quote_is_on_its_page():
             if _norm(r["quote"]) not in pages[r["page"] - 1]:
                 missing.append(r["id"])
     assert missing == []
+
+
+def test_the_benchmark_counts_a_sentence_the_extraction_check_contradicted_as_flagged():
+    """The audit adds an extraction check's contradiction to the sentence's guard reasons, so
+    re-scoring saved results at a threshold must count it whatever the verifier's P(YES)."""
+    from benchmarks.bench_audit_dev import flagged
+
+    item = {
+        "mode": "model",
+        "guard_reasons": [],
+        "answer": None,
+        "p_yes": None,
+        "has_evidence": True,
+        "verdict_reasons": ["extraction: the passage gives “23” for the blank in “… ___% lower …”, not “46”"],
+    }
+    assert flagged(item, 0.17)
+    assert not flagged(item, 0.17, guards=False)  # the verifier alone did not flag it
+    agreed = dict(
+        item, verdict_reasons=["extraction: the passage gives “46” for the blank, as the sentence does"]
+    )
+    assert not flagged(agreed, 0.17)
