@@ -13,6 +13,7 @@ the rule whose inputs were measured (it refines).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import sys
 import time
@@ -92,7 +93,7 @@ def main() -> None:
                 generator=app.services.generator,
                 verifier=app.services.verifier,
                 search=app.services.search_index.search,
-                check_grounded=audit_grounded,
+                check_grounded=functools.partial(audit_grounded, checker=app.services.checker),
                 titles=titles,
                 config=config,
                 external=app.questions.external_searches(),

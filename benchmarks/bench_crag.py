@@ -34,6 +34,7 @@ issue 30 after this benchmark measured it (docs/measurements/ask.md, "Measured w
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import statistics
@@ -245,7 +246,9 @@ def run_questions(args, paths: list[str]) -> list[dict]:
                 generator=StageLog(app.services.generator, calls),
                 verifier=StageLog(app.services.verifier, calls),
                 search=app.services.search_index.search,
-                check_grounded=audit_grounded,
+                # as reader ask checks: with the settings' checker band (the extraction checks, the
+                # control claim only for an endpoint verifier)
+                check_grounded=functools.partial(audit_grounded, checker=app.services.checker),
                 titles=titles,
                 config=config,
                 relevance=relevance if config.grader else None,
