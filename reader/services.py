@@ -405,10 +405,8 @@ class Services:
                 best_window = (lambda text: self.best_window(text, paper_id)) if config.grader else None
                 title = titles.get(paper_id, "")
                 try:
-                    # the bar below which the pipeline does not ask the writer (refusal "p_yes")
-                    bar = config.answer_p_yes if config.refusal == "p_yes" else 0.0
                     questions, done.by = followup.questions_to_ask(
-                        title, points, self.generator, n, best_window, min_relevance=bar
+                        title, points, self.generator, n, best_window, min_relevance=config.writer_bar
                     )
                 except WeightsUnusable as exc:
                     self.notice(f"{exc}; the follow-up questions are written from the review alone")

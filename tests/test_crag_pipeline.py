@@ -387,3 +387,8 @@ def test_a_refused_answer_whose_supported_sentences_only_restate_the_question_is
     )
     assert result.not_found and result.answer == NOT_FOUND
     assert any(note.startswith("a drafted answer was withheld") for note in result.notes)
+
+
+def test_the_writers_bar_is_the_answer_threshold_only_under_the_p_yes_refusal():
+    assert CragConfig(refusal="p_yes", answer_p_yes=0.3).writer_bar == 0.3
+    assert CragConfig(refusal="writer", answer_p_yes=0.3).writer_bar == 0.0

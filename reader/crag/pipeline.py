@@ -52,6 +52,7 @@ from reader.crag.grade import (
     grade_in_batches,
     grade_passages,
 )
+from reader.crag.grounded import Groundedness
 from reader.crag.refine import refine_in_batches
 from reader.crag.route import AMBIGUOUS, CORRECT, INCORRECT, Routing, grade_value, routing_named, why_missed
 from reader.errors import LLMError, ReaderError, WeightsUnusable
@@ -71,7 +72,7 @@ RETRIEVE, GRADE, ROUTE, CORRECT_STEP, FALLBACK, REFINE, GENERATE, CHECK, DONE = 
 )
 MAX_STEPS = 20
 
-# -> (grounded, reason) or (grounded, reason, supported sentences): reader.crag.grounded.Groundedness
+# -> reader.crag.grounded.Groundedness, or its first two fields (grounded, reason)
 CheckGrounded = Callable[[str, list[Candidate], LLM], tuple]
 
 
@@ -108,6 +109,12 @@ class CragConfig(CragSettings):
     # Confidence routing re-grades the best `confirm_top` passages of each batched grading one
     # by one and routes on those grades (docs/design/ask.md, "Routing on confidence").
     confirm_top: int = 2
+
+    @property
+    def writer_bar(self) -> float:
+        """The grader's best P(YES) below which the writer is not asked (the "p_yes" refusal's
+        answer_p_yes); 0 under the other refusals."""
+        return self.answer_p_yes if refusal_named(self.refusal).by_p_yes else 0.0
 
 
 def crag_config(
@@ -522,9 +529,7 @@ def _check(run: Run) -> str:
             run.grounded = False
             run.grounded_reason = f"groundedness check timed out after {run.config.check_timeout_s:g} s"
         else:
-            verdict = future.result()
-            run.grounded, run.grounded_reason = verdict[0], verdict[1]
-            supported = verdict[2] if len(verdict) > 2 else ()
+            run.grounded, run.grounded_reason, supported = Groundedness(*future.result())
             if not run.grounded and run.config.ungrounded == "refuse" and not _keep_supported(run, supported):
                 _withhold(run)
     except Exception as exc:
@@ -541,7 +546,8 @@ def _keep_supported(run: Run, supported) -> bool:
     answer unchanged, when none does. A sentence left out is in the notes with the reason."""
     draft = run.answer
     sentences = split_sentences(draft.text)
-    kept = [s for s in sentences if _CITATION.sub("", s).strip() in set(supported)]
+    supported = set(supported)
+    kept = [s for s in sentences if _CITATION.sub("", s).strip() in supported]
     text = " ".join(kept).strip()
     if not kept or only_points_elsewhere(text) or restates_question(text, run.question):
         return False
