@@ -272,3 +272,14 @@ def test_questions_the_paper_has_no_passage_for_are_asked_only_to_make_up_n():
     ]
     asked, _ = questions_to_ask("T", points, llm, 1, window)
     assert asked[:2] == ["Which GPU was used?", "How large is the index?"]
+
+
+def test_a_question_that_names_nothing_of_the_paper_is_not_asked():
+    reply = (
+        "What is the main conclusion of the paper?\n"
+        "What is the model quality?\n"
+        "What are the limitations of the paper?\n"
+        "What is the scalability of the REALM system?\n"
+        "What baseline is used?"
+    )
+    assert questions_in(reply) == ["What is the scalability of the REALM system?", "What baseline is used?"]

@@ -61,6 +61,22 @@ _BIBLIOGRAPHIC = re.compile(
     r"^(?:what|who|when|where|which)\b[^?]{0,30}\b(?:title|authors?|published|publication|venue|journal)\b",
     re.I,
 )
+# "What is the main conclusion of the paper?", "What is the model quality?": a question made only of
+# these words (and FUNCTION_WORDS: paper, study, result, method …) names nothing of the paper; its
+# answer restates the abstract or makes a judgement up, and it follows up no gap of the review
+_WHOLE_PAPER_WORDS = """
+main key primary central overall general generality finding findings conclusion conclusions conclude
+focus purpose aim aims goal goals objective objectives contribution contributions quality model
+limitation limitations significance importance implication implications performance observation
+observations outcome outcomes novelty strength strengths weakness weaknesses problem problems
+""".split()
+_WHOLE_PAPER_STEMS = frozenset(content_stems(" ".join(_WHOLE_PAPER_WORDS)))
+
+
+def names_something(question: str) -> bool:
+    """The question names something of the paper: a content word beyond the words any paper's
+    question could use ("What is the main conclusion of the paper?" names nothing)."""
+    return bool(content_stems(question) - _WHOLE_PAPER_STEMS)
 
 
 def open_points(texts: list[str], settled: frozenset[str] | set[str] = frozenset()) -> list[str]:
@@ -92,7 +108,7 @@ def questions_in(reply: str) -> list[str]:
     """The questions of a reply: its lines that end with "?", numbering and bullets taken off; a
     line holding several questions (small models write them run together) gives each, a
     question joined to a second one by "and how / and what …" keeps its first, and one about the
-    paper's title, authors or venue is left out."""
+    paper's title, authors or venue, or one that names nothing of the paper, is left out."""
     found = []
     for line in (reply or "").splitlines():
         for part in _AFTER_QUESTION_MARK.split(line.strip()):
@@ -101,6 +117,7 @@ def questions_in(reply: str) -> list[str]:
                 part.endswith(("?", "？"))
                 and 12 <= len(part) <= MAX_QUESTION_CHARS
                 and not _BIBLIOGRAPHIC.search(part)
+                and names_something(part)
             ):
                 found.append(part)
     return list(dict.fromkeys(found))
