@@ -133,6 +133,16 @@ def test_the_llm_grades_only_the_band_and_its_no_keeps_the_passage_from_the_writ
     assert all("Table 2" not in c.text for c in result.sources)
 
 
+def test_the_llm_grades_the_window_the_writer_would_read_not_the_whole_passage():
+    # chunk 2 falls in the band: the LLM is shown its best window ("We compare against two
+    # baselines."), not the sentences after it, which the writer would not read either
+    llm = CragLLM(relevant_words=["baselines"])
+    result = ask_with(KeywordGrader({"baselines": 0.4}), llm, CragConfig(grader_low=0.05, grader_high=0.6))
+    batch = next(c["prompt"] for c in llm.history if c["stage"] == "crag-grade-batch")
+    assert "We compare against two baselines." in batch and "Training took three days." not in batch
+    assert any("Training took three days." in c.text for c in result.graded)
+
+
 def test_a_failed_llm_grade_in_the_band_leaves_the_models_grade():
     model = Grade("chunk:1", 0.4, True, "relevance grader: P(relevant) 0.40", p_yes=0.4, model_p=0.4)
     failed = Grade("chunk:1", 0.4, True, "grader call failed", error="TimeoutError: slow")

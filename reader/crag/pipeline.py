@@ -257,7 +257,8 @@ class Run:
 
     def grade(self, candidates: list[Candidate]) -> None:
         """The trained grader decides what it is sure of (`grader_low` / `grader_high`); the LLM
-        grades the rest, in batches, and their grade blends both (`blend_model`)."""
+        grades the rest, in batches, and their grade blends both (`blend_model`). Where the trained
+        grader scored a passage, the LLM reads its best window, which is what the writer reads."""
         cfg = self.config
         unsure = self.grade_by_model(candidates) if self.relevance is not None else list(candidates)
         if unsure is None:  # the trained grader could not load: the LLM grades every passage
@@ -265,7 +266,7 @@ class Run:
         grades = (
             grade_in_batches(
                 self.question,
-                [(c.key, c.text, c.paper_id) for c in unsure],
+                [(c.key, c.refined or c.text, c.paper_id) for c in unsure],
                 self.generator,
                 max_workers=cfg.max_workers,
                 max_passages=cfg.batch_passages,
@@ -321,7 +322,7 @@ class Run:
         )[: self.config.confirm_top]
         regraded = grade_passages(
             self.question,
-            [(c.key, c.text, c.paper_id) for c in best],
+            [(c.key, c.refined or c.text, c.paper_id) for c in best],
             self.generator,
             max_workers=self.config.max_workers,
         )
