@@ -25,3 +25,15 @@ def test_an_assumption_the_paper_states_and_sentences_claiming_none_pass():
     assert PAPER.unstated("REALM ranks candidate extractions by their likelihood.") == []
     assert PAPER.unstated("The paper assumes it.") == []  # nothing named to look for
     assert PAPER.unstated("Some tasks may rest on assumptions that are not met in other datasets.") == []
+
+
+def test_an_assumption_said_to_be_unstated_that_the_paper_states_is_contradicted():
+    from reader.deepread.assumed import STATED
+
+    assert PAPER.unstated(
+        "The model assumes that each sentence is generated independently, but this assumption is not "
+        "explicitly stated in the text."
+    ) == [STATED]
+    assert PAPER.unstated(
+        "The model assumes that all relations are equally important, but this is not explicitly stated."
+    ) == [UNSTATED]

@@ -8,7 +8,8 @@ The paper states it when one of its sentences about an assumption ("assume", "hy
 "premise", "suppose") holds at least MIN_SHARE_ASSUMING of them, or any of its sentences holds
 MIN_SHARE_ANY; otherwise the sentence is a guard's, left to the reader. An assumption the paper
 states but the note misdescribes (a one-to-one mapping of a paper about one-to-many ones) can
-still pass when its words are there.
+still pass when its words are there. A sentence that says the paper leaves it unstated ("…, but this
+assumption is not explicitly stated") is contradicted by the paper's sentence that states it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ MIN_STEMS = 2
 MIN_SHARE_ASSUMING = 0.5
 MIN_SHARE_ANY = 0.8
 UNSTATED = "an assumption the paper does not state (no sentence of it says so): for the reader to check"
+STATED = "said to be left unstated, but a sentence of the paper states it"
 
 _SUBJECT = r"(?:paper|study|model|method|approach|authors?|system|framework|work|survey|tutorial|corpus|review|it|they)"
 _ASSUMED = re.compile(
@@ -34,6 +36,10 @@ _ASSUMED = re.compile(
 )
 # where what is assumed ends: a clause of its own ("…, which may not hold")
 _END = re.compile(r",|\b(?:which|but|while|whereas|making|leading|may|might|could|is a|are a)\b", re.I)
+_SAID_UNSTATED = re.compile(
+    r"\b(?:is|are|was|were)\s+not\s+(?:explicitly\s+|clearly\s+)?(?:stated|mentioned|made explicit|spelled out)",
+    re.I,
+)
 _ASSUMING = re.compile(r"\b(?:assum\w*|hypothes[ie]s|premises?|suppos\w*)\b", re.I)
 
 
@@ -55,6 +61,7 @@ class PaperAssumptions:
 
     def unstated(self, sentence: str) -> list[str]:
         """[UNSTATED] when the sentence puts an assumption on the paper that no sentence of it
+        states; [STATED] when it says the paper leaves unstated an assumption one of its sentences
         states; [] otherwise (no assumption claimed, too vague to look for, or stated)."""
         m = _ASSUMED.search(sentence)
         if not m:
@@ -65,7 +72,7 @@ class PaperAssumptions:
         for stems, assuming in self.sentences:
             share = len(wanted & stems) / len(wanted)
             if share >= MIN_SHARE_ANY or (assuming and share >= MIN_SHARE_ASSUMING):
-                return []
+                return [STATED] if _SAID_UNSTATED.search(sentence, m.start()) else []
         return [UNSTATED]
 
 
