@@ -15,7 +15,11 @@ the tokens drafted and accepted, and whether every reply is the same text as wit
 
 A setting is a mode, or mode:lookup:draft (the n-gram looked up and the longest draft, in tokens;
 a bare mode runs with reader.llm.local.drafting_for's sizes). `--requests FILE` keeps the captured
-requests there (captured when the file is missing), so runs can share them.
+requests there (captured when the file is missing), so runs can share them. With `--draft-model
+GGUF`, the setting draft:N:P drafts with that model (at most N tokens, each at probability ≥ P)
+instead of n-grams; no setting of reader offers it (docs/design/llm.md):
+
+    .venv/bin/python -m benchmarks.bench_speculative --settings off,draft:8:0.6 --draft-model draft.gguf
 """
 
 from __future__ import annotations
@@ -86,10 +90,15 @@ def capture(paper: Path) -> dict[str, list[dict]]:
     }
 
 
-def parse_setting(text: str):
+def parse_setting(text: str, draft_model: Path | None = None):
     from reader.llm.local import Drafting, drafting_for
 
     mode, *sizes = text.split(":")
+    if mode == "draft":
+        if draft_model is None:
+            raise SystemExit("the setting draft:N:P needs --draft-model GGUF")
+        n, p_min = sizes or ("8", "0.6")
+        return Drafting("draft", draft=int(n), draft_model=str(draft_model), p_min=float(p_min))
     if not sizes:
         return drafting_for(mode)
     lookup, draft = (int(x) for x in sizes)
@@ -97,6 +106,8 @@ def parse_setting(text: str):
 
 
 def label(drafting) -> str:
+    if drafting.mode == "draft":
+        return f"draft:{drafting.draft}:{drafting.p_min}"
     return "off" if drafting.mode == "off" else f"{drafting.mode}:{drafting.lookup}:{drafting.draft}"
 
 
@@ -179,6 +190,7 @@ def main() -> None:
     parser.add_argument("--requests", type=Path, help="keep the captured requests in this JSON file")
     parser.add_argument("--json", type=Path, help="write every reply's figures here")
     parser.add_argument("--kinds", default=",".join(KINDS), help="the prompt kinds to send (default all)")
+    parser.add_argument("--draft-model", type=Path, help="a draft model's GGUF, for draft:N:P settings")
     args = parser.parse_args()
 
     from reader.config import load_settings
@@ -194,7 +206,7 @@ def main() -> None:
     for kind, kind_requests in requests.items():
         print(f"{kind}: {len(kind_requests)} requests of {args.paper.name}")
     model_path = ensure_model_file(load_settings().models_dir)
-    settings = [parse_setting(s) for s in args.settings.split(",")]
+    settings = [parse_setting(s, args.draft_model) for s in args.settings.split(",")]
     if settings[0].mode != "off":
         settings.insert(0, parse_setting("off"))
     results: dict[str, dict[str, list[dict]]] = {}

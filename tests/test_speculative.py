@@ -39,6 +39,19 @@ def test_a_mode_sets_llama_cpp_speculative_parameters(mode):
     assert spec.ngram_mod.n_min <= 9 and spec.draft.n_max == 9
 
 
+def test_a_draft_model_sets_llama_cpp_draft_parameters():
+    # no setting offers it (slower on two cores); benchmarks/bench_speculative.py measures it
+    params = xllamacpp.CommonParams()
+    params.cpuparams.n_threads = 2
+    drafting = local.Drafting("draft", draft=8, draft_model="/models/draft.gguf", p_min=0.6)
+    local._set_speculative(params, drafting, xllamacpp)
+    spec = params.speculative
+    assert spec.types == [xllamacpp.common_speculative_type.COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE]
+    assert spec.draft.mparams.path == "/models/draft.gguf"
+    assert spec.draft.n_max == 8 and spec.draft.p_min == pytest.approx(0.6)
+    assert spec.draft.cpuparams.n_threads == 2
+
+
 def test_off_leaves_llama_cpp_without_speculative_decoding():
     params = xllamacpp.CommonParams()
     local._set_speculative(params, local.drafting_for("off"), xllamacpp)

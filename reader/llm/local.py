@@ -46,6 +46,10 @@ class Drafting:
     lookup: int = 12
     draft: int = 48
     min_hits: int = 1
+    # a draft model's GGUF instead of n-grams (mode "draft"): measured slower on two cores
+    # (docs/design/llm.md), so no setting offers it; benchmarks/bench_speculative.py does
+    draft_model: str = ""
+    p_min: float = 0.6
 
 
 def drafting_for(mode: str) -> Drafting:
@@ -81,6 +85,14 @@ def _set_speculative(params, drafting: Drafting, xllamacpp) -> None:
     if drafting.mode == "off":
         return
     spec = params.speculative
+    if drafting.mode == "draft":
+        spec.types = [xllamacpp.common_speculative_type.COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE]
+        spec.draft.mparams.path = drafting.draft_model
+        spec.draft.n_max, spec.draft.n_min, spec.draft.p_min = drafting.draft, 0, drafting.p_min
+        spec.draft.n_gpu_layers = 0
+        spec.draft.cpuparams.n_threads = params.cpuparams.n_threads
+        spec.draft.cpuparams_batch.n_threads = params.cpuparams_batch.n_threads
+        return
     spec.types = [getattr(xllamacpp.common_speculative_type, SPECULATIVE_TYPES[drafting.mode])]
     for name in ("ngram_simple", "ngram_map_k", "ngram_map_k4v"):
         ngram = getattr(spec, name)
