@@ -434,8 +434,13 @@ class Services:
 
     def best_window(self, text: str, paper_id: str):
         """The relevance grader's best window for `text` among the paper's passages that search
-        retrieves for it (reader.grader.model.Relevance), or None when there are none."""
-        passages = [hit.text for hit in self.search_index.search(text, paper_id)]
+        retrieves for it, its reference list left out as the question pipeline leaves it out
+        (reader.grader.model.Relevance), or None when there are none."""
+        from reader.text.sections import is_reference_list
+
+        passages = [
+            hit.text for hit in self.search_index.search(text, paper_id) if not is_reference_list(hit.section)
+        ]
         graded = self.relevance_grader.grade(text, passages) if passages else []
         return max(graded, key=lambda r: r.p_relevant, default=None)
 

@@ -392,3 +392,38 @@ def test_a_refused_answer_whose_supported_sentences_only_restate_the_question_is
 def test_the_writers_bar_is_the_answer_threshold_only_under_the_p_yes_refusal():
     assert CragConfig(refusal="p_yes", answer_p_yes=0.3).writer_bar == 0.3
     assert CragConfig(refusal="writer", answer_p_yes=0.3).writer_bar == 0.0
+
+
+def test_a_papers_reference_list_is_no_evidence_for_a_question_about_its_content():
+    # 2kenize's follow-up "What is the main focus of the paper?" was answered "converting between
+    # Japanese, traditional and simplified Chinese" from a reference's title
+    from reader.crag.correct import retrieve_all
+    from reader.index.hits import SearchHit
+
+    def search(query, paper_id):
+        return [
+            SearchHit(
+                1,
+                PAPER_A,
+                "Chu et al. 2012. Chinese characters mapping table of Japanese.",
+                "References",
+                10,
+                10,
+                0.2,
+            ),
+            SearchHit(
+                2,
+                PAPER_A,
+                "We convert between simplified and traditional Chinese.",
+                "1 Introduction",
+                1,
+                1,
+                0.1,
+            ),
+            SearchHit(
+                3, PAPER_A, "Bradbury et al. 2016. Quasi-recurrent networks.", "7 Bibliography", 11, 11, 0.1
+            ),
+        ]
+
+    found = retrieve_all(["What scripts are converted?"], search, PAPER_A, origin="retrieval")
+    assert [c.chunk_id for c in found] == [2]

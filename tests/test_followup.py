@@ -230,7 +230,7 @@ def test_follow_up_questions_are_asked_in_the_order_the_grader_ranks_them(reader
             return [Relevance(0.9 if "GPU" in question and "GPU" in p else 0.01, p) for p in passages]
 
     services._grader = Grader()
-    passages = [SimpleNamespace(text="SPARTA was trained on one GPU.")]
+    passages = [SimpleNamespace(text="SPARTA was trained on one GPU.", section="4 Experiments")]
     services.__dict__["search_index"] = SimpleNamespace(search=lambda question, paper_id: passages)
     seen = []
 

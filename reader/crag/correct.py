@@ -15,6 +15,7 @@ from reader.crag.evidence import Candidate
 from reader.index.hits import SearchHit
 from reader.llm.base import LLM
 from reader.prompts import messages
+from reader.text.sections import is_reference_list
 
 Search = Callable[[str, "str | None"], list[SearchHit]]
 
@@ -64,7 +65,9 @@ def retrieve_all(
     max_workers: int = 4,
 ) -> list[Candidate]:
     """Search for every query concurrently; one Candidate per chunk (best fused score wins),
-    leaving out chunks already seen and, for the collection fallback, the asked-about paper."""
+    leaving out chunks already seen, the papers' reference lists (an entry's title is no answer
+    about the paper's content: questions about what a paper cites go to the citation graph) and,
+    for the collection fallback, the asked-about paper."""
     if not queries:
         return []
     with ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(queries)))) as pool:
@@ -73,7 +76,7 @@ def retrieve_all(
     merged: dict[str, Candidate] = {}
     for query, hits in results:
         for hit in hits:
-            if skip_paper is not None and hit.paper_id == skip_paper:
+            if (skip_paper is not None and hit.paper_id == skip_paper) or is_reference_list(hit.section):
                 continue
             candidate = Candidate.from_hit(hit, origin, query)
             if candidate.key in skip:

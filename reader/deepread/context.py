@@ -29,6 +29,7 @@ from reader.errors import PaperNotFound, ReaderError
 from reader.ingest.text import TEXT_SECTION
 from reader.store.paper_figures import figure_captions
 from reader.store.paper_tables import paper_tables
+from reader.text.sections import is_reference_list
 from reader.text.tokens import estimate_tokens
 
 CAPTIONS_TITLE = "Figure and table captions"
@@ -57,7 +58,6 @@ _CAPTION_CHUNK = re.compile(
     r"^(?:figure|fig\.?|table)\s*\S+\s+caption$", re.I
 )  # captions come from their table
 _FRONT_MATTER = re.compile(r"^\W*front matter\W*$", re.I)
-_REFERENCES = re.compile(r"^\W*(?:\d+\W*)?(?:references|bibliography|参考文献)", re.I)
 _NUMBERING = re.compile(r"^(\d+|[A-Z])(?:\.\d+)*\.?\s+\S")
 _CAPTION_PRIORITY = CAPTIONS
 _OTHER_PRIORITY = OTHER
@@ -215,7 +215,7 @@ def _read_the_rest(
     texts = [
         t
         for title, group_texts in groups
-        if title not in shown and not _CAPTION_CHUNK.match(title) and not _REFERENCES.match(title)
+        if title not in shown and not _CAPTION_CHUNK.match(title) and not is_reference_list(title)
         for t in group_texts
     ]
     if not texts and not any(s.text.strip() for s in sections):

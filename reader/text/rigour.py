@@ -19,6 +19,7 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from reader.text.sections import is_reference_list
 from reader.text.split import split_sentences
 
 
@@ -169,7 +170,6 @@ def matchable(text: str) -> str:
     return re.sub(r"(?<=[a-z])- (?=[a-z])", "", text)
 
 
-_REFERENCES = re.compile(r"^\W*(?:\d+\W*)?(?:references|bibliography|参考文献)\b", re.I)
 _HEADING_LINE = re.compile(
     r"^(?:\d+(?:\.\d+)*|[A-Z])\.?\s+(?:(?:[A-Z][\w-]*|and|of|for|the|in|with|to|on|an?)\s*){1,8}$|^(?:[A-Z][\w-]*\s*){1,4}$"
 )
@@ -182,7 +182,7 @@ def paper_sentences(passages: Iterable[Passage]) -> list[Sentence]:
     out: list[Sentence] = []
     at: dict[str, int] = {}
     for passage in passages:
-        if _REFERENCES.match(passage.section or ""):
+        if is_reference_list(passage.section):
             continue
         for raw in split_sentences(passage.text):
             text = " ".join(raw.split())
