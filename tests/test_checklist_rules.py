@@ -100,6 +100,22 @@ def test_metrics_ablations_runs_hyperparameters_compute():
     assert found("compute", "We train the model on a single Titan V GPU (12G memory) for 2 epochs.")
 
 
+def test_the_metrics_told_in_the_results_come_before_a_metric_word_in_the_introduction():
+    # acl2012: the introduction's "hard to beat in terms of accuracy" is said of a tuning method
+    intro = Passage(
+        "If only a handful of dense features need tuning, minimum error rate training is hard to beat "
+        "in terms of accuracy and efficiency.",
+        "1 Introduction",
+        1,
+        1,
+    )
+    results = Passage(
+        "Figure 4 gives a boxplot of BLEU-4 results for 100 runs of MIRA.", "5.2 Experimental Results", 6, 6
+    )
+    chosen = find_item("metrics", paper_sentences([intro, results]))
+    assert chosen.value == "BLEU" and chosen.sentence.passage.page_start == 6
+
+
 def test_code_and_data_availability():
     title = "SPECTER: Document-level Representation Learning using Citation-informed Transformers"
     assert found("code", "1 https://github.com/allenai/specter", title=title)  # its own repository
