@@ -283,3 +283,16 @@ def test_a_question_that_names_nothing_of_the_paper_is_not_asked():
         "What baseline is used?"
     )
     assert questions_in(reply) == ["What is the scalability of the REALM system?", "What baseline is used?"]
+
+
+def test_a_question_with_the_same_content_words_as_an_earlier_one_is_asked_once():
+    # the README sample's follow-ups asked both, and both came back "Not found"
+    reply = (
+        "What is the impact of the use of a fixed number of tokens on the results?\n"
+        "What is the impact of the use of fixed number of tokens on the results?\n"
+        "What is the purpose of the ingest step?"
+    )
+    assert questions_in(reply) == [
+        "What is the impact of the use of a fixed number of tokens on the results?",
+        "What is the purpose of the ingest step?",
+    ]

@@ -108,7 +108,8 @@ def questions_in(reply: str) -> list[str]:
     """The questions of a reply: its lines that end with "?", numbering and bullets taken off; a
     line holding several questions (small models write them run together) gives each, a
     question joined to a second one by "and how / and what …" keeps its first, and one about the
-    paper's title, authors or venue, or one that names nothing of the paper, is left out."""
+    paper's title, authors or venue, or one that names nothing of the paper, is left out, and one
+    with the same content words as an earlier one."""
     found = []
     for line in (reply or "").splitlines():
         for part in _AFTER_QUESTION_MARK.split(line.strip()):
@@ -120,7 +121,11 @@ def questions_in(reply: str) -> list[str]:
                 and names_something(part)
             ):
                 found.append(part)
-    return list(dict.fromkeys(found))
+    # "the use of a fixed number of tokens" and "the use of fixed number of tokens": the same question
+    by_stems = {}
+    for question in found:
+        by_stems.setdefault(frozenset(content_stems(question)), question)
+    return list(by_stems.values())
 
 
 def first_question(question: str) -> str:
