@@ -74,6 +74,8 @@ def _best(sentences: list[Sentence], rule: SentenceRule) -> Found | None:
     return best
 
 
+# narrower than rigour_experiments' sections for baselines: a "Baselines and Ablations" section names
+# what the baselines compute (2kenize's segmenter "perplexity"), not what the paper reports
 _RESULTS_SECTION = re.compile(r"result|experiment|evaluat|table \d+ caption", re.I)
 _APPENDIX = re.compile(r"^\W*(?:[A-Z](?:\.\d+)*\.?\s|appendix)", re.I)
 
