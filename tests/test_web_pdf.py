@@ -450,7 +450,8 @@ def test_a_slow_page_renders_while_the_server_answers_other_requests(web, tmp_pa
     other request (a delete waited 8 s); in a child process it stalls none."""
     import threading
 
-    pid = add_pdf_paper(web, strokes_pdf(10_000), tmp_path)
+    # a render of several seconds, so that a pause of the machine's own is a small part of it
+    pid = add_pdf_paper(web, strokes_pdf(20_000), tmp_path)
     done, result = threading.Event(), {}
     began = time.perf_counter()
 
@@ -468,8 +469,9 @@ def test_a_slow_page_renders_while_the_server_answers_other_requests(web, tmp_pa
     rendering = time.perf_counter() - began
     assert result["page"].status_code == 200 and png_size(result["page"].content)[0] > 0
     print(f"\n{len(waits)} requests in {rendering:.1f} s of rendering, slowest {max(waits) * 1000:.0f} ms")
-    # in the server's threads one wait is most of the render; a busy machine may add a pause
-    assert len(waits) >= 10 and max(waits) < rendering / 3
+    # in the server's threads one wait is most of the render (0.8 of it when tried); a busy
+    # two-core machine may add a pause of its own (one of 1.1 s in a fresh-clone CI run)
+    assert len(waits) >= 10 and max(waits) < rendering / 2
 
 
 def test_a_page_that_renders_too_long_is_stopped_with_one_line(web, tmp_path, monkeypatch):
