@@ -433,14 +433,13 @@ class Services:
         return done
 
     def best_window(self, text: str, paper_id: str):
-        """The relevance grader's best window for `text` among the paper's passages that search
-        retrieves for it, its reference list left out as the question pipeline leaves it out
-        (reader.grader.model.Relevance), or None when there are none."""
-        from reader.text.sections import is_reference_list
+        """The relevance grader's best window for `text` among the paper's passages that the
+        question pipeline's retrieval finds for it (reader.crag.correct.retrieve_all: the reference
+        list left out) -> reader.grader.model.Relevance, or None when there are none."""
+        from reader.crag.correct import retrieve_all
 
-        passages = [
-            hit.text for hit in self.search_index.search(text, paper_id) if not is_reference_list(hit.section)
-        ]
+        found = retrieve_all([text], self.search_index.search, paper_id, origin="retrieval", max_workers=1)
+        passages = [candidate.text for candidate in found]
         graded = self.relevance_grader.grade(text, passages) if passages else []
         return max(graded, key=lambda r: r.p_relevant, default=None)
 

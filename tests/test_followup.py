@@ -14,6 +14,7 @@ from reader.crag.followup import (
     rule_question,
     write_questions,
 )
+from reader.index.hits import SearchHit
 from reader.llm.scripted import ScriptedLLM
 
 PAPER = """# SPARTA: Sparse Retrieval of Scientific Passages at Scale
@@ -230,7 +231,7 @@ def test_follow_up_questions_are_asked_in_the_order_the_grader_ranks_them(reader
             return [Relevance(0.9 if "GPU" in question and "GPU" in p else 0.01, p) for p in passages]
 
     services._grader = Grader()
-    passages = [SimpleNamespace(text="SPARTA was trained on one GPU.", section="4 Experiments")]
+    passages = [SearchHit(1, "ab" * 32, "SPARTA was trained on one GPU.", "4 Experiments", 5, 5, 0.1)]
     services.__dict__["search_index"] = SimpleNamespace(search=lambda question, paper_id: passages)
     seen = []
 
