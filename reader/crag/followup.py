@@ -73,10 +73,11 @@ observations outcome outcomes novelty strength strengths weakness weaknesses pro
 _WHOLE_PAPER_STEMS = frozenset(content_stems(" ".join(_WHOLE_PAPER_WORDS)))
 
 
-def names_something(question: str) -> bool:
-    """The question names something of the paper: a content word beyond the words any paper's
-    question could use ("What is the main conclusion of the paper?" names nothing)."""
-    return bool(content_stems(question) - _WHOLE_PAPER_STEMS)
+def names_something(stems: frozenset[str]) -> bool:
+    """A question with these content stems names something of the paper: a content word beyond
+    the words any paper's question could use ("What is the main conclusion of the paper?" names
+    nothing)."""
+    return bool(stems - _WHOLE_PAPER_STEMS)
 
 
 def open_points(texts: list[str], settled: frozenset[str] | set[str] = frozenset()) -> list[str]:
@@ -110,7 +111,9 @@ def questions_in(reply: str) -> list[str]:
     question joined to a second one by "and how / and what …" keeps its first, and one about the
     paper's title, authors or venue, or one that names nothing of the paper, is left out, and one
     with the same content words as an earlier one."""
-    found = []
+    # by content stems: "the use of a fixed number of tokens" and "the use of fixed number of
+    # tokens" are the same question
+    by_stems: dict[frozenset[str], str] = {}
     for line in (reply or "").splitlines():
         for part in _AFTER_QUESTION_MARK.split(line.strip()):
             part = first_question(_NUMBERING.sub("", part.strip()).strip(" *\"'"))
@@ -118,13 +121,10 @@ def questions_in(reply: str) -> list[str]:
                 part.endswith(("?", "？"))
                 and 12 <= len(part) <= MAX_QUESTION_CHARS
                 and not _BIBLIOGRAPHIC.search(part)
-                and names_something(part)
             ):
-                found.append(part)
-    # "the use of a fixed number of tokens" and "the use of fixed number of tokens": the same question
-    by_stems = {}
-    for question in found:
-        by_stems.setdefault(frozenset(content_stems(question)), question)
+                stems = frozenset(content_stems(part))
+                if names_something(stems):
+                    by_stems.setdefault(stems, part)
     return list(by_stems.values())
 
 
