@@ -32,14 +32,14 @@ import time
 from collections import defaultdict
 
 from benchmarks.common import HALF_A, KINDS, ingested, load_dev_set, wilson
-from reader.audit.extraction import EXTRACTION
+from reader.audit.extraction import is_finding
 from reader.audit.loop import Judgement
 
 
 def contradicted_by_extraction(item: dict) -> bool:
     """The extraction check read another value in the passage (reader.audit.extraction.finding):
     the audit adds that to the sentence's guard reasons, whatever the verifier's threshold."""
-    return any(r.startswith(EXTRACTION) and ", not “" in r for r in item.get("verdict_reasons", []))
+    return any(is_finding(r) for r in item.get("verdict_reasons", []))
 
 
 def flagged(item: dict, threshold: float | None, guards: bool = True) -> bool:

@@ -140,6 +140,11 @@ def finding(cloze: Cloze, answer: str) -> str:
     return f"{EXTRACTION} the passage gives “{answer}” for the blank in “{shown}”, not “{cloze.expected}”"
 
 
+def is_finding(reason: str) -> bool:
+    """Is this stored reason an extraction check's contradiction (`finding`), not an agreement?"""
+    return reason.startswith(EXTRACTION) and ", not “" in reason
+
+
 def agreement(cloze: Cloze, answer: str) -> str:
     return f"{EXTRACTION} the passage gives “{answer}” for the blank, as the sentence does"
 
