@@ -483,10 +483,10 @@ def _refine(run: Run) -> str:
 
 def _generate(run: Run) -> str:
     cfg = run.config
-    if run.by_p_yes() and run.best_p_yes() < cfg.answer_p_yes:
+    if run.by_p_yes() and run.best_p_yes() < cfg.writer_bar:
         run.notes.append(
             f"no passage was judged likely to answer (best P(YES) {run.best_p_yes():.2f} "
-            f"< {cfg.answer_p_yes:.2f}), so the writer was not asked"
+            f"< {cfg.writer_bar:.2f}), so the writer was not asked"
         )
         run.answer = Answer(not_found_sentinel(run.question), not_found=True)
     else:
