@@ -67,7 +67,9 @@ _OUTCOME = re.compile(
     re.I,
 )
 _CAPTION = re.compile(
-    r"^\s*(?:\(?[A-H]\)|Table \d|Fig(?:ure|\.)? ?\d|Adapted\b)|\bare shown in\b|\bis shown in\b", re.I
+    r"^\s*(?:\(?[A-H]\)|Table \d|Fig(?:ure|\.)? ?\d|Adapted\b)|\bare shown in\b|\bis shown in\b"
+    r"|\b(?:upper|lower|left|right|top|bottom|inset) (?:plot|panel|row|graph)\b",
+    re.I,
 )
 
 
@@ -90,7 +92,7 @@ _METHOD_CUE = re.compile(
 )
 
 
-MIN_ABSTRACT_HEADLINE = 3
+MIN_HEADLINE = 3  # a figure and a word of outcome
 
 
 def abstract_sentences(abstract: str) -> list[str]:
@@ -104,15 +106,16 @@ def abstract_method(abstract: str) -> str:
 
 def headline(abstract: str, synthesis_best: str) -> str:
     """The headline result: the abstract's sentence most like one (`headline_score`) when it names
-    a figure and an outcome (MIN_ABSTRACT_HEADLINE) and the synthesis's best Key results sentence
-    scores no higher; else that synthesis sentence, if it names either. Below it, the abstract's best is as often a
-    licence line or a subject code ("D.3.4") as a result (30 abstracts of the training papers)."""
+    a figure and an outcome (MIN_HEADLINE) and the synthesis's best Key results sentence scores no
+    higher; else that synthesis sentence when it names both; else none. Below that score, the
+    abstract's best is as often a licence line or a subject code ("D.3.4") as a result (30 abstracts
+    of the training papers), and the synthesis's a figure's caption ("the upper plot shows … 5–11 Hz")
+    or a sentence of method with one word of outcome ("… an analysis matrix to score the elements")."""
     best = max(abstract_sentences(abstract), key=headline_score, default="")
     score = headline_score(best) if best else 0
-    if score >= MIN_ABSTRACT_HEADLINE and score >= headline_score(synthesis_best or ""):
+    if score >= MIN_HEADLINE and score >= headline_score(synthesis_best or ""):
         return _trim(best)
-    # neither a figure nor a word of outcome: "The tutorial provides an overview of recent advances"
-    return synthesis_best if synthesis_best and headline_score(synthesis_best) > 0 else ""
+    return synthesis_best if synthesis_best and headline_score(synthesis_best) >= MIN_HEADLINE else ""
 
 
 # --------------------------------------------------------------------- datasets and sizes
