@@ -79,6 +79,12 @@ def test_baselines_must_be_named():
     assert found("baselines", "Our baseline model is a Maximum Entropy (MaxEnt) classifier over the tags.")
     # a comparison told in the related work is someone else's
     assert found("baselines", "Compared to DMCNN [3], GCN-ED uses syntax.", section="2 Related work") is None
+    # a comparison by name is the baselines where the experiments tell it, not in a paper's methods
+    compared = "The peaks found by ClusterFinder were compared against the IROA library of compounds."
+    assert found("baselines", compared, section="2 Materials and methods") is None
+    assert found("baselines", "We compare SemEAGAT with MOGANED [10] on ACE 2005.", section="4 Experiments")
+    # "outperforms" alone is no baseline, even in the results
+    assert found("baselines", "CBOW outperforms COUNT on the MEN set.", section="5 Results") is None
 
 
 def test_metrics_ablations_runs_hyperparameters_compute():
