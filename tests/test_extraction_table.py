@@ -361,7 +361,9 @@ def test_the_abstract_says_the_method_and_a_headline_result_with_a_figure_and_an
     # from the synthesis too, a figure and a word of outcome: not a plot's caption, not a sentence
     # of method with one word of outcome (a perspective's and a position paper's Key results)
     assert headline("", "Accuracy rises to 81.2%.") == "Accuracy rises to 81.2%."
-    assert headline("", "For each pass, the upper plot shows the LFP at 5.5 Hz and the lower one spikes.") == ""
+    assert (
+        headline("", "For each pass, the upper plot shows the LFP at 5.5 Hz and the lower one spikes.") == ""
+    )
     assert headline("", "They set the basis for an analysis matrix to score the elements of a city.") == ""
 
 
