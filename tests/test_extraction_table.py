@@ -367,6 +367,26 @@ def test_the_abstract_says_the_method_and_a_headline_result_with_a_figure_and_an
     assert headline("", "They set the basis for an analysis matrix to score the elements of a city.") == ""
 
 
+def test_the_task_is_the_synthesis_problem_when_it_names_one_else_the_abstracts_gap():
+    from reader.table.cells import task
+
+    abstract = (
+        "Representation learning is a critical ingredient for NLP systems. "
+        "Recent language models learn powerful representations, but these models do not leverage "
+        "inter-document relatedness. We propose SPECTER."
+    )
+    stated = "The problem the paper addresses is assessing sparse extractions from text."
+    assert task(abstract, stated) == (stated, False)
+    # SPECTER's synthesis opened its Problem with the abstract's context
+    context = "For applications on scientific documents, the embeddings power strong performance."
+    assert task(abstract, context) == (
+        "Recent language models learn powerful representations, but these models do not leverage "
+        "inter-document relatedness.",
+        True,
+    )
+    assert task("We propose SPECTER. It works well.", context) == (context, False)
+
+
 def test_the_table_takes_method_and_headline_result_from_the_abstract(library):
     from reader.store.tables import Paper
 

@@ -44,8 +44,10 @@ def table(app, papers, csv_file, as_json, columns, questions):
     sizes, the method, the baselines and the headline result, and the columns you add.
 
     Method and headline result come from the paper's abstract where a sentence of it says what
-    the paper proposes or gives a figure with an outcome, else, like the task, from the paper's
-    stored synthesis (`reader read` or `reader review` first); the datasets' sizes and the baselines from the paper's rigour
+    the paper proposes or gives a figure with an outcome, else from the paper's stored synthesis
+    (`reader read` or `reader review` first); the task from the synthesis's Problem where it names
+    the problem or goal, else from the abstract's sentence saying what is missing or hard; the
+    datasets' sizes and the baselines from the paper's rigour
     checklist (stored by the read, else found by its rules: a size of data in a sentence about
     data, a sentence that names the baselines compared). Every cell names the passage and page
     it rests on and is audited like any sentence of an analysis: one the paper does not support

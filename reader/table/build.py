@@ -31,6 +31,7 @@ from reader.table.cells import (
     nearest_sentence,
     synthesis_sections,
     synthesis_sentence,
+    task,
 )
 from reader.table.model import COLUMNS, Cell, ExtractionTable, Source, TableRow
 from reader.text.rigour import BY_KEY
@@ -148,7 +149,9 @@ def _filled_row(paper_id: str, db, search: Search, columns) -> tuple[TableRow, d
         row.notes.append("no synthesis stored: review the paper to fill task, method and headline result")
     synthesis_headline = synthesis_sentence(sections, SYNTHESIS_COLUMNS["result"], headline=True)
     best_result = headline(abstract, synthesis_headline)
+    the_task, task_from_abstract = task(abstract, synthesis_sentence(sections, SYNTHESIS_COLUMNS["task"]))
     from_abstract = {
+        "task": the_task if task_from_abstract else "",
         "method": abstract_method(abstract),
         "result": best_result if best_result != synthesis_headline else "",
     }
