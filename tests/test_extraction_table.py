@@ -350,6 +350,8 @@ def test_the_abstract_says_the_method_and_a_headline_result_with_a_figure_and_an
     assert abstract_method(abstract) == "We propose SPECTER, a method to embed scientific documents."
     assert abstract_method("This paper shows how to assess sparse extractions with language models.")
     assert abstract_method("We present experiments on 1.5 million sentences.") == ""
+    both = "We motivate this challenge on practical grounds and propose a simple data-driven approach."
+    assert abstract_method(f"We introduce the problem of generation. {both}") == both
     assert headline(abstract, "") == "Our experiments show that SPECTER reduces error by 39% on average."
     # a synthesis sentence that scores higher stays; a subject code alone is no headline
     assert (

@@ -86,6 +86,7 @@ def headline_score(sentence: str) -> int:
 # problem it introduces or the experiments it presents
 _METHOD_CUE = re.compile(
     r"\b(?:we|this (?:paper|work|article|study|review|tutorial)|here,? we|I)\s+(?:\w+ly\s+)?"
+    r"(?:[\w\s,]{0,80}?\band\s+)?"  # "We motivate this novel challenge … and propose a … approach"
     r"(?:(?:propose|present|introduce|describe|develop|design|build|review|use|apply|employ)s?|shows? how)\b"
     r"(?!\s+(?:the (?:problem|task|question)|(?:\w+\s+)?(?:experiments?|results?|findings|an? (?:analysis|survey|study))\b))",
     re.I,
