@@ -1,21 +1,19 @@
 """What fills each column, by rule: sentences of the paper's abstract (its own statement of what it
-does and finds) and of the stored synthesis under their headings, the datasets' sizes from the paper's passages (a number with a unit of data: sentences, images,
-pairs ...), the baselines from the passages the search finds for a comparison.
+does and finds) and of the stored synthesis under their headings, and the value of a rigour
+checklist item (reader.text.rigour: the datasets and their sizes, the baselines …) with the
+dataset's name read from the sentence that gives the size.
 
-Every function here takes plain data (texts, passages as Source) and returns the cell's value
-with its candidate sources; nothing here calls an LLM or the database."""
+Every function here takes plain data (texts, checklist items) and returns a cell's value; nothing
+here calls an LLM or the database."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 
 from reader.audit.evidence import best_first
 from reader.audit.loop import MARK
 from reader.audit.verify import EvidenceRef
 from reader.deepread.writer import split_document
-from reader.table.model import Source
-from reader.text.rigour import DATASET_WORDS
 from reader.text.split import split_sentences
 
 # synthesis heading -> column, as prompts/_headings.j2 names them
@@ -30,8 +28,6 @@ MAX_DATASETS = 3
 
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+", re.M)
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
-_DIGIT = re.compile(r"\d")
-_REFERENCES = re.compile(r"^\s*(?:\d+\.?\s*)?(references|bibliography|参考文献)\b", re.I)
 
 # --------------------------------------------------------------------- the synthesis
 
@@ -151,31 +147,8 @@ def headline(abstract: str, synthesis_best: str) -> str:
     return synthesis_best if synthesis_best and headline_score(synthesis_best) >= MIN_HEADLINE else ""
 
 
-# --------------------------------------------------------------------- datasets and sizes
+# --------------------------------------------------------------------- a dataset's name
 
-_UNITS_EN = (
-    r"sentence pairs|sentences|pairs|images|photos|pictures|documents|docs|tokens|words|examples|samples|"
-    r"articles|utterances|questions|question-answer pairs|answers|instances|dialogues|dialogs|"
-    r"conversations|tweets|reviews|videos|clips|hours|patients|participants|subjects|abstracts|papers|"
-    r"records|queries|passages|triples|annotations|speakers|users|posts|comments|texts|paragraphs|"
-    r"characters|entities|mentions|cases|scans|slides|recordings|molecules|proteins|genes|cells|"
-    r"plants|accessions|genotypes|scenes|frames|objects|items|entries"
-)
-_SCALE = r"(?:[kKMB]|million|billion|thousand|hundred)"
-_NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
-_FILLER = r"(?!(?:we|they|of|the|and|were|are|was|is|from|in|on|for|to|with|by|at)\b)[A-Za-z][\w-]*\s+"
-SIZE_EN = re.compile(
-    rf"(?<![\w.])(?!(?:19|20)\d\d\b)(?:{_NUMBER})\s?(?:{_SCALE}\b)?\s*(?:{_FILLER}){{0,2}}?(?:{_UNITS_EN})\b",
-    re.I,
-)
-SIZE_ZH = re.compile(rf"(?:{_NUMBER})\s*(?:万|千|亿)?\s*(?:余|多)?\s*(?:条|句|张|篇|对|段|个样本|幅|小时|例)")
-# a sentence about data, so "trained for 10 hours" or "3 classes of the model" stays out
-_DATA_CUE = re.compile(
-    rf"\b({DATASET_WORDS}|benchmarks?|treebanks?|collections?|collected|training|train|"
-    r"test|testing|dev|development|validation|splits?|annotated|labell?ed|consists?|contains?|"
-    r"compris\w*|gathered|crawled|sampled|recruited|enrolled)\b|数据集|语料|训练|测试|标注|包含",
-    re.I,
-)
 _DATA_WORD = r"(?:data ?set|dataset|corpus|benchmark|treebank|collection)"
 _NAME_BEFORE = re.compile(rf"((?:[A-Z][\w.\-]*[ -]){{0,3}}[A-Z0-9][\w.\-]*)\s+((?i:{_DATA_WORD}))s?\b")
 _ACRONYM = re.compile(r"\b([A-Z][a-z]*[A-Z0-9][\w\-]*)\b")
@@ -200,10 +173,12 @@ _NOT_NAME_START = {"table", "figure", "fig.", "section", "appendix"}
 _NOT_ACRONYMS = {"F1", "GPU", "GPUs", "CPU", "CPUs", "NLP", "AI", "ML", "API", "URL", "PDF", "GB", "TB", "MB"}
 
 
-def _dataset_name(sentence: str) -> str:
+def _dataset_name(sentence: str, size: str = "") -> str:
     """The dataset's name in a sentence that gives a size: the capitalised words before
     "dataset" / "corpus" / "benchmark" ("the Penn Treebank", "WNUT-17 corpus"), else an
-    acronym-like word ("SQuAD", "WMT14", "CIFAR-10"); "" when there is none."""
+    acronym-like word ("SQuAD", "WMT14", "CIFAR-10") at most MAX_NAME_GAP words before `size`;
+    "" when there is none. An acronym after the size names something else ("144 subjects …, of
+    whom 36 were diagnosed with MCI", "720 images were collected using a CCD detector")."""
     for match in _NAME_BEFORE.finditer(sentence):
         words = match.group(1).split()
         while words and words[0].lower() in _NOT_NAMES:
@@ -213,60 +188,15 @@ def _dataset_name(sentence: str) -> str:
         data_word = match.group(2)
         name = " ".join(words)
         return f"{name} {data_word}" if data_word[:1].isupper() else name
-    for match in _ACRONYM.finditer(sentence):
-        if match.group(1) not in _NOT_ACRONYMS:
+    at = sentence.find(size) if size else len(sentence)
+    for match in _ACRONYM.finditer(sentence[: at if at >= 0 else len(sentence)]):
+        gap = len(sentence[match.end() : at].split())
+        if match.group(1) not in _NOT_ACRONYMS and (not size or gap <= MAX_NAME_GAP):
             return match.group(1)
     return ""
 
 
-_LEADING_NUMBER = re.compile(rf"({_NUMBER})\s?({_SCALE}\b|万|千|亿)?", re.I)
-MIN_COUNT = 10  # "3 characters", "1 SEM across subjects": not the size of a dataset
-
-
-def _a_count(size: str) -> bool:
-    """Is the number a count of items: whole (0.971 examples is a ratio) unless scaled (1.5M),
-    and at least MIN_COUNT?"""
-    match = _LEADING_NUMBER.match(size)
-    if match is None:
-        return False
-    number, scale = match.group(1).replace(",", ""), match.group(2)
-    if scale:
-        return True
-    return "." not in number and int(number) >= MIN_COUNT
-
-
-def dataset_sizes(passages: Iterable[tuple[str, Source]]) -> tuple[str, list[Source]]:
-    """("name: size; name: size", the passages they come from) for the first MAX_DATASETS
-    distinct sizes the paper gives in a sentence about data; passages: (section, passage) in
-    paper order, the reference list skipped."""
-    items: list[str] = []
-    sources: list[Source] = []
-    seen_sentences: set[str] = set()
-    for section, passage in passages:
-        if _REFERENCES.match(section or ""):
-            continue
-        for sentence in split_sentences(passage.text):
-            sentence = " ".join(sentence.split())
-            if sentence in seen_sentences:  # passages overlap: the same sentence twice
-                continue
-            seen_sentences.add(sentence)
-            sizes = [m.group(0) for m in SIZE_EN.finditer(sentence)] + [
-                m.group(0) for m in SIZE_ZH.finditer(sentence)
-            ]
-            sizes = [size for size in sizes if _a_count(size)]
-            name = _dataset_name(sentence) if sizes else ""
-            if not sizes or not (name or _DATA_CUE.search(sentence)):
-                continue
-            for size in sizes:
-                item = f"{name}: {size}" if name else size
-                if item in items:
-                    continue
-                items.append(item)
-                if passage not in sources:
-                    sources.append(passage)
-                if len(items) == MAX_DATASETS:
-                    return "; ".join(items), sources
-    return "; ".join(items), sources
+MAX_NAME_GAP = 6  # words between an acronym and the size it names ("MEN (Bruni et al., 2012), a 3,000 items")
 
 
 # --------------------------------------------------------------------- from the rigour checklist
@@ -282,44 +212,11 @@ def checklist_value(key: str, item) -> str:
 
     if key == "datasets":
         sizes = data_sizes(item.quote) or [v.strip() for v in item.value.split(";") if v.strip()]
-        name = _dataset_name(item.quote)
+        name = _dataset_name(item.quote, sizes[0] if sizes else "")
         return _trim("; ".join(f"{name}: {size}" if name else size for size in sizes[:MAX_DATASETS]))
     if key in VALUE_ITEMS and item.value:
         return _trim(item.value)
     return _trim(item.quote or item.value)
-
-
-# --------------------------------------------------------------------- baselines
-
-_PROSE_START = re.compile(r"[A-Z\u4e00-\u9fff“\"]")
-_WORDS = re.compile(r"[^\W\d_]{2,}")
-BASELINE_QUERY = "baselines we compare with previous methods and outperform the state of the art"
-_BASELINE = re.compile(r"\bbaselines?\b|基线|对比方法", re.I)
-_COMPARISON = re.compile(
-    r"\bcompar\w*\s+(?:with|to|against)\b|\boutperform\w*|\bstate[- ]of[- ]the[- ]art\b|\bvs\.?\s|优于|相比",
-    re.I,
-)
-
-
-def baseline_sentence(found: Iterable[Source]) -> tuple[str, list[Source]]:
-    """The sentence naming the baselines among the passages a search found for them: the first
-    that says "baseline", else the first comparison; ("", []) when none does."""
-    best: tuple[int, str, Source] | None = None
-    for rank, passage in enumerate(found):
-        for sentence in split_sentences(passage.text):
-            sentence = " ".join(sentence.split())
-            if not _PROSE_START.match(sentence) or len(_WORDS.findall(sentence)) < 6:
-                continue  # a table row ("Baseline Neural 84.6 85.8") or a fragment ("0.05, compared ...")
-            score = 2 if _BASELINE.search(sentence) else 1 if _COMPARISON.search(sentence) else 0
-            named = 1 if _ACRONYM.search(sentence) else 0
-            key = score * 2 + named
-            if score and (best is None or key > best[0]):
-                best = (key, sentence, passage)
-        if best is not None and best[0] >= 5:  # "baseline" and a name: look no further
-            break
-    if best is None:
-        return "", []
-    return _trim(best[1]), [best[2]]
 
 
 def _trim(text: str) -> str:
