@@ -71,6 +71,17 @@ def test_dataset_sizes_need_a_count_of_data_in_a_sentence_about_data():
     assert data_sizes("Each pot had 3 plants.") == []  # a count, not a study's sample
 
 
+def test_the_size_of_one_class_is_not_the_size_of_the_data():
+    one_class = (
+        "The most populated category is Neoplasms (cancer) with 5.4K instances (23.3% of the total dataset)."
+    )
+    assert found("datasets", one_class) is None
+    whole = found(
+        "datasets", "We construct a dataset of 25K papers, almost evenly split over the 19 classes."
+    )
+    assert whole is not None and whole.value == "25K papers"
+
+
 def test_baselines_must_be_named():
     assert found("baselines", "For completeness, additional baselines are also included.") is None
     assert found("baselines", "We compare with the state-of-the-art models in three classes.") is None

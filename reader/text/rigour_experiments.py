@@ -84,9 +84,19 @@ def data_sizes(sentence: str) -> list[str]:
     return sizes
 
 
+# "The most populated category is Neoplasms with 5.4K instances (23.3% of the total dataset)": the
+# size of one class of the data, not of the data
+_ONE_CLASS = re.compile(
+    r"\b(?:most|least|largest|smallest|biggest) (?:populated |frequent |common )?(?:category|class|label)\b"
+    r"|\b(?:category|class|label) with the (?:most|least|fewest|largest|smallest)\b"
+    r"|%\s*of the (?:total|whole|entire) (?:data ?set|corpus|data)\b",
+    re.I,
+)
+
+
 def datasets_rule(s: Sentence) -> Found | None:
     sizes = data_sizes(s.plain)
-    if not sizes:
+    if not sizes or _ONE_CLASS.search(s.plain):
         return None
     if OTHERS_DATA.search(s.plain) and not re.search(r"\b(?:we|our)\b", s.plain, re.I):
         return None  # the size of the data of a cited work, told in its related work
