@@ -27,6 +27,9 @@ abstract):
   about a paper whose text never speaks of training, tuning or supervision
   (the README's sample: "The method is trained on a set of 14 shared papers"
   of a rule-based ingest step).
+- averages: a sentence that says the paper gives an average, mean or median of
+  something the paper never averages (reader/audit/averages.py; the sample:
+  "the average number of passages per paper" of a table giving their range).
 
 With the paper's tables (PaperFacts.tables), a number a table cell holds is also checked against
 the cell's row and column headers, and a difference, ratio or relative change the sentence states
@@ -43,6 +46,7 @@ import bisect
 import re
 from dataclasses import dataclass, field
 
+from reader.audit.averages import average_reasons
 from reader.text.figures import cited_figures
 from reader.text.words import zipf_en
 
@@ -328,6 +332,7 @@ def check_sentence(sentence: str, facts: PaperFacts) -> list[str]:
     author_years, brackets, rest = split_citations(sentence)
     reasons = _citation_reasons(author_years, brackets, facts) + _name_reasons(sentence, rest, facts)
     reasons += _figure_reasons(sentence, facts) + _training_reasons(sentence, rest, facts)
+    reasons += average_reasons(sentence, facts)
     rest = _without_names(rest)
     accounted: set[int] = set()
     if facts.tables:
