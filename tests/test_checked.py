@@ -212,3 +212,59 @@ def test_only_a_papers_own_participants_ask_for_an_ethics_statement():
     assert paper_checks(own).human
     assert any(f.item == "ethics" for f in checked_facts(paper_checks(own)))
     assert not any(f.item == "ethics" for f in checked_facts(paper_checks(reviewed)))
+
+
+def test_results_called_consistent_of_a_paper_that_says_they_vary_are_objected_to():
+    from reader.deepread.checked import contradicted_stability
+
+    # dyer12's note: "The variance … are reported in Figure 4, indicating that the results are
+    # reliable and consistent across multiple runs", of a paper that says "We see a high variance"
+    varying = PAPER + [
+        S(
+            "4 Results",
+            "Figure 4 shows 100 runs. We see a high variance around a median of 27.2 BLEU.",
+            RESULTS,
+        )
+    ]
+    claim = "The variance is reported in Figure 4, indicating that the results are reliable and consistent across multiple runs."
+    (reason,) = contradicted_stability(claim, paper_checks(varying))
+    assert reason.startswith("the paper says its results vary: “We see a high variance")
+    assert contradicted_stability("The results show a low variance.", paper_checks(varying))
+    # nothing to object to: a paper that does not say so, a negated claim, a paper that calls its
+    # own results stable too, a variation that is not of results, or one it negates
+    assert contradicted_stability(claim, paper_checks(PAPER)) == []
+    assert contradicted_stability("The results are not consistent across runs.", paper_checks(varying)) == []
+    stable_too = varying + [S("5 Analysis", "Our method is stable across seeds.", RESULTS)]
+    assert contradicted_stability(claim, paper_checks(stable_too)) == []
+    life = PAPER + [S("1 Introduction", "Vulnerability to iron deficiency varies greatly with age.", OTHER)]
+    assert contradicted_stability(claim, paper_checks(life)) == []
+    negated = PAPER + [S("4 Results", "The rate constants of the runs do not vary greatly.", RESULTS)]
+    assert contradicted_stability(claim, paper_checks(negated)) == []
+
+
+def test_the_deep_read_objects_to_results_called_consistent_of_a_paper_that_says_they_vary():
+    from types import SimpleNamespace
+
+    from reader.audit.citations import ReferenceList
+    from reader.deepread.absence import PaperStatements
+    from reader.deepread.assumed import PaperAssumptions
+    from reader.deepread.number_owners import NumberOwners
+    from reader.deepread.polarity import PaperPolarity
+    from reader.deepread.read import _objections
+
+    texts = ["Figure 4 shows 100 runs of the tuner.", "We see a high variance around a median of 27.2 BLEU."]
+    sections = PAPER + [S("4 Results", " ".join(texts), RESULTS)]
+    read = SimpleNamespace(
+        checks=paper_checks(sections),
+        statements=PaperStatements.of(texts),
+        owners=NumberOwners.of(texts),
+        polarity=PaperPolarity.of(texts),
+        assumptions=PaperAssumptions.of(texts),
+        references=ReferenceList.build(references=[], body=texts),
+    )
+    reasons = _objections(
+        "Figure 4 indicates that the results are reliable and consistent across multiple runs.", read
+    )
+    assert reasons == [
+        "the paper says its results vary: “We see a high variance around a median of 27.2 BLEU.”"
+    ]

@@ -51,6 +51,9 @@ class PaperChecks:
     n_sections: int
     limitation_mention: str | None  # any sentence naming limitations ("" when only a title does)
     human: bool = False  # the paper speaks of its own participants, annotators, patients …
+    # the paper's sentence saying its results vary a lot ("We see a high variance … around a median
+    # of 27.2 BLEU"); None when none does, or when the paper itself calls results stable somewhere
+    instability: str | None = None
     extra: dict = field(default_factory=dict)
 
     def has(self, key: str) -> bool:
@@ -101,13 +104,51 @@ def paper_checks(sections, findings: dict[str, Finding] | None = None) -> PaperC
     if named is None and any(LIMITATIONS.search(s.title) for s in sections):
         named = ""
     figures = ordered_figures(" ".join(abstract_sentences(sections)))
+    unstable = next((s for s in sentences if _results_vary(s)), None)
     return PaperChecks(
         findings=findings if findings is not None else rule_findings(sections),
         result_figures=[n for n in figures if "%" in n or "." in n][:RESULT_FIGURES],
         n_sections=len(sections),
         limitation_mention=named,
         human=any(_HUMAN.search(s) and _OWN_WORK.search(s) for s in sentences),
+        instability=None if any(_STABLE.search(s) for s in sentences) else unstable,
     )
+
+
+# results said to hold steady: "reliable and consistent across multiple runs", "a low variance"
+_STABLE = re.compile(
+    r"\b(?:reliable|consistent|stable|robust|reproducible)\b[^.]{0,80}?\b(?:across|over|between)\b[^.]{0,30}?"
+    r"\b(?:runs|seeds|trials|initiali[sz]ations|repetitions)\b"
+    r"|\b(?:low|small|little|negligible|minimal) (?:variance|variability|standard deviation)\b",
+    re.I,
+)
+# results said to vary a lot, in a sentence about results (not "iron deficiency varies greatly
+# with each stage of life"), not negated ("do not vary greatly")
+_UNSTABLE = re.compile(
+    r"\b(?:high|large|considerable|substantial|great) (?:variance|variability|standard deviations?|instability)\b"
+    r"|\bunstable\b|\bvar(?:y|ies|ied) (?:widely|considerably|greatly|substantially|a lot)\b"
+    r"|\bscatter(?:s|ed)? widely\b",
+    re.I,
+)
+_RESULT_WORDS = re.compile(
+    r"\b(?:results?|runs?|seeds?|scores?|performance|accuracy|BLEU|F1|trials|initiali[sz]ations|estimates)\b",
+    re.I,
+)
+_NEGATED_BEFORE = re.compile(rf"\b(?:{NEGATION})\b(?:\W+\w+){{0,2}}\W*$|n't\W*$", re.I)
+
+
+def _results_vary(sentence: str) -> bool:
+    m = _UNSTABLE.search(sentence)
+    return bool(m and _RESULT_WORDS.search(sentence) and not _NEGATED_BEFORE.search(sentence[: m.start()]))
+
+
+def contradicted_stability(sentence: str, checks: PaperChecks) -> list[str]:
+    """Reasons a sentence calling the results consistent, reliable or of low variance is false: the
+    paper says they vary a lot ([] when it does not, or when the sentence denies the stability)."""
+    m = _STABLE.search(sentence)
+    if checks.instability is None or m is None or _NEGATED_BEFORE.search(sentence[: m.start()]):
+        return []
+    return [f"the paper says its results vary: {_quote_of(checks.instability)}"]
 
 
 def _listed(items: list[str]) -> str:

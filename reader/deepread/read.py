@@ -30,7 +30,13 @@ from reader.audit.loop import (
 from reader.checklist import Checklist, build_checklist, paper_passages, save_checklist
 from reader.deepread.absence import PaperStatements, untested
 from reader.deepread.assumed import PaperAssumptions
-from reader.deepread.checked import PaperChecks, claimed_presence, contradicted_absence, paper_checks
+from reader.deepread.checked import (
+    PaperChecks,
+    claimed_presence,
+    contradicted_absence,
+    contradicted_stability,
+    paper_checks,
+)
 from reader.deepread.context import PaperContext, PaperMaterial, build_context, load_material
 from reader.deepread.follow_on import follow_ons
 from reader.deepread.material import section_sentences
@@ -236,6 +242,10 @@ def _presence_the_checklist_contradicts(sentence: str, read: _Read) -> list[str]
     return claimed_presence(sentence, read.checks)
 
 
+def _stability_the_paper_contradicts(sentence: str, read: _Read) -> list[str]:
+    return contradicted_stability(sentence, read.checks)
+
+
 # What a sentence says the paper lacks, leaves untested or has, in this order: the first check that
 # objects gives the reasons, the rest are not tried.
 _ABSENCE_CHECKS = (
@@ -243,6 +253,7 @@ _ABSENCE_CHECKS = (
     _absence_a_paper_sentence_contradicts,
     _claimed_untested,
     _presence_the_checklist_contradicts,
+    _stability_the_paper_contradicts,
 )
 
 
