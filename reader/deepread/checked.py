@@ -126,12 +126,13 @@ _STABLE = re.compile(
 # with each stage of life"), not negated ("do not vary greatly")
 _UNSTABLE = re.compile(
     r"\b(?:high|large|considerable|substantial|great) (?:variance|variability|standard deviations?|instability)\b"
-    r"|\bunstable\b|\bvar(?:y|ies|ied) (?:widely|considerably|greatly|substantially|a lot)\b"
+    r"|(?<![\w-])unstable\b|\bvar(?:y|ies|ied) (?:widely|considerably|greatly|substantially|a lot)\b"
     r"|\bscatter(?:s|ed)? widely\b",
     re.I,
 )
 _RESULT_WORDS = re.compile(
-    r"\b(?:results?|runs?|seeds?|scores?|performance|accuracy|BLEU|F1|trials|initiali[sz]ations|estimates)\b",
+    r"(?<!\bas a )\b(?:results?|runs?|seeds?|scores?|performance|accuracy|BLEU|F1|trials|initiali[sz]ations|"
+    r"estimates)\b",
     re.I,
 )
 _NEGATED_BEFORE = re.compile(rf"\b(?:{NEGATION})\b(?:\W+\w+){{0,2}}\W*$|n't\W*$", re.I)
