@@ -30,6 +30,9 @@ abstract):
 - averages: a sentence that says the paper gives an average, mean or median of
   something the paper never averages (reader/audit/averages.py; the sample:
   "the average number of passages per paper" of a table giving their range).
+- gains as levels: a figure given as a score or what something yields ("BLEU-4
+  scores of around 2 BLEU points") that the paper prints only as a gain
+  ("improvements of around 2 BLEU points over …"; reader/audit/gains.py).
 
 With the paper's tables (PaperFacts.tables), a number a table cell holds is also checked against
 the cell's row and column headers, and a difference, ratio or relative change the sentence states
@@ -47,6 +50,7 @@ import re
 from dataclasses import dataclass, field
 
 from reader.audit.averages import average_reasons
+from reader.audit.gains import gain_as_level_reasons
 from reader.text.figures import cited_figures
 from reader.text.words import zipf_en
 
@@ -332,7 +336,7 @@ def check_sentence(sentence: str, facts: PaperFacts) -> list[str]:
     author_years, brackets, rest = split_citations(sentence)
     reasons = _citation_reasons(author_years, brackets, facts) + _name_reasons(sentence, rest, facts)
     reasons += _figure_reasons(sentence, facts) + _training_reasons(sentence, rest, facts)
-    reasons += average_reasons(sentence, facts)
+    reasons += average_reasons(sentence, facts) + gain_as_level_reasons(sentence, facts)
     rest = _without_names(rest)
     accounted: set[int] = set()
     if facts.tables:

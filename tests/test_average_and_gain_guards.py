@@ -1,4 +1,5 @@
-"""The guard for an average the paper never gives (reader/audit/averages.py)."""
+"""The guards for an average the paper never gives (reader/audit/averages.py) and a gain stated as
+a level (reader/audit/gains.py)."""
 
 from __future__ import annotations
 
@@ -68,3 +69,26 @@ def test_what_is_averaged_is_named_by_the_words_after_the_statistic():
         ["factor", "scores"],
     )
     assert averaged_things("REALM cuts error by 39% on average.") is None
+
+
+def test_a_gain_the_paper_gives_stated_as_a_level_is_a_guard_finding():
+    from reader.audit.gains import gain_as_level_reasons
+
+    # dyer12: 2 BLEU points is what large feature sets gain over the 12 default features
+    dyer = PaperFacts.from_texts(
+        [
+            "Here tuning large feature sets on the respective dev sets yields significant improvements of "
+            "around 2 BLEU points over tuning the 12 default features on the dev sets. The perceptron "
+            "achieves 28.0 BLEU on the news-commentary test set."
+        ]
+    )
+    made_up = (
+        "Tuning 12 default features on the development set yields BLEU-4 scores of around 2 BLEU points."
+    )
+    (reason,) = check_sentence(made_up, dyer)
+    assert reason.startswith("gives 2 BLEU points as a level, but the paper gives it only as a gain")
+    assert "improvements of around 2 bleu points over tuning" in reason
+    # the paper's level, the gain told as a gain, and a figure without a unit are left alone
+    assert gain_as_level_reasons("The perceptron achieves 28.0 BLEU on the test set.", dyer) == []
+    assert gain_as_level_reasons("Large feature sets yield improvements of 2 BLEU points.", dyer) == []
+    assert gain_as_level_reasons("The 12 features reach a score of 2.", dyer) == []
