@@ -8,12 +8,13 @@ table gives "Passages per paper: 44 to 112" and a median only of coverage.
 
 What is averaged is named by the first words after "average" / "mean" / "median" ("the average
 number of passages per paper" -> number, passages, paper; "a median of 27.2 BLEU" -> BLEU). The
-paper gives an average of it when its text has the statistic word followed by one of those words within three plain words
-("average number of passages", "mean speed"), or by a figure and the word ("a median of 27.2
-BLEU"), or has it followed by "on average" / "an average" ("reduces error by an average of
-39%"). A table with a row or column named by the statistic alone ("Average", "Mean") averages
-whatever it reports, so such a paper is never contradicted: a table's figures are not tied to
-one word here. "On average" in the sentence is not a claim of a reported statistic.
+paper gives an average of one of them when its text has the statistic word followed by it within
+three plain words ("average number of passages", "mean speed"), or with only figures and linking
+words between ("a median of 27.2 BLEU"), or has it followed by "on average" / "an average"
+("reduces error by an average of 39%"). A table with a row or column named by the statistic alone
+("Average", "Mean") averages whatever it reports, so such a paper is never contradicted: a
+table's figures are not tied to one word here. "On average" in the sentence is not a claim of a
+reported statistic.
 """
 
 from __future__ import annotations
@@ -68,12 +69,16 @@ _LINKS = (
 )
 
 
-def paper_averages(text_lower: str, thing: str) -> bool:
-    """The paper's text (lower case) gives an average of `thing`: the statistic then up to three
-    plain words and the thing ("average number of passages"); or then only figures and linking
-    words ("a median of 27.2 BLEU", "an average of 630 in the 15 states", "average 26ms"); or the
-    thing then "on average" / "an average" ("reduces error by an average of 39%")."""
-    words = " " + " ".join(re.findall(r"[a-z0-9]+", unicodedata.normalize("NFKC", text_lower))) + " "
+def words_of(text_lower: str) -> str:
+    """The text's lower-case words and numbers, each between single spaces."""
+    return " " + " ".join(re.findall(r"[a-z0-9]+", unicodedata.normalize("NFKC", text_lower))) + " "
+
+
+def paper_averages(words: str, thing: str) -> bool:
+    """The paper's words (`words_of` its text) give an average of `thing`: the statistic then up to
+    three plain words and the thing ("average number of passages"); or then only figures and
+    linking words ("a median of 27.2 BLEU", "an average of 630 in the 15 states", "average 26ms");
+    or the thing then "on average" / "an average" ("reduces error by an average of 39%")."""
     first = re.findall(r"[a-z0-9]+", unicodedata.normalize("NFKC", thing).lower())
     if not first:
         return True
@@ -94,6 +99,7 @@ def average_reasons(sentence: str, facts) -> list[str]:
     if claimed is None or tables_average(facts.tables):
         return []
     phrase, things = claimed
-    if any(paper_averages(facts.text_lower, thing) for thing in things):
+    words = words_of(facts.text_lower)
+    if any(paper_averages(words, thing) for thing in things):
         return []
     return [f"says “{phrase}”, but the paper gives no average, mean or median of it"]
