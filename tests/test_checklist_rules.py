@@ -115,6 +115,10 @@ def test_metrics_ablations_runs_hyperparameters_compute():
     )
     assert found("hyperparameters", "Neural networks have gained rapid momentum in NLP.") is None
     assert found("compute", "We train the model on a single Titan V GPU (12G memory) for 2 epochs.")
+    # dyer12: "a single computer" and "a 30 node hadoop Map/Reduce cluster"
+    assert found("compute", "All experiments for training on dev sets were carried out on a single computer.")
+    assert found("compute", "For the full data set we used a 30 node hadoop Map/Reduce cluster.")
+    assert found("compute", "Each of the two nodes of the tree holds one label.") is None
 
 
 def test_the_metrics_told_in_the_results_come_before_a_metric_word_in_the_introduction():

@@ -39,7 +39,8 @@ _COMPUTE = re.compile(
     r"\b(?:NVIDIA|Nvidia|Tesla|GeForce|Quadro|Titan|RTX|GTX|V100|A100|H100|P100|K80|Tesla T4|Xeon|Intel Core|Ryzen|EPYC)\b|"
     r"\b\d+ ?(?:GB|G|TB) (?:of )?(?:RAM|memory|GPU memory)\b|\b\d+G memory\b|"
     r"\b(?:GPU|CPU|TPU|compute|core)[- ]hours?\b|\b(?:training|inference) (?:took|takes|time)\b[^.]{0,30}\d|"
-    r"\bwall[- ]clock\b|\b(?:on|using) a (?:single |standard |commodity )?(?:machine|server|workstation|laptop|cluster)\b",
+    r"\bwall[- ]clock\b|\b(?:on|using) a (?:single |standard |commodity )?(?:machine|server|workstation|laptop|cluster|computer)\b|"
+    r"\b\d+[- ]nodes? (?:[\w/]+ ){0,2}cluster\b",
 )
 
 
