@@ -35,7 +35,8 @@ def hyperparameters_rule(s: Sentence) -> Found | None:
 
 
 _COMPUTE = re.compile(
-    r"\b(?:\d+|single|one|two|four|eight) (?:\w+ )?(?:GPUs?|TPUs?|CPUs?|cores|nodes)\b|"
+    r"\b(?:\d+|single|one|two|four|eight) (?:\w+ )?(?:GPUs?|TPUs?|CPUs?|cores)\b|"
+    r"\b(?:\d+|single|one|two|four|eight) (?:compute|worker|cluster|GPU|CPU) nodes?\b|"
     r"\b(?:NVIDIA|Nvidia|Tesla|GeForce|Quadro|Titan|RTX|GTX|V100|A100|H100|P100|K80|Tesla T4|Xeon|Intel Core|Ryzen|EPYC)\b|"
     r"\b\d+ ?(?:GB|G|TB) (?:of )?(?:RAM|memory|GPU memory)\b|\b\d+G memory\b|"
     r"\b(?:GPU|CPU|TPU|compute|core)[- ]hours?\b|\b(?:training|inference) (?:took|takes|time)\b[^.]{0,30}\d|"
