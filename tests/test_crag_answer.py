@@ -436,3 +436,30 @@ def test_an_answer_that_only_copies_a_source_line_is_not_found():
     result = run(llm)
     assert "crag-answer" in llm.stages()
     assert result.not_found and result.answer == NOT_FOUND
+
+
+def test_an_answer_sentence_sharing_no_word_with_its_passages_is_not_grounded():
+    from reader.crag.grounded import unfounded_sentences
+
+    # SPECTER's follow-up, answered from "Figure 1: Overview of SPECTER." alone
+    made_up = (
+        "The main conclusion about SPECTER's performance across domains is that it is accurate. "
+        "It achieves high accuracy in various medical imaging tasks, including brain imaging and lung imaging."
+    )
+    question = (
+        "What is the main conclusion of the paper about SPECTER's performance across different domains?"
+    )
+    assert unfounded_sentences(made_up, question, ["Figure 1: Overview of SPECTER."]) == [
+        "It achieves high accuracy in various medical imaging tasks, including brain imaging and lung imaging."
+    ]
+    # one word of the passages beyond the question's is enough; a short sentence is left alone
+    assert (
+        unfounded_sentences("They compare against LDA and TF-IDF [1].", QUESTION, ["We compare with LDA."])
+        == []
+    )
+    assert unfounded_sentences("Yes, it does.", QUESTION, ["Nothing."]) == []
+
+    # in the pipeline: the check said grounded, the answer is not, and it is withheld
+    llm = CragLLM(relevant_words=["baselines"], answer="Quantum annealers fold proteins for hospitals.")
+    result = run(llm, CragConfig(ungrounded="refuse"))
+    assert result.not_found and "share no word with the passages" in " ".join(result.notes)

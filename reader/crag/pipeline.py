@@ -52,7 +52,7 @@ from reader.crag.grade import (
     grade_in_batches,
     grade_passages,
 )
-from reader.crag.grounded import Groundedness
+from reader.crag.grounded import Groundedness, unfounded_sentences
 from reader.crag.refine import refine_in_batches
 from reader.crag.route import AMBIGUOUS, CORRECT, INCORRECT, Routing, grade_value, routing_named, why_missed
 from reader.errors import LLMError, ReaderError, WeightsUnusable
@@ -531,6 +531,7 @@ def _check(run: Run) -> str:
             run.grounded_reason = f"groundedness check timed out after {run.config.check_timeout_s:g} s"
         else:
             run.grounded, run.grounded_reason, supported = Groundedness(*future.result())
+            supported = _without_unfounded(run, supported)
             if not run.grounded and run.config.ungrounded == "refuse" and not _keep_supported(run, supported):
                 _withhold(run)
     except Exception as exc:
@@ -539,6 +540,24 @@ def _check(run: Run) -> str:
     finally:
         pool.shutdown(wait=False)
     return DONE
+
+
+def _without_unfounded(run: Run, supported) -> list[str]:
+    """The supported sentences less those that share no word with the evidence beyond the
+    question's (reader.crag.grounded.unfounded_sentences); with any such sentence the answer is
+    not grounded, whatever the verifier said."""
+    texts = [c.refined or c.text for c in run.answer.evidence] + [c.text for c in run.answer.evidence]
+    unfounded = {
+        _CITATION.sub("", s).strip() for s in unfounded_sentences(run.answer.text, run.question, texts)
+    }
+    if not unfounded:
+        return list(supported)
+    run.grounded = False
+    run.grounded_reason = (
+        f"{len(unfounded)} sentence{'' if len(unfounded) == 1 else 's'} share no word with the passages "
+        f"beyond the question's: “{sorted(unfounded)[0][:120]}”"
+    )
+    return [s for s in supported if s not in unfounded]
 
 
 def _keep_supported(run: Run, supported) -> bool:
