@@ -332,7 +332,7 @@ def test_the_abstract_says_the_method_and_a_headline_result_with_a_figure_and_an
 
 
 def test_the_task_is_the_synthesis_problem_when_it_names_one_else_the_abstracts_gap():
-    from reader.table.cells import task
+    from reader.table.cells import abstract_task
 
     abstract = (
         "Representation learning is a critical ingredient for NLP systems. "
@@ -340,15 +340,14 @@ def test_the_task_is_the_synthesis_problem_when_it_names_one_else_the_abstracts_
         "inter-document relatedness. We propose SPECTER."
     )
     stated = "The problem the paper addresses is assessing sparse extractions from text."
-    assert task(abstract, stated) == (stated, False)
+    assert abstract_task(abstract, stated) == ""  # the synthesis's sentence stays
     # SPECTER's synthesis opened its Problem with the abstract's context
     context = "For applications on scientific documents, the embeddings power strong performance."
-    assert task(abstract, context) == (
+    assert abstract_task(abstract, context) == (
         "Recent language models learn powerful representations, but these models do not leverage "
-        "inter-document relatedness.",
-        True,
+        "inter-document relatedness."
     )
-    assert task("We propose SPECTER. It works well.", context) == (context, False)
+    assert abstract_task("We propose SPECTER. It works well.", context) == ""  # the synthesis's stays
 
 
 def test_the_table_takes_method_and_headline_result_from_the_abstract(library):

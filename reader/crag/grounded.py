@@ -15,7 +15,6 @@ sentences found supported are returned too: a refused answer may keep them.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -103,7 +102,6 @@ def _judged(sentences) -> tuple[bool, str]:
 
 
 MIN_OWN_STEMS = 3
-_MARKERS = re.compile(r"\[\d+(?:\s*[,–-]\s*\d+)*\]")
 
 
 def unfounded_sentences(answer: str, question: str, evidence_texts: Sequence[str]) -> list[str]:
@@ -120,7 +118,7 @@ def unfounded_sentences(answer: str, question: str, evidence_texts: Sequence[str
         found |= content_stems(text)
     out = []
     for sentence in split_sentences(answer):
-        own = content_stems(_MARKERS.sub("", sentence)) - asked
+        own = content_stems(sentence) - asked  # numbers, citation markers among them, are no stems
         if len(own) >= MIN_OWN_STEMS and not own & found:
             out.append(sentence)
     return out

@@ -531,7 +531,7 @@ def _check(run: Run) -> str:
             run.grounded_reason = f"groundedness check timed out after {run.config.check_timeout_s:g} s"
         else:
             run.grounded, run.grounded_reason, supported = Groundedness(*future.result())
-            supported = _without_unfounded(run, supported)
+            supported = _without_unfounded(run, claims, supported)
             if not run.grounded and run.config.ungrounded == "refuse" and not _keep_supported(run, supported):
                 _withhold(run)
     except Exception as exc:
@@ -542,14 +542,13 @@ def _check(run: Run) -> str:
     return DONE
 
 
-def _without_unfounded(run: Run, supported) -> list[str]:
-    """The supported sentences less those that share no word with the evidence beyond the
-    question's (reader.crag.grounded.unfounded_sentences); with any such sentence the answer is
-    not grounded, whatever the verifier said."""
-    texts = [c.refined or c.text for c in run.answer.evidence] + [c.text for c in run.answer.evidence]
-    unfounded = {
-        _CITATION.sub("", s).strip() for s in unfounded_sentences(run.answer.text, run.question, texts)
-    }
+def _without_unfounded(run: Run, claims: str, supported) -> list[str]:
+    """The supported sentences less those of `claims` (the answer as checked, its citation markers
+    taken out) that share no word with the evidence beyond the question's
+    (reader.crag.grounded.unfounded_sentences); with any such sentence the answer is not grounded,
+    whatever the verifier said."""
+    texts = [t for c in run.answer.evidence for t in (c.text, c.refined) if t]
+    unfounded = set(unfounded_sentences(claims, run.question, texts))
     if not unfounded:
         return list(supported)
     run.grounded = False

@@ -26,12 +26,12 @@ from reader.errors import PaperNotFound, ReaderError
 from reader.table.cells import (
     SYNTHESIS_COLUMNS,
     abstract_method,
+    abstract_task,
     checklist_value,
     headline,
     nearest_sentence,
     synthesis_sections,
     synthesis_sentence,
-    task,
 )
 from reader.table.model import COLUMNS, Cell, ExtractionTable, Source, TableRow
 from reader.text.rigour import BY_KEY
@@ -149,9 +149,8 @@ def _filled_row(paper_id: str, db, search: Search, columns) -> tuple[TableRow, d
         row.notes.append("no synthesis stored: review the paper to fill task, method and headline result")
     synthesis_headline = synthesis_sentence(sections, SYNTHESIS_COLUMNS["result"], headline=True)
     best_result = headline(abstract, synthesis_headline)
-    the_task, task_from_abstract = task(abstract, synthesis_sentence(sections, SYNTHESIS_COLUMNS["task"]))
     from_abstract = {
-        "task": the_task if task_from_abstract else "",
+        "task": abstract_task(abstract, synthesis_sentence(sections, SYNTHESIS_COLUMNS["task"])),
         "method": abstract_method(abstract),
         "result": best_result if best_result != synthesis_headline else "",
     }
