@@ -33,6 +33,12 @@ abstract):
 - gains as levels: a figure given as a score or what something yields ("BLEU-4
   scores of around 2 BLEU points") that the paper prints only as a gain
   ("improvements of around 2 BLEU points over …"; reader/audit/gains.py).
+- correlations as scores: a figure given as a score ("the average human score … is 0.89") that
+  the paper prints only as a correlation or agreement ("0.89 Kendall's τ";
+  reader/audit/correlations.py).
+- open problems as results: "key results include the development of robust evaluation
+  protocols" of a paper that names that development only as an open problem
+  (reader/audit/open_problems.py).
 
 With the paper's tables (PaperFacts.tables), a number a table cell holds is also checked against
 the cell's row and column headers, and a difference, ratio or relative change the sentence states
@@ -50,7 +56,9 @@ import re
 from dataclasses import dataclass, field
 
 from reader.audit.averages import average_reasons
+from reader.audit.correlations import correlation_as_score_reasons
 from reader.audit.gains import gain_as_level_reasons
+from reader.audit.open_problems import open_problem_as_result_reasons
 from reader.text.figures import cited_figures
 from reader.text.words import zipf_en
 
@@ -337,6 +345,7 @@ def check_sentence(sentence: str, facts: PaperFacts) -> list[str]:
     reasons = _citation_reasons(author_years, brackets, facts) + _name_reasons(sentence, rest, facts)
     reasons += _figure_reasons(sentence, facts) + _training_reasons(sentence, rest, facts)
     reasons += average_reasons(sentence, facts) + gain_as_level_reasons(sentence, facts)
+    reasons += correlation_as_score_reasons(sentence, facts) + open_problem_as_result_reasons(sentence, facts)
     rest = _without_names(rest)
     accounted: set[int] = set()
     if facts.tables:
