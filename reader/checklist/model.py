@@ -3,6 +3,7 @@ sentence and page it rests on, or "not found" with what was searched."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from reader.text.pages import page_range
@@ -88,6 +89,16 @@ class Checklist:
 
     def item(self, key: str) -> ChecklistItem:
         return next(i for i in self.items if i.key == key)
+
+    def asked_about(self, question: str) -> list[ChecklistItem]:
+        """The found items, with the passage they rest on, that the question asks about by their
+        words (reader.text.rigour.Item.asked_by): "What are the evaluation metrics used?" -> the
+        Metrics item."""
+        return [
+            i
+            for i in self.items
+            if i.found and i.chunk_id is not None and re.search(BY_KEY[i.key].asked_by, question, re.I)
+        ]
 
     @property
     def by_key(self) -> dict[str, ChecklistItem]:
