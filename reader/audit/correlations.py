@@ -55,9 +55,8 @@ def correlation_as_score_reasons(sentence: str, facts) -> list[str]:
     """Why a figure the sentence gives as a score is the paper's correlation ([] when none is);
     `facts`: reader.audit.guards.PaperFacts (its text as printed, lower case)."""
     reasons = []
-    text = " ".join(facts.text_lower.split())
     for figure in dict.fromkeys(_scores(sentence)):
-        where = _only_as_correlation(figure, text)
+        where = _only_as_correlation(figure, facts.flat)
         if where is not None:
             reasons.append(
                 f"gives {figure} as a score, but the paper gives it only as a correlation or agreement: "

@@ -70,9 +70,8 @@ def gain_as_level_reasons(sentence: str, facts) -> list[str]:
     """Why a figure the sentence gives as a level is the paper's gain ([] when none is);
     `facts`: reader.audit.guards.PaperFacts (its text as printed, lower case)."""
     reasons = []
-    text = " ".join(facts.text_lower.split())
     for figure, unit in _levels(sentence):
-        where = _only_as_gain(figure, unit, text)
+        where = _only_as_gain(figure, unit, facts.flat)
         if where is not None:
             reasons.append(
                 f"gives {figure} {unit} as a level, but the paper gives it only as a gain: “… {where.strip()} …”"

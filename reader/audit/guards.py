@@ -214,6 +214,15 @@ class PaperFacts:
     figures: dict[str, tuple[int, str]] = field(default_factory=dict)
     figures_named: set[str] = field(default_factory=set)  # "Figure 3" in the paper's own texts
     _table_index: list | None = field(default=None, repr=False, compare=False)
+    _flat: str | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def flat(self) -> str:
+        """The text as printed, lower case, its whitespace runs one space each (built once): what
+        the guards that read phrases around a figure search (gains, correlations, open problems)."""
+        if self._flat is None:
+            self._flat = " ".join(self.text_lower.split())
+        return self._flat
 
     def table_index(self) -> list:
         """The tables indexed for reader.audit.table_checks, built once."""

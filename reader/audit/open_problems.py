@@ -72,7 +72,7 @@ def open_problem_as_result_reasons(sentence: str, facts) -> list[str]:
     not); `facts`: reader.audit.guards.PaperFacts (its text as printed, lower case)."""
     if not _RESULT_FRAME.search(sentence):
         return []
-    text = re.sub(r"(\w)-\s+(\w)", r"\1\2", " ".join(facts.text_lower.split()))
+    text = re.sub(r"(\w)-\s+(\w)", r"\1\2", facts.flat)
     run = _stated_run(sentence, f" {' '.join(_words(text))} ")
     if run is None:
         return []
