@@ -92,7 +92,14 @@ class KeywordGrader:
         return out
 
 
-def ask_with(grader, llm, config=None, question="Which baselines do they compare against?", paper_id=PAPER_A):
+def ask_with(
+    grader,
+    llm,
+    config=None,
+    question="Which baselines do they compare against?",
+    paper_id=PAPER_A,
+    pinned=None,
+):
     return ask(
         question,
         paper_id=paper_id,
@@ -103,6 +110,7 @@ def ask_with(grader, llm, config=None, question="Which baselines do they compare
         titles=TITLES,
         config=config or CragConfig(),
         relevance=grader,
+        pinned=pinned,
     )
 
 
@@ -203,18 +211,7 @@ def test_a_pinned_passage_the_trained_grader_turns_down_is_graded_by_the_llm():
     unpinned = ask_with(KeywordGrader({}), CragLLM(relevant_words=["english only"]), question=question)
     assert unpinned.not_found
     llm = CragLLM(relevant_words=["english only"], answer="The corpus is English only [1].")
-    pinned = ask(
-        question,
-        paper_id=PAPER_A,
-        generator=llm,
-        verifier=ScriptedLLM(lambda p: "[1] YES"),
-        search=FakeSearch(),
-        check_grounded=always_grounded,
-        titles=TITLES,
-        config=CragConfig(),
-        relevance=KeywordGrader({}),
-        pinned=[caption],
-    )
+    pinned = ask_with(KeywordGrader({}), llm, question=question, pinned=[caption])
     batch = next(c["prompt"] for c in llm.history if c["stage"] == "crag-grade-batch")
     assert "the corpus is English only" in batch
     assert not pinned.not_found and pinned.sources[0].chunk_id == 4
