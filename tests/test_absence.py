@@ -106,3 +106,19 @@ def test_a_paper_sentence_affirms_what_comes_before_its_negation():
     assert statements.contradicting(claim)[0].startswith("the paper does say it: “Scalability is")
     # what follows the negation is not affirmed
     assert statements.contradicting("The paper does not evaluate the tagger on German text.") == []
+
+
+def test_a_claimed_lack_of_a_definition_the_paper_gives_is_contradicted():
+    # as the tutorial on goal awareness defines proactivity
+    paper = PaperStatements.of(
+        [
+            "Conversational agents' proactivity can be defined as the capability to create or control "
+            "the conversation by taking the initiative.",
+            "We define no reward for the dialogue policy here, and leave it to future work.",
+            "The reward function is computed from user ratings.",
+        ]
+    )
+    claim = "Another limitation is the lack of a clear definition of what constitutes proactive behavior."
+    assert paper.contradicting(claim) and "defines it" in paper.contradicting(claim)[0]
+    # a definition of something the paper names but never defines stands
+    assert paper.contradicting("The paper lacks a clear definition of the reward function.") == []

@@ -6,7 +6,9 @@ The claim's object (what it says is missing, up to the first comma or clause) is
 content stems, generic words of critique taken off ("any information about", "the method's");
 a paper sentence that holds at least MIN_SHARE of them (and two or more), and is not itself a
 negation or a restriction ("we do not evaluate on X", "only when …"), contradicts the claim and
-is quoted as the finding. The checklist's items (reader.deepread.checked.contradicted_absence)
+is quoted as the finding. A claimed lack of a definition ("the lack of a clear definition of what
+constitutes proactive behaviour") is contradicted by a sentence that defines one of the things it
+names ("proactivity can be defined as …"). The checklist's items (reader.deepread.checked.contradicted_absence)
 decide the absences they know; this covers the rest.
 """
 
@@ -81,6 +83,16 @@ _HEAD_END = re.compile(
     r"which|who|when|where|whether|how|why|as)\b",
     re.I,
 )
+# "lacks a clear definition of what constitutes proactive behaviour": what is missing is a definition,
+# contradicted by a paper sentence that defines one of the things named ("proactivity can be defined
+# as …"), a name DEFINITION_REACH words or fewer from the defining word
+_DEFINITION_OF = re.compile(
+    r"^\W*(?:of\s+)?(?:an?\s+|any\s+)?(?:(?:clear|formal|precise|explicit|proper|concrete)\s+)?"
+    r"definitions?\s+(?:of|for)\s+(?P<what>.*)",
+    re.I,
+)
+_DEFINES = re.compile(r"^(?:defin(?:e|es|ed|ing|ition)|refers?|denotes?)$", re.I)
+DEFINITION_REACH = 5
 # "does not compare different annotation methods, such as COARSE and FINE": the examples name it
 _EXAMPLES = re.compile(r"^\s*,?\s*(?:such as|including|like|e\.g\.,?)\s+(?P<examples>[^.;:,]*)", re.I)
 
@@ -107,6 +119,10 @@ class PaperStatements:
         """The reason a claimed absence is false, quoting the paper sentence that states it ([] when
         the sentence claims no absence, its object is too vague, or no sentence states it)."""
         for m in [*_ABSENCE.finditer(sentence), *_NOT_DONE.finditer(sentence)]:
+            definition = _DEFINITION_OF.match(m.group("object"))
+            defining = self.defining(absent_stems(definition.group("what"))) if definition else None
+            if defining:
+                return [f"the paper defines it: {quoted(defining)}"]
             wanted = absent_stems(m.group("object"))
             examples = _EXAMPLES.match(sentence[m.end() :]) if m.re is _ABSENCE else None
             if len(wanted) < MIN_STEMS and examples:
@@ -122,6 +138,18 @@ class PaperStatements:
             if len(stating) >= MIN_HEAD_SENTENCES:
                 return [f"the paper says it in {len(stating)} sentences, such as {quoted(stating[0])}"]
         return []
+
+    def defining(self, named: set[str]) -> str | None:
+        """The first paper sentence that defines one of the things named (their content stems)."""
+        for sentence, stems in self.sentences:
+            if not named & stems:
+                continue
+            words = re.findall(r"[A-Za-z][\w-]*", sentence)
+            for i, word in enumerate(words):
+                near = words[max(0, i - DEFINITION_REACH) : i + DEFINITION_REACH + 1]
+                if _DEFINES.match(word) and any(content_stems(w) & named for w in near):
+                    return sentence
+        return None
 
 
 def _affirmed_stems(sentence: str, whole: frozenset[str] | None) -> frozenset[str]:
