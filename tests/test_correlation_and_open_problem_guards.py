@@ -54,6 +54,12 @@ def test_an_open_problem_stated_as_a_result_is_a_guard_finding():
     sentence = "Key results include the development of robust evaluation protocols for conversational agents."
     reasons = check_sentence(sentence, facts)
     assert any("development of robust evaluation protocols" in r and "open problem" in r for r in reasons)
+    # a true run first ("a taxonomy of proactive dialogue systems", the paper's own doing) does not hide it
+    both = (
+        "The authors also present a taxonomy of proactive dialogue systems and evaluate the development "
+        "of robust evaluation protocols."
+    )
+    assert open_problem_as_result_reasons(both, facts)
 
 
 def test_a_result_the_paper_claims_or_an_open_problem_said_as_such_passes():

@@ -7,10 +7,11 @@ a long-standing problem …" among its open challenges.
         a long-standing problem …”"]
 
 A sentence states a result when it says so ("key results include", "the main findings are",
-"the paper develops …"). What it states is the longest run of at least MIN_WORDS of its words
-after that, with MIN_CONTENT content words, that the paper prints word for word. The paper names
-it only as an open problem when every sentence of its text that holds the run speaks of a
-problem, a challenge or future work and not of the paper's own doing ("we propose", "our").
+"the paper develops …", "the authors also present … and evaluate …"). What it states is each run
+of at least MIN_WORDS of its words after that, with MIN_CONTENT content words, that the paper
+prints word for word (longest first, none overlapping). The paper names one only as an open
+problem when every sentence of its text that holds the run speaks of a problem, a challenge or
+future work and not of the paper's own doing ("we propose", "our").
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ _RESULT_FRAME = re.compile(
     r"\b(?:(?:key|main|major|principal|central)\s+(?:results?|findings?|contributions?|achievements?)"
     r"(?:\s+of\s+the\s+(?:paper|study|work|tutorial))?\s+(?:include|includes|are|is|was|were)"
     r"|(?:results?|findings?|contributions?|achievements?)\s+(?:include|includes)"
-    r"|the\s+(?:paper|authors?|study|work|tutorial)\s+(?:develop|achiev|demonstrat|establish|solv)\w*)\b",
+    r"|the\s+(?:paper|authors?|study|work|tutorial)\s+(?:also\s+)?"
+    r"(?:develop|achiev|demonstrat|establish|solv|evaluat|present|propos|introduc)\w*)\b",
     re.I,
 )
 _PROBLEM = re.compile(
@@ -41,20 +43,25 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9]+", re.sub(r"(\w)-\s+(\w)", r"\1\2", text.lower()))
 
 
-def _stated_run(sentence: str, paper_words: str) -> str | None:
-    """The longest run of the sentence's words after its result frame that the paper prints."""
+def _stated_runs(sentence: str, paper_words: str) -> list[str]:
+    """The runs of the sentence's words after its result frame that the paper prints, longest first,
+    none overlapping another."""
     frame = _RESULT_FRAME.search(sentence)
     if not frame:
-        return None
+        return []
     words = _words(sentence[frame.end() :])
+    taken: set[int] = set()
+    runs = []
     for size in range(len(words), MIN_WORDS - 1, -1):
         for start in range(len(words) - size + 1):
+            span = set(range(start, start + size))
             run = words[start : start + size]
-            if sum(w not in _FUNCTION for w in run) < MIN_CONTENT:
+            if span & taken or sum(w not in _FUNCTION for w in run) < MIN_CONTENT:
                 continue
             if f" {' '.join(run)} " in paper_words:
-                return " ".join(run)
-    return None
+                runs.append(" ".join(run))
+                taken |= span
+    return runs
 
 
 def _sentences_holding(run: str, text: str) -> list[str]:
@@ -73,12 +80,10 @@ def open_problem_as_result_reasons(sentence: str, facts) -> list[str]:
     if not _RESULT_FRAME.search(sentence):
         return []
     text = re.sub(r"(\w)-\s+(\w)", r"\1\2", facts.flat)
-    run = _stated_run(sentence, f" {' '.join(_words(text))} ")
-    if run is None:
-        return []
-    holding = _sentences_holding(run, text)
-    if not holding or not all(_PROBLEM.search(s) and not _OWN_DOING.search(s) for s in holding):
-        return []
-    return [
-        f"gives “{run}” as a result, but the paper names it only as an open problem: “{holding[0][:160]}”"
-    ]
+    for run in _stated_runs(sentence, f" {' '.join(_words(text))} "):
+        holding = _sentences_holding(run, text)
+        if holding and all(_PROBLEM.search(s) and not _OWN_DOING.search(s) for s in holding):
+            return [
+                f"gives “{run}” as a result, but the paper names it only as an open problem: “{holding[0][:160]}”"
+            ]
+    return []
