@@ -134,3 +134,19 @@ def test_names_written_as_plain_words_are_checked(sentence, name):
 def test_ordinary_capitalised_words_are_not_names(sentence):
     facts = PaperFacts.from_texts(["We follow the method of Culotta et al. on the data."])
     assert check_sentence(sentence, facts) == []
+
+
+def test_an_author_year_needs_the_year_printed_after_the_surname_not_another_works_before_it():
+    # as the goal-awareness tutorial prints its Zamani citations (2020 and 2022, none of 2021)
+    facts = PaperFacts.from_texts(
+        [
+            "clarify the ambiguity of the query (Aliannejadi et al., 2019, 2021; Zamani et al., 2020) and "
+            "conversation question answering (Guo et al., 2021).",
+            "Hamed Zamani, Johanne R. Trippas, Jeff Dalton, and Filip Radlinski. 2022. Conversational information seeking.",
+        ]
+    )
+    assert check_sentence("Zamani et al. (2021) studies conversational information seeking.", facts) == [
+        "citation 'Zamani et al. (2021)' not found in the paper"
+    ]
+    for cited in ("Zamani et al. (2022)", "Zamani et al., 2020", "Aliannejadi et al. (2021)"):
+        assert check_sentence(f"{cited} studies conversational information seeking.", facts) == []

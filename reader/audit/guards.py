@@ -22,7 +22,8 @@ abstract):
   missing.
 - citation markers: "[12]", "[3, 5-7]", "(Smith et al., 2020)",
   "Smith and Jones (2019)": numbers must appear as markers in the paper, and an
-  author-year citation needs the surname with the year close by.
+  author-year citation needs its year among the first printed after the surname
+  somewhere in the paper (a year printed before it is another work's).
 - training: a sentence that has something trained, pre-trained or fine-tuned,
   about a paper whose text never speaks of training, tuning or supervision
   (the README's sample: "The method is trained on a set of 14 shared papers"
@@ -66,6 +67,9 @@ _NUMBER = re.compile(
     r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?:\s?(%|×|x\b|X\b|times\b|[kK]\b|M\b|B\b))?",
     re.ASCII,
 )
+# the years printed next after a surname, before any other citation or sentence begins: "et al.,
+# 2019, 2021", "(2019a)", ", Lueck. 2020"
+_YEARS_AFTER = re.compile(r"[^;()\d]{0,300}?\(?((?:19|20)\d\d[a-z]?(?:\s*,\s*(?:19|20)\d\d[a-z]?)*)")
 _NAME = re.compile(r"(?<![\w-])[A-Za-z][A-Za-z0-9]*(?:[-/][A-Za-z0-9]+)*(?![\w-])", re.ASCII)
 BRACKET_CITE = re.compile(r"\[(\d{1,3}(?:\s*[-–,;]\s*\d{1,3})*)\]")
 AUTHOR_YEAR = re.compile(
@@ -290,10 +294,13 @@ class PaperFacts:
         return bool(words) and " ".join(words) in self.words_joined
 
     def has_author_year(self, surname: str, year: str) -> bool:
-        name = surname.lower()
-        for m in re.finditer(re.escape(name), self.text_lower):
-            window = self.text_lower[max(0, m.start() - 300) : m.end() + 300]
-            if year in window:
+        """The paper cites the surname with this year: somewhere the first years printed after the
+        surname ("Zamani et al., 2020", "Zamani … Lueck. 2020.", "Smith, 2019, 2021") include it. A
+        year printed before it ("(Aliannejadi et al., 2019, 2021; Zamani et al., 2020)") is another
+        work's."""
+        for m in re.finditer(rf"(?<![a-z]){re.escape(surname.lower())}(?![a-z])", self.text_lower):
+            years = _YEARS_AFTER.match(self.text_lower, m.end())
+            if years and year in re.findall(r"(?:19|20)\d\d", years.group(1)):
                 return True
         return False
 
