@@ -561,10 +561,10 @@ class Services:
             titles=titles,
             config=config,
             relevance=self.relevance_grader if config.grader else None,  # loaded only when used
-            pinned=self._checklist_evidence(question, paper_id) if paper_id else [],
+            pinned=self.checklist_evidence(question, paper_id) if paper_id else [],
         )
 
-    def _checklist_evidence(self, question: str, paper_id: str) -> list:
+    def checklist_evidence(self, question: str, paper_id: str) -> list:
         """The paper's checklist passages for the items the question names, as search hits."""
         from reader.checklist.store import passages_asked_about
         from reader.index.hits import SearchHit
