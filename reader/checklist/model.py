@@ -3,11 +3,10 @@ sentence and page it rests on, or "not found" with what was searched."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from reader.text.pages import page_range
-from reader.text.rigour import BY_KEY, ITEM_KEYS
+from reader.text.rigour import BY_KEY, ITEM_KEYS, items_named
 
 # How an item was decided: the rules over every sentence; a quote the extraction prompt copied from
 # a passage the index found (checked to be in that passage); or not found after both.
@@ -94,11 +93,8 @@ class Checklist:
         """The found items, with the passage they rest on, that the question asks about by their
         words (reader.text.rigour.Item.asked_by): "What are the evaluation metrics used?" -> the
         Metrics item."""
-        return [
-            i
-            for i in self.items
-            if i.found and i.chunk_id is not None and re.search(BY_KEY[i.key].asked_by, question, re.I)
-        ]
+        named = items_named(question)
+        return [i for i in self.items if i.found and i.chunk_id is not None and i.key in named]
 
     @property
     def by_key(self) -> dict[str, ChecklistItem]:

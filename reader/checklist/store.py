@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 from reader.checklist.build import build_checklist
 from reader.checklist.model import Checklist, ChecklistItem
 from reader.store.tables import ChecklistEntry, Chunk, Paper
-from reader.text.rigour import ITEM_KEYS, Passage
+from reader.text.rigour import ITEM_KEYS, Passage, items_named
 
 
 def save_checklist(session: Session, checklist: Checklist) -> None:
@@ -87,7 +87,7 @@ def passages_asked_about(session: Session, paper_id: str, question: str) -> list
     """The passages the paper's checklist rests on for the items the question names
     (Checklist.asked_about: "What are the evaluation metrics used?" -> the Metrics item's), once
     each; [] for a paper without passages."""
-    checklist = checklist_of(session, paper_id)
+    checklist = checklist_of(session, paper_id) if items_named(question) else None
     ids = list(dict.fromkeys(i.chunk_id for i in checklist.asked_about(question))) if checklist else []
     chunks = {c.id: c for c in session.scalars(select(Chunk).where(Chunk.id.in_(ids)))} if ids else {}
     return [

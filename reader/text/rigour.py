@@ -138,6 +138,11 @@ ITEM_KEYS = [item.key for item in ITEMS]
 BY_KEY = {item.key: item for item in ITEMS}
 
 
+def items_named(question: str) -> list[str]:
+    """The keys of the items a question asks about by their words (Item.asked_by)."""
+    return [item.key for item in ITEMS if re.search(item.asked_by, question, re.I)]
+
+
 @dataclass(frozen=True)
 class Passage:
     """A passage of the paper with where it is (chunk_id None: not a stored passage)."""
