@@ -252,8 +252,6 @@ def run_questions(args, paths: list[str]) -> list[dict]:
                 titles=titles,
                 config=config,
                 relevance=relevance if config.grader else None,
-                # as reader ask pins them: the checklist's passage for an item the question names
-                pinned=app.services.checklist_evidence(q.question, scope) if scope else [],
             )
             p_yes = [g["p_yes"] for g in result.to_json()["grades"] if g.get("p_yes") is not None]
             row = {

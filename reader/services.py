@@ -544,8 +544,7 @@ class Services:
         return result
 
     def _passages(self, question, paper_id, config, roles, titles, external):
-        """The question pipeline over the passages (reader.crag.pipeline.ask); about one paper,
-        the passages its rigour checklist rests on for what the question names are pinned."""
+        """The question pipeline over the passages (reader.crag.pipeline.ask)."""
         from reader.crag.grounded import audit_grounded
         from reader.crag.pipeline import ask
 
@@ -561,20 +560,7 @@ class Services:
             titles=titles,
             config=config,
             relevance=self.relevance_grader if config.grader else None,  # loaded only when used
-            pinned=self.checklist_evidence(question, paper_id) if paper_id else [],
         )
-
-    def checklist_evidence(self, question: str, paper_id: str) -> list:
-        """The paper's checklist passages for the items the question names, as search hits."""
-        from reader.checklist.store import passages_asked_about
-        from reader.index.hits import SearchHit
-
-        with self.db() as session:
-            passages = passages_asked_about(session, paper_id, question)
-        return [
-            SearchHit(p.chunk_id, paper_id, p.text, p.section, p.page_start, p.page_end, 0.0)
-            for p in passages
-        ]
 
 
 class _StageSpy:

@@ -92,14 +92,7 @@ class KeywordGrader:
         return out
 
 
-def ask_with(
-    grader,
-    llm,
-    config=None,
-    question="Which baselines do they compare against?",
-    paper_id=PAPER_A,
-    pinned=None,
-):
+def ask_with(grader, llm, config=None, question="Which baselines do they compare against?", paper_id=PAPER_A):
     return ask(
         question,
         paper_id=paper_id,
@@ -110,7 +103,6 @@ def ask_with(
         titles=TITLES,
         config=config or CragConfig(),
         relevance=grader,
-        pinned=pinned,
     )
 
 
@@ -199,21 +191,3 @@ def test_calibrate_grids_the_grader_on_and_off():
     assert "relevance grader" in points[0].label and "relevance grader" not in points[1].label
     assert points[0].to_json()["grader"] is True and points[1].to_json()["grader"] is False
     assert points[0].config().grader and not points[1].config().grader
-
-
-def test_a_pinned_passage_the_trained_grader_turns_down_is_graded_by_the_llm():
-    # the trained grader scores every passage near 0 (as it does a table caption that answers);
-    # the checklist's passage for the item the question names is pinned, so the LLM reads it whole
-    from reader.index.hits import SearchHit
-
-    question = "What are the limitations of the topic model?"
-    caption = SearchHit(4, PAPER_A, "Limitations: the corpus is English only.", "", 7, 7, 0.0)
-    unpinned = ask_with(KeywordGrader({}), CragLLM(relevant_words=["english only"]), question=question)
-    assert unpinned.not_found
-    llm = CragLLM(relevant_words=["english only"], answer="The corpus is English only [1].")
-    pinned = ask_with(KeywordGrader({}), llm, question=question, pinned=[caption])
-    batch = next(c["prompt"] for c in llm.history if c["stage"] == "crag-grade-batch")
-    assert "the corpus is English only" in batch
-    assert not pinned.not_found and pinned.sources[0].chunk_id == 4
-    graded = next(c for c in pinned.graded if c.chunk_id == 4)
-    assert graded.origin == "checklist" and graded.grade.model_p == 0.01  # graded by both

@@ -136,21 +136,6 @@ def test_the_deep_read_stores_the_checklist_and_the_critique_states_it(db):
     assert variance.evidence[0].chunk_id == items["variance"].chunk_id
 
 
-def test_a_question_naming_an_item_is_given_the_passage_the_item_rests_on(db):
-    from reader.checklist.store import passages_asked_about
-
-    _read(db)
-    with transaction(db) as s:
-        items = stored_checklist(s, PAPER_ID).by_key
-        variance = passages_asked_about(s, PAPER_ID, "Is the standard deviation of the results reported?")
-        baselines = passages_asked_about(s, PAPER_ID, "Which baselines are compared?")
-        neither = passages_asked_about(s, PAPER_ID, "What is the main idea of the method?")
-        unfound = passages_asked_about(s, PAPER_ID, "Does the paper have an ethics statement?")
-    assert [p.chunk_id for p in variance] == [items["variance"].chunk_id] and "± 0.1" in variance[0].text
-    assert [p.chunk_id for p in baselines] == [items["baselines"].chunk_id]
-    assert neither == [] and unfound == []  # no item named; an item not found has no passage
-
-
 def test_show_json_the_note_and_the_paper_page_say_how_each_sentence_was_decided(app, db, tmp_path):
     from fastapi.testclient import TestClient
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from reader.text.pages import page_range
-from reader.text.rigour import BY_KEY, ITEM_KEYS, items_named
+from reader.text.rigour import BY_KEY, ITEM_KEYS
 
 # How an item was decided: the rules over every sentence; a quote the extraction prompt copied from
 # a passage the index found (checked to be in that passage); or not found after both.
@@ -88,13 +88,6 @@ class Checklist:
 
     def item(self, key: str) -> ChecklistItem:
         return next(i for i in self.items if i.key == key)
-
-    def asked_about(self, question: str) -> list[ChecklistItem]:
-        """The found items, with the passage they rest on, that the question asks about by their
-        words (reader.text.rigour.Item.asked_by): "What are the evaluation metrics used?" -> the
-        Metrics item."""
-        named = items_named(question)
-        return [i for i in self.items if i.found and i.chunk_id is not None and i.key in named]
 
     @property
     def by_key(self) -> dict[str, ChecklistItem]:

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 from reader.checklist.build import build_checklist
 from reader.checklist.model import Checklist, ChecklistItem
 from reader.store.tables import ChecklistEntry, Chunk, Paper
-from reader.text.rigour import ITEM_KEYS, Passage, items_named
+from reader.text.rigour import ITEM_KEYS, Passage
 
 
 def save_checklist(session: Session, checklist: Checklist) -> None:
@@ -81,17 +81,3 @@ def checklist_of(session: Session, paper_id: str) -> Checklist | None:
     checklist = build_checklist(paper_id, paper.title or "", passages)
     checklist.stored = False
     return checklist
-
-
-def passages_asked_about(session: Session, paper_id: str, question: str) -> list[Passage]:
-    """The passages the paper's checklist rests on for the items the question names
-    (Checklist.asked_about: "What are the evaluation metrics used?" -> the Metrics item's), once
-    each; [] for a paper without passages."""
-    checklist = checklist_of(session, paper_id) if items_named(question) else None
-    ids = list(dict.fromkeys(i.chunk_id for i in checklist.asked_about(question))) if checklist else []
-    chunks = {c.id: c for c in session.scalars(select(Chunk).where(Chunk.id.in_(ids)))} if ids else {}
-    return [
-        Passage(c.text, c.section or "", c.page_start, c.page_end, c.id)
-        for c in (chunks.get(i) for i in ids)
-        if c is not None and c.paper_id == paper_id
-    ]

@@ -19,7 +19,7 @@ class Candidate:
     page_end: int = 0
     section: str = ""
     fused_score: float = 0.0  # the retrieval's reciprocal-rank score (0 for external hits)
-    origin: str = "retrieval"  # retrieval | rewrite | collection | external | checklist
+    origin: str = "retrieval"  # retrieval | rewrite | collection | external
     external: bool = False
     source_label: str = ""  # external hits: title and address
     grade: Grade | None = None

@@ -56,7 +56,6 @@ from reader.crag.grounded import Groundedness, unfounded_sentences
 from reader.crag.refine import refine_in_batches
 from reader.crag.route import AMBIGUOUS, CORRECT, INCORRECT, Routing, grade_value, routing_named, why_missed
 from reader.errors import LLMError, ReaderError, WeightsUnusable
-from reader.index.hits import SearchHit
 from reader.llm.base import LLM, Completion, supports_logprobs
 from reader.text.split import split_sentences
 
@@ -72,7 +71,6 @@ RETRIEVE, GRADE, ROUTE, CORRECT_STEP, FALLBACK, REFINE, GENERATE, CHECK, DONE = 
     "done",
 )
 MAX_STEPS = 20
-PINNED = "checklist"  # the origin of a pinned passage (Run.pinned)
 
 # -> reader.crag.grounded.Groundedness, or its first two fields (grounded, reason)
 CheckGrounded = Callable[[str, list[Candidate], LLM], tuple]
@@ -243,9 +241,6 @@ class Run:
     routing: Routing
     refusal: Refusal
     relevance: PassageGrader | None = None
-    # passages the caller knows speak of what the question asks (the rigour checklist's evidence
-    # for the item it names): always retrieved, and never turned down by the trained grader alone
-    pinned: list[SearchHit] = field(default_factory=list)
     retrieved: list[Candidate] = field(default_factory=list)
     graded: list[Candidate] = field(default_factory=list)
     kept: list[Candidate] = field(default_factory=list)
@@ -306,15 +301,12 @@ class Run:
             return None
         for candidate, relevance in zip(candidates, scored):
             p = relevance.p_relevant
+            candidate.refined = relevance.window
+            candidate.refine_note = "the passage's window the relevance grader scored best"
             reason = f"relevance grader: P(relevant) {p:.2f}"
-            if candidate.origin == PINNED:  # read whole: its best window may miss the item's sentence
-                reason += "; the rigour checklist's evidence for what the question names"
-            else:
-                candidate.refined = relevance.window
-                candidate.refine_note = "the passage's window the relevance grader scored best"
             if p >= cfg.grader_high:
                 candidate.grade = Grade(candidate.key, RELEVANT_SCORE, False, reason, p_yes=p, model_p=p)
-            elif p <= cfg.grader_low and candidate.origin != PINNED:
+            elif p <= cfg.grader_low:
                 candidate.grade = Grade(candidate.key, IRRELEVANT_SCORE, False, reason, p_yes=p, model_p=p)
             else:
                 candidate.grade = Grade(candidate.key, AMBIGUOUS_SCORE, True, reason, p_yes=p, model_p=p)
@@ -394,19 +386,7 @@ def _retrieve(run: Run) -> str:
     run.retrieved = retrieve_all(queries, run.search, run.paper_id, origin="retrieval")
     if run.paper_id is None:
         run.retrieved = per_paper_quota(run.retrieved, run.config.per_paper_quota)
-    run.retrieved = with_pinned(run.retrieved, run.pinned)
     return GRADE
-
-
-def with_pinned(retrieved: list[Candidate], pinned: list[SearchHit]) -> list[Candidate]:
-    """The pinned passages first, marked as such (a retrieved one moves up), then the rest."""
-    by_key = {c.key: c for c in retrieved}
-    first = [
-        replace(by_key.get(f"chunk:{hit.chunk_id}") or Candidate.from_hit(hit, PINNED), origin=PINNED)
-        for hit in pinned
-    ]
-    keys = {c.key for c in first}
-    return first + [c for c in retrieved if c.key not in keys]
 
 
 def _grade(run: Run) -> str:
@@ -658,7 +638,6 @@ def ask(
     on_step: Callable[[str, Run], None] | None = None,
     stop_before: str | None = None,
     relevance: PassageGrader | None = None,
-    pinned: list[SearchHit] | None = None,
 ) -> AskResult:
     """Answer `question` about one paper (`paper_id`) or the whole collection (None).
 
@@ -668,11 +647,7 @@ def ask(
     (`not_found` false unless an earlier step decided it) and a note saying where it stopped.
 
     `relevance`, the trained relevance grader, grades every passage first when `config.grader`
-    is on; the LLM grades only those it is unsure of (CragConfig.grader_low / grader_high).
-    `pinned` passages (the rigour checklist's evidence for what the question names) are always
-    candidates, and the LLM grades them where the trained grader would turn them down: it scores
-    a table caption that answers ("Table 4: The Bag of Concepts F1 score …" for "What are the
-    evaluation metrics used?") about 0.01."""
+    is on; the LLM grades only those it is unsure of (CragConfig.grader_low / grader_high)."""
     if stop_before is not None and stop_before not in STEPS:
         raise ValueError(f"stop_before={stop_before!r}: not a step; one of {', '.join(STEPS)}")
     question = question.strip()
@@ -691,7 +666,6 @@ def ask(
         routing=routing_named(config.routing),
         refusal=refusal_named(config.refusal),
         relevance=relevance if config.grader else None,
-        pinned=list(pinned or []),
     )
     trace, finished = _run_steps(run, on_step, stop_before)
     if finished:
