@@ -9,13 +9,15 @@ A sentence gives a figure between 0 and 1 as a score when a word of level (score
 accuracy, average, F1 …) comes shortly before it and the sentence names no correlation or
 agreement at all. The paper gives that figure only as a correlation when every place its text
 prints it has a word of correlation or agreement (correlation, Kendall, Spearman, Pearson, τ, ρ,
-kappa, κ, Krippendorff, agreement) within WINDOW characters. A figure the paper also prints as
+kappa, κ, Krippendorff, agreement) within reader.audit.gains.WINDOW characters. A figure the paper also prints as
 anything else, or not at all (the guards' "not found" says that), is left alone.
 """
 
 from __future__ import annotations
 
 import re
+
+from reader.audit.gains import printed_only_beside
 
 _FIGURE = re.compile(r"(?<![\w.])(0?\.\d{2,3})(?![\d.]\d)")
 _LEVEL_BEFORE = re.compile(
@@ -28,7 +30,6 @@ _CORRELATION = re.compile(
     r"\bagree(?:ment|s|d)?\b|\biaa\b",
     re.I,
 )
-WINDOW = 60  # characters either side of a figure in which a word of correlation makes it one
 
 
 def _scores(sentence: str) -> list[str]:
@@ -41,14 +42,12 @@ def _scores(sentence: str) -> list[str]:
 def _only_as_correlation(figure: str, text: str) -> str | None:
     """Where the text prints `figure` only beside a word of correlation, the first such place;
     None when it prints it once without one, or not at all."""
-    first = None
     digits = figure.lstrip("0")  # ".89" and "0.89" are one figure
-    for m in re.finditer(rf"(?<![\w.])0?{re.escape(digits)}(?![\d])", text):
-        before, after = text[max(0, m.start() - WINDOW) : m.start()], text[m.end() : m.end() + WINDOW]
-        if not (_CORRELATION.search(before) or _CORRELATION.search(after)):
-            return None
-        first = first or (before.partition(" ")[2] + m.group(0) + after.rpartition(" ")[0])
-    return first
+    return printed_only_beside(
+        rf"(?<![\w.])0?{re.escape(digits)}(?![\d])",
+        text,
+        lambda before, after: bool(_CORRELATION.search(before) or _CORRELATION.search(after)),
+    )
 
 
 def correlation_as_score_reasons(sentence: str, facts) -> list[str]:

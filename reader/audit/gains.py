@@ -52,18 +52,29 @@ def _levels(sentence: str) -> list[tuple[str, str]]:
     return out
 
 
+def printed_only_beside(pattern: str, text: str, beside) -> str | None:
+    """Where every place the text prints `pattern` has `beside(before, after)` true of the WINDOW
+    characters either side, the first such place (whole words at its two ends); None when one
+    place has not, or the text never prints it. Shared with reader.audit.correlations."""
+    first = None
+    for m in re.finditer(pattern, text):
+        before, after = text[max(0, m.start() - WINDOW) : m.start()], text[m.end() : m.end() + WINDOW]
+        if not beside(before, after):
+            return None
+        first = first or (before.partition(" ")[2] + m.group(0) + after.rpartition(" ")[0])
+    return first
+
+
 def _only_as_gain(figure: str, unit: str, text: str) -> str | None:
     """Where the text prints `figure` followed by `unit` only inside phrases of change, the first
     such phrase; None when it prints it once as anything else, or not at all."""
-    first = None
-    pattern = rf"(?<![\w.]){re.escape(figure)}\s*{re.escape(unit.lower())}"
-    for m in re.finditer(pattern, text):
-        before, after = text[max(0, m.start() - WINDOW) : m.start()], text[m.end() : m.end() + WINDOW]
-        if not (_CHANGE.search(before) or re.match(r"\s*(?:over|better|higher|more)\b", after)):
-            return None
-        # whole words only at the window's two ends
-        first = first or (before.partition(" ")[2] + text[m.start() : m.end()] + after.rpartition(" ")[0])
-    return first
+    return printed_only_beside(
+        rf"(?<![\w.]){re.escape(figure)}\s*{re.escape(unit.lower())}",
+        text,
+        lambda before, after: bool(
+            _CHANGE.search(before) or re.match(r"\s*(?:over|better|higher|more)\b", after)
+        ),
+    )
 
 
 def gain_as_level_reasons(sentence: str, facts) -> list[str]:
