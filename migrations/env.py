@@ -1,8 +1,9 @@
 """Alembic environment: runs against the URL put in the config by reader.store.db."""
 
 from alembic import context
-from sqlalchemy import create_engine, pool
+from sqlalchemy import create_engine, event, pool
 
+from reader.store.db import set_sqlite_locking
 from reader.store.tables import Base
 
 config = context.config
@@ -21,7 +22,10 @@ def run_migrations_offline() -> None:
 
 
 def run_migrations_online() -> None:
-    engine = create_engine(config.get_main_option("sqlalchemy.url"), poolclass=pool.NullPool)
+    url = config.get_main_option("sqlalchemy.url")
+    engine = create_engine(url, poolclass=pool.NullPool)
+    if engine.dialect.name == "sqlite":
+        event.listen(engine, "connect", set_sqlite_locking)
     with engine.connect() as connection:
         context.configure(
             connection=connection,

@@ -16,6 +16,33 @@ def test_migrations_reach_the_orm_schema(tmp_path):
     assert diff == [], f"migrations and ORM disagree: {diff}"
 
 
+def test_the_migrations_connection_waits_in_wal_like_every_other(tmp_path):
+    """A file the migrations create is in WAL from their first connection, which waits 30 s for a
+    lock as the library's do (a migration in the rollback journal with SQLite's 5 s, while other
+    processes opened the file, failed "database is locked" under load) and leaves foreign keys
+    off (a batch migration's dropped copy would cascade)."""
+    from alembic import command
+    from sqlalchemy import event, text
+    from sqlalchemy.engine import Engine
+
+    seen = []
+    url = f"sqlite:///{tmp_path / 'fresh.db'}"
+
+    def pragmas(conn, *_statement):  # the migration's connection, at each of its statements
+        cur = conn.connection.dbapi_connection.cursor()
+        seen.append(tuple(cur.execute(f"PRAGMA {p}").fetchone()[0] for p in ("busy_timeout", "foreign_keys")))
+        cur.close()
+
+    event.listen(Engine, "before_cursor_execute", pragmas)
+    try:
+        command.upgrade(alembic_config(url), "0002")
+    finally:
+        event.remove(Engine, "before_cursor_execute", pragmas)
+    assert seen and set(seen) == {(30000, 0)}
+    with create_engine(url).connect() as conn:
+        assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+
+
 def test_head_revision_constant_matches_the_migrations():
     script = ScriptDirectory.from_config(alembic_config("sqlite://"))
     assert HEAD_REVISION == script.get_current_head(), "update HEAD_REVISION in reader/store/db.py"

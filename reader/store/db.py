@@ -36,14 +36,26 @@ def alembic_config(database_url: str):
     return cfg
 
 
-def _set_sqlite_pragmas(dbapi_conn, _record):
+def set_sqlite_locking(dbapi_conn, _record=None) -> None:
+    """A 30 s busy timeout and WAL: processes that open the file at once wait for each other
+    instead of failing "database is locked". Every connection needs it, the migrations' own
+    (migrations/env.py) included: one migrating in the rollback journal with SQLite's default 5 s
+    while others switch the file to WAL is what failed under load."""
     cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA busy_timeout=30000")
     cur.execute("PRAGMA journal_mode=WAL")
     # In WAL mode NORMAL stays consistent after a crash or kill -9 and skips an fsync per commit.
     cur.execute("PRAGMA synchronous=NORMAL")
-    cur.execute("PRAGMA busy_timeout=30000")
     cur.close()
+
+
+def _set_sqlite_pragmas(dbapi_conn, record) -> None:
+    """The library's connections also enforce foreign keys (the migrations' must not: a batch
+    migration drops the table it copied, which would cascade)."""
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.close()
+    set_sqlite_locking(dbapi_conn, record)
 
 
 # What SQLite says of a file no retry will make usable: (words in its message, what is wrong, what to do)
