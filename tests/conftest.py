@@ -39,14 +39,25 @@ os.environ.setdefault("READER_EXTRACTION", "off")
 def pytest_collection_modifyitems(items):
     """The tiers: a test on the session's chromium is marked `browser`, one on its PostgreSQL
     cluster `postgres` (directly, or as the "postgresql" case of a parametrized database), so
-    `-m "not browser and not postgres"` runs the quick tier; a plain run runs them all."""
+    `-m "not browser and not postgres"` runs the quick tier; a plain run runs them all.
+
+    Each tier is also one xdist group: under `pytest -n 2 --dist loadgroup` (.ci/run) all tests of
+    a session-wide resource (the chromium, the cluster, the embedded model) run in one worker, so
+    each is started once, and the model's tests do not compete with each other for the cores."""
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         params = getattr(getattr(item, "callspec", None), "params", {})
+        group = None
         if "chromium" in fixtures:
             item.add_marker(pytest.mark.browser)
+            group = "browser"
         if "pg_cluster" in fixtures or "postgresql" in params.values():
             item.add_marker(pytest.mark.postgres)
+            group = group or "postgres"
+        if "embedded_llm" in fixtures or item.get_closest_marker("model"):
+            group = group or "model"
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session")

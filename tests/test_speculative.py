@@ -97,25 +97,18 @@ def test_each_drafting_loads_its_own_server(tmp_path, monkeypatch):
 @pytest.mark.model
 def test_greedy_replies_are_the_same_with_drafting(embedded_llm):
     """The same text at temperature 0 with and without drafting, and the drafts were used: the
-    copying prompt's reply repeats the evidence, so llama.cpp accepted drafted tokens."""
+    copying prompt's reply repeats the evidence, so llama.cpp accepted drafted tokens (a reply
+    that drafts nothing, such as a verifier's, cannot tell the two apart)."""
     drafted = local.LocalLLM(
         model_path=embedded_llm.model_path(), n_threads=embedded_llm.n_threads, speculative="ngram-simple"
     )
-    prompts = [
-        f"Evidence:\n{COPYING}\n\nClaims:\n[1] The big model reaches 41.2 BLEU.\n"
-        "[2] Training took 3.5 days on 8 P100 GPUs.\n\nAnswer one line per claim: [n] YES if the "
-        "evidence supports the claim, [n] NO if not. No explanations.",
-        f"Copy this paragraph word for word, then stop.\n\n{COPYING}",
-    ]
+    prompt = f"Copy this paragraph word for word, then stop.\n\n{COPYING}"
+    request = {"messages": user(prompt), "temperature": 0.0, "max_tokens": 100, "seed": 0}
     try:
-        accepted = 0
-        for prompt in prompts:
-            request = {"messages": user(prompt), "temperature": 0.0, "max_tokens": 120, "seed": 0}
-            plain = embedded_llm.raw_reply(dict(request))
-            fast = drafted.raw_reply(dict(request))
-            text = plain["choices"][0]["message"]["content"]
-            assert fast["choices"][0]["message"]["content"] == text, prompt[:40]
-            accepted += fast["timings"].get("draft_n_accepted", 0)
+        plain = embedded_llm.raw_reply(dict(request))
+        fast = drafted.raw_reply(dict(request))
+        assert fast["choices"][0]["message"]["content"] == plain["choices"][0]["message"]["content"]
+        accepted = fast["timings"].get("draft_n_accepted", 0)
         assert accepted > 20, f"llama.cpp accepted only {accepted} drafted tokens"
     finally:
         drafted.unload()

@@ -158,6 +158,8 @@ def test_a_click_highlights_the_evidence_sentence_within_its_passage(served, pag
     page.locator(".sent.flagged").first.click()
     page.wait_for_function("() => document.getElementById('pdf').dataset.sentence === 'placed'")
     assert shown_page(page) == 2
+    # the words are drawn after the page's image has come, which may be after the highlight
+    page.wait_for_function("() => document.getElementById('pdf').dataset.textLayer === '2'")
     strong = page.locator("#page-frame .hl-sentence")
     faint = page.locator("#page-frame .hl-faint")
     assert strong.count() >= 1 and faint.count() >= 1
