@@ -17,6 +17,7 @@ future work and not of the paper's own doing ("we propose", "our").
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _RESULT_FRAME = re.compile(
     r"\b(?:(?:key|main|major|principal|central)\s+(?:results?|findings?|contributions?|achievements?)"
@@ -64,14 +65,13 @@ def _stated_runs(sentence: str, paper_words: str) -> list[str]:
     return runs
 
 
-def _sentences_holding(run: str, text: str) -> list[str]:
-    """The paper's sentences (as its words, split at full stops) that hold the run."""
-    out = []
-    for piece in re.split(r"(?<=[.!?])\s+", text):
-        words = f" {' '.join(_words(piece))} "
-        if f" {run} " in words:
-            out.append(words.strip())
-    return out
+@lru_cache(maxsize=8)
+def _paper_words(flat: str) -> tuple[str, tuple[str, ...]]:
+    """The paper's words (line-break hyphens joined: "pro- tocols"), whole and per sentence (split
+    at full stops), each padded with spaces for a whole-word search; built once per paper."""
+    text = re.sub(r"(\w)-\s+(\w)", r"\1\2", flat)
+    sentences = tuple(f" {' '.join(_words(piece))} " for piece in re.split(r"(?<=[.!?])\s+", text))
+    return f" {' '.join(_words(text))} ", sentences
 
 
 def open_problem_as_result_reasons(sentence: str, facts) -> list[str]:
@@ -79,9 +79,9 @@ def open_problem_as_result_reasons(sentence: str, facts) -> list[str]:
     not); `facts`: reader.audit.guards.PaperFacts (its text as printed, lower case)."""
     if not _RESULT_FRAME.search(sentence):
         return []
-    text = re.sub(r"(\w)-\s+(\w)", r"\1\2", facts.flat)
-    for run in _stated_runs(sentence, f" {' '.join(_words(text))} "):
-        holding = _sentences_holding(run, text)
+    words, sentences = _paper_words(facts.flat)
+    for run in _stated_runs(sentence, words):
+        holding = [s.strip() for s in sentences if f" {run} " in s]
         if holding and all(_PROBLEM.search(s) and not _OWN_DOING.search(s) for s in holding):
             return [
                 f"gives “{run}” as a result, but the paper names it only as an open problem: “{holding[0][:160]}”"
