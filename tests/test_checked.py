@@ -150,12 +150,17 @@ def test_a_claimed_absence_the_papers_text_contradicts_is_objected_to():
     doubted = "This makes it difficult to determine whether the gains are statistically significant."
     assert "± 0.1" in contradicted_absence(doubted, paper_checks(limits))[0]
     assert contradicted_absence(doubted, paper_checks(PAPER)) == []
+    importance = "The paper does not discuss the significance of the results for practitioners."
+    assert contradicted_absence(importance, paper_checks(limits)) == []
     # a note on acl2007_P07-1088 (p < 0.01, two-sampled t-test) said both of these, unmarked
     for said in (
         "This makes it difficult to compare the results with other methods and determine if they are "
         "statistically significant.",
         "The paper does not provide any information about the variability of the performance across relations.",
         "The variance is not reported for these datasets either.",  # the longeval note
+        # another longeval note (its spread across annotators and bootstrap intervals are given)
+        "Finally, the paper does not provide any information about the significance of inter-annotator "
+        "agreement on faithfulness scores for SQuALITY or PubMed datasets.",
     ):
         assert "± 0.1" in contradicted_absence(said, paper_checks(limits))[0]
     # the acl2012 note: the baselines are 75 characters after the negation

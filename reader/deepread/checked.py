@@ -312,7 +312,10 @@ _NEGATED = r"\b(?:" + NEGATION + "|" + LACK + r"|fails? to|absence of)\b[^.;:]{0
 _CLAIMS_NO = {
     "limitations": r"\b(?:limitations?|threats? to validity|shortcomings)\b",
     "variance": r"\b(?:standard deviations?|confidence intervals?|significance tests?|statistical(?:ly)? significan\w*|"
-    r"variances?|variability|error bars?|standard errors?)\b",
+    r"variances?|variability|error bars?|standard errors?|"
+    # "the significance of inter-annotator agreement" (the longeval note, of a paper giving its
+    # spread and bootstrap intervals); "the significance of the results" may mean their importance
+    r"significance of (?:the |its |their )?(?:[\w-]+ )?(?:agreement|differences?|improvements?|gains?|correlations?))\b",
     "datasets": r"\b(?:data(?:set)? sizes?|size of (?:the |its )?(?:data|dataset|corpus|sample)|how (?:large|big|many)|"
     r"number of (?:examples|samples|participants|documents|sentences|instances))\b",
     "baselines": r"\bbaselines?\b",
