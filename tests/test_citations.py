@@ -48,6 +48,35 @@ def test_numbered_ranges_and_author_year_markers_resolve_to_entries():
     assert refs().resolve("On ACE2005 the cultivar AGS2000 and AGS 2000 were used.") == []
 
 
+def test_an_author_year_marker_resolves_to_its_first_authors_entry_of_that_years_letter():
+    """acl2014_P14-1059's note gave "Mikolov et al. (2013a" the DeViSE entry, where Mikolov is the
+    last author of seven; its own entry is "Tomas Mikolov, Kai Chen, … 2013a"."""
+    entries = [
+        (
+            "",
+            "Andrea Frome, Greg Corrado, Jon Shlens, Samy Bengio, Jeff Dean, Marc'Aurelio Ranzato, "
+            "and Tomas Mikolov. 2013. DeViSE: A deep visual-semantic embedding model. In Proceedings of NIPS.",
+        ),
+        (
+            "",
+            "Tomas Mikolov, Quoc Le, and Ilya Sutskever. 2013b. Exploiting similarities among languages "
+            "for machine translation.",
+        ),
+        (
+            "",
+            "Tomas Mikolov, Kai Chen, Greg Corrado, and Jeffrey Dean. 2013a. Efficient estimation of word "
+            "representations in vector space.",
+        ),
+    ]
+    r = ReferenceList.build(entries, ["The cbow model introduced in Mikolov et al. (2013a) learns vectors."])
+    [cited] = r.resolve("The vectors come from the cbow model of Mikolov et al. (2013a).")
+    assert cited.marker == "Mikolov et al. (2013a)"
+    assert cited.entries[0][1].startswith("Tomas Mikolov, Kai Chen")
+    [plain] = r.resolve("Vectors can be aligned across languages (Mikolov et al., 2013).")
+    assert plain.marker == "Mikolov et al., 2013"
+    assert plain.entries[0][1].startswith("Tomas Mikolov,")  # a first author before a last one
+
+
 def test_attribution_check_notes_a_reference_cited_for_something_else():
     r = refs()
     assert r.attribution("Heat stress after anthesis lowers wheat grain yield [2].") == []

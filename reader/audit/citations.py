@@ -135,13 +135,20 @@ class ReferenceList:
 
     # ------------------------------------------------------------ resolving
 
-    def _author_year_entries(self, surname: str, year: str) -> list[str]:
+    def _author_year_entries(self, surname: str, year: str, raw: str = "") -> list[str]:
+        """The entries that name the surname near their start and hold the year, best first: the
+        year's letter where the citation has one ("Mikolov et al. (2013a)" is "… 2013a. Efficient
+        estimation …"), then the surname earliest (its first author before an entry where it is
+        the last: "Andrea Frome, …, and Tomas Mikolov. 2013")."""
         name = surname.lower()
-        return [
-            text
+        lettered = re.search(rf"{year}[a-z]\b", raw)
+        found = [
+            (text, text[:120].lower().find(name))
             for text in self.unnumbered + [t for _, t in self.numbered.values()]
             if name in text[:120].lower() and year in text
         ]
+        found.sort(key=lambda f: (bool(lettered) and lettered.group(0) not in f[0], f[1]))
+        return [text for text, _ in found]
 
     def resolve(self, sentence: str) -> list[Citation]:
         author_years, brackets, _ = split_citations(sentence)
@@ -158,8 +165,8 @@ class ReferenceList:
         for raw, surname, year in author_years:
             if _not_a_citation(raw, surname):
                 continue
-            shown = raw.strip(" ,()")
-            entries = self._author_year_entries(surname, year)
+            shown = _shown_marker(raw)
+            entries = self._author_year_entries(surname, year, raw)
             found.append(Citation(shown, [("", t) for t in entries[:1]], [] if entries else [shown]))
         return found
 
@@ -175,7 +182,7 @@ class ReferenceList:
                 if n in self.numbered:
                     out.append((f"[{n}]", self.contexts.get(n, []), self.numbered[n][1]))
         for raw, surname, year in author_years:
-            entries = [] if _not_a_citation(raw, surname) else self._author_year_entries(surname, year)
+            entries = [] if _not_a_citation(raw, surname) else self._author_year_entries(surname, year, raw)
             if not entries:
                 continue
             name = surname.lower()
@@ -184,7 +191,7 @@ class ReferenceList:
                 for i, s in enumerate(self.sentences)
                 if name in s.lower() and year in s and not _looks_like_entry(s)
             ]
-            out.append((raw.strip(" ,()"), contexts, entries[0]))
+            out.append((_shown_marker(raw), contexts, entries[0]))
         return out
 
     def attribution(self, sentence: str, *, exclude: str | None = None) -> list[str]:
@@ -255,6 +262,14 @@ class ReferenceList:
                     "entry nor the clauses the paper cites it in say so"
                 )
         return reasons
+
+
+def _shown_marker(raw: str) -> str:
+    """An author-year citation as the note names it: "(Smith et al., 2020)" and "Frome et al.,
+    2013)" (the end of a parenthesis of several) without their brackets, "Mikolov et al. (2013a)"
+    whole."""
+    shown = raw.strip(" ,;()")
+    return shown + ")" if shown.count("(") > shown.count(")") else shown
 
 
 def cited_clause(sentence: str, start: int, end: int) -> str:
