@@ -383,6 +383,11 @@ def test_a_restated_sentence_keeps_the_figure_its_paper_sentence_prints_against_
     # a figure the paper's sentence does not print, and any other guard, still count
     assert _restated_verdict(source, [recomputed.replace("46%", "47%")])[0] == "unsupported"
     assert _restated_verdict(source, ["citation [4] not found in the paper"])[0] == "unsupported"
+    # 2kenize's "the best existing converter, OpenCC", best in an error density (lower is better)
+    best = "Our model attains a DED of 3.0, whereas the best existing converter, OpenCC, only achieves 4.3."
+    denied = '\'best\' does not hold: Table 3 (p. 5), Overall / DED: "Hanziconv" has 34.2, "OpenCC" 4.3'
+    assert _restated_verdict(best, [denied])[0] == "supported"
+    assert _restated_verdict(source, [denied])[0] == "unsupported"  # its sentence says no "best"
 
 
 def test_the_embedded_verifier_reads_a_shorter_excerpt_that_keeps_the_claims_sentence():

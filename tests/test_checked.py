@@ -93,6 +93,26 @@ def test_the_audit_passes_a_stated_sentence_on_its_finding_without_the_verifier(
     assert unstated.sentences[0].verdict == "unsupported" and verifier.calls == 1
 
 
+def test_the_guards_read_a_stated_sentence_without_its_quote_of_the_paper():
+    """2kenize's "The number of runs or samples is given as “Table 3: … reported as a mean across
+    10 different seeds”" was marked by the averages guard ("the paper gives no average"): the quote
+    is the paper's own text. A number of the tool's own words is still checked."""
+    quote = "Table 3: Results of the intrinsic evaluation experiments which are reported as a mean across 10 different seeds"
+    stated = f"The number of runs or samples is given as “{quote}”."
+    wrong = f"The 12 runs or samples are given as “{quote}”."
+    verifier = ScriptedLLM(lambda prompt: "\n".join(f"[{n}] NO" for n, _, _ in claims_with_evidence(prompt)))
+    result = audit_sentences(
+        [stated, wrong],
+        verifier=verifier,
+        evidence_for=lambda batch: [EvidenceRef(chunk_id=1, page_start=5, page_end=5, text=quote)],
+        facts=PaperFacts.from_texts([quote + ".", "Seeds vary the initial weights."]),
+        max_workers=1,
+        stated={stated: "runs: found (p. 5)", wrong: "runs: found (p. 5)"},
+    )
+    assert [s.verdict for s in result.sentences] == ["supported", "unsupported"]
+    assert verifier.calls == 0
+
+
 def request(**changes):
     values = dict(
         kind="critique",

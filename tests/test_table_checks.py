@@ -87,6 +87,16 @@ def test_a_change_the_table_prints_beside_its_cell_is_the_papers_own_figure():
     assert reason.startswith("52 does not follow from the table it rests on")
 
 
+def test_a_change_the_papers_text_states_with_its_unit_is_not_recomputed():
+    # 2kenize: "outperforms previous Chinese Character conversion approaches by 6 points in
+    # accuracy" (its abstract), while the closest pair of its table differs by 4
+    said = TEXT + ["Our model outperforms previous approaches by 3.5 points on SQA."]
+    facts = PaperFacts.from_texts(said, [TABLE])
+    assert check_sentence("The proposed model improves on BERT by 3.5 points on SQA.", facts) == []
+    (reason,) = check_sentence("The proposed model improves on BERT by 3.5% on SQA.", facts)
+    assert reason.startswith("3.5 does not follow from the table it rests on")
+
+
 def test_a_wrong_best_is_unsupported(facts):
     (reason,) = check_sentence("BERT is the best model on WikiQA.", facts)
     assert "'best' does not hold" in reason and '"Ours" has 80.3' in reason

@@ -470,7 +470,7 @@ def _table_findings(sentence: str, rest: str, facts: PaperFacts) -> list:
     numbers = [
         (start, n.raw, n.value, n.quantum, n.percent) for start, n in numbers_at(rest) if worth_checking(n)
     ]
-    return table_findings(sentence, rest, numbers, facts.table_index(), facts.printed)
+    return table_findings(sentence, rest, numbers, facts.table_index(), facts.printed, facts.flat)
 
 
 def table_evidence(sentence: str, facts: PaperFacts) -> list:
