@@ -43,6 +43,8 @@ def test_every_common_spelling_of_a_spread_or_a_test_is_a_variance(text):
         "Evidence search needs the text in reading order [1, 2].",
         "The headlines were crawled from https://std.stheadline.com and two forums.",
         "A significant challenge to wheat production is high temperature stress.",
+        # 2kenize, of its token distribution: variance spoken of, none reported
+        "It produces the least skewed distribution, which also reduces variance, a reason why it wins.",
     ],
 )
 def test_what_only_looks_like_a_variance_is_none(text):
