@@ -62,7 +62,9 @@ _UNTESTED = re.compile(
     r"(?:experiments?|results|evidence|data)\b"
     r"|\bexperiments\s+only\s+show\b|\bwithout\s+(?:any\s+)?(?:experimental|empirical)\s+(?:evidence|support|validation)\b"
     r"|\b(?:does|do|did)\s+not\s+(?:provide|give|offer|present)\s+(?:any\s+)?(?:experimental|empirical)\s+"
-    r"(?:evidence|support|validation)\b",
+    r"(?:evidence|support|validation)\b"
+    # "…, but they do not provide any evidence to support this claim" (2kenize, whose Table 3 does)
+    r"|\b(?:does|do|did)\s+not\s+(?:provide|give|offer|present)\s+(?:any\s+)?evidence\s+(?:to\s+support|for)\b",
     re.I,
 )
 UNTESTED_REASON = (
