@@ -170,6 +170,14 @@ def test_a_claimed_absence_the_papers_text_contradicts_is_objected_to():
     doubted = "This makes it difficult to determine whether the gains are statistically significant."
     assert "± 0.1" in contradicted_absence(doubted, paper_checks(limits))[0]
     assert contradicted_absence(doubted, paper_checks(PAPER)) == []
+    compared = PAPER + [
+        S("4 Results", "HeadPrune beats the BERT-base baseline and LayerDrop on MNLI.", RESULTS)
+    ]
+    no_comparison = "The paper does not provide any comparative analysis between different pruning methods."
+    assert (
+        "the paper does give its baselines" in contradicted_absence(no_comparison, paper_checks(compared))[0]
+    )
+    assert contradicted_absence(no_comparison, paper_checks(PAPER)) == []  # none named: it may be true
     importance = "The paper does not discuss the significance of the results for practitioners."
     assert contradicted_absence(importance, paper_checks(limits)) == []
     # a note on acl2007_P07-1088 (p < 0.01, two-sampled t-test) said both of these, unmarked

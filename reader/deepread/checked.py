@@ -318,7 +318,10 @@ _CLAIMS_NO = {
     r"significance of (?:the |its |their )?(?:[\w-]+ )?(?:agreement|differences?|improvements?|gains?|correlations?))\b",
     "datasets": r"\b(?:data(?:set)? sizes?|size of (?:the |its )?(?:data|dataset|corpus|sample)|how (?:large|big|many)|"
     r"number of (?:examples|samples|participants|documents|sentences|instances))\b",
-    "baselines": r"\bbaselines?\b",
+    # "any comparative analysis between different script converters" (2kenize, whose Table 3 compares
+    # four): a comparison with other methods is a baseline
+    "baselines": r"\bbaselines?\b|\bcompar\w*\s+(?:\w+\s+){0,4}?(?:with|to|between|against|among)\s+"
+    r"(?:\w+\s+){0,3}?(?:methods|approaches|systems|models|converters|tools|techniques|alternatives)\b",
     "ablations": r"\bablations?\b",
     "runs": r"\b(?:random )?seeds?\b|\bnumber of runs\b|\b(?:multiple|repeated) runs\b",
     "hyperparameters": r"\bhyper-?parameters?\b",
