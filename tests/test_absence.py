@@ -25,6 +25,10 @@ def test_a_claimed_absence_of_what_the_paper_states_is_contradicted_with_the_sen
     assert STATEMENTS.contradicting(
         "The paper fails to describe how author lists are read, which hurts recall."
     )
+    # the acl2014 note's two, of a paper that trains and reports each phrase type
+    assert STATEMENTS.contradicting("There is no information about how author lists are read.")
+    assert STATEMENTS.contradicting("There is no discussion of captions that start with Figure or Table.")
+    assert STATEMENTS.contradicting("There is no clear answer for scanned documents.") == []  # no absence
 
 
 def test_true_absences_vague_ones_and_restricted_statements_are_left_alone():

@@ -28,7 +28,10 @@ _ABSENCE = re.compile(
     r"(?:\b(?:(?:does|do|did)\s+not|doesn't|don't|didn't|fails?\s+to|never)\s+(?:\w+ly\s+)?"
     r"(?:account\s+for|consider|address|mention|discuss|report|provide|include|describe|evaluate|"
     r"compare|specify|state|explain|present|analy[sz]e|examine|test|cover|handle|give|show|measure|"
-    r"study|investigate|take\s+into\s+account)|\b(?:" + LACK + r")\b)(?P<object>[^.;:,]*)",
+    r"study|investigate|take\s+into\s+account)|\b(?:" + LACK + r")\b"
+    # "There is no information about the performance … on different types of phrases"
+    r"|\bthere\s+(?:is|are)\s+no\s+(?:information|mention|discussion|details?|analysis|evaluation|"
+    r"comparison|report)\b)(?P<object>[^.;:,]*)",
     re.I,
 )
 # "the data processing and statistical analysis were not thoroughly described": the object before
