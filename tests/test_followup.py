@@ -63,6 +63,9 @@ def test_the_open_points_are_the_sentences_under_the_gap_headings():
     assert rule_question("The index size beyond one million passages is unclear.").startswith(
         "What does the paper report about index size"
     )
+    assert rule_question("Additionally, extending the framework to arbitrary phrases would help.").startswith(
+        "What does the paper report about extending framework"
+    )
     assert questions_in("1. How large is the index?\n- Fine.\n**Which languages are covered?**") == [
         "How large is the index?",
         "Which languages are covered?",

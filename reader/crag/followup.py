@@ -71,6 +71,13 @@ limitation limitations significance importance implication implications performa
 observations outcome outcomes novelty strength strengths weakness weaknesses problem problems
 """.split()
 _WHOLE_PAPER_STEMS = frozenset(content_stems(" ".join(_WHOLE_PAPER_WORDS)))
+# "Additionally, extending the framework …" asked "What does the paper report about Additionally
+# extending framework …?": words that link a gap to the one before it name nothing
+_LINKING_STEMS = frozenset(
+    content_stems(
+        "additionally moreover furthermore further also however finally overall lastly firstly secondly"
+    )
+)
 
 
 def names_something(stems: frozenset[str]) -> bool:
@@ -144,7 +151,7 @@ def rule_question(point: str) -> str:
     point = point.strip()
     if point.endswith(("?", "？")):
         return point[:MAX_QUESTION_CHARS]
-    stems = content_stems(point)
+    stems = content_stems(point) - _LINKING_STEMS
     kept = [w for w in re.findall(r"[\w\-]+", point) if content_stems(w) & stems][:8]
     return f"What does the paper report about {' '.join(kept)}?" if kept else ""
 
