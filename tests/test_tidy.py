@@ -9,6 +9,7 @@ from reader.deepread.tidy import (
     ECHOES_HEADING,
     EMPTY_BULLET,
     EMPTY_HEADING,
+    OTHER_WORK,
     REPEATS,
     content_key,
     drop_repeats,
@@ -108,6 +109,20 @@ def test_a_captions_label_pasted_as_a_sentence_goes_and_a_sentence_citing_a_tabl
         "## Quality of the evidence\nTable 3 reports no variance. Fig. 2 shows the error falling."
     )
     assert result.count(CAPTION) == 3 and result.count(EMPTY_BULLET) == 1
+
+
+def test_a_cited_works_result_goes_from_key_results_and_stays_elsewhere():
+    # the acl2014 note's Key results restated the paper's related work
+    result = tidy(
+        "### Key results\n- For example, Klementiev et al. (2012) reconstruct phrase tables in semantic space.\n"
+        "- Decomposition recovers 47% of the constituents. Smith and Jones [4] find the same.\n"
+        "### Relation to prior work\nKalchbrenner and Blunsom (2013) use composed sentence vectors."
+    )
+    assert result.text == (
+        "### Key results\n- Decomposition recovers 47% of the constituents.\n"
+        "### Relation to prior work\nKalchbrenner and Blunsom (2013) use composed sentence vectors."
+    )
+    assert result.count(OTHER_WORK) == 2 and result.count(EMPTY_BULLET) == 1
 
 
 def test_a_lead_in_that_names_nothing_goes_and_its_items_stay():

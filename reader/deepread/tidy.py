@@ -23,6 +23,7 @@ EMPTY_BULLET = "empty bullet"
 EMPTY_HEADING = "empty heading"
 CAPTION = "a caption's label pasted as a sentence"
 BARE_LEAD_IN = "a lead-in that names nothing"
+OTHER_WORK = "a result of a cited work under Key results"
 
 _STOPWORDS = frozenset(
     "a an the and or but of to in on for with by from at as is are was were be been being it its "
@@ -47,6 +48,14 @@ _EMPTY_BULLET = re.compile(rf"^[ \t]*{BULLET_MARK}[ \t]*$")
 _HEADING = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+\S.*|\*\*[^*\n]+\*\*:?)[ \t]*$")
 # "Table 4: The Bag of Concepts F1 score of the baseline…": a caption copied from the material
 _CAPTION_LABEL = re.compile(r"^(?:Figure|Fig\.|Table|Tab\.)\s*\d+[a-z]?\s*[:.|]", re.I)
+_KEY_RESULTS = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+|\*\*)key results\b", re.I)
+# "For example, Klementiev et al. (2012) reconstruct …", "Smith and Jones [4] show …"
+_CITED_SUBJECT = re.compile(
+    r"(?:(?:for example|for instance|e\.g\.|similarly|likewise|in contrast|by contrast|previously),?\s+)?"
+    r"[A-Z][\w'\-]+(?:\s+(?:et al\.?|and [A-Z][\w'\-]+|& [A-Z][\w'\-]+))?\s*"
+    r"(?:\(\d{4}[a-z]?\)|\[\d+(?:[,–-]\s?\d+)*\])",
+    re.I,
+)
 # what makes a lead-in name something: a digit, or a capital inside a word or after its first
 # word ("SPECTER improves on three tasks:", "Compared with BM25:")
 _NAMES_SOMETHING = re.compile(r"\d|(?<=\w)[A-Z]|(?<=\s)[A-Z]")
@@ -120,6 +129,27 @@ def drop_heading_echoes(text: str) -> Tidied:
     return Tidied("".join(out), removed)
 
 
+def drop_cited_results(text: str) -> Tidied:
+    """`text` without the sentences under "Key results" whose subject is a cited work ("For
+    example, Klementiev et al. (2012) reconstruct phrase tables …", restated from the acl2014
+    paper's related work): another work's finding is not the paper's result."""
+    headings = [
+        (m.start(), _KEY_RESULTS.match(m.group(0)) is not None)
+        for m in re.finditer(r"(?m)^.*$", text)
+        if _HEADING.match(m.group(0))
+    ]
+    removed, out, last = [], [], 0
+    for start, end in sentence_spans(text):
+        above = [key for at, key in headings if at < start]
+        sentence = text[start:end]
+        if above and above[-1] and _CITED_SUBJECT.match(sentence.lstrip("-*+• \t")):
+            removed.append((sentence, OTHER_WORK))
+            out.append(text[last:start].rstrip(" \t"))
+            last = end
+    out.append(text[last:])
+    return Tidied("".join(out), removed)
+
+
 def drop_caption_labels(text: str) -> Tidied:
     """`text` without the sentences that start with a figure's or table's label ("Table 3:"):
     a caption the writer copied from its material names a result without giving it."""
@@ -180,13 +210,14 @@ def drop_empty_items(text: str) -> Tidied:
 
 def tidy(text: str) -> Tidied:
     """Repeated sentences, sentences that only echo their heading, captions' labels pasted as
-    sentences, lead-ins that name nothing, empty bullets and then the headings they left empty,
-    removed."""
+    sentences, other works' results under Key results, lead-ins that name nothing, empty bullets
+    and then the headings they left empty, removed."""
     removed: list[tuple[str, str]] = []
     for step in (
         drop_repeats,
         drop_heading_echoes,
         drop_caption_labels,
+        drop_cited_results,
         drop_bare_lead_ins,
         drop_empty_items,
     ):
