@@ -272,12 +272,16 @@ def best_claim(claim, s: Sentence, indexes) -> Finding | None:
     return missed
 
 
+# the unit a change is stated in, right after its number
+_UNIT_AFTER = re.compile(r"\s*(%|points?|pp|percent(?:age points?)?|times|bleu|f1|accuracy)\b")
+
+
 def stated_in_text(claim, sentence: str, text: str) -> str:
     """The claimed change with the word after it ("6 points", "4.5%") where the paper's running
     text (`text`, lower case) prints it so: the paper's own figure, whatever recomputing a table
     gives ("outperforms previous … approaches by 6 points in accuracy" of 2kenize, whose table's
     closest pair differs by 4); "" when it does not."""
-    after = re.match(r"\s*(%|[a-z]+)", sentence[claim.end :].lower())
+    after = _UNIT_AFTER.match(sentence[claim.end :].lower())
     if not after or not text:
         return ""
     said = f"{claim.raw}{'' if after.group(1) == '%' else ' '}{after.group(1)}"

@@ -50,11 +50,11 @@ _HEADING = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+\S.*|\*\*[^*\n]+\*\*:?)[ \t]*$")
 _CAPTION_LABEL = re.compile(r"^(?:Figure|Fig\.|Table|Tab\.)\s*\d+[a-z]?\s*[:.|]", re.I)
 _KEY_RESULTS = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+|\*\*)key results\b", re.I)
 # "For example, Klementiev et al. (2012) reconstruct …", "Smith and Jones [4] show …"
+# ("SQuAD [12] accuracy rises …" names a dataset, not a work: a bracket needs the authors' names)
 _CITED_SUBJECT = re.compile(
-    r"(?:(?:for example|for instance|e\.g\.|similarly|likewise|in contrast|by contrast|previously),?\s+)?"
-    r"[A-Z][\w'\-]+(?:\s+(?:et al\.?|and [A-Z][\w'\-]+|& [A-Z][\w'\-]+))?\s*"
-    r"(?:\(\d{4}[a-z]?\)|\[\d+(?:[,–-]\s?\d+)*\])",
-    re.I,
+    r"(?i:(?:for example|for instance|e\.g\.|similarly|likewise|in contrast|by contrast|previously),?\s+)?"
+    r"[A-Z][\w'\-]+(?:(?:\s+(?:et al\.?|and [A-Z][\w'\-]+|& [A-Z][\w'\-]+))?\s*\(\d{4}[a-z]?\)"
+    r"|\s+(?:et al\.?|and [A-Z][\w'\-]+)\s*\[\d+(?:[,–-]\s?\d+)*\])"
 )
 # what makes a lead-in name something: a digit, or a capital inside a word or after its first
 # word ("SPECTER improves on three tasks:", "Compared with BM25:")
