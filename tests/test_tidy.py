@@ -123,6 +123,8 @@ def test_a_cited_works_result_goes_from_key_results_and_stays_elsewhere():
         "### Relation to prior work\nKalchbrenner and Blunsom (2013) use composed sentence vectors."
     )
     assert result.count(OTHER_WORK) == 2 and result.count(EMPTY_BULLET) == 1
+    kept = "### Key results\nSQuAD [12] accuracy rises to 90.1%."  # a dataset with its citation
+    assert tidy(kept).text == kept
 
 
 def test_a_lead_in_that_names_nothing_goes_and_its_items_stay():
