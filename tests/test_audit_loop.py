@@ -388,6 +388,11 @@ def test_a_restated_sentence_keeps_the_figure_its_paper_sentence_prints_against_
     denied = '\'best\' does not hold: Table 3 (p. 5), Overall / DED: "Hanziconv" has 34.2, "OpenCC" 4.3'
     assert _restated_verdict(best, [denied])[0] == "supported"
     assert _restated_verdict(source, [denied])[0] == "unsupported"  # its sentence says no "best"
+    # s2orc's restated "Tkaczyk et al. (2018) report GROBID … achieving an F1 of 0.89"
+    grobid = "Tkaczyk et al. (2018) report GROBID as the best tool, achieving an F1 of 0.89."
+    bound = 'number 0.89 is "Paper clustering" × "Authors" in Table 6 (p. 6); the sentence names "GROBID"'
+    assert _restated_verdict(grobid, [bound])[0] == "supported"
+    assert _restated_verdict(grobid, [bound.replace("0.89", "0.91")])[0] == "unsupported"
 
 
 def test_the_embedded_verifier_reads_a_shorter_excerpt_that_keeps_the_claims_sentence():

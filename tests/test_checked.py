@@ -178,6 +178,10 @@ def test_a_claimed_absence_the_papers_text_contradicts_is_objected_to():
         "the paper does give its baselines" in contradicted_absence(no_comparison, paper_checks(compared))[0]
     )
     assert contradicted_absence(no_comparison, paper_checks(PAPER)) == []  # none named: it may be true
+    assert (
+        contradicted_absence("Yet, existing corpora are not without their limitations.", paper_checks(limits))
+        == []
+    )
     importance = "The paper does not discuss the significance of the results for practitioners."
     assert contradicted_absence(importance, paper_checks(limits)) == []
     # a note on acl2007_P07-1088 (p < 0.01, two-sampled t-test) said both of these, unmarked

@@ -104,6 +104,13 @@ def test_the_audit_passes_a_restatement_without_the_verifier_and_asks_about_the_
     without = audit_sentences([copied], **kwargs)  # other audits (answers, outside text) ask
     assert without.sentences[0].verdict == "unsupported" and verifier.calls == 2
 
+    # the deep read's objections are about what the note claims of the paper; a restatement is the
+    # paper's own claim (s2orc's "Yet, existing corpora are not without their limitations.")
+    objecting = audit_sentences(
+        [copied], accept_restatements=True, objections=lambda sentence: ["an objection"], **kwargs
+    )
+    assert objecting.sentences[0].verdict == "supported"
+
 
 def test_a_bold_list_label_is_no_part_of_the_claim_and_a_restatement_or_lead_in_is_specific_enough(
     monkeypatch,

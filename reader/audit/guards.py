@@ -64,7 +64,8 @@ from reader.text.figures import cited_figures
 from reader.text.words import zipf_en
 
 _NUMBER = re.compile(
-    r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?:\s?(%|×|x\b|X\b|times\b|[kK]\b|M\b|B\b))?",
+    r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?"
+    r"(?:\s?(%|×|x\b|X\b|times\b|[kK]\b|M\b|B\b)|\s(thousand|million|billion)\b)?",
     re.ASCII,
 )
 # the years printed next after a surname, before any other citation or sentence begins: "et al.,
@@ -129,7 +130,8 @@ _NEGATION = re.compile(
     re.IGNORECASE,
 )
 NEGATION_REACH = 60  # characters before a name in which a negation exempts it
-_SCALE = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9}
+# "81.1M" and "81.1 million" are one number (the s2orc note's "81.1 million papers" of "81.1M")
+_SCALE = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "thousand": 1e3, "million": 1e6, "billion": 1e9}
 _MIN_UNMARKED_INT = 10
 
 
@@ -145,7 +147,7 @@ def numbers_at(text: str) -> list[tuple[int, Number]]:
     """Each number of the text with where it starts."""
     out = []
     for m in _NUMBER.finditer(text):
-        whole, frac, unit = m.group(1), m.group(2), m.group(3) or ""
+        whole, frac, unit = m.group(1), m.group(2), m.group(3) or m.group(4) or ""
         value = float(whole.replace(",", "") + ("." + frac if frac else ""))
         quantum = 10.0 ** -(len(frac) if frac else 0)
         scale = _SCALE.get(unit, 1.0)

@@ -109,6 +109,7 @@ NO_PASSAGE = "no passage matched; checked against the paper's opening text"
 RESTATES = "restates a sentence of the paper in its words (no verifier call)"
 _QUOTED = re.compile(r"“[^”]*”")
 _DENIED_BEST = re.compile(r"'([^']+)' does not hold: ")  # reader.audit.table_checks.best_claim
+_BOUND_NUMBER = re.compile(r"number (\S+) is ")  # reader.audit.table_checks.bound_number, a cell elsewhere
 NO_WITHOUT_SECOND = (
     "an explicit NO is not overruled without a second signal (claim checker or extraction) agreeing"
 )
@@ -490,14 +491,16 @@ def _checker_verdict(view: CheckerView, guard_reasons: list[str], band: CheckerB
 
 def _restated_verdict(source: str, guard_reasons: list[str]) -> tuple[str, list[str]]:
     """The verdict of a sentence that restates one of the paper's (no verifier call). A figure the
-    table's cells do not give, or a "best" its table seems to deny, is the paper's own when its
-    sentence prints it: the paper is not contradicted by a reading of its table (2kenize's "the
-    best existing converter, OpenCC" is best in an error density, where lower is better)."""
+    table's cells do not give, a "best" its table seems to deny, or a number a cell holds under
+    another row, is the paper's own when its sentence prints it: the paper is not contradicted by a
+    reading of its table (2kenize's "the best existing converter, OpenCC" is best in an error
+    density, where lower is better; s2orc's "GROBID … an F1 of 0.89" is not Table 6's 0.89)."""
     guard_reasons = [
         r
         for r in guard_reasons
         if not (NOT_FROM_TABLE in r and r.split(f" {NOT_FROM_TABLE}")[0] in source)
         and not ((m := _DENIED_BEST.match(r)) and re.search(rf"\b{re.escape(m.group(1))}\b", source, re.I))
+        and not ((m := _BOUND_NUMBER.match(r)) and m.group(1) in source)
     ]
     quoted = source if len(source) <= 160 else source[:157].rstrip() + "…"
     reasons = list(guard_reasons) + [f"{RESTATES}: “{quoted}”"]
@@ -671,7 +674,9 @@ def _guard_reasons(sentence: str, checks: _Pass, request: AuditRequest) -> list[
     if sentence in checks.stated:  # what the tool quotes is the paper's text: its own words are checked
         claim = _QUOTED.sub("“…”", claim)
     reasons = check_sentence(claim, facts) if facts is not None else []
-    if request.objections is not None:
+    if request.objections is not None and sentence not in checks.restated:
+        # (a restatement is the paper's own claim: "Yet, existing corpora are not without their
+        # limitations" is no claimed lack of a limitations section)
         reasons += request.objections(sentence)
     # a restatement says what a sentence of the paper says; a lead-in ("… as follows:")
     # introduces the list items that carry the content

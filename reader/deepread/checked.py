@@ -308,7 +308,10 @@ def checklist_facts(heading: str, checks: PaperChecks) -> list[str]:
     return out
 
 
-_NEGATED = r"\b(?:" + NEGATION + "|" + LACK + r"|fails? to|absence of)\b[^.;:]{0,100}?"
+# "not without their limitations" says they have some
+_NEGATED = (
+    r"\b(?!not\s+without\b)(?<!not\s)(?:" + NEGATION + "|" + LACK + r"|fails? to|absence of)\b[^.;:]{0,100}?"
+)
 _CLAIMS_NO = {
     "limitations": r"\b(?:limitations?|threats? to validity|shortcomings)\b",
     "variance": r"\b(?:standard deviations?|confidence intervals?|significance tests?|statistical(?:ly)? significan\w*|"
