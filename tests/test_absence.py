@@ -29,6 +29,8 @@ def test_a_claimed_absence_of_what_the_paper_states_is_contradicted_with_the_sen
     assert STATEMENTS.contradicting("There is no information about how author lists are read.")
     assert STATEMENTS.contradicting("There is no discussion of captions that start with Figure or Table.")
     assert STATEMENTS.contradicting("There is no clear answer for scanned documents.") == []  # no absence
+    # the s2orc note's Missing experiments, of a paper that compares itself with other corpora (§7)
+    assert STATEMENTS.contradicting("Reviewers would need information about how author lists are read.")
 
 
 def test_true_absences_vague_ones_and_restricted_statements_are_left_alone():

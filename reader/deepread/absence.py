@@ -31,7 +31,9 @@ _ABSENCE = re.compile(
     r"study|investigate|take\s+into\s+account)|\b(?:" + LACK + r")\b"
     # "There is no information about the performance … on different types of phrases"
     r"|\bthere\s+(?:is|are)\s+no\s+(?:information|mention|discussion|details?|analysis|evaluation|"
-    r"comparison|report)\b)(?P<object>[^.;:,]*)",
+    r"comparison|report)\b"
+    # "they would need information about how the authors compared S2ORC with other … corpora"
+    r"|\bwould\s+(?:also\s+)?need\s+(?:more\s+)?(?:information|details?)\s+(?:about|on)\b)(?P<object>[^.;:,]*)",
     re.I,
 )
 # "the data processing and statistical analysis were not thoroughly described": the object before
