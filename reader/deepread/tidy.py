@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from reader.text.split import sentence_spans
 from reader.text.words import runs, stems
@@ -109,59 +110,57 @@ def drop_repeats(text: str) -> Tidied:
     return Tidied("".join(out), removed)
 
 
-def drop_heading_echoes(text: str) -> Tidied:
-    """`text` without each sentence whose content words are all its heading's (and words
-    such as "provide" or "any"): it says the heading holds nothing, or restates it."""
-    headings = [
-        (m.start(), content_key(m.group(0)))
-        for m in re.finditer(r"(?m)^.*$", text)
-        if _HEADING.match(m.group(0))
-    ]
+def _dropping(text: str, why: str, drop) -> Tidied:
+    """`text` without each sentence for which `drop(sentence, heading)` holds; `heading`: the
+    heading line above the sentence ("" where there is none)."""
+    headings = [(m.start(), m.group(0)) for m in re.finditer(r"(?m)^.*$", text) if _HEADING.match(m.group(0))]
     removed, out, last = [], [], 0
     for start, end in sentence_spans(text):
-        above = [key for at, key in headings if at < start]
-        key = content_key(text[start:end])
-        if above and above[-1] and key and key - _ECHO_WORDS <= above[-1]:
-            removed.append((text[start:end], ECHOES_HEADING))
+        above = [line for at, line in headings if at < start]
+        sentence = text[start:end]
+        if drop(sentence, above[-1] if above else ""):
+            removed.append((sentence, why))
             out.append(text[last:start].rstrip(" \t"))
             last = end
     out.append(text[last:])
     return Tidied("".join(out), removed)
+
+
+def drop_heading_echoes(text: str) -> Tidied:
+    """`text` without each sentence whose content words are all its heading's (and words
+    such as "provide" or "any"): it says the heading holds nothing, or restates it."""
+
+    def echoes(sentence: str, heading: str) -> bool:
+        key, above = content_key(sentence), _heading_key(heading)
+        return bool(above and key and key - _ECHO_WORDS <= above)
+
+    return _dropping(text, ECHOES_HEADING, echoes)
+
+
+@lru_cache(maxsize=64)
+def _heading_key(heading: str) -> frozenset[str]:
+    return content_key(heading)
 
 
 def drop_cited_results(text: str) -> Tidied:
     """`text` without the sentences under "Key results" whose subject is a cited work ("For
     example, Klementiev et al. (2012) reconstruct phrase tables …", restated from the acl2014
     paper's related work): another work's finding is not the paper's result."""
-    headings = [
-        (m.start(), _KEY_RESULTS.match(m.group(0)) is not None)
-        for m in re.finditer(r"(?m)^.*$", text)
-        if _HEADING.match(m.group(0))
-    ]
-    removed, out, last = [], [], 0
-    for start, end in sentence_spans(text):
-        above = [key for at, key in headings if at < start]
-        sentence = text[start:end]
-        if above and above[-1] and _CITED_SUBJECT.match(sentence.lstrip("-*+• \t")):
-            removed.append((sentence, OTHER_WORK))
-            out.append(text[last:start].rstrip(" \t"))
-            last = end
-    out.append(text[last:])
-    return Tidied("".join(out), removed)
+    return _dropping(
+        text,
+        OTHER_WORK,
+        lambda sentence, heading: bool(
+            _KEY_RESULTS.match(heading) and _CITED_SUBJECT.match(sentence.lstrip("-*+• \t"))
+        ),
+    )
 
 
 def drop_caption_labels(text: str) -> Tidied:
     """`text` without the sentences that start with a figure's or table's label ("Table 3:"):
     a caption the writer copied from its material names a result without giving it."""
-    removed, out, last = [], [], 0
-    for start, end in sentence_spans(text):
-        sentence = text[start:end]
-        if _CAPTION_LABEL.match(sentence.lstrip("-*+• \t")):
-            removed.append((sentence, CAPTION))
-            out.append(text[last:start].rstrip(" \t"))
-            last = end
-    out.append(text[last:])
-    return Tidied("".join(out), removed)
+    return _dropping(
+        text, CAPTION, lambda sentence, _: bool(_CAPTION_LABEL.match(sentence.lstrip("-*+• \t")))
+    )
 
 
 def drop_bare_lead_ins(text: str) -> Tidied:
