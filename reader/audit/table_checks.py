@@ -276,7 +276,7 @@ def best_claim(claim, s: Sentence, indexes) -> Finding | None:
 _UNIT_AFTER = re.compile(r"\s*(%|points?|pp|percent(?:age points?)?|times|bleu|f1|accuracy)\b")
 
 
-def stated_in_text(claim, sentence: str, text: str) -> str:
+def _stated_in_text(claim, sentence: str, text: str) -> str:
     """The claimed change with the word after it ("6 points", "4.5%") where the paper's running
     text (`text`, lower case) prints it so: the paper's own figure, whatever recomputing a table
     gives ("outperforms previous … approaches by 6 points in accuracy" of 2kenize, whose table's
@@ -314,7 +314,7 @@ def table_findings(
             best_claim(claim, s, indexes) if claim.kind == BEST else recomputed(claim, s, indexes, matched)
         )
         if finding is not None and finding.reason and claim.kind != BEST:
-            if said := stated_in_text(claim, s.text, text):
+            if said := _stated_in_text(claim, s.text, text):
                 finding = Finding(None, f"the paper's text states “{said}”", finding.page, (claim.start,))
         if finding is not None:
             found.append(finding)
