@@ -373,28 +373,6 @@ def test_focused_evidence_shows_each_claims_deciding_sentences():
     assert [[e.chunk_id for e in s.evidence] for s in result.sentences] == [[7], [8]]
 
 
-def test_a_restated_sentence_keeps_the_figure_its_paper_sentence_prints_against_a_recomputation():
-    from reader.audit.loop import _restated_verdict
-
-    source = "HMM-T reduces the error in terms of missing area under the curve by 46% on average."
-    recomputed = "46% does not follow from the table it rests on: (0.92 − 0.854) ÷ (1 − 0.854) × 100 = 45.2"
-    verdict, reasons = _restated_verdict(source, [recomputed])
-    assert verdict == "supported" and not any("does not follow" in r for r in reasons)
-    # a figure the paper's sentence does not print, and any other guard, still count
-    assert _restated_verdict(source, [recomputed.replace("46%", "47%")])[0] == "unsupported"
-    assert _restated_verdict(source, ["citation [4] not found in the paper"])[0] == "unsupported"
-    # 2kenize's "the best existing converter, OpenCC", best in an error density (lower is better)
-    best = "Our model attains a DED of 3.0, whereas the best existing converter, OpenCC, only achieves 4.3."
-    denied = '\'best\' does not hold: Table 3 (p. 5), Overall / DED: "Hanziconv" has 34.2, "OpenCC" 4.3'
-    assert _restated_verdict(best, [denied])[0] == "supported"
-    assert _restated_verdict(source, [denied])[0] == "unsupported"  # its sentence says no "best"
-    # s2orc's restated "Tkaczyk et al. (2018) report GROBID … achieving an F1 of 0.89"
-    grobid = "Tkaczyk et al. (2018) report GROBID as the best tool, achieving an F1 of 0.89."
-    bound = 'number 0.89 is "Paper clustering" × "Authors" in Table 6 (p. 6); the sentence names "GROBID"'
-    assert _restated_verdict(grobid, [bound])[0] == "supported"
-    assert _restated_verdict(grobid, [bound.replace("0.89", "0.91")])[0] == "unsupported"
-
-
 def test_the_embedded_verifier_reads_a_shorter_excerpt_that_keeps_the_claims_sentence():
     from reader.llm.base import SMALL_LOCAL
 

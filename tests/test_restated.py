@@ -148,3 +148,36 @@ def test_a_bold_list_label_is_no_part_of_the_claim_and_a_restatement_or_lead_in_
         "the claim after the label is still checked"
     )
     assert not any("Splitting" in r for r in verdicts[invented].reasons)
+
+
+def test_a_restatement_keeps_the_figure_its_paper_sentence_prints_against_a_reading_of_a_table(monkeypatch):
+    """The paper's sentence "improves on BERT by 3.5 points" stands though its table's cells give
+    3.2 (an average of per-row gains is not the gain of the average row); the same sentence not
+    restated is the table's to judge."""
+    from reader.text.grid import Table
+
+    table = Table(
+        label="Table 2",
+        caption="Table 2: Accuracy on SQA.",
+        page=5,
+        rect=[0.1, 0.2, 0.6, 0.4],
+        rows=[["Model", "SQA"], ["BERT", "81.9"], ["RoBERTa", "84.0"], ["Ours", "85.1"]],
+        header_rows=1,
+    )
+    paper = "On average over its splits, Ours improves on BERT by 3.5 points on SQA."
+    evidence = [EvidenceRef(chunk_id=1, page_start=5, page_end=5, text=paper)]
+    controls = record_controls(monkeypatch)
+    verifier = ScriptedLLM(lambda prompt: yes_but_controls(prompt, controls))
+    sentence = "On average over its splits, Ours improves on BERT by 3.5 points on SQA."
+    kwargs = dict(
+        verifier=verifier,
+        evidence_for=lambda batch: evidence,
+        facts=PaperFacts.from_texts([], [table]),
+        max_workers=1,
+    )
+    restated = audit_sentences([sentence], accept_restatements=True, **kwargs).sentences[0]
+    assert restated.verdict == "supported", restated.reasons
+    assert any(r.startswith(RESTATES) for r in restated.reasons)
+    checked = audit_sentences([sentence], **kwargs).sentences[0]
+    assert checked.verdict == "unsupported"
+    assert any("does not follow from the table" in r for r in checked.reasons)

@@ -102,6 +102,29 @@ def test_a_wrong_best_is_unsupported(facts):
     assert "'best' does not hold" in reason and '"Ours" has 80.3' in reason
 
 
+def test_what_the_papers_restated_sentence_prints_stands_against_a_reading_of_its_tables(facts):
+    # HMM-T's "reduces the error … by 46% on average" (an average of per-row gains), 2kenize's
+    # "the best existing converter, OpenCC" (best in an error density), s2orc's "GROBID … an F1
+    # of 0.89" (not Table 6's 0.89): the paper's sentence prints it, so a table does not overrule it
+    cases = [
+        (
+            "The proposed model improves on BERT by 3.5 points on SQA.",
+            "by 3.5 points over BERT",
+            "by 3.6 points",
+        ),
+        ("BERT is the best model on WikiQA.", "BERT was the best system on WikiQA.", "BERT is bestowed."),
+        ("RoBERTa has a recall of 0.91.", "RoBERTa's recall is 0.91 in our rerun.", "a recall of 0.915"),
+    ]
+    for sentence, printing, not_printing in cases:
+        (reason,) = check_sentence(sentence, facts)
+        assert check_sentence(sentence, facts, restates=printing) == []
+        assert check_sentence(sentence, facts, restates=not_printing) == [reason]
+    # any other guard still speaks
+    cited = "RoBERTa has a recall of 0.91 (Smith et al., 2019)."
+    (reason,) = check_sentence(cited, facts, restates="RoBERTa's recall is 0.91.")
+    assert reason.startswith("citation 'Smith et al., 2019") and reason.endswith("not found in the paper")
+
+
 def test_a_derived_number_confirmed_by_the_cells_is_no_number_missing_from_the_paper(facts):
     without_tables = PaperFacts.from_texts(TEXT)
     sentence = "The proposed model improves on BERT by 3.2 points on SQA."

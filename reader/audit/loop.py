@@ -80,7 +80,6 @@ from reader.audit.extraction import agreement, check_clozes, cloze_for, finding
 from reader.audit.guards import PaperFacts, check_sentence
 from reader.audit.restated import restated_source
 from reader.audit.specific import NOTHING_SPECIFIC, says_nothing_specific
-from reader.audit.table_checks import NOT_FROM_TABLE
 from reader.audit.verify import NO_EVIDENCE_CHARS, EvidenceRef, build_messages, parse_answers
 from reader.config.settings import VERIFY_THRESHOLD
 from reader.errors import ReaderError
@@ -490,18 +489,7 @@ def _checker_verdict(view: CheckerView, guard_reasons: list[str], band: CheckerB
 
 
 def _restated_verdict(source: str, guard_reasons: list[str]) -> tuple[str, list[str]]:
-    """The verdict of a sentence that restates one of the paper's (no verifier call). A figure the
-    table's cells do not give, a "best" its table seems to deny, or a number a cell holds under
-    another row, is the paper's own when its sentence prints it: the paper is not contradicted by a
-    reading of its table (2kenize's "the best existing converter, OpenCC" is best in an error
-    density, where lower is better; s2orc's "GROBID … an F1 of 0.89" is not Table 6's 0.89)."""
-    guard_reasons = [
-        r
-        for r in guard_reasons
-        if not (NOT_FROM_TABLE in r and r.split(f" {NOT_FROM_TABLE}")[0] in source)
-        and not ((m := _DENIED_BEST.match(r)) and re.search(rf"\b{re.escape(m.group(1))}\b", source, re.I))
-        and not ((m := _BOUND_NUMBER.match(r)) and m.group(1) in source)
-    ]
+    """The verdict of a sentence that restates one of the paper's (no verifier call)."""
     quoted = source if len(source) <= 160 else source[:157].rstrip() + "…"
     reasons = list(guard_reasons) + [f"{RESTATES}: “{quoted}”"]
     return (UNSUPPORTED if guard_reasons else SUPPORTED), reasons
@@ -673,7 +661,9 @@ def _guard_reasons(sentence: str, checks: _Pass, request: AuditRequest) -> list[
     claim = without_label(sentence)  # a bold list label ("**Page Splitting**:") is a topic name
     if sentence in checks.stated:  # what the tool quotes is the paper's text: its own words are checked
         claim = _QUOTED.sub("“…”", claim)
-    reasons = check_sentence(claim, facts) if facts is not None else []
+    reasons = (
+        check_sentence(claim, facts, restates=checks.restated.get(sentence, "")) if facts is not None else []
+    )
     if request.objections is not None and sentence not in checks.restated:
         # (a restatement is the paper's own claim: "Yet, existing corpora are not without their
         # limitations" is no claimed lack of a limitations section)

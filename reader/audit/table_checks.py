@@ -50,8 +50,9 @@ from reader.audit.arithmetic import (
 from reader.audit.table_names import Sentence, TableIndex, index_tables
 from reader.text.grid import Cell
 
-# the reason of a figure the table's cells do not give (reader.audit.loop lets the paper's own
-# sentence stand: an average of per-row gains is not the gain of the average row)
+# the reason of a figure the table's cells do not give (a restated sentence of the paper that
+# prints it stands, reader.audit.guards.check_sentence: an average of per-row gains is not the
+# gain of the average row)
 NOT_FROM_TABLE = "does not follow from the table it rests on"
 _LOWER_BETTER = re.compile(
     r"\b(?:error|err|wer|cer|ter|loss|perplexity|ppl|rank|mae|rmse|mse|time|latency)\b", re.I
@@ -70,6 +71,7 @@ class Finding:
     evidence: str  # the cell or the computation, with its table and page
     page: int
     numbers: tuple[int, ...] = ()  # where the sentence's numbers it accounts for start
+    claimed: str = ""  # the sentence's words it objects to: a number, or the word of a "best"
 
 
 @dataclass(frozen=True)
@@ -165,6 +167,7 @@ def bound_number(
         f"{_place(index)}: {_quote(cell)} = {cell.text}",
         index.table.page,
         (n.start,),
+        n.raw,
     )
 
 
@@ -227,7 +230,7 @@ def recomputed(claim, s: Sentence, indexes, matched: dict[int, list[Cell]]) -> F
     if nearest is None:
         return None
     _, line, page = nearest
-    return Finding(f"{claim.raw} {NOT_FROM_TABLE}: {line}", line, page, (claim.start,))
+    return Finding(f"{claim.raw} {NOT_FROM_TABLE}: {line}", line, page, (claim.start,), claim.raw)
 
 
 def _direction(word: str, col: str, sentence: str) -> str:
@@ -268,7 +271,9 @@ def best_claim(claim, s: Sentence, indexes) -> Finding | None:
                 )
             if missed is None:
                 line = f'{where}: "{extreme.row_header}" has {extreme.text}, "{row}" {own.text}'
-                missed = Finding(f"'{claim.raw}' does not hold: {line}", line, index.table.page)
+                missed = Finding(
+                    f"'{claim.raw}' does not hold: {line}", line, index.table.page, (), claim.raw
+                )
     return missed
 
 
