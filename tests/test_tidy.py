@@ -9,6 +9,7 @@ from reader.deepread.tidy import (
     ECHOES_HEADING,
     EMPTY_BULLET,
     EMPTY_HEADING,
+    FORMULA_PIECE,
     OTHER_WORK,
     REPEATS,
     content_key,
@@ -109,6 +110,21 @@ def test_a_captions_label_pasted_as_a_sentence_goes_and_a_sentence_citing_a_tabl
         "## Quality of the evidence\nTable 3 reports no variance. Fig. 2 shows the error falling."
     )
     assert result.count(CAPTION) == 3 and result.count(EMPTY_BULLET) == 1
+
+
+def test_a_formula_copied_one_line_a_piece_goes_and_a_short_list_item_stays():
+    # roark13's Method copied the CRF's formula from its material, each piece a line
+    result = tidy(
+        "### Method\nThe CRF's parameters are estimated by optimizing the following conditional probability:\n"
+        "d X\n!\nexp\nλkφk(x, y)\nk=1\nP(y | x) =\nZ(x)\nwhere Z(x) is a global normalization constant.\n"
+        "### Key results\n- ROUGE-L\n- 模型准确率提高。\nThe F-score rises by 13%."
+    )
+    assert result.text == (
+        "### Method\nThe CRF's parameters are estimated by optimizing the following conditional probability:\n\n"
+        "where Z(x) is a global normalization constant.\n"
+        "### Key results\n- ROUGE-L\n- 模型准确率提高。\nThe F-score rises by 13%."
+    )
+    assert result.count(FORMULA_PIECE) == 6
 
 
 def test_a_cited_works_result_goes_from_key_results_and_stays_elsewhere():

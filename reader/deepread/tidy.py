@@ -25,6 +25,7 @@ EMPTY_HEADING = "empty heading"
 CAPTION = "a caption's label pasted as a sentence"
 BARE_LEAD_IN = "a lead-in that names nothing"
 OTHER_WORK = "a result of a cited work under Key results"
+FORMULA_PIECE = "a piece of a formula, not a sentence"
 
 _STOPWORDS = frozenset(
     "a an the and or but of to in on for with by from at as is are was were be been being it its "
@@ -61,6 +62,10 @@ _CITED_SUBJECT = re.compile(
 # word ("SPECTER improves on three tasks:", "Compared with BM25:")
 _NAMES_SOMETHING = re.compile(r"\d|(?<=\w)[A-Z]|(?<=\s)[A-Z]")
 LEAD_IN_WORDS = 16
+# a word of a sentence: two letters or more ("k=1", "Z(x)", "λkφk(x, y)" and "d X" have none;
+# a sentence with CJK characters is one)
+_WORD = re.compile(r"[^\W\d_]{2,}")
+MIN_SENTENCE_WORDS = 2
 
 
 @dataclass
@@ -111,14 +116,16 @@ def drop_repeats(text: str) -> Tidied:
 
 
 def _dropping(text: str, why: str, drop) -> Tidied:
-    """`text` without each sentence for which `drop(sentence, heading)` holds; `heading`: the
-    heading line above the sentence ("" where there is none)."""
+    """`text` without each sentence for which `drop(sentence, heading, lead)` holds; `heading`: the
+    heading line above the sentence ("" where there is none); `lead`: its line before it (a
+    bullet's marker)."""
     headings = [(m.start(), m.group(0)) for m in re.finditer(r"(?m)^.*$", text) if _HEADING.match(m.group(0))]
     removed, out, last = [], [], 0
     for start, end in sentence_spans(text):
         above = [line for at, line in headings if at < start]
         sentence = text[start:end]
-        if drop(sentence, above[-1] if above else ""):
+        lead = text[text.rfind("\n", 0, start) + 1 : start]
+        if drop(sentence, above[-1] if above else "", lead):
             removed.append((sentence, why))
             out.append(text[last:start].rstrip(" \t"))
             last = end
@@ -130,7 +137,7 @@ def drop_heading_echoes(text: str) -> Tidied:
     """`text` without each sentence whose content words are all its heading's (and words
     such as "provide" or "any"): it says the heading holds nothing, or restates it."""
 
-    def echoes(sentence: str, heading: str) -> bool:
+    def echoes(sentence: str, heading: str, _) -> bool:
         key, above = content_key(sentence), _heading_key(heading)
         return bool(above and key and key - _ECHO_WORDS <= above)
 
@@ -149,7 +156,7 @@ def drop_cited_results(text: str) -> Tidied:
     return _dropping(
         text,
         OTHER_WORK,
-        lambda sentence, heading: bool(
+        lambda sentence, heading, _: bool(
             _KEY_RESULTS.match(heading) and _CITED_SUBJECT.match(sentence.lstrip("-*+• \t"))
         ),
     )
@@ -159,8 +166,26 @@ def drop_caption_labels(text: str) -> Tidied:
     """`text` without the sentences that start with a figure's or table's label ("Table 3:"):
     a caption the writer copied from its material names a result without giving it."""
     return _dropping(
-        text, CAPTION, lambda sentence, _: bool(_CAPTION_LABEL.match(sentence.lstrip("-*+• \t")))
+        text, CAPTION, lambda sentence, *_: bool(_CAPTION_LABEL.match(sentence.lstrip("-*+• \t")))
     )
+
+
+def drop_formula_pieces(text: str) -> Tidied:
+    """`text` without the "sentences" of a formula the writer copied from its material, one line
+    each ("exp", "k=1", "P(y | x) =", "Z(x)"): fewer than MIN_SENTENCE_WORDS words of two letters
+    or more. A list item keeps its one term ("- ROUGE-L")."""
+
+    def piece(sentence: str, _, lead: str) -> bool:
+        if re.match(rf"\s*{BULLET_MARK}", lead) or any(cjk for _, cjk in runs(sentence)):
+            return False
+        return len(_WORD.findall(sentence)) < MIN_SENTENCE_WORDS
+
+    done = _dropping(text, FORMULA_PIECE, piece)
+    if not done.removed:
+        return done
+    # its lone symbols ("!", "=") are no sentence at all; then the lines the pieces left empty
+    kept = re.sub(r"(?m)^[ \t]*[^\w\s#*+•|>\-]{1,3}[ \t]*$", "", done.text)
+    return Tidied(re.sub(r"\n{3,}", "\n\n", kept), done.removed)
 
 
 def drop_bare_lead_ins(text: str) -> Tidied:
@@ -209,14 +234,15 @@ def drop_empty_items(text: str) -> Tidied:
 
 def tidy(text: str) -> Tidied:
     """Repeated sentences, sentences that only echo their heading, captions' labels pasted as
-    sentences, other works' results under Key results, lead-ins that name nothing, empty bullets
-    and then the headings they left empty, removed."""
+    sentences, other works' results under Key results, pieces of formulas, lead-ins that name
+    nothing, empty bullets and then the headings they left empty, removed."""
     removed: list[tuple[str, str]] = []
     for step in (
         drop_repeats,
         drop_heading_echoes,
         drop_caption_labels,
         drop_cited_results,
+        drop_formula_pieces,
         drop_bare_lead_ins,
         drop_empty_items,
     ):
