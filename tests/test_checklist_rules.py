@@ -100,6 +100,17 @@ def test_baselines_must_be_named():
     assert found("baselines", "CBOW outperforms COUNT on the MEN set.", section="5 Results") is None
 
 
+def test_the_papers_own_system_and_a_metric_are_no_baseline():
+    # SemEAGAT's baselines had read "GAT-based, MOGANED, SemEAGAT, F1"
+    sentence = (
+        "Furthermore, comparing with the GAT-based MOGANED, SemEAGAT surpasses it on both three metrics "
+        "and improves by 1.1% on F1."
+    )
+    title = "SemEAGAT: A Novel Approach by Incorporating Semantic Dependency Graph in Event Detection"
+    assert found("baselines", sentence, section="4.2 Results", title=title).value == "GAT-based, MOGANED"
+    assert "SemEAGAT" in found("baselines", sentence, section="4.2 Results").value  # no title: no own name
+
+
 def test_metrics_ablations_runs_hyperparameters_compute():
     assert found("metrics", "SPECTER achieves a MAP score of 83.8 on the co-view task.").value == "MAP"
     assert found("metrics", "The method has the potential to improve type checking accuracy.") is None

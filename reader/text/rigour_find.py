@@ -80,15 +80,20 @@ _RESULTS_SECTION = re.compile(r"result|experiment|evaluat|table \d+ caption", re
 _APPENDIX = re.compile(r"^\W*(?:[A-Z](?:\.\d+)*\.?\s|appendix)", re.I)
 
 
-def _baselines_found(sentences: list[Sentence]) -> Found | None:
+def _baselines_found(sentences: list[Sentence], title: str) -> Found | None:
     """The sentence that states the baselines most strongly (named as baselines, then compared
     with by name, told in the results first), the first of those; none below MIN_BASELINE."""
     best, weight = None, MIN_BASELINE - 1
+    own = _TITLE_NAME.match(title)
     for s in sentences:
-        found = baselines_rule(s)
+        found = baselines_rule(s, own.group(1) if own else "")
         if found is not None and baseline_weight(found) > weight:
             best, weight = found, baseline_weight(found)
     return best
+
+
+# the name a paper gives its own system in its title: "SemEAGAT: A Novel Approach …", "SPECTER: …"
+_TITLE_NAME = re.compile(r"\s*([\w-]+)\s*:")
 
 
 # A sentence naming baselines counts wherever it stands; "compared with Y" only where the results,
@@ -130,7 +135,7 @@ def find_item(key: str, sentences: list[Sentence], title: str = "") -> Found | N
     if key in ("hyperparameters", "metrics"):
         return _best(sentences, _PER_SENTENCE[key])
     if key == "baselines":
-        return _baselines_found(sentences)
+        return _baselines_found(sentences, title)
     return _first(sentences, _PER_SENTENCE[key])
 
 
