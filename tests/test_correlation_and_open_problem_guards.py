@@ -1,11 +1,11 @@
-"""The guards for a correlation stated as a score (reader/audit/correlations.py) and an open
-problem stated as a result (reader/audit/open_problems.py)."""
+"""The guards for a correlation stated as a score (reader/audit/correlations.py), an open
+problem stated as a result and a plan stated as done (reader/audit/open_problems.py)."""
 
 from __future__ import annotations
 
 from reader.audit.correlations import correlation_as_score_reasons
 from reader.audit.guards import PaperFacts, check_sentence
-from reader.audit.open_problems import open_problem_as_result_reasons
+from reader.audit.open_problems import open_problem_as_result_reasons, plan_as_done_reasons
 
 # as the long-summary evaluation paper prints its 0.89 (twice, both as a Kendall's τ)
 CORRELATED = [
@@ -86,3 +86,51 @@ def test_a_result_the_paper_claims_or_an_open_problem_said_as_such_passes():
         )
         == []
     )
+
+
+# as the phrase-generation paper ends its conclusion
+PLANS = [
+    "8 Conclusion and Future Work In this paper we have outlined a framework for generation with "
+    "distributional semantic models.",
+    "For future work we would like to experiment with more complex models for (de-)composition. "
+    "Following this, we would like to extend the framework to handle arbitrary phrases, including making "
+    "choices on the syntactic structure of the phrase to be generated.",
+]
+
+
+def test_a_plan_stated_as_done_is_a_guard_finding():
+    facts = PaperFacts.from_texts(PLANS)
+    # a follow-up answer of the acl2014 paper
+    answer = "The paper reports that it extends the framework to handle arbitrary phrases, including making choices."
+    reasons = check_sentence(answer, facts)
+    assert any("as done, but the paper only plans it" in r and "extend the framework" in r for r in reasons)
+
+
+def test_a_plan_told_as_a_plan_or_a_heading_words_pass():
+    facts = PaperFacts.from_texts(PLANS)
+    for told in [
+        "The authors would like to extend the framework to handle arbitrary phrases, including making choices.",
+        "Extending the framework to handle arbitrary phrases, including making choices, is left open.",
+        "Future work includes extending the framework to handle arbitrary phrases, including making choices.",
+    ]:
+        assert plan_as_done_reasons(told, facts) == [], told
+    # "Conclusion and Future Work" is a heading, not a plan
+    assert (
+        plan_as_done_reasons(
+            "The authors have outlined a framework for generation with distributional semantic models.", facts
+        )
+        == []
+    )
+    # words far after the plan ("would like to extend …, including making choices on …")
+    far = "Earlier work reports choices on the syntactic structure of the phrase to be generated."
+    assert plan_as_done_reasons(far, facts) == []
+    # the plan's verb is not what the sentence does (longeval: "As future work we plan to conduct
+    # experiments on other aspects of summarization evaluation like salience and coherence")
+    planned = PaperFacts.from_texts(
+        [
+            "As future work we plan to conduct experiments on other aspects of summarization evaluation like salience."
+        ]
+    )
+    other = "The prior work focuses on other aspects of summarization evaluation like salience."
+    assert plan_as_done_reasons(other, planned) == []
+    assert plan_as_done_reasons(other.replace("focuses", "conducts experiments"), planned) != []

@@ -1,10 +1,15 @@
-"""An open problem stated as a result: "Key results include the development of robust evaluation
-protocols" of a paper that says "The development of robust evaluation protocols has already been
-a long-standing problem …" among its open challenges.
+"""What the paper leaves undone, stated as done: an open problem stated as a result ("Key results
+include the development of robust evaluation protocols" of a paper that says "The development of
+robust evaluation protocols has already been a long-standing problem …" among its open
+challenges), and a plan stated as done ("The paper reports that it extends the framework to
+handle arbitrary phrases" of a paper that "would like to extend the framework to handle arbitrary
+phrases" in future work).
 
     open_problem_as_result_reasons(sentence, facts) -> ["gives “development of robust evaluation
         protocols” as a result, but the paper names it only as an open problem: “… has already been
         a long-standing problem …”"]
+    plan_as_done_reasons(sentence, facts) -> ["gives “extend the framework to handle arbitrary
+        phrases” as done, but the paper only plans it: “… we would like to extend the framework …”"]
 
 A sentence states a result when it says so ("key results include", "the main findings are",
 "the paper develops …", "the authors also present … and evaluate …"). What it states is each run
@@ -12,12 +17,21 @@ of at least MIN_WORDS of its words after that, with MIN_CONTENT content words, t
 prints word for word (longest first, none overlapping). The paper names one only as an open
 problem when every sentence of its text that holds the run speaks of a problem, a challenge or
 future work and not of the paper's own doing ("we propose", "our").
+
+A plan stated as done: a sentence with no word of a plan, a possibility or an open question
+(would, future, could, open, remains …) that prints a run of at least MIN_PLAN_WORDS of the paper's
+words (MIN_CONTENT content words) which every sentence of the paper holding it puts at most
+PLAN_REACH words after a plan ("would like to", "plan to", "future work" …; not a heading's
+"Conclusion and future work"), and that does what is planned: the plan's verb ("extend") is one of
+its words ("extends").
 """
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
+
+from reader.text.words import stems
 
 _RESULT_FRAME = re.compile(
     r"\b(?:(?:key|main|major|principal|central)\s+(?:results?|findings?|contributions?|achievements?)"
@@ -38,6 +52,22 @@ _FUNCTION = set(
 )
 MIN_WORDS = 4
 MIN_CONTENT = 3
+MIN_PLAN_WORDS = 5
+PLAN_REACH = 8
+# the paper's plan, before what it plans (its words as _words gives them: lower case, no punctuation)
+_PLANNED = re.compile(
+    r"\b(?:would like to|plans? to|planning to|intends? to|hopes? to|(?<!and )future work|"
+    r"(?<!and )future research|in the future|in future|for future)\b"
+)
+# what may stand between a plan and its verb: "in future work we will also apply …"
+_BEFORE_VERB = _FUNCTION | set("we will also further to be would like first then next".split())
+# a sentence that speaks of something as not done: a plan, a possibility, an open question
+_NOT_DONE = re.compile(
+    r"\b(?:would|will|plans?|planned|planning|future|intends?|intended|hopes?|could|may|might|should|"
+    r"open|remains?|remained|left|yet|aims? to|next|directions?|propos\w* to|suggest\w*|potential\w*|"
+    r"possib\w*|extension|unexplored)\b",
+    re.I,
+)
 
 
 def _words(text: str) -> list[str]:
@@ -50,10 +80,15 @@ def _stated_runs(sentence: str, paper_words: str) -> list[str]:
     frame = _RESULT_FRAME.search(sentence)
     if not frame:
         return []
-    words = _words(sentence[frame.end() :])
+    return _printed_runs(_words(sentence[frame.end() :]), paper_words, MIN_WORDS)
+
+
+def _printed_runs(words: list[str], paper_words: str, min_words: int) -> list[str]:
+    """The runs of at least `min_words` of `words` that the paper prints, longest first, none
+    overlapping another."""
     taken: set[int] = set()
     runs = []
-    for size in range(len(words), MIN_WORDS - 1, -1):
+    for size in range(len(words), min_words - 1, -1):
         for start in range(len(words) - size + 1):
             span = set(range(start, start + size))
             run = words[start : start + size]
@@ -87,3 +122,31 @@ def open_problem_as_result_reasons(sentence: str, facts) -> list[str]:
                 f"gives “{run}” as a result, but the paper names it only as an open problem: “{holding[0][:160]}”"
             ]
     return []
+
+
+def plan_as_done_reasons(sentence: str, facts) -> list[str]:
+    """Why the sentence states as done what the paper only plans ([] when it does not)."""
+    if _NOT_DONE.search(sentence):
+        return []
+    words, sentences = _paper_words(facts.flat)
+    own = set(stems(_words(sentence)))
+    for run in _printed_runs(_words(sentence), words, MIN_PLAN_WORDS):
+        holding = [s for s in sentences if f" {run} " in s]
+        if holding and all(_plans_it(s[: s.index(f" {run} ")], run, own) for s in holding):
+            return [f"gives “{run}” as done, but the paper only plans it: “{holding[0].strip()[:160]}”"]
+    return []
+
+
+def _plans_it(before: str, run: str, own: set[str]) -> bool:
+    """`before` (a sentence of the paper up to `run`) ends in a plan, at most PLAN_REACH words
+    back, whose verb (the first word after it, in the run or before it) the claim uses."""
+    plan = None
+    for plan in _PLANNED.finditer(before):
+        pass
+    if plan is None:
+        return False
+    after = before[plan.end() :].split()
+    if len(after) > PLAN_REACH:
+        return False
+    verb = next((w for w in after + run.split() if w not in _BEFORE_VERB), "")
+    return bool(verb) and bool(set(stems([verb])) & own)
