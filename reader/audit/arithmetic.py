@@ -178,7 +178,6 @@ def claims(sentence: str) -> list[Claim]:
     if not _BEST_OF_A_PART.search(sentence):
         for m in _BEST.finditer(sentence):
             out.append(Claim(BEST, m.start(), m.end(), m.group(0), None, 0.0))
-            break
     return sorted(out, key=lambda c: c.start)
 
 

@@ -247,15 +247,18 @@ def _direction(word: str, col: str, sentence: str) -> str:
 
 
 def best_claim(claim, s: Sentence, indexes) -> Finding | None:
-    """ "the best"/"highest"/"lowest" of the one row the sentence names, against its columns: it
-    holds when the row is a column's extreme in some table that names it."""
+    """ "the best"/"highest"/"lowest" of the one row the sentence names, against the columns its
+    clause names (else the sentence's: "… Precision 98.0 (the best of 6), Recall 98.0 (the worst
+    of 6)" says each of its own column): it holds when the row is a column's extreme in some
+    table that names it."""
     missed = None
+    clause = Sentence.of(_clause(s.text, claim.start))
     for index in indexes:
         rows = {r for r in index.named(s, "row_header") if not _NO_SUBJECT.match(r.split(" / ")[-1].strip())}
         if len(rows) != 1:
             continue
         (row,) = rows
-        cols = index.named(s, "col_header")
+        cols = index.named(clause, "col_header") or index.named(s, "col_header")
         for col in sorted(cols) or sorted({c.col_header for c in index.numbers if c.row_header == row}):
             values = [c for c in index.numbers if c.col_header == col]
             own = index.cell(row, col)
@@ -275,6 +278,19 @@ def best_claim(claim, s: Sentence, indexes) -> Finding | None:
                     f"'{claim.raw}' does not hold: {line}", line, index.table.page, (), claim.raw
                 )
     return missed
+
+
+def _clause(sentence: str, at: int) -> str:
+    """The stretch of the sentence around position `at` between its commas, semicolons and colons
+    (outside parentheses)."""
+    depth, cuts = 0, []
+    for i, ch in enumerate(sentence):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch in ",;:" and depth <= 0:
+            cuts.append(i)
+    start = max((c + 1 for c in cuts if c < at), default=0)
+    end = min((c for c in cuts if c >= at), default=len(sentence))
+    return sentence[start:end]
 
 
 # the unit a change is stated in, right after its number
