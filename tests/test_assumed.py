@@ -37,3 +37,28 @@ def test_an_assumption_said_to_be_unstated_that_the_paper_states_is_contradicted
     assert PAPER.unstated(
         "The model assumes that all relations are equally important, but this is not explicitly stated."
     ) == [UNSTATED]
+
+
+def test_an_assumption_put_on_the_paper_that_it_attributes_to_other_work_is_not_its_own():
+    from reader.deepread.assumed import OTHERS
+
+    # the literature-graph paper, its sentence cut by a page's foot
+    paper = PaperAssumptions.of(
+        [
+            "For example, most research on named entity recognition tasks report results on large labeled "
+            "datasets such as CoNLL-2003 and ACE-2005 (e.g., Lample et al.,",
+            "Proceedings of NAACL-HLT 2018, pages 84–91.",
+            "2016), and assume that entity types in the test set match those labeled in the training set.",
+            "We assume that every paper has a title.",
+        ]
+    )
+    claim = "The paper assumes that entity types in the test set match those labeled in the training set."
+    assert paper.unstated(claim) == [OTHERS]
+    # the paper's own assumption, and other work's told as theirs, pass
+    assert paper.unstated("The model assumes that every paper has a title.") == []
+    assert paper.unstated(claim.replace("The paper assumes", "They assume")) == []
+    # with no other work named, the paper's sentence is its own
+    own = PaperAssumptions.of(
+        ["We assume that entity types in the test set match those labeled in training."]
+    )
+    assert own.unstated(claim) == []
