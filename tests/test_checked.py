@@ -305,3 +305,26 @@ def test_the_deep_read_objects_to_results_called_consistent_of_a_paper_that_says
     assert reasons == [
         "the paper says its results vary: “We see a high variance around a median of 27.2 BLEU.”"
     ]
+
+
+def test_an_evaluation_called_subjective_of_a_paper_that_computes_its_metrics_is_objected_to():
+    from reader.deepread.checked import claimed_subjectivity
+
+    # SemEAGAT's note, of a paper that uses "Precision (P), Recall (R), and F measure (F1)"
+    metrics = PAPER + [
+        S("4 Experiments", "We use Precision (P), Recall (R), and F1 as evaluation metrics.", RESULTS)
+    ]
+    claim = "The evaluation criteria used (e.g., precision, recall, F1) are subjective and may vary."
+    (reason,) = claimed_subjectivity(claim, paper_checks(metrics))
+    assert reason.startswith(
+        "checklist item metrics: the paper reports its metrics and never calls them subjective"
+    )
+    assert claimed_subjectivity(
+        "The evaluation of the coverage metrics is subjective.", paper_checks(metrics)
+    )
+    # a denial, a paper that speaks of subjectivity itself, or one that reports no metric
+    assert claimed_subjectivity("The metrics are not subjective.", paper_checks(metrics)) == []
+    judged = metrics + [S("5 Analysis", "Faithfulness ratings are inherently subjective.", RESULTS)]
+    assert claimed_subjectivity(claim, paper_checks(judged)) == []
+    no_metric = [S("Abstract", "We discuss smart cities and their technologies.", ABSTRACT)]
+    assert claimed_subjectivity(claim, paper_checks(no_metric)) == []

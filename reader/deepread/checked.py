@@ -54,6 +54,7 @@ class PaperChecks:
     # the paper's sentence saying its results vary a lot ("We see a high variance … around a median
     # of 27.2 BLEU"); None when none does, or when the paper itself calls results stable somewhere
     instability: str | None = None
+    subjective: bool = False  # a sentence of the paper speaks of subjectivity
     extra: dict = field(default_factory=dict)
 
     def has(self, key: str) -> bool:
@@ -112,6 +113,7 @@ def paper_checks(sections, findings: dict[str, Finding] | None = None) -> PaperC
         limitation_mention=named,
         human=any(_HUMAN.search(s) and _OWN_WORK.search(s) for s in sentences),
         instability=None if any(_STABLE.search(s) for s in sentences) else unstable,
+        subjective=any(_SUBJECTIVITY.search(s) for s in sentences),
     )
 
 
@@ -150,6 +152,27 @@ def contradicted_stability(sentence: str, checks: PaperChecks) -> list[str]:
     if checks.instability is None or m is None or _NEGATED_BEFORE.search(sentence[: m.start()]):
         return []
     return [f"the paper says its results vary: {_quote_of(checks.instability)}"]
+
+
+# an evaluation called subjective ("The evaluation criteria used (e.g., precision, recall, F1) are
+# subjective", "The evaluation of the coverage metrics is subjective"), not denied
+_SUBJECTIVE = re.compile(
+    r"\b(?:metrics?|evaluation|criteria|measures?|scores?|scoring)\b(?:[^.]|\.(?!\s)){0,100}?"
+    r"\b(?:is|are|was|were|remains?|seems?|appears?)\s+(?:(?!not\b|never\b)\w+\s+)?subjective\b",
+    re.I,
+)
+_SUBJECTIVITY = re.compile(r"\bsubjectiv\w*", re.I)
+
+
+def claimed_subjectivity(sentence: str, checks: PaperChecks) -> list[str]:
+    """Reasons a sentence calling the paper's evaluation subjective is the writer's: the checklist
+    found the metrics it computes and no sentence of the paper speaks of subjectivity ([] when the
+    sentence says no such thing, the paper speaks of it, or it reports no metric)."""
+    if not _SUBJECTIVE.search(sentence) or checks.subjective or not checks.has("metrics"):
+        return []
+    return [
+        _reason(checks.findings["metrics"], "the paper reports its metrics and never calls them subjective")
+    ]
 
 
 def _listed(items: list[str]) -> str:

@@ -33,6 +33,7 @@ from reader.deepread.assumed import PaperAssumptions
 from reader.deepread.checked import (
     PaperChecks,
     claimed_presence,
+    claimed_subjectivity,
     contradicted_absence,
     contradicted_stability,
     paper_checks,
@@ -252,6 +253,10 @@ def _stability_the_paper_contradicts(sentence: str, read: _Read) -> list[str]:
     return contradicted_stability(sentence, read.checks)
 
 
+def _subjectivity_the_paper_lacks(sentence: str, read: _Read) -> list[str]:
+    return claimed_subjectivity(sentence, read.checks)
+
+
 # What a sentence says the paper lacks, leaves untested or has, in this order: the first check that
 # objects gives the reasons, the rest are not tried.
 _ABSENCE_CHECKS = (
@@ -260,6 +265,7 @@ _ABSENCE_CHECKS = (
     _claimed_untested,
     _presence_the_checklist_contradicts,
     _stability_the_paper_contradicts,
+    _subjectivity_the_paper_lacks,
 )
 
 
