@@ -110,6 +110,17 @@ def test_a_captions_label_pasted_as_a_sentence_goes_and_a_sentence_citing_a_tabl
         "## Quality of the evidence\nTable 3 reports no variance. Fig. 2 shows the error falling."
     )
     assert result.count(CAPTION) == 3 and result.count(EMPTY_BULLET) == 1
+    # a caption's credit line and its panels (the neuron perspective's Key results)
+    credits = tidy(
+        "## Key results\n- Adapted and modified from Otero-Millan et al.35 (B) Same analysis as in (A).\n"
+        "- (A) and (B) are adapted and modified from Bosman et al.25\n"
+        "- Attention enhances gamma-band activity in V4 (A), as Bosman et al. report."
+    )
+    assert (
+        credits.text
+        == "## Key results\n- Attention enhances gamma-band activity in V4 (A), as Bosman et al. report."
+    )
+    assert credits.count(CAPTION) == 2
 
 
 def test_a_formula_copied_one_line_a_piece_goes_and_a_short_list_item_stays():

@@ -48,8 +48,12 @@ _ECHO_WORDS = frozenset(
 BULLET_MARK = r"(?:[-*+•]|\\-|\d{1,2}[.)])"  # a list item's marker: - * + • \- 1. 2)
 _EMPTY_BULLET = re.compile(rf"^[ \t]*{BULLET_MARK}[ \t]*$")
 _HEADING = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+\S.*|\*\*[^*\n]+\*\*:?)[ \t]*$")
-# "Table 4: The Bag of Concepts F1 score of the baseline…": a caption copied from the material
-_CAPTION_LABEL = re.compile(r"^(?:Figure|Fig\.|Table|Tab\.)\s*\d+[a-z]?\s*[:.|]", re.I)
+# "Table 4: The Bag of Concepts F1 score of the baseline…": a caption copied from the material; and
+# a caption's credit or panel ("Adapted and modified from Otero-Millan et al.35 (B) Same analysis as
+# the red line in (A) …", "(A) and (B) are adapted and modified from Bosman et al.25")
+_CAPTION_LABEL = re.compile(
+    r"^(?:(?:Figure|Fig\.|Table|Tab\.)\s*\d+[a-z]?\s*[:.|]|\([A-H]\)\s|adapted (?:and modi\S+ )?from\b)", re.I
+)
 _KEY_RESULTS = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+|\*\*)key results\b", re.I)
 # "For example, Klementiev et al. (2012) reconstruct …", "Smith and Jones [4] show …"
 # ("SQuAD [12] accuracy rises …" names a dataset, not a work: a bracket needs the authors' names)
