@@ -15,6 +15,7 @@ from reader.ingest.tables import find_tables
 from reader.llm.dryrun import claims_with_evidence
 from reader.llm.scripted import ScriptedLLM
 from reader.text.grid import Table, guess_header_rows
+from reader.text.split import split_sentences
 
 HEADLINE = (
     "Table 2 (p. 1, Accuracy of three models on SQA and WikiQA, and their F1.): Ours has "
@@ -30,6 +31,14 @@ def _tables(tmp_path):
 def test_the_headline_row_of_the_main_results_table_with_its_data_and_metric(tmp_path):
     assert table_results(_tables(tmp_path)) == [HEADLINE]
     assert table_results([]) == []
+
+
+def test_only_the_captions_first_sentence_goes_into_the_line(tmp_path):
+    # longeval's Table 2 caption, two sentences long, had split the line in two
+    (table,) = [t for t in _tables(tmp_path) if t.label == "Table 2"]
+    table.caption = table.caption.rstrip(".") + ". 73% of the papers do not evaluate with humans."
+    (line,) = table_results([table])
+    assert line == HEADLINE and len(split_sentences(line)) == 1
 
 
 def test_the_results_table_is_chosen_by_its_caption_and_an_error_column_counts_its_lowest_best():

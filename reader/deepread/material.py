@@ -491,6 +491,9 @@ def table_results(tables) -> list[str]:
         )
         parts.append(f"{cell.col_header} {cell.text}{mark}")
     caption = " ".join((table.caption or "").split())
-    caption = re.sub(r"^(?:Table|TABLE|Tab\.)\s*\S+?[.:|]?\s+", "", caption)[:160]
+    caption = re.sub(r"^(?:Table|TABLE|Tab\.)\s*\S+?[.:|]?\s+", "", caption)
+    # its first sentence: a second would end the line's sentence inside the parentheses ("… long-form
+    # summaries. 73% of the papers do not …")
+    caption = re.split(r"(?<=[.!?])\s+(?=[A-Z0-9])", caption)[0][:160]
     where = f"{table.label} (p. {table.page}, {caption})" if caption else f"{table.label} (p. {table.page})"
     return [f"{where}: {row[0].row_header} has {', '.join(parts)}."]
