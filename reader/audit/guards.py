@@ -59,6 +59,7 @@ from dataclasses import dataclass, field
 from reader.audit.averages import average_reasons
 from reader.audit.correlations import correlation_as_score_reasons
 from reader.audit.gains import gain_as_level_reasons
+from reader.audit.metrics_named import method_as_metric_reasons
 from reader.audit.open_problems import open_problem_as_result_reasons, plan_as_done_reasons
 from reader.text.figures import cited_figures
 from reader.text.words import zipf_en
@@ -368,7 +369,7 @@ def check_sentence(sentence: str, facts: PaperFacts, *, restates: str = "") -> l
     reasons += _figure_reasons(sentence, facts) + _training_reasons(sentence, rest, facts)
     reasons += average_reasons(sentence, facts) + gain_as_level_reasons(sentence, facts)
     reasons += correlation_as_score_reasons(sentence, facts) + open_problem_as_result_reasons(sentence, facts)
-    reasons += plan_as_done_reasons(sentence, facts)
+    reasons += plan_as_done_reasons(sentence, facts) + method_as_metric_reasons(sentence, facts)
     rest = _without_names(rest)
     accounted: set[int] = set()
     if facts.tables:
