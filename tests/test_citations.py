@@ -149,6 +149,33 @@ def test_a_claim_saying_what_a_reference_describes_needs_its_entry_or_the_clause
     assert sample.misdescribed("Text extraction keeps the papers' text [1].") == []
 
 
+def test_what_an_author_year_citation_introduced_needs_most_of_its_words_where_the_paper_cites_it():
+    # the acl2007 note: "(Downey et al., 2005), which introduced the concept of type checking using
+    # n-gram statistics and HMMs", of a paper that cites Downey et al. for redundancy
+    paper = ReferenceList.build(
+        [
+            (
+                "",
+                "Doug Downey, Oren Etzioni, and Stephen Soderland. 2005. A probabilistic model of redundancy in information extraction.",
+            )
+        ],
+        [
+            "Researchers exploit the redundancy in massive corpora to assess the veracity of extractions "
+            "(e.g., (Downey et al., 2005)). Half of the extractions in the data of (Downey et al., 2005) "
+            "appeared only once. Their model had no way of assessing which extraction is correct.",
+            "Section 2 describes the system. We use type checking with n-gram statistics and HMMs instead.",
+        ],
+    )
+    claim = (
+        "The paper builds on (Downey et al., 2005), which introduced the concept of type checking using n-gram "
+        "statistics and HMMs to assess sparse extractions."
+    )
+    (reason,) = paper.misdescribed(claim)
+    assert reason.startswith("citation Downey (2005): the claim says what it introduced")
+    told = "The paper builds on (Downey et al., 2005), which introduced a probabilistic model of redundancy in extraction."
+    assert paper.misdescribed(told) == []
+
+
 def test_a_marker_without_an_entry_makes_the_sentence_unsupported():
     facts = PaperFacts.from_texts(BODY + [f"{m} {t}" for m, t in REFERENCES])
     assert check_sentence("Heat lowers wheat yield [2].", facts) == []

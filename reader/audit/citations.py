@@ -62,6 +62,15 @@ DESCRIBED = re.compile(
     re.I,
 )
 MIN_DESCRIBED_WORDS = 2
+# "(Downey et al., 2005), which introduced the concept of type checking using n-gram statistics and
+# HMMs" of a paper that cites Downey et al. for redundancy-based assessment: what an author-year
+# citation is said to have introduced, most of whose words the paper never says of it
+INTRODUCED = re.compile(
+    r"\b(?P<surname>[A-Z][\w'\-]+)(?:\s+et al\.?|\s+and\s+[A-Z][\w'\-]+)?,?\s*\(?(?P<year>\d{4})[a-z]?\)?\)?,?\s*"
+    r"(?:which|who)\s+(?:first\s+)?(?:introduced|proposed|developed|pioneered)\b(?P<what>[^.;()]+)"
+)
+MIN_INTRODUCED_SHARE = 0.5
+MIN_INTRODUCED_WORDS = 4
 _CLAUSE_END = re.compile(r"[,;:]\s")
 _ENTRY_NUMBER = re.compile(r"^\s*\[?(\d{1,3})[\].]?\s*$")
 _NOT_NAMES = {"in", "table", "figure", "section", "since", "until", "from", "fig", "eq", "see"}
@@ -246,8 +255,11 @@ class ReferenceList:
 
     def misdescribed(self, sentence: str, *, exclude: str | None = None) -> list[str]:
         """Guard reasons for a numbered marker the claim says describes something (DESCRIBED) that
-        shares no content word with the marker's entries or the clauses the paper cites them in."""
-        reasons = []
+        shares no content word with the marker's entries or the clauses the paper cites them in,
+        and for an author-year citation said to have introduced something (INTRODUCED) of whose
+        words fewer than MIN_INTRODUCED_SHARE are in its entry or the paper's sentences naming it
+        (with their neighbours)."""
+        reasons = self._introduced_elsewhere(sentence, exclude)
         for m in DESCRIBED.finditer(sentence):
             what = content_stems(m.group("what"))
             numbers = [n for n in bracket_numbers(m.group("marker")[1:-1]) if n in self.numbered]
@@ -260,6 +272,27 @@ class ReferenceList:
                 reasons.append(
                     f"citation {m.group('marker')}: the claim says what it describes, but neither its "
                     "entry nor the clauses the paper cites it in say so"
+                )
+        return reasons
+
+    def _introduced_elsewhere(self, sentence: str, exclude: str | None) -> list[str]:
+        reasons = []
+        for m in INTRODUCED.finditer(sentence):
+            what = content_stems(m.group("what"))
+            entries = self._author_year_entries(m.group("surname"), m.group("year"), m.group(0))
+            if len(what) < MIN_INTRODUCED_WORDS or not entries:
+                continue
+            name = m.group("surname").lower()
+            said = entries[:1] + [
+                " ".join(self.sentences[max(0, i - 1) : i + 2])
+                for i, s in enumerate(self.sentences)
+                if name in s.lower() and m.group("year") in s and not _looks_like_entry(s) and s != exclude
+            ]
+            known = set().union(*(content_stems(text) for text in said))
+            if len(what & known) < MIN_INTRODUCED_SHARE * len(what):
+                reasons.append(
+                    f"citation {m.group('surname')} ({m.group('year')}): the claim says what it introduced, but "
+                    "most of that is neither in its entry nor where the paper cites it"
                 )
         return reasons
 
