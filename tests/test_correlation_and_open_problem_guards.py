@@ -104,6 +104,11 @@ def test_a_plan_stated_as_done_is_a_guard_finding():
     answer = "The paper reports that it extends the framework to handle arbitrary phrases, including making choices."
     reasons = check_sentence(answer, facts)
     assert any("as done, but the paper only plans it" in r and "extend the framework" in r for r in reasons)
+    # an answer's passages: the second begins inside "would like to" (passages overlap)
+    passages = PaperFacts.from_texts(
+        PLANS + ["like to extend the framework to handle arbitrary phrases, including making choices."]
+    )
+    assert any("as done, but the paper only plans it" in r for r in check_sentence(answer, passages))
 
 
 def test_a_plan_told_as_a_plan_or_a_heading_words_pass():

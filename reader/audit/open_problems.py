@@ -54,9 +54,10 @@ MIN_WORDS = 4
 MIN_CONTENT = 3
 MIN_PLAN_WORDS = 5
 PLAN_REACH = 8
-# the paper's plan, before what it plans (its words as _words gives them: lower case, no punctuation)
+# the paper's plan, before what it plans (its words as _words gives them: lower case, no punctuation;
+# "like to" alone where a passage begins inside "would like to")
 _PLANNED = re.compile(
-    r"\b(?:would like to|plans? to|planning to|intends? to|hopes? to|(?<!and )future work|"
+    r"\b(?:(?:would )?like to|plans? to|planning to|intends? to|hopes? to|(?<!and )future work|"
     r"(?<!and )future research|in the future|in future|for future)\b"
 )
 # what may stand between a plan and its verb: "in future work we will also apply …"
