@@ -180,6 +180,16 @@ def test_an_answer_that_only_restates_its_question():
     )
     assert only_points_elsewhere("The data quality of S2ORC is evaluated in §4 of the paper.")
     assert only_points_elsewhere("The generality of the results is stated in [1].")
+    # the acl2007 follow-up: its answer is the paper's title
+    title = "Sparse Information Extraction: Unsupervised Language Models to the Rescue, p. 1"
+    dataset = "What is the dataset used for the experiments?"
+    assert restates_question(
+        "The dataset used for the experiments is sparse information extraction. [1]", dataset, title
+    )
+    assert not restates_question("The dataset is nine million Web pages. [1]", dataset, title)
+    assert not restates_question(
+        "The paper is called Sparse Information Extraction.", "What is the paper called?", title
+    )
 
 
 def test_an_answer_that_says_its_passages_do_not_answer_and_then_guesses():

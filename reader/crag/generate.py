@@ -79,10 +79,17 @@ _ONLY_POINTER = re.compile(
 )
 
 
-def restates_question(answer: str, question: str) -> bool:
+def restates_question(answer: str, question: str, titles: str = "") -> bool:
     """A reply whose words are all the question's ("The evaluation metrics used in the paper are
-    [1] and [2][3]." to "What are the evaluation metrics used in the paper?")."""
-    return not _said(answer) - _ANSWER_FRAME - _said(question)
+    [1] and [2][3]." to "What are the evaluation metrics used in the paper?"), or the question's and
+    the `titles` of its passages' papers ("The dataset used for the experiments is sparse
+    information extraction." of "Sparse Information Extraction: …"), unless the question asks for
+    a title or a name."""
+    given = _said(question) | (set() if _ASKS_NAME.search(question) else _said(titles))
+    return not _said(answer) - _ANSWER_FRAME - given
+
+
+_ASKS_NAME = re.compile(r"\b(?:title[ds]?|called|named?)\b", re.I)
 
 
 def _said(text: str) -> set[str]:
@@ -224,7 +231,7 @@ def generate_answer(
         and not is_not_found(text)
         and not only_markers(text)
         and not only_points_elsewhere(text)
-        and not restates_question(text, question)
+        and not restates_question(text, question, " ".join(label(c) for c in chosen))
         and not disclaims_answer(text)
     ):
         return Answer(text, evidence=chosen, completion=completion, retried=retried)
