@@ -287,6 +287,13 @@ def test_a_question_that_names_nothing_of_the_paper_is_not_asked():
         "What baseline is used?"
     )
     assert questions_in(reply) == ["What is the scalability of the REALM system?", "What baseline is used?"]
+    # nor one by rule from a sentence about the paper's layout (acl2007's Open questions held it)
+    from reader.crag.followup import rule_question
+
+    assert rule_question("The remainder of the paper is organized as follows.") == ""
+    assert rule_question("Scalability matters for Open Information Extraction.").startswith(
+        "What does the paper"
+    )
 
 
 def test_a_question_with_the_same_content_words_as_an_earlier_one_is_asked_once():

@@ -61,7 +61,9 @@ _BIBLIOGRAPHIC = re.compile(
     r"^(?:what|who|when|where|which)\b[^?]{0,30}\b(?:title|authors?|published|publication|venue|journal)\b",
     re.I,
 )
-# "What is the main conclusion of the paper?", "What is the model quality?": a question made only of
+# "What is the main conclusion of the paper?", "What is the model quality?", "What does the paper
+# report about remainder organized follows?" (from "The remainder of the paper is organized as
+# follows."): a question made only of
 # these words (and FUNCTION_WORDS: paper, study, result, method …) names nothing of the paper; its
 # answer restates the abstract or makes a judgement up, and it follows up no gap of the review
 _WHOLE_PAPER_WORDS = """
@@ -69,6 +71,7 @@ main key primary central overall general generality finding findings conclusion 
 focus purpose aim aims goal goals objective objectives contribution contributions quality model
 limitation limitations significance importance implication implications performance observation
 observations outcome outcomes novelty strength strengths weakness weaknesses problem problems
+remainder organized organised follows outline structure structured
 """.split()
 _WHOLE_PAPER_STEMS = frozenset(content_stems(" ".join(_WHOLE_PAPER_WORDS)))
 # "Additionally, extending the framework …" asked "What does the paper report about Additionally
@@ -152,6 +155,8 @@ def rule_question(point: str) -> str:
     if point.endswith(("?", "？")):
         return point[:MAX_QUESTION_CHARS]
     stems = content_stems(point) - _LINKING_STEMS
+    if not names_something(frozenset(stems)):
+        return ""  # "The remainder of the paper is organized as follows."
     kept = [w for w in re.findall(r"[\w\-]+", point) if content_stems(w) & stems][:8]
     return f"What does the paper report about {' '.join(kept)}?" if kept else ""
 
