@@ -44,6 +44,11 @@ def test_numbered_ranges_and_author_year_markers_resolve_to_entries():
     assert by_marker["[1, 9]"].missing == ["9"] and not by_marker["[1, 9]"].resolved
     assert by_marker["Downey et al., 2007"].entries[0][1].startswith("Downey D, Etzioni O.")
     assert refs().resolve("A claim by Nobody et al. (2031).")[0].missing
+    # the surname as a word: the tutorial's "Yan et al., 2021" is not "Yang Deng, …, 2021"
+    deng = ReferenceList.build(
+        [("", "Yang Deng, Yaliang Li, and Wai Lam. 2021. Unified conversational recommendation.")], []
+    )
+    assert deng.resolve("Dialogue systems (Yan et al., 2021) chat.")[0].missing
     # a dataset or cultivar name glued to a year is no citation
     assert refs().resolve("On ACE2005 the cultivar AGS2000 and AGS 2000 were used.") == []
 

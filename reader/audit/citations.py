@@ -149,12 +149,13 @@ class ReferenceList:
         year's letter where the citation has one ("Mikolov et al. (2013a)" is "… 2013a. Efficient
         estimation …"), then the surname earliest (its first author before an entry where it is
         the last: "Andrea Frome, …, and Tomas Mikolov. 2013")."""
-        name = surname.lower()
+        # the surname as a word: "Yan et al., 2021" is not "Yang Deng, …, 2021"
+        name = re.compile(rf"(?<!\w){re.escape(surname.lower())}(?!\w)")
         lettered = re.search(rf"{year}[a-z]\b", raw)
         found = [
-            (text, text[:120].lower().find(name))
+            (text, at.start())
             for text in self.unnumbered + [t for _, t in self.numbered.values()]
-            if name in text[:120].lower() and year in text
+            if (at := name.search(text[:120].lower())) and year in text
         ]
         found.sort(key=lambda f: (bool(lettered) and lettered.group(0) not in f[0], f[1]))
         return [text for text, _ in found]
