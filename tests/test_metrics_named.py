@@ -31,7 +31,7 @@ def test_a_method_listed_as_an_evaluation_metric_is_a_guard_finding():
         "The evaluation metrics used (e.g., BM25 distance) may not suit every relation.", facts
     )
     assert any(
-        r.startswith("names BM25 as metrics, but the paper never evaluates with them") for r in reasons
+        r.startswith("names BM25 as a metric, but the paper never evaluates with it") for r in reasons
     )
     tabled = PaperFacts.from_texts(["We align summary units to the source."], [ALIGNERS])
     (reason,) = method_as_metric_reasons(

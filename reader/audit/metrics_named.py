@@ -72,7 +72,9 @@ def method_as_metric_reasons(sentence: str, facts) -> list[str]:
             quote = quote or row
     if not unused:
         return []
-    names = unused[0] if len(unused) == 1 else ", ".join(unused[:-1]) + " and " + unused[-1]
+    if len(unused) == 1:
+        return [f"names {unused[0]} as a metric, but the paper never evaluates with it: “{quote[:160]}”"]
+    names = ", ".join(unused[:-1]) + " and " + unused[-1]
     return [f"names {names} as metrics, but the paper never evaluates with them: “{quote[:160]}”"]
 
 

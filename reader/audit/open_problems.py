@@ -141,12 +141,10 @@ def plan_as_done_reasons(sentence: str, facts) -> list[str]:
 def _plans_it(before: str, run: str, own: set[str]) -> bool:
     """`before` (a sentence of the paper up to `run`) ends in a plan, at most PLAN_REACH words
     back, whose verb (the first word after it, in the run or before it) the claim uses."""
-    plan = None
-    for plan in _PLANNED.finditer(before):
-        pass
-    if plan is None:
+    plans = list(_PLANNED.finditer(before))
+    if not plans:
         return False
-    after = before[plan.end() :].split()
+    after = before[plans[-1].end() :].split()
     if len(after) > PLAN_REACH:
         return False
     verb = next((w for w in after + run.split() if w not in _BEFORE_VERB), "")
