@@ -30,9 +30,7 @@ def test_a_method_listed_as_an_evaluation_metric_is_a_guard_finding():
     reasons = check_sentence(
         "The evaluation metrics used (e.g., BM25 distance) may not suit every relation.", facts
     )
-    assert any(
-        r.startswith("names BM25 as a metric, but the paper never evaluates with it") for r in reasons
-    )
+    assert any(r.startswith("names BM25 as a metric, but the paper never evaluates with it") for r in reasons)
     tabled = PaperFacts.from_texts(["We align summary units to the source."], [ALIGNERS])
     (reason,) = method_as_metric_reasons(
         "The authors report metrics such as ROUGE, BM25 and SuperPAL.", tabled
