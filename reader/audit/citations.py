@@ -195,14 +195,18 @@ class ReferenceList:
             entries = [] if _not_a_citation(raw, surname) else self._author_year_entries(surname, year, raw)
             if not entries:
                 continue
-            name = surname.lower()
-            contexts = [
-                " ".join(self.sentences[max(0, i - 1) : i + 2])
-                for i, s in enumerate(self.sentences)
-                if name in s.lower() and year in s and not _looks_like_entry(s)
-            ]
-            out.append((_shown_marker(raw), contexts, entries[0]))
+            out.append((_shown_marker(raw), self._naming(surname, year), entries[0]))
         return out
+
+    def _naming(self, surname: str, year: str, skip: str | None = None) -> list[str]:
+        """The paper's sentences that name the surname and the year (reference entries aside, and
+        `skip`), each with the sentence before and after it."""
+        name = surname.lower()
+        return [
+            " ".join(self.sentences[max(0, i - 1) : i + 2])
+            for i, s in enumerate(self.sentences)
+            if name in s.lower() and year in s and not _looks_like_entry(s) and s != skip
+        ]
 
     def attribution(self, sentence: str, *, exclude: str | None = None) -> list[str]:
         """Notes for the markers the paper never cites near the claim's content ([] when none).
@@ -283,12 +287,7 @@ class ReferenceList:
             entries = self._author_year_entries(m.group("surname"), m.group("year"), m.group(0))
             if len(what) < MIN_INTRODUCED_WORDS or not entries:
                 continue
-            name = m.group("surname").lower()
-            said = entries[:1] + [
-                " ".join(self.sentences[max(0, i - 1) : i + 2])
-                for i, s in enumerate(self.sentences)
-                if name in s.lower() and m.group("year") in s and not _looks_like_entry(s) and s != exclude
-            ]
+            said = entries[:1] + self._naming(m.group("surname"), m.group("year"), skip=exclude)
             known = set().union(*(content_stems(text) for text in said))
             if len(what & known) < MIN_INTRODUCED_SHARE * len(what):
                 reasons.append(

@@ -107,8 +107,6 @@ LEFT_OUT = "the verifier left this claim out twice: not checked"
 NO_PASSAGE = "no passage matched; checked against the paper's opening text"
 RESTATES = "restates a sentence of the paper in its words (no verifier call)"
 _QUOTED = re.compile(r"“[^”]*”")
-_DENIED_BEST = re.compile(r"'([^']+)' does not hold: ")  # reader.audit.table_checks.best_claim
-_BOUND_NUMBER = re.compile(r"number (\S+) is ")  # reader.audit.table_checks.bound_number, a cell elsewhere
 NO_WITHOUT_SECOND = (
     "an explicit NO is not overruled without a second signal (claim checker or extraction) agreeing"
 )

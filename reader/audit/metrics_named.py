@@ -58,12 +58,14 @@ def _listed_names(sentence: str) -> list[str]:
 def method_as_metric_reasons(sentence: str, facts) -> list[str]:
     """Why a name the sentence lists as a metric is no metric of the paper ([] when each is);
     `facts`: reader.audit.guards.PaperFacts (its text as printed, lower case)."""
+    names = [n for n in dict.fromkeys(_listed_names(sentence)) if not metric_names(n)]
+    if not names:
+        return []
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+", facts.flat) if not _TABLE_DUMP.search(s)]
     unused, quote = [], ""
-    for name in dict.fromkeys(_listed_names(sentence)):
-        if metric_names(name):
-            continue
+    for name in names:
         word = re.compile(rf"(?<![\w-]){re.escape(name.lower())}(?![\w-])")
-        holding = [s for s in _sentences(facts.flat) if word.search(s) and not _TABLE_DUMP.search(s)]
+        holding = [s for s in sentences if word.search(s)]
         if holding and not any(_EVALUATES.search(s) or _lists_it(s, name) for s in holding):
             unused.append(name)
             quote = quote or holding[0].strip()
@@ -94,7 +96,3 @@ def _a_tables_row(word: re.Pattern, tables) -> str:
         if any(row and word.search(row[0].lower()) for row in body):
             return f"{table.label}, a row; its columns: {', '.join(dict.fromkeys(columns))}"
     return ""
-
-
-def _sentences(flat: str) -> list[str]:
-    return re.split(r"(?<=[.!?])\s+", flat)

@@ -130,6 +130,8 @@ def plan_as_done_reasons(sentence: str, facts) -> list[str]:
     if _NOT_DONE.search(sentence):
         return []
     words, sentences = _paper_words(facts.flat)
+    if not _PLANNED.search(words):
+        return []
     own = set(stems(_words(sentence)))
     for run in _printed_runs(_words(sentence), words, MIN_PLAN_WORDS):
         holding = [s for s in sentences if f" {run} " in s]

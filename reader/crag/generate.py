@@ -79,6 +79,9 @@ _ONLY_POINTER = re.compile(
 )
 
 
+_ASKS_NAME = re.compile(r"\b(?:title[ds]?|called|named?)\b", re.I)
+
+
 def restates_question(answer: str, question: str, titles: str = "") -> bool:
     """A reply whose words are all the question's ("The evaluation metrics used in the paper are
     [1] and [2][3]." to "What are the evaluation metrics used in the paper?"), or the question's and
@@ -87,9 +90,6 @@ def restates_question(answer: str, question: str, titles: str = "") -> bool:
     a title or a name."""
     given = _said(question) | (set() if _ASKS_NAME.search(question) else _said(titles))
     return not _said(answer) - _ANSWER_FRAME - given
-
-
-_ASKS_NAME = re.compile(r"\b(?:title[ds]?|called|named?)\b", re.I)
 
 
 def _said(text: str) -> set[str]:

@@ -196,21 +196,17 @@ def drop_bare_lead_ins(text: str) -> Tidied:
     """`text` without the lead-ins that name nothing of the paper ("The results may not hold
     elsewhere due to several factors:", "The paper adds:"): a short sentence ending in a colon,
     with no digit and no capitalised word after its first. The items after it stay."""
-    removed, out, last = [], [], 0
-    for start, end in sentence_spans(text):
-        sentence = text[start:end].strip()
-        bare = sentence.lstrip("-*+• \t")
-        if (
+
+    def bare_lead_in(sentence: str, *_) -> bool:
+        bare = sentence.strip().lstrip("-*+• \t")
+        return (
             bare.endswith(":")
             and not bare.startswith("**")
             and len(bare.split()) <= LEAD_IN_WORDS
             and not _NAMES_SOMETHING.search(bare)
-        ):
-            removed.append((sentence, BARE_LEAD_IN))
-            out.append(text[last:start].rstrip(" \t"))
-            last = end
-    out.append(text[last:])
-    return Tidied("".join(out), removed)
+        )
+
+    return _dropping(text, BARE_LEAD_IN, bare_lead_in)
 
 
 def drop_empty_items(text: str) -> Tidied:

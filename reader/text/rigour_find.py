@@ -80,6 +80,10 @@ _RESULTS_SECTION = re.compile(r"result|experiment|evaluat|table \d+ caption", re
 _APPENDIX = re.compile(r"^\W*(?:[A-Z](?:\.\d+)*\.?\s|appendix)", re.I)
 
 
+# the name a paper gives its own system in its title: "SemEAGAT: A Novel Approach …", "SPECTER: …"
+_TITLE_NAME = re.compile(r"\s*([\w-]+)\s*:")
+
+
 def _baselines_found(sentences: list[Sentence], title: str) -> Found | None:
     """The sentence that states the baselines most strongly (named as baselines, then compared
     with by name, told in the results first), the first of those; none below MIN_BASELINE."""
@@ -90,10 +94,6 @@ def _baselines_found(sentences: list[Sentence], title: str) -> Found | None:
         if found is not None and baseline_weight(found) > weight:
             best, weight = found, baseline_weight(found)
     return best
-
-
-# the name a paper gives its own system in its title: "SemEAGAT: A Novel Approach …", "SPECTER: …"
-_TITLE_NAME = re.compile(r"\s*([\w-]+)\s*:")
 
 
 # A sentence naming baselines counts wherever it stands; "compared with Y" only where the results,
