@@ -10,7 +10,14 @@ from reader.audit.decided import STATED
 from reader.audit.guards import PaperFacts
 from reader.audit.loop import audit_sentences
 from reader.audit.verify import EvidenceRef
-from reader.deepread.checked import checked_facts, claimed_presence, contradicted_absence, paper_checks
+from reader.checklist.model import Finding
+from reader.deepread.checked import (
+    checked_facts,
+    claimed_presence,
+    contradicted_absence,
+    paper_checks,
+    synthesis_facts,
+)
 from reader.deepread.material import ABSTRACT, CONCLUSION, OTHER, RESULTS
 from reader.deepread.writer import Request, rewrite_document, split_document, write_document
 from reader.llm.dryrun import claims_with_evidence
@@ -154,6 +161,78 @@ def test_the_writer_puts_each_stated_sentence_first_under_its_heading_and_keeps_
     synthesis = dict(split_document(write_document(generator, request(kind="synthesis")).text))
     assert facts["Weaknesses"].sentence not in chinese.get("Weaknesses", "") + synthesis.get(
         "Key results", ""
+    )
+
+
+TRAINED = PAPER + [
+    S("3 Setup", "We train with a learning rate of 0.001 on one V100 GPU.", OTHER),
+]
+
+
+def test_missing_runs_and_baselines_are_said_of_the_abstracts_figures_else_its_metrics():
+    said = {f.item: f.sentence for f in checked_facts(paper_checks(TRAINED))}
+    assert said["runs"] == (
+        "The paper does not say over how many runs or random seeds its results "
+        "(the abstract's 97.2% and 40%) were obtained."
+    )
+    assert "that its results (the abstract's 97.2% and 40%) are compared with." in said["baselines"]
+    bare = [
+        S("Abstract", "We propose HeadPrune.", ABSTRACT),
+        *TRAINED[1:],
+        S("4", "We report accuracy.", RESULTS),
+    ]
+    assert (
+        "random seeds its results in accuracy were obtained."
+        in {f.item: f.sentence for f in checked_facts(paper_checks(bare))}["runs"]
+    )
+
+
+SETUP = [
+    S("Abstract", "We propose HeadPrune for BERT.", ABSTRACT),
+    S("3 Data", "We evaluate on GLUE, a benchmark of 9 tasks with 1.2 million training examples.", OTHER),
+    S(
+        "4 Results",
+        "We report accuracy on each task. We compare HeadPrune with the MagPrune and LayerDrop baselines.",
+        RESULTS,
+    ),
+]
+
+
+def test_the_synthesis_quotes_the_papers_data_metrics_and_comparison_with_their_pages():
+    facts = synthesis_facts(paper_checks(SETUP), SETUP)
+    by_item = {f.item: f for f in facts}
+    assert by_item["datasets"].heading == "Method"
+    assert (
+        "“We evaluate on GLUE, a benchmark of 9 tasks with 1.2 million training examples”"
+        in by_item["datasets"].sentence
+    )
+    assert by_item["baselines"].heading == "Key results"
+    assert "with the MagPrune and LayerDrop baselines" in by_item["baselines"].sentence
+    # the abstract's sentences the synthesis restates are not quoted again
+    in_abstract = [S("Abstract", SETUP[1].text, ABSTRACT), *SETUP[2:]]
+    assert "datasets" not in {f.item for f in synthesis_facts(paper_checks(in_abstract), in_abstract)}
+    # a fragment the passage split cut, a table's row and a tool used are no setup to quote
+    cut = [SETUP[0], S("3 Data", "aluate on GLUE, a benchmark of 9 tasks with 1.2 million examples.", OTHER)]
+    row = [SETUP[0], S("4 Results", "Accuracy 84.1 83.2 90.1 91.3 92.0 88.7 85.5 on 9 tasks.", RESULTS)]
+    assert paper_checks(cut).has("datasets") and paper_checks(row).has("metrics"), "the rules find both"
+    assert "datasets" not in {f.item for f in synthesis_facts(paper_checks(cut), cut)}
+    assert "metrics" not in {f.item for f in synthesis_facts(paper_checks(row), row)}
+    used = "For the changed metabolites, pathway analysis was performed using MetaboAnalyst 3.0."
+    checks = paper_checks(SETUP)
+    checks.findings["baselines"] = Finding("baselines", True, used, "MetaboAnalyst 3.0", "", "p. 6")
+    assert "baselines" not in {f.item for f in synthesis_facts(checks, SETUP)}
+
+
+def test_the_writer_puts_the_synthesis_setup_after_its_account_and_the_audit_passes_it_on_its_finding():
+    generator = ScriptedLLM(lambda prompt: "HeadPrune removes attention heads.")
+    synthesis = request(kind="synthesis", sections=SETUP)
+    parts = dict(split_document(write_document(generator, synthesis).text))
+    data = next(f for f in synthesis.checked if f.item == "datasets")
+    assert parts["Method"].startswith("HeadPrune removes attention heads.")
+    assert parts["Method"].endswith(data.sentence)
+    assert (
+        data.sentence
+        not in write_document(generator, request(kind="synthesis", sections=SETUP, output_language="zh")).text
     )
 
 

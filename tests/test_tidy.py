@@ -170,3 +170,8 @@ def test_a_lead_in_that_names_nothing_goes_and_its_items_stay():
     assert "SPECTER improves on three tasks:" in done.text  # it names something
     assert "## Strengths" not in done.text  # its only sentence was a bare lead-in
     assert done.count(BARE_LEAD_IN) == 2
+    outline = tidy(
+        "## Open questions\n- The remainder of the paper is organized as follows.\n- REALM is slow.\n"
+    )
+    assert "remainder" not in outline.text and "- REALM is slow." in outline.text
+    assert outline.count(BARE_LEAD_IN) == 1

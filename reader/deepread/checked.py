@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from reader.checklist.model import Finding
 from reader.deepread.material import LIMITATIONS, abstract_sentences, ordered_figures, section_sentences
 from reader.deepread.negation import LACK, NEGATION
+from reader.deepread.tidy import content_key, repeats_earlier
 from reader.text.rigour import DATASET_WORDS, Passage, paper_sentences
 
-RESULT_FIGURES = 3  # of the abstract's, named in the sentence on variance
+RESULT_FIGURES = 3  # of the abstract's, named in the sentences on variance, runs and baselines
 QUOTE_CHARS = 170
 _HUMAN = re.compile(
     r"\b(?:participants|annotators|crowd ?workers|crowdsourc\w+|volunteers|respondents|patients|"
@@ -221,10 +222,11 @@ def _variance_absence(checks: PaperChecks) -> list[CheckedFact]:
     return []
 
 
+# "{results}": "its results", naming the abstract's figures or its metrics (_results_named)
 _EMPIRICAL_ABSENCES = [
-    ("runs", "Weaknesses", "The paper does not say over how many runs or random seeds its results were obtained."),
+    ("runs", "Weaknesses", "The paper does not say over how many runs or random seeds {results} were obtained."),
     ("baselines", "Missing experiments or baselines",
-     "The paper's text names no baseline or other method that its results are compared with."),
+     "The paper's text names no baseline or other method that {results} are compared with."),
     ("ablations", "Missing experiments or baselines",
      "No ablation is reported: no part of the method is removed or varied to measure what it contributes."),
 ]  # fmt: skip
@@ -243,14 +245,24 @@ def _missing_experiments(checks: PaperChecks) -> list[CheckedFact]:
         wanted += [a for a in _EMPIRICAL_ABSENCES if a[0] == "baselines" or checks.computational]
     if checks.computational:
         wanted += _COMPUTATIONAL_ABSENCES
+    results = _results_named(checks)
     out = []
     for key, heading, sentence in wanted:
         item = checks.findings.get(key)
         if item is not None and not item.found:
-            out.append(
-                CheckedFact(heading, sentence, _reason(item, "the rules, the index and the extraction"), key)
-            )
+            said = _reason(item, "the rules, the index and the extraction")
+            out.append(CheckedFact(heading, sentence.format(results=results), said, key))
     return out
+
+
+def _results_named(checks: PaperChecks) -> str:
+    """ "its results", naming the abstract's figures, else the metrics the rules named."""
+    if checks.result_figures:
+        return f"its results (the abstract's {_listed(checks.result_figures)})"
+    metrics = checks.findings.get("metrics")
+    if metrics is not None and metrics.found and metrics.value and not metrics.value.startswith("measured:"):
+        return f"its results in {_listed(metrics.value.split(', '))}"
+    return "its results"
 
 
 def _validity_absences(checks: PaperChecks) -> list[CheckedFact]:
@@ -276,24 +288,65 @@ def _validity_absences(checks: PaperChecks) -> list[CheckedFact]:
     return out
 
 
-def _presences(checks: PaperChecks) -> list[CheckedFact]:
-    """What the checklist found, quoted, under Quality of the evidence and Missing experiments."""
+_CRITIQUE_QUOTES = [
+    ("datasets", "Quality of the evidence", "The data are described with their size as {q}."),
+    ("variance", "Quality of the evidence", "The spread or significance of the results is given as {q}."),
+    ("runs", "Quality of the evidence", "The number of runs or samples is given as {q}."),
+    ("baselines", "Missing experiments or baselines", "The comparison is stated as {q}."),
+]
+# the paper's setup, which the small writer's synthesis seldom states: its data under Method, its
+# metrics and comparison under Key results, each quoted with its page
+_SYNTHESIS_QUOTES = [
+    ("datasets", "Method", "The paper describes its data{where} as {q}."),
+    ("metrics", "Key results", "The results are measured as the paper says{where}: {q}."),
+    ("baselines", "Key results", "The paper states its comparison{where} as {q}."),
+]
+_NUMBER_TOKEN = re.compile(r"^[\d.,%±()]+$")
+_PLAIN_WORD = re.compile(r"^[a-z]+[,;:]?$")
+# a comparison said ("Table 4 compares …", "REALM outperforms the TEXTRUNNER and PL baselines"), not
+# a tool the paper used ("pathway analysis was performed using MetaboAnalyst 3.0")
+_COMPARES = re.compile(r"\b(?:baselines?|compar\w*|outperform\w*|than|versus|vs\.?)\b", re.I)
+
+
+def _reads_as_sentence(quote: str) -> bool:
+    """Not a fragment the passage split cut ("nese scripts consisting of …", "sured in missing
+    area …"), not a table's row ("BM25 (1995) 0.38 0.46 0.56 ROUGE-1 …") or header ("Subtask →
+    MAG MeSH Co-View …"): a third of its words plain lower-case words."""
+    tokens = quote.split()
+    numbers = sum(bool(_NUMBER_TOKEN.match(t)) for t in tokens)
+    plain = sum(bool(_PLAIN_WORD.match(t)) for t in tokens)
+    return (
+        bool(tokens) and not quote[0].islower() and numbers <= 0.25 * len(tokens) and plain >= len(tokens) / 3
+    )
+
+
+def _states_setup(item: Finding) -> bool:
+    """A synthesis quotes metrics the rules named (not "measured: …") and a comparison said."""
+    if item.key == "metrics":
+        return not item.value.startswith("measured:")
+    if item.key == "baselines":
+        return bool(_COMPARES.search(quoted(item.quote, QUOTE_CHARS)))  # in what is shown of it
+    return True
+
+
+def _presences(
+    checks: PaperChecks, templates=_CRITIQUE_QUOTES, whole=False, said: list[str] = ()
+) -> list[CheckedFact]:
+    """What the checklist found, quoted under the templates' headings; with `whole`, only quotes
+    that read as sentences and state the setup; none of a sentence `said` holds already."""
     out = []
-    shown = [
-        ("datasets", "Quality of the evidence", "The data are described with their size as {q}."),
-        ("variance", "Quality of the evidence", "The spread or significance of the results is given as {q}."),
-        ("runs", "Quality of the evidence", "The number of runs or samples is given as {q}."),
-        ("baselines", "Missing experiments or baselines", "The comparison is stated as {q}."),
-    ]
-    seen: set[str] = set()
-    for key, heading, template in shown:
+    seen = [content_key(s) for s in said]
+    for key, heading, template in templates:
         item = checks.findings.get(key)
         if item is None or not item.found or not item.quote or (key == "variance" and item.kind == "claim"):
             continue
-        if item.quote in seen:
+        if repeats_earlier(content_key(item.quote), seen):
             continue  # one sentence of the paper quoted once
-        seen.add(item.quote)
-        sentence = template.format(q=quoted(item.quote, QUOTE_CHARS))
+        if whole and not (_reads_as_sentence(item.quote) and _states_setup(item)):
+            continue
+        seen.append(content_key(item.quote))
+        where = f" ({item.pages})" if item.pages else ""
+        sentence = template.format(q=quoted(item.quote, QUOTE_CHARS), where=where)
         out.append(CheckedFact(heading, sentence, _reason(item, "found"), key))
     return out
 
@@ -303,6 +356,13 @@ def checked_facts(checks: PaperChecks) -> list[CheckedFact]:
     experiments or baselines and Threats to validity) and what it states, quoted (under Quality of
     the evidence and Missing experiments or baselines). Each names its checklist item."""
     return _absences(checks) + _presences(checks)
+
+
+def synthesis_facts(checks: PaperChecks, sections) -> list[CheckedFact]:
+    """The synthesis's sentences from the checklist: the paper's data, metrics and comparison,
+    quoted with their pages, where the quote reads as a sentence and is none of the abstract's
+    (the synthesis restates those). Each names its checklist item."""
+    return _presences(checks, _SYNTHESIS_QUOTES, whole=True, said=abstract_sentences(sections))
 
 
 # What the writer is shown under each critique heading: the checklist's found items, with pages.

@@ -192,14 +192,21 @@ def drop_formula_pieces(text: str) -> Tidied:
     return Tidied(re.sub(r"\n{3,}", "\n\n", kept), done.removed)
 
 
+# the paper's outline announced, copied from its introduction
+_OUTLINE = re.compile(
+    r"(?:the )?(?:remainder|rest) of (?:the|this) (?:paper|article) is (?:organi[sz]ed|structured)\b", re.I
+)
+
+
 def drop_bare_lead_ins(text: str) -> Tidied:
     """`text` without the lead-ins that name nothing of the paper ("The results may not hold
     elsewhere due to several factors:", "The paper adds:"): a short sentence ending in a colon,
-    with no digit and no capitalised word after its first. The items after it stay."""
+    with no digit and no capitalised word after its first, or announcing the paper's outline
+    ("The remainder of the paper is organized as follows."). The items after it stay."""
 
     def bare_lead_in(sentence: str, *_) -> bool:
         bare = sentence.strip().lstrip("-*+• \t")
-        return (
+        return bool(_OUTLINE.match(bare)) or (
             bare.endswith(":")
             and not bare.startswith("**")
             and len(bare.split()) <= LEAD_IN_WORDS

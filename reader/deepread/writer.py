@@ -19,7 +19,14 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from reader.deepread.checked import CheckedFact, PaperChecks, checked_facts, checklist_facts, paper_checks
+from reader.deepread.checked import (
+    CheckedFact,
+    PaperChecks,
+    checked_facts,
+    checklist_facts,
+    paper_checks,
+    synthesis_facts,
+)
 from reader.deepread.material import critique_facts, heading_material, missing_headlines, table_results
 from reader.llm.base import Completion, supports_sampling
 from reader.prompts import environment, language_instruction, messages, writes_chinese
@@ -71,10 +78,12 @@ class Request:
 
     @cached_property
     def checked(self) -> list[CheckedFact]:
-        """The sentences the tool states itself under the critique's headings (in English), from
+        """The sentences the tool states itself under the document's headings (in English), from
         the checklist; found once, asked for under each heading."""
-        if self.kind != "critique" or writes_chinese(self.language, self.output_language):
+        if writes_chinese(self.language, self.output_language):
             return []
+        if self.kind == "synthesis":
+            return synthesis_facts(self.paper_checks, self.sections)
         return checked_facts(self.paper_checks)
 
     def facts(self, heading: str) -> list[str]:
@@ -157,9 +166,12 @@ def join_document(parts: list[tuple[str, str]]) -> str:
 
 
 def with_checked(heading: str, body: str, request: Request) -> str:
-    """`body` after the sentences the tool states under `heading` (those it does not give already)."""
-    own = [f.sentence for f in request.checked if f.heading == heading and f.sentence not in body]
-    return "\n\n".join(x for x in (" ".join(own), body) if x)
+    """`body` with the sentences the tool states under `heading` (those it does not give already):
+    a critique's findings before the writer's judgement around them, a synthesis's setup after
+    the writer's account."""
+    own = " ".join(f.sentence for f in request.checked if f.heading == heading and f.sentence not in body)
+    parts = (own, body) if request.kind == "critique" else (body, own)
+    return "\n\n".join(x for x in parts if x)
 
 
 def _ask(generator, request: Request, heading: str, material, facts, flagged=(), previous="") -> Completion:
