@@ -223,7 +223,7 @@ def test_the_synthesis_quotes_the_papers_data_metrics_and_comparison_with_their_
     assert "baselines" not in {f.item for f in synthesis_facts(checks, SETUP)}
 
 
-def test_the_writer_puts_the_synthesis_setup_after_its_account_and_the_audit_passes_it_on_its_finding():
+def test_the_writer_puts_the_synthesis_setup_after_its_account_unless_the_account_quotes_it():
     generator = ScriptedLLM(lambda prompt: "HeadPrune removes attention heads.")
     synthesis = request(kind="synthesis", sections=SETUP)
     parts = dict(split_document(write_document(generator, synthesis).text))
@@ -234,6 +234,10 @@ def test_the_writer_puts_the_synthesis_setup_after_its_account_and_the_audit_pas
         data.sentence
         not in write_document(generator, request(kind="synthesis", sections=SETUP, output_language="zh")).text
     )
+    said = "We compare HeadPrune with the MagPrune and LayerDrop baselines."
+    restating = dict(split_document(write_document(ScriptedLLM(lambda prompt: said), synthesis).text))
+    assert restating["Key results"].count("MagPrune") == 1, "the comparison is not quoted again"
+    assert restating["Method"].endswith(data.sentence)
 
 
 def test_a_claimed_absence_the_papers_text_contradicts_is_objected_to():

@@ -40,6 +40,7 @@ class CheckedFact:
     sentence: str  # as the note gives it
     finding: str  # what the check found: the audit's reason
     item: str = ""  # the checklist item it states (reader.text.rigour ITEMS)
+    quote: str = ""  # the paper's sentence it quotes, if any
 
 
 @dataclass(frozen=True)
@@ -347,7 +348,7 @@ def _presences(
         seen.append(content_key(item.quote))
         where = f" ({item.pages})" if item.pages else ""
         sentence = template.format(q=quoted(item.quote, QUOTE_CHARS), where=where)
-        out.append(CheckedFact(heading, sentence, _reason(item, "found"), key))
+        out.append(CheckedFact(heading, sentence, _reason(item, "found"), key, item.quote))
     return out
 
 

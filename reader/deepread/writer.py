@@ -28,9 +28,10 @@ from reader.deepread.checked import (
     synthesis_facts,
 )
 from reader.deepread.material import critique_facts, heading_material, missing_headlines, table_results
+from reader.deepread.tidy import content_key, repeats_earlier
 from reader.llm.base import Completion, supports_sampling
 from reader.prompts import environment, language_instruction, messages, writes_chinese
-from reader.text.split import sentence_spans
+from reader.text.split import sentence_spans, split_sentences
 from reader.text.tokens import estimate_tokens
 
 # llama.cpp's sampling controls for the writer (docs/design/deepread.md: what each did to the 1.5B model's notes).
@@ -168,8 +169,15 @@ def join_document(parts: list[tuple[str, str]]) -> str:
 def with_checked(heading: str, body: str, request: Request) -> str:
     """`body` with the sentences the tool states under `heading` (those it does not give already):
     a critique's findings before the writer's judgement around them, a synthesis's setup after
-    the writer's account."""
-    own = " ".join(f.sentence for f in request.checked if f.heading == heading and f.sentence not in body)
+    the writer's account. A quote of a sentence the body gives already is left out."""
+    said = [content_key(s) for s in split_sentences(body)]
+    own = " ".join(
+        f.sentence
+        for f in request.checked
+        if f.heading == heading
+        and f.sentence not in body
+        and not (f.quote and repeats_earlier(content_key(f.quote), said))
+    )
     parts = (own, body) if request.kind == "critique" else (body, own)
     return "\n\n".join(x for x in parts if x)
 
