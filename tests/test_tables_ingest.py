@@ -90,13 +90,19 @@ def test_a_stored_analysis_keeps_the_tables_word_first_and_show_json_lists_the_t
     right = "The proposed model improves on BERT by 3.2 points on SQA."
     wrong = "RoBERTa reaches 0.94 F1."
     passage = EvidenceRef(None, 1, 1, "Our model reaches 85.1 on SQA.")
+    # a tool's finding quoting a sentence with a number a table holds: its item's evidence alone
+    finding = "The paper states its comparison (p. 1) as “Ours reaches 0.94 F1 against RoBERTa”."
+    item = EvidenceRef(None, 1, 1, "Ours reaches 0.94 F1 against RoBERTa.")
     audit = AuditResult(
         [
             SentenceResult(right, "supported", "YES", [], [passage]),
             SentenceResult(wrong, "unsupported", "", []),
+            SentenceResult(
+                finding, "supported", "", [], [item], decided_by="tool", checklist_item="baselines"
+            ),
         ]
     )
-    text = f"{right} {wrong}"
+    text = f"{right} {wrong} {finding}"
     with transaction(app.services.db) as session:
         save_analysis(
             session,
@@ -110,6 +116,7 @@ def test_a_stored_analysis_keeps_the_tables_word_first_and_show_json_lists_the_t
     assert first["text"] == "85.1 − 81.9 = 3.2 (Table 2, Accuracy / SQA, p. 1)" and first["pages"] == "1"
     assert second["text"] == passage.text
     assert sentences[wrong]["evidence"][0]["text"] == 'Table 2 (p. 1): "Ours" × "F1" = 0.94'
+    assert [e["text"] for e in sentences[finding]["evidence"]] == [item.text]
     (table,) = shown["tables"]
     assert table["label"] == "Table 2" and table["rows"][2:] == ROWS and table["header_rows"] == 2
 
