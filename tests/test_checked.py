@@ -285,6 +285,11 @@ def test_a_claimed_absence_the_papers_text_contradicts_is_objected_to():
     far = "Additionally, the paper does not compare the performance of its method (HeadPrune) against any other baseline."
     (reason,) = contradicted_absence(far, paper_checks(compared))
     assert reason.startswith("the paper does give its baselines")
+    # the s2orc note asked for what its Table 1 gives, and the verifier passed it (P(YES) 0.19)
+    sized = PAPER + [S("3 Data", "The corpus holds 81.1M papers from 19 fields of study.", OTHER)]
+    asked = "They would also need information about the datasets and sizes used in the paper's experiments."
+    assert contradicted_absence(asked, paper_checks(sized))[0].startswith("the paper does give its datasets")
+    assert contradicted_absence(asked, paper_checks(PAPER)) == []
     assert (
         contradicted_absence(no_limits, paper_checks(PAPER)) == []
         and contradicted_absence(no_variance, paper_checks(PAPER)) == []

@@ -393,8 +393,11 @@ def checklist_facts(heading: str, checks: PaperChecks) -> list[str]:
 
 
 # "not without their limitations" says they have some
+# "they would also need information about the datasets and sizes used" (s2orc's note, of a paper
+# giving them): a reviewer's request for what the paper lacks
 _NEGATED = (
-    r"\b(?!not\s+without\b)(?<!not\s)(?:" + NEGATION + "|" + LACK + r"|fails? to|absence of)\b[^.;:]{0,100}?"
+    r"\b(?!not\s+without\b)(?<!not\s)(?:" + NEGATION + "|" + LACK + r"|fails? to|absence of|"
+    r"would\s+(?:also\s+)?need\s+(?:more\s+)?(?:information|details?))\b[^.;:]{0,100}?"
 )
 _CLAIMS_NO = {
     "limitations": r"\b(?:limitations?|threats? to validity|shortcomings)\b",
@@ -403,7 +406,7 @@ _CLAIMS_NO = {
     # "the significance of inter-annotator agreement" (the longeval note, of a paper giving its
     # spread and bootstrap intervals); "the significance of the results" may mean their importance
     r"significance of (?:the |its |their )?(?:[\w-]+ )?(?:agreement|differences?|improvements?|gains?|correlations?))\b",
-    "datasets": r"\b(?:data(?:set)? sizes?|size of (?:the |its )?(?:data|dataset|corpus|sample)|how (?:large|big|many)|"
+    "datasets": r"\b(?:data(?:set)?s? (?:and (?:their )?)?sizes?|size of (?:the |its )?(?:data|dataset|corpus|sample)|how (?:large|big|many)|"
     r"number of (?:examples|samples|participants|documents|sentences|instances))\b",
     # "any comparative analysis between different script converters" (2kenize, whose Table 3 compares
     # four): a comparison with other methods is a baseline
