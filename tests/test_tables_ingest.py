@@ -91,7 +91,7 @@ def test_a_stored_analysis_keeps_the_tables_word_first_and_show_json_lists_the_t
     wrong = "RoBERTa reaches 0.94 F1."
     passage = EvidenceRef(None, 1, 1, "Our model reaches 85.1 on SQA.")
     # a tool's finding quoting a sentence with a number a table holds: its item's evidence alone
-    finding = "The paper states its comparison (p. 1) as “Ours reaches 0.94 F1 against RoBERTa”."
+    finding = "On what it compares with, the paper says (p. 1): “Ours reaches 0.94 F1 against RoBERTa”."
     item = EvidenceRef(None, 1, 1, "Ours reaches 0.94 F1 against RoBERTa.")
     audit = AuditResult(
         [

@@ -296,11 +296,13 @@ _CRITIQUE_QUOTES = [
     ("baselines", "Missing experiments or baselines", "The comparison is stated as {q}."),
 ]
 # the paper's setup, which the small writer's synthesis seldom states: its data under Method, its
-# metrics and comparison under Key results, each quoted with its page
+# metrics and comparison under Key results, each quoted with its page. The words round the quote
+# claim nothing of it: the rules' sentence on metrics may describe training ("Training data … are
+# prepared by comparing … using smoothed per-sentence BLEU", acl2012)
 _SYNTHESIS_QUOTES = [
-    ("datasets", "Method", "The paper describes its data{where} as {q}."),
-    ("metrics", "Key results", "The results are measured as the paper says{where}: {q}."),
-    ("baselines", "Key results", "The paper states its comparison{where} as {q}."),
+    ("datasets", "Method", "On its data, the paper says{where}: {q}."),
+    ("metrics", "Key results", "On its metrics, the paper says{where}: {q}."),
+    ("baselines", "Key results", "On what it compares with, the paper says{where}: {q}."),
 ]
 _NUMBER_TOKEN = re.compile(r"^[\d.,%±()]+$")
 _PLAIN_WORD = re.compile(r"^[a-z]+[,;:]?$")
