@@ -49,3 +49,30 @@ def test_the_papers_own_metrics_and_names_it_does_not_print_pass():
     assert method_as_metric_reasons("The metrics such as SacreROUGE are used.", facts) == []
     # BM25 spoken of without calling it a metric
     assert method_as_metric_reasons("Extractions are ranked by BM25.", facts) == []
+
+
+def test_a_metric_the_paper_names_only_of_other_work_is_a_guard_finding():
+    # as SPECTER speaks of AUC: of earlier evaluations only, and reports MAP and nDCG itself
+    earlier = [
+        "Previous evaluations focus on small datasets, and extremely high (99%+) AUC scores are already "
+        "possible on these data (Chen et al., 2019; Wang et al., 2019).",
+        "We report MAP and nDCG on each task.",
+    ]
+    facts = PaperFacts.from_texts(earlier)
+    (reason,) = method_as_metric_reasons(
+        "The evaluation metrics used (e.g., AUC) might not suit every task.", facts
+    )
+    assert reason.startswith("names AUC as the paper's metric, but the paper speaks of it only of other work")
+    assert "auc scores are already possible" in reason  # the text as the guards read it, lower case
+    assert method_as_metric_reasons("The evaluation metrics used (e.g., MAP) suit the tasks.", facts) == []
+    own = PaperFacts.from_texts([*earlier, "Table 3 gives the AUC of each model."])
+    assert (
+        method_as_metric_reasons("The evaluation metrics used (e.g., AUC) might not suit every task.", own)
+        == []
+    )
+    tabled = Table(
+        label="Table 2", caption="Table 2: Results.", page=5, rect=[0.1, 0.2, 0.6, 0.4],
+        rows=[["Model", "AUC"], ["Ours", "0.91"]], header_rows=1,
+    )  # fmt: skip
+    in_table = PaperFacts.from_texts(earlier, [tabled])
+    assert method_as_metric_reasons("The metrics such as AUC are used.", in_table) == []

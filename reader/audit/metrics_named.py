@@ -14,7 +14,9 @@ capital letter or a digit) is the paper's metric when it is a metric's name
 the paper that holds it speaks of evaluating, reporting, scores or results, or lists it as a metric
 itself. A name the paper's text does not print but a table names as a row (never as a column) is
 a system the table measures, not a metric; a name the paper does not print at all is left to the
-name guard.
+name guard. A metric's name is the paper's unless every sentence printing it cites other work and
+no table names it ("the evaluation metrics used (e.g., AUC)" of a paper that speaks of AUC only as
+what earlier evaluations reached).
 """
 
 from __future__ import annotations
@@ -58,10 +60,43 @@ def _listed_names(sentence: str) -> list[str]:
 def method_as_metric_reasons(sentence: str, facts) -> list[str]:
     """Why a name the sentence lists as a metric is no metric of the paper ([] when each is);
     `facts`: reader.audit.guards.PaperFacts (its text as printed, lower case)."""
-    names = [n for n in dict.fromkeys(_listed_names(sentence)) if not metric_names(n)]
-    if not names:
+    listed = list(dict.fromkeys(_listed_names(sentence)))
+    names = [n for n in listed if not metric_names(n)]
+    if not listed:
         return []
     sentences = [s for s in re.split(r"(?<=[.!?])\s+", facts.flat) if not _TABLE_DUMP.search(s)]
+    return _others_metric_reasons([n for n in listed if n not in names], sentences, facts.tables) + (
+        _not_metric_reasons(names, sentences, facts.tables) if names else []
+    )
+
+
+# a citation as the lower-cased text prints it: "(chen et al., 2019", "wang et al. 2019", "[4, 5]"
+_CITES = re.compile(
+    r"\bet al\.?,?\s*\(?(?:19|20)\d\d|\(\s*[a-z][\w'’-]+(?:\s+and\s+[a-z][\w'’-]+)?,?\s+(?:19|20)\d\d"
+    r"|\[\d{1,3}(?:\s*[-–,;]\s*\d{1,3})*\]"
+)
+
+
+def _others_metric_reasons(names: list[str], sentences: list[str], tables) -> list[str]:
+    """A metric's name the paper prints only in sentences citing other work, and no table of it
+    names: the metric of earlier evaluations ("extremely high (99%+) AUC scores are already possible
+    on these data … (Chen et al., 2019 …)", SPECTER), not the paper's."""
+    out = []
+    for name in names:
+        word = re.compile(rf"(?<![\w-]){re.escape(name.lower())}(?![\w-])")
+        holding = [s for s in sentences if word.search(s)]
+        in_tables = any(word.search(str(c).lower()) for t in tables for row in t.rows for c in row if c)
+        if holding and not in_tables and all(_CITES.search(s) for s in holding):
+            at = word.search(holding[0]).start()
+            shown = ("…" if at > 80 else "") + holding[0][max(0, at - 80) : at + 80].strip()
+            out.append(
+                f"names {name} as the paper's metric, but the paper speaks of it only of other work: “{shown}…”"
+            )
+    return out
+
+
+def _not_metric_reasons(names: list[str], sentences: list[str], tables) -> list[str]:
+    """Why each name that is no metric's name is no metric of the paper ([] when it is one)."""
     unused, quote = [], ""
     for name in names:
         word = re.compile(rf"(?<![\w-]){re.escape(name.lower())}(?![\w-])")
@@ -69,7 +104,7 @@ def method_as_metric_reasons(sentence: str, facts) -> list[str]:
         if holding and not any(_EVALUATES.search(s) or _lists_it(s, name) for s in holding):
             unused.append(name)
             quote = quote or holding[0].strip()
-        elif not holding and (row := _a_tables_row(word, facts.tables)):
+        elif not holding and (row := _a_tables_row(word, tables)):
             unused.append(name)
             quote = quote or row
     if not unused:
