@@ -65,8 +65,9 @@ def method_as_metric_reasons(sentence: str, facts) -> list[str]:
     if not listed:
         return []
     sentences = [s for s in re.split(r"(?<=[.!?])\s+", facts.flat) if not _TABLE_DUMP.search(s)]
-    return _others_metric_reasons([n for n in listed if n not in names], sentences, facts.tables) + (
-        _not_metric_reasons(names, sentences, facts.tables) if names else []
+    metrics = [n for n in listed if n not in names]
+    return _others_metric_reasons(metrics, sentences, facts.tables) + _not_metric_reasons(
+        names, sentences, facts.tables
     )
 
 

@@ -12,6 +12,7 @@ item, and the audit takes the finding as its reason (reader.audit.loop, `stated`
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from reader.checklist.model import Finding
@@ -333,7 +334,7 @@ def _states_setup(item: Finding) -> bool:
 
 
 def _presences(
-    checks: PaperChecks, templates=_CRITIQUE_QUOTES, whole=False, said: list[str] = ()
+    checks: PaperChecks, templates=_CRITIQUE_QUOTES, whole=False, said: Sequence[str] = ()
 ) -> list[CheckedFact]:
     """What the checklist found, quoted under the templates' headings; with `whole`, only quotes
     that read as sentences and state the setup; none of a sentence `said` holds already."""
