@@ -164,10 +164,15 @@ def test_a_rewrite_asks_again_only_for_the_headings_with_unsupported_sentences()
     assert 'Rewrite the text under the heading "Method"' in prompt
     assert "It scores heads by gradient." in prompt.split("<draft>")[1].split("</draft>")[0]
     assert "It uses magic." not in prompt.split("<draft>")[1].split("</draft>")[0]
-    assert out.text == "## Problem\nHeads are many.\n\n## Method\nHeadPrune removes heads in ten steps."
+    # the tool's quote of the paper's data follows the writer's account (reader.deepread.checked)
+    (setup,) = [f.sentence for f in request().checked if f.heading == "Method"]
+    assert (
+        out.text
+        == f"## Problem\nHeads are many.\n\n## Method\nHeadPrune removes heads in ten steps.\n\n{setup}"
+    )
     # an empty reply keeps the heading's supported sentences
     empty = rewrite_document(ScriptedLLM(lambda prompt: " "), request(), previous, ["It uses magic."])
-    assert empty.text.endswith("## Method\nIt scores heads by gradient.")
+    assert empty.text.endswith(f"## Method\nIt scores heads by gradient.\n\n{setup}")
 
 
 def test_an_llm_without_sampling_controls_is_not_passed_them():
@@ -260,12 +265,13 @@ def test_a_sentence_the_length_limit_cut_off_is_dropped():
     assert (
         parts["Open questions"] == "1. Only BERT-base was tested. 2. Larger models are left to future work."
     )
-    assert parts["Method"] == "HeadPrune removes heads in ten steps."
+    (setup,) = [f.sentence for f in request().checked if f.heading == "Method"]
+    assert parts["Method"] == f"HeadPrune removes heads in ten steps.\n\n{setup}"
     # one sentence, cut or not, is kept: the heading would otherwise be empty
     one = dict(
         split_document(write_document(ScriptedLLM(lambda p: "HeadPrune removes heads in"), request()).text)
     )
-    assert one["Method"] == "HeadPrune removes heads in"
+    assert one["Problem"] == "HeadPrune removes heads in"  # (Method also gets the tool's quote of the data)
 
 
 def test_material_spans_the_sections_rather_than_one():
