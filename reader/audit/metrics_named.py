@@ -86,14 +86,17 @@ def _others_metric_reasons(names: list[str], sentences: list[str], tables) -> li
     for name in names:
         word = re.compile(rf"(?<![\w-]){re.escape(name.lower())}(?![\w-])")
         holding = [s for s in sentences if word.search(s)]
-        in_tables = any(word.search(str(c).lower()) for t in tables for row in t.rows for c in row if c)
-        if holding and not in_tables and all(_CITES.search(s) for s in holding):
+        if holding and all(_CITES.search(s) for s in holding) and not _in_a_table(word, tables):
             at = word.search(holding[0]).start()
             shown = ("…" if at > 80 else "") + holding[0][max(0, at - 80) : at + 80].strip()
             out.append(
                 f"names {name} as the paper's metric, but the paper speaks of it only of other work: “{shown}…”"
             )
     return out
+
+
+def _in_a_table(word: re.Pattern, tables) -> bool:
+    return any(word.search(str(c).lower()) for t in tables for row in t.rows for c in row if c)
 
 
 def _not_metric_reasons(names: list[str], sentences: list[str], tables) -> list[str]:

@@ -20,6 +20,7 @@ from reader.deepread.material import LIMITATIONS, abstract_sentences, ordered_fi
 from reader.deepread.negation import LACK, NEGATION
 from reader.deepread.tidy import content_key, repeats_earlier
 from reader.text.rigour import DATASET_WORDS, Passage, paper_sentences
+from reader.text.rigour_experiments import MEASURED_ONLY
 
 RESULT_FIGURES = 3  # of the abstract's, named in the sentences on variance, runs and baselines
 QUOTE_CHARS = 170
@@ -262,7 +263,7 @@ def _results_named(checks: PaperChecks) -> str:
     if checks.result_figures:
         return f"its results (the abstract's {_listed(checks.result_figures)})"
     metrics = checks.findings.get("metrics")
-    if metrics is not None and metrics.found and metrics.value and not metrics.value.startswith("measured:"):
+    if metrics is not None and metrics.found and metrics.value and not _measured_only(metrics):
         return f"its results in {_listed(metrics.value.split(', '))}"
     return "its results"
 
@@ -324,10 +325,15 @@ def _reads_as_sentence(quote: str) -> bool:
     )
 
 
+def _measured_only(metrics: Finding) -> bool:
+    """The rules found a verb of measuring and no metric's name."""
+    return metrics.value.startswith(MEASURED_ONLY)
+
+
 def _states_setup(item: Finding) -> bool:
     """A synthesis quotes metrics the rules named (not "measured: …") and a comparison said."""
     if item.key == "metrics":
-        return not item.value.startswith("measured:")
+        return not _measured_only(item)
     if item.key == "baselines":
         return bool(_COMPARES.search(quoted(item.quote, QUOTE_CHARS)))  # in what is shown of it
     return True

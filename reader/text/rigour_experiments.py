@@ -236,12 +236,16 @@ def metric_names(sentence: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+# the value of a metrics item the rules found by a verb of measuring alone, no metric named
+MEASURED_ONLY = "measured: "
+
+
 def metrics_rule(s: Sentence) -> Found | None:
     names = metric_names(s.plain)
     if names and _REPORTS.search(s.plain):
         return Found(s, ", ".join(names))
     if _MEASURED.search(s.plain) and re.search(r"\b(?:we|were|was)\b", s.plain, re.I):
-        return Found(s, "measured: " + _MEASURED.search(s.plain).group(0))
+        return Found(s, MEASURED_ONLY + _MEASURED.search(s.plain).group(0))
     return None
 
 
