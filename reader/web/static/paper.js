@@ -159,29 +159,31 @@
   // window as little as it takes while the sentence or link it came from stays in sight. On a
   // phone the pages are below the text: only a page link (moveWindow) scrolls the window down to
   // the highlight, and a button fixed at the foot of the screen goes back.
+  function revealBeside(first, keep) {
+    scrollViewerTo(first);
+    var at = first.getBoundingClientRect();
+    if (at.top < 0 || at.bottom > window.innerHeight) {
+      window.scrollBy(0, at.top < 0 ? at.top - 24 : at.bottom - window.innerHeight + 24);
+      scrollViewerTo(first);  // the viewer may have come to stick at the top on the way
+      if (keep) { keep.scrollIntoView({ block: "nearest" }); }
+    }
+  }
   function revealHighlight(first, from, moveWindow) {
     var keep = from ? (from.closest(".sent") || from) : null;
-    if (window.matchMedia("(min-width: 1100px)").matches) {
-      if (!first) {
-        if (moveWindow) { viewer.scrollIntoView({ block: "nearest" }); }
-        return;
-      }
-      scrollViewerTo(first);
-      var at = first.getBoundingClientRect();
-      if (at.top < 0 || at.bottom > window.innerHeight) {
-        window.scrollBy(0, at.top < 0 ? at.top - 24 : at.bottom - window.innerHeight + 24);
-        scrollViewerTo(first);  // the viewer may have come to stick at the top on the way
-        if (keep) { keep.scrollIntoView({ block: "nearest" }); }
-      }
+    var beside = window.matchMedia("(min-width: 1100px)").matches;
+    if (!first && beside) {
+      if (moveWindow) { viewer.scrollIntoView({ block: "nearest" }); }
       return;
     }
-    if (!moveWindow) { return; }
-    var img = document.getElementById("page-image");
-    var go = function () { (first || viewer).scrollIntoView({ block: first ? "center" : "start" }); };
+    if (!beside && !moveWindow) { return; }
+    var go = beside
+      ? function () { revealBeside(first, keep); }
+      : function () { (first || viewer).scrollIntoView({ block: first ? "center" : "start" }); };
     go();
     // the image may come after (its room is kept, but a page of another size moves the highlight)
+    var img = document.getElementById("page-image");
     if (first && img && !img.complete) { img.addEventListener("load", go, { once: true }); }
-    showBack(from);
+    if (!beside) { showBack(from); }
   }
 
   // `claim`: the analysis's sentence, whose evidence sentence in the passage is drawn strongly
