@@ -37,6 +37,7 @@ YEAR = re.compile(r"(?:19|20)\d\d")  # a year is no headline figure
 COPY_RATIO = 0.8
 _EMPTY_ITEM = re.compile(rf"^[ \t]*{BULLET_MARK}[ \t]*$", re.M)
 _FIRST_PERSON = re.compile(r"\b(?:we|our|ours|us)\b", re.I)
+_QUOTED = re.compile(r"“[^”]*”")  # the tool's quotes of the paper keep its "we"
 _NOTHING_THERE = re.compile(
     r"\bdo(?:es)? not (?:provide|make|report|mention|discuss|include|present|identify|contain|have) any\b"
     r"|\bthere (?:are|is) no (?:missing|overclaim|threat|weakness)|\bno (?:overclaims|threats to validity)\b",
@@ -124,7 +125,7 @@ def measure_document(text: str, paper: PaperText) -> dict:
         is_specific = not says_nothing_specific(s, paper.facts)
         specific += is_specific
         checkable += is_specific and bool(_CHECKABLE.search(s))
-        first += bool(_FIRST_PERSON.search(s))
+        first += bool(_FIRST_PERSON.search(_QUOTED.sub("", s)))
         nothing += bool(_NOTHING_THERE.search(s))
         section, share, closest_words = paper.closest(s)
         if section is not None and share >= 0.5:

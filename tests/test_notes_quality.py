@@ -24,11 +24,12 @@ def test_repeats_copies_first_person_and_empty_items_are_counted():
         "HeadPrune reaches 83.97 on MNLI, close to the 84.27 of the full BERT model.\n"
         "HeadPrune reaches 83.97 on MNLI, close to the 84.27 of the full BERT model.\n"  # repeated
         "The paper does not provide any missing baselines.\n"
+        "On its method, the paper says (p. 1): “We propose HeadPrune”.\n"  # the paper's "we", quoted
         "-\n"
         "## Open questions\n"
     )
     m = measure_document(document, paper())
-    assert m["sentences"] == 4 and m["distinct"] == 3
+    assert m["sentences"] == 5 and m["distinct"] == 4
     assert m["first_person"] == 1 and m["copies"] == 1 and m["nothing_there"] == 1
     assert m["empty_items"] == 2  # the empty bullet and the empty heading
     assert m["drawn"] == {0, 2}  # the abstract's and the results' sentences were drawn on
