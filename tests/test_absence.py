@@ -83,6 +83,10 @@ def test_a_claimed_absence_of_what_the_paper_is_about_is_contradicted_by_its_hea
     assert statements.contradicting(
         "The paper does not compare different annotation methods, such as coarse and fine, for long summaries."
     )
+    # the specter note: what is said of it ("was implemented or validated") ends the head
+    assert statements.contradicting(
+        "The paper does not provide information on how inter-annotator agreement was measured or validated."
+    )
     # a head of critique's words names nothing; one the paper states once is no subject of it
     assert (
         statements.contradicting("The paper does not give any details about Krippendorff's alpha on PubMed.")
