@@ -49,6 +49,14 @@ def test_numbered_ranges_and_author_year_markers_resolve_to_entries():
         [("", "Yang Deng, Yaliang Li, and Wai Lam. 2021. Unified conversational recommendation.")], []
     )
     assert deng.resolve("Dialogue systems (Yan et al., 2021) chat.")[0].missing
+    # and the paper's sentences naming it: "Yang et al., 2021" is no sentence citing Xinru Yan's entry
+    dutt = ReferenceList.build(
+        [("", "Ritam Dutt, Xinru Yan, and Carolyn P. Rose. 2021. Resper: modelling resisting strategies.")],
+        ["User personality modeling (Shi et al., 2021; Yang et al., 2021) tailors dialogue strategies."],
+    )
+    assert "the paper cites it nowhere" in " ".join(
+        dutt.attribution("Dialogue strategies are tailored to user personality (Yan et al., 2021).")
+    )
     # a dataset or cultivar name glued to a year is no citation
     assert refs().resolve("On ACE2005 the cultivar AGS2000 and AGS 2000 were used.") == []
 

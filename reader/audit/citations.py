@@ -149,8 +149,7 @@ class ReferenceList:
         year's letter where the citation has one ("Mikolov et al. (2013a)" is "… 2013a. Efficient
         estimation …"), then the surname earliest (its first author before an entry where it is
         the last: "Andrea Frome, …, and Tomas Mikolov. 2013")."""
-        # the surname as a word: "Yan et al., 2021" is not "Yang Deng, …, 2021"
-        name = re.compile(rf"(?<!\w){re.escape(surname.lower())}(?!\w)")
+        name = _surname_word(surname)
         lettered = re.search(rf"{year}[a-z]\b", raw)
         found = [
             (text, at.start())
@@ -201,11 +200,11 @@ class ReferenceList:
     def _naming(self, surname: str, year: str, skip: str | None = None) -> list[str]:
         """The paper's sentences that name the surname and the year (reference entries aside, and
         `skip`), each with the sentence before and after it."""
-        name = surname.lower()
+        name = _surname_word(surname)
         return [
             " ".join(self.sentences[max(0, i - 1) : i + 2])
             for i, s in enumerate(self.sentences)
-            if name in s.lower() and year in s and not _looks_like_entry(s) and s != skip
+            if name.search(s.lower()) and year in s and not _looks_like_entry(s) and s != skip
         ]
 
     def attribution(self, sentence: str, *, exclude: str | None = None) -> list[str]:
@@ -295,6 +294,11 @@ class ReferenceList:
                     "most of that is neither in its entry nor where the paper cites it"
                 )
         return reasons
+
+
+def _surname_word(surname: str) -> re.Pattern:
+    """The surname as a word of lower-cased text: "Yan et al., 2021" is not "Yang Deng, …, 2021"."""
+    return re.compile(rf"(?<!\w){re.escape(surname.lower())}(?!\w)")
 
 
 def _shown_marker(raw: str) -> str:
