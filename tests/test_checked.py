@@ -16,6 +16,7 @@ from reader.deepread.checked import (
     claimed_presence,
     contradicted_absence,
     paper_checks,
+    quoted,
     synthesis_facts,
 )
 from reader.deepread.material import ABSTRACT, CONCLUSION, OTHER, RESULTS
@@ -75,6 +76,14 @@ def test_nothing_is_stated_when_the_paper_has_it():
     assert "Threats to validity" not in facts_of(unseen_heading)
     no_figures = [S("Abstract", "We propose HeadPrune.", ABSTRACT), PAPER[1]]
     assert facts_of(no_figures)["Weaknesses"].sentence.startswith("No result of the paper")
+
+
+def test_a_quote_the_passages_split_cut_is_shown_cut():
+    assert quoted("pared to other models as it gives the least variance.") == (
+        "“…pared to other models as it gives the least variance”"
+    )
+    assert quoted("Scores are averaged over 5 seeds.") == "“Scores are averaged over 5 seeds”"
+    assert quoted("Scores are averaged over 5 seeds.", limit=22) == "“Scores are averaged…”"
 
 
 def test_the_audit_passes_a_stated_sentence_on_its_finding_without_the_verifier():

@@ -184,8 +184,12 @@ def _listed(items: list[str]) -> str:
 
 
 def quoted(sentence: str, limit: int = 160) -> str:
+    """The sentence in quotation marks, cut at `limit` characters; one that starts in lower case
+    (where the passages' split cut it: "pared to other models as it gives the least variance …")
+    shown as cut at its start too."""
     flat = " ".join(sentence.split()).rstrip(".")
-    return "“" + (flat if len(flat) <= limit else flat[: limit - 1].rsplit(" ", 1)[0] + "…") + "”"
+    start = "“…" if flat[:1].islower() else "“"
+    return start + (flat if len(flat) <= limit else flat[: limit - 1].rsplit(" ", 1)[0] + "…") + "”"
 
 
 def _reason(f: Finding, said: str) -> str:
