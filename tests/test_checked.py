@@ -86,6 +86,19 @@ def test_a_quote_the_passages_split_cut_is_shown_cut():
     assert quoted("Scores are averaged over 5 seeds.", limit=22) == "“Scores are averaged…”"
 
 
+def test_a_tables_row_giving_the_spread_is_quoted_by_its_spreads():
+    row = (
+        "BC5CDR Li et al. (2016) NER 90.01 90.41 ± 0.06 JNLPBA Collier and Kim (2004) NER 77.28 77.70 ± 0.25"
+    )
+    checks = paper_checks(PAPER, {"variance": Finding("variance", True, row, "spread", "spread", "pp. 5–6")})
+    (spread,) = [f for f in checked_facts(checks) if f.item == "variance"]
+    assert (
+        spread.sentence
+        == "The spread or significance of the results is given as “90.41 ± 0.06” and “77.70 ± 0.25”."
+    )
+    assert spread.quote == row  # its evidence is still the row
+
+
 def test_the_audit_passes_a_stated_sentence_on_its_finding_without_the_verifier():
     verifier = ScriptedLLM(lambda prompt: "\n".join(f"[{n}] NO" for n, _, _ in claims_with_evidence(prompt)))
     evidence = [EvidenceRef(chunk_id=1, page_start=1, page_end=1, text=ABSTRACT_TEXT)]

@@ -311,6 +311,8 @@ _SYNTHESIS_QUOTES = [
     ("baselines", "Key results", "On what it compares with, the paper says{where}: {q}."),
 ]
 _NUMBER_TOKEN = re.compile(r"^[\d.,%±()]+$")
+_SPREAD = re.compile(r"\d+(?:\.\d+)?\s*±\s*\d+(?:\.\d+)?")
+SPREADS_SHOWN = 3
 _PLAIN_WORD = re.compile(r"^[a-z]+[,;:]?$")
 # a comparison said ("Table 4 compares …", "REALM outperforms the TEXTRUNNER and PL baselines"), not
 # a tool the paper used ("pathway analysis was performed using MetaboAnalyst 3.0")
@@ -360,9 +362,19 @@ def _presences(
             continue
         seen.append(content_key(item.quote))
         where = f" ({item.pages})" if item.pages else ""
-        sentence = template.format(q=quoted(item.quote, QUOTE_CHARS), where=where)
+        sentence = template.format(q=_shown(item), where=where)
         out.append(CheckedFact(heading, sentence, _reason(item, "found"), key, item.quote))
     return out
+
+
+def _shown(item: Finding) -> str:
+    """The item's quote as a sentence shows it; a table's row holding the spread of its results
+    ("BC5CDR Li et al. (2016) NER 90.01 90.41 ± 0.06 JNLPBA …", s2orc) by its first SPREADS_SHOWN
+    spreads."""
+    spreads = _SPREAD.findall(item.quote) if item.key == "variance" else []
+    if spreads and not _reads_as_sentence(item.quote):
+        return _listed([quoted(spread) for spread in spreads[:SPREADS_SHOWN]])
+    return quoted(item.quote, QUOTE_CHARS)
 
 
 def checked_facts(checks: PaperChecks) -> list[CheckedFact]:
