@@ -61,14 +61,19 @@ def method_as_metric_reasons(sentence: str, facts) -> list[str]:
     """Why a name the sentence lists as a metric is no metric of the paper ([] when each is);
     `facts`: reader.audit.guards.PaperFacts (its text as printed, lower case)."""
     listed = list(dict.fromkeys(_listed_names(sentence)))
-    names = [n for n in listed if not metric_names(n)]
     if not listed:
         return []
+    metrics = [n for n in listed if metric_names(n)]
+    others = [n for n in listed if n not in metrics]
     sentences = [s for s in re.split(r"(?<=[.!?])\s+", facts.flat) if not _TABLE_DUMP.search(s)]
-    metrics = [n for n in listed if n not in names]
     return _others_metric_reasons(metrics, sentences, facts.tables) + _not_metric_reasons(
-        names, sentences, facts.tables
+        others, sentences, facts.tables
     )
+
+
+def _as_word(name: str) -> re.Pattern:
+    """The name as a word of the lower-cased text ("f1" not in "f1-score")."""
+    return re.compile(rf"(?<![\w-]){re.escape(name.lower())}(?![\w-])")
 
 
 # a citation as the lower-cased text prints it: "(chen et al., 2019", "wang et al. 2019", "[4, 5]"
@@ -84,7 +89,7 @@ def _others_metric_reasons(names: list[str], sentences: list[str], tables) -> li
     on these data … (Chen et al., 2019 …)", SPECTER), not the paper's."""
     out = []
     for name in names:
-        word = re.compile(rf"(?<![\w-]){re.escape(name.lower())}(?![\w-])")
+        word = _as_word(name)
         holding = [s for s in sentences if word.search(s)]
         if holding and all(_CITES.search(s) for s in holding) and not _in_a_table(word, tables):
             at = word.search(holding[0]).start()
@@ -103,7 +108,7 @@ def _not_metric_reasons(names: list[str], sentences: list[str], tables) -> list[
     """Why each name that is no metric's name is no metric of the paper ([] when it is one)."""
     unused, quote = [], ""
     for name in names:
-        word = re.compile(rf"(?<![\w-]){re.escape(name.lower())}(?![\w-])")
+        word = _as_word(name)
         holding = [s for s in sentences if word.search(s)]
         if holding and not any(_EVALUATES.search(s) or _lists_it(s, name) for s in holding):
             unused.append(name)

@@ -78,6 +78,14 @@ def _iteration_row(number: int, it, tables: PaperFacts) -> AnalysisIteration:
     return row
 
 
+def _table_and_figure_evidence(text: str, tables: PaperFacts) -> list[EvidenceRef]:
+    """What the paper's tables and figures' captions say of the sentence."""
+    cells = [
+        EvidenceRef(None, f.page, f.page, f.evidence) for f in table_evidence(without_label(text), tables)
+    ]
+    return cells + [EvidenceRef(None, page, page, caption) for page, caption in figure_evidence(text, tables)]
+
+
 def _verdict_row(ordinal: int, s, tables: PaperFacts) -> SentenceVerdict:
     """The sentence's verdict with its evidence: what the paper's tables say of it first, then
     its passages; a tool's finding keeps its checklist item's evidence alone (a table's cell that
@@ -95,15 +103,7 @@ def _verdict_row(ordinal: int, s, tables: PaperFacts) -> SentenceVerdict:
         decided_by=s.decided_by or None,
         checklist_item=s.checklist_item or None,
     )
-    from_tables = (
-        []
-        if s.checklist_item
-        else [
-            EvidenceRef(None, f.page, f.page, f.evidence)
-            for f in table_evidence(without_label(s.text), tables)
-        ]
-        + [EvidenceRef(None, page, page, caption) for page, caption in figure_evidence(s.text, tables)]
-    )
+    from_tables = [] if s.checklist_item else _table_and_figure_evidence(s.text, tables)
     verdict.evidence = [
         VerdictEvidence(
             rank=rank, chunk_id=e.chunk_id, page_start=e.page_start, page_end=e.page_end, text=e.text

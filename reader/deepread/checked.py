@@ -12,7 +12,7 @@ item, and the audit takes the finding as its reason (reader.audit.loop, `stated`
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from reader.checklist.model import Finding
@@ -337,7 +337,10 @@ def _measured_only(metrics: Finding) -> bool:
 
 
 def _states_setup(item: Finding) -> bool:
-    """A synthesis quotes metrics the rules named (not "measured: …") and a comparison said."""
+    """A synthesis quotes a sentence (not a fragment or a table's row), metrics the rules named
+    (not "measured: …") and a comparison said."""
+    if not _reads_as_sentence(item.quote):
+        return False
     if item.key == "metrics":
         return not _measured_only(item)
     if item.key == "baselines":
@@ -346,10 +349,13 @@ def _states_setup(item: Finding) -> bool:
 
 
 def _presences(
-    checks: PaperChecks, templates=_CRITIQUE_QUOTES, whole=False, said: Sequence[str] = ()
+    checks: PaperChecks,
+    templates=_CRITIQUE_QUOTES,
+    keep: Callable[[Finding], bool] = lambda item: True,
+    said: Sequence[str] = (),
 ) -> list[CheckedFact]:
-    """What the checklist found, quoted under the templates' headings; with `whole`, only quotes
-    that read as sentences and state the setup; none of a sentence `said` holds already."""
+    """What the checklist found, quoted under the templates' headings: the items `keep` holds
+    for, none of whose quote a sentence `said` holds already."""
     out = []
     seen = [content_key(s) for s in said]
     for key, heading, template in templates:
@@ -358,7 +364,7 @@ def _presences(
             continue
         if repeats_earlier(content_key(item.quote), seen):
             continue  # one sentence of the paper quoted once
-        if whole and not (_reads_as_sentence(item.quote) and _states_setup(item)):
+        if not keep(item):
             continue
         seen.append(content_key(item.quote))
         where = f" ({item.pages})" if item.pages else ""
@@ -388,7 +394,7 @@ def synthesis_facts(checks: PaperChecks, sections) -> list[CheckedFact]:
     """The synthesis's sentences from the checklist: the paper's data, metrics and comparison,
     quoted with their pages, where the quote reads as a sentence and is none of the abstract's
     (the synthesis restates those). Each names its checklist item."""
-    return _presences(checks, _SYNTHESIS_QUOTES, whole=True, said=abstract_sentences(sections))
+    return _presences(checks, _SYNTHESIS_QUOTES, keep=_states_setup, said=abstract_sentences(sections))
 
 
 # What the writer is shown under each critique heading: the checklist's found items, with pages.
